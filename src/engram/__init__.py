@@ -1,0 +1,56 @@
+"""engram: durable memory for AI agents.
+
+>>> import engram
+>>> mem = engram.open("./engram.db")
+>>> ref = engram.ResourceRef("user-42")
+>>> mem.remember(ref, "upgraded to Pro on the 3rd")
+"""
+
+from engram.core.errors import (
+    CapabilityMissing,
+    Conflict,
+    EmbedderMismatch,
+    EngramError,
+    InvalidInput,
+    NotFound,
+    StorageFailure,
+    UpstreamFailure,
+)
+from engram.core.memory import Memory, Note
+from engram.core.models import (
+    Compaction,
+    Fact,
+    FactPage,
+    ForkResult,
+    RecallHit,
+    SourceRef,
+    WorkingEntry,
+    WorkingPage,
+)
+from engram.core.scopes import ResourceRef
+from engram.embedders.hashing import HashingEmbedder
+from engram.opening import open
+
+__all__ = [
+    "CapabilityMissing",
+    "Compaction",
+    "Conflict",
+    "EmbedderMismatch",
+    "EngramError",
+    "Fact",
+    "FactPage",
+    "ForkResult",
+    "HashingEmbedder",
+    "InvalidInput",
+    "Memory",
+    "NotFound",
+    "Note",
+    "RecallHit",
+    "ResourceRef",
+    "SourceRef",
+    "StorageFailure",
+    "UpstreamFailure",
+    "WorkingEntry",
+    "WorkingPage",
+    "open",
+]

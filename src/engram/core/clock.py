@@ -1,0 +1,21 @@
+"""Time as engram stores it: integer microseconds since the Unix epoch, UTC."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def now_us() -> int:
+    return time.time_ns() // 1000
+
+
+def to_us(moment: datetime) -> int:
+    delta = moment - _EPOCH
+    return delta.days * 86_400_000_000 + delta.seconds * 1_000_000 + delta.microseconds
+
+
+def from_us(micros: int) -> datetime:
+    return datetime.fromtimestamp(micros // 1_000_000, UTC).replace(microsecond=micros % 1_000_000)

@@ -1,0 +1,90 @@
+"""One error taxonomy for the whole of engram.
+
+Every error engram raises on purpose is an :class:`EngramError`. Each subclass has a
+stable ``code`` (part of the public contract: the HTTP service, the CLI and the agent
+tools all speak it) and an ``http_status``. Messages are safe to show to the caller;
+an optional ``hint`` says what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class EngramError(Exception):
+    """Base class of every error engram raises on purpose."""
+
+    code = "error"
+    http_status = 500
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if self.hint is None else f"{self.message} ({self.hint})"
+
+
+class InvalidInput(EngramError):
+    """The caller's input is malformed or outside a documented limit."""
+
+    code = "invalid_input"
+    http_status = 400
+    exit_code = 2
+
+
+class NotFound(EngramError):
+    """The scope holds no such key or fact."""
+
+    code = "not_found"
+    http_status = 404
+    exit_code = 3
+
+
+class Conflict(EngramError):
+    """The store is not in the state the caller said it was (count, version, content)."""
+
+    code = "conflict"
+    http_status = 409
+    exit_code = 4
+
+
+class EmbedderMismatch(Conflict):
+    """The store's vectors were written by another embedding model or dimension."""
+
+    code = "embedder_mismatch"
+
+
+class CapabilityMissing(EngramError):
+    """The operation needs something this store was opened without (an embedder)."""
+
+    code = "capability_missing"
+    http_status = 501
+    exit_code = 5
+
+
+class UpstreamFailure(EngramError):
+    """The embedding provider failed or timed out; nothing was stored."""
+
+    code = "upstream_failure"
+    http_status = 502
+    exit_code = 6
+
+
+class StorageFailure(EngramError):
+    """The local store failed (disk, lock, corruption, bad path). Never an upstream failure."""
+
+    code = "storage_failure"
+    http_status = 500
+    exit_code = 7
+
+
+ALL_ERRORS: tuple[type[EngramError], ...] = (
+    InvalidInput,
+    NotFound,
+    Conflict,
+    EmbedderMismatch,
+    CapabilityMissing,
+    UpstreamFailure,
+    StorageFailure,
+)

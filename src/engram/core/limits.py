@@ -1,0 +1,157 @@
+"""The documented limits, and the checks that enforce them with clear errors."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from datetime import datetime, timedelta
+
+from engram.core.errors import InvalidInput
+from engram.core.models import JSONValue, SourceRef
+
+MAX_KEY_CHARS = 256
+MAX_VALUE_BYTES = 64 * 1024
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000
+DEFAULT_TOP_K = 5
+MAX_TOP_K = 100
+MAX_FACT_CHARS = 2000
+MAX_TAGS = 32
+MAX_LABEL_CHARS = 128
+MAX_METADATA_BYTES = 16 * 1024
+
+
+def check_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise InvalidInput(f"key must be a string, got {type(key).__name__}")
+    if not 1 <= len(key) <= MAX_KEY_CHARS:
+        raise InvalidInput(f"key must be 1-{MAX_KEY_CHARS} characters, got {len(key)}")
+    if "\x00" in key:
+        raise InvalidInput("key must not contain NUL characters")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput("key is not valid Unicode text (lone surrogate)") from exc
+    return key
+
+
+def encode_value(value: JSONValue) -> str:
+    """The compact JSON text of ``value``; refuses non-JSON values and values over 64 KiB."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        size = len(text.encode("utf-8"))
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise InvalidInput(f"value is not JSON: {exc}") from exc
+    if size > MAX_VALUE_BYTES:
+        raise InvalidInput(f"value is {size} bytes encoded; the limit is {MAX_VALUE_BYTES} (64 KiB)")
+    return text
+
+
+def check_limit(limit: object, *, name: str = "limit", default: int = DEFAULT_PAGE,
+                maximum: int = MAX_PAGE) -> int:
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidInput(f"{name} must be an integer, got {limit!r}")
+    if not 1 <= limit <= maximum:
+        raise InvalidInput(f"{name} must be between 1 and {maximum}, got {limit}")
+    return limit
+
+
+def check_top_k(top_k: object) -> int:
+    return check_limit(top_k, name="top_k", default=DEFAULT_TOP_K, maximum=MAX_TOP_K)
+
+
+def check_content(content: object, *, name: str = "content") -> str:
+    """Fact text, stripped; refuses empty text and text over 2000 characters."""
+    if not isinstance(content, str):
+        raise InvalidInput(f"{name} must be a string, got {type(content).__name__}")
+    text = content.strip()
+    if not text:
+        raise InvalidInput(f"{name} must not be empty")
+    if len(text) > MAX_FACT_CHARS:
+        raise InvalidInput(f"{name} is {len(text)} characters; the limit is {MAX_FACT_CHARS}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{name} is not valid Unicode text (lone surrogate)") from exc
+    return text
+
+
+def normalize_for_hash(text: str) -> str:
+    """What two texts must share to count as the same fact: NFC, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def check_query(query: object) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query must be a non-empty string")
+    if len(query) > 4 * MAX_FACT_CHARS:
+        raise InvalidInput(f"query is {len(query)} characters; the limit is {4 * MAX_FACT_CHARS}")
+    return query.strip()
+
+
+def check_label(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{name} must be a non-empty string")
+    if len(value) > MAX_LABEL_CHARS:
+        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {MAX_LABEL_CHARS}")
+    return value.strip()
+
+
+def check_tags(tags: object) -> tuple[str, ...]:
+    if tags is None:
+        return ()
+    if isinstance(tags, str) or not isinstance(tags, list | tuple | set | frozenset):
+        raise InvalidInput("tags must be a list of strings")
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"{len(tags)} tags given; the limit is {MAX_TAGS}")
+    return tuple(sorted({check_label(tag, "tag") for tag in tags}))
+
+
+def check_metadata(metadata: object) -> dict[str, JSONValue]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+        raise InvalidInput("metadata must be an object with string keys")
+    size = len(encode_value(metadata).encode("utf-8"))
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInput(f"metadata is {size} bytes encoded; the limit is {MAX_METADATA_BYTES}")
+    return dict(metadata)
+
+
+def check_source_ref(source_ref: object) -> SourceRef | None:
+    if source_ref is None:
+        return None
+    if not isinstance(source_ref, SourceRef):
+        raise InvalidInput("source_ref must be a SourceRef(sandbox_id, entry_index)")
+    check_label(source_ref.sandbox_id, "source_ref.sandbox_id")
+    index = source_ref.entry_index
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise InvalidInput(f"source_ref.entry_index must be a non-negative integer, got {index!r}")
+    return source_ref
+
+
+def check_time(value: object, name: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise InvalidInput(f"{name} must be a timezone-aware datetime")
+    return value
+
+
+def check_max_facts(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"max_facts must be a non-negative integer, got {value!r}")
+    return value
+
+
+def check_max_age(value: object) -> int:
+    """A max age as microseconds; 0 means facts never expire."""
+    if value is None:
+        return 0
+    if not isinstance(value, timedelta) or value < timedelta(0):
+        raise InvalidInput(f"max_age must be a non-negative timedelta, got {value!r}")
+    return value // timedelta(microseconds=1)

@@ -1,0 +1,275 @@
+"""The memory of engram: working memory and facts over one store and one embedder."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from engram.core import limits, query
+from engram.core.clock import now_us, to_us
+from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
+from engram.core.models import (
+    Caps,
+    Compaction,
+    Fact,
+    FactPage,
+    Filters,
+    ForkResult,
+    JSONValue,
+    RecallHit,
+    RecallMode,
+    SourceRef,
+)
+from engram.core.ports import Embedder, ModelRecord, NewFact, Store
+from engram.core.ranking import fuse
+from engram.core.scopes import ResourceRef
+from engram.core.working import WorkingMemory
+
+CANDIDATE_POOL = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One fact to remember in a batch (see :meth:`Memory.remember_many`)."""
+
+    content: str
+    source_ref: SourceRef | None = None
+    type: str | None = None
+    tags: Sequence[str] = ()
+    metadata: dict[str, JSONValue] | None = None
+    created_at: datetime | None = None
+
+
+class Memory:
+    """Working memory and facts of every scope in one store.
+
+    Thread-safe: one instance may be shared by many threads. Every method takes the
+    scope explicitly; nothing is read or written outside it.
+    """
+
+    def __init__(self, store: Store, embedder: Embedder | None, *, caps: Caps = Caps()) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._caps = caps
+        self.working = WorkingMemory(store)
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing facts -----------------------------------------------------------
+    def remember(self, ref: ResourceRef, content: str, *, source_ref: SourceRef | None = None,
+                 type: str | None = None, tags: Sequence[str] = (),
+                 metadata: dict[str, JSONValue] | None = None,
+                 created_at: datetime | None = None) -> Fact:
+        """Remembers ``content`` in the scope; the same text twice returns the stored fact.
+
+        Raises InvalidInput (empty, over 2000 characters), CapabilityMissing (no
+        embedder), UpstreamFailure (the embedder failed: nothing was stored).
+        """
+        note = Note(content, source_ref, type, tags, metadata, created_at)
+        return self.remember_many(ref, [note])[0]
+
+    def remember_many(self, ref: ResourceRef, notes: Sequence[Note | str]) -> list[Fact]:
+        """Remembers many facts with one embedding request and one transaction.
+
+        All or nothing: one invalid note refuses the whole batch before anything is
+        embedded. Returns one fact per note, in order (duplicates return the stored one).
+        """
+        embedder = self._require_embedder("remembering facts")
+        if not isinstance(notes, Sequence) or isinstance(notes, str):
+            raise InvalidInput("notes must be a list")
+        checked = [_check_note(n if isinstance(n, Note) else Note(n)) for n in notes]
+        if not checked:
+            return []
+        existing = self._store.existing_hashes(ref, list(dict.fromkeys(c[1] for c in checked)))
+        fresh = list(dict.fromkeys(c[0].content for c in checked if c[1] not in existing))
+        vectors = embedder.embed(fresh, "passage") if fresh else None
+        by_text = {text: i for i, text in enumerate(fresh)}
+        now = now_us()
+        new = [
+            NewFact(
+                content=note.content, content_hash=digest, vector=vectors[by_text[note.content]],
+                created_at_us=to_us(note.created_at) if note.created_at else now,
+                source_ref=note.source_ref, type=note.type, tags=tuple(note.tags),
+                metadata_json=meta,
+            )
+            for note, digest, meta in checked
+            if vectors is not None and note.content in by_text
+        ]
+        stored = self._store.facts_insert(ref, new, self._caps, now, _model_of(embedder))
+        by_hash = {content_hash(f.content): f for f in stored}
+        return [existing.get(digest) or by_hash[digest] for _, digest, _ in checked]
+
+    def correct(self, ref: ResourceRef, fact_id: str, content: str, *,
+                by: str | None = None) -> Fact:
+        """Changes a fact's words in place and embeds them again; ``created_at`` stays.
+
+        Raises InvalidInput (empty, over 2000 characters), NotFound, Conflict (the
+        scope already holds these words as another fact), UpstreamFailure.
+        """
+        embedder = self._require_embedder("correcting facts")
+        text = limits.check_content(content)
+        if by is not None:
+            limits.check_label(by, "by")
+        if self._store.fact_get(ref, _check_id(fact_id)) is None:
+            raise NotFound(f"no fact {fact_id!r} in this scope")
+        vector = embedder.embed([text], "passage")[0]
+        return self._store.fact_correct(ref, fact_id, text, content_hash(text), vector, by,
+                                        now_us(), _model_of(embedder))
+
+    def forget(self, ref: ResourceRef, fact_id: str) -> bool:
+        """Forgets one fact; idempotent. Returns whether it existed."""
+        return self._store.fact_delete(ref, _check_id(fact_id))
+
+    def forget_all(self, ref: ResourceRef, *, expected_count: int) -> int:
+        """Forgets every fact of the scope, confirming how many the caller saw.
+
+        If the scope now holds more than ``expected_count``, nothing is forgotten and
+        Conflict is raised. Returns how many were forgotten.
+        """
+        if isinstance(expected_count, bool) or not isinstance(expected_count, int) \
+                or expected_count < 0:
+            raise InvalidInput("expected_count must be a non-negative integer")
+        return self._store.facts_delete_all(ref, expected_count)
+
+    def compact(self, ref: ResourceRef, *, max_facts: int | None = None,
+                max_age: timedelta | None = None) -> Compaction:
+        """Applies the caps now: facts older than ``max_age`` go first, then the oldest
+        beyond ``max_facts``. Unset arguments fall back to the store-wide caps."""
+        caps = Caps(
+            max_facts=limits.check_max_facts(max_facts) if max_facts is not None
+            else self._caps.max_facts,
+            max_age_us=limits.check_max_age(max_age) if max_age is not None
+            else self._caps.max_age_us,
+        )
+        return self._store.compact(ref, caps, now_us())
+
+    def fork(self, ref: ResourceRef, child_resource_id: str) -> ForkResult:
+        """Copies the scope's working memory and facts (vectors too: no embedding calls)
+        into ``ref.child(child_resource_id)`` in one transaction. The team carries over;
+        afterwards the two scopes are independent."""
+        child = ref.child(child_resource_id)
+        if child == ref:
+            raise InvalidInput("a fork's child must have another resource_id than its parent")
+        keys, facts = self._store.fork(ref, child, now_us())
+        return ForkResult(child, keys, facts)
+
+    # -- reading facts -----------------------------------------------------------
+    def fact(self, ref: ResourceRef, fact_id: str) -> Fact:
+        found = self._store.fact_get(ref, _check_id(fact_id))
+        if found is None:
+            raise NotFound(f"no fact {fact_id!r} in this scope")
+        return found
+
+    def facts(self, ref: ResourceRef, *, limit: int | None = None,
+              before: str | None = None) -> FactPage:
+        """One page of facts, newest first (default 100, max 1000), from an index: the
+        cost follows the page size. Pass ``next_before`` back as ``before``."""
+        size = limits.check_limit(limit)
+        rows = self._store.facts_page(ref, _decode_cursor(before), size + 1)
+        more = len(rows) > size
+        rows = rows[:size]
+        cursor = _encode_cursor(rows[-1][1]) if more else None
+        return FactPage([fact for fact, _ in rows], cursor)
+
+    def count(self, ref: ResourceRef) -> int:
+        return self._store.facts_count(ref)
+
+    def recall(self, ref: ResourceRef, query_text: str, *, top_k: int | None = None,
+               type: str | None = None, tags: Sequence[str] = (),
+               created_after: datetime | None = None, created_before: datetime | None = None,
+               verified_only: bool = False, mode: RecallMode = "hybrid") -> list[RecallHit]:
+        """Facts by meaning: full-text and vector candidates fused by reciprocal rank.
+
+        Filters bind both halves before fusion. Raises CapabilityMissing without an
+        embedder (never an empty list that would look like "nothing matched"), except
+        in ``mode="text"``, which needs none.
+        """
+        text = limits.check_query(query_text)
+        k = limits.check_top_k(top_k)
+        filters = Filters(
+            type=limits.check_label(type, "type") if type is not None else None,
+            tags=limits.check_tags(tags),
+            created_after=limits.check_time(created_after, "created_after"),
+            created_before=limits.check_time(created_before, "created_before"),
+            verified_only=bool(verified_only),
+        )
+        if mode not in ("hybrid", "text", "vector"):
+            raise InvalidInput(f"mode must be hybrid, text or vector, got {mode!r}")
+        pool = max(CANDIDATE_POOL, 2 * k)
+        text_ids: list[str] = []
+        vector_ids: list[str] = []
+        if mode != "text":
+            embedder = self._require_embedder("recall by meaning")
+            vector = embedder.embed([text], "query")[0]
+            vector_ids = self._store.vector_candidates(ref, vector, filters, pool)
+        if mode != "vector":
+            text_ids = self._store.text_candidates(ref, query.terms(text), filters, pool)
+        fused = fuse(text_ids, vector_ids)[:k]
+        found = self._store.facts_by_ids(ref, [f.id for f in fused])
+        return [RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)
+                for f in fused if f.id in found]
+
+    def _require_embedder(self, what: str) -> Embedder:
+        if self._embedder is None:
+            raise CapabilityMissing(
+                f"{what} needs an embedder, and this store was opened without one",
+                hint="open it with embedder='local' or a remote embeddings endpoint",
+            )
+        return self._embedder
+
+
+def _model_of(embedder: Embedder) -> ModelRecord:
+    return ModelRecord(embedder.model, embedder.dimension)
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(limits.normalize_for_hash(text).encode("utf-8")).hexdigest()
+
+
+def _check_note(note: Note) -> tuple[Note, str, str]:
+    text = limits.check_content(note.content)
+    checked = Note(
+        content=text,
+        source_ref=limits.check_source_ref(note.source_ref),
+        type=limits.check_label(note.type, "type") if note.type is not None else None,
+        tags=limits.check_tags(note.tags),
+        metadata=limits.check_metadata(note.metadata),
+        created_at=limits.check_time(note.created_at, "created_at"),
+    )
+    return checked, content_hash(text), limits.encode_value(checked.metadata)
+
+
+def _check_id(fact_id: object) -> str:
+    if not isinstance(fact_id, str) or not fact_id or len(fact_id) > 64:
+        raise InvalidInput(f"not a fact id: {fact_id!r}")
+    return fact_id
+
+
+def _encode_cursor(position: tuple[int, int]) -> str:
+    raw = f"{position[0]}.{position[1]}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> tuple[int, int] | None:
+    if cursor is None:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, rowid = raw.split(".")
+        return int(created), int(rowid)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"not a cursor from a previous page: {cursor!r}") from exc

@@ -1,0 +1,128 @@
+"""Frozen domain values that cross the boundary between engram and its callers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from engram.core.scopes import ResourceRef
+
+JSONValue = Any  # any value json.dumps accepts; checked by working-memory validation
+RecallMode = Literal["hybrid", "text", "vector"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRef:
+    """The ledger entry a fact came from: a sandbox (session) and an entry index."""
+
+    sandbox_id: str
+    entry_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A piece of text remembered in a scope.
+
+    ``verified`` is computed from ``source_ref``; it is never read from input.
+    """
+
+    id: str
+    scope: ResourceRef
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    source_ref: SourceRef | None = None
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, JSONValue] = field(default_factory=dict)
+    corrected_by: str | None = None
+    corrected_at: datetime | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.source_ref is not None
+
+
+@dataclass(frozen=True, slots=True)
+class FactPage:
+    """One page of facts, newest first; ``next_before`` is set when more follow."""
+
+    facts: list[Fact]
+    next_before: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    """A recalled fact, its fused score and its rank in each half (1-based, None if absent)."""
+
+    fact: Fact
+    score: float
+    text_rank: int | None
+    vector_rank: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Recall filters; each binds both halves (full-text and vector) before fusion."""
+
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    verified_only: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return self == Filters()
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingEntry:
+    """One key of working memory; ``version`` starts at 1 and grows on every set."""
+
+    key: str
+    value: JSONValue
+    version: int
+    updated_at: datetime
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingPage:
+    """One page of working memory in ascending UTF-8 key order."""
+
+    entries: list[WorkingEntry]
+    next_after: str | None
+
+    def as_dict(self) -> dict[str, JSONValue]:
+        return {entry.key: entry.value for entry in self.entries}
+
+
+@dataclass(frozen=True, slots=True)
+class ForkResult:
+    """What a fork copied into the child's scope."""
+
+    ref: ResourceRef
+    working_keys_copied: int
+    facts_copied: int
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """Ids of the facts a compaction removed: by age first, then by the cap."""
+
+    expired: list[str]
+    over_cap: list[str]
+
+    @property
+    def removed(self) -> int:
+        return len(self.expired) + len(self.over_cap)
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """Store-wide caps per scope: 0 / None means unbounded."""
+
+    max_facts: int = 0
+    max_age_us: int = 0

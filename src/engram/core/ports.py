@@ -1,0 +1,142 @@
+"""The seams between the core and the outside: a store and an embedder.
+
+Backends implement :class:`Store`; they return candidates and rows, the core ranks.
+All times are integer microseconds (see :mod:`engram.core.clock`). Every method takes
+the scope and filters by it in the query itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.core.models import Caps, Compaction, Fact, Filters, SourceRef, WorkingEntry
+from engram.core.scopes import ResourceRef
+
+Vectors = npt.NDArray[np.float32]
+EmbedKind = Literal["passage", "query"]
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors, many texts per call."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
+        """One row per text, L2-normalised. Raises UpstreamFailure when the provider fails."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class NewFact:
+    """A fact ready to be written: validated, hashed and embedded."""
+
+    content: str
+    content_hash: str
+    vector: npt.NDArray[np.float32]
+    created_at_us: int
+    source_ref: SourceRef | None
+    type: str | None
+    tags: tuple[str, ...]
+    metadata_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRecord:
+    """The embedding model that wrote a store's vectors."""
+
+    model: str
+    dimension: int
+
+
+class Store(Protocol):
+    """Storage of working memory and facts, one scope per call."""
+
+    # -- working memory ----------------------------------------------------------
+    def working_get(self, scope: ResourceRef, key: str, now_us: int) -> WorkingEntry | None: ...
+
+    def working_set(
+        self, scope: ResourceRef, key: str, value_json: str, *, expected_version: int | None,
+        expires_at_us: int | None, now_us: int,
+    ) -> WorkingEntry:
+        """Raises Conflict when ``expected_version`` is given and differs (0: must be unset)."""
+        ...
+
+    def working_delete(self, scope: ResourceRef, key: str) -> bool: ...
+
+    def working_list(
+        self, scope: ResourceRef, after: str | None, limit: int, now_us: int
+    ) -> list[WorkingEntry]:
+        """Up to ``limit`` entries with keys above ``after``, ascending UTF-8 byte order."""
+        ...
+
+    # -- facts -------------------------------------------------------------------
+    def existing_hashes(self, scope: ResourceRef, hashes: Sequence[str]) -> dict[str, Fact]: ...
+
+    def facts_insert(
+        self, scope: ResourceRef, facts: Sequence[NewFact], caps: Caps, now_us: int,
+        model: ModelRecord,
+    ) -> list[Fact]:
+        """Writes new facts in one transaction (a duplicate hash returns the stored fact),
+        then applies the caps to the scope. Returns one fact per input, in order.
+        Raises EmbedderMismatch, writing nothing, when the store's vectors came from
+        another model; records ``model`` when the store has none yet."""
+        ...
+
+    def fact_get(self, scope: ResourceRef, fact_id: str) -> Fact | None: ...
+
+    def facts_by_ids(self, scope: ResourceRef, ids: Sequence[str]) -> dict[str, Fact]: ...
+
+    def facts_page(self, scope: ResourceRef, before: tuple[int, int] | None,
+                   limit: int) -> list[tuple[Fact, tuple[int, int]]]:
+        """Newest first; each fact with its position, for the next page's ``before``."""
+        ...
+
+    def facts_count(self, scope: ResourceRef) -> int: ...
+
+    def fact_correct(
+        self, scope: ResourceRef, fact_id: str, content: str, content_hash: str,
+        vector: Vectors, by: str | None, now_us: int, model: ModelRecord,
+    ) -> Fact:
+        """Raises NotFound, or Conflict when the scope already holds the new text."""
+        ...
+
+    def fact_delete(self, scope: ResourceRef, fact_id: str) -> bool: ...
+
+    def facts_delete_all(self, scope: ResourceRef, expected_count: int) -> int:
+        """Raises Conflict (deleting nothing) when the scope holds more than expected."""
+        ...
+
+    def compact(self, scope: ResourceRef, caps: Caps, now_us: int) -> Compaction: ...
+
+    def fork(self, parent: ResourceRef, child: ResourceRef, now_us: int) -> tuple[int, int]:
+        """Copies working memory and facts (vectors included) in one transaction."""
+        ...
+
+    # -- recall candidates -------------------------------------------------------
+    def text_candidates(self, scope: ResourceRef, terms: Sequence[str], filters: Filters,
+                        limit: int) -> list[str]: ...
+
+    def vector_candidates(self, scope: ResourceRef, vector: Vectors, filters: Filters,
+                          limit: int) -> list[str]: ...
+
+    # -- the embedding model -----------------------------------------------------
+    def model_record(self) -> ModelRecord | None: ...
+
+    def record_model(self, record: ModelRecord) -> None: ...
+
+    def has_facts(self) -> bool: ...
+
+    def iter_fact_texts(self, batch: int) -> Iterator[list[tuple[int, str]]]: ...
+
+    def replace_vectors(self, rows: Sequence[tuple[int, Vectors]]) -> None: ...
+
+    def close(self) -> None: ...

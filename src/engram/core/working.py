@@ -1,0 +1,68 @@
+"""Working memory: JSON values by key, per scope."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from engram.core import limits
+from engram.core.clock import now_us
+from engram.core.errors import InvalidInput, NotFound
+from engram.core.models import JSONValue, WorkingEntry, WorkingPage
+from engram.core.ports import Store
+from engram.core.scopes import ResourceRef
+
+
+class WorkingMemory:
+    """Key/value memory of a scope. Keys are 1-256 characters, values JSON up to 64 KiB."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def get(self, ref: ResourceRef, key: str) -> JSONValue:
+        """The value at ``key``. Raises NotFound when the key is unset (or expired)."""
+        return self.entry(ref, key).value
+
+    def entry(self, ref: ResourceRef, key: str) -> WorkingEntry:
+        """The value at ``key`` with its version. Raises NotFound when unset."""
+        entry = self._store.working_get(ref, limits.check_key(key), now_us())
+        if entry is None:
+            raise NotFound(f"no working-memory key {key!r} in this scope")
+        return entry
+
+    def set(self, ref: ResourceRef, key: str, value: JSONValue, *,
+            expected_version: int | None = None, ttl: timedelta | None = None) -> WorkingEntry:
+        """Sets ``key``; nothing is written when the value is invalid or over 64 KiB.
+
+        ``expected_version`` makes it a compare-and-set: the current version must match
+        (0: the key must be unset), else Conflict. ``ttl`` makes the key expire.
+        """
+        limits.check_key(key)
+        text = limits.encode_value(value)
+        if expected_version is not None and (
+            isinstance(expected_version, bool) or not isinstance(expected_version, int)
+            or expected_version < 0
+        ):
+            raise InvalidInput("expected_version must be a non-negative integer")
+        now = now_us()
+        expires = None
+        if ttl is not None:
+            if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
+                raise InvalidInput("ttl must be a positive timedelta")
+            expires = now + ttl // timedelta(microseconds=1)
+        return self._store.working_set(ref, key, text, expected_version=expected_version,
+                                       expires_at_us=expires, now_us=now)
+
+    def delete(self, ref: ResourceRef, key: str) -> bool:
+        """Removes ``key``; idempotent. Returns whether it was set."""
+        return self._store.working_delete(ref, limits.check_key(key))
+
+    def list(self, ref: ResourceRef, *, after: str | None = None,
+             limit: int | None = None) -> WorkingPage:
+        """One page in ascending UTF-8 byte order of the key (default 100, max 1000)."""
+        size = limits.check_limit(limit)
+        if after is not None:
+            limits.check_key(after)
+        rows = self._store.working_list(ref, after, size + 1, now_us())
+        more = len(rows) > size
+        rows = rows[:size]
+        return WorkingPage(rows, rows[-1].key if more else None)

@@ -1,0 +1,1 @@
+"""Embedders: the packaged local model, any OpenAI-compatible endpoint, a deterministic one."""

@@ -1,0 +1,81 @@
+"""``engram.open``: a store, an embedder and the caps, wired into a Memory."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from typing import Literal
+
+from engram.core import limits
+from engram.core.errors import EmbedderMismatch, InvalidInput
+from engram.core.memory import Memory
+from engram.core.models import Caps
+from engram.core.ports import Embedder, ModelRecord, Store
+from engram.storage.sqlite import SQLiteStore
+from engram.storage.sqlite.store import mismatch_message
+
+EmbedderChoice = Embedder | Literal["local", "none"] | None
+REEMBED_BATCH = 256
+
+
+def open(  # noqa: A001 - the library's front door reads best as engram.open
+    path: str | os.PathLike[str],
+    *,
+    embedder: EmbedderChoice = "local",
+    max_facts: int = 0,
+    max_age: timedelta | None = None,
+    reembed: bool = False,
+) -> Memory:
+    """Opens (creating if absent) the store at ``path`` with an embedder.
+
+    ``embedder`` is ``"local"`` (the packaged all-MiniLM-L6-v2), an :class:`Embedder`
+    (e.g. :class:`engram.RemoteEmbedder`), or ``None``/``"none"`` (working memory and
+    listing only; recall raises CapabilityMissing). ``max_facts`` and ``max_age`` cap
+    every scope when it next remembers.
+
+    Raises StorageFailure naming the path when it cannot be opened, and
+    EmbedderMismatch when the store's vectors came from another model, unless
+    ``reembed`` asks to embed every stored fact again with this one.
+    """
+    caps = Caps(limits.check_max_facts(max_facts), limits.check_max_age(max_age))
+    chosen = _embedder(embedder)
+    store = SQLiteStore(path)
+    try:
+        if chosen is not None:
+            reconcile_model(store, chosen, reembed=reembed)
+    except BaseException:
+        store.close()
+        raise
+    return Memory(store, chosen, caps=caps)
+
+
+def _embedder(choice: EmbedderChoice) -> Embedder | None:
+    if choice is None or choice == "none":
+        return None
+    if choice == "local":
+        from engram.embedders.local import LocalEmbedder
+
+        return LocalEmbedder()
+    if isinstance(choice, str):
+        raise InvalidInput(f"embedder must be 'local', 'none' or an Embedder, got {choice!r}")
+    return choice
+
+
+def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
+    """Refuses an embedder whose vectors would not be comparable with the stored ones,
+    or, with ``reembed``, replaces every stored vector with this embedder's."""
+    wanted = ModelRecord(embedder.model, embedder.dimension)
+    stored = store.model_record()
+    if stored == wanted:
+        return
+    if stored is None or not store.has_facts():
+        store.record_model(wanted)
+        return
+    if not reembed:
+        raise EmbedderMismatch(
+            mismatch_message(stored, wanted),
+            hint="open with the same model, point at a fresh file, or pass reembed=True")
+    for batch in store.iter_fact_texts(REEMBED_BATCH):
+        vectors = embedder.embed([text for _, text in batch], "passage")
+        store.replace_vectors([(seq, vectors[i]) for i, (seq, _) in enumerate(batch)])
+    store.record_model(wanted)

@@ -1,0 +1,1 @@
+"""Backends that implement :class:`engram.core.ports.Store`."""

@@ -1,0 +1,154 @@
+"""Connections to one SQLite file: per-thread connections, WAL, immediate write
+transactions, and translation of driver errors into StorageFailure at this boundary."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from engram.core.errors import EngramError, StorageFailure
+from engram.storage.sqlite.schema import migrate
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_MS = 30_000
+# Beyond busy_timeout, a whole transaction is retried while the file stays locked.
+RETRY_FOR_S = 120.0
+
+
+class Database:
+    """One SQLite file shared by the threads of this process (and other processes).
+
+    Each thread gets its own connection. Writes run in ``BEGIN IMMEDIATE`` so a writer
+    waits for the lock up front instead of failing on upgrade; readers never block
+    writers (WAL).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = str(path)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        self._closed = False
+        _check_path(self.path)
+        try:
+            conn = self.connection()
+            migrate(conn, self.path)
+        except sqlite3.Error as exc:
+            self.close()
+            raise StorageFailure(f"cannot open the store at {self.path}: {exc}") from exc
+        except EngramError:
+            self.close()
+            raise
+
+    def connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StorageFailure(f"the store at {self.path} is closed")
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            _retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+        conn.execute("PRAGMA synchronous = FULL")
+        self._local.conn = conn
+        with self._guard:
+            self._all.append(conn)
+        return conn
+
+    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Runs ``work`` in one immediate transaction: all of it commits, or none."""
+
+        def attempt() -> T:
+            conn = self.connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+                return result
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+        return self._translate(lambda: _retry(attempt))
+
+    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Runs ``work`` in one read transaction: every statement sees the same snapshot."""
+
+        def attempt() -> T:
+            conn = self.connection()
+            conn.execute("BEGIN")
+            try:
+                return work(conn)
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+
+        return self._translate(lambda: _retry(attempt))
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        with self._guard_errors():
+            yield self.connection()
+
+    def _translate(self, run: Callable[[], T]) -> T:
+        with self._guard_errors():
+            return run()
+
+    @contextmanager
+    def _guard_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StorageFailure(f"the store at {self.path} failed: {exc}") from exc
+
+    def close(self) -> None:
+        with self._guard:
+            self._closed = True
+            conns, self._all = self._all, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self._local = threading.local()
+
+
+def _retry(attempt: Callable[[], T]) -> T:
+    deadline = time.monotonic() + RETRY_FOR_S
+    delay = 0.005
+    while True:
+        try:
+            return attempt()
+        except sqlite3.OperationalError as exc:
+            message = str(exc)
+            if "locked" not in message and "busy" not in message:
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
+
+def _check_path(path: str) -> None:
+    if path == ":memory:":
+        raise StorageFailure("engram stores live in a file; ':memory:' is not one")
+    target = Path(path)
+    if target.is_dir():
+        raise StorageFailure(f"cannot open the store at {path}: it is a directory")
+    if not target.parent.exists():
+        raise StorageFailure(f"cannot open the store at {path}: {target.parent} does not exist")
+    if target.exists() and not os.access(target, os.R_OK | os.W_OK):
+        raise StorageFailure(f"cannot open the store at {path}: the file is not readable "
+                             "and writable by this process")
+    if not target.exists() and not os.access(target.parent, os.W_OK):
+        raise StorageFailure(f"cannot open the store at {path}: {target.parent} is not writable")

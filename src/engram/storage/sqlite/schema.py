@@ -1,0 +1,120 @@
+"""The schema as numbered, append-only migrations; ``PRAGMA user_version`` is the version.
+
+Never edit a migration that has shipped: append a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from engram.core.errors import StorageFailure
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: working memory, facts with their vectors, full-text index, per-scope change counters.
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+
+    CREATE TABLE working (
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        PRIMARY KEY (scope, key)
+    ) WITHOUT ROWID;
+
+    CREATE TABLE facts (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        scope TEXT NOT NULL,
+        scope_token TEXT NOT NULL,
+        content TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        source_sandbox TEXT,
+        source_entry INTEGER,
+        type TEXT,
+        tags TEXT NOT NULL DEFAULT '[]',
+        metadata TEXT NOT NULL DEFAULT '{}',
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        corrected_by TEXT,
+        corrected_at INTEGER,
+        UNIQUE (scope, content_hash)
+    );
+    CREATE INDEX facts_by_age ON facts (scope, created_at, seq);
+
+    CREATE TABLE fact_tags (
+        fact INTEGER NOT NULL,
+        scope TEXT NOT NULL,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (fact, tag)
+    ) WITHOUT ROWID;
+    CREATE INDEX fact_tags_by_scope ON fact_tags (scope, tag, fact);
+
+    -- version grows on every change of a scope's facts, epoch on every change that is
+    -- not an append; the in-process vector index reloads from them.
+    CREATE TABLE scope_state (
+        scope TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        epoch INTEGER NOT NULL
+    ) WITHOUT ROWID;
+
+    CREATE VIRTUAL TABLE facts_fts USING fts5(
+        content, scope_token, content='facts', content_rowid='seq',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER facts_ai AFTER INSERT ON facts BEGIN
+        INSERT INTO facts_fts (rowid, content, scope_token)
+        VALUES (new.seq, new.content, new.scope_token);
+    END;
+    CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
+        INSERT INTO facts_fts (facts_fts, rowid, content, scope_token)
+        VALUES ('delete', old.seq, old.content, old.scope_token);
+        DELETE FROM fact_tags WHERE fact = old.seq;
+    END;
+    CREATE TRIGGER facts_au AFTER UPDATE OF content ON facts BEGIN
+        INSERT INTO facts_fts (facts_fts, rowid, content, scope_token)
+        VALUES ('delete', old.seq, old.content, old.scope_token);
+        INSERT INTO facts_fts (rowid, content, scope_token)
+        VALUES (new.seq, new.content, new.scope_token);
+    END;
+    """,
+)
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> None:
+    """Brings the file to the newest schema; refuses a file newer than this code."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StorageFailure(
+                f"the store at {path} has schema version {version}, newer than this engram "
+                f"knows ({len(MIGRATIONS)})",
+                hint="upgrade engram",
+            )
+        for number in range(version, len(MIGRATIONS)):
+            for statement in _statements(MIGRATIONS[number]):
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """Splits a migration into statements, keeping trigger bodies whole."""
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements

@@ -1,0 +1,74 @@
+"""SQL text built apart from its execution: filters, FTS5 queries, row mapping."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from engram.core.clock import from_us, to_us
+from engram.core.models import Fact, Filters, SourceRef
+from engram.core.scopes import parse_key
+
+FACT_COLUMNS = (
+    "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
+    "metadata, corrected_by, corrected_at, seq"
+)
+
+
+def scope_token(scope_key: str) -> str:
+    """One full-text token naming the scope, so FTS5 narrows to it inside its index.
+
+    Digits and letters only (unicode61 keeps it one token); the join on ``facts.scope``
+    stays the authority, so a collision could only cost time, never leak a row.
+    """
+    return "s" + hashlib.blake2b(scope_key.encode("utf-8"), digest_size=10).hexdigest() + "x"
+
+
+def fts_query(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of ``terms``; each term quoted, so none is syntax."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def filter_sql(filters: Filters, alias: str = "f") -> tuple[str, list[object]]:
+    """A conjunction (starting with AND) restricting facts ``alias`` to ``filters``."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if filters.type is not None:
+        clauses.append(f"{alias}.type = ?")
+        params.append(filters.type)
+    if filters.verified_only:
+        clauses.append(f"{alias}.source_sandbox IS NOT NULL")
+    if filters.created_after is not None:
+        clauses.append(f"{alias}.created_at > ?")
+        params.append(to_us(filters.created_after))
+    if filters.created_before is not None:
+        clauses.append(f"{alias}.created_at < ?")
+        params.append(to_us(filters.created_before))
+    if filters.tags:
+        marks = ", ".join("?" for _ in filters.tags)
+        clauses.append(
+            f"{alias}.seq IN (SELECT fact FROM fact_tags WHERE scope = {alias}.scope "
+            f"AND tag IN ({marks}) GROUP BY fact HAVING count(*) = ?)"
+        )
+        params.extend([*filters.tags, len(filters.tags)])
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def to_fact(row: tuple[Any, ...]) -> Fact:
+    (fid, scope, content, created, updated, sandbox, entry, ftype, tags, metadata,
+     corrected_by, corrected_at, _seq) = row
+    return Fact(
+        id=str(fid),
+        scope=parse_key(str(scope)),
+        content=str(content),
+        created_at=from_us(int(created)),
+        updated_at=from_us(int(updated)),
+        source_ref=None if sandbox is None else SourceRef(str(sandbox), int(entry)),
+        type=None if ftype is None else str(ftype),
+        tags=tuple(json.loads(str(tags))),
+        metadata=json.loads(str(metadata)),
+        corrected_by=None if corrected_by is None else str(corrected_by),
+        corrected_at=None if corrected_at is None else from_us(int(corrected_at)),
+    )

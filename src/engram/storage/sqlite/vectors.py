@@ -1,0 +1,124 @@
+"""Exact vector search per scope, from an in-process cache of the file's vectors.
+
+The SQLite file is the one source of truth; this cache is rebuilt from it. Each scope's
+``scope_state`` row says whether the cache is current: an unchanged ``epoch`` with a
+higher ``version`` means facts were only appended, so only rows after the last one read
+are loaded; a new ``epoch`` (delete, correct) reloads the scope. Exact search (one
+matrix product) keeps recall perfect however narrow a filter is.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+DEFAULT_BUDGET_BYTES = 1 << 30
+
+
+@dataclass
+class _ScopeVectors:
+    version: int
+    epoch: int
+    last_seq: int
+    dimension: int
+    count: int = 0
+    seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
+    ids: list[str] = field(default_factory=list)
+    matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.matrix.nbytes + self.seqs.nbytes) + 40 * len(self.ids)
+
+    def append(self, seqs: list[int], ids: list[str], blobs: list[bytes]) -> None:
+        if not seqs:
+            return
+        rows = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
+        need = self.count + len(seqs)
+        if need > self.matrix.shape[0]:
+            capacity = max(need, 2 * self.matrix.shape[0], 64)
+            matrix = np.empty((capacity, rows.shape[1]), np.float32)
+            if self.count:
+                matrix[: self.count] = self.matrix[: self.count]
+            grown = np.empty(capacity, np.int64)
+            grown[: self.count] = self.seqs[: self.count]
+            self.matrix, self.seqs = matrix, grown
+        self.matrix[self.count : need] = rows
+        self.seqs[self.count : need] = seqs
+        self.ids.extend(ids)
+        self.count = need
+        self.last_seq = seqs[-1]
+
+
+class VectorIndex:
+    """Per-scope vector matrices kept in memory, least recently used evicted first."""
+
+    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
+        self._budget = budget_bytes
+        self._scopes: OrderedDict[str, _ScopeVectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def search(self, conn: sqlite3.Connection, scope: str, query: npt.NDArray[np.float32],
+               allowed: set[int] | None, limit: int) -> list[str]:
+        """Ids of the ``limit`` nearest facts of ``scope`` (by cosine), best first.
+
+        ``conn`` must be inside a read transaction, so the state and rows agree.
+        ``allowed`` restricts the search to those row numbers (filters).
+        """
+        state = conn.execute(
+            "SELECT version, epoch FROM scope_state WHERE scope = ?", (scope,)
+        ).fetchone()
+        if state is None:
+            return []
+        with self._lock:
+            entry = self._current(conn, scope, state[0], state[1])
+            count, seqs, ids, matrix = entry.count, entry.seqs, entry.ids, entry.matrix
+        if count == 0:
+            return []
+        scores = matrix[:count] @ query.astype(np.float32, copy=False)
+        if allowed is not None:
+            mask = np.isin(seqs[:count], np.fromiter(allowed, np.int64, len(allowed)))
+            scores = np.where(mask, scores, -np.inf)
+            limit = min(limit, int(mask.sum()))
+        if limit <= 0:
+            return []
+        if limit < count:
+            top = np.argpartition(-scores, limit - 1)[:limit]
+        else:
+            top = np.arange(count)
+        top = top[np.lexsort((seqs[top], -scores[top]))]
+        return [ids[i] for i in top]
+
+    def forget(self, scope: str) -> None:
+        with self._lock:
+            self._scopes.pop(scope, None)
+
+    def _current(self, conn: sqlite3.Connection, scope: str, version: int,
+                 epoch: int) -> _ScopeVectors:
+        entry = self._scopes.get(scope)
+        if entry is not None and entry.epoch == epoch and entry.version == version:
+            self._scopes.move_to_end(scope)
+            return entry
+        if entry is None or entry.epoch != epoch:
+            entry = _ScopeVectors(version, epoch, last_seq=-1, dimension=0)
+        rows = conn.execute(
+            "SELECT seq, id, vector FROM facts WHERE scope = ? AND seq > ? ORDER BY seq",
+            (scope, entry.last_seq),
+        ).fetchall()
+        entry.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        entry.version = version
+        self._scopes[scope] = entry
+        self._scopes.move_to_end(scope)
+        self._evict()
+        return entry
+
+    def _evict(self) -> None:
+        total = sum(e.nbytes for e in self._scopes.values())
+        while total > self._budget and len(self._scopes) > 1:
+            _, dropped = self._scopes.popitem(last=False)
+            total -= dropped.nbytes

@@ -18,7 +18,7 @@ EmbedderChoice = Embedder | Literal["local", "none"] | None
 REEMBED_BATCH = 256
 
 
-def open(  # noqa: A001 - the library's front door reads best as engram.open
+def open(
     path: str | os.PathLike[str],
     *,
     embedder: EmbedderChoice = "local",
@@ -37,6 +37,8 @@ def open(  # noqa: A001 - the library's front door reads best as engram.open
     EmbedderMismatch when the store's vectors came from another model, unless
     ``reembed`` asks to embed every stored fact again with this one.
     """
+    if not isinstance(path, str | os.PathLike) or not str(path):
+        raise InvalidInput(f"path must be a file path, got {path!r}")
     caps = Caps(limits.check_max_facts(max_facts), limits.check_max_age(max_age))
     chosen = _embedder(embedder)
     store = SQLiteStore(path)
@@ -69,12 +71,12 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
     if stored == wanted:
         return
     if stored is None or not store.has_facts():
-        store.record_model(wanted)
-        return
+        return  # the first write records its model, in its own transaction
     if not reembed:
         raise EmbedderMismatch(
             mismatch_message(stored, wanted),
-            hint="open with the same model, point at a fresh file, or pass reembed=True")
+            hint="open with the same model, point at a fresh file, or pass reembed=True",
+        )
     for batch in store.iter_fact_texts(REEMBED_BATCH):
         vectors = embedder.embed([text for _, text in batch], "passage")
         store.replace_vectors([(seq, vectors[i]) for i, (seq, _) in enumerate(batch)])

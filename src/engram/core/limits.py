@@ -35,20 +35,23 @@ def check_key(key: object) -> str:
     return key
 
 
-def encode_value(value: JSONValue) -> str:
+def encode_value(value: JSONValue, name: str = "value") -> str:
     """The compact JSON text of ``value``; refuses non-JSON values and values over 64 KiB."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         size = len(text.encode("utf-8"))
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
-        raise InvalidInput(f"value is not JSON: {exc}") from exc
+        raise InvalidInput(f"{name} is not JSON: {exc}") from exc
     if size > MAX_VALUE_BYTES:
-        raise InvalidInput(f"value is {size} bytes encoded; the limit is {MAX_VALUE_BYTES} (64 KiB)")
+        raise InvalidInput(
+            f"{name} is {size} bytes encoded; the limit is {MAX_VALUE_BYTES} (64 KiB)"
+        )
     return text
 
 
-def check_limit(limit: object, *, name: str = "limit", default: int = DEFAULT_PAGE,
-                maximum: int = MAX_PAGE) -> int:
+def check_limit(
+    limit: object, *, name: str = "limit", default: int = DEFAULT_PAGE, maximum: int = MAX_PAGE
+) -> int:
     if limit is None:
         return default
     if isinstance(limit, bool) or not isinstance(limit, int):
@@ -114,7 +117,7 @@ def check_metadata(metadata: object) -> dict[str, JSONValue]:
         return {}
     if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
         raise InvalidInput("metadata must be an object with string keys")
-    size = len(encode_value(metadata).encode("utf-8"))
+    size = len(encode_value(metadata, "metadata").encode("utf-8"))
     if size > MAX_METADATA_BYTES:
         raise InvalidInput(f"metadata is {size} bytes encoded; the limit is {MAX_METADATA_BYTES}")
     return dict(metadata)

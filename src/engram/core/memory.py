@@ -50,10 +50,12 @@ class Memory:
     scope explicitly; nothing is read or written outside it.
     """
 
-    def __init__(self, store: Store, embedder: Embedder | None, *, caps: Caps = Caps()) -> None:
+    def __init__(
+        self, store: Store, embedder: Embedder | None, *, caps: Caps | None = None
+    ) -> None:
         self._store = store
         self._embedder = embedder
-        self._caps = caps
+        self._caps = caps or Caps()
         self.working = WorkingMemory(store)
 
     @property
@@ -70,10 +72,17 @@ class Memory:
         self.close()
 
     # -- writing facts -----------------------------------------------------------
-    def remember(self, ref: ResourceRef, content: str, *, source_ref: SourceRef | None = None,
-                 type: str | None = None, tags: Sequence[str] = (),
-                 metadata: dict[str, JSONValue] | None = None,
-                 created_at: datetime | None = None) -> Fact:
+    def remember(
+        self,
+        ref: ResourceRef,
+        content: str,
+        *,
+        source_ref: SourceRef | None = None,
+        type: str | None = None,
+        tags: Sequence[str] = (),
+        metadata: dict[str, JSONValue] | None = None,
+        created_at: datetime | None = None,
+    ) -> Fact:
         """Remembers ``content`` in the scope; the same text twice returns the stored fact.
 
         Raises InvalidInput (empty, over 2000 characters), CapabilityMissing (no
@@ -101,20 +110,24 @@ class Memory:
         now = now_us()
         new = [
             NewFact(
-                content=note.content, content_hash=digest, vector=vectors[by_text[note.content]],
+                content=note.content,
+                content_hash=digest,
+                vector=vectors[by_text[note.content]],
                 created_at_us=to_us(note.created_at) if note.created_at else now,
-                source_ref=note.source_ref, type=note.type, tags=tuple(note.tags),
+                source_ref=note.source_ref,
+                type=note.type,
+                tags=tuple(note.tags),
                 metadata_json=meta,
             )
             for note, digest, meta in checked
             if vectors is not None and note.content in by_text
         ]
-        stored = self._store.facts_insert(ref, new, self._caps, now, _model_of(embedder))
-        by_hash = {content_hash(f.content): f for f in stored}
-        return [existing.get(digest) or by_hash[digest] for _, digest, _ in checked]
+        stored = dict(self._store.facts_insert(ref, new, self._caps, now, _model_of(embedder)))
+        return [existing.get(digest) or stored[digest] for _, digest, _ in checked]
 
-    def correct(self, ref: ResourceRef, fact_id: str, content: str, *,
-                by: str | None = None) -> Fact:
+    def correct(
+        self, ref: ResourceRef, fact_id: str, content: str, *, by: str | None = None
+    ) -> Fact:
         """Changes a fact's words in place and embeds them again; ``created_at`` stays.
 
         Raises InvalidInput (empty, over 2000 characters), NotFound, Conflict (the
@@ -127,8 +140,9 @@ class Memory:
         if self._store.fact_get(ref, _check_id(fact_id)) is None:
             raise NotFound(f"no fact {fact_id!r} in this scope")
         vector = embedder.embed([text], "passage")[0]
-        return self._store.fact_correct(ref, fact_id, text, content_hash(text), vector, by,
-                                        now_us(), _model_of(embedder))
+        return self._store.fact_correct(
+            ref, fact_id, text, content_hash(text), vector, by, now_us(), _model_of(embedder)
+        )
 
     def forget(self, ref: ResourceRef, fact_id: str) -> bool:
         """Forgets one fact; idempotent. Returns whether it existed."""
@@ -140,19 +154,25 @@ class Memory:
         If the scope now holds more than ``expected_count``, nothing is forgotten and
         Conflict is raised. Returns how many were forgotten.
         """
-        if isinstance(expected_count, bool) or not isinstance(expected_count, int) \
-                or expected_count < 0:
+        if (
+            isinstance(expected_count, bool)
+            or not isinstance(expected_count, int)
+            or expected_count < 0
+        ):
             raise InvalidInput("expected_count must be a non-negative integer")
         return self._store.facts_delete_all(ref, expected_count)
 
-    def compact(self, ref: ResourceRef, *, max_facts: int | None = None,
-                max_age: timedelta | None = None) -> Compaction:
+    def compact(
+        self, ref: ResourceRef, *, max_facts: int | None = None, max_age: timedelta | None = None
+    ) -> Compaction:
         """Applies the caps now: facts older than ``max_age`` go first, then the oldest
         beyond ``max_facts``. Unset arguments fall back to the store-wide caps."""
         caps = Caps(
-            max_facts=limits.check_max_facts(max_facts) if max_facts is not None
+            max_facts=limits.check_max_facts(max_facts)
+            if max_facts is not None
             else self._caps.max_facts,
-            max_age_us=limits.check_max_age(max_age) if max_age is not None
+            max_age_us=limits.check_max_age(max_age)
+            if max_age is not None
             else self._caps.max_age_us,
         )
         return self._store.compact(ref, caps, now_us())
@@ -174,8 +194,9 @@ class Memory:
             raise NotFound(f"no fact {fact_id!r} in this scope")
         return found
 
-    def facts(self, ref: ResourceRef, *, limit: int | None = None,
-              before: str | None = None) -> FactPage:
+    def facts(
+        self, ref: ResourceRef, *, limit: int | None = None, before: str | None = None
+    ) -> FactPage:
         """One page of facts, newest first (default 100, max 1000), from an index: the
         cost follows the page size. Pass ``next_before`` back as ``before``."""
         size = limits.check_limit(limit)
@@ -188,10 +209,19 @@ class Memory:
     def count(self, ref: ResourceRef) -> int:
         return self._store.facts_count(ref)
 
-    def recall(self, ref: ResourceRef, query_text: str, *, top_k: int | None = None,
-               type: str | None = None, tags: Sequence[str] = (),
-               created_after: datetime | None = None, created_before: datetime | None = None,
-               verified_only: bool = False, mode: RecallMode = "hybrid") -> list[RecallHit]:
+    def recall(
+        self,
+        ref: ResourceRef,
+        query_text: str,
+        *,
+        top_k: int | None = None,
+        type: str | None = None,
+        tags: Sequence[str] = (),
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        verified_only: bool = False,
+        mode: RecallMode = "hybrid",
+    ) -> list[RecallHit]:
         """Facts by meaning: full-text and vector candidates fused by reciprocal rank.
 
         Filters bind both halves before fusion. Raises CapabilityMissing without an
@@ -220,8 +250,11 @@ class Memory:
             text_ids = self._store.text_candidates(ref, query.terms(text), filters, pool)
         fused = fuse(text_ids, vector_ids)[:k]
         found = self._store.facts_by_ids(ref, [f.id for f in fused])
-        return [RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)
-                for f in fused if f.id in found]
+        return [
+            RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)
+            for f in fused
+            if f.id in found
+        ]
 
     def _require_embedder(self, what: str) -> Embedder:
         if self._embedder is None:

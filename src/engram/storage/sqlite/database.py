@@ -8,7 +8,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
 
@@ -53,8 +53,9 @@ class Database:
             return conn
         if self._closed:
             raise StorageFailure(f"the store at {self.path} is closed")
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             _retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
@@ -95,11 +96,6 @@ class Database:
 
         return self._translate(lambda: _retry(attempt))
 
-    @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
-        with self._guard_errors():
-            yield self.connection()
-
     def _translate(self, run: Callable[[], T]) -> T:
         with self._guard_errors():
             return run()
@@ -116,10 +112,8 @@ class Database:
             self._closed = True
             conns, self._all = self._all, []
         for conn in conns:
-            try:
+            with suppress(sqlite3.Error):
                 conn.close()
-            except sqlite3.Error:
-                pass
         self._local = threading.local()
 
 
@@ -147,8 +141,12 @@ def _check_path(path: str) -> None:
         raise StorageFailure(f"cannot open the store at {path}: it is a directory")
     if not target.parent.exists():
         raise StorageFailure(f"cannot open the store at {path}: {target.parent} does not exist")
+    if not target.parent.is_dir():
+        raise StorageFailure(f"cannot open the store at {path}: {target.parent} is not a directory")
     if target.exists() and not os.access(target, os.R_OK | os.W_OK):
-        raise StorageFailure(f"cannot open the store at {path}: the file is not readable "
-                             "and writable by this process")
+        raise StorageFailure(
+            f"cannot open the store at {path}: the file is not readable "
+            "and writable by this process"
+        )
     if not target.exists() and not os.access(target.parent, os.W_OK):
         raise StorageFailure(f"cannot open the store at {path}: {target.parent} is not writable")

@@ -57,8 +57,21 @@ def filter_sql(filters: Filters, alias: str = "f") -> tuple[str, list[object]]:
 
 
 def to_fact(row: tuple[Any, ...]) -> Fact:
-    (fid, scope, content, created, updated, sandbox, entry, ftype, tags, metadata,
-     corrected_by, corrected_at, _seq) = row
+    (
+        fid,
+        scope,
+        content,
+        created,
+        updated,
+        sandbox,
+        entry,
+        ftype,
+        tags,
+        metadata,
+        corrected_by,
+        corrected_at,
+        _seq,
+    ) = row
     return Fact(
         id=str(fid),
         scope=parse_key(str(scope)),

@@ -6,7 +6,8 @@ import json
 import os
 import secrets
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from engram.core.clock import from_us
 from engram.core.errors import Conflict, EmbedderMismatch, NotFound
@@ -36,19 +37,30 @@ class SQLiteStore:
 
     # -- working memory ----------------------------------------------------------
     def working_get(self, scope: ResourceRef, key: str, now_us: int) -> WorkingEntry | None:
-        row = self.db.read(lambda c: c.execute(
-            "SELECT key, value, version, updated_at, expires_at FROM working "
-            "WHERE scope = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
-            (scope.key, key, now_us)).fetchone())
+        row = self.db.read(
+            lambda c: c.execute(
+                "SELECT key, value, version, updated_at, expires_at FROM working "
+                "WHERE scope = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
+                (scope.key, key, now_us),
+            ).fetchone()
+        )
         return None if row is None else _entry(row)
 
-    def working_set(self, scope: ResourceRef, key: str, value_json: str, *,
-                    expected_version: int | None, expires_at_us: int | None,
-                    now_us: int) -> WorkingEntry:
+    def working_set(
+        self,
+        scope: ResourceRef,
+        key: str,
+        value_json: str,
+        *,
+        expected_version: int | None,
+        expires_at_us: int | None,
+        now_us: int,
+    ) -> WorkingEntry:
         def work(conn: sqlite3.Connection) -> WorkingEntry:
             row = conn.execute(
                 "SELECT version, expires_at FROM working WHERE scope = ? AND key = ?",
-                (scope.key, key)).fetchone()
+                (scope.key, key),
+            ).fetchone()
             live = row is not None and (row[1] is None or row[1] > now_us)
             current = row[0] if live else 0
             if expected_version is not None and expected_version != current:
@@ -59,64 +71,85 @@ class SQLiteStore:
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET "
                 "value = excluded.value, version = excluded.version, "
                 "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
-                (scope.key, key, value_json, version, now_us, expires_at_us))
+                (scope.key, key, value_json, version, now_us, expires_at_us),
+            )
             return _entry((key, value_json, version, now_us, expires_at_us))
 
         return self.db.write(work)
 
     def working_delete(self, scope: ResourceRef, key: str) -> bool:
-        return self.db.write(lambda c: c.execute(
-            "DELETE FROM working WHERE scope = ? AND key = ?", (scope.key, key)).rowcount > 0)
+        return self.db.write(
+            lambda c: (
+                c.execute(
+                    "DELETE FROM working WHERE scope = ? AND key = ?", (scope.key, key)
+                ).rowcount
+                > 0
+            )
+        )
 
-    def working_list(self, scope: ResourceRef, after: str | None, limit: int,
-                     now_us: int) -> list[WorkingEntry]:
-        rows = self.db.read(lambda c: c.execute(
-            "SELECT key, value, version, updated_at, expires_at FROM working "
-            "WHERE scope = ? AND key > ? AND (expires_at IS NULL OR expires_at > ?) "
-            "ORDER BY key LIMIT ?", (scope.key, after or "", now_us, limit)).fetchall())
+    def working_list(
+        self, scope: ResourceRef, after: str | None, limit: int, now_us: int
+    ) -> list[WorkingEntry]:
+        rows = self.db.read(
+            lambda c: c.execute(
+                "SELECT key, value, version, updated_at, expires_at FROM working "
+                "WHERE scope = ? AND key > ? AND (expires_at IS NULL OR expires_at > ?) "
+                "ORDER BY key LIMIT ?",
+                (scope.key, after or "", now_us, limit),
+            ).fetchall()
+        )
         return [_entry(r) for r in rows]
 
     # -- facts -------------------------------------------------------------------
     def existing_hashes(self, scope: ResourceRef, hashes: Sequence[str]) -> dict[str, Fact]:
-        found: dict[str, Fact] = {}
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            rows = self.db.read(lambda c, chunk=chunk, marks=marks: c.execute(
-                f"SELECT content_hash, {FACT_COLUMNS} FROM facts "
-                f"WHERE scope = ? AND content_hash IN ({marks})",
-                (scope.key, *chunk)).fetchall())
-            found.update((r[0], to_fact(r[1:])) for r in rows)
-        return found
+        return dict(self.db.read(lambda conn: _by_hashes(conn, scope.key, hashes)))
 
-    def facts_insert(self, scope: ResourceRef, facts: Sequence[NewFact], caps: Caps,
-                     now_us: int, model: ModelRecord) -> list[Fact]:
+    def facts_insert(
+        self,
+        scope: ResourceRef,
+        facts: Sequence[NewFact],
+        caps: Caps,
+        now_us: int,
+        model: ModelRecord,
+    ) -> list[tuple[str, Fact]]:
         token = scope_token(scope.key)
 
-        def work(conn: sqlite3.Connection) -> list[Fact]:
+        def work(conn: sqlite3.Connection) -> list[tuple[str, Fact]]:
             _check_model(conn, model)
             seqs = []
             for new in facts:
                 if new.vector.shape != (model.dimension,):
                     raise EmbedderMismatch(
                         f"the embedder returned {new.vector.shape[-1]} dimensions; "
-                        f"it declares {model.dimension}")
+                        f"it declares {model.dimension}"
+                    )
                 cursor = conn.execute(
                     "INSERT INTO facts (id, scope, scope_token, content, content_hash, vector, "
                     "source_sandbox, source_entry, type, tags, metadata, created_at, "
                     "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (scope, content_hash) DO NOTHING",
-                    (_new_id(), scope.key, token, new.content, new.content_hash,
-                     new.vector.astype("<f4").tobytes(),
-                     new.source_ref.sandbox_id if new.source_ref else None,
-                     new.source_ref.entry_index if new.source_ref else None,
-                     new.type, json.dumps(list(new.tags)), new.metadata_json,
-                     new.created_at_us, now_us))
+                    (
+                        _new_id(),
+                        scope.key,
+                        token,
+                        new.content,
+                        new.content_hash,
+                        new.vector.astype("<f4").tobytes(),
+                        new.source_ref.sandbox_id if new.source_ref else None,
+                        new.source_ref.entry_index if new.source_ref else None,
+                        new.type,
+                        json.dumps(list(new.tags)),
+                        new.metadata_json,
+                        new.created_at_us,
+                        now_us,
+                    ),
+                )
                 if cursor.rowcount:
                     seqs.append(cursor.lastrowid)
                     conn.executemany(
                         "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
-                        [(cursor.lastrowid, scope.key, tag) for tag in new.tags])
+                        [(cursor.lastrowid, scope.key, tag) for tag in new.tags],
+                    )
             if seqs:
                 _bump(conn, scope.key, appended_only=True)
             stored = _by_hashes(conn, scope.key, [f.content_hash for f in facts])
@@ -126,46 +159,79 @@ class SQLiteStore:
         return self.db.write(work)
 
     def fact_get(self, scope: ResourceRef, fact_id: str) -> Fact | None:
-        row = self.db.read(lambda c: c.execute(
-            f"{_SELECT_FACT} WHERE scope = ? AND id = ?", (scope.key, fact_id)).fetchone())
+        row = self.db.read(
+            lambda c: c.execute(
+                f"{_SELECT_FACT} WHERE scope = ? AND id = ?", (scope.key, fact_id)
+            ).fetchone()
+        )
         return None if row is None else to_fact(row)
 
     def facts_by_ids(self, scope: ResourceRef, ids: Sequence[str]) -> dict[str, Fact]:
         if not ids:
             return {}
         marks = ", ".join("?" for _ in ids)
-        rows = self.db.read(lambda c: c.execute(
-            f"{_SELECT_FACT} WHERE scope = ? AND id IN ({marks})", (scope.key, *ids)).fetchall())
+        rows = self.db.read(
+            lambda c: c.execute(
+                f"{_SELECT_FACT} WHERE scope = ? AND id IN ({marks})", (scope.key, *ids)
+            ).fetchall()
+        )
         return {r[0]: to_fact(r) for r in rows}
 
-    def facts_page(self, scope: ResourceRef, before: tuple[int, int] | None,
-                   limit: int) -> list[tuple[Fact, tuple[int, int]]]:
+    def facts_page(
+        self, scope: ResourceRef, before: tuple[int, int] | None, limit: int
+    ) -> list[tuple[Fact, tuple[int, int]]]:
         created, seq = before if before is not None else (1 << 62, 1 << 62)
-        rows = self.db.read(lambda c: c.execute(
-            f"{_SELECT_FACT} WHERE scope = ? AND (created_at, seq) < (?, ?) "
-            "ORDER BY created_at DESC, seq DESC LIMIT ?",
-            (scope.key, created, seq, limit)).fetchall())
+        rows = self.db.read(
+            lambda c: c.execute(
+                f"{_SELECT_FACT} WHERE scope = ? AND (created_at, seq) < (?, ?) "
+                "ORDER BY created_at DESC, seq DESC LIMIT ?",
+                (scope.key, created, seq, limit),
+            ).fetchall()
+        )
         return [(to_fact(r), (r[3], r[-1])) for r in rows]
 
     def facts_count(self, scope: ResourceRef) -> int:
-        return int(self.db.read(lambda c: c.execute(
-            "SELECT count(*) FROM facts WHERE scope = ?", (scope.key,)).fetchone()[0]))
+        return int(
+            self.db.read(
+                lambda c: c.execute(
+                    "SELECT count(*) FROM facts WHERE scope = ?", (scope.key,)
+                ).fetchone()[0]
+            )
+        )
 
-    def fact_correct(self, scope: ResourceRef, fact_id: str, content: str, content_hash: str,
-                     vector: Vectors, by: str | None, now_us: int,
-                     model: ModelRecord) -> Fact:
+    def fact_correct(
+        self,
+        scope: ResourceRef,
+        fact_id: str,
+        content: str,
+        content_hash: str,
+        vector: Vectors,
+        by: str | None,
+        now_us: int,
+        model: ModelRecord,
+    ) -> Fact:
         def work(conn: sqlite3.Connection) -> Fact:
             _check_model(conn, model)
             other = conn.execute(
                 "SELECT id FROM facts WHERE scope = ? AND content_hash = ? AND id != ?",
-                (scope.key, content_hash, fact_id)).fetchone()
+                (scope.key, content_hash, fact_id),
+            ).fetchone()
             if other is not None:
                 raise Conflict(f"this scope already holds that text as fact {other[0]}")
             changed = conn.execute(
                 "UPDATE facts SET content = ?, content_hash = ?, vector = ?, updated_at = ?, "
                 "corrected_by = ?, corrected_at = ? WHERE scope = ? AND id = ?",
-                (content, content_hash, vector.astype("<f4").tobytes(), now_us, by, now_us,
-                 scope.key, fact_id)).rowcount
+                (
+                    content,
+                    content_hash,
+                    vector.astype("<f4").tobytes(),
+                    now_us,
+                    by,
+                    now_us,
+                    scope.key,
+                    fact_id,
+                ),
+            ).rowcount
             if not changed:
                 raise NotFound(f"no fact {fact_id!r} in this scope")
             _bump(conn, scope.key, appended_only=False)
@@ -175,8 +241,12 @@ class SQLiteStore:
 
     def fact_delete(self, scope: ResourceRef, fact_id: str) -> bool:
         def work(conn: sqlite3.Connection) -> bool:
-            gone = conn.execute("DELETE FROM facts WHERE scope = ? AND id = ?",
-                                (scope.key, fact_id)).rowcount > 0
+            gone = (
+                conn.execute(
+                    "DELETE FROM facts WHERE scope = ? AND id = ?", (scope.key, fact_id)
+                ).rowcount
+                > 0
+            )
             if gone:
                 _bump(conn, scope.key, appended_only=False)
             return gone
@@ -185,12 +255,15 @@ class SQLiteStore:
 
     def facts_delete_all(self, scope: ResourceRef, expected_count: int) -> int:
         def work(conn: sqlite3.Connection) -> int:
-            count = conn.execute("SELECT count(*) FROM facts WHERE scope = ?",
-                                 (scope.key,)).fetchone()[0]
+            count = conn.execute(
+                "SELECT count(*) FROM facts WHERE scope = ?", (scope.key,)
+            ).fetchone()[0]
             if count > expected_count:
                 raise Conflict(
                     f"this scope holds {count} facts, more than the {expected_count} confirmed; "
-                    "nothing was forgotten", hint="read the count again and confirm it")
+                    "nothing was forgotten",
+                    hint="read the count again and confirm it",
+                )
             conn.execute("DELETE FROM facts WHERE scope = ?", (scope.key,))
             _bump(conn, scope.key, appended_only=False)
             return int(count)
@@ -211,11 +284,14 @@ class SQLiteStore:
                 "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
                 "version = working.version + 1, updated_at = excluded.updated_at, "
                 "expires_at = excluded.expires_at",
-                (child.key, now_us, parent.key, now_us)).rowcount
+                (child.key, now_us, parent.key, now_us),
+            ).rowcount
             rows = conn.execute(
                 "SELECT seq, content, content_hash, vector, source_sandbox, source_entry, type, "
                 "tags, metadata, created_at, updated_at, corrected_by, corrected_at "
-                "FROM facts WHERE scope = ? ORDER BY seq", (parent.key,)).fetchall()
+                "FROM facts WHERE scope = ? ORDER BY seq",
+                (parent.key,),
+            ).fetchall()
             copied = 0
             token = scope_token(child.key)
             for seq, *rest in rows:
@@ -224,12 +300,15 @@ class SQLiteStore:
                     "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
                     "corrected_by, corrected_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                     "?, ?) ON CONFLICT (scope, content_hash) DO NOTHING",
-                    (_new_id(), child.key, token, *rest))
+                    (_new_id(), child.key, token, *rest),
+                )
                 if cursor.rowcount:
                     copied += 1
                     conn.execute(
                         "INSERT INTO fact_tags (fact, scope, tag) SELECT ?, ?, tag "
-                        "FROM fact_tags WHERE fact = ?", (cursor.lastrowid, child.key, seq))
+                        "FROM fact_tags WHERE fact = ?",
+                        (cursor.lastrowid, child.key, seq),
+                    )
             if copied:
                 _bump(conn, child.key, appended_only=True)
             return int(keys), copied
@@ -237,28 +316,36 @@ class SQLiteStore:
         return self.db.write(work)
 
     # -- recall candidates -------------------------------------------------------
-    def text_candidates(self, scope: ResourceRef, terms: Sequence[str], filters: Filters,
-                        limit: int) -> list[str]:
+    def text_candidates(
+        self, scope: ResourceRef, terms: Sequence[str], filters: Filters, limit: int
+    ) -> list[str]:
         if not terms:
             return []
         where, params = filter_sql(filters)
         match = f'scope_token : "{scope_token(scope.key)}" AND ({fts_query(terms)})'
-        rows = self.db.read(lambda c: c.execute(
-            "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
-            f"WHERE facts_fts MATCH ? AND f.scope = ?{where} "
-            "ORDER BY bm25(facts_fts, 1.0, 0.0), f.seq LIMIT ?",
-            (match, scope.key, *params, limit)).fetchall())
+        rows = self.db.read(
+            lambda c: c.execute(
+                "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
+                f"WHERE facts_fts MATCH ? AND f.scope = ?{where} "
+                "ORDER BY bm25(facts_fts, 1.0, 0.0), f.seq LIMIT ?",
+                (match, scope.key, *params, limit),
+            ).fetchall()
+        )
         return [r[0] for r in rows]
 
-    def vector_candidates(self, scope: ResourceRef, vector: Vectors, filters: Filters,
-                          limit: int) -> list[str]:
+    def vector_candidates(
+        self, scope: ResourceRef, vector: Vectors, filters: Filters, limit: int
+    ) -> list[str]:
         def work(conn: sqlite3.Connection) -> list[str]:
             allowed = None
             if not filters.empty:
                 where, params = filter_sql(filters)
-                allowed = {r[0] for r in conn.execute(
-                    f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}",
-                    (scope.key, *params))}
+                allowed = {
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}", (scope.key, *params)
+                    )
+                }
             return self.vectors.search(conn, scope.key, vector, allowed, limit)
 
         return self.db.read(work)
@@ -271,15 +358,14 @@ class SQLiteStore:
         self.db.write(lambda conn: _write_model(conn, record))
 
     def has_facts(self) -> bool:
-        return self.db.read(lambda c: c.execute("SELECT 1 FROM facts LIMIT 1").fetchone()
-                            is not None)
+        return self.db.read(
+            lambda c: c.execute("SELECT 1 FROM facts LIMIT 1").fetchone() is not None
+        )
 
     def iter_fact_texts(self, batch: int) -> Iterator[list[tuple[int, str]]]:
         last = 0
         while True:
-            rows = self.db.read(lambda c: c.execute(
-                "SELECT seq, content FROM facts WHERE seq > ? ORDER BY seq LIMIT ?",
-                (last, batch)).fetchall())
+            rows = self.db.read(_texts_after(last, batch))
             if not rows:
                 return
             yield [(int(r[0]), str(r[1])) for r in rows]
@@ -289,17 +375,29 @@ class SQLiteStore:
         def work(conn: sqlite3.Connection) -> None:
             scopes = set()
             for seq, vector in rows:
-                conn.execute("UPDATE facts SET vector = ? WHERE seq = ?",
-                             (vector.astype("<f4").tobytes(), seq))
+                conn.execute(
+                    "UPDATE facts SET vector = ? WHERE seq = ?",
+                    (vector.astype("<f4").tobytes(), seq),
+                )
             for (scope,) in conn.execute(
-                    f"SELECT DISTINCT scope FROM facts WHERE seq IN "
-                    f"({', '.join(str(int(s)) for s, _ in rows)})"):
+                f"SELECT DISTINCT scope FROM facts WHERE seq IN "
+                f"({', '.join(str(int(s)) for s, _ in rows)})"
+            ):
                 scopes.add(scope)
             for scope in scopes:
                 _bump(conn, scope, appended_only=False)
 
         if rows:
             self.db.write(work)
+
+
+def _texts_after(last: int, batch: int) -> Callable[[sqlite3.Connection], list[Any]]:
+    def work(conn: sqlite3.Connection) -> list[Any]:
+        return conn.execute(
+            "SELECT seq, content FROM facts WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch)
+        ).fetchall()
+
+    return work
 
 
 def _new_id() -> str:
@@ -309,7 +407,9 @@ def _new_id() -> str:
 def _entry(row: tuple[object, ...]) -> WorkingEntry:
     key, value, version, updated, expires = row
     return WorkingEntry(
-        key=str(key), value=json.loads(str(value)), version=int(str(version)),
+        key=str(key),
+        value=json.loads(str(value)),
+        version=int(str(version)),
         updated_at=from_us(int(str(updated))),
         expires_at=None if expires is None else from_us(int(str(expires))),
     )
@@ -319,17 +419,27 @@ def _bump(conn: sqlite3.Connection, scope: str, *, appended_only: bool) -> None:
     conn.execute(
         "INSERT INTO scope_state (scope, version, epoch) VALUES (?, 1, 0) "
         "ON CONFLICT (scope) DO UPDATE SET version = version + 1, epoch = epoch + ?",
-        (scope, 0 if appended_only else 1))
+        (scope, 0 if appended_only else 1),
+    )
 
 
-def _by_hashes(conn: sqlite3.Connection, scope: str, hashes: Sequence[str]) -> list[Fact]:
+def _by_hashes(
+    conn: sqlite3.Connection, scope: str, hashes: Sequence[str]
+) -> list[tuple[str, Fact]]:
+    """The scope's facts with these content hashes, each with its hash."""
     unique = list(dict.fromkeys(hashes))
-    found: list[Fact] = []
+    found: list[tuple[str, Fact]] = []
     for start in range(0, len(unique), 500):
         chunk = unique[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
-        found.extend(to_fact(r) for r in conn.execute(
-            f"{_SELECT_FACT} WHERE scope = ? AND content_hash IN ({marks})", (scope, *chunk)))
+        found.extend(
+            (r[0], to_fact(r[1:]))
+            for r in conn.execute(
+                f"SELECT content_hash, {FACT_COLUMNS} FROM facts "
+                f"WHERE scope = ? AND content_hash IN ({marks})",
+                (scope, *chunk),
+            )
+        )
     return found
 
 
@@ -337,24 +447,35 @@ def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -
     expired: list[str] = []
     over: list[str] = []
     if caps.max_age_us:
-        expired = [r[0] for r in conn.execute(
-            "DELETE FROM facts WHERE scope = ? AND created_at < ? RETURNING id",
-            (scope, now_us - caps.max_age_us))]
+        expired = [
+            r[0]
+            for r in conn.execute(
+                "DELETE FROM facts WHERE scope = ? AND created_at < ? RETURNING id",
+                (scope, now_us - caps.max_age_us),
+            )
+        ]
     if caps.max_facts:
         count = conn.execute("SELECT count(*) FROM facts WHERE scope = ?", (scope,)).fetchone()[0]
         if count > caps.max_facts:
-            over = [r[0] for r in conn.execute(
-                "DELETE FROM facts WHERE seq IN (SELECT seq FROM facts WHERE scope = ? "
-                "ORDER BY created_at, seq LIMIT ?) RETURNING id",
-                (scope, count - caps.max_facts))]
+            over = [
+                r[0]
+                for r in conn.execute(
+                    "DELETE FROM facts WHERE seq IN (SELECT seq FROM facts WHERE scope = ? "
+                    "ORDER BY created_at, seq LIMIT ?) RETURNING id",
+                    (scope, count - caps.max_facts),
+                )
+            ]
     if expired or over:
         _bump(conn, scope, appended_only=False)
     return Compaction(expired, over)
 
 
 def _model_record(conn: sqlite3.Connection) -> ModelRecord | None:
-    rows = dict(conn.execute(
-        "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dimension')"))
+    rows = dict(
+        conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dimension')"
+        )
+    )
     if "embedding_model" not in rows:
         return None
     return ModelRecord(rows["embedding_model"], int(rows["embedding_dimension"]))
@@ -364,22 +485,28 @@ def _write_model(conn: sqlite3.Connection, record: ModelRecord) -> None:
     conn.executemany(
         "INSERT INTO meta (key, value) VALUES (?, ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [("embedding_model", record.model), ("embedding_dimension", str(record.dimension))])
+        [("embedding_model", record.model), ("embedding_dimension", str(record.dimension))],
+    )
 
 
 def _check_model(conn: sqlite3.Connection, model: ModelRecord) -> None:
     stored = _model_record(conn)
-    if stored is None:
-        _write_model(conn, model)
-    elif stored != model:
+    if stored == model:
+        return
+    if stored is not None and conn.execute("SELECT 1 FROM facts LIMIT 1").fetchone():
         raise EmbedderMismatch(mismatch_message(stored, model))
+    _write_model(conn, model)  # first vectors of this store (or of an emptied one)
 
 
 def mismatch_message(stored: ModelRecord, model: ModelRecord) -> str:
     if stored.dimension != model.dimension:
-        return (f"this store's vectors have {stored.dimension} dimensions (model "
-                f"{stored.model!r}); the embedder {model.model!r} gives {model.dimension}. "
-                "Nothing was written")
-    return (f"this store's vectors were written by model {stored.model!r}; the embedder is "
-            f"{model.model!r} (same dimension, but vectors are not comparable). "
-            "Nothing was written")
+        return (
+            f"this store's vectors have {stored.dimension} dimensions (model "
+            f"{stored.model!r}); the embedder {model.model!r} gives {model.dimension}. "
+            "Nothing was written"
+        )
+    return (
+        f"this store's vectors were written by model {stored.model!r}; the embedder is "
+        f"{model.model!r} (same dimension, but vectors are not comparable). "
+        "Nothing was written"
+    )

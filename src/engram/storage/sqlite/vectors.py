@@ -63,8 +63,14 @@ class VectorIndex:
         self._scopes: OrderedDict[str, _ScopeVectors] = OrderedDict()
         self._lock = threading.Lock()
 
-    def search(self, conn: sqlite3.Connection, scope: str, query: npt.NDArray[np.float32],
-               allowed: set[int] | None, limit: int) -> list[str]:
+    def search(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        query: npt.NDArray[np.float32],
+        allowed: set[int] | None,
+        limit: int,
+    ) -> list[str]:
         """Ids of the ``limit`` nearest facts of ``scope`` (by cosine), best first.
 
         ``conn`` must be inside a read transaction, so the state and rows agree.
@@ -87,10 +93,7 @@ class VectorIndex:
             limit = min(limit, int(mask.sum()))
         if limit <= 0:
             return []
-        if limit < count:
-            top = np.argpartition(-scores, limit - 1)[:limit]
-        else:
-            top = np.arange(count)
+        top = np.argpartition(-scores, limit - 1)[:limit] if limit < count else np.arange(count)
         top = top[np.lexsort((seqs[top], -scores[top]))]
         return [ids[i] for i in top]
 
@@ -98,8 +101,9 @@ class VectorIndex:
         with self._lock:
             self._scopes.pop(scope, None)
 
-    def _current(self, conn: sqlite3.Connection, scope: str, version: int,
-                 epoch: int) -> _ScopeVectors:
+    def _current(
+        self, conn: sqlite3.Connection, scope: str, version: int, epoch: int
+    ) -> _ScopeVectors:
         entry = self._scopes.get(scope)
         if entry is not None and entry.epoch == epoch and entry.version == version:
             self._scopes.move_to_end(scope)

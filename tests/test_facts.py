@@ -1,0 +1,213 @@
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import engram
+from engram import Conflict, InvalidInput, Note, NotFound, ResourceRef, SourceRef
+
+
+def test_remember_returns_a_fact(mem: engram.Memory, ref: ResourceRef) -> None:
+    before = datetime.now(UTC)
+    fact = mem.remember(
+        ref,
+        "  upgraded to Pro on the 3rd  ",
+        type="billing",
+        tags=["plan", "billing"],
+        metadata={"origin": "chat"},
+    )
+    assert fact.id.startswith("f_")
+    assert fact.content == "upgraded to Pro on the 3rd"
+    assert fact.scope == ref
+    assert fact.verified is False and fact.source_ref is None
+    assert fact.type == "billing" and fact.tags == ("billing", "plan")
+    assert fact.metadata == {"origin": "chat"}
+    assert before <= fact.created_at == fact.updated_at <= datetime.now(UTC)
+    assert fact.corrected_by is None and fact.corrected_at is None
+    assert mem.fact(ref, fact.id) == fact
+
+
+def test_verified_is_computed_from_the_source(mem: engram.Memory, ref: ResourceRef) -> None:
+    fact = mem.remember(ref, "refund confirmed", source_ref=SourceRef("sb-1", 42))
+    assert fact.verified is True
+    assert mem.fact(ref, fact.id).source_ref == SourceRef("sb-1", 42)
+    with pytest.raises(TypeError):
+        mem.remember(ref, "claims to be verified", verified=True)  # type: ignore[call-arg]
+
+
+def test_same_text_twice_returns_the_stored_fact(
+    mem: engram.Memory, ref: ResourceRef, hashing: engram.HashingEmbedder
+) -> None:
+    first = mem.remember(ref, "the customer prefers email")
+    texts = hashing.texts_embedded
+    again = mem.remember(ref, "the  customer prefers email ")
+    assert again.id == first.id
+    assert hashing.texts_embedded == texts  # a duplicate costs no embedding
+    assert mem.count(ref) == 1
+    other_scope = mem.remember(ResourceRef("someone-else"), "the customer prefers email")
+    assert other_scope.id != first.id
+
+
+def test_batch_is_one_embedding_call_and_keeps_order(
+    mem: engram.Memory, ref: ResourceRef, hashing: engram.HashingEmbedder
+) -> None:
+    existing = mem.remember(ref, "b")
+    calls = hashing.calls
+    facts = mem.remember_many(ref, ["a", "b", Note("c", source_ref=SourceRef("s", 1)), "a"])
+    assert hashing.calls == calls + 1
+    assert [f.content for f in facts] == ["a", "b", "c", "a"]
+    assert facts[1].id == existing.id and facts[0].id == facts[3].id
+    assert facts[2].verified
+    assert mem.count(ref) == 3
+
+
+def test_an_invalid_note_refuses_the_whole_batch(mem: engram.Memory, ref: ResourceRef) -> None:
+    with pytest.raises(InvalidInput, match="empty"):
+        mem.remember_many(ref, ["fine", "   "])
+    assert mem.count(ref) == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("", "empty"), ("   ", "empty"), ("x" * 2001, "2001 characters"), (None, "string")],
+)
+def test_bad_content_is_refused(
+    mem: engram.Memory, ref: ResourceRef, content: object, message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        mem.remember(ref, content)  # type: ignore[arg-type]
+    assert mem.count(ref) == 0
+
+
+def test_two_thousand_characters_are_accepted(mem: engram.Memory, ref: ResourceRef) -> None:
+    assert len(mem.remember(ref, "y" * 2000).content) == 2000
+
+
+def test_bad_source_ref_tags_and_metadata(mem: engram.Memory, ref: ResourceRef) -> None:
+    with pytest.raises(InvalidInput, match="entry_index"):
+        mem.remember(ref, "x", source_ref=SourceRef("sb", -1))
+    with pytest.raises(InvalidInput, match="tags"):
+        mem.remember(ref, "x", tags="single")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="metadata"):
+        mem.remember(ref, "x", metadata={"k": float("inf")})
+    with pytest.raises(InvalidInput, match="timezone"):
+        mem.remember(ref, "x", created_at=datetime(2024, 1, 1))
+
+
+def test_correct_rewrites_in_place(
+    mem: engram.Memory, ref: ResourceRef, hashing: engram.HashingEmbedder
+) -> None:
+    fact = mem.remember(ref, "upgraded to Pro on the 3rd", source_ref=SourceRef("sb", 1))
+    calls = hashing.calls
+    fixed = mem.correct(ref, fact.id, "upgraded to Pro on the 4th", by="user-42")
+    assert hashing.calls == calls + 1  # re-embedded
+    assert fixed.id == fact.id and fixed.content == "upgraded to Pro on the 4th"
+    assert fixed.created_at == fact.created_at
+    assert fixed.updated_at > fact.updated_at
+    assert fixed.corrected_by == "user-42" and fixed.corrected_at == fixed.updated_at
+    assert fixed.verified
+    hits = mem.recall(ref, "4th", mode="text")
+    assert [h.fact.id for h in hits] == [fact.id]
+    assert mem.recall(ref, "3rd", mode="text") == []  # the old words left the index
+    top = mem.recall(ref, "upgraded to Pro on the 4th", mode="vector", top_k=1)
+    assert top[0].fact.id == fact.id
+
+
+def test_correct_refusals(mem: engram.Memory, ref: ResourceRef) -> None:
+    fact = mem.remember(ref, "a fact")
+    other = mem.remember(ref, "another fact")
+    with pytest.raises(InvalidInput, match="empty"):
+        mem.correct(ref, fact.id, " ")
+    with pytest.raises(InvalidInput, match="2001"):
+        mem.correct(ref, fact.id, "z" * 2001)
+    with pytest.raises(NotFound):
+        mem.correct(ref, "f_missing", "words")
+    with pytest.raises(NotFound):
+        mem.correct(ResourceRef("intruder"), fact.id, "words")
+    with pytest.raises(Conflict, match=other.id):
+        mem.correct(ref, fact.id, "another fact")
+    assert mem.fact(ref, fact.id).content == "a fact"
+
+
+def test_forget_is_scoped_and_idempotent(mem: engram.Memory, ref: ResourceRef) -> None:
+    fact = mem.remember(ref, "secret")
+    assert mem.forget(ResourceRef("intruder"), fact.id) is False
+    assert mem.fact(ref, fact.id).content == "secret"
+    assert mem.forget(ref, fact.id) is True
+    assert mem.forget(ref, fact.id) is False
+    with pytest.raises(NotFound):
+        mem.fact(ref, fact.id)
+    assert mem.recall(ref, "secret", mode="hybrid") == []
+
+
+def test_forget_all_confirms_the_count(mem: engram.Memory, ref: ResourceRef) -> None:
+    mem.remember_many(ref, [f"fact number {i}" for i in range(12)])
+    keep = mem.remember(ResourceRef("bystander"), "fact number 1")
+    with pytest.raises(Conflict, match="holds 12 facts"):
+        mem.forget_all(ref, expected_count=11)
+    assert mem.count(ref) == 12
+    assert mem.forget_all(ref, expected_count=12) == 12
+    assert mem.count(ref) == 0
+    assert mem.facts(ref).facts == []
+    assert mem.recall(ref, "fact number", mode="hybrid") == []
+    assert mem.fact(keep.scope, keep.id) == keep
+    assert mem.forget_all(ref, expected_count=0) == 0
+
+
+def test_forget_all_beyond_a_thousand(mem: engram.Memory, ref: ResourceRef) -> None:
+    mem.remember_many(ref, [f"item {i}" for i in range(2500)])
+    assert mem.forget_all(ref, expected_count=2500) == 2500
+    assert mem.count(ref) == 0
+    assert mem.recall(ref, "item", top_k=100) == []
+
+
+def test_facts_page_newest_first(mem: engram.Memory, ref: ResourceRef) -> None:
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    notes = [Note(f"event {i}", created_at=base + timedelta(hours=i % 7)) for i in range(23)]
+    mem.remember_many(ref, notes)
+    seen = []
+    cursor = None
+    while True:
+        page = mem.facts(ref, limit=5, before=cursor)
+        seen.extend(page.facts)
+        if page.next_before is None:
+            break
+        cursor = page.next_before
+    assert len(seen) == 23 and len({f.id for f in seen}) == 23
+    stamps = [f.created_at for f in seen]
+    assert stamps == sorted(stamps, reverse=True)
+    assert mem.facts(ref).next_before is None
+    with pytest.raises(InvalidInput, match="cursor"):
+        mem.facts(ref, before="not-a-cursor")
+    with pytest.raises(InvalidInput, match="limit"):
+        mem.facts(ref, limit=1001)
+
+
+def test_listing_is_served_by_the_index(
+    mem: engram.Memory, ref: ResourceRef, db_path: Path
+) -> None:
+    mem.remember(ref, "one")
+    conn = sqlite3.connect(db_path)
+    plan = " ".join(
+        row[-1]
+        for row in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM facts WHERE scope = ? AND (created_at, seq) < (?, ?) "
+            "ORDER BY created_at DESC, seq DESC LIMIT 100",
+            ("r:user-42", 1 << 62, 1 << 62),
+        )
+    )
+    conn.close()
+    assert "facts_by_age" in plan
+    assert "TEMP B-TREE" not in plan  # no sort of the whole scope
+
+
+def test_facts_survive_reopening(db_path: Path, ref: ResourceRef) -> None:
+    embedder = engram.HashingEmbedder(64)
+    with engram.open(db_path, embedder=embedder) as memory:
+        fact = memory.remember(ref, "durable words", tags=["t"])
+    with engram.open(db_path, embedder=embedder) as memory:
+        assert memory.fact(ref, fact.id) == fact
+        assert memory.recall(ref, "durable", top_k=1)[0].fact.id == fact.id

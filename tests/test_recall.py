@@ -1,0 +1,165 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import engram
+from engram import CapabilityMissing, InvalidInput, Note, ResourceRef, SourceRef
+
+
+def test_hybrid_fuses_both_halves(mem: engram.Memory, ref: ResourceRef) -> None:
+    mem.remember_many(ref, ["the deploy runs nightly", "lunch is at noon", "deploys need review"])
+    hits = mem.recall(ref, "deploy", top_k=3)
+    assert {h.fact.content for h in hits[:2]} == {"the deploy runs nightly", "deploys need review"}
+    assert all(h.text_rank is not None and h.vector_rank is not None for h in hits[:2])
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_full_text_stems_words(mem: engram.Memory, ref: ResourceRef) -> None:
+    fact = mem.remember(ref, "she was running marathons")
+    assert [h.fact.id for h in mem.recall(ref, "runs a marathon", mode="text")] == [fact.id]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced', "a AND OR NOT b", "NEAR(x y)", "col:term", "x*", "(((", "-", "🙂", "'; --"],
+)
+def test_queries_are_never_syntax(mem: engram.Memory, ref: ResourceRef, query: str) -> None:
+    mem.remember(ref, "a b x y term")
+    mem.recall(ref, query)  # no error, whatever the characters
+
+
+def test_filters_bind_both_halves_before_fusion(mem: engram.Memory, ref: ResourceRef) -> None:
+    # Sixty decoys match the query better than the one fact of the wanted type; a filter
+    # applied after cutting the candidate lists would lose it.
+    decoys = [Note(f"invoice invoice invoice {i}", type="decoy") for i in range(60)]
+    target = Note(
+        "the invoice was paid", type="billing", tags=("paid",), source_ref=SourceRef("sb", 3)
+    )
+    mem.remember_many(ref, [*decoys, target])
+    hits = mem.recall(ref, "invoice invoice invoice", type="billing")
+    assert [h.fact.content for h in hits] == ["the invoice was paid"]
+    assert hits[0].text_rank == 1 and hits[0].vector_rank == 1
+    assert [h.fact.content for h in mem.recall(ref, "invoice", tags=["paid"])] == [
+        "the invoice was paid"
+    ]
+    assert [h.fact.content for h in mem.recall(ref, "invoice", verified_only=True)] == [
+        "the invoice was paid"
+    ]
+    assert mem.recall(ref, "invoice", tags=["paid", "missing"]) == []
+
+
+def test_time_window_filters(mem: engram.Memory, ref: ResourceRef) -> None:
+    start = datetime(2023, 5, 1, tzinfo=UTC)
+    mem.remember_many(
+        ref, [Note(f"trip day {d}", created_at=start + timedelta(days=d)) for d in range(10)]
+    )
+    hits = mem.recall(
+        ref,
+        "trip",
+        top_k=100,
+        created_after=start + timedelta(days=2),
+        created_before=start + timedelta(days=5),
+    )
+    assert sorted(h.fact.content for h in hits) == ["trip day 3", "trip day 4"]
+    vector_only = mem.recall(
+        ref, "trip", top_k=100, mode="vector", created_after=start + timedelta(days=7)
+    )
+    assert sorted(h.fact.content for h in vector_only) == ["trip day 8", "trip day 9"]
+
+
+def test_top_k_default_and_limits(mem: engram.Memory, ref: ResourceRef) -> None:
+    mem.remember_many(ref, [f"note {i}" for i in range(120)])
+    assert len(mem.recall(ref, "note")) == 5
+    assert len(mem.recall(ref, "note", top_k=100)) == 100
+    for bad in (0, 101, -3, 2.5, "5"):
+        with pytest.raises(InvalidInput, match="top_k"):
+            mem.recall(ref, "note", top_k=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="query"):
+        mem.recall(ref, "   ")
+    with pytest.raises(InvalidInput, match="mode"):
+        mem.recall(ref, "note", mode="magic")  # type: ignore[arg-type]
+
+
+def test_recall_stays_in_its_scope(mem: engram.Memory) -> None:
+    a, b = ResourceRef("corp", team_id="acme"), ResourceRef("acme:corp")
+    mem.remember(a, "alpha secret plan")
+    mem.remember(b, "beta secret plan")
+    for mode in ("hybrid", "text", "vector"):
+        assert [h.fact.content for h in mem.recall(a, "secret plan", mode=mode)] == [
+            "alpha secret plan"
+        ]
+    assert mem.recall(ResourceRef("nobody"), "secret plan") == []
+
+
+def test_recall_without_an_embedder_refuses(db_path: Path, ref: ResourceRef) -> None:
+    with engram.open(db_path, embedder=engram.HashingEmbedder(64)) as memory:
+        memory.remember(ref, "stored with vectors")
+    with engram.open(db_path, embedder=None) as memory:
+        with pytest.raises(CapabilityMissing, match="recall by meaning needs an embedder"):
+            memory.recall(ref, "stored")
+        with pytest.raises(CapabilityMissing):
+            memory.remember(ref, "more")
+        assert [h.fact.content for h in memory.recall(ref, "stored", mode="text")] == [
+            "stored with vectors"
+        ]
+        assert memory.count(ref) == 1
+        assert len(memory.facts(ref).facts) == 1
+
+
+def test_recall_after_changes_sees_them(mem: engram.Memory, ref: ResourceRef) -> None:
+    first = mem.remember(ref, "apples are red")
+    assert mem.recall(ref, "apples", mode="vector", top_k=1)[0].fact.id == first.id
+    second = mem.remember(ref, "pears are green")
+    assert mem.recall(ref, "pears green", mode="vector", top_k=1)[0].fact.id == second.id
+    mem.forget(ref, second.id)
+    assert [h.fact.id for h in mem.recall(ref, "pears green", mode="vector")] == [first.id]
+    mem.correct(ref, first.id, "bananas are yellow")
+    assert mem.recall(ref, "bananas yellow", mode="vector", top_k=1)[0].fact.id == first.id
+
+
+def test_another_process_writes_are_seen(db_path: Path, ref: ResourceRef) -> None:
+    embedder = engram.HashingEmbedder(64)
+    reader = engram.open(db_path, embedder=embedder)
+    writer = engram.open(db_path, embedder=embedder)  # its own connections and index
+    try:
+        reader.remember(ref, "first words")
+        assert len(reader.recall(ref, "words", mode="vector")) == 1
+        gone = writer.remember(ref, "second words")
+        assert len(reader.recall(ref, "words", mode="vector")) == 2
+        writer.forget(ref, gone.id)
+        assert [h.fact.content for h in reader.recall(ref, "words", mode="vector")] == [
+            "first words"
+        ]
+    finally:
+        reader.close()
+        writer.close()
+
+
+MEANING = [
+    ("what pet does the user have?", "I adopted a golden retriever puppy last week"),
+    ("how should we contact the customer?", "the customer prefers to be reached by email"),
+    ("which city does she live in?", "she moved to Lisbon in March"),
+    ("what does he do for a living?", "he works as a nurse at the county hospital"),
+]
+
+
+def test_recall_by_meaning_with_the_local_model(local_mem: engram.Memory, ref: ResourceRef) -> None:
+    local_mem.remember_many(
+        ref,
+        [fact for _, fact in MEANING]
+        + [
+            "the meeting was moved to Thursday",
+            "we ordered pizza for the team",
+            "the build failed on the integration tests",
+            "the invoice is due next month",
+        ],
+    )
+    for question, answer in MEANING:
+        vector = local_mem.recall(ref, question, top_k=1, mode="vector")
+        assert vector[0].fact.content == answer, question
+        hybrid = local_mem.recall(ref, question, top_k=2)
+        assert answer in [h.fact.content for h in hybrid], question

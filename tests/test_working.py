@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engram
+from engram import Conflict, InvalidInput, NotFound, ResourceRef
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.text(max_size=20)
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def test_set_get_and_overwrite(mem: engram.Memory, ref: ResourceRef) -> None:
+    first = mem.working.set(ref, "plan", {"tier": "pro"})
+    assert first.version == 1
+    assert mem.working.get(ref, "plan") == {"tier": "pro"}
+    second = mem.working.set(ref, "plan", "basic")
+    assert second.version == 2
+    assert mem.working.get(ref, "plan") == "basic"
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=json_values)
+def test_any_json_value_round_trips(mem: engram.Memory, value: object) -> None:
+    ref = ResourceRef("roundtrip")
+    mem.working.set(ref, "k", value)
+    assert mem.working.get(ref, "k") == value
+
+
+def test_missing_key_is_not_found(mem: engram.Memory, ref: ResourceRef) -> None:
+    with pytest.raises(NotFound, match="'nope'"):
+        mem.working.get(ref, "nope")
+
+
+def test_delete_is_idempotent(mem: engram.Memory, ref: ResourceRef) -> None:
+    mem.working.set(ref, "k", 1)
+    assert mem.working.delete(ref, "k") is True
+    assert mem.working.delete(ref, "k") is False
+    with pytest.raises(NotFound):
+        mem.working.get(ref, "k")
+
+
+def test_value_limit_is_64_kib_encoded(mem: engram.Memory, ref: ResourceRef) -> None:
+    exact = "x" * (64 * 1024 - 2)  # two quote characters make it exactly 64 KiB
+    mem.working.set(ref, "big", exact)
+    assert mem.working.get(ref, "big") == exact
+    with pytest.raises(InvalidInput, match="65537 bytes"):
+        mem.working.set(ref, "big", exact + "x")
+    multibyte = "é" * (32 * 1024)  # 2 bytes each: 64 KiB + quotes
+    with pytest.raises(InvalidInput, match="64 KiB"):
+        mem.working.set(ref, "other", multibyte)
+    assert mem.working.get(ref, "big") == exact  # the refused write changed nothing
+    with pytest.raises(NotFound):
+        mem.working.get(ref, "other")
+
+
+@pytest.mark.parametrize("value", [float("nan"), {1, 2}, object(), b"bytes"])
+def test_non_json_values_are_refused(mem: engram.Memory, ref: ResourceRef, value: object) -> None:
+    with pytest.raises(InvalidInput, match="not JSON"):
+        mem.working.set(ref, "k", value)
+
+
+@pytest.mark.parametrize("key", ["", "x" * 257, "a\x00", "\udc80", 7])
+def test_bad_keys_are_refused(mem: engram.Memory, ref: ResourceRef, key: object) -> None:
+    with pytest.raises(InvalidInput):
+        mem.working.set(ref, key, 1)  # type: ignore[arg-type]
+
+
+def test_key_of_256_characters_is_accepted(mem: engram.Memory, ref: ResourceRef) -> None:
+    mem.working.set(ref, "名" * 256, 1)
+    assert mem.working.get(ref, "名" * 256) == 1
+
+
+def test_list_pages_in_utf8_byte_order(mem: engram.Memory, ref: ResourceRef) -> None:
+    keys = ["b", "a", "Z", "é", "z", "名", "🙂", "aa", "\uffff", "0"]
+    for key in keys:
+        mem.working.set(ref, key, key)
+    expected = sorted(keys, key=lambda k: k.encode("utf-8"))
+    seen: list[str] = []
+    after = None
+    while True:
+        page = mem.working.list(ref, after=after, limit=3)
+        seen.extend(entry.key for entry in page.entries)
+        if page.next_after is None:
+            break
+        assert len(page.entries) == 3
+        after = page.next_after
+    assert seen == expected
+    # UTF-8 byte order differs from code-point order only above the BMP; check it matters
+    assert expected.index("🙂") > expected.index("\uffff")
+
+
+def test_list_defaults_and_limits(mem: engram.Memory, ref: ResourceRef) -> None:
+    for i in range(105):
+        mem.working.set(ref, f"k{i:03d}", i)
+    page = mem.working.list(ref)
+    assert len(page.entries) == 100
+    assert page.next_after == "k099"
+    assert len(mem.working.list(ref, after=page.next_after).entries) == 5
+    assert mem.working.list(ref, after="k104").next_after is None
+    assert len(mem.working.list(ref, limit=1000).entries) == 105
+    for bad in (0, 1001, -1, "10", True):
+        with pytest.raises(InvalidInput, match="limit"):
+            mem.working.list(ref, limit=bad)  # type: ignore[arg-type]
+
+
+def test_compare_and_set(mem: engram.Memory, ref: ResourceRef) -> None:
+    created = mem.working.set(ref, "n", 1, expected_version=0)
+    with pytest.raises(Conflict, match="version 1, not 0"):
+        mem.working.set(ref, "n", 2, expected_version=0)
+    mem.working.set(ref, "n", 2, expected_version=created.version)
+    with pytest.raises(Conflict):
+        mem.working.set(ref, "n", 3, expected_version=created.version)
+    assert mem.working.entry(ref, "n").value == 2
+    assert mem.working.entry(ref, "n").version == 2
+
+
+def test_ttl_hides_and_then_frees_the_key(mem: engram.Memory, ref: ResourceRef) -> None:
+    mem.working.set(ref, "short", 1, ttl=timedelta(milliseconds=50))
+    mem.working.set(ref, "long", 1, ttl=timedelta(hours=1))
+    assert mem.working.get(ref, "short") == 1
+    time.sleep(0.08)
+    with pytest.raises(NotFound):
+        mem.working.get(ref, "short")
+    assert [e.key for e in mem.working.list(ref).entries] == ["long"]
+    mem.working.set(ref, "short", 2, expected_version=0)  # an expired key counts as unset
+    with pytest.raises(InvalidInput, match="ttl"):
+        mem.working.set(ref, "x", 1, ttl=timedelta(0))
+
+
+def test_scopes_are_apart(mem: engram.Memory) -> None:
+    a = ResourceRef("corp", team_id="acme")
+    b = ResourceRef("acme:corp")
+    mem.working.set(a, "k", "team")
+    mem.working.set(b, "k", "colon")
+    assert mem.working.get(a, "k") == "team"
+    assert mem.working.get(b, "k") == "colon"
+    mem.working.delete(a, "k")
+    assert mem.working.get(b, "k") == "colon"
+
+
+def test_working_memory_works_without_an_embedder(db_path: Path, ref: ResourceRef) -> None:
+    with engram.open(db_path, embedder=None) as memory:
+        memory.working.set(ref, "k", [1, 2])
+        assert memory.working.get(ref, "k") == [1, 2]

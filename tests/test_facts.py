@@ -194,8 +194,8 @@ def test_listing_is_served_by_the_index(
     plan = " ".join(
         row[-1]
         for row in conn.execute(
-            "EXPLAIN QUERY PLAN SELECT id FROM facts WHERE scope = ? AND (created_at, seq) < (?, ?) "
-            "ORDER BY created_at DESC, seq DESC LIMIT 100",
+            "EXPLAIN QUERY PLAN SELECT id FROM facts WHERE scope = ? "
+            "AND (created_at, seq) < (?, ?) ORDER BY created_at DESC, seq DESC LIMIT 100",
             ("r:user-42", 1 << 62, 1 << 62),
         )
     )

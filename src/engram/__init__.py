@@ -29,6 +29,7 @@ from engram.core.models import (
 )
 from engram.core.scopes import ResourceRef
 from engram.embedders.hashing import HashingEmbedder
+from engram.embedders.remote import RemoteEmbedder
 from engram.opening import open
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "NotFound",
     "Note",
     "RecallHit",
+    "RemoteEmbedder",
     "ResourceRef",
     "SourceRef",
     "StorageFailure",

@@ -1,0 +1,1 @@
+"""The ``engram`` command line: a thin shell over the library (see :mod:`engram.cli.main`)."""

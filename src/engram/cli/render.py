@@ -1,0 +1,211 @@
+"""What the command line prints: each result as JSON data and as concise human lines."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from engram.core.models import (
+    Compaction,
+    Fact,
+    FactPage,
+    ForkResult,
+    JSONValue,
+    RecallHit,
+    SourceRef,
+    WorkingEntry,
+    WorkingPage,
+)
+from engram.core.ports import Embedder
+from engram.core.scopes import ResourceRef
+
+JSONData = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """One command's result: ``data`` for ``--json``, ``lines`` for people."""
+
+    data: JSONData
+    lines: list[str] = field(default_factory=list)
+
+    def text(self, as_json: bool) -> str:
+        if as_json:
+            return dumps(self.data)
+        return "\n".join(self.lines)
+
+
+def dumps(data: JSONValue) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _time(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def scope_data(ref: ResourceRef) -> JSONData:
+    return {"resource_id": ref.resource_id, "team_id": ref.team_id}
+
+
+def _source_data(source: SourceRef | None) -> JSONData | None:
+    if source is None:
+        return None
+    return {"sandbox_id": source.sandbox_id, "entry_index": source.entry_index}
+
+
+def fact_data(fact: Fact) -> JSONData:
+    return {
+        "id": fact.id,
+        "scope": scope_data(fact.scope),
+        "content": fact.content,
+        "verified": fact.verified,
+        "source_ref": _source_data(fact.source_ref),
+        "type": fact.type,
+        "tags": list(fact.tags),
+        "metadata": fact.metadata,
+        "created_at": _time(fact.created_at),
+        "updated_at": _time(fact.updated_at),
+        "corrected_by": fact.corrected_by,
+        "corrected_at": _time(fact.corrected_at),
+    }
+
+
+def fact_line(fact: Fact) -> str:
+    """``f_…  [verified]  content  type=T tags=a,b``"""
+    line = f"{fact.id}  [{'verified' if fact.verified else 'unverified'}]  {fact.content}"
+    extras = []
+    if fact.type is not None:
+        extras.append(f"type={fact.type}")
+    if fact.tags:
+        extras.append("tags=" + ",".join(fact.tags))
+    return "  ".join([line, " ".join(extras)]) if extras else line
+
+
+def fact(found: Fact) -> Output:
+    return Output(fact_data(found), [fact_line(found)])
+
+
+def facts(remembered: Sequence[Fact]) -> Output:
+    return Output({"facts": [fact_data(f) for f in remembered]}, [fact_line(f) for f in remembered])
+
+
+def facts_page(page: FactPage) -> Output:
+    lines = [fact_line(f) for f in page.facts] or ["no facts in this scope"]
+    if page.next_before is not None:
+        lines.append(f"more follow: --before {page.next_before}")
+    return Output(
+        {"facts": [fact_data(f) for f in page.facts], "next_before": page.next_before}, lines
+    )
+
+
+def recall_hits(hits: Sequence[RecallHit]) -> Output:
+    data = [
+        {
+            "fact": fact_data(h.fact),
+            "score": h.score,
+            "text_rank": h.text_rank,
+            "vector_rank": h.vector_rank,
+        }
+        for h in hits
+    ]
+    lines = [f"{h.score:.4f}  {fact_line(h.fact)}" for h in hits] or ["nothing recalled"]
+    return Output({"hits": data}, lines)
+
+
+def forgotten(fact_id: str, existed: bool) -> Output:
+    line = f"forgot {fact_id}" if existed else f"no fact {fact_id} in this scope; nothing to forget"
+    return Output({"id": fact_id, "forgotten": existed}, [line])
+
+
+def forgotten_all(count: int) -> Output:
+    return Output({"forgotten": count}, [f"forgot {count} fact{'' if count == 1 else 's'}"])
+
+
+def entry_data(entry: WorkingEntry) -> JSONData:
+    return {
+        "key": entry.key,
+        "value": entry.value,
+        "version": entry.version,
+        "updated_at": _time(entry.updated_at),
+        "expires_at": _time(entry.expires_at),
+    }
+
+
+def entry_value(entry: WorkingEntry) -> Output:
+    return Output(entry_data(entry), [dumps(entry.value)])
+
+
+def entry_set(entry: WorkingEntry) -> Output:
+    expiry = f", expires {_time(entry.expires_at)}" if entry.expires_at else ""
+    return Output(entry_data(entry), [f"set {entry.key} (version {entry.version}{expiry})"])
+
+
+def entry_deleted(key: str, existed: bool) -> Output:
+    line = f"deleted {key}" if existed else f"{key} was not set; nothing to delete"
+    return Output({"key": key, "deleted": existed}, [line])
+
+
+def working_page(page: WorkingPage) -> Output:
+    lines = [f"{e.key} = {dumps(e.value)}" for e in page.entries] or ["no working-memory keys"]
+    if page.next_after is not None:
+        lines.append(f"more follow: --after {page.next_after}")
+    return Output(
+        {"entries": [entry_data(e) for e in page.entries], "next_after": page.next_after}, lines
+    )
+
+
+def forked(result: ForkResult) -> Output:
+    line = (
+        f"forked into {result.ref.resource_id}: {result.facts_copied} facts and "
+        f"{result.working_keys_copied} working-memory keys copied"
+    )
+    return Output(
+        {
+            "scope": scope_data(result.ref),
+            "facts_copied": result.facts_copied,
+            "working_keys_copied": result.working_keys_copied,
+        },
+        [line],
+    )
+
+
+def compacted(result: Compaction) -> Output:
+    line = (
+        f"removed {result.removed} facts ({len(result.expired)} past the max age, "
+        f"{len(result.over_cap)} over the max count)"
+    )
+    return Output(
+        {"expired": result.expired, "over_cap": result.over_cap, "removed": result.removed}, [line]
+    )
+
+
+def error_data(code: str, message: str, hint: str | None = None) -> JSONData:
+    body: JSONData = {"code": code, "message": message}
+    if hint is not None:
+        body["hint"] = hint
+    return {"error": body}
+
+
+def status(path: str, embedder: Embedder | None, db_arg: str) -> Output:
+    """Where the store is, which model embeds into it, and how to start using it."""
+    model = None if embedder is None else {"model": embedder.model, "dimension": embedder.dimension}
+    db = shlex.quote(db_arg)
+    lines = [
+        f"engram store: {path}",
+        "embedder: "
+        + (
+            f"{embedder.model} ({embedder.dimension} dimensions)"
+            if embedder
+            else "none (working memory and listing only; recall needs one)"
+        ),
+        "try:",
+        f"  engram --db {db} remember 'prefers dark mode' --resource user-42",
+        f"  engram --db {db} recall 'display preferences' --resource user-42",
+        f"  engram --db {db} working set plan '{{\"step\": 1}}' --resource user-42",
+        "  engram --help",
+    ]
+    return Output({"path": path, "embedder": model}, lines)

@@ -1,0 +1,388 @@
+"""The ``engram`` command line: real SQLite files, in-process ``main`` and the real script."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import engram
+from engram.cli.main import main
+from engram.core.memory import Memory, Note
+
+Run = tuple[int, str, str]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Run:
+    """Runs one command in-process; returns its exit code, stdout and stderr."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    code, out, err = run(capsys, "--json", *argv)
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "engram.db")
+
+
+def scoped(db: str, *argv: str, resource: str = "user-42") -> list[str]:
+    """``argv`` with the store, the scope and no embedder (for commands that never embed)."""
+    return [*argv, "--db", db, "--resource", resource, "--embedder", "none"]
+
+
+def engram_script() -> str:
+    found = shutil.which("engram") or str(Path(sys.executable).parent / "engram")
+    assert Path(found).exists(), "the engram console script is not installed"
+    return found
+
+
+# -- facts ----------------------------------------------------------------------------
+def test_remember_recall_facts_round_trip(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    user = ["--db", db, "--resource", "user-42"]
+    tagged = "--source sess-7:12 --type billing --tag plan --tag pro".split()
+    fact = run_json(capsys, "remember", "upgraded to the Pro plan on the 3rd", *user, *tagged)
+    assert fact["id"].startswith("f_")
+    assert fact["verified"] is True
+    assert fact["source_ref"] == {"sandbox_id": "sess-7", "entry_index": 12}
+    assert fact["tags"] == ["plan", "pro"]
+    run_json(capsys, "--db", db, "remember", "likes green tea", "--resource", "user-42")
+
+    hits = run_json(capsys, "recall", "which subscription plan", *user, "--top-k", "1")["hits"]
+    assert [h["fact"]["id"] for h in hits] == [fact["id"]]
+    assert hits[0]["score"] > 0 and hits[0]["vector_rank"] == 1
+    assert "text_rank" in hits[0]
+
+    listed = run_json(capsys, "facts", *scoped(db))
+    assert [f["content"] for f in listed["facts"]] == [
+        "likes green tea",
+        "upgraded to the Pro plan on the 3rd",
+    ]
+    assert [f["verified"] for f in listed["facts"]] == [False, True]
+    assert listed["next_before"] is None
+
+
+def test_remember_prints_one_concise_line(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    code, out, _ = run(
+        capsys,
+        "remember",
+        "prefers dark mode",
+        "--db",
+        db,
+        "--resource",
+        "user-42",
+        "--source",
+        "s1:0",
+    )
+    assert code == 0
+    fact_id, flag, content = out.strip().split("  ")
+    assert fact_id.startswith("f_") and flag == "[verified]" and content == "prefers dark mode"
+
+
+def test_remember_from_stdin_is_one_batch(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    original = Memory.remember_many
+
+    def counting(self: Memory, ref: engram.ResourceRef, notes: Sequence[Note | str]) -> Any:
+        calls.append(len(notes))
+        return original(self, ref, notes)
+
+    monkeypatch.setattr(Memory, "remember_many", counting)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("likes tea\n\n   \n  prefers dark mode \n"))
+    remembered = run_json(
+        capsys, "remember", "-", "--db", db, "--resource", "user-42", "--type", "pref"
+    )["facts"]
+    assert calls == [2]
+    assert [f["content"] for f in remembered] == ["likes tea", "prefers dark mode"]
+    assert {f["type"] for f in remembered} == {"pref"}
+    assert len(run_json(capsys, "facts", *scoped(db))["facts"]) == 2
+
+
+def test_remember_from_empty_stdin_is_refused(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n  \n"))
+    code, _, err = run(capsys, "remember", "-", "--db", db, "--resource", "user-42")
+    assert code == 2
+    assert err.startswith("error[invalid_input]: no facts on stdin")
+
+
+def test_facts_pages_with_the_printed_cursor(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    for text in ("first fact", "second fact", "third fact"):
+        run_json(capsys, "remember", text, "--db", db, "--resource", "user-42")
+    code, out, _ = run(capsys, "facts", "--limit", "2", *scoped(db))
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert [line.split("  ")[-1] for line in lines[:2]] == ["third fact", "second fact"]
+    cursor = lines[2].removeprefix("more follow: --before ")
+    assert cursor != lines[2]
+    page = run_json(capsys, "facts", "--limit", "2", "--before", cursor, *scoped(db))
+    assert [f["content"] for f in page["facts"]] == ["first fact"]
+    assert page["next_before"] is None
+
+
+def test_correct_and_forget(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    fact = run_json(capsys, "remember", "lives in Lyon", "--db", db, "--resource", "user-42")
+    fixed = run_json(
+        capsys,
+        "correct",
+        fact["id"],
+        "lives in Paris",
+        "--by",
+        "support",
+        "--db",
+        db,
+        "--resource",
+        "user-42",
+    )
+    assert (fixed["id"], fixed["content"], fixed["corrected_by"]) == (
+        fact["id"],
+        "lives in Paris",
+        "support",
+    )
+    assert fixed["corrected_at"] is not None
+    assert run_json(capsys, "forget", fact["id"], *scoped(db))["forgotten"] is True
+    assert run_json(capsys, "forget", fact["id"], *scoped(db))["forgotten"] is False
+    assert run_json(capsys, "facts", *scoped(db))["facts"] == []
+
+
+def test_forget_all_conflict_forgets_nothing(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    for text in ("likes tea", "likes coffee"):
+        run_json(capsys, "remember", text, "--db", db, "--resource", "user-42")
+    code, out, err = run(capsys, "--json", "forget-all", "--expected-count", "1", *scoped(db))
+    assert code == 4
+    assert err.startswith("error[conflict]: ")
+    assert json.loads(out)["error"]["code"] == "conflict"
+    assert len(run_json(capsys, "facts", *scoped(db))["facts"]) == 2
+    assert run_json(capsys, "forget-all", "--expected-count", "2", *scoped(db)) == {"forgotten": 2}
+    assert run_json(capsys, "facts", *scoped(db))["facts"] == []
+
+
+def test_recall_without_an_embedder_is_capability_missing(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    code, out, err = run(capsys, "--json", "recall", "anything", *scoped(db))
+    assert code == 5
+    assert err.startswith("error[capability_missing]: ")
+    assert json.loads(out)["error"]["code"] == "capability_missing"
+    code, out, _ = run(capsys, "--json", "recall", "anything", "--mode", "text", *scoped(db))
+    assert (code, json.loads(out)) == (0, {"hits": []})
+
+
+# -- working memory -------------------------------------------------------------------
+def test_working_set_get_list_delete(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    entry = run_json(capsys, "working", "set", "plan", '{"step": 1}', *scoped(db))
+    assert (entry["key"], entry["value"], entry["version"]) == ("plan", {"step": 1}, 1)
+    code, out, _ = run(
+        capsys, "working", "set", "plan", '{"step": 2}', "--expected-version", "1", *scoped(db)
+    )
+    assert (code, out.strip()) == (0, "set plan (version 2)")
+    run_json(capsys, "working", "set", "mood", '"calm"', "--ttl-seconds", "60", *scoped(db))
+
+    code, out, _ = run(capsys, "working", "get", "plan", *scoped(db))
+    assert (code, json.loads(out)) == (0, {"step": 2})
+    listed = run_json(capsys, "working", "list", *scoped(db))
+    assert [(e["key"], e["value"]) for e in listed["entries"]] == [
+        ("mood", "calm"),
+        ("plan", {"step": 2}),
+    ]
+    assert listed["entries"][0]["expires_at"] is not None
+    page = run_json(capsys, "working", "list", "--limit", "1", *scoped(db))
+    assert page["next_after"] == "mood"
+    after = run_json(capsys, "working", "list", "--after", "mood", *scoped(db))
+    assert [e["key"] for e in after["entries"]] == ["plan"]
+
+    assert run_json(capsys, "working", "delete", "plan", *scoped(db))["deleted"] is True
+    assert run_json(capsys, "working", "delete", "plan", *scoped(db))["deleted"] is False
+
+
+def test_working_set_refuses_a_value_that_is_not_json(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    code, out, err = run(capsys, "--json", "working", "set", "plan", "not json", *scoped(db))
+    assert code == 2
+    assert err.startswith("error[invalid_input]: the value is not valid JSON")
+    assert json.loads(out)["error"]["code"] == "invalid_input"
+    assert run_json(capsys, "working", "list", *scoped(db))["entries"] == []
+
+
+def test_working_get_of_a_missing_key_is_not_found(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    code, out, err = run(capsys, "working", "get", "nope", *scoped(db))
+    assert (code, out) == (3, "")
+    assert err.startswith("error[not_found]: ") and "'nope'" in err
+
+
+def test_working_set_with_a_stale_version_is_a_conflict(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    run_json(capsys, "working", "set", "plan", "1", *scoped(db))
+    code, _, err = run(
+        capsys, "working", "set", "plan", "2", "--expected-version", "0", *scoped(db)
+    )
+    assert code == 4 and err.startswith("error[conflict]: ")
+    assert run_json(capsys, "working", "get", "plan", *scoped(db))["value"] == 1
+
+
+# -- scopes ---------------------------------------------------------------------------
+def test_fork_copies_facts_and_working_memory(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    run_json(capsys, "remember", "likes tea", "--db", db, "--resource", "parent", "--team", "t1")
+    run_json(
+        capsys, "working", "set", "plan", "[1, 2]", *scoped(db, "--team", "t1", resource="parent")
+    )
+    forked = run_json(capsys, "fork", "child", *scoped(db, "--team", "t1", resource="parent"))
+    assert forked == {
+        "scope": {"resource_id": "child", "team_id": "t1"},
+        "facts_copied": 1,
+        "working_keys_copied": 1,
+    }
+    child = scoped(db, "--team", "t1", resource="child")
+    assert [f["content"] for f in run_json(capsys, "facts", *child)["facts"]] == ["likes tea"]
+    assert run_json(capsys, "working", "get", "plan", *child)["value"] == [1, 2]
+    assert run_json(capsys, "facts", *scoped(db, resource="child"))["facts"] == []
+
+
+def test_compact_removes_the_oldest_beyond_the_cap(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    ids = [
+        run_json(capsys, "remember", text, "--db", db, "--resource", "user-42")["id"]
+        for text in ("oldest fact", "middle fact", "newest fact")
+    ]
+    result = run_json(capsys, "compact", "--max-facts", "1", *scoped(db))
+    assert (sorted(result["over_cap"]), result["expired"], result["removed"]) == (
+        sorted(ids[:2]),
+        [],
+        2,
+    )
+    assert [f["id"] for f in run_json(capsys, "facts", *scoped(db))["facts"]] == [ids[2]]
+    code, out, _ = run(capsys, "compact", "--max-age-seconds", "0", *scoped(db))
+    assert (code, out.strip()) == (0, "removed 0 facts (0 past the max age, 0 over the max count)")
+
+
+# -- options, errors, status ----------------------------------------------------------
+def test_global_options_work_before_and_after_the_subcommand(
+    capsys: pytest.CaptureFixture[str], db: str, tmp_path: Path
+) -> None:
+    before = ["--db", db, "--resource", "a", "--embedder", "none"]
+    run_json(capsys, *before, "working", "set", "k", '"before"')
+    assert run_json(capsys, "working", "get", "k", *scoped(db, resource="a"))["value"] == "before"
+    other = str(tmp_path / "other.db")
+    after = ["--db", other, "--embedder", "none"]
+    run_json(capsys, "--db", db, "--resource", "a", "working", "set", "k", '"after"', *after)
+    assert run_json(capsys, "working", "get", "k", *scoped(other, resource="a"))["value"] == "after"
+    assert run_json(capsys, "working", "get", "k", *scoped(db, resource="a"))["value"] == "before"
+
+
+def test_db_defaults_to_the_environment(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "from-env.db"
+    monkeypatch.setenv("ENGRAM_DB_PATH", str(target))
+    monkeypatch.setenv("ENGRAM_EMBEDDER", "none")
+    status = run_json(capsys, "status")
+    assert status == {"path": str(target), "embedder": None}
+    assert target.exists()
+
+
+def test_argument_errors_exit_2(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    code, out, err = run(capsys, "--json", "recall", "x", "--top-k", "many", *scoped(db))
+    assert code == 2 and err.startswith("error[invalid_input]: argument --top-k")
+    assert json.loads(out)["error"]["code"] == "invalid_input"
+    code, _, err = run(capsys, "facts", "--db", db, "--embedder", "none")
+    assert code == 2 and "needs --resource" in err
+    code, _, err = run(
+        capsys, "remember", "x", "--source", "no-index", "--db", db, "--resource", "r"
+    )
+    assert code == 2 and "SANDBOX_ID:ENTRY_INDEX" in err
+    assert run(capsys, "--db", db)[0] == 2
+    assert not Path(db).exists()
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "working", "set", "--help")
+    assert code == 0 and "JSON_VALUE" in out and "--expected-version" in out
+
+
+def test_a_store_in_a_missing_directory_is_a_storage_failure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "missing" / "engram.db"
+    code, out, err = run(capsys, "--json", "working", "list", *scoped(str(bad)))
+    assert code == 7
+    assert err.startswith("error[storage_failure]: ") and str(bad) in err
+    assert json.loads(out)["error"]["code"] == "storage_failure"
+
+
+def test_unexpected_errors_are_internal_without_a_traceback(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> engram.Memory:
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(engram, "open", broken)
+    monkeypatch.delenv("ENGRAM_DEBUG", raising=False)
+    code, out, err = run(capsys, "working", "list", *scoped(db))
+    assert (code, out, err) == (70, "", "error[internal]: internal error\n")
+    monkeypatch.setenv("ENGRAM_DEBUG", "1")
+    code, _, err = run(capsys, "working", "list", *scoped(db))
+    assert code == 70 and "Traceback" in err and "secret detail" in err
+
+
+def test_status_shows_the_store_the_model_and_examples(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    code, out, _ = run(capsys, "--db", db, "status")
+    assert code == 0
+    assert f"engram store: {db}" in out
+    assert "all-MiniLM-L6-v2 (384 dimensions)" in out
+    assert f"engram --db {db} remember" in out
+    assert Path(db).exists()
+    assert run_json(capsys, "status", "--db", db, "--embedder", "none")["embedder"] is None
+
+
+# -- the installed script -------------------------------------------------------------
+def test_the_console_script(tmp_path: Path) -> None:
+    db = str(tmp_path.resolve() / "engram.db")
+    env = {**os.environ, "ENGRAM_EMBEDDER": "none"}
+    env.pop("ENGRAM_DB_PATH", None)
+
+    def script(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [engram_script(), *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+            check=False,
+        )
+
+    done = script("--db", "./engram.db", "status")
+    assert done.returncode == 0, done.stderr
+    assert f"engram store: {db}" in done.stdout and "embedder: none" in done.stdout
+    done = script(
+        "--db", db, "--json", "working", "set", "plan", '{"step": 3}', "--resource", "user-42"
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["version"] == 1
+    done = script("working", "get", "plan", "--db", db, "--resource", "user-42")
+    assert (done.returncode, json.loads(done.stdout)) == (0, {"step": 3})
+    done = script("working", "get", "gone", "--db", db, "--resource", "user-42")
+    assert done.returncode == 3 and done.stderr.startswith("error[not_found]: ")
+    assert "Traceback" not in done.stderr

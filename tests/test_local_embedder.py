@@ -1,0 +1,132 @@
+"""LocalEmbedder (int8 ONNX) against the fp32 all-MiniLM-L6-v2 reference.
+
+The reference vectors in ``fixtures/minilm_reference.json`` were made with
+sentence-transformers and PyTorch outside this project's environment, by
+``fixtures/make_minilm_reference.py``; these tests need neither.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import engram
+from engram.embedders import local
+from engram.embedders.local import LocalEmbedder
+
+FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.json"
+DIMENSION = 384
+MIN_COSINE = 0.99
+MEAN_COSINE = 0.995
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    assert data["model"] == "all-MiniLM-L6-v2"
+    assert data["source"] == "sentence-transformers fp32"
+    vectors = np.array(data["vectors"], dtype=np.float64)
+    assert vectors.shape == (len(data["sentences"]), DIMENSION) == (16, DIMENSION)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    data["vectors"] = vectors
+    return data
+
+
+@pytest.fixture(scope="module")
+def ours(local_embedder: LocalEmbedder, reference: dict[str, Any]) -> np.ndarray:
+    return local_embedder.embed(reference["sentences"], "passage")
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    return (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
+def _nearest(vectors: np.ndarray) -> list[int]:
+    """For each row, the index of the most similar other row."""
+    v = vectors.astype(np.float64)
+    v = v / np.linalg.norm(v, axis=1, keepdims=True)
+    sims = v @ v.T
+    np.fill_diagonal(sims, -np.inf)
+    return [int(i) for i in sims.argmax(axis=1)]
+
+
+def test_model_name_and_dimension(local_embedder: LocalEmbedder, reference: dict) -> None:
+    assert local_embedder.model == reference["model"]
+    assert local_embedder.dimension == DIMENSION
+
+
+def test_matches_the_fp32_reference(
+    ours: np.ndarray, reference: dict[str, Any], record_property: Any
+) -> None:
+    cosines = _cosines(ours, reference["vectors"])
+    low, mean = float(cosines.min()), float(cosines.mean())
+    record_property("min_cosine", round(low, 6))
+    record_property("mean_cosine", round(mean, 6))
+    print(f"int8 vs fp32 cosine: min {low:.6f}, mean {mean:.6f}")
+    detail = ", ".join(f"{i}:{c:.4f}" for i, c in enumerate(cosines))
+    message = f"min cosine {low:.6f}, mean {mean:.6f} (per sentence: {detail})"
+    worst = int(cosines.argmin())
+    assert low >= MIN_COSINE, f"{message}; worst: {reference['sentences'][worst][:80]!r}"
+    assert mean >= MEAN_COSINE, message
+
+
+def test_nearest_neighbours_agree_with_the_reference(
+    ours: np.ndarray, reference: dict[str, Any]
+) -> None:
+    expected = _nearest(reference["vectors"])
+    got = _nearest(ours)
+    differ = [
+        (reference["sentences"][i][:40], expected[i], got[i])
+        for i in range(len(expected))
+        if expected[i] != got[i]
+    ]
+    assert got == expected, f"top-1 differs (sentence, reference, ours): {differ}"
+
+
+def test_output_is_float32_unit_vectors(ours: np.ndarray, reference: dict[str, Any]) -> None:
+    assert isinstance(ours, np.ndarray)
+    assert ours.shape == (len(reference["sentences"]), DIMENSION)
+    assert ours.dtype == np.float32
+    assert np.isfinite(ours).all()
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_batching_does_not_change_results(
+    local_embedder: LocalEmbedder, reference: dict[str, Any]
+) -> None:
+    sentences: list[str] = reference["sentences"]
+    words = sentences[10].split()  # slices of the long text give many lengths
+    texts = [
+        sentences[i % len(sentences)] if i % 3 else " ".join(words[: 1 + (i * 7) % 90])
+        for i in range(70)
+    ]
+    lengths = [len(t) for t in texts]
+    assert len(texts) > local.BATCH
+    assert sentences[10] in texts  # past 256 tokens: truncated inside a batch too
+    assert lengths != sorted(lengths)  # the embedder reorders by length and back
+    together = local_embedder.embed(texts, "passage")
+    alone = np.stack([local_embedder.embed([t], "passage")[0] for t in texts])
+    assert together.shape == alone.shape == (70, DIMENSION)
+    worst = float(np.abs(together - alone).max())
+    assert worst <= 1e-5, f"batched and one-by-one vectors differ by up to {worst:.2e}"
+
+
+def test_embedding_nothing(local_embedder: LocalEmbedder) -> None:
+    out = local_embedder.embed([], "passage")
+    assert out.shape == (0, DIMENSION)
+    assert out.dtype == np.float32
+
+
+def test_a_model_file_with_the_wrong_hash_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "MODEL_SHA256", "0" * 64)
+    monkeypatch.setattr(local, "_verified", set())  # forget the files already checked
+    with pytest.raises(engram.StorageFailure, match="sha256") as caught:
+        LocalEmbedder()
+    assert "model file" in str(caught.value)
+    assert not local._verified  # nothing was marked good

@@ -211,3 +211,19 @@ def test_facts_survive_reopening(db_path: Path, ref: ResourceRef) -> None:
     with engram.open(db_path, embedder=embedder) as memory:
         assert memory.fact(ref, fact.id) == fact
         assert memory.recall(ref, "durable", top_k=1)[0].fact.id == fact.id
+
+
+def test_lookups_by_id_use_the_id_index(
+    mem: engram.Memory, ref: ResourceRef, db_path: Path
+) -> None:
+    from engram.storage.sqlite import store
+
+    mem.remember(ref, "one")
+    conn = sqlite3.connect(db_path)
+    for sql, params in [
+        (f"SELECT id FROM facts WHERE id IN (?, ?) AND {store._IN_SCOPE}", ("a", "b", "s")),
+        (f"DELETE FROM facts WHERE id = ? AND {store._IN_SCOPE}", ("a", "s")),
+    ]:
+        plan = " ".join(row[-1] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+        assert "(id=?)" in plan, plan  # not a walk of the whole scope
+    conn.close()

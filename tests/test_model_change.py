@@ -18,7 +18,7 @@ def _fill(db_path: Path, embedder: engram.HashingEmbedder, ref: ResourceRef) -> 
 
 def _vectors(db_path: Path) -> list[bytes]:
     conn = sqlite3.connect(db_path)
-    rows = [r[0] for r in conn.execute("SELECT vector FROM facts ORDER BY seq")]
+    rows = [r[0] for r in conn.execute("SELECT vector FROM fact_vectors ORDER BY fact")]
     conn.close()
     return rows
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -29,6 +30,7 @@ from engram.core.scopes import ResourceRef
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
+_HALVES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram-recall")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,14 +242,25 @@ class Memory:
         if mode not in ("hybrid", "text", "vector"):
             raise InvalidInput(f"mode must be hybrid, text or vector, got {mode!r}")
         pool = max(CANDIDATE_POOL, 2 * k)
-        text_ids: list[str] = []
-        vector_ids: list[str] = []
-        if mode != "text":
-            embedder = self._require_embedder("recall by meaning")
+        embedder = self._require_embedder("recall by meaning") if mode != "text" else None
+
+        def by_text() -> list[str]:
+            return self._store.text_candidates(ref, query.terms(text), filters, pool)
+
+        def by_vector(embedder: Embedder) -> list[str]:
             vector = embedder.embed([text], "query")[0]
-            vector_ids = self._store.vector_candidates(ref, vector, filters, pool)
-        if mode != "vector":
-            text_ids = self._store.text_candidates(ref, query.terms(text), filters, pool)
+            return self._store.vector_candidates(ref, vector, filters, pool)
+
+        if embedder is None:
+            text_ids, vector_ids = by_text(), []
+        elif mode == "vector":
+            text_ids, vector_ids = [], by_vector(embedder)
+        else:
+            # The halves are independent and both release the GIL (SQLite, the model,
+            # numpy), so the full-text half runs while the query is embedded and searched.
+            pending = _HALVES.submit(by_text)
+            vector_ids = by_vector(embedder)
+            text_ids = pending.result()
         fused = fuse(text_ids, vector_ids)[:k]
         found = self._store.facts_by_ids(ref, [f.id for f in fused])
         return [

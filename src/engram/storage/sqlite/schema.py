@@ -31,7 +31,6 @@ MIGRATIONS: tuple[str, ...] = (
         scope_token TEXT NOT NULL,
         content TEXT NOT NULL,
         content_hash TEXT NOT NULL,
-        vector BLOB NOT NULL,
         source_sandbox TEXT,
         source_entry INTEGER,
         type TEXT,
@@ -44,6 +43,12 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (scope, content_hash)
     );
     CREATE INDEX facts_by_age ON facts (scope, created_at, seq);
+
+    -- Vectors live apart from the rows, so scans and joins over facts stay narrow.
+    CREATE TABLE fact_vectors (
+        fact INTEGER PRIMARY KEY,
+        vector BLOB NOT NULL
+    );
 
     CREATE TABLE fact_tags (
         fact INTEGER NOT NULL,
@@ -73,6 +78,7 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT INTO facts_fts (facts_fts, rowid, content, scope_token)
         VALUES ('delete', old.seq, old.content, old.scope_token);
         DELETE FROM fact_tags WHERE fact = old.seq;
+        DELETE FROM fact_vectors WHERE fact = old.seq;
     END;
     CREATE TRIGGER facts_au AFTER UPDATE OF content ON facts BEGIN
         INSERT INTO facts_fts (facts_fts, rowid, content, scope_token)

@@ -31,6 +31,32 @@ def fts_query(terms: Sequence[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
+def text_candidates_sql(
+    match: str, scope: str, filters: Filters, limit: int
+) -> tuple[str, list[object]]:
+    """The best ``limit`` full-text matches in ``scope`` (BM25 over the content column).
+
+    Unfiltered, FTS5 ranks and cuts inside its own index and only the cut rows are
+    joined (the scope token already narrows the match to the scope; the join on
+    ``facts.scope`` stays the authority). Filtered, every match is joined and filtered
+    before the cut, so a filter never loses a row that the cut would have dropped.
+    """
+    if filters.empty:
+        sql = (
+            "SELECT f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0) AS score "
+            "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS m "
+            "JOIN facts f ON f.seq = m.rowid WHERE f.scope = ? ORDER BY m.score, f.seq"
+        )
+        return sql, [match, limit, scope]
+    where, params = filter_sql(filters)
+    sql = (
+        "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
+        f"WHERE facts_fts MATCH ? AND f.scope = ?{where} "
+        "ORDER BY bm25(facts_fts, 1.0, 0.0), f.seq LIMIT ?"
+    )
+    return sql, [match, scope, *params, limit]
+
+
 def filter_sql(filters: Filters, alias: str = "f") -> tuple[str, list[object]]:
     """A conjunction (starting with AND) restricting facts ``alias`` to ``filters``."""
     clauses: list[str] = []

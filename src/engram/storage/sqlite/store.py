@@ -15,10 +15,20 @@ from engram.core.models import Caps, Compaction, Fact, Filters, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.scopes import ResourceRef
 from engram.storage.sqlite.database import Database
-from engram.storage.sqlite.sql import FACT_COLUMNS, filter_sql, fts_query, scope_token, to_fact
+from engram.storage.sqlite.sql import (
+    FACT_COLUMNS,
+    filter_sql,
+    fts_query,
+    scope_token,
+    text_candidates_sql,
+    to_fact,
+)
 from engram.storage.sqlite.vectors import VectorIndex
 
 _SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts"
+# Lookups by id go through the id index; the unary + keeps the planner from choosing
+# the scope index instead (which walks the whole scope), while still checking scope.
+_IN_SCOPE = "+scope = ?"
 
 
 class SQLiteStore:
@@ -124,9 +134,9 @@ class SQLiteStore:
                         f"it declares {model.dimension}"
                     )
                 cursor = conn.execute(
-                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, vector, "
+                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, "
                     "source_sandbox, source_entry, type, tags, metadata, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (scope, content_hash) DO NOTHING",
                     (
                         _new_id(),
@@ -134,7 +144,6 @@ class SQLiteStore:
                         token,
                         new.content,
                         new.content_hash,
-                        new.vector.astype("<f4").tobytes(),
                         new.source_ref.sandbox_id if new.source_ref else None,
                         new.source_ref.entry_index if new.source_ref else None,
                         new.type,
@@ -146,6 +155,10 @@ class SQLiteStore:
                 )
                 if cursor.rowcount:
                     seqs.append(cursor.lastrowid)
+                    conn.execute(
+                        "INSERT INTO fact_vectors (fact, vector) VALUES (?, ?)",
+                        (cursor.lastrowid, new.vector.astype("<f4").tobytes()),
+                    )
                     conn.executemany(
                         "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
                         [(cursor.lastrowid, scope.key, tag) for tag in new.tags],
@@ -161,7 +174,7 @@ class SQLiteStore:
     def fact_get(self, scope: ResourceRef, fact_id: str) -> Fact | None:
         row = self.db.read(
             lambda c: c.execute(
-                f"{_SELECT_FACT} WHERE scope = ? AND id = ?", (scope.key, fact_id)
+                f"{_SELECT_FACT} WHERE id = ? AND {_IN_SCOPE}", (fact_id, scope.key)
             ).fetchone()
         )
         return None if row is None else to_fact(row)
@@ -172,7 +185,7 @@ class SQLiteStore:
         marks = ", ".join("?" for _ in ids)
         rows = self.db.read(
             lambda c: c.execute(
-                f"{_SELECT_FACT} WHERE scope = ? AND id IN ({marks})", (scope.key, *ids)
+                f"{_SELECT_FACT} WHERE id IN ({marks}) AND {_IN_SCOPE}", (*ids, scope.key)
             ).fetchall()
         )
         return {r[0]: to_fact(r) for r in rows}
@@ -218,22 +231,17 @@ class SQLiteStore:
             ).fetchone()
             if other is not None:
                 raise Conflict(f"this scope already holds that text as fact {other[0]}")
-            changed = conn.execute(
-                "UPDATE facts SET content = ?, content_hash = ?, vector = ?, updated_at = ?, "
-                "corrected_by = ?, corrected_at = ? WHERE scope = ? AND id = ?",
-                (
-                    content,
-                    content_hash,
-                    vector.astype("<f4").tobytes(),
-                    now_us,
-                    by,
-                    now_us,
-                    scope.key,
-                    fact_id,
-                ),
-            ).rowcount
-            if not changed:
+            row = conn.execute(
+                f"UPDATE facts SET content = ?, content_hash = ?, updated_at = ?, "
+                f"corrected_by = ?, corrected_at = ? WHERE id = ? AND {_IN_SCOPE} RETURNING seq",
+                (content, content_hash, now_us, by, now_us, fact_id, scope.key),
+            ).fetchone()
+            if row is None:
                 raise NotFound(f"no fact {fact_id!r} in this scope")
+            conn.execute(
+                "UPDATE fact_vectors SET vector = ? WHERE fact = ?",
+                (vector.astype("<f4").tobytes(), row[0]),
+            )
             _bump(conn, scope.key, appended_only=False)
             return to_fact(conn.execute(f"{_SELECT_FACT} WHERE id = ?", (fact_id,)).fetchone())
 
@@ -243,7 +251,7 @@ class SQLiteStore:
         def work(conn: sqlite3.Connection) -> bool:
             gone = (
                 conn.execute(
-                    "DELETE FROM facts WHERE scope = ? AND id = ?", (scope.key, fact_id)
+                    f"DELETE FROM facts WHERE id = ? AND {_IN_SCOPE}", (fact_id, scope.key)
                 ).rowcount
                 > 0
             )
@@ -287,7 +295,7 @@ class SQLiteStore:
                 (child.key, now_us, parent.key, now_us),
             ).rowcount
             rows = conn.execute(
-                "SELECT seq, content, content_hash, vector, source_sandbox, source_entry, type, "
+                "SELECT seq, content, content_hash, source_sandbox, source_entry, type, "
                 "tags, metadata, created_at, updated_at, corrected_by, corrected_at "
                 "FROM facts WHERE scope = ? ORDER BY seq",
                 (parent.key,),
@@ -296,14 +304,19 @@ class SQLiteStore:
             token = scope_token(child.key)
             for seq, *rest in rows:
                 cursor = conn.execute(
-                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, vector, "
+                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, "
                     "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
                     "corrected_by, corrected_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?) ON CONFLICT (scope, content_hash) DO NOTHING",
+                    "?) ON CONFLICT (scope, content_hash) DO NOTHING",
                     (_new_id(), child.key, token, *rest),
                 )
                 if cursor.rowcount:
                     copied += 1
+                    conn.execute(
+                        "INSERT INTO fact_vectors (fact, vector) "
+                        "SELECT ?, vector FROM fact_vectors WHERE fact = ?",
+                        (cursor.lastrowid, seq),
+                    )
                     conn.execute(
                         "INSERT INTO fact_tags (fact, scope, tag) SELECT ?, ?, tag "
                         "FROM fact_tags WHERE fact = ?",
@@ -321,17 +334,11 @@ class SQLiteStore:
     ) -> list[str]:
         if not terms:
             return []
-        where, params = filter_sql(filters)
-        match = f'scope_token : "{scope_token(scope.key)}" AND ({fts_query(terms)})'
-        rows = self.db.read(
-            lambda c: c.execute(
-                "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
-                f"WHERE facts_fts MATCH ? AND f.scope = ?{where} "
-                "ORDER BY bm25(facts_fts, 1.0, 0.0), f.seq LIMIT ?",
-                (match, scope.key, *params, limit),
-            ).fetchall()
-        )
-        return [r[0] for r in rows]
+        # Query words match the content column only (never the scope token), which also
+        # spares bm25 the work of scoring the token column.
+        match = f'scope_token : "{scope_token(scope.key)}" AND content : ({fts_query(terms)})'
+        sql, params = text_candidates_sql(match, scope.key, filters, limit)
+        return [r[0] for r in self.db.read(lambda c: c.execute(sql, params).fetchall())]
 
     def vector_candidates(
         self, scope: ResourceRef, vector: Vectors, filters: Filters, limit: int
@@ -376,7 +383,7 @@ class SQLiteStore:
             scopes = set()
             for seq, vector in rows:
                 conn.execute(
-                    "UPDATE facts SET vector = ? WHERE seq = ?",
+                    "UPDATE fact_vectors SET vector = ? WHERE fact = ?",
                     (vector.astype("<f4").tobytes(), seq),
                 )
             for (scope,) in conn.execute(

@@ -111,7 +111,8 @@ class VectorIndex:
         if entry is None or entry.epoch != epoch:
             entry = _ScopeVectors(version, epoch, last_seq=-1, dimension=0)
         rows = conn.execute(
-            "SELECT seq, id, vector FROM facts WHERE scope = ? AND seq > ? ORDER BY seq",
+            "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+            "WHERE f.scope = ? AND f.seq > ? ORDER BY f.seq",
             (scope, entry.last_seq),
         ).fetchall()
         entry.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])

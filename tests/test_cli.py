@@ -62,7 +62,7 @@ def test_remember_recall_facts_round_trip(capsys: pytest.CaptureFixture[str], db
     run_json(capsys, "--db", db, "remember", "likes green tea", "--resource", "user-42")
 
     hits = run_json(capsys, "recall", "which subscription plan", *user, "--top-k", "1")["hits"]
-    assert [h["fact"]["id"] for h in hits] == [fact["id"]]
+    assert [h["fact"]["id"] for h in hits["hits"]] == [fact["id"]]
     assert hits[0]["score"] > 0 and hits[0]["vector_rank"] == 1
     assert "text_rank" in hits[0]
 
@@ -386,3 +386,11 @@ def test_the_console_script(tmp_path: Path) -> None:
     done = script("working", "get", "gone", "--db", db, "--resource", "user-42")
     assert done.returncode == 3 and done.stderr.startswith("error[not_found]: ")
     assert "Traceback" not in done.stderr
+
+
+def test_remember_with_context(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    scoped = ("--db", db, "--resource", "user-42", "--embedder", "local")
+    fact = run_json(capsys, "remember", "Yes, twice!", "--context", "Been to Lisbon?", *scoped)
+    assert fact["context"] == "Been to Lisbon?"
+    hits = run_json(capsys, "recall", "Lisbon", "--mode", "text", *scoped)
+    assert [h["fact"]["id"] for h in hits["hits"]] == [fact["id"]]

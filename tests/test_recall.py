@@ -163,3 +163,23 @@ def test_recall_by_meaning_with_the_local_model(local_mem: engram.Memory, ref: R
         assert vector[0].fact.content == answer, question
         hybrid = local_mem.recall(ref, question, top_k=2)
         assert answer in [h.fact.content for h in hybrid], question
+
+
+def test_context_helps_find_a_fact_without_being_part_of_it(
+    mem: engram.Memory, ref: ResourceRef
+) -> None:
+    turn = mem.remember(ref, "Yes, twice last year!", context="Ana: Have you ever been to Lisbon?")
+    mem.remember(ref, "the weather was fine")
+    assert turn.content == "Yes, twice last year!"
+    assert turn.context == "Ana: Have you ever been to Lisbon?"
+    assert [h.fact.id for h in mem.recall(ref, "Lisbon trips", mode="text")] == [turn.id]
+    vector = mem.recall(ref, "Lisbon", mode="vector", top_k=2)
+    assert {h.fact.content for h in vector} == {"Yes, twice last year!", "the weather was fine"}
+    fixed = mem.correct(ref, turn.id, "Yes, three times last year!")
+    assert fixed.context == turn.context
+    assert [h.fact.id for h in mem.recall(ref, "Lisbon", mode="text")] == [turn.id]
+    child = mem.fork(ref, "copy").ref
+    copies = mem.recall(child, "Lisbon", mode="text")
+    assert [h.fact.context for h in copies] == [turn.context]
+    with pytest.raises(InvalidInput, match="8001 characters"):
+        mem.remember(ref, "x", context="c" * 8001)

@@ -81,7 +81,14 @@ def _remember(mem: Memory, args: argparse.Namespace) -> Output:
     if args.text == "-":
         return render.facts(mem.remember_many(_ref(args), _stdin_notes(args)))
     return render.fact(
-        mem.remember(_ref(args), args.text, source_ref=args.source, type=args.type, tags=args.tag)
+        mem.remember(
+            _ref(args),
+            args.text,
+            source_ref=args.source,
+            type=args.type,
+            tags=args.tag,
+            context=args.context,
+        )
     )
 
 
@@ -219,6 +226,7 @@ def _add_writing_commands(sub: Subparsers) -> None:
         type=_source,
         help="the ledger entry the fact came from (makes it verified)",
     )
+    p.add_argument("--context", metavar="TEXT", help="text that helps find the fact")
     _filters(p)
     p = _command(sub, "correct", _correct, "change a fact's words", embeds=True)
     p.add_argument("fact_id", metavar="FACT_ID")

@@ -71,6 +71,7 @@ def fact_data(fact: Fact) -> JSONData:
         "updated_at": _time(fact.updated_at),
         "corrected_by": fact.corrected_by,
         "corrected_at": _time(fact.corrected_at),
+        "context": fact.context,
     }
 
 

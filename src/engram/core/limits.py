@@ -16,6 +16,7 @@ MAX_PAGE = 1000
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 100
 MAX_FACT_CHARS = 2000
+MAX_CONTEXT_CHARS = 8000
 MAX_TAGS = 32
 MAX_LABEL_CHARS = 128
 MAX_METADATA_BYTES = 16 * 1024
@@ -79,6 +80,22 @@ def check_content(content: object, *, name: str = "content") -> str:
     except UnicodeEncodeError as exc:
         raise InvalidInput(f"{name} is not valid Unicode text (lone surrogate)") from exc
     return text
+
+
+def check_context(context: object) -> str | None:
+    """Optional text that helps find a fact; at most 8000 characters."""
+    if context is None:
+        return None
+    if not isinstance(context, str):
+        raise InvalidInput(f"context must be a string, got {type(context).__name__}")
+    text = context.strip()
+    if len(text) > MAX_CONTEXT_CHARS:
+        raise InvalidInput(f"context is {len(text)} characters; the limit is {MAX_CONTEXT_CHARS}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput("context is not valid Unicode text (lone surrogate)") from exc
+    return text or None
 
 
 def normalize_for_hash(text: str) -> str:

@@ -43,6 +43,7 @@ class Note:
     tags: Sequence[str] = ()
     metadata: dict[str, JSONValue] | None = None
     created_at: datetime | None = None
+    context: str | None = None
 
 
 class Memory:
@@ -84,13 +85,18 @@ class Memory:
         tags: Sequence[str] = (),
         metadata: dict[str, JSONValue] | None = None,
         created_at: datetime | None = None,
+        context: str | None = None,
     ) -> Fact:
         """Remembers ``content`` in the scope; the same text twice returns the stored fact.
+
+        ``context`` (up to 8000 characters) is text that helps find the fact without
+        being part of it, such as the conversation around a remembered turn: full-text
+        recall matches it; the vector is the content's alone.
 
         Raises InvalidInput (empty, over 2000 characters), CapabilityMissing (no
         embedder), UpstreamFailure (the embedder failed: nothing was stored).
         """
-        note = Note(content, source_ref, type, tags, metadata, created_at)
+        note = Note(content, source_ref, type, tags, metadata, created_at, context)
         return self.remember_many(ref, [note])[0]
 
     def remember_many(self, ref: ResourceRef, notes: Sequence[Note | str]) -> list[Fact]:
@@ -114,6 +120,7 @@ class Memory:
             NewFact(
                 content=note.content,
                 content_hash=digest,
+                context=note.context,
                 vector=vectors[by_text[note.content]],
                 created_at_us=to_us(note.created_at) if note.created_at else now,
                 source_ref=note.source_ref,
@@ -295,6 +302,7 @@ def _check_note(note: Note) -> tuple[Note, str, str]:
         tags=limits.check_tags(note.tags),
         metadata=limits.check_metadata(note.metadata),
         created_at=limits.check_time(note.created_at, "created_at"),
+        context=limits.check_context(note.context),
     )
     return checked, content_hash(text), limits.encode_value(checked.metadata)
 

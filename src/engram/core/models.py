@@ -24,6 +24,9 @@ class SourceRef:
 class Fact:
     """A piece of text remembered in a scope.
 
+    ``context`` is text that helps find the fact without being part of it (say, the
+    turns around a remembered turn of a conversation): full-text recall matches it.
+
     ``verified`` is computed from ``source_ref``; it is never read from input.
     """
 
@@ -38,6 +41,7 @@ class Fact:
     metadata: dict[str, JSONValue] = field(default_factory=dict)
     corrected_by: str | None = None
     corrected_at: datetime | None = None
+    context: str | None = None
 
     @property
     def verified(self) -> bool:

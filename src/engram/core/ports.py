@@ -41,6 +41,7 @@ class NewFact:
 
     content: str
     content_hash: str
+    context: str | None
     vector: npt.NDArray[np.float32]
     created_at_us: int
     source_ref: SourceRef | None

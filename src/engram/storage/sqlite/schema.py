@@ -31,6 +31,7 @@ MIGRATIONS: tuple[str, ...] = (
         scope_token TEXT NOT NULL,
         content TEXT NOT NULL,
         content_hash TEXT NOT NULL,
+        context TEXT,
         source_sandbox TEXT,
         source_entry INTEGER,
         type TEXT,
@@ -67,24 +68,24 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
 
     CREATE VIRTUAL TABLE facts_fts USING fts5(
-        content, scope_token, content='facts', content_rowid='seq',
+        content, scope_token, context, content='facts', content_rowid='seq',
         tokenize='porter unicode61 remove_diacritics 2'
     );
     CREATE TRIGGER facts_ai AFTER INSERT ON facts BEGIN
-        INSERT INTO facts_fts (rowid, content, scope_token)
-        VALUES (new.seq, new.content, new.scope_token);
+        INSERT INTO facts_fts (rowid, content, scope_token, context)
+        VALUES (new.seq, new.content, new.scope_token, new.context);
     END;
     CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
-        INSERT INTO facts_fts (facts_fts, rowid, content, scope_token)
-        VALUES ('delete', old.seq, old.content, old.scope_token);
+        INSERT INTO facts_fts (facts_fts, rowid, content, scope_token, context)
+        VALUES ('delete', old.seq, old.content, old.scope_token, old.context);
         DELETE FROM fact_tags WHERE fact = old.seq;
         DELETE FROM fact_vectors WHERE fact = old.seq;
     END;
-    CREATE TRIGGER facts_au AFTER UPDATE OF content ON facts BEGIN
-        INSERT INTO facts_fts (facts_fts, rowid, content, scope_token)
-        VALUES ('delete', old.seq, old.content, old.scope_token);
-        INSERT INTO facts_fts (rowid, content, scope_token)
-        VALUES (new.seq, new.content, new.scope_token);
+    CREATE TRIGGER facts_au AFTER UPDATE OF content, context ON facts BEGIN
+        INSERT INTO facts_fts (facts_fts, rowid, content, scope_token, context)
+        VALUES ('delete', old.seq, old.content, old.scope_token, old.context);
+        INSERT INTO facts_fts (rowid, content, scope_token, context)
+        VALUES (new.seq, new.content, new.scope_token, new.context);
     END;
     """,
 )

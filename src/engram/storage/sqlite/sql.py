@@ -13,7 +13,7 @@ from engram.core.scopes import parse_key
 
 FACT_COLUMNS = (
     "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
-    "metadata, corrected_by, corrected_at, seq"
+    "metadata, corrected_by, corrected_at, context, seq"
 )
 
 
@@ -34,7 +34,8 @@ def fts_query(terms: Sequence[str]) -> str:
 def text_candidates_sql(
     match: str, scope: str, filters: Filters, limit: int
 ) -> tuple[str, list[object]]:
-    """The best ``limit`` full-text matches in ``scope`` (BM25 over the content column).
+    """The best ``limit`` full-text matches in ``scope``: BM25 over a fact's content and
+    its context as one document (the scope-token column weighs nothing).
 
     Unfiltered, FTS5 ranks and cuts inside its own index and only the cut rows are
     joined (the scope token already narrows the match to the scope; the join on
@@ -43,7 +44,7 @@ def text_candidates_sql(
     """
     if filters.empty:
         sql = (
-            "SELECT f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0) AS score "
+            "SELECT f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
             "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS m "
             "JOIN facts f ON f.seq = m.rowid WHERE f.scope = ? ORDER BY m.score, f.seq"
         )
@@ -52,7 +53,7 @@ def text_candidates_sql(
     sql = (
         "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
         f"WHERE facts_fts MATCH ? AND f.scope = ?{where} "
-        "ORDER BY bm25(facts_fts, 1.0, 0.0), f.seq LIMIT ?"
+        "ORDER BY bm25(facts_fts, 1.0, 0.0, 1.0), f.seq LIMIT ?"
     )
     return sql, [match, scope, *params, limit]
 
@@ -96,6 +97,7 @@ def to_fact(row: tuple[Any, ...]) -> Fact:
         metadata,
         corrected_by,
         corrected_at,
+        context,
         _seq,
     ) = row
     return Fact(
@@ -110,4 +112,5 @@ def to_fact(row: tuple[Any, ...]) -> Fact:
         metadata=json.loads(str(metadata)),
         corrected_by=None if corrected_by is None else str(corrected_by),
         corrected_at=None if corrected_at is None else from_us(int(corrected_at)),
+        context=None if context is None else str(context),
     )

@@ -134,9 +134,9 @@ class SQLiteStore:
                         f"it declares {model.dimension}"
                     )
                 cursor = conn.execute(
-                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, "
+                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
                     "source_sandbox, source_entry, type, tags, metadata, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (scope, content_hash) DO NOTHING",
                     (
                         _new_id(),
@@ -144,6 +144,7 @@ class SQLiteStore:
                         token,
                         new.content,
                         new.content_hash,
+                        new.context,
                         new.source_ref.sandbox_id if new.source_ref else None,
                         new.source_ref.entry_index if new.source_ref else None,
                         new.type,
@@ -295,7 +296,7 @@ class SQLiteStore:
                 (child.key, now_us, parent.key, now_us),
             ).rowcount
             rows = conn.execute(
-                "SELECT seq, content, content_hash, source_sandbox, source_entry, type, "
+                "SELECT seq, content, content_hash, context, source_sandbox, source_entry, type, "
                 "tags, metadata, created_at, updated_at, corrected_by, corrected_at "
                 "FROM facts WHERE scope = ? ORDER BY seq",
                 (parent.key,),
@@ -304,10 +305,10 @@ class SQLiteStore:
             token = scope_token(child.key)
             for seq, *rest in rows:
                 cursor = conn.execute(
-                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, "
+                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
                     "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
                     "corrected_by, corrected_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?) ON CONFLICT (scope, content_hash) DO NOTHING",
+                    "?, ?) ON CONFLICT (scope, content_hash) DO NOTHING",
                     (_new_id(), child.key, token, *rest),
                 )
                 if cursor.rowcount:
@@ -334,9 +335,12 @@ class SQLiteStore:
     ) -> list[str]:
         if not terms:
             return []
-        # Query words match the content column only (never the scope token), which also
-        # spares bm25 the work of scoring the token column.
-        match = f'scope_token : "{scope_token(scope.key)}" AND content : ({fts_query(terms)})'
+        # Query words match content and context, never the scope-token column (which
+        # also spares bm25 the work of scoring it).
+        match = (
+            f'scope_token : "{scope_token(scope.key)}" '
+            f"AND {{content context}} : ({fts_query(terms)})"
+        )
         sql, params = text_candidates_sql(match, scope.key, filters, limit)
         return [r[0] for r in self.db.read(lambda c: c.execute(sql, params).fetchall())]
 

@@ -62,7 +62,7 @@ def test_remember_recall_facts_round_trip(capsys: pytest.CaptureFixture[str], db
     run_json(capsys, "--db", db, "remember", "likes green tea", "--resource", "user-42")
 
     hits = run_json(capsys, "recall", "which subscription plan", *user, "--top-k", "1")["hits"]
-    assert [h["fact"]["id"] for h in hits["hits"]] == [fact["id"]]
+    assert [h["fact"]["id"] for h in hits] == [fact["id"]]
     assert hits[0]["score"] > 0 and hits[0]["vector_rank"] == 1
     assert "text_rank" in hits[0]
 

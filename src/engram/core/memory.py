@@ -25,7 +25,7 @@ from engram.core.models import (
     SourceRef,
 )
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store
-from engram.core.ranking import fuse
+from engram.core.ranking import Candidate, fuse
 from engram.core.scopes import ResourceRef
 from engram.core.working import WorkingMemory
 
@@ -231,7 +231,8 @@ class Memory:
         verified_only: bool = False,
         mode: RecallMode = "hybrid",
     ) -> list[RecallHit]:
-        """Facts by meaning: full-text and vector candidates fused by reciprocal rank.
+        """Facts by meaning: full-text and vector candidates, fused by score (see
+        :mod:`engram.core.ranking`).
 
         Filters bind both halves before fusion. Raises CapabilityMissing without an
         embedder (never an empty list that would look like "nothing matched"), except
@@ -251,24 +252,24 @@ class Memory:
         pool = max(CANDIDATE_POOL, 2 * k)
         embedder = self._require_embedder("recall by meaning") if mode != "text" else None
 
-        def by_text() -> list[str]:
+        def by_text() -> list[Candidate]:
             return self._store.text_candidates(ref, query.terms(text), filters, pool)
 
-        def by_vector(embedder: Embedder) -> list[str]:
+        def by_vector(embedder: Embedder) -> list[Candidate]:
             vector = embedder.embed([text], "query")[0]
             return self._store.vector_candidates(ref, vector, filters, pool)
 
         if embedder is None:
-            text_ids, vector_ids = by_text(), []
+            lexical, semantic = by_text(), []
         elif mode == "vector":
-            text_ids, vector_ids = [], by_vector(embedder)
+            lexical, semantic = [], by_vector(embedder)
         else:
             # The halves are independent and both release the GIL (SQLite, the model,
             # numpy), so the full-text half runs while the query is embedded and searched.
             pending = _HALVES.submit(by_text)
-            vector_ids = by_vector(embedder)
-            text_ids = pending.result()
-        fused = fuse(text_ids, vector_ids)[:k]
+            semantic = by_vector(embedder)
+            lexical = pending.result()
+        fused = fuse(lexical, semantic)[:k]
         found = self._store.facts_by_ids(ref, [f.id for f in fused])
         return [
             RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.models import Caps, Compaction, Fact, Filters, SourceRef, WorkingEntry
+from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef
 
 Vectors = npt.NDArray[np.float32]
@@ -144,11 +145,17 @@ class Store(Protocol):
     # -- recall candidates -------------------------------------------------------
     def text_candidates(
         self, scope: ResourceRef, terms: Sequence[str], filters: Filters, limit: int
-    ) -> list[str]: ...
+    ) -> list[Candidate]:
+        """The best ``limit`` facts matching any of ``terms`` after ``filters``, best
+        first, scored by BM25 (higher is better)."""
+        ...
 
     def vector_candidates(
         self, scope: ResourceRef, vector: Vectors, filters: Filters, limit: int
-    ) -> list[str]: ...
+    ) -> list[Candidate]:
+        """The ``limit`` facts nearest ``vector`` after ``filters``, best first, scored
+        by cosine similarity."""
+        ...
 
     # -- the embedding model -----------------------------------------------------
     def model_record(self) -> ModelRecord | None: ...

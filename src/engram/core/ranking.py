@@ -1,15 +1,34 @@
-"""Fusion of the full-text and vector candidate lists: reciprocal rank fusion.
+"""Fusion of the full-text and vector candidate lists: distribution-based score fusion.
 
-Every backend returns candidates in its own order; ranking happens here, once, so
-all backends rank identically.
+Every backend returns candidates with its own scores (BM25 for full text, cosine for
+vectors); ranking happens here, once, so all backends rank identically.
+
+Each list's scores are put on one scale by their own distribution: a score maps to
+where it lies between the list's mean minus three standard deviations (0) and its mean
+plus three (1), clipped. A fact's fused score is the sum over the lists it is in. Unlike
+reciprocal rank fusion, this keeps each list's confidence: a full-text hit far above
+the other matches counts for more than the first of many near-equal vector neighbours.
+Measured on the LoCoMo dev split (recall@10, categories 1-4), score fusion beats both
+halves where rank fusion fell between them: 0.641 against 0.617 (full text) and 0.500
+(vectors), where rank fusion gave 0.590.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-RRF_K = 60
+SPREAD = 3.0  # standard deviations either side of the mean: the method's definition
+_FLAT = 0.5  # a list whose scores are all equal says nothing about their order
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact id with its score in one list (higher is better)."""
+
+    id: str
+    score: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,24 +41,42 @@ class Fused:
     vector_rank: int | None
 
 
-def fuse(text: Sequence[str], vector: Sequence[str], *, k: int = RRF_K) -> list[Fused]:
-    """Reciprocal rank fusion: score = sum of 1 / (k + rank) over the lists an id is in.
+def normalise(scores: Sequence[float]) -> list[float]:
+    """Each score's place in [0, 1] between mean - 3 sd and mean + 3 sd of ``scores``."""
+    if not scores:
+        return []
+    mean = sum(scores) / len(scores)
+    spread = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+    if spread == 0:
+        return [_FLAT] * len(scores)
+    low, width = mean - SPREAD * spread, 2 * SPREAD * spread
+    return [min(1.0, max(0.0, (s - low) / width)) for s in scores]
 
-    Ties break by the better single rank, then by the text rank, so the order is total
-    and deterministic.
+
+def fuse(text: Sequence[Candidate], vector: Sequence[Candidate]) -> list[Fused]:
+    """Both lists fused by normalised score, best first.
+
+    Each list must be best first. Ties break by the better single rank, then by the
+    full-text rank, then by id, so the order is total and deterministic.
     """
-    text_rank = {fid: rank for rank, fid in enumerate(text, start=1)}
-    vector_rank = {fid: rank for rank, fid in enumerate(vector, start=1)}
-    fused = []
-    for fid in dict.fromkeys([*text, *vector]):
-        t, v = text_rank.get(fid), vector_rank.get(fid)
-        score = (1 / (k + t) if t else 0.0) + (1 / (k + v) if v else 0.0)
-        fused.append(Fused(fid, score, t, v))
+    total: dict[str, float] = {}
+    for candidates in (text, vector):
+        for candidate, score in zip(
+            candidates, normalise([c.score for c in candidates]), strict=True
+        ):
+            total[candidate.id] = total.get(candidate.id, 0.0) + score
+    text_rank = {c.id: rank for rank, c in enumerate(text, start=1)}
+    vector_rank = {c.id: rank for rank, c in enumerate(vector, start=1)}
+    fused = [
+        Fused(fid, score, text_rank.get(fid), vector_rank.get(fid)) for fid, score in total.items()
+    ]
+    never = 1 << 30
     fused.sort(
         key=lambda f: (
             -f.score,
-            min(f.text_rank or 1 << 30, f.vector_rank or 1 << 30),
-            f.text_rank or 1 << 30,
+            min(f.text_rank or never, f.vector_rank or never),
+            f.text_rank or never,
+            f.id,
         )
     )
     return fused

@@ -44,16 +44,16 @@ def text_candidates_sql(
     """
     if filters.empty:
         sql = (
-            "SELECT f.id FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
+            "SELECT f.id, m.score FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
             "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS m "
             "JOIN facts f ON f.seq = m.rowid WHERE f.scope = ? ORDER BY m.score, f.seq"
         )
         return sql, [match, limit, scope]
     where, params = filter_sql(filters)
     sql = (
-        "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
-        f"WHERE facts_fts MATCH ? AND f.scope = ?{where} "
-        "ORDER BY bm25(facts_fts, 1.0, 0.0, 1.0), f.seq LIMIT ?"
+        "SELECT f.id, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
+        "FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
+        f"WHERE facts_fts MATCH ? AND f.scope = ?{where} ORDER BY score, f.seq LIMIT ?"
     )
     return sql, [match, scope, *params, limit]
 

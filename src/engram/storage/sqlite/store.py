@@ -13,6 +13,7 @@ from engram.core.clock import from_us
 from engram.core.errors import Conflict, EmbedderMismatch, NotFound
 from engram.core.models import Caps, Compaction, Fact, Filters, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Vectors
+from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.sql import (
@@ -332,7 +333,7 @@ class SQLiteStore:
     # -- recall candidates -------------------------------------------------------
     def text_candidates(
         self, scope: ResourceRef, terms: Sequence[str], filters: Filters, limit: int
-    ) -> list[str]:
+    ) -> list[Candidate]:
         if not terms:
             return []
         # Query words match content and context, never the scope-token column (which
@@ -342,12 +343,13 @@ class SQLiteStore:
             f"AND {{content context}} : ({fts_query(terms)})"
         )
         sql, params = text_candidates_sql(match, scope.key, filters, limit)
-        return [r[0] for r in self.db.read(lambda c: c.execute(sql, params).fetchall())]
+        rows = self.db.read(lambda c: c.execute(sql, params).fetchall())
+        return [Candidate(r[0], -float(r[1])) for r in rows]  # bm25(): lower is better
 
     def vector_candidates(
         self, scope: ResourceRef, vector: Vectors, filters: Filters, limit: int
-    ) -> list[str]:
-        def work(conn: sqlite3.Connection) -> list[str]:
+    ) -> list[Candidate]:
+        def work(conn: sqlite3.Connection) -> list[Candidate]:
             allowed = None
             if not filters.empty:
                 where, params = filter_sql(filters)

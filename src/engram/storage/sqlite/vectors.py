@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from engram.core.ranking import Candidate
+
 DEFAULT_BUDGET_BYTES = 1 << 30
 
 
@@ -70,8 +72,8 @@ class VectorIndex:
         query: npt.NDArray[np.float32],
         allowed: set[int] | None,
         limit: int,
-    ) -> list[str]:
-        """Ids of the ``limit`` nearest facts of ``scope`` (by cosine), best first.
+    ) -> list[Candidate]:
+        """The ``limit`` nearest facts of ``scope`` with their cosine, best first.
 
         ``conn`` must be inside a read transaction, so the state and rows agree.
         ``allowed`` restricts the search to those row numbers (filters).
@@ -95,7 +97,7 @@ class VectorIndex:
             return []
         top = np.argpartition(-scores, limit - 1)[:limit] if limit < count else np.arange(count)
         top = top[np.lexsort((seqs[top], -scores[top]))]
-        return [ids[i] for i in top]
+        return [Candidate(ids[i], float(scores[i])) for i in top]
 
     def forget(self, scope: str) -> None:
         with self._lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import traceback
 from collections.abc import Callable
@@ -158,7 +159,18 @@ def _working_list(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 def _status(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.status(str(Path(_db_path(args)).absolute()), mem.embedder, _db_path(args))
+    return render.status(
+        str(Path(_db_path(args)).absolute()), mem.embedder, _db_path(args), _program()
+    )
+
+
+def _program() -> str:
+    """How to run this command again: ``engram`` when it is on PATH, else its path."""
+    launched = Path(sys.argv[0])
+    if launched.name == "engram" and shutil.which("engram") != str(launched.absolute()):
+        relative = os.path.relpath(launched.absolute())
+        return str(launched.absolute()) if relative.startswith("..") else relative
+    return "engram"
 
 
 # -- the parser -----------------------------------------------------------------------

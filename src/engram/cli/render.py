@@ -191,10 +191,10 @@ def error_data(code: str, message: str, hint: str | None = None) -> JSONData:
     return {"error": body}
 
 
-def status(path: str, embedder: Embedder | None, db_arg: str) -> Output:
+def status(path: str, embedder: Embedder | None, db_arg: str, program: str = "engram") -> Output:
     """Where the store is, which model embeds into it, and how to start using it."""
     model = None if embedder is None else {"model": embedder.model, "dimension": embedder.dimension}
-    db = shlex.quote(db_arg)
+    db = f"{shlex.quote(program)} --db {shlex.quote(db_arg)}"
     lines = [
         f"engram store: {path}",
         "embedder: "
@@ -204,9 +204,9 @@ def status(path: str, embedder: Embedder | None, db_arg: str) -> Output:
             else "none (working memory and listing only; recall needs one)"
         ),
         "try:",
-        f"  engram --db {db} remember 'prefers dark mode' --resource user-42",
-        f"  engram --db {db} recall 'display preferences' --resource user-42",
-        f"  engram --db {db} working set plan '{{\"step\": 1}}' --resource user-42",
-        "  engram --help",
+        f"  {db} remember 'prefers dark mode' --resource user-42",
+        f"  {db} recall 'display preferences' --resource user-42",
+        f"  {db} working set plan '{{\"step\": 1}}' --resource user-42",
+        f"  {shlex.quote(program)} --help",
     ]
     return Output({"path": path, "embedder": model}, lines)

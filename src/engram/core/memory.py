@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -30,7 +29,6 @@ from engram.core.scopes import ResourceRef
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
-_HALVES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram-recall")
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,16 +257,10 @@ class Memory:
             vector = embedder.embed([text], "query")[0]
             return self._store.vector_candidates(ref, vector, filters, pool)
 
-        if embedder is None:
-            lexical, semantic = by_text(), []
-        elif mode == "vector":
-            lexical, semantic = [], by_vector(embedder)
-        else:
-            # The halves are independent and both release the GIL (SQLite, the model,
-            # numpy), so the full-text half runs while the query is embedded and searched.
-            pending = _HALVES.submit(by_text)
-            semantic = by_vector(embedder)
-            lexical = pending.result()
+        # The halves run one after the other: the model and the matrix product each use
+        # every core already, and running the full-text half beside them measured slower.
+        lexical = by_text() if mode != "vector" else []
+        semantic = by_vector(embedder) if embedder is not None else []
         fused = fuse(lexical, semantic)[:k]
         found = self._store.facts_by_ids(ref, [f.id for f in fused])
         return [

@@ -60,11 +60,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX fact_tags_by_scope ON fact_tags (scope, tag, fact);
 
     -- version grows on every change of a scope's facts, epoch on every change that is
-    -- not an append; the in-process vector index reloads from them.
+    -- not an append; the in-process vector index reloads from them. facts counts them.
     CREATE TABLE scope_state (
         scope TEXT PRIMARY KEY,
         version INTEGER NOT NULL,
-        epoch INTEGER NOT NULL
+        epoch INTEGER NOT NULL,
+        facts INTEGER NOT NULL DEFAULT 0
     ) WITHOUT ROWID;
 
     CREATE VIRTUAL TABLE facts_fts USING fts5(

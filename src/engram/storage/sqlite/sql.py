@@ -31,31 +31,42 @@ def fts_query(terms: Sequence[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
+# Up to this many facts outside the scope, an unfiltered full-text query skips the
+# scope token: ranking the whole index and cutting at limit + outside keeps every row the
+# scope-narrowed query would have kept (at most `outside` foreign rows can rank above
+# them), and spares FTS5 the scope token's posting list, as long as the scope itself.
+SCOPE_TOKEN_ABOVE = 1000
+
+
 def text_candidates_sql(
-    match: str, scope: str, filters: Filters, limit: int
+    terms: Sequence[str], scope: str, filters: Filters, limit: int, outside: int
 ) -> tuple[str, list[object]]:
-    """The best ``limit`` full-text matches in ``scope``: BM25 over a fact's content and
-    its context as one document (the scope-token column weighs nothing).
+    """The best ``limit`` full-text matches of any of ``terms`` in ``scope``: BM25 over a
+    fact's content and its context as one document (the scope-token column weighs nothing).
 
     Unfiltered, FTS5 ranks and cuts inside its own index and only the cut rows are
-    joined (the scope token already narrows the match to the scope; the join on
-    ``facts.scope`` stays the authority). Filtered, every match is joined and filtered
-    before the cut, so a filter never loses a row that the cut would have dropped.
+    joined; the scope token narrows the match to the scope unless ``outside`` (facts of
+    other scopes) is small. The join on ``facts.scope`` is the authority either way.
+    Filtered, every match is joined and filtered before the cut, so a filter never loses
+    a row that the cut would have dropped.
     """
+    words = f"{{content context}} : ({fts_query(terms)})"
+    narrowed = f'scope_token : "{scope_token(scope)}" AND {words}'
     if filters.empty:
+        match, cut = (words, limit + outside) if outside <= SCOPE_TOKEN_ABOVE else (narrowed, limit)
         sql = (
             "SELECT f.id, m.score FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
             "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS m "
-            "JOIN facts f ON f.seq = m.rowid WHERE f.scope = ? ORDER BY m.score, f.seq"
+            "JOIN facts f ON f.seq = m.rowid WHERE f.scope = ? ORDER BY m.score, f.seq LIMIT ?"
         )
-        return sql, [match, limit, scope]
+        return sql, [match, cut, scope, limit]
     where, params = filter_sql(filters)
     sql = (
         "SELECT f.id, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
         "FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
         f"WHERE facts_fts MATCH ? AND f.scope = ?{where} ORDER BY score, f.seq LIMIT ?"
     )
-    return sql, [match, scope, *params, limit]
+    return sql, [narrowed, scope, *params, limit]
 
 
 def filter_sql(filters: Filters, alias: str = "f") -> tuple[str, list[object]]:

@@ -19,7 +19,6 @@ from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.sql import (
     FACT_COLUMNS,
     filter_sql,
-    fts_query,
     scope_token,
     text_candidates_sql,
     to_fact,
@@ -166,7 +165,7 @@ class SQLiteStore:
                         [(cursor.lastrowid, scope.key, tag) for tag in new.tags],
                     )
             if seqs:
-                _bump(conn, scope.key, appended_only=True)
+                _bump(conn, scope.key, appended_only=True, delta=len(seqs))
             stored = _by_hashes(conn, scope.key, [f.content_hash for f in facts])
             _apply_caps(conn, scope.key, caps, now_us)
             return stored
@@ -258,7 +257,7 @@ class SQLiteStore:
                 > 0
             )
             if gone:
-                _bump(conn, scope.key, appended_only=False)
+                _bump(conn, scope.key, appended_only=False, delta=-1)
             return gone
 
         return self.db.write(work)
@@ -275,7 +274,7 @@ class SQLiteStore:
                     hint="read the count again and confirm it",
                 )
             conn.execute("DELETE FROM facts WHERE scope = ?", (scope.key,))
-            _bump(conn, scope.key, appended_only=False)
+            _bump(conn, scope.key, appended_only=False, delta=-count)
             return int(count)
 
         forgotten = self.db.write(work)
@@ -325,7 +324,7 @@ class SQLiteStore:
                         (cursor.lastrowid, child.key, seq),
                     )
             if copied:
-                _bump(conn, child.key, appended_only=True)
+                _bump(conn, child.key, appended_only=True, delta=copied)
             return int(keys), copied
 
         return self.db.write(work)
@@ -336,14 +335,13 @@ class SQLiteStore:
     ) -> list[Candidate]:
         if not terms:
             return []
-        # Query words match content and context, never the scope-token column (which
-        # also spares bm25 the work of scoring it).
-        match = (
-            f'scope_token : "{scope_token(scope.key)}" '
-            f"AND {{content context}} : ({fts_query(terms)})"
-        )
-        sql, params = text_candidates_sql(match, scope.key, filters, limit)
-        rows = self.db.read(lambda c: c.execute(sql, params).fetchall())
+
+        def work(conn: sqlite3.Connection) -> list[Any]:
+            outside = _facts_outside(conn, scope.key)
+            sql, params = text_candidates_sql(terms, scope.key, filters, limit, outside)
+            return conn.execute(sql, params).fetchall()
+
+        rows = self.db.read(work)
         return [Candidate(r[0], -float(r[1])) for r in rows]  # bm25(): lower is better
 
     def vector_candidates(
@@ -428,12 +426,24 @@ def _entry(row: tuple[object, ...]) -> WorkingEntry:
     )
 
 
-def _bump(conn: sqlite3.Connection, scope: str, *, appended_only: bool) -> None:
+def _bump(conn: sqlite3.Connection, scope: str, *, appended_only: bool, delta: int = 0) -> None:
+    """Records a change of the scope's facts: ``delta`` facts more (or fewer)."""
     conn.execute(
-        "INSERT INTO scope_state (scope, version, epoch) VALUES (?, 1, 0) "
-        "ON CONFLICT (scope) DO UPDATE SET version = version + 1, epoch = epoch + ?",
-        (scope, 0 if appended_only else 1),
+        "INSERT INTO scope_state (scope, version, epoch, facts) VALUES (?, 1, 0, ?) "
+        "ON CONFLICT (scope) DO UPDATE SET version = version + 1, epoch = epoch + ?, "
+        "facts = facts + excluded.facts",
+        (scope, delta, 0 if appended_only else 1),
     )
+
+
+def _facts_outside(conn: sqlite3.Connection, scope: str) -> int:
+    """How many facts of the store lie outside ``scope``."""
+    row = conn.execute(
+        "SELECT coalesce(sum(facts), 0), coalesce(sum(facts) FILTER (WHERE scope = ?), 0) "
+        "FROM scope_state",
+        (scope,),
+    ).fetchone()
+    return int(row[0]) - int(row[1])
 
 
 def _by_hashes(
@@ -479,7 +489,7 @@ def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -
                 )
             ]
     if expired or over:
-        _bump(conn, scope, appended_only=False)
+        _bump(conn, scope, appended_only=False, delta=-(len(expired) + len(over)))
     return Compaction(expired, over)
 
 

@@ -12,7 +12,6 @@ from engram.core.memory import Memory
 from engram.core.models import Caps
 from engram.core.ports import Embedder, ModelRecord, Store
 from engram.storage.sqlite import SQLiteStore
-from engram.storage.sqlite.store import mismatch_message
 
 EmbedderChoice = Embedder | Literal["local", "none"] | None
 REEMBED_BATCH = 256
@@ -74,7 +73,7 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
         return  # the first write records its model, in its own transaction
     if not reembed:
         raise EmbedderMismatch(
-            mismatch_message(stored, wanted),
+            stored.mismatch(wanted),
             hint="open with the same model, point at a fresh file, or pass reembed=True",
         )
     for batch in store.iter_fact_texts(REEMBED_BATCH):

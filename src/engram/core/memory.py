@@ -249,18 +249,15 @@ class Memory:
             raise InvalidInput(f"mode must be hybrid, text or vector, got {mode!r}")
         pool = max(CANDIDATE_POOL, 2 * k)
         embedder = self._require_embedder("recall by meaning") if mode != "text" else None
-
-        def by_text() -> list[Candidate]:
-            return self._store.text_candidates(ref, query.terms(text), filters, pool)
-
-        def by_vector(embedder: Embedder) -> list[Candidate]:
-            vector = embedder.embed([text], "query")[0]
-            return self._store.vector_candidates(ref, vector, filters, pool)
-
         # The halves run one after the other: the model and the matrix product each use
         # every core already, and running the full-text half beside them measured slower.
-        lexical = by_text() if mode != "vector" else []
-        semantic = by_vector(embedder) if embedder is not None else []
+        lexical: list[Candidate] = []
+        semantic: list[Candidate] = []
+        if mode != "vector":
+            lexical = self._store.text_candidates(ref, query.terms(text), filters, pool)
+        if embedder is not None:
+            vector = embedder.embed([text], "query")[0]
+            semantic = self._store.vector_candidates(ref, vector, filters, pool)
         fused = fuse(lexical, semantic)[:k]
         found = self._store.facts_by_ids(ref, [f.id for f in fused])
         return [

@@ -58,6 +58,20 @@ class ModelRecord:
     model: str
     dimension: int
 
+    def mismatch(self, other: ModelRecord) -> str:
+        """Why vectors of ``other`` cannot join vectors of this model."""
+        if self.dimension != other.dimension:
+            return (
+                f"this store's vectors have {self.dimension} dimensions (model "
+                f"{self.model!r}); the embedder {other.model!r} gives {other.dimension}. "
+                "Nothing was written"
+            )
+        return (
+            f"this store's vectors were written by model {self.model!r}; the embedder is "
+            f"{other.model!r} (same dimension, but vectors are not comparable). "
+            "Nothing was written"
+        )
+
 
 class Store(Protocol):
     """Storage of working memory and facts, one scope per call."""

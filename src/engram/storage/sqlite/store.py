@@ -9,12 +9,12 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from engram.core.clock import from_us
 from engram.core.errors import Conflict, EmbedderMismatch, NotFound
 from engram.core.models import Caps, Compaction, Fact, Filters, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef
+from engram.storage.sqlite import model_record, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.sql import (
     FACT_COLUMNS,
@@ -47,14 +47,7 @@ class SQLiteStore:
 
     # -- working memory ----------------------------------------------------------
     def working_get(self, scope: ResourceRef, key: str, now_us: int) -> WorkingEntry | None:
-        row = self.db.read(
-            lambda c: c.execute(
-                "SELECT key, value, version, updated_at, expires_at FROM working "
-                "WHERE scope = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
-                (scope.key, key, now_us),
-            ).fetchone()
-        )
-        return None if row is None else _entry(row)
+        return self.db.read(lambda conn: working.get(conn, scope.key, key, now_us))
 
     def working_set(
         self,
@@ -66,49 +59,19 @@ class SQLiteStore:
         expires_at_us: int | None,
         now_us: int,
     ) -> WorkingEntry:
-        def work(conn: sqlite3.Connection) -> WorkingEntry:
-            row = conn.execute(
-                "SELECT version, expires_at FROM working WHERE scope = ? AND key = ?",
-                (scope.key, key),
-            ).fetchone()
-            live = row is not None and (row[1] is None or row[1] > now_us)
-            current = row[0] if live else 0
-            if expected_version is not None and expected_version != current:
-                raise Conflict(f"key {key!r} is at version {current}, not {expected_version}")
-            version = (row[0] if row else 0) + 1
-            conn.execute(
-                "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET "
-                "value = excluded.value, version = excluded.version, "
-                "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
-                (scope.key, key, value_json, version, now_us, expires_at_us),
-            )
-            return _entry((key, value_json, version, now_us, expires_at_us))
-
-        return self.db.write(work)
-
-    def working_delete(self, scope: ResourceRef, key: str) -> bool:
         return self.db.write(
-            lambda c: (
-                c.execute(
-                    "DELETE FROM working WHERE scope = ? AND key = ?", (scope.key, key)
-                ).rowcount
-                > 0
+            lambda conn: working.put(
+                conn, scope.key, key, value_json, expected_version, expires_at_us, now_us
             )
         )
+
+    def working_delete(self, scope: ResourceRef, key: str) -> bool:
+        return self.db.write(lambda conn: working.delete(conn, scope.key, key))
 
     def working_list(
         self, scope: ResourceRef, after: str | None, limit: int, now_us: int
     ) -> list[WorkingEntry]:
-        rows = self.db.read(
-            lambda c: c.execute(
-                "SELECT key, value, version, updated_at, expires_at FROM working "
-                "WHERE scope = ? AND key > ? AND (expires_at IS NULL OR expires_at > ?) "
-                "ORDER BY key LIMIT ?",
-                (scope.key, after or "", now_us, limit),
-            ).fetchall()
-        )
-        return [_entry(r) for r in rows]
+        return self.db.read(lambda conn: working.page(conn, scope.key, after, limit, now_us))
 
     # -- facts -------------------------------------------------------------------
     def existing_hashes(self, scope: ResourceRef, hashes: Sequence[str]) -> dict[str, Fact]:
@@ -125,7 +88,7 @@ class SQLiteStore:
         token = scope_token(scope.key)
 
         def work(conn: sqlite3.Connection) -> list[tuple[str, Fact]]:
-            _check_model(conn, model)
+            model_record.check(conn, model)
             seqs = []
             for new in facts:
                 if new.vector.shape != (model.dimension,):
@@ -225,7 +188,7 @@ class SQLiteStore:
         model: ModelRecord,
     ) -> Fact:
         def work(conn: sqlite3.Connection) -> Fact:
-            _check_model(conn, model)
+            model_record.check(conn, model)
             other = conn.execute(
                 "SELECT id FROM facts WHERE scope = ? AND content_hash = ? AND id != ?",
                 (scope.key, content_hash, fact_id),
@@ -363,10 +326,10 @@ class SQLiteStore:
 
     # -- the embedding model -----------------------------------------------------
     def model_record(self) -> ModelRecord | None:
-        return self.db.read(_model_record)
+        return self.db.read(model_record.read)
 
     def record_model(self, record: ModelRecord) -> None:
-        self.db.write(lambda conn: _write_model(conn, record))
+        self.db.write(lambda conn: model_record.write(conn, record))
 
     def has_facts(self) -> bool:
         return self.db.read(
@@ -413,17 +376,6 @@ def _texts_after(last: int, batch: int) -> Callable[[sqlite3.Connection], list[A
 
 def _new_id() -> str:
     return "f_" + secrets.token_hex(12)
-
-
-def _entry(row: tuple[object, ...]) -> WorkingEntry:
-    key, value, version, updated, expires = row
-    return WorkingEntry(
-        key=str(key),
-        value=json.loads(str(value)),
-        version=int(str(version)),
-        updated_at=from_us(int(str(updated))),
-        expires_at=None if expires is None else from_us(int(str(expires))),
-    )
 
 
 def _bump(conn: sqlite3.Connection, scope: str, *, appended_only: bool, delta: int = 0) -> None:
@@ -491,45 +443,3 @@ def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -
     if expired or over:
         _bump(conn, scope, appended_only=False, delta=-(len(expired) + len(over)))
     return Compaction(expired, over)
-
-
-def _model_record(conn: sqlite3.Connection) -> ModelRecord | None:
-    rows = dict(
-        conn.execute(
-            "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dimension')"
-        )
-    )
-    if "embedding_model" not in rows:
-        return None
-    return ModelRecord(rows["embedding_model"], int(rows["embedding_dimension"]))
-
-
-def _write_model(conn: sqlite3.Connection, record: ModelRecord) -> None:
-    conn.executemany(
-        "INSERT INTO meta (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [("embedding_model", record.model), ("embedding_dimension", str(record.dimension))],
-    )
-
-
-def _check_model(conn: sqlite3.Connection, model: ModelRecord) -> None:
-    stored = _model_record(conn)
-    if stored == model:
-        return
-    if stored is not None and conn.execute("SELECT 1 FROM facts LIMIT 1").fetchone():
-        raise EmbedderMismatch(mismatch_message(stored, model))
-    _write_model(conn, model)  # first vectors of this store (or of an emptied one)
-
-
-def mismatch_message(stored: ModelRecord, model: ModelRecord) -> str:
-    if stored.dimension != model.dimension:
-        return (
-            f"this store's vectors have {stored.dimension} dimensions (model "
-            f"{stored.model!r}); the embedder {model.model!r} gives {model.dimension}. "
-            "Nothing was written"
-        )
-    return (
-        f"this store's vectors were written by model {stored.model!r}; the embedder is "
-        f"{model.model!r} (same dimension, but vectors are not comparable). "
-        "Nothing was written"
-    )

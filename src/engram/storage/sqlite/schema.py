@@ -44,6 +44,7 @@ MIGRATIONS: tuple[str, ...] = (
         UNIQUE (scope, content_hash)
     );
     CREATE INDEX facts_by_age ON facts (scope, created_at, seq);
+    CREATE INDEX facts_by_seq ON facts (scope, seq);
 
     -- Vectors live apart from the rows, so scans and joins over facts stay narrow.
     CREATE TABLE fact_vectors (

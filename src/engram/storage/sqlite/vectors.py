@@ -38,9 +38,15 @@ class _ScopeVectors:
         return int(self.matrix.nbytes + self.seqs.nbytes) + 40 * len(self.ids)
 
     def append(self, seqs: list[int], ids: list[str], blobs: list[bytes]) -> None:
+        """Adds rows in any order; ``last_seq`` becomes the highest row number seen."""
         if not seqs:
             return
         rows = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
+        self.last_seq = max(self.last_seq, max(seqs))
+        if self.count == 0:  # a fresh load: the joined buffer is the matrix, no copy
+            self.matrix, self.seqs, self.ids = rows, np.array(seqs, np.int64), list(ids)
+            self.count = len(seqs)
+            return
         need = self.count + len(seqs)
         if need > self.matrix.shape[0]:
             capacity = max(need, 2 * self.matrix.shape[0], 64)
@@ -54,7 +60,6 @@ class _ScopeVectors:
         self.seqs[self.count : need] = seqs
         self.ids.extend(ids)
         self.count = need
-        self.last_seq = seqs[-1]
 
 
 class VectorIndex:
@@ -112,12 +117,15 @@ class VectorIndex:
             return entry
         if entry is None or entry.epoch != epoch:
             entry = _ScopeVectors(version, epoch, last_seq=-1, dimension=0)
+        # No ORDER BY: sorting a scope's rows with their vectors would cost more than
+        # the read; appends only need the highest row number, which append() keeps.
         rows = conn.execute(
             "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
-            "WHERE f.scope = ? AND f.seq > ? ORDER BY f.seq",
+            "WHERE f.scope = ? AND f.seq > ?",
             (scope, entry.last_seq),
         ).fetchall()
-        entry.append([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        seqs, ids, blobs = zip(*rows, strict=True) if rows else ((), (), ())
+        entry.append(list(seqs), list(ids), list(blobs))
         entry.version = version
         self._scopes[scope] = entry
         self._scopes.move_to_end(scope)

@@ -94,12 +94,17 @@ def profile(mem: Memory, ref: ResourceRef, mode: RecallMode, queries: Sequence[s
 
 
 def row_fetch_plans(path: Path, ref: ResourceRef, ids: Sequence[str]) -> dict[str, Any]:
-    """The plan and cost of the row fetch as engram writes it, and with the scope
-    comparison kept off the index (``+scope``), for the same ten ids."""
+    """The plan and cost of the row fetch as engram writes it (the scope comparison kept
+    off the index, ``+scope``) and as it was first written (``scope = ?``, which SQLite
+    served from the scope index), for the same ten ids."""
     marks = ", ".join("?" for _ in ids)
     variants = {
-        "as written": f"SELECT {FACT_COLUMNS} FROM facts WHERE scope = ? AND id IN ({marks})",
-        "+scope": f"SELECT {FACT_COLUMNS} FROM facts WHERE +scope = ? AND id IN ({marks})",
+        "scope = ? (first version)": (
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE scope = ? AND id IN ({marks})"
+        ),
+        "+scope = ? (as engram runs it)": (
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE +scope = ? AND id IN ({marks})"
+        ),
     }
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -119,22 +124,22 @@ def fetch_all(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> l
     return conn.execute(sql, params).fetchall()
 
 
+_BM25 = "bm25(facts_fts, 1.0, 0.0, 1.0)"
 TEXT_VARIANTS = {
-    "as written (scope token, join, bm25 sort)": (
+    "joined, then cut (first version; the filtered path)": (
         True,
-        "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
-        "WHERE facts_fts MATCH ? AND f.scope = ? ORDER BY bm25(facts_fts, 1.0, 0.0), f.seq "
-        "LIMIT 50",
+        f"SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
+        f"WHERE facts_fts MATCH ? AND f.scope = ? ORDER BY {_BM25}, f.seq LIMIT 50",
     ),
-    "no join (scope token, bm25 sort)": (
+    "cut in FTS5, scope token (a scope among many)": (
         True,
-        "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND ? IS NOT NULL "
-        "ORDER BY bm25(facts_fts, 1.0, 0.0) LIMIT 50",
+        f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND ? IS NOT NULL "
+        f"ORDER BY {_BM25} LIMIT 50",
     ),
-    "no join, no scope token (bm25 sort)": (
+    "cut in FTS5, no scope token (a one-scope store)": (
         False,
-        "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND ? IS NOT NULL "
-        "ORDER BY bm25(facts_fts, 1.0, 0.0) LIMIT 50",
+        f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND ? IS NOT NULL "
+        f"ORDER BY {_BM25} LIMIT 50",
     ),
     "match only, no scoring (count)": (
         True,
@@ -145,8 +150,8 @@ TEXT_VARIANTS = {
 
 def match_for(ref: ResourceRef, text: str, *, scoped: bool) -> str:
     """The MATCH expression engram builds for ``text`` (with or without the scope token)."""
-    terms = fts_query(query.terms(text))
-    return f'scope_token : "{scope_token(ref.key)}" AND ({terms})' if scoped else terms
+    words = f"{{content context}} : ({fts_query(query.terms(text))})"
+    return f'scope_token : "{scope_token(ref.key)}" AND {words}' if scoped else words
 
 
 def text_variants(path: Path, ref: ResourceRef, queries: Sequence[str]) -> dict[str, Any]:

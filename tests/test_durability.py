@@ -1,0 +1,62 @@
+"""Acknowledged writes survive a writer killed mid-work (SIGKILL), and the file stays sound."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import engram
+from engram import ResourceRef
+
+WRITER = """
+import sys
+import engram
+path, worker = sys.argv[1], sys.argv[2]
+ref = engram.ResourceRef("killed")
+with engram.open(path, embedder=engram.HashingEmbedder(32)) as memory:
+    for i in range(100000):
+        fact = memory.remember(ref, f"worker {worker} fact {i}")
+        memory.working.set(ref, f"{worker}-{i}", i)
+        print(fact.id, f"{worker}-{i}", flush=True)  # acknowledged only once both returned
+"""
+
+
+def test_a_killed_writer_loses_nothing_it_acknowledged(db_path: Path) -> None:
+    engram.open(db_path, embedder=engram.HashingEmbedder(32)).close()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db_path), str(w)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(3)
+    ]
+    time.sleep(2.0)
+    for proc in procs:
+        os.kill(proc.pid, signal.SIGKILL)
+    acknowledged = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        acknowledged += [line.split() for line in out.splitlines() if line.count(" ") == 1]
+    assert len(acknowledged) > 30  # the writers got well under way before the kill
+
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    ref = ResourceRef("killed")
+    with engram.open(db_path, embedder=engram.HashingEmbedder(32)) as memory:
+        stored = {f.id for f in memory.facts(ref, limit=1000).facts}
+        page = memory.facts(ref, limit=1000)
+        while page.next_before:
+            page = memory.facts(ref, limit=1000, before=page.next_before)
+            stored |= {f.id for f in page.facts}
+        for fact_id, key in acknowledged:
+            assert fact_id in stored
+            memory.working.get(ref, key)  # raises NotFound if lost
+        assert memory.recall(ref, "worker fact", top_k=3)  # the indexes answer too

@@ -1,0 +1,120 @@
+"""Random interleavings of the library's writes, checked against a plain-Python model."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+import engram
+from engram import Conflict, ResourceRef
+
+BASE = [ResourceRef("a"), ResourceRef("b", team_id="t"), ResourceRef("t:b"), ResourceRef("c")]
+WORDS = ["red", "green", "blue", "apple", "pear", "plum"]
+texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
+scopes = st.sampled_from(BASE)
+keys = st.sampled_from(["k1", "k2", "k3"])
+
+
+class MemoryModel(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = tempfile.TemporaryDirectory()
+        self.mem = engram.open(Path(self.dir.name) / "e.db", embedder=engram.HashingEmbedder(16))
+        self.scopes = list(BASE)  # forks add their children
+        self.facts: dict[ResourceRef, dict[str, str]] = {s: {} for s in BASE}  # id -> text
+        self.working: dict[ResourceRef, dict[str, int]] = {s: {} for s in BASE}
+
+    def teardown(self) -> None:
+        self.mem.close()
+        self.dir.cleanup()
+
+    @rule(scope=scopes, text=texts)
+    def remember(self, scope: ResourceRef, text: str) -> None:
+        fact = self.mem.remember(scope, text)
+        same = [i for i, t in self.facts[scope].items() if t == text]
+        assert same == [] or same == [fact.id]  # the same text returns the stored fact
+        self.facts[scope][fact.id] = text
+
+    @precondition(lambda self: any(self.facts.values()))
+    @rule(data=st.data())
+    def forget(self, data: st.DataObject) -> None:
+        scope = data.draw(st.sampled_from([s for s in self.scopes if self.facts[s]]))
+        fact_id = data.draw(st.sampled_from(sorted(self.facts[scope])))
+        other = data.draw(st.sampled_from([s for s in self.scopes if s != scope]))
+        assert self.mem.forget(other, fact_id) is False  # never reaches across scopes
+        assert self.mem.forget(scope, fact_id) is True
+        del self.facts[scope][fact_id]
+
+    @precondition(lambda self: any(self.facts.values()))
+    @rule(data=st.data(), text=texts)
+    def correct(self, data: st.DataObject, text: str) -> None:
+        scope = data.draw(st.sampled_from([s for s in self.scopes if self.facts[s]]))
+        fact_id = data.draw(st.sampled_from(sorted(self.facts[scope])))
+        taken = [i for i, t in self.facts[scope].items() if t == text and i != fact_id]
+        if taken:
+            with pytest.raises(Conflict):
+                self.mem.correct(scope, fact_id, text)
+            return
+        assert self.mem.correct(scope, fact_id, text).content == text
+        self.facts[scope][fact_id] = text
+
+    @rule(scope=scopes, short=st.booleans())
+    def forget_all(self, scope: ResourceRef, short: bool) -> None:
+        held = len(self.facts[scope])
+        if short and held:
+            with pytest.raises(Conflict):
+                self.mem.forget_all(scope, expected_count=held - 1)
+            return
+        assert self.mem.forget_all(scope, expected_count=held) == held
+        self.facts[scope] = {}
+
+    @rule(parent=scopes, child=st.sampled_from(["x", "y"]))
+    def fork(self, parent: ResourceRef, child: str) -> None:
+        result = self.mem.fork(parent, child)
+        if result.ref not in self.facts:
+            self.facts[result.ref] = {}
+            self.working[result.ref] = {}
+            self.scopes.append(result.ref)
+        have = set(self.facts[result.ref].values())
+        assert result.facts_copied == len(set(self.facts[parent].values()) - have)
+        texts_by_id = {f.content: f.id for f in self.mem.facts(result.ref, limit=1000).facts}
+        self.facts[result.ref] = {
+            texts_by_id[t]: t for t in have | set(self.facts[parent].values())
+        }
+        self.working[result.ref].update(self.working[parent])
+
+    @rule(scope=scopes, key=keys, value=st.integers(0, 9))
+    def set_key(self, scope: ResourceRef, key: str, value: int) -> None:
+        self.mem.working.set(scope, key, value)
+        self.working[scope][key] = value
+
+    @rule(scope=scopes, key=keys)
+    def delete_key(self, scope: ResourceRef, key: str) -> None:
+        assert self.mem.working.delete(scope, key) is (key in self.working[scope])
+        self.working[scope].pop(key, None)
+
+    @invariant()
+    def stored_equals_model(self) -> None:
+        for scope in self.scopes:
+            listed = {f.id: f.content for f in self.mem.facts(scope, limit=1000).facts}
+            assert listed == self.facts[scope]
+            assert self.mem.count(scope) == len(self.facts[scope])
+            assert self.mem.working.list(scope).as_dict() == self.working[scope]
+
+    @invariant()
+    def recall_stays_in_scope(self) -> None:
+        for scope in self.scopes:
+            for mode in ("text", "vector"):
+                hits = self.mem.recall(scope, "red apple plum", top_k=100, mode=mode)
+                assert {h.fact.id for h in hits} <= set(self.facts[scope])
+                if mode == "vector":
+                    assert len(hits) == len(self.facts[scope])
+
+
+MemoryModel.TestCase.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+test_memory_matches_its_model = MemoryModel.TestCase

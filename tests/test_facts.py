@@ -227,3 +227,22 @@ def test_lookups_by_id_use_the_id_index(
         plan = " ".join(row[-1] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
         assert "(id=?)" in plan, plan  # not a walk of the whole scope
     conn.close()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"tags": ["ok", "bad\udc80"]},
+        {"type": "a\x00b"},
+        {"source_ref": SourceRef("\ud800", 1)},
+        {"context": "\udfff"},
+    ],
+)
+def test_text_no_store_can_hold_is_invalid_input_not_a_storage_failure(
+    mem: engram.Memory, ref: ResourceRef, kwargs: dict[str, object]
+) -> None:
+    with pytest.raises(InvalidInput):
+        mem.remember(ref, "fine words", **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        mem.remember(ref, "bad\ud800words")
+    assert mem.count(ref) == 0

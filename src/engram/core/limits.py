@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 from engram.core.errors import InvalidInput
 from engram.core.models import JSONValue, SourceRef
+from engram.core.text import check_text
 
 MAX_KEY_CHARS = 256
 MAX_VALUE_BYTES = 64 * 1024
@@ -23,17 +24,7 @@ MAX_METADATA_BYTES = 16 * 1024
 
 
 def check_key(key: object) -> str:
-    if not isinstance(key, str):
-        raise InvalidInput(f"key must be a string, got {type(key).__name__}")
-    if not 1 <= len(key) <= MAX_KEY_CHARS:
-        raise InvalidInput(f"key must be 1-{MAX_KEY_CHARS} characters, got {len(key)}")
-    if "\x00" in key:
-        raise InvalidInput("key must not contain NUL characters")
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput("key is not valid Unicode text (lone surrogate)") from exc
-    return key
+    return check_text(key, "key", max_chars=MAX_KEY_CHARS)
 
 
 def encode_value(value: JSONValue, name: str = "value") -> str:
@@ -68,34 +59,16 @@ def check_top_k(top_k: object) -> int:
 
 def check_content(content: object, *, name: str = "content") -> str:
     """Fact text, stripped; refuses empty text and text over 2000 characters."""
-    if not isinstance(content, str):
-        raise InvalidInput(f"{name} must be a string, got {type(content).__name__}")
-    text = content.strip()
-    if not text:
-        raise InvalidInput(f"{name} must not be empty")
-    if len(text) > MAX_FACT_CHARS:
-        raise InvalidInput(f"{name} is {len(text)} characters; the limit is {MAX_FACT_CHARS}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(f"{name} is not valid Unicode text (lone surrogate)") from exc
-    return text
+    return check_text(content, name, max_chars=MAX_FACT_CHARS, strip=True)
 
 
 def check_context(context: object) -> str | None:
     """Optional text that helps find a fact; at most 8000 characters."""
     if context is None:
         return None
-    if not isinstance(context, str):
-        raise InvalidInput(f"context must be a string, got {type(context).__name__}")
-    text = context.strip()
-    if len(text) > MAX_CONTEXT_CHARS:
-        raise InvalidInput(f"context is {len(text)} characters; the limit is {MAX_CONTEXT_CHARS}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput("context is not valid Unicode text (lone surrogate)") from exc
-    return text or None
+    return (
+        check_text(context, "context", max_chars=MAX_CONTEXT_CHARS, strip=True, empty=True) or None
+    )
 
 
 def normalize_for_hash(text: str) -> str:
@@ -112,11 +85,7 @@ def check_query(query: object) -> str:
 
 
 def check_label(value: object, name: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{name} must be a non-empty string")
-    if len(value) > MAX_LABEL_CHARS:
-        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {MAX_LABEL_CHARS}")
-    return value.strip()
+    return check_text(value, name, max_chars=MAX_LABEL_CHARS, strip=True)
 
 
 def check_tags(tags: object) -> tuple[str, ...]:

@@ -10,24 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engram.core.errors import InvalidInput
+from engram.core.text import check_text
 
 MAX_PART_CHARS = 256
 
 
 def _check_part(value: object, name: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
-    if value == "":
-        raise InvalidInput(f"{name} must not be empty")
-    if len(value) > MAX_PART_CHARS:
-        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {MAX_PART_CHARS}")
-    if "\x00" in value:
-        raise InvalidInput(f"{name} must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(f"{name} is not valid Unicode text (lone surrogate)") from exc
-    return value
+    return check_text(value, name, max_chars=MAX_PART_CHARS)
 
 
 def _escape(part: str) -> str:

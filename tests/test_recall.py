@@ -183,3 +183,14 @@ def test_context_helps_find_a_fact_without_being_part_of_it(
     assert [h.fact.context for h in copies] == [turn.context]
     with pytest.raises(InvalidInput, match="8001 characters"):
         mem.remember(ref, "x", context="c" * 8001)
+
+
+@pytest.mark.parametrize("query", ["bad\ud800query", "nul\x00query", "q" * 8001])
+def test_unstorable_queries_and_ids_are_invalid_input(
+    mem: engram.Memory, ref: ResourceRef, query: str
+) -> None:
+    with pytest.raises(InvalidInput, match="query"):
+        mem.recall(ref, query, mode="text")
+    if len(query) < 100:  # the same characters make a bad fact id
+        with pytest.raises(InvalidInput, match="fact id"):
+            mem.forget(ref, query)

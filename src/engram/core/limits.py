@@ -18,6 +18,7 @@ DEFAULT_TOP_K = 5
 MAX_TOP_K = 100
 MAX_FACT_CHARS = 2000
 MAX_CONTEXT_CHARS = 8000
+MAX_QUERY_CHARS = 8000
 MAX_TAGS = 32
 MAX_LABEL_CHARS = 128
 MAX_METADATA_BYTES = 16 * 1024
@@ -77,11 +78,7 @@ def normalize_for_hash(text: str) -> str:
 
 
 def check_query(query: object) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("query must be a non-empty string")
-    if len(query) > 4 * MAX_FACT_CHARS:
-        raise InvalidInput(f"query is {len(query)} characters; the limit is {4 * MAX_FACT_CHARS}")
-    return query.strip()
+    return check_text(query, "query", max_chars=MAX_QUERY_CHARS, strip=True)
 
 
 def check_label(value: object, name: str) -> str:

@@ -26,6 +26,7 @@ from engram.core.models import (
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store
 from engram.core.ranking import Candidate, fuse
 from engram.core.scopes import ResourceRef
+from engram.core.text import check_text
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
@@ -298,9 +299,7 @@ def _check_note(note: Note) -> tuple[Note, str, str]:
 
 
 def _check_id(fact_id: object) -> str:
-    if not isinstance(fact_id, str) or not fact_id or len(fact_id) > 64:
-        raise InvalidInput(f"not a fact id: {fact_id!r}")
-    return fact_id
+    return check_text(fact_id, "fact id", max_chars=64)
 
 
 def _encode_cursor(position: tuple[int, int]) -> str:

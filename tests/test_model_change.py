@@ -74,3 +74,20 @@ def test_a_racing_writer_with_another_model_writes_nothing(db_path: Path, ref: R
     finally:
         first.close()
         second.close()
+
+
+def test_recall_with_another_dimension_is_refused_not_a_crash(
+    db_path: Path, ref: ResourceRef
+) -> None:
+    early = engram.open(db_path, embedder=engram.HashingEmbedder(32))  # opened while empty
+    writer = engram.open(db_path, embedder=engram.HashingEmbedder(16))
+    try:
+        writer.remember(ref, "sixteen dimensions")
+        with pytest.raises(EmbedderMismatch, match="16 dimensions"):
+            early.recall(ref, "sixteen", mode="vector")
+        with pytest.raises(EmbedderMismatch):
+            early.remember(ref, "thirty-two dimensions")
+        assert writer.count(ref) == 1
+    finally:
+        early.close()
+        writer.close()

@@ -152,8 +152,7 @@ TEXTS = [
 # -- the happy path through the library --------------------------------------------
 def test_remember_many_is_one_request_and_recall_works(endpoint: Endpoint, tmp_path: Path) -> None:
     with engram.open(tmp_path / "e.db", embedder=endpoint.embedder()) as mem:
-        assert endpoint.inputs() == [["dimension probe"]]  # the width, learned once
-        endpoint.requests.clear()
+        assert endpoint.inputs() == []  # an empty store needs nothing of the model yet
         facts = mem.remember_many(REF, TEXTS)
         assert endpoint.inputs() == [TEXTS]
         assert endpoint.requests[0].path == "/v1/embeddings"
@@ -161,7 +160,9 @@ def test_remember_many_is_one_request_and_recall_works(endpoint: Endpoint, tmp_p
         hits = mem.recall(REF, "which plan did the user upgraded to", mode="vector")
         assert hits[0].fact.id == facts[0].id
         assert mem.count(REF) == 5
-        assert len(endpoint.requests) == 2  # the query; no second probe
+        assert len(endpoint.requests) == 2  # the batch and the query: the width came along
+    with engram.open(tmp_path / "e.db", embedder=endpoint.embedder()):
+        assert endpoint.inputs()[-1] == ["dimension probe"]  # a store with facts checks it
 
 
 def test_rows_are_ordered_by_index_and_normalised(endpoint: Endpoint) -> None:

@@ -65,12 +65,12 @@ def _embedder(choice: EmbedderChoice) -> Embedder | None:
 def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
     """Refuses an embedder whose vectors would not be comparable with the stored ones,
     or, with ``reembed``, replaces every stored vector with this embedder's."""
-    wanted = ModelRecord(embedder.model, embedder.dimension)
     stored = store.model_record()
-    if stored == wanted:
-        return
     if stored is None or not store.has_facts():
         return  # the first write records its model, in its own transaction
+    wanted = ModelRecord(embedder.model, embedder.dimension)  # may ask a remote model once
+    if stored == wanted:
+        return
     if not reembed:
         raise EmbedderMismatch(
             stored.mismatch(wanted),

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import engram
 from engram.cli import render
@@ -20,11 +20,12 @@ from engram.core.errors import EngramError, InvalidInput
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue, SourceRef
 from engram.core.scopes import ResourceRef
+from engram.settings import DEFAULT_DB_PATH, Settings
 
 Handler = Callable[[Memory, argparse.Namespace], Output]
 
-DEFAULT_DB = "./engram.db"
-EMBEDDERS = ("local", "none")
+
+EMBEDDERS = ("local", "remote", "none")
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
@@ -183,14 +184,15 @@ def _options(parser: argparse.ArgumentParser, *, top: bool, scope: bool) -> None
         "--db",
         metavar="PATH",
         default=unset,
-        help=f"the store (default: $ENGRAM_DB_PATH or {DEFAULT_DB})",
+        help=f"the store (default: $ENGRAM_DB_PATH or {DEFAULT_DB_PATH})",
     )
     add("--json", action="store_true", default=False if top else unset, help="print JSON on stdout")
     add(
         "--embedder",
         choices=EMBEDDERS,
         default=unset,
-        help="the embedding model (default: $ENGRAM_EMBEDDER or local); loaded only to embed",
+        help="the embedder (default: $ENGRAM_EMBEDDER, else remote when "
+        "$ENGRAM_EMBEDDINGS_URL is set, else local); loaded only to embed",
     )
     if scope:
         add("--resource", metavar="ID", default=unset, help="whose memory (required when scoped)")
@@ -320,16 +322,20 @@ def build_parser() -> argparse.ArgumentParser:
 def _db_path(args: argparse.Namespace) -> str:
     if args.db is not None:
         return str(args.db)
-    return os.environ.get("ENGRAM_DB_PATH") or DEFAULT_DB
+    return Settings.from_env(os.environ).db_path
 
 
-def _embedder(args: argparse.Namespace) -> Literal["local", "none"]:
-    if not args.embeds:
-        return "none"  # listing, working memory, fork and compact never embed
-    choice = args.embedder or os.environ.get("ENGRAM_EMBEDDER") or "local"
-    if choice not in EMBEDDERS:
-        raise InvalidInput(f"ENGRAM_EMBEDDER must be local or none, got {choice!r}")
-    return "local" if choice == "local" else "none"
+def _open(args: argparse.Namespace) -> Memory:
+    """The store with the settings of the environment; commands that never embed
+    (listing, working memory, fork, compact) open it without loading a model."""
+    settings = Settings.from_env(os.environ)
+    kind = args.embedder or settings.embedder if args.embeds else "none"
+    return engram.open(
+        _db_path(args),
+        embedder=settings.make_embedder(kind),
+        max_facts=settings.max_facts,
+        max_age=settings.max_age,
+    )
 
 
 def _run(args: argparse.Namespace) -> Output:
@@ -339,7 +345,7 @@ def _run(args: argparse.Namespace) -> Output:
             f"'engram {command}' needs --resource ID",
             hint="the resource whose memory it reads or writes",
         )
-    with engram.open(_db_path(args), embedder=_embedder(args)) as mem:
+    with _open(args) as mem:
         handler: Handler = args.handler
         return handler(mem, args)
 

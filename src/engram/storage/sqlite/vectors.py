@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 
 DEFAULT_BUDGET_BYTES = 1 << 30
@@ -93,6 +94,11 @@ class VectorIndex:
             count, seqs, ids, matrix = entry.count, entry.seqs, entry.ids, entry.matrix
         if count == 0:
             return []
+        if matrix.shape[1] != query.shape[-1]:
+            raise EmbedderMismatch(
+                f"this scope's vectors have {matrix.shape[1]} dimensions; "
+                f"the query's has {query.shape[-1]}"
+            )
         scores = matrix[:count] @ query.astype(np.float32, copy=False)
         if allowed is not None:
             mask = np.isin(seqs[:count], np.fromiter(allowed, np.int64, len(allowed)))

@@ -1,0 +1,122 @@
+"""Configuration from the environment (``ENGRAM_…``), read only by the edges (CLI, service).
+
+| variable | default | meaning |
+| --- | --- | --- |
+| ``ENGRAM_DB_PATH`` | ``./engram.db`` | the SQLite file |
+| ``ENGRAM_EMBEDDER`` | ``local`` (``remote`` with a URL) | ``local``, ``remote``, ``none`` |
+| ``ENGRAM_EMBEDDINGS_URL`` | | an OpenAI-compatible ``/v1/embeddings`` endpoint |
+| ``ENGRAM_EMBEDDINGS_MODEL`` | | the model name sent to it; required with the URL |
+| ``ENGRAM_EMBEDDINGS_API_KEY`` | | bearer token; empty sends no Authorization header |
+| ``ENGRAM_EMBEDDINGS_ASYMMETRIC`` | ``false`` | send ``input_type`` passage / query |
+| ``ENGRAM_EMBEDDINGS_TIMEOUT_MS`` | ``30000`` | bound on one embeddings request, body included |
+| ``ENGRAM_MAX_FACTS`` | ``0`` | keep at most this many facts per scope (0: unbounded) |
+| ``ENGRAM_MAX_AGE_MS`` | ``0`` | drop facts older than this (0: never) |
+
+Every bad value is an InvalidInput naming the variable; setting only one of the URL and
+the model is one too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal
+
+from engram.core.errors import InvalidInput
+from engram.core.ports import Embedder
+
+EmbedderKind = Literal["local", "remote", "none"]
+DEFAULT_DB_PATH = "./engram.db"
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off", ""}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    db_path: str = DEFAULT_DB_PATH
+    embedder: EmbedderKind = "local"
+    embeddings_url: str = ""
+    embeddings_model: str = ""
+    embeddings_api_key: str = ""
+    embeddings_asymmetric: bool = False
+    embeddings_timeout_ms: int = 30_000
+    max_facts: int = 0
+    max_age_ms: int = 0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Settings from ``env`` (e.g. ``os.environ``); raises InvalidInput on a bad value."""
+        url = env.get("ENGRAM_EMBEDDINGS_URL", "").strip()
+        model = env.get("ENGRAM_EMBEDDINGS_MODEL", "").strip()
+        if bool(url) != bool(model):
+            raise InvalidInput(
+                "ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL go together: "
+                f"only {'ENGRAM_EMBEDDINGS_URL' if url else 'ENGRAM_EMBEDDINGS_MODEL'} is set"
+            )
+        return cls(
+            db_path=env.get("ENGRAM_DB_PATH", "").strip() or DEFAULT_DB_PATH,
+            embedder=_kind(env.get("ENGRAM_EMBEDDER", ""), remote_configured=bool(url)),
+            embeddings_url=url,
+            embeddings_model=model,
+            embeddings_api_key=env.get("ENGRAM_EMBEDDINGS_API_KEY", "").strip(),
+            embeddings_asymmetric=_flag(env, "ENGRAM_EMBEDDINGS_ASYMMETRIC"),
+            embeddings_timeout_ms=_count(env, "ENGRAM_EMBEDDINGS_TIMEOUT_MS", 30_000, minimum=1),
+            max_facts=_count(env, "ENGRAM_MAX_FACTS", 0),
+            max_age_ms=_count(env, "ENGRAM_MAX_AGE_MS", 0),
+        )
+
+    @property
+    def max_age(self) -> timedelta | None:
+        return timedelta(milliseconds=self.max_age_ms) if self.max_age_ms else None
+
+    def make_embedder(self, kind: EmbedderKind | None = None) -> Embedder | None:
+        """The embedder these settings name (or ``kind``); None for ``none``."""
+        chosen = kind or self.embedder
+        if chosen == "none":
+            return None
+        if chosen == "local":
+            from engram.embedders.local import LocalEmbedder
+
+            return LocalEmbedder()
+        if not self.embeddings_url:
+            raise InvalidInput(
+                "the remote embedder needs ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL"
+            )
+        from engram.embedders.remote import RemoteEmbedder
+
+        return RemoteEmbedder(
+            self.embeddings_url,
+            self.embeddings_model,
+            api_key=self.embeddings_api_key or None,
+            asymmetric=self.embeddings_asymmetric,
+            timeout=self.embeddings_timeout_ms / 1000,
+        )
+
+
+def _kind(value: str, *, remote_configured: bool) -> EmbedderKind:
+    chosen = value.strip().lower() or ("remote" if remote_configured else "local")
+    if chosen == "local":
+        return "local"
+    if chosen == "remote":
+        return "remote"
+    if chosen == "none":
+        return "none"
+    raise InvalidInput(f"ENGRAM_EMBEDDER must be local, remote or none, got {value!r}")
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    value = env.get(name, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise InvalidInput(f"{name} must be true or false, got {env[name]!r}")
+
+
+def _count(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < minimum:
+        raise InvalidInput(f"{name} must be an integer of at least {minimum}, got {raw!r}")
+    return int(raw)

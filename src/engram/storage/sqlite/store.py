@@ -258,34 +258,33 @@ class SQLiteStore:
                 "expires_at = excluded.expires_at",
                 (child.key, now_us, parent.key, now_us),
             ).rowcount
-            rows = conn.execute(
-                "SELECT seq, content, content_hash, context, source_sandbox, source_entry, type, "
-                "tags, metadata, created_at, updated_at, corrected_by, corrected_at "
-                "FROM facts WHERE scope = ? ORDER BY seq",
-                (parent.key,),
-            ).fetchall()
-            copied = 0
-            token = scope_token(child.key)
-            for seq, *rest in rows:
-                cursor = conn.execute(
-                    "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
-                    "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-                    "corrected_by, corrected_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?) ON CONFLICT (scope, content_hash) DO NOTHING",
-                    (_new_id(), child.key, token, *rest),
-                )
-                if cursor.rowcount:
-                    copied += 1
-                    conn.execute(
-                        "INSERT INTO fact_vectors (fact, vector) "
-                        "SELECT ?, vector FROM fact_vectors WHERE fact = ?",
-                        (cursor.lastrowid, seq),
-                    )
-                    conn.execute(
-                        "INSERT INTO fact_tags (fact, scope, tag) SELECT ?, ?, tag "
-                        "FROM fact_tags WHERE fact = ?",
-                        (cursor.lastrowid, child.key, seq),
-                    )
+            # Set-based: the copies get new ids and row numbers above every existing one,
+            # then vectors and tags follow them by content hash (unique in a scope).
+            before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
+            copied = conn.execute(
+                "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
+                "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
+                "corrected_by, corrected_at) "
+                "SELECT 'f_' || lower(hex(randomblob(12))), ?, ?, content, content_hash, "
+                "context, source_sandbox, source_entry, type, tags, metadata, created_at, "
+                "updated_at, corrected_by, corrected_at FROM facts WHERE scope = ? ORDER BY seq "
+                "ON CONFLICT (scope, content_hash) DO NOTHING",
+                (child.key, scope_token(child.key), parent.key),
+            ).rowcount
+            copy_of = (
+                "FROM facts c JOIN facts p ON p.scope = ? AND p.content_hash = c.content_hash "
+                "JOIN {table} x ON x.fact = p.seq WHERE c.scope = ? AND c.seq > ?"
+            )
+            conn.execute(
+                "INSERT INTO fact_vectors (fact, vector) SELECT c.seq, x.vector "
+                + copy_of.format(table="fact_vectors"),
+                (parent.key, child.key, before),
+            )
+            conn.execute(
+                "INSERT INTO fact_tags (fact, scope, tag) SELECT c.seq, c.scope, x.tag "
+                + copy_of.format(table="fact_tags"),
+                (parent.key, child.key, before),
+            )
             if copied:
                 _bump(conn, child.key, appended_only=True, delta=copied)
             return int(keys), copied

@@ -6,6 +6,8 @@ import multiprocessing
 import threading
 from pathlib import Path
 
+import pytest
+
 import engram
 from engram import ResourceRef
 
@@ -101,3 +103,22 @@ def test_concurrent_compare_and_set_has_one_winner(mem: engram.Memory) -> None:
         thread.join()
     assert len(wins) == 1
     assert mem.working.entry(ref, "counter").value == wins[0]
+
+
+def test_forget_all_refuses_when_another_writer_added_since_the_count(db_path: Path) -> None:
+    reader = engram.open(db_path, embedder=engram.HashingEmbedder(32))
+    writer = engram.open(db_path, embedder=engram.HashingEmbedder(32))
+    ref = ResourceRef("raced")
+    try:
+        reader.remember_many(ref, [f"old {i}" for i in range(5)])
+        seen = reader.count(ref)
+        writer.remember(ref, "arrived after the count")  # another process's write
+        with pytest.raises(engram.Conflict, match="holds 6 facts"):
+            reader.forget_all(ref, expected_count=seen)
+        assert writer.count(ref) == 6
+        assert reader.forget_all(ref, expected_count=reader.count(ref)) == 6
+        assert writer.recall(ref, "arrived", mode="text") == []
+        assert writer.recall(ref, "old", mode="vector") == []
+    finally:
+        reader.close()
+        writer.close()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from engram.core import limits, query
+from engram.core.agents import Agents
 from engram.core.clock import now_us, to_us
 from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
 from engram.core.models import (
@@ -59,6 +60,7 @@ class Memory:
         self._embedder = embedder
         self._caps = caps or Caps()
         self.working = WorkingMemory(store)
+        self.agents = Agents(store)
 
     @property
     def embedder(self) -> Embedder | None:

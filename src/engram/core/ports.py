@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from engram.core.agents import AgentStore
 from engram.core.models import Caps, Compaction, Fact, Filters, SourceRef, WorkingEntry
 from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef
@@ -73,8 +74,8 @@ class ModelRecord:
         )
 
 
-class Store(Protocol):
-    """Storage of working memory and facts, one scope per call."""
+class Store(AgentStore, Protocol):
+    """Storage of working memory, facts and agents; memory one scope per call."""
 
     # -- working memory ----------------------------------------------------------
     def working_get(self, scope: ResourceRef, key: str, now_us: int) -> WorkingEntry | None: ...

@@ -90,6 +90,17 @@ MIGRATIONS: tuple[str, ...] = (
         VALUES (new.seq, new.content, new.scope_token, new.context);
     END;
     """,
+    # 2: agents, whose persisted spec resolves the scope of their memory routes.
+    """
+    CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        parent_id TEXT,
+        created_at INTEGER NOT NULL,
+        ended_at INTEGER
+    ) WITHOUT ROWID;
+    """,
 )
 
 

@@ -9,12 +9,13 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from engram.core.agents import Agent
 from engram.core.errors import Conflict, EmbedderMismatch, NotFound
 from engram.core.models import Caps, Compaction, Fact, Filters, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef
-from engram.storage.sqlite import model_record, working
+from engram.storage.sqlite import agents, model_record, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.sql import (
     FACT_COLUMNS,
@@ -248,48 +249,23 @@ class SQLiteStore:
         return self.db.write(lambda conn: _apply_caps(conn, scope.key, caps, now_us))
 
     def fork(self, parent: ResourceRef, child: ResourceRef, now_us: int) -> tuple[int, int]:
+        return self.db.write(lambda conn: _fork(conn, parent, child, now_us))
+
+    # -- agents ------------------------------------------------------------------
+    def agent_insert(
+        self, agent: Agent, fork_from: ResourceRef | None, now_us: int
+    ) -> tuple[int, int]:
         def work(conn: sqlite3.Connection) -> tuple[int, int]:
-            keys = conn.execute(
-                "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
-                "SELECT ?, key, value, 1, ?, expires_at FROM working WHERE scope = ? "
-                "AND (expires_at IS NULL OR expires_at > ?) "
-                "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
-                "version = working.version + 1, updated_at = excluded.updated_at, "
-                "expires_at = excluded.expires_at",
-                (child.key, now_us, parent.key, now_us),
-            ).rowcount
-            # Set-based: the copies get new ids and row numbers above every existing one,
-            # then vectors and tags follow them by content hash (unique in a scope).
-            before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
-            copied = conn.execute(
-                "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
-                "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-                "corrected_by, corrected_at) "
-                "SELECT 'f_' || lower(hex(randomblob(12))), ?, ?, content, content_hash, "
-                "context, source_sandbox, source_entry, type, tags, metadata, created_at, "
-                "updated_at, corrected_by, corrected_at FROM facts WHERE scope = ? ORDER BY seq "
-                "ON CONFLICT (scope, content_hash) DO NOTHING",
-                (child.key, scope_token(child.key), parent.key),
-            ).rowcount
-            copy_of = (
-                "FROM facts c JOIN facts p ON p.scope = ? AND p.content_hash = c.content_hash "
-                "JOIN {table} x ON x.fact = p.seq WHERE c.scope = ? AND c.seq > ?"
-            )
-            conn.execute(
-                "INSERT INTO fact_vectors (fact, vector) SELECT c.seq, x.vector "
-                + copy_of.format(table="fact_vectors"),
-                (parent.key, child.key, before),
-            )
-            conn.execute(
-                "INSERT INTO fact_tags (fact, scope, tag) SELECT c.seq, c.scope, x.tag "
-                + copy_of.format(table="fact_tags"),
-                (parent.key, child.key, before),
-            )
-            if copied:
-                _bump(conn, child.key, appended_only=True, delta=copied)
-            return int(keys), copied
+            agents.insert(conn, agent)
+            return (0, 0) if fork_from is None else _fork(conn, fork_from, agent.ref, now_us)
 
         return self.db.write(work)
+
+    def agent_get(self, agent_id: str) -> Agent | None:
+        return self.db.read(lambda conn: agents.get(conn, agent_id))
+
+    def agent_end(self, agent_id: str, now_us: int) -> Agent | None:
+        return self.db.write(lambda conn: agents.end(conn, agent_id, now_us))
 
     # -- recall candidates -------------------------------------------------------
     def text_candidates(
@@ -442,3 +418,48 @@ def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -
     if expired or over:
         _bump(conn, scope, appended_only=False, delta=-(len(expired) + len(over)))
     return Compaction(expired, over)
+
+
+def _fork(
+    conn: sqlite3.Connection, parent: ResourceRef, child: ResourceRef, now_us: int
+) -> tuple[int, int]:
+    """Copies the parent's working memory and facts (vectors, tags) into the child's scope."""
+    keys = conn.execute(
+        "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
+        "SELECT ?, key, value, 1, ?, expires_at FROM working WHERE scope = ? "
+        "AND (expires_at IS NULL OR expires_at > ?) "
+        "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
+        "version = working.version + 1, updated_at = excluded.updated_at, "
+        "expires_at = excluded.expires_at",
+        (child.key, now_us, parent.key, now_us),
+    ).rowcount
+    # Set-based: the copies get new ids and row numbers above every existing one,
+    # then vectors and tags follow them by content hash (unique in a scope).
+    before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
+    copied = conn.execute(
+        "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
+        "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
+        "corrected_by, corrected_at) "
+        "SELECT 'f_' || lower(hex(randomblob(12))), ?, ?, content, content_hash, "
+        "context, source_sandbox, source_entry, type, tags, metadata, created_at, "
+        "updated_at, corrected_by, corrected_at FROM facts WHERE scope = ? ORDER BY seq "
+        "ON CONFLICT (scope, content_hash) DO NOTHING",
+        (child.key, scope_token(child.key), parent.key),
+    ).rowcount
+    copy_of = (
+        "FROM facts c JOIN facts p ON p.scope = ? AND p.content_hash = c.content_hash "
+        "JOIN {table} x ON x.fact = p.seq WHERE c.scope = ? AND c.seq > ?"
+    )
+    conn.execute(
+        "INSERT INTO fact_vectors (fact, vector) SELECT c.seq, x.vector "
+        + copy_of.format(table="fact_vectors"),
+        (parent.key, child.key, before),
+    )
+    conn.execute(
+        "INSERT INTO fact_tags (fact, scope, tag) SELECT c.seq, c.scope, x.tag "
+        + copy_of.format(table="fact_tags"),
+        (parent.key, child.key, before),
+    )
+    if copied:
+        _bump(conn, child.key, appended_only=True, delta=copied)
+    return int(keys), copied

@@ -1,0 +1,104 @@
+"""Agents: a persisted spec (name, resource, team) whose memory lives in its scope.
+
+Memory routes take an agent id and resolve the scope from the persisted spec, so they
+work for ended agents and after a restart. Spawning registers a child and forks the
+parent's memory into the child's scope, in one transaction.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol
+
+from engram.core.clock import from_us, now_us
+from engram.core.errors import NotFound
+from engram.core.models import ForkResult
+from engram.core.scopes import ResourceRef
+from engram.core.text import check_text
+
+MAX_NAME_CHARS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """A registered agent; ``ref`` is where its memory lives."""
+
+    id: str
+    name: str
+    ref: ResourceRef
+    parent_id: str | None
+    created_at: datetime
+    ended_at: datetime | None = None
+
+    @property
+    def status(self) -> Literal["running", "ended"]:
+        return "running" if self.ended_at is None else "ended"
+
+
+class AgentStore(Protocol):
+    def agent_insert(
+        self, agent: Agent, fork_from: ResourceRef | None, now_us: int
+    ) -> tuple[int, int]:
+        """Persists ``agent``; with ``fork_from``, copies that scope's memory into the
+        agent's in the same transaction and returns (working keys, facts) copied."""
+        ...
+
+    def agent_get(self, agent_id: str) -> Agent | None: ...
+
+    def agent_end(self, agent_id: str, now_us: int) -> Agent | None:
+        """Marks the agent ended (idempotent: the first end time stays)."""
+        ...
+
+
+class Agents:
+    """Registration, lookup, spawning and ending of agents."""
+
+    def __init__(self, store: AgentStore) -> None:
+        self._store = store
+
+    def register(
+        self, name: str, *, resource_id: str | None = None, team_id: str | None = None
+    ) -> Agent:
+        """A new agent; its resource id defaults to its name."""
+        checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
+        ref = ResourceRef(resource_id if resource_id is not None else checked, team_id)
+        agent = _new(checked, ref, parent_id=None)
+        self._store.agent_insert(agent, None, now_us())
+        return agent
+
+    def get(self, agent_id: str) -> Agent:
+        """The agent, ended or not. Raises NotFound."""
+        check_text(agent_id, "agent id", max_chars=64)
+        found = self._store.agent_get(agent_id)
+        if found is None:
+            raise NotFound(f"no agent {agent_id!r}")
+        return found
+
+    def spawn(
+        self, parent_id: str, name: str, *, resource_id: str | None = None
+    ) -> tuple[Agent, ForkResult]:
+        """A child of ``parent_id`` (same team) starting with a copy of its memory.
+
+        A child given the parent's own resource id shares the parent's memory instead:
+        nothing is copied.
+        """
+        parent = self.get(parent_id)
+        checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
+        ref = parent.ref.child(resource_id if resource_id is not None else checked)
+        child = _new(checked, ref, parent_id=parent.id)
+        fork_from = None if ref == parent.ref else parent.ref
+        keys, facts = self._store.agent_insert(child, fork_from, now_us())
+        return child, ForkResult(ref, keys, facts)
+
+    def end(self, agent_id: str) -> Agent:
+        check_text(agent_id, "agent id", max_chars=64)
+        ended = self._store.agent_end(agent_id, now_us())
+        if ended is None:
+            raise NotFound(f"no agent {agent_id!r}")
+        return ended
+
+
+def _new(name: str, ref: ResourceRef, *, parent_id: str | None) -> Agent:
+    return Agent("a_" + secrets.token_hex(8), name, ref, parent_id, from_us(now_us()))

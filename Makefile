@@ -11,7 +11,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 run: $(VENV)/.installed
-	$(BIN)/engram --db ./engram.db status
+	$(BIN)/engram --db ./engram.db serve
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests bench

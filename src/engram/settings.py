@@ -3,6 +3,7 @@
 | variable | default | meaning |
 | --- | --- | --- |
 | ``ENGRAM_DB_PATH`` | ``./engram.db`` | the SQLite file |
+| ``ENGRAM_MEMORY_ENABLED`` | ``true`` | ``false``: the service's memory routes answer 501 |
 | ``ENGRAM_EMBEDDER`` | ``local`` (``remote`` with a URL) | ``local``, ``remote``, ``none`` |
 | ``ENGRAM_EMBEDDINGS_URL`` | | an OpenAI-compatible ``/v1/embeddings`` endpoint |
 | ``ENGRAM_EMBEDDINGS_MODEL`` | | the model name sent to it; required with the URL |
@@ -11,6 +12,7 @@
 | ``ENGRAM_EMBEDDINGS_TIMEOUT_MS`` | ``30000`` | bound on one embeddings request, body included |
 | ``ENGRAM_MAX_FACTS`` | ``0`` | keep at most this many facts per scope (0: unbounded) |
 | ``ENGRAM_MAX_AGE_MS`` | ``0`` | drop facts older than this (0: never) |
+| ``ENGRAM_HOST`` / ``ENGRAM_PORT`` | ``127.0.0.1`` / ``4600`` | where the service listens |
 
 Every bad value is an InvalidInput naming the variable; setting only one of the URL and
 the model is one too.
@@ -28,12 +30,14 @@ from engram.core.ports import Embedder
 
 EmbedderKind = Literal["local", "remote", "none"]
 DEFAULT_DB_PATH = "./engram.db"
-_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off", ""}
+DEFAULT_PORT = 4600
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     db_path: str = DEFAULT_DB_PATH
+    memory_enabled: bool = True
     embedder: EmbedderKind = "local"
     embeddings_url: str = ""
     embeddings_model: str = ""
@@ -42,6 +46,8 @@ class Settings:
     embeddings_timeout_ms: int = 30_000
     max_facts: int = 0
     max_age_ms: int = 0
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -55,6 +61,7 @@ class Settings:
             )
         return cls(
             db_path=env.get("ENGRAM_DB_PATH", "").strip() or DEFAULT_DB_PATH,
+            memory_enabled=_flag(env, "ENGRAM_MEMORY_ENABLED", default=True),
             embedder=_kind(env.get("ENGRAM_EMBEDDER", ""), remote_configured=bool(url)),
             embeddings_url=url,
             embeddings_model=model,
@@ -63,6 +70,8 @@ class Settings:
             embeddings_timeout_ms=_count(env, "ENGRAM_EMBEDDINGS_TIMEOUT_MS", 30_000, minimum=1),
             max_facts=_count(env, "ENGRAM_MAX_FACTS", 0),
             max_age_ms=_count(env, "ENGRAM_MAX_AGE_MS", 0),
+            host=env.get("ENGRAM_HOST", "").strip() or "127.0.0.1",
+            port=_port(env),
         )
 
     @property
@@ -104,13 +113,22 @@ def _kind(value: str, *, remote_configured: bool) -> EmbedderKind:
     raise InvalidInput(f"ENGRAM_EMBEDDER must be local, remote or none, got {value!r}")
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
+def _flag(env: Mapping[str, str], name: str, *, default: bool = False) -> bool:
     value = env.get(name, "").strip().lower()
+    if not value:
+        return default
     if value in _TRUE:
         return True
     if value in _FALSE:
         return False
     raise InvalidInput(f"{name} must be true or false, got {env[name]!r}")
+
+
+def _port(env: Mapping[str, str]) -> int:
+    port = _count(env, "ENGRAM_PORT", DEFAULT_PORT)
+    if port > 65535:
+        raise InvalidInput(f"ENGRAM_PORT must be at most 65535, got {port}")
+    return port
 
 
 def _count(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:

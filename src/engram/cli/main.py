@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NoReturn
 import engram
 from engram.cli import render
 from engram.cli.render import Output
+from engram.cli.serve import serve
 from engram.core.errors import EngramError, InvalidInput
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue, SourceRef
@@ -304,6 +305,14 @@ def _add_scope_commands(sub: Subparsers) -> None:
     _command(
         sub, "status", _status, "open the store and show how to use it", scoped=False, embeds=True
     )
+    _command(
+        # _run starts the service before any store is opened here: the handler is unused
+        sub,
+        "serve",
+        _status,
+        "run the HTTP service ($ENGRAM_HOST:$ENGRAM_PORT)",
+        scoped=False,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -345,6 +354,9 @@ def _run(args: argparse.Namespace) -> Output:
             f"'engram {command}' needs --resource ID",
             hint="the resource whose memory it reads or writes",
         )
+    if args.command == "serve":
+        serve(args.db)
+        return Output({"stopped": True}, ["engram stopped"])
     with _open(args) as mem:
         handler: Handler = args.handler
         return handler(mem, args)

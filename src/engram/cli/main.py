@@ -22,6 +22,7 @@ from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue, SourceRef
 from engram.core.scopes import ResourceRef
 from engram.settings import DEFAULT_DB_PATH, Settings
+from engram.storage.sqlite import backup as backups
 
 Handler = Callable[[Memory, argparse.Namespace], Output]
 
@@ -211,7 +212,7 @@ def _parents() -> tuple[list[_Parser], list[_Parser]]:
 def _command(
     sub: Subparsers,
     name: str,
-    handler: Handler,
+    handler: Handler | None,
     help_text: str,
     *,
     scoped: bool = True,
@@ -305,14 +306,39 @@ def _add_scope_commands(sub: Subparsers) -> None:
     _command(
         sub, "status", _status, "open the store and show how to use it", scoped=False, embeds=True
     )
-    _command(
-        # _run starts the service before any store is opened here: the handler is unused
-        sub,
-        "serve",
-        _status,
-        "run the HTTP service ($ENGRAM_HOST:$ENGRAM_PORT)",
-        scoped=False,
-    )
+    _file_command(sub, "serve", _serve, "run the HTTP service ($ENGRAM_HOST:$ENGRAM_PORT)")
+    p = _file_command(sub, "backup", _backup, "copy the store into DEST_DIR, verified")
+    p.add_argument("dest_dir", metavar="DEST_DIR")
+    p.add_argument("--keep", metavar="N", type=int, help="keep only the N newest backups")
+    p = _file_command(sub, "restore", _restore, "put a backup back (stop the service first)")
+    p.add_argument("backup_dir", metavar="BACKUP_DIR")
+
+
+def _file_command(
+    sub: Subparsers, name: str, handler: Callable[[argparse.Namespace], Output], help_text: str
+) -> argparse.ArgumentParser:
+    """A command that works on the store's file itself, not through an open memory."""
+    parser = _command(sub, name, None, help_text, scoped=False)
+    parser.set_defaults(file_handler=handler)
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> Output:
+    serve(args.db)
+    return Output({"stopped": True}, ["engram stopped"])
+
+
+def _backup(args: argparse.Namespace) -> Output:
+    made = backups.backup(_db_path(args), args.dest_dir, keep=args.keep)
+    return Output({"backup": str(made)}, [f"backed up to {made}"])
+
+
+def _restore(args: argparse.Namespace) -> Output:
+    kept = backups.restore(args.backup_dir, _db_path(args))
+    lines = [f"restored {args.backup_dir} to {_db_path(args)}"]
+    if kept is not None:
+        lines.append(f"the store it replaced is kept at {kept}")
+    return Output({"restored": str(args.backup_dir), "kept": str(kept) if kept else None}, lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -354,9 +380,9 @@ def _run(args: argparse.Namespace) -> Output:
             f"'engram {command}' needs --resource ID",
             hint="the resource whose memory it reads or writes",
         )
-    if args.command == "serve":
-        serve(args.db)
-        return Output({"stopped": True}, ["engram stopped"])
+    if getattr(args, "file_handler", None) is not None:
+        file_handler: Callable[[argparse.Namespace], Output] = args.file_handler
+        return file_handler(args)
     with _open(args) as mem:
         handler: Handler = args.handler
         return handler(mem, args)

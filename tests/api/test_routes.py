@@ -150,7 +150,9 @@ def test_compactions_age_first_then_the_cap(client: TestClient) -> None:
 def test_memory_disabled_answers_501(db_path: Path) -> None:
     settings = Settings(db_path=str(db_path), memory_enabled=False, embedder="none")
     with TestClient(create_app(settings)) as client:
-        agent = _agent(client)["id"]  # agents still work
+        agent = _agent(client)["id"]  # agents still work, without memory
+        spawned = client.post(f"/agents/{agent}/spawn", json={"name": "child"}).json()
+        assert spawned["fork"]["workingKeysCopied"] == spawned["fork"]["semanticFactsCopied"] == 0
         _error(client.get(f"/agents/{agent}/memory"), 501, "capability_missing")
         _error(
             client.put(f"/agents/{agent}/memory/k", json={"value": 1}), 501, "capability_missing"

@@ -33,7 +33,12 @@ def get(agent_id: str, request: Request) -> JSON:
 @router.post("/{agent_id}/spawn", status_code=201)
 def spawn(agent_id: str, spec: SpawnSpec, request: Request) -> JSONResponse:
     """Registers a child (same team) and forks the parent's memory into its scope."""
-    child, fork = memory_of(request).agents.spawn(agent_id, spec.name, resource_id=spec.resource_id)
+    child, fork = memory_of(request).agents.spawn(
+        agent_id,
+        spec.name,
+        resource_id=spec.resource_id,
+        copy_memory=request.app.state.memory_enabled,
+    )
     return JSONResponse({"agent": agent_json(child), "fork": fork_json(fork)}, status_code=201)
 
 

@@ -77,18 +77,23 @@ class Agents:
         return found
 
     def spawn(
-        self, parent_id: str, name: str, *, resource_id: str | None = None
+        self,
+        parent_id: str,
+        name: str,
+        *,
+        resource_id: str | None = None,
+        copy_memory: bool = True,
     ) -> tuple[Agent, ForkResult]:
         """A child of ``parent_id`` (same team) starting with a copy of its memory.
 
-        A child given the parent's own resource id shares the parent's memory instead:
-        nothing is copied.
+        A child given the parent's own resource id shares the parent's memory instead,
+        and ``copy_memory=False`` (memory disabled) registers it alone: nothing is copied.
         """
         parent = self.get(parent_id)
         checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
         ref = parent.ref.child(resource_id if resource_id is not None else checked)
         child = _new(checked, ref, parent_id=parent.id)
-        fork_from = None if ref == parent.ref else parent.ref
+        fork_from = parent.ref if copy_memory and ref != parent.ref else None
         keys, facts = self._store.agent_insert(child, fork_from, now_us())
         return child, ForkResult(ref, keys, facts)
 

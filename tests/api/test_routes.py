@@ -206,3 +206,9 @@ def test_openapi_and_health(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()
     assert "/agents/{agent_id}/facts" in schema["paths"]
     assert client.get("/healthz").json() == {"ok": True, "semantic": True}
+
+
+def test_ids_no_agent_can_have_are_404(client: TestClient) -> None:
+    for agent_id in ("x" * 100, "%00", "%F0%9F%99%82"):
+        _error(client.get(f"/agents/{agent_id}"), 404, "not_found")
+        _error(client.get(f"/agents/{agent_id}/memory/k"), 404, "not_found")

@@ -69,9 +69,8 @@ class Agents:
         return agent
 
     def get(self, agent_id: str) -> Agent:
-        """The agent, ended or not. Raises NotFound."""
-        check_text(agent_id, "agent id", max_chars=64)
-        found = self._store.agent_get(agent_id)
+        """The agent, ended or not. Raises NotFound (also for ids no agent can have)."""
+        found = self._store.agent_get(agent_id) if _possible(agent_id) else None
         if found is None:
             raise NotFound(f"no agent {agent_id!r}")
         return found
@@ -98,11 +97,20 @@ class Agents:
         return child, ForkResult(ref, keys, facts)
 
     def end(self, agent_id: str) -> Agent:
-        check_text(agent_id, "agent id", max_chars=64)
-        ended = self._store.agent_end(agent_id, now_us())
+        ended = self._store.agent_end(agent_id, now_us()) if _possible(agent_id) else None
         if ended is None:
             raise NotFound(f"no agent {agent_id!r}")
         return ended
+
+
+def _possible(agent_id: object) -> bool:
+    """Whether some agent could have this id (ids are short, plain text)."""
+    return (
+        isinstance(agent_id, str)
+        and 0 < len(agent_id) <= 64
+        and agent_id.isascii()
+        and agent_id.isprintable()
+    )
 
 
 def _new(name: str, ref: ResourceRef, *, parent_id: str | None) -> Agent:

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engram import InvalidInput, ResourceRef
-from engram.core.scopes import parse_key
+from engram.core.scopes import PersonAppRef, parse_key
 
 # Parts full of the characters that matter to the escaping, plus any other text.
 _tricky = st.sampled_from([":", "%", "%3A", "%25", "::", " ", "r", "t", "acme", "é", "名", "🙂"])
@@ -17,16 +17,22 @@ part = st.one_of(
         max_size=40,
     ),
 )
-refs = st.builds(ResourceRef, part, st.one_of(st.none(), part))
+resources = st.builds(ResourceRef, part, st.one_of(st.none(), part))
+people = st.builds(
+    PersonAppRef, part, part.map(lambda p: "app:" + p).filter(lambda a: len(a) <= 256)
+)
+refs = st.one_of(resources, people)
 
 
 @given(refs, refs)
-def test_different_refs_never_share_a_key(a: ResourceRef, b: ResourceRef) -> None:
+def test_different_refs_never_share_a_key(
+    a: ResourceRef | PersonAppRef, b: ResourceRef | PersonAppRef
+) -> None:
     assert (a.key == b.key) == (a == b)
 
 
 @given(refs)
-def test_a_key_parses_back_to_its_ref(ref: ResourceRef) -> None:
+def test_a_key_parses_back_to_its_ref(ref: ResourceRef | PersonAppRef) -> None:
     assert parse_key(ref.key) == ref
 
 
@@ -63,3 +69,22 @@ def test_parts_at_the_limit_are_accepted() -> None:
 
 def test_a_fork_child_keeps_the_team() -> None:
     assert ResourceRef("p", team_id="acme").child("c") == ResourceRef("c", team_id="acme")
+
+
+def test_a_person_in_an_app_is_never_an_agent_resource() -> None:
+    assert PersonAppRef("u1", "app:a").key != ResourceRef("app:a", team_id="u1").key
+    assert PersonAppRef("u1", "app:a").key != ResourceRef("u1:app:a").key
+
+
+@pytest.mark.parametrize(
+    ("person", "app", "message"),
+    [
+        ("", "app:a", "person"),
+        ("u", "a", "app:<uid>"),
+        ("u", "app:", "app:<uid>"),
+        ("u", "", "app"),
+    ],
+)
+def test_invalid_person_app_refs(person: str, app: str, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        PersonAppRef(person, app)

@@ -21,7 +21,7 @@ from engram.core.models import (
     WorkingPage,
 )
 from engram.core.ports import Embedder
-from engram.core.scopes import ResourceRef
+from engram.core.scopes import PersonAppRef, Scope
 
 JSONData = dict[str, Any]
 
@@ -47,7 +47,9 @@ def _time(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
-def scope_data(ref: ResourceRef) -> JSONData:
+def scope_data(ref: Scope) -> JSONData:
+    if isinstance(ref, PersonAppRef):
+        return {"person": ref.person, "app": ref.app}
     return {"resource_id": ref.resource_id, "team_id": ref.team_id}
 
 

@@ -26,7 +26,7 @@ from engram.core.models import (
 )
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store
 from engram.core.ranking import Candidate, fuse
-from engram.core.scopes import ResourceRef
+from engram.core.scopes import ResourceRef, Scope
 from engram.core.text import check_text
 from engram.core.working import WorkingMemory
 
@@ -78,7 +78,7 @@ class Memory:
     # -- writing facts -----------------------------------------------------------
     def remember(
         self,
-        ref: ResourceRef,
+        ref: Scope,
         content: str,
         *,
         source_ref: SourceRef | None = None,
@@ -100,7 +100,7 @@ class Memory:
         note = Note(content, source_ref, type, tags, metadata, created_at, context)
         return self.remember_many(ref, [note])[0]
 
-    def remember_many(self, ref: ResourceRef, notes: Sequence[Note | str]) -> list[Fact]:
+    def remember_many(self, ref: Scope, notes: Sequence[Note | str]) -> list[Fact]:
         """Remembers many facts with one embedding request and one transaction.
 
         All or nothing: one invalid note refuses the whole batch before anything is
@@ -135,9 +135,7 @@ class Memory:
         stored = dict(self._store.facts_insert(ref, new, self._caps, now, _model_of(embedder)))
         return [existing.get(digest) or stored[digest] for _, digest, _ in checked]
 
-    def correct(
-        self, ref: ResourceRef, fact_id: str, content: str, *, by: str | None = None
-    ) -> Fact:
+    def correct(self, ref: Scope, fact_id: str, content: str, *, by: str | None = None) -> Fact:
         """Changes a fact's words in place and embeds them again; ``created_at`` stays.
 
         Raises InvalidInput (empty, over 2000 characters), NotFound, Conflict (the
@@ -154,11 +152,11 @@ class Memory:
             ref, fact_id, text, content_hash(text), vector, by, now_us(), _model_of(embedder)
         )
 
-    def forget(self, ref: ResourceRef, fact_id: str) -> bool:
+    def forget(self, ref: Scope, fact_id: str) -> bool:
         """Forgets one fact; idempotent. Returns whether it existed."""
         return self._store.fact_delete(ref, _check_id(fact_id))
 
-    def forget_all(self, ref: ResourceRef, *, expected_count: int) -> int:
+    def forget_all(self, ref: Scope, *, expected_count: int) -> int:
         """Forgets every fact of the scope, confirming how many the caller saw.
 
         If the scope now holds more than ``expected_count``, nothing is forgotten and
@@ -173,7 +171,7 @@ class Memory:
         return self._store.facts_delete_all(ref, expected_count)
 
     def compact(
-        self, ref: ResourceRef, *, max_facts: int | None = None, max_age: timedelta | None = None
+        self, ref: Scope, *, max_facts: int | None = None, max_age: timedelta | None = None
     ) -> Compaction:
         """Applies the caps now: facts older than ``max_age`` go first, then the oldest
         beyond ``max_facts``. Unset arguments fall back to the store-wide caps."""
@@ -198,15 +196,13 @@ class Memory:
         return ForkResult(child, keys, facts)
 
     # -- reading facts -----------------------------------------------------------
-    def fact(self, ref: ResourceRef, fact_id: str) -> Fact:
+    def fact(self, ref: Scope, fact_id: str) -> Fact:
         found = self._store.fact_get(ref, _check_id(fact_id))
         if found is None:
             raise NotFound(f"no fact {fact_id!r} in this scope")
         return found
 
-    def facts(
-        self, ref: ResourceRef, *, limit: int | None = None, before: str | None = None
-    ) -> FactPage:
+    def facts(self, ref: Scope, *, limit: int | None = None, before: str | None = None) -> FactPage:
         """One page of facts, newest first (default 100, max 1000), from an index: the
         cost follows the page size. Pass ``next_before`` back as ``before``."""
         size = limits.check_limit(limit)
@@ -216,12 +212,12 @@ class Memory:
         cursor = _encode_cursor(rows[-1][1]) if more else None
         return FactPage([fact for fact, _ in rows], cursor)
 
-    def count(self, ref: ResourceRef) -> int:
+    def count(self, ref: Scope) -> int:
         return self._store.facts_count(ref)
 
     def recall(
         self,
-        ref: ResourceRef,
+        ref: Scope,
         query_text: str,
         *,
         top_k: int | None = None,

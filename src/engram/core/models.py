@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from engram.core.scopes import ResourceRef
+from engram.core.scopes import ResourceRef, Scope
 
 JSONValue = Any  # any value json.dumps accepts; checked by working-memory validation
 RecallMode = Literal["hybrid", "text", "vector"]
@@ -31,7 +31,7 @@ class Fact:
     """
 
     id: str
-    scope: ResourceRef
+    scope: Scope
     content: str
     created_at: datetime
     updated_at: datetime

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from engram.core.agents import AgentStore
 from engram.core.models import Caps, Compaction, Fact, Filters, SourceRef, WorkingEntry
 from engram.core.ranking import Candidate
-from engram.core.scopes import ResourceRef
+from engram.core.scopes import Scope
 
 Vectors = npt.NDArray[np.float32]
 EmbedKind = Literal["passage", "query"]
@@ -78,11 +78,11 @@ class Store(AgentStore, Protocol):
     """Storage of working memory, facts and agents; memory one scope per call."""
 
     # -- working memory ----------------------------------------------------------
-    def working_get(self, scope: ResourceRef, key: str, now_us: int) -> WorkingEntry | None: ...
+    def working_get(self, scope: Scope, key: str, now_us: int) -> WorkingEntry | None: ...
 
     def working_set(
         self,
-        scope: ResourceRef,
+        scope: Scope,
         key: str,
         value_json: str,
         *,
@@ -93,20 +93,20 @@ class Store(AgentStore, Protocol):
         """Raises Conflict when ``expected_version`` is given and differs (0: must be unset)."""
         ...
 
-    def working_delete(self, scope: ResourceRef, key: str) -> bool: ...
+    def working_delete(self, scope: Scope, key: str) -> bool: ...
 
     def working_list(
-        self, scope: ResourceRef, after: str | None, limit: int, now_us: int
+        self, scope: Scope, after: str | None, limit: int, now_us: int
     ) -> list[WorkingEntry]:
         """Up to ``limit`` entries with keys above ``after``, ascending UTF-8 byte order."""
         ...
 
     # -- facts -------------------------------------------------------------------
-    def existing_hashes(self, scope: ResourceRef, hashes: Sequence[str]) -> dict[str, Fact]: ...
+    def existing_hashes(self, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]: ...
 
     def facts_insert(
         self,
-        scope: ResourceRef,
+        scope: Scope,
         facts: Sequence[NewFact],
         caps: Caps,
         now_us: int,
@@ -119,21 +119,21 @@ class Store(AgentStore, Protocol):
         another model; records ``model`` when the store has none yet."""
         ...
 
-    def fact_get(self, scope: ResourceRef, fact_id: str) -> Fact | None: ...
+    def fact_get(self, scope: Scope, fact_id: str) -> Fact | None: ...
 
-    def facts_by_ids(self, scope: ResourceRef, ids: Sequence[str]) -> dict[str, Fact]: ...
+    def facts_by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Fact]: ...
 
     def facts_page(
-        self, scope: ResourceRef, before: tuple[int, int] | None, limit: int
+        self, scope: Scope, before: tuple[int, int] | None, limit: int
     ) -> list[tuple[Fact, tuple[int, int]]]:
         """Newest first; each fact with its position, for the next page's ``before``."""
         ...
 
-    def facts_count(self, scope: ResourceRef) -> int: ...
+    def facts_count(self, scope: Scope) -> int: ...
 
     def fact_correct(
         self,
-        scope: ResourceRef,
+        scope: Scope,
         fact_id: str,
         content: str,
         content_hash: str,
@@ -145,28 +145,28 @@ class Store(AgentStore, Protocol):
         """Raises NotFound, or Conflict when the scope already holds the new text."""
         ...
 
-    def fact_delete(self, scope: ResourceRef, fact_id: str) -> bool: ...
+    def fact_delete(self, scope: Scope, fact_id: str) -> bool: ...
 
-    def facts_delete_all(self, scope: ResourceRef, expected_count: int) -> int:
+    def facts_delete_all(self, scope: Scope, expected_count: int) -> int:
         """Raises Conflict (deleting nothing) when the scope holds more than expected."""
         ...
 
-    def compact(self, scope: ResourceRef, caps: Caps, now_us: int) -> Compaction: ...
+    def compact(self, scope: Scope, caps: Caps, now_us: int) -> Compaction: ...
 
-    def fork(self, parent: ResourceRef, child: ResourceRef, now_us: int) -> tuple[int, int]:
+    def fork(self, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
         """Copies working memory and facts (vectors included) in one transaction."""
         ...
 
     # -- recall candidates -------------------------------------------------------
     def text_candidates(
-        self, scope: ResourceRef, terms: Sequence[str], filters: Filters, limit: int
+        self, scope: Scope, terms: Sequence[str], filters: Filters, limit: int
     ) -> list[Candidate]:
         """The best ``limit`` facts matching any of ``terms`` after ``filters``, best
         first, scored by BM25 (higher is better)."""
         ...
 
     def vector_candidates(
-        self, scope: ResourceRef, vector: Vectors, filters: Filters, limit: int
+        self, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:
         """The ``limit`` facts nearest ``vector`` after ``filters``, best first, scored
         by cosine similarity."""

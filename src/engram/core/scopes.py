@@ -55,15 +55,49 @@ class ResourceRef:
         return ResourceRef(resource_id, team_id=self.team_id)
 
 
-def parse_key(key: str) -> ResourceRef:
-    """The ref a key was built from; the inverse of :attr:`ResourceRef.key`."""
+APP_PREFIX = "app:"
+
+
+@dataclass(frozen=True, slots=True)
+class PersonAppRef:
+    """What an application remembers of one person: a verified uid and ``app:<uid|id>``.
+
+    Every deployment naming the same application shares it. Raises InvalidInput for an
+    empty or over-long part, or an application not written ``app:<uid>``.
+    """
+
+    person: str
+    app: str
+
+    def __post_init__(self) -> None:
+        _check_part(self.person, "person")
+        check_app(self.app)
+
+    @property
+    def key(self) -> str:
+        """The canonical storage key of this scope (injective, apart from agent scopes)."""
+        return f"p:{_escape(self.person)}:{_escape(self.app)}"
+
+
+def check_app(app: object) -> str:
+    """An application's name as memory keys it: ``app:`` and its uid (or id)."""
+    text = _check_part(app, "app")
+    if not text.startswith(APP_PREFIX) or len(text) == len(APP_PREFIX):
+        raise InvalidInput(f"app must be written app:<uid>, got {text!r}")
+    return text
+
+
+Scope = ResourceRef | PersonAppRef
+
+
+def parse_key(key: str) -> Scope:
+    """The scope a key was built from; the inverse of ``.key``."""
     kind, _, rest = key.partition(":")
     parts = rest.split(":")
     if kind == "r" and len(parts) == 1:
         return ResourceRef(_unescape(parts[0]))
     if kind == "t" and len(parts) == 2:
         return ResourceRef(_unescape(parts[1]), team_id=_unescape(parts[0]))
+    if kind == "p" and len(parts) == 2:
+        return PersonAppRef(_unescape(parts[0]), _unescape(parts[1]))
     raise InvalidInput(f"not a scope key: {key!r}")
-
-
-Scope = ResourceRef

@@ -9,7 +9,7 @@ from engram.core.clock import now_us
 from engram.core.errors import InvalidInput, NotFound
 from engram.core.models import JSONValue, WorkingEntry, WorkingPage
 from engram.core.ports import Store
-from engram.core.scopes import ResourceRef
+from engram.core.scopes import Scope
 
 
 class WorkingMemory:
@@ -18,11 +18,11 @@ class WorkingMemory:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def get(self, ref: ResourceRef, key: str) -> JSONValue:
+    def get(self, ref: Scope, key: str) -> JSONValue:
         """The value at ``key``. Raises NotFound when the key is unset (or expired)."""
         return self.entry(ref, key).value
 
-    def entry(self, ref: ResourceRef, key: str) -> WorkingEntry:
+    def entry(self, ref: Scope, key: str) -> WorkingEntry:
         """The value at ``key`` with its version. Raises NotFound when unset."""
         entry = self._store.working_get(ref, limits.check_key(key), now_us())
         if entry is None:
@@ -31,7 +31,7 @@ class WorkingMemory:
 
     def set(
         self,
-        ref: ResourceRef,
+        ref: Scope,
         key: str,
         value: JSONValue,
         *,
@@ -61,12 +61,12 @@ class WorkingMemory:
             ref, key, text, expected_version=expected_version, expires_at_us=expires, now_us=now
         )
 
-    def delete(self, ref: ResourceRef, key: str) -> bool:
+    def delete(self, ref: Scope, key: str) -> bool:
         """Removes ``key``; idempotent. Returns whether it was set."""
         return self._store.working_delete(ref, limits.check_key(key))
 
     def list(
-        self, ref: ResourceRef, *, after: str | None = None, limit: int | None = None
+        self, ref: Scope, *, after: str | None = None, limit: int | None = None
     ) -> WorkingPage:
         """One page in ascending UTF-8 byte order of the key (default 100, max 1000)."""
         size = limits.check_limit(limit)

@@ -6,7 +6,8 @@ import sqlite3
 
 from engram.core.agents import Agent
 from engram.core.clock import from_us, to_us
-from engram.core.scopes import parse_key
+from engram.core.errors import StorageFailure
+from engram.core.scopes import ResourceRef, parse_key
 
 _COLUMNS = "id, name, scope, parent_id, created_at, ended_at"
 
@@ -32,10 +33,13 @@ def end(conn: sqlite3.Connection, agent_id: str, now_us: int) -> Agent | None:
 
 def _agent(row: tuple[object, ...]) -> Agent:
     agent_id, name, scope, parent_id, created, ended = row
+    ref = parse_key(str(scope))
+    if not isinstance(ref, ResourceRef):
+        raise StorageFailure(f"agent {agent_id} has a scope that is not an agent resource")
     return Agent(
         id=str(agent_id),
         name=str(name),
-        ref=parse_key(str(scope)),
+        ref=ref,
         parent_id=None if parent_id is None else str(parent_id),
         created_at=from_us(int(str(created))),
         ended_at=None if ended is None else from_us(int(str(ended))),

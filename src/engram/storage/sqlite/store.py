@@ -14,7 +14,7 @@ from engram.core.errors import Conflict, EmbedderMismatch, NotFound
 from engram.core.models import Caps, Compaction, Fact, Filters, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
-from engram.core.scopes import ResourceRef
+from engram.core.scopes import ResourceRef, Scope
 from engram.storage.sqlite import agents, model_record, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.sql import (
@@ -47,12 +47,12 @@ class SQLiteStore:
         self.db.close()
 
     # -- working memory ----------------------------------------------------------
-    def working_get(self, scope: ResourceRef, key: str, now_us: int) -> WorkingEntry | None:
+    def working_get(self, scope: Scope, key: str, now_us: int) -> WorkingEntry | None:
         return self.db.read(lambda conn: working.get(conn, scope.key, key, now_us))
 
     def working_set(
         self,
-        scope: ResourceRef,
+        scope: Scope,
         key: str,
         value_json: str,
         *,
@@ -66,21 +66,21 @@ class SQLiteStore:
             )
         )
 
-    def working_delete(self, scope: ResourceRef, key: str) -> bool:
+    def working_delete(self, scope: Scope, key: str) -> bool:
         return self.db.write(lambda conn: working.delete(conn, scope.key, key))
 
     def working_list(
-        self, scope: ResourceRef, after: str | None, limit: int, now_us: int
+        self, scope: Scope, after: str | None, limit: int, now_us: int
     ) -> list[WorkingEntry]:
         return self.db.read(lambda conn: working.page(conn, scope.key, after, limit, now_us))
 
     # -- facts -------------------------------------------------------------------
-    def existing_hashes(self, scope: ResourceRef, hashes: Sequence[str]) -> dict[str, Fact]:
+    def existing_hashes(self, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:
         return dict(self.db.read(lambda conn: _by_hashes(conn, scope.key, hashes)))
 
     def facts_insert(
         self,
-        scope: ResourceRef,
+        scope: Scope,
         facts: Sequence[NewFact],
         caps: Caps,
         now_us: int,
@@ -136,7 +136,7 @@ class SQLiteStore:
 
         return self.db.write(work)
 
-    def fact_get(self, scope: ResourceRef, fact_id: str) -> Fact | None:
+    def fact_get(self, scope: Scope, fact_id: str) -> Fact | None:
         row = self.db.read(
             lambda c: c.execute(
                 f"{_SELECT_FACT} WHERE id = ? AND {_IN_SCOPE}", (fact_id, scope.key)
@@ -144,7 +144,7 @@ class SQLiteStore:
         )
         return None if row is None else to_fact(row)
 
-    def facts_by_ids(self, scope: ResourceRef, ids: Sequence[str]) -> dict[str, Fact]:
+    def facts_by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Fact]:
         if not ids:
             return {}
         marks = ", ".join("?" for _ in ids)
@@ -156,7 +156,7 @@ class SQLiteStore:
         return {r[0]: to_fact(r) for r in rows}
 
     def facts_page(
-        self, scope: ResourceRef, before: tuple[int, int] | None, limit: int
+        self, scope: Scope, before: tuple[int, int] | None, limit: int
     ) -> list[tuple[Fact, tuple[int, int]]]:
         created, seq = before if before is not None else (1 << 62, 1 << 62)
         rows = self.db.read(
@@ -168,7 +168,7 @@ class SQLiteStore:
         )
         return [(to_fact(r), (r[3], r[-1])) for r in rows]
 
-    def facts_count(self, scope: ResourceRef) -> int:
+    def facts_count(self, scope: Scope) -> int:
         return int(
             self.db.read(
                 lambda c: c.execute(
@@ -179,7 +179,7 @@ class SQLiteStore:
 
     def fact_correct(
         self,
-        scope: ResourceRef,
+        scope: Scope,
         fact_id: str,
         content: str,
         content_hash: str,
@@ -212,7 +212,7 @@ class SQLiteStore:
 
         return self.db.write(work)
 
-    def fact_delete(self, scope: ResourceRef, fact_id: str) -> bool:
+    def fact_delete(self, scope: Scope, fact_id: str) -> bool:
         def work(conn: sqlite3.Connection) -> bool:
             gone = (
                 conn.execute(
@@ -226,7 +226,7 @@ class SQLiteStore:
 
         return self.db.write(work)
 
-    def facts_delete_all(self, scope: ResourceRef, expected_count: int) -> int:
+    def facts_delete_all(self, scope: Scope, expected_count: int) -> int:
         def work(conn: sqlite3.Connection) -> int:
             count = conn.execute(
                 "SELECT count(*) FROM facts WHERE scope = ?", (scope.key,)
@@ -245,10 +245,10 @@ class SQLiteStore:
         self.vectors.forget(scope.key)
         return forgotten
 
-    def compact(self, scope: ResourceRef, caps: Caps, now_us: int) -> Compaction:
+    def compact(self, scope: Scope, caps: Caps, now_us: int) -> Compaction:
         return self.db.write(lambda conn: _apply_caps(conn, scope.key, caps, now_us))
 
-    def fork(self, parent: ResourceRef, child: ResourceRef, now_us: int) -> tuple[int, int]:
+    def fork(self, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
         return self.db.write(lambda conn: _fork(conn, parent, child, now_us))
 
     # -- agents ------------------------------------------------------------------
@@ -269,7 +269,7 @@ class SQLiteStore:
 
     # -- recall candidates -------------------------------------------------------
     def text_candidates(
-        self, scope: ResourceRef, terms: Sequence[str], filters: Filters, limit: int
+        self, scope: Scope, terms: Sequence[str], filters: Filters, limit: int
     ) -> list[Candidate]:
         if not terms:
             return []
@@ -283,7 +283,7 @@ class SQLiteStore:
         return [Candidate(r[0], -float(r[1])) for r in rows]  # bm25(): lower is better
 
     def vector_candidates(
-        self, scope: ResourceRef, vector: Vectors, filters: Filters, limit: int
+        self, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:
         def work(conn: sqlite3.Connection) -> list[Candidate]:
             allowed = None
@@ -420,9 +420,7 @@ def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -
     return Compaction(expired, over)
 
 
-def _fork(
-    conn: sqlite3.Connection, parent: ResourceRef, child: ResourceRef, now_us: int
-) -> tuple[int, int]:
+def _fork(conn: sqlite3.Connection, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
     """Copies the parent's working memory and facts (vectors, tags) into the child's scope."""
     keys = conn.execute(
         "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "

@@ -68,6 +68,7 @@ def test_a_store_from_before_agents_is_migrated(db_path: Path) -> None:
         memory.working.set(ResourceRef("old"), "k", "kept")
     conn = sqlite3.connect(db_path)
     conn.execute("DROP TABLE agents")
+    conn.execute("DROP TABLE shares")  # and every later migration
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()

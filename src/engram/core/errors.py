@@ -33,6 +33,30 @@ class InvalidInput(EngramError):
     exit_code = 2
 
 
+class Unauthenticated(EngramError):
+    """No verified identity: no token, a bad signature, an expired token."""
+
+    code = "unauthenticated"
+    http_status = 401
+    exit_code = 8
+
+
+class Forbidden(EngramError):
+    """A verified identity that may not do this (e.g. a service token on a person's route)."""
+
+    code = "forbidden"
+    http_status = 403
+    exit_code = 9
+
+
+class Unprocessable(EngramError):
+    """Well-formed input the domain refuses (an application as its own reader, empty words)."""
+
+    code = "unprocessable"
+    http_status = 422
+    exit_code = 2
+
+
 class NotFound(EngramError):
     """The scope holds no such key or fact."""
 
@@ -63,6 +87,14 @@ class CapabilityMissing(EngramError):
     exit_code = 5
 
 
+class Unavailable(EngramError):
+    """A part the request needs is not running here (semantic memory without an embedder)."""
+
+    code = "unavailable"
+    http_status = 503
+    exit_code = 10
+
+
 class UpstreamFailure(EngramError):
     """The embedding provider failed or timed out; nothing was stored."""
 
@@ -81,6 +113,10 @@ class StorageFailure(EngramError):
 
 ALL_ERRORS: tuple[type[EngramError], ...] = (
     InvalidInput,
+    Unauthenticated,
+    Forbidden,
+    Unprocessable,
+    Unavailable,
     NotFound,
     Conflict,
     EmbedderMismatch,

@@ -27,6 +27,7 @@ from engram.core.models import (
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store
 from engram.core.ranking import Candidate, fuse
 from engram.core.scopes import ResourceRef, Scope
+from engram.core.sharing import Sharing
 from engram.core.text import check_text
 from engram.core.working import WorkingMemory
 
@@ -61,6 +62,7 @@ class Memory:
         self._caps = caps or Caps()
         self.working = WorkingMemory(store)
         self.agents = Agents(store)
+        self.sharing = Sharing(store)
 
     @property
     def embedder(self) -> Embedder | None:

@@ -18,6 +18,7 @@ from engram.core.agents import AgentStore
 from engram.core.models import Caps, Compaction, Fact, Filters, SourceRef, WorkingEntry
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
+from engram.core.sharing import ShareStore
 
 Vectors = npt.NDArray[np.float32]
 EmbedKind = Literal["passage", "query"]
@@ -74,7 +75,7 @@ class ModelRecord:
         )
 
 
-class Store(AgentStore, Protocol):
+class Store(AgentStore, ShareStore, Protocol):
     """Storage of working memory, facts and agents; memory one scope per call."""
 
     # -- working memory ----------------------------------------------------------

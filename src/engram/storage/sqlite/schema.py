@@ -101,6 +101,17 @@ MIGRATIONS: tuple[str, ...] = (
         ended_at INTEGER
     ) WITHOUT ROWID;
     """,
+    # 3: a person's allowances between applications.
+    """
+    CREATE TABLE shares (
+        person TEXT NOT NULL,
+        source TEXT NOT NULL,
+        reader TEXT NOT NULL,
+        allowed_at INTEGER NOT NULL,
+        PRIMARY KEY (person, source, reader)
+    ) WITHOUT ROWID;
+    CREATE INDEX shares_by_reader ON shares (person, reader, source);
+    """,
 )
 
 

@@ -15,7 +15,8 @@ from engram.core.models import Caps, Compaction, Fact, Filters, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef, Scope
-from engram.storage.sqlite import agents, model_record, working
+from engram.core.sharing import Share
+from engram.storage.sqlite import agents, model_record, shares, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.sql import (
     FACT_COLUMNS,
@@ -250,6 +251,16 @@ class SQLiteStore:
 
     def fork(self, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
         return self.db.write(lambda conn: _fork(conn, parent, child, now_us))
+
+    # -- allowances --------------------------------------------------------------
+    def share_put(self, person: str, source: str, reader: str, now_us: int) -> Share:
+        return self.db.write(lambda conn: shares.put(conn, person, source, reader, now_us))
+
+    def share_delete(self, person: str, source: str, reader: str) -> bool:
+        return self.db.write(lambda conn: shares.delete(conn, person, source, reader))
+
+    def shares_list(self, person: str, *, source: str | None, reader: str | None) -> list[Share]:
+        return self.db.read(lambda conn: shares.listed(conn, person, source, reader))
 
     # -- agents ------------------------------------------------------------------
     def agent_insert(

@@ -13,6 +13,12 @@
 | ``ENGRAM_MAX_FACTS`` | ``0`` | keep at most this many facts per scope (0: unbounded) |
 | ``ENGRAM_MAX_AGE_MS`` | ``0`` | drop facts older than this (0: never) |
 | ``ENGRAM_HOST`` / ``ENGRAM_PORT`` | ``127.0.0.1`` / ``4600`` | where the service listens |
+| ``ENGRAM_OWNER_UID`` | | the person the service is launched as (scheduled runs act as them) |
+| ``ENGRAM_JWT_SECRET`` | | HS256 secret verifying people's bearer tokens |
+| ``ENGRAM_JWT_PUBLIC_KEY`` | | path of a PEM public key verifying RS256/ES256 tokens |
+| ``ENGRAM_JWT_ISSUER`` / ``ENGRAM_JWT_AUDIENCE`` | | checked when set |
+| ``ENGRAM_SERVICE_TOKENS`` | | sha256 (hex) of the tokens the agent routes accept |
+| ``ENGRAM_ALLOW_UNAUTHENTICATED`` | ``false`` | allow a non-loopback host without auth |
 
 Every bad value is an InvalidInput naming the variable; setting only one of the URL and
 the model is one too.
@@ -20,9 +26,11 @@ the model is one too.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Literal
 
 from engram.core.errors import InvalidInput
@@ -48,6 +56,17 @@ class Settings:
     max_age_ms: int = 0
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
+    owner_uid: str = ""
+    jwt_secret: str = ""
+    jwt_public_key: str = ""  # the PEM text, read from the file the variable names
+    jwt_issuer: str = ""
+    jwt_audience: str = ""
+    service_token_hashes: tuple[str, ...] = ()
+    allow_unauthenticated: bool = False
+
+    @property
+    def auth_configured(self) -> bool:
+        return bool(self.jwt_secret or self.jwt_public_key or self.service_token_hashes)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -72,6 +91,25 @@ class Settings:
             max_age_ms=_count(env, "ENGRAM_MAX_AGE_MS", 0),
             host=env.get("ENGRAM_HOST", "").strip() or "127.0.0.1",
             port=_port(env),
+            owner_uid=env.get("ENGRAM_OWNER_UID", "").strip(),
+            jwt_secret=env.get("ENGRAM_JWT_SECRET", "").strip(),
+            jwt_public_key=_pem(env.get("ENGRAM_JWT_PUBLIC_KEY", "").strip()),
+            jwt_issuer=env.get("ENGRAM_JWT_ISSUER", "").strip(),
+            jwt_audience=env.get("ENGRAM_JWT_AUDIENCE", "").strip(),
+            service_token_hashes=_hashes(env.get("ENGRAM_SERVICE_TOKENS", "")),
+            allow_unauthenticated=_flag(env, "ENGRAM_ALLOW_UNAUTHENTICATED"),
+        )
+
+    def check_exposure(self) -> None:
+        """Refuses to serve beyond loopback with no auth configured, unless
+        ``ENGRAM_ALLOW_UNAUTHENTICATED`` says so explicitly."""
+        if _loopback(self.host) or self.auth_configured or self.allow_unauthenticated:
+            return
+        raise InvalidInput(
+            f"refusing to listen on {self.host} with no auth configured: anyone who can reach "
+            "it could read and rewrite every memory",
+            hint="set ENGRAM_SERVICE_TOKENS and ENGRAM_JWT_SECRET or ENGRAM_JWT_PUBLIC_KEY, "
+            "or ENGRAM_ALLOW_UNAUTHENTICATED=true",
         )
 
     @property
@@ -122,6 +160,41 @@ def _flag(env: Mapping[str, str], name: str, *, default: bool = False) -> bool:
     if value in _FALSE:
         return False
     raise InvalidInput(f"{name} must be true or false, got {env[name]!r}")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _pem(path: str) -> str:
+    if not path:
+        return ""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InvalidInput(
+            f"ENGRAM_JWT_PUBLIC_KEY names {path}, which cannot be read: {exc}"
+        ) from exc
+    if "-----BEGIN PUBLIC KEY-----" not in text:
+        raise InvalidInput(f"ENGRAM_JWT_PUBLIC_KEY names {path}, which holds no PEM public key")
+    return text
+
+
+def _hashes(raw: str) -> tuple[str, ...]:
+    """Service tokens are configured as their sha256 (hex), never as the tokens."""
+    hashes = tuple(part.strip().lower() for part in raw.split(",") if part.strip())
+    for value in hashes:
+        if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+            raise InvalidInput(
+                "ENGRAM_SERVICE_TOKENS holds sha256 hashes (64 hex digits, comma-separated), "
+                "not tokens"
+            )
+    return hashes
 
 
 def _port(env: Mapping[str, str]) -> int:

@@ -15,38 +15,38 @@ from engram.core.scopes import ResourceRef
 JSON = dict[str, Any]
 
 
-class _Body(BaseModel):
+class Body(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
 
-class AgentSpec(_Body):
+class AgentSpec(Body):
     name: str
     resource_id: str | None = Field(default=None, alias="resourceId")
     team_id: str | None = Field(default=None, alias="teamId")
 
 
-class SpawnSpec(_Body):
+class SpawnSpec(Body):
     name: str
     resource_id: str | None = Field(default=None, alias="resourceId")
 
 
-class PutValue(_Body):
+class PutValue(Body):
     value: Any = Field(...)
 
 
-class SourceRefBody(_Body):
+class SourceRefBody(Body):
     sandbox_id: str = Field(alias="sandboxId")
     entry_index: int = Field(alias="entryIndex")
 
 
-class NewFact(_Body):
+class NewFact(Body):
     """``verified`` is never read from a request: it is computed from ``sourceRef``."""
 
     content: str
     source_ref: SourceRefBody | None = Field(default=None, alias="sourceRef")
 
 
-class CompactionSpec(_Body):
+class CompactionSpec(Body):
     max_facts: int | None = Field(default=None, alias="maxFacts", ge=0)
     max_age_ms: int | None = Field(default=None, alias="maxAgeMs", ge=0)
 

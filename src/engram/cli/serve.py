@@ -19,6 +19,7 @@ def serve(db_path: str | None) -> None:
     settings = Settings.from_env(os.environ)
     if db_path is not None:
         settings = dataclasses.replace(settings, db_path=db_path)
+    settings.check_exposure()
     app = create_app(settings)
     embedder = app.state.memory.embedder
     print(

@@ -140,19 +140,26 @@ class Memory:
     def correct(self, ref: Scope, fact_id: str, content: str, *, by: str | None = None) -> Fact:
         """Changes a fact's words in place and embeds them again; ``created_at`` stays.
 
+        Without an embedder the fact keeps the vector of its old words (found by meaning
+        as it was until it is learned again); its words and full-text entry are new.
         Raises InvalidInput (empty, over 2000 characters), NotFound, Conflict (the
         scope already holds these words as another fact), UpstreamFailure.
         """
-        embedder = self._require_embedder("correcting facts")
         text = limits.check_content(content)
         if by is not None:
             limits.check_label(by, "by")
         if self._store.fact_get(ref, _check_id(fact_id)) is None:
             raise NotFound(f"no fact {fact_id!r} in this scope")
-        vector = embedder.embed([text], "passage")[0]
+        embedder = self._embedder
+        vector = None if embedder is None else embedder.embed([text], "passage")[0]
+        model = None if embedder is None else _model_of(embedder)
         return self._store.fact_correct(
-            ref, fact_id, text, content_hash(text), vector, by, now_us(), _model_of(embedder)
+            ref, fact_id, text, content_hash(text), vector, by, now_us(), model
         )
+
+    def scope_of(self, fact_id: str) -> Scope | None:
+        """The scope a fact belongs to (for callers that check it is theirs)."""
+        return self._store.fact_scope(_check_id(fact_id))
 
     def forget(self, ref: Scope, fact_id: str) -> bool:
         """Forgets one fact; idempotent. Returns whether it existed."""

@@ -138,12 +138,17 @@ class Store(AgentStore, ShareStore, Protocol):
         fact_id: str,
         content: str,
         content_hash: str,
-        vector: Vectors,
+        vector: Vectors | None,
         by: str | None,
         now_us: int,
-        model: ModelRecord,
+        model: ModelRecord | None,
     ) -> Fact:
-        """Raises NotFound, or Conflict when the scope already holds the new text."""
+        """Raises NotFound, or Conflict when the scope already holds the new text.
+        Without ``vector`` the fact keeps the vector of its old words."""
+        ...
+
+    def fact_scope(self, fact_id: str) -> Scope | None:
+        """The scope a fact belongs to, wherever it is."""
         ...
 
     def fact_delete(self, scope: Scope, fact_id: str) -> bool: ...

@@ -14,7 +14,7 @@ from engram.core.errors import Conflict, EmbedderMismatch, NotFound
 from engram.core.models import Caps, Compaction, Fact, Filters, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
-from engram.core.scopes import ResourceRef, Scope
+from engram.core.scopes import ResourceRef, Scope, parse_key
 from engram.core.sharing import Share
 from engram.storage.sqlite import agents, model_record, shares, working
 from engram.storage.sqlite.database import Database
@@ -184,13 +184,14 @@ class SQLiteStore:
         fact_id: str,
         content: str,
         content_hash: str,
-        vector: Vectors,
+        vector: Vectors | None,
         by: str | None,
         now_us: int,
-        model: ModelRecord,
+        model: ModelRecord | None,
     ) -> Fact:
         def work(conn: sqlite3.Connection) -> Fact:
-            model_record.check(conn, model)
+            if model is not None:
+                model_record.check(conn, model)
             other = conn.execute(
                 "SELECT id FROM facts WHERE scope = ? AND content_hash = ? AND id != ?",
                 (scope.key, content_hash, fact_id),
@@ -204,14 +205,21 @@ class SQLiteStore:
             ).fetchone()
             if row is None:
                 raise NotFound(f"no fact {fact_id!r} in this scope")
-            conn.execute(
-                "UPDATE fact_vectors SET vector = ? WHERE fact = ?",
-                (vector.astype("<f4").tobytes(), row[0]),
-            )
+            if vector is not None:  # without an embedder the fact keeps its old vector
+                conn.execute(
+                    "UPDATE fact_vectors SET vector = ? WHERE fact = ?",
+                    (vector.astype("<f4").tobytes(), row[0]),
+                )
             _bump(conn, scope.key, appended_only=False)
             return to_fact(conn.execute(f"{_SELECT_FACT} WHERE id = ?", (fact_id,)).fetchone())
 
         return self.db.write(work)
+
+    def fact_scope(self, fact_id: str) -> Scope | None:
+        row = self.db.read(
+            lambda conn: conn.execute("SELECT scope FROM facts WHERE id = ?", (fact_id,)).fetchone()
+        )
+        return None if row is None else parse_key(str(row[0]))
 
     def fact_delete(self, scope: Scope, fact_id: str) -> bool:
         def work(conn: sqlite3.Connection) -> bool:

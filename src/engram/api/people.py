@@ -114,7 +114,9 @@ def correct(
     authorization: Authorization = None,
 ) -> JSON:
     person = _person(request, authorization)
-    fact = _app(request, app).correct(person, memory_id, body.memory, by=person)
+    memory = _app(request, app)
+    memory.require_semantic()  # a runtime embeds corrections again
+    fact = memory.correct(person, memory_id, body.memory, by=person)
     return {"corrected": True, "memory": memory_json(fact)}
 
 

@@ -39,13 +39,13 @@ class AppMemory:
         return PersonAppRef(person, self.app)
 
     def remember(self, person: str, text: str) -> Fact:
-        self._require_semantic()
+        self.require_semantic()
         return self._memory.remember(self.scope(person), text)
 
     def recall(self, person: str, query: str, *, top_k: int | None = None) -> list[SharedHit]:
         """This application's memories of the person, then, where the person allowed it,
         other applications' (each ranked by score, up to ``top_k`` of each kind)."""
-        self._require_semantic()
+        self.require_semantic()
         own = [SharedHit(h) for h in self._memory.recall(self.scope(person), query, top_k=top_k)]
         others = [
             SharedHit(hit, source)
@@ -61,13 +61,13 @@ class AppMemory:
         return self._memory.count(ref), self._memory.facts(ref, limit=limit)
 
     def correct(self, person: str, memory_id: str, text: str, *, by: str) -> Fact:
-        """Rewrites one of the person's memories here. Raises Unprocessable for empty words
-        or more than 2000 characters, NotFound for anything not the person's here."""
+        """Rewrites one of the person's memories here (embedded again when an embedder is
+        configured; otherwise it keeps its old vector). Raises Unprocessable for empty
+        words or more than 2000 characters, NotFound for anything not the person's here."""
         try:
             limits.check_content(text, name="memory")
         except InvalidInput as exc:
             raise Unprocessable(exc.message) from exc
-        self._require_semantic()
         return self._memory.correct(self.scope(person), memory_id, text, by=by)
 
     def forget(self, person: str, memory_id: str) -> None:
@@ -78,9 +78,16 @@ class AppMemory:
         """Forgets all of it, confirming ``count``; Conflict when there is more now."""
         return self._memory.forget_all(self.scope(person), expected_count=count)
 
-    def _require_semantic(self) -> None:
+    def require_semantic(self) -> None:
+        """Raises Unavailable (503, in a sentence) when nothing can embed here."""
         if self._memory.embedder is None:
             raise Unavailable(UNAVAILABLE)
+
+
+def acting_person(verified: str | None, *, scheduled: bool, owner: str | None) -> str | None:
+    """Whose memory a run uses: a scheduled run (outside any conversation) acts as the
+    owner; a conversation as its verified visitor, or nobody when not signed in."""
+    return owner if scheduled else verified
 
 
 def tool_remember(app: AppMemory, person: str | None, text: str) -> str:

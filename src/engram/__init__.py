@@ -6,6 +6,7 @@
 >>> mem.remember(ref, "upgraded to Pro on the 3rd")
 """
 
+from engram.client import Client
 from engram.core.errors import (
     CapabilityMissing,
     Conflict,
@@ -38,6 +39,7 @@ from engram.opening import open
 
 __all__ = [
     "CapabilityMissing",
+    "Client",
     "Compaction",
     "Conflict",
     "EmbedderMismatch",

@@ -1,0 +1,92 @@
+"""engram.Client against the real app (in-process): every route, the library's names,
+and errors as the library's classes."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import jwt
+import pytest
+from fastapi.testclient import TestClient
+
+import engram
+from engram.api import create_app
+from engram.settings import Settings
+
+SECRET = "client-secret-0123456789abcdef01234567"
+SERVICE = "client-service-token"
+
+
+@pytest.fixture
+def app_client(db_path: Path) -> Iterator[TestClient]:
+    settings = Settings(
+        db_path=str(db_path),
+        jwt_secret=SECRET,
+        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
+    )
+    memory = engram.open(db_path, embedder=engram.HashingEmbedder(32))
+    with TestClient(create_app(settings, memory_store=memory)) as client:
+        yield client
+
+
+def _person(app_client: TestClient, uid: str) -> engram.Client:
+    token = jwt.encode({"sub": uid, "exp": int(time.time()) + 600}, SECRET, algorithm="HS256")
+    return engram.Client(token=token, http=app_client)
+
+
+def test_agents_and_their_memory(app_client: TestClient) -> None:
+    client = engram.Client(token=SERVICE, http=app_client)
+    assert client.healthz()["ok"] is True
+    agent = client.register("planner", team_id="acme")["id"]
+    assert client.agent(agent)["resourceRef"] == {"resourceId": "planner", "teamId": "acme"}
+    client.working.set(agent, "a/b?c#d", {"ship": "v2"})
+    assert client.working.get(agent, "a/b?c#d") == {"ship": "v2"}
+    assert client.working.list(agent)["working"] == {"a/b?c#d": {"ship": "v2"}}
+    client.working.delete(agent, "a/b?c#d")
+    with pytest.raises(engram.NotFound):
+        client.working.get(agent, "a/b?c#d")
+    fact = client.remember(agent, "the deploy runs nightly", source_ref=("sb-1", 3))
+    assert fact["verified"] is True
+    assert client.recall(agent, "deploy", top_k=1)[0]["id"] == fact["id"]
+    assert [f["id"] for f in client.facts(agent, limit=10)["facts"]] == [fact["id"]]
+    child = client.spawn(agent, "worker")
+    assert child["fork"]["semanticFactsCopied"] == 1
+    assert client.compact(agent, max_facts=0, max_age=timedelta(days=1))["removed"] == 0
+    assert client.end(child["agent"]["id"])["status"] == "ended"
+    with pytest.raises(engram.InvalidInput, match="topK"):
+        client.recall(agent, "x", top_k=101)
+    with pytest.raises(engram.Unauthenticated):
+        engram.Client(http=app_client).register("nobody")
+
+
+def test_people_and_allowances(app_client: TestClient) -> None:
+    p1 = _person(app_client, "p1")
+    a, b = p1.app("app:a"), p1.app("app:b")
+    kept = a.remember("likes green tea")
+    b.remember("likes green apples")
+    assert [m.get("rememberedBy") for m in b.recall("green", top_k=10)] == [None]
+    assert p1.allow("app:a", "app:b")["reader"] == "app:b"
+    assert [s["source"] for s in p1.shares(reader="app:b")] == ["app:a"]
+    assert [m.get("rememberedBy") for m in b.recall("green", top_k=10)] == [None, "app:a"]
+    p1.stop("app:a", "app:b")
+    with pytest.raises(engram.NotFound):
+        p1.stop("app:a", "app:b")
+    with pytest.raises(engram.Unprocessable):
+        p1.allow("app:a", "app:a")
+    assert a.correct(kept["id"], "likes black tea")["memory"]["memory"] == "likes black tea"
+    assert p1.correct_memory(kept["id"], "likes oolong")["memory"]["corrected_by"] == "p1"
+    assert a.listing()["count"] == 1
+    p2 = _person(app_client, "p2")
+    with pytest.raises(engram.NotFound):
+        p2.forget_memory(kept["id"])
+    with pytest.raises(engram.Conflict):
+        b.forget_all(count=0)
+    assert b.forget_all(count=1) == 1
+    a.forget(kept["id"])
+    assert a.listing()["count"] == 0
+    with pytest.raises(engram.Forbidden):
+        engram.Client(token=SERVICE, http=app_client).app("app:a").listing()

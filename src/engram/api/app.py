@@ -36,7 +36,8 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
-        store.close()
+        if memory_store is None:  # close only what this app opened; a caller's is theirs
+            store.close()
 
     app = FastAPI(title="engram", version="0.1.0", lifespan=lifespan)
     app.state.memory = store

@@ -132,7 +132,7 @@ def forget_all(
     app: str, request: Request, count: str | None = None, authorization: Authorization = None
 ) -> JSON:
     person = _person(request, authorization)
-    if count is None or not count.strip().isdigit():
+    if count is None or not count.strip().isdigit() or len(count.strip()) > 16:
         raise InvalidInput("count must be the number of memories you were shown, e.g. ?count=12")
     return {"forgotten": _app(request, app).forget_all(person, count=int(count))}
 

@@ -47,8 +47,8 @@ class NewFact(Body):
 
 
 class CompactionSpec(Body):
-    max_facts: int | None = Field(default=None, alias="maxFacts", ge=0)
-    max_age_ms: int | None = Field(default=None, alias="maxAgeMs", ge=0)
+    max_facts: int | None = Field(default=None, alias="maxFacts", ge=0, le=1 << 53)
+    max_age_ms: int | None = Field(default=None, alias="maxAgeMs", ge=0, le=1 << 53)
 
 
 def int_param(raw: str | None, name: str, *, default: int, maximum: int) -> int:

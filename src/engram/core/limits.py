@@ -126,11 +126,17 @@ def check_time(value: object, name: str) -> datetime | None:
     return value
 
 
+MAX_COUNT = 1 << 53  # beyond any store, and within what SQLite and JSON carry exactly
+
+
 def check_max_facts(value: object) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"max_facts must be a non-negative integer, got {value!r}")
+    return check_count(value, "max_facts")
+
+
+def check_count(value: object, name: str) -> int:
+    """A non-negative integer small enough for storage (at most 2**53)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise InvalidInput(f"{name} must be an integer from 0 to {MAX_COUNT}, got {value!r}")
     return value
 
 
@@ -138,6 +144,6 @@ def check_max_age(value: object) -> int:
     """A max age as microseconds; 0 means facts never expire."""
     if value is None:
         return 0
-    if not isinstance(value, timedelta) or value < timedelta(0):
-        raise InvalidInput(f"max_age must be a non-negative timedelta, got {value!r}")
+    if not isinstance(value, timedelta) or not timedelta(0) <= value <= timedelta(days=10**6):
+        raise InvalidInput(f"max_age must be a timedelta from 0 to a million days, got {value!r}")
     return value // timedelta(microseconds=1)

@@ -171,12 +171,7 @@ class Memory:
         If the scope now holds more than ``expected_count``, nothing is forgotten and
         Conflict is raised. Returns how many were forgotten.
         """
-        if (
-            isinstance(expected_count, bool)
-            or not isinstance(expected_count, int)
-            or expected_count < 0
-        ):
-            raise InvalidInput("expected_count must be a non-negative integer")
+        limits.check_count(expected_count, "expected_count")
         return self._store.facts_delete_all(ref, expected_count)
 
     def compact(
@@ -319,7 +314,9 @@ def _decode_cursor(cursor: str | None) -> tuple[int, int] | None:
         return None
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, rowid = raw.split(".")
-        return int(created), int(rowid)
+        created, rowid = (int(part) for part in raw.split("."))
+        if not (0 <= created < 1 << 62 and 0 <= rowid < 1 << 62):
+            raise ValueError("out of range")
+        return created, rowid
     except (ValueError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"not a cursor from a previous page: {cursor!r}") from exc

@@ -96,3 +96,16 @@ def test_only_one_of_url_and_model_is_a_startup_error(db_path: Path, port: int) 
         timeout=60,
     )
     assert done.returncode == 2 and "ENGRAM_EMBEDDINGS_MODEL" in done.stderr
+
+
+def test_no_auth_beyond_loopback_is_refused_unless_asked_for(db_path: Path, port: int) -> None:
+    base = {**os.environ, "ENGRAM_DB_PATH": str(db_path), "ENGRAM_PORT": str(port)}
+    done = subprocess.run(
+        [ENGRAM, "serve"],
+        env={**base, "ENGRAM_HOST": "0.0.0.0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "refusing to listen on 0.0.0.0 with no auth configured" in done.stderr

@@ -131,6 +131,16 @@ class Client:
     def stop(self, source: str, reader: str) -> None:
         self.call("DELETE", "/api/v1/memory-shares", params={"source": source, "reader": reader})
 
+    def memories(self, app: str, *, limit: int | None = None) -> JSON:
+        """The person's memories of ``app`` (the route that works without a runtime)."""
+        params: JSON = {"agent_id": app} | ({} if limit is None else {"limit": limit})
+        return self.call_json("GET", "/api/v1/memories", params=params)
+
+    def forget_memories(self, app: str, *, count: int) -> int:
+        """Forgets everything ``app`` remembers of the person, confirming ``count``."""
+        params = {"agent_id": app, "count": count}
+        return int(self.call_json("DELETE", "/api/v1/memories", params=params)["forgotten"])
+
     def correct_memory(self, memory_id: str, text: str) -> JSON:
         """Corrects one of the person's memories by id, whatever application holds it."""
         return self.call_json("PATCH", f"/api/v1/memories/{memory_id}", json={"memory": text})

@@ -80,6 +80,7 @@ def test_people_and_allowances(app_client: TestClient) -> None:
     assert a.correct(kept["id"], "likes black tea")["memory"]["memory"] == "likes black tea"
     assert p1.correct_memory(kept["id"], "likes oolong")["memory"]["corrected_by"] == "p1"
     assert a.listing()["count"] == 1
+    assert p1.memories("app:a")["memories"][0]["memory"] == "likes oolong"
     p2 = _person(app_client, "p2")
     with pytest.raises(engram.NotFound):
         p2.forget_memory(kept["id"])
@@ -88,5 +89,9 @@ def test_people_and_allowances(app_client: TestClient) -> None:
     assert b.forget_all(count=1) == 1
     a.forget(kept["id"])
     assert a.listing()["count"] == 0
+    a.remember("one more")
+    with pytest.raises(engram.Conflict):
+        p1.forget_memories("app:a", count=0)
+    assert p1.forget_memories("app:a", count=1) == 1
     with pytest.raises(engram.Forbidden):
         engram.Client(token=SERVICE, http=app_client).app("app:a").listing()

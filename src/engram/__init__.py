@@ -32,12 +32,14 @@ from engram.core.models import (
     WorkingEntry,
     WorkingPage,
 )
-from engram.core.scopes import ResourceRef
+from engram.core.people import AppMemory
+from engram.core.scopes import PersonAppRef, ResourceRef
 from engram.embedders.hashing import HashingEmbedder
 from engram.embedders.remote import RemoteEmbedder
 from engram.opening import open
 
 __all__ = [
+    "AppMemory",
     "CapabilityMissing",
     "Client",
     "Compaction",
@@ -53,6 +55,7 @@ __all__ = [
     "Memory",
     "NotFound",
     "Note",
+    "PersonAppRef",
     "RecallHit",
     "RemoteEmbedder",
     "ResourceRef",

@@ -34,3 +34,25 @@ def test_the_readme_lists_every_setting() -> None:
     read = set(re.findall(r'"(ENGRAM_[A-Z_]+)"', source))
     assert read and read <= documented
     assert Settings.from_env({}) == Settings()
+
+
+def test_every_route_the_readme_names_is_served(tmp_path: Path) -> None:
+    from engram.api import create_app
+
+    text = README.read_text()
+    named = set(re.findall(r"`((?:GET|POST|PUT|PATCH|DELETE)(?:\|[A-Z]+)* /[^`?]*)", text))
+    served = {
+        (method.upper(), path)
+        for path, item in create_app(Settings(db_path=str(tmp_path / "d.db"), embedder="none"))
+        .openapi()["paths"]
+        .items()
+        for method in item
+    }
+    served_paths = {re.sub(r"\{[^}]+\}", "{}", path) for _, path in served}
+    assert len(named) >= 15
+    for entry in named:
+        methods, _, path = entry.partition(" ")
+        path = re.sub(r"\{[^}]+\}", "{}", path.rstrip("/").split(" ")[0])
+        assert path in served_paths, entry
+        for method in methods.split("|"):
+            assert (method, path) in {(m, re.sub(r"\{[^}]+\}", "{}", p)) for m, p in served}, entry

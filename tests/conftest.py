@@ -6,9 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import engram
 from engram.embedders.local import LocalEmbedder
+
+# Examples write to real files with fsync: their time follows the machine's load, so a
+# per-example deadline would only measure the neighbours.
+settings.register_profile("engram", deadline=None)
+settings.load_profile("engram")
 
 
 @pytest.fixture(scope="session")

@@ -7,14 +7,13 @@ memories only where the person allowed it, marked ``rememberedBy``.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response
 from pydantic import Field
 
 from engram.api.agents import memory_of
-from engram.api.shapes import JSON, Body, int_param
+from engram.api.shapes import JSON, Body, int_param, iso
 from engram.core import limits
 from engram.core.errors import InvalidInput, NotFound
 from engram.core.models import Fact
@@ -44,23 +43,19 @@ def _app(request: Request, app: str) -> AppMemory:
     return AppMemory(memory_of(request), app if app.startswith("app:") else f"app:{app}")
 
 
-def _time(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat().replace("+00:00", "Z")
-
-
 def memory_json(fact: Fact) -> JSON:
     return {
         "id": fact.id,
         "memory": fact.content,
-        "created_at": _time(fact.created_at),
-        "updated_at": _time(fact.updated_at),
+        "created_at": iso(fact.created_at),
+        "updated_at": iso(fact.updated_at),
         "corrected_by": fact.corrected_by,
-        "corrected_at": _time(fact.corrected_at),
+        "corrected_at": iso(fact.corrected_at),
     }
 
 
 def share_json(share: Share) -> JSON:
-    return {"source": share.source, "reader": share.reader, "allowed_at": _time(share.allowed_at)}
+    return {"source": share.source, "reader": share.reader, "allowed_at": iso(share.allowed_at)}
 
 
 # -- as the caller, in an application ------------------------------------------------

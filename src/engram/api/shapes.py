@@ -60,7 +60,8 @@ def int_param(raw: str | None, name: str, *, default: int, maximum: int) -> int:
     return int(raw)
 
 
-def _time(moment: datetime | None) -> str | None:
+def iso(moment: datetime | None) -> str | None:
+    """A time as ISO 8601 in UTC with a Z."""
     return None if moment is None else moment.isoformat().replace("+00:00", "Z")
 
 
@@ -78,8 +79,8 @@ def agent_json(agent: Agent) -> JSON:
         "resourceRef": ref_json(agent.ref),
         "parentId": agent.parent_id,
         "status": agent.status,
-        "createdAt": _time(agent.created_at),
-        "endedAt": _time(agent.ended_at),
+        "createdAt": iso(agent.created_at),
+        "endedAt": iso(agent.ended_at),
     }
 
 
@@ -96,8 +97,8 @@ def entry_json(entry: WorkingEntry) -> JSON:
         "key": entry.key,
         "value": entry.value,
         "version": entry.version,
-        "updatedAt": _time(entry.updated_at),
-        "expiresAt": _time(entry.expires_at),
+        "updatedAt": iso(entry.updated_at),
+        "expiresAt": iso(entry.expires_at),
     }
 
 
@@ -112,10 +113,10 @@ def fact_json(fact: Fact) -> JSON:
         "verified": fact.verified,
         "type": fact.type,
         "tags": list(fact.tags),
-        "createdAt": _time(fact.created_at),
-        "updatedAt": _time(fact.updated_at),
+        "createdAt": iso(fact.created_at),
+        "updatedAt": iso(fact.updated_at),
         "correctedBy": fact.corrected_by,
-        "correctedAt": _time(fact.corrected_at),
+        "correctedAt": iso(fact.corrected_at),
     }
 
 

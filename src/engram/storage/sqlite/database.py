@@ -7,8 +7,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import TypeVar
 
@@ -97,13 +97,9 @@ class Database:
         return self._translate(lambda: _retry(attempt))
 
     def _translate(self, run: Callable[[], T]) -> T:
-        with self._guard_errors():
-            return run()
-
-    @contextmanager
-    def _guard_errors(self) -> Iterator[None]:
+        """Driver errors become StorageFailure here, at the boundary."""
         try:
-            yield
+            return run()
         except sqlite3.Error as exc:
             raise StorageFailure(f"the store at {self.path} failed: {exc}") from exc
 

@@ -28,7 +28,6 @@ class _ScopeVectors:
     version: int
     epoch: int
     last_seq: int
-    dimension: int
     count: int = 0
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     ids: list[str] = field(default_factory=list)
@@ -52,8 +51,7 @@ class _ScopeVectors:
         if need > self.matrix.shape[0]:
             capacity = max(need, 2 * self.matrix.shape[0], 64)
             matrix = np.empty((capacity, rows.shape[1]), np.float32)
-            if self.count:
-                matrix[: self.count] = self.matrix[: self.count]
+            matrix[: self.count] = self.matrix[: self.count]
             grown = np.empty(capacity, np.int64)
             grown[: self.count] = self.seqs[: self.count]
             self.matrix, self.seqs = matrix, grown
@@ -122,7 +120,7 @@ class VectorIndex:
             self._scopes.move_to_end(scope)
             return entry
         if entry is None or entry.epoch != epoch:
-            entry = _ScopeVectors(version, epoch, last_seq=-1, dimension=0)
+            entry = _ScopeVectors(version, epoch, last_seq=-1)
         # No ORDER BY: sorting a scope's rows with their vectors would cost more than
         # the read; appends only need the highest row number, which append() keeps.
         rows = conn.execute(

@@ -219,3 +219,20 @@ def _scopes(db_path: Path) -> dict[tuple[str, str], int]:
         ref: Any = engram.core.scopes.parse_key(key)
         out[(ref.person, ref.app)] = count
     return out
+
+
+def test_people_routes_enforce_their_limits(client: TestClient) -> None:
+    _seed(client)
+    listing = "/api/v1/apps/memories/app:a"
+    assert client.get(listing, params={"limit": 1000}, headers=token("p1")).status_code == 200
+    for bad in ("0", "1001", "ten"):
+        answer = client.get(listing, params={"limit": bad}, headers=token("p1"))
+        assert answer.status_code == 400 and "limit" in answer.json()["error"]["message"]
+    search = "/api/v1/apps/app:a/memories/search"
+    for bad in ("0", "101"):
+        answer = client.get(search, params={"query": "x", "topK": bad}, headers=token("p1"))
+        assert answer.status_code == 400 and "topK" in answer.json()["error"]["message"]
+    for params in ({}, {"count": "-1"}, {"count": "1" * 20}):
+        answer = client.delete(listing, params=params, headers=token("p1"))
+        assert answer.status_code == 400 and "count" in answer.json()["error"]["message"]
+    assert client.get(listing, headers=token("p1")).json()["count"] == 1  # nothing forgotten

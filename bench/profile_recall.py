@@ -31,7 +31,8 @@ import engram
 from engram import Memory, ResourceRef
 from engram.core import query
 from engram.core.models import RecallMode
-from engram.storage.sqlite.sql import FACT_COLUMNS, fts_query, scope_token
+from engram.storage.rows import FACT_COLUMNS
+from engram.storage.sqlite.fulltext import fts_query, scope_token
 
 SEED = 20240501
 DIMENSION = 384

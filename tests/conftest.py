@@ -1,4 +1,9 @@
-"""Shared fixtures: real SQLite files in a temporary directory, real embedders."""
+"""Shared fixtures: real stores (a SQLite file in a temporary directory, a fresh database
+on a real PostgreSQL server started for the session) and real embedders.
+
+``target`` is the contract fixture: every test that takes it (or ``mem``/``local_mem``)
+runs once per backend.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,9 @@ import pytest
 from hypothesis import settings
 
 import engram
+import postgres_server
 from engram.embedders.local import LocalEmbedder
+from stores import Target
 
 # Examples write to real files with fsync: their time follows the machine's load, so a
 # per-example deadline would only measure the neighbours.
@@ -25,6 +32,35 @@ def local_embedder() -> LocalEmbedder:
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
+    """A SQLite file, for tests of what only the SQLite backend has."""
+    return tmp_path / "engram.db"
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> Iterator[str]:
+    """A superuser URL of a PostgreSQL 16 + pgvector server, started on first use."""
+    with postgres_server.running_server() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_admin: str) -> Iterator[str]:
+    """A fresh, empty database on the session's server; dropped afterwards."""
+    url = postgres_server.create_database(postgres_admin)
+    yield url
+    postgres_server.drop_database(postgres_admin, url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def target(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    """Where a store lives on this backend: a SQLite file, or a PostgreSQL URL."""
+    if backend == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
     return tmp_path / "engram.db"
 
 
@@ -34,16 +70,16 @@ def hashing() -> engram.HashingEmbedder:
 
 
 @pytest.fixture
-def mem(db_path: Path, hashing: engram.HashingEmbedder) -> Iterator[engram.Memory]:
+def mem(target: Target, hashing: engram.HashingEmbedder) -> Iterator[engram.Memory]:
     """A store with the deterministic embedder, for tests that assert exact order."""
-    with engram.open(db_path, embedder=hashing) as memory:
+    with engram.open(target, embedder=hashing) as memory:
         yield memory
 
 
 @pytest.fixture
-def local_mem(db_path: Path, local_embedder: LocalEmbedder) -> Iterator[engram.Memory]:
+def local_mem(target: Target, local_embedder: LocalEmbedder) -> Iterator[engram.Memory]:
     """A store with the real local model, for tests about meaning."""
-    with engram.open(db_path, embedder=local_embedder) as memory:
+    with engram.open(target, embedder=local_embedder) as memory:
         yield memory
 
 

@@ -6,6 +6,7 @@ import pytest
 
 import engram
 from engram import InvalidInput, NotFound, ResourceRef
+from stores import Target
 
 
 def test_register_defaults_the_resource_to_the_name(mem: engram.Memory) -> None:
@@ -38,13 +39,13 @@ def test_a_child_with_the_parents_resource_shares_its_memory(mem: engram.Memory)
     assert mem.working.get(parent.ref, "k") == 2
 
 
-def test_end_is_idempotent_and_agents_survive_reopening(db_path: Path) -> None:
-    with engram.open(db_path, embedder=None) as memory:
+def test_end_is_idempotent_and_agents_survive_reopening(target: Target) -> None:
+    with engram.open(target, embedder=None) as memory:
         agent = memory.agents.register("planner")
         ended = memory.agents.end(agent.id)
         assert ended.status == "ended" and ended.ended_at is not None
         assert memory.agents.end(agent.id).ended_at == ended.ended_at
-    with engram.open(db_path, embedder=None) as memory:
+    with engram.open(target, embedder=None) as memory:
         assert memory.agents.get(agent.id) == ended
 
 
@@ -61,7 +62,7 @@ def test_unknown_and_invalid(mem: engram.Memory) -> None:
         mem.agents.register("x", team_id="")
 
 
-def test_a_store_from_before_agents_is_migrated(db_path: Path) -> None:
+def test_a_sqlite_store_from_before_agents_is_migrated(db_path: Path) -> None:
     import sqlite3
 
     with engram.open(db_path, embedder=None) as memory:

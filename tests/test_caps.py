@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 import engram
 from engram import InvalidInput, Note, ResourceRef
+from stores import Target
 
 
 def _ages(memory: engram.Memory, ref: ResourceRef, days: list[int]) -> list[engram.Fact]:
@@ -16,13 +16,13 @@ def _ages(memory: engram.Memory, ref: ResourceRef, days: list[int]) -> list[engr
 
 
 def test_max_facts_drops_the_oldest_when_the_scope_next_remembers(
-    db_path: Path, ref: ResourceRef
+    target: Target, ref: ResourceRef
 ) -> None:
     embedder = engram.HashingEmbedder(64)
-    with engram.open(db_path, embedder=embedder) as memory:
+    with engram.open(target, embedder=embedder) as memory:
         _ages(memory, ref, [5, 4, 3, 2, 1])
         _ages(memory, ResourceRef("other"), [9, 8, 7])
-    with engram.open(db_path, embedder=embedder, max_facts=3) as memory:
+    with engram.open(target, embedder=embedder, max_facts=3) as memory:
         assert memory.count(ref) == 5  # a scope over the cap is trimmed when it next remembers
         memory.remember(ref, "newest")
         assert [f.content for f in memory.facts(ref).facts] == [
@@ -35,9 +35,9 @@ def test_max_facts_drops_the_oldest_when_the_scope_next_remembers(
         assert "fact aged 5 days" not in recalled and "fact aged 1 days" in recalled
 
 
-def test_max_age_applies_on_remember(db_path: Path, ref: ResourceRef) -> None:
+def test_max_age_applies_on_remember(target: Target, ref: ResourceRef) -> None:
     with engram.open(
-        db_path, embedder=engram.HashingEmbedder(64), max_age=timedelta(days=30)
+        target, embedder=engram.HashingEmbedder(64), max_age=timedelta(days=30)
     ) as memory:
         _ages(memory, ref, [40, 31, 29, 1])
         assert sorted(f.content for f in memory.facts(ref).facts) == [
@@ -66,10 +66,10 @@ def test_compact_with_no_caps_removes_nothing(mem: engram.Memory, ref: ResourceR
     assert mem.count(ref) == 2
 
 
-def test_bad_caps_are_refused(db_path: Path, mem: engram.Memory, ref: ResourceRef) -> None:
+def test_bad_caps_are_refused(target: Target, mem: engram.Memory, ref: ResourceRef) -> None:
     with pytest.raises(InvalidInput, match="max_facts"):
         mem.compact(ref, max_facts=-1)
     with pytest.raises(InvalidInput, match="max_age"):
         mem.compact(ref, max_age=timedelta(seconds=-1))
     with pytest.raises(InvalidInput, match="max_facts"):
-        engram.open(db_path, embedder=None, max_facts="10")  # type: ignore[arg-type]
+        engram.open(target, embedder=None, max_facts="10")  # type: ignore[arg-type]

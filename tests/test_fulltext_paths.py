@@ -10,7 +10,7 @@ from pathlib import Path
 import engram
 from engram import Note, ResourceRef
 from engram.core.models import Filters
-from engram.storage.sqlite.sql import text_candidates_sql
+from engram.storage.sqlite.fulltext import text_candidates_sql
 
 
 def _ranked(db_path: Path, scope: ResourceRef, terms: list[str], outside: int) -> list[str]:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from fastapi.testclient import TestClient
 
@@ -15,6 +13,7 @@ from engram.core.people import (
     tool_remember,
 )
 from engram.settings import Settings
+from stores import Target
 
 
 def test_tools_answer_a_visitor_not_signed_in_in_a_sentence(mem: engram.Memory) -> None:
@@ -49,7 +48,7 @@ def test_recall_marks_what_other_applications_remembered(mem: engram.Memory) -> 
     )
 
 
-def test_without_an_embedder_people_routes_answer_503_in_a_sentence(db_path: Path) -> None:
+def test_without_an_embedder_people_routes_answer_503_in_a_sentence(target: Target) -> None:
     import time
 
     import jwt
@@ -57,9 +56,9 @@ def test_without_an_embedder_people_routes_answer_503_in_a_sentence(db_path: Pat
     secret = "people-secret-0123456789abcdef0123456"
     token = jwt.encode({"sub": "p1", "exp": int(time.time()) + 60}, secret, algorithm="HS256")
     headers = {"Authorization": f"Bearer {token}"}
-    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as memory:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as memory:
         kept = AppMemory(memory, "app:a").remember("p1", "remembered before")
-    settings = Settings(db_path=str(db_path), embedder="none", jwt_secret=secret)
+    settings = Settings(db_path=str(target), embedder="none", jwt_secret=secret)
     with TestClient(create_app(settings)) as client:
         answer = client.post("/api/v1/apps/app:a/memories", json={"memory": "x"}, headers=headers)
         assert answer.status_code == 503
@@ -76,7 +75,7 @@ def test_without_an_embedder_people_routes_answer_503_in_a_sentence(db_path: Pat
             f"/api/v1/apps/memories/app:a/{kept.id}", json={"memory": "y"}, headers=headers
         )
         assert runtime.status_code == 503
-    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as memory:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as memory:
         scope = AppMemory(memory, "app:a").scope("p1")
         assert memory.recall(scope, "new words", mode="text")[0].fact.id == kept.id
         assert memory.recall(scope, "remembered before", mode="vector")[0].fact.id == kept.id

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 import engram
 from engram import CapabilityMissing, InvalidInput, Note, ResourceRef, SourceRef
+from stores import Target
 
 
 def test_hybrid_fuses_both_halves(mem: engram.Memory, ref: ResourceRef) -> None:
@@ -95,10 +95,10 @@ def test_recall_stays_in_its_scope(mem: engram.Memory) -> None:
     assert mem.recall(ResourceRef("nobody"), "secret plan") == []
 
 
-def test_recall_without_an_embedder_refuses(db_path: Path, ref: ResourceRef) -> None:
-    with engram.open(db_path, embedder=engram.HashingEmbedder(64)) as memory:
+def test_recall_without_an_embedder_refuses(target: Target, ref: ResourceRef) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(64)) as memory:
         memory.remember(ref, "stored with vectors")
-    with engram.open(db_path, embedder=None) as memory:
+    with engram.open(target, embedder=None) as memory:
         with pytest.raises(CapabilityMissing, match="recall by meaning needs an embedder"):
             memory.recall(ref, "stored")
         with pytest.raises(CapabilityMissing):
@@ -121,10 +121,10 @@ def test_recall_after_changes_sees_them(mem: engram.Memory, ref: ResourceRef) ->
     assert mem.recall(ref, "bananas yellow", mode="vector", top_k=1)[0].fact.id == first.id
 
 
-def test_another_process_writes_are_seen(db_path: Path, ref: ResourceRef) -> None:
+def test_another_process_writes_are_seen(target: Target, ref: ResourceRef) -> None:
     embedder = engram.HashingEmbedder(64)
-    reader = engram.open(db_path, embedder=embedder)
-    writer = engram.open(db_path, embedder=embedder)  # its own connections and index
+    reader = engram.open(target, embedder=embedder)
+    writer = engram.open(target, embedder=embedder)  # its own connections and index
     try:
         reader.remember(ref, "first words")
         assert len(reader.recall(ref, "words", mode="vector")) == 1

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import engram
 from engram import InvalidInput, NotFound, Unprocessable
+from stores import Target
 
 
 def test_allow_list_and_stop(mem: engram.Memory) -> None:
@@ -36,8 +35,8 @@ def test_refusals(mem: engram.Memory) -> None:
         mem.sharing.shares("p1", source="app:a", reader="app:b")
 
 
-def test_allowances_persist(db_path: Path) -> None:
-    with engram.open(db_path, embedder=None) as memory:
+def test_allowances_persist(target: Target) -> None:
+    with engram.open(target, embedder=None) as memory:
         memory.sharing.allow("p1", "app:a", "app:b")
-    with engram.open(db_path, embedder=None) as memory:
+    with engram.open(target, embedder=None) as memory:
         assert memory.sharing.sources_for("p1", "app:b") == ["app:a"]

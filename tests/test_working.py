@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +9,7 @@ from hypothesis import strategies as st
 
 import engram
 from engram import Conflict, InvalidInput, NotFound, ResourceRef
+from stores import Target
 
 json_values = st.recursive(
     st.none()
@@ -153,7 +153,7 @@ def test_scopes_are_apart(mem: engram.Memory) -> None:
     assert mem.working.get(b, "k") == "colon"
 
 
-def test_working_memory_works_without_an_embedder(db_path: Path, ref: ResourceRef) -> None:
-    with engram.open(db_path, embedder=None) as memory:
+def test_working_memory_works_without_an_embedder(target: Target, ref: ResourceRef) -> None:
+    with engram.open(target, embedder=None) as memory:
         memory.working.set(ref, "k", [1, 2])
         assert memory.working.get(ref, "k") == [1, 2]

@@ -15,6 +15,7 @@ from engram.storage.sqlite import SQLiteStore
 
 EmbedderChoice = Embedder | Literal["local", "none"] | None
 REEMBED_BATCH = 256
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def open(
@@ -26,6 +27,9 @@ def open(
     reembed: bool = False,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
+
+    ``path`` is a SQLite file, or a ``postgresql://`` URL of a database with pgvector
+    (its schema is brought up to date on open, as ``engram migrate`` does).
 
     ``embedder`` is ``"local"`` (the packaged all-MiniLM-L6-v2), an :class:`Embedder`
     (e.g. :class:`engram.RemoteEmbedder`), or ``None``/``"none"`` (working memory and
@@ -40,7 +44,7 @@ def open(
         raise InvalidInput(f"path must be a file path, got {path!r}")
     caps = Caps(limits.check_max_facts(max_facts), limits.check_max_age(max_age))
     chosen = _embedder(embedder)
-    store = SQLiteStore(path)
+    store = open_store(path)
     try:
         if chosen is not None:
             reconcile_model(store, chosen, reembed=reembed)
@@ -48,6 +52,20 @@ def open(
         store.close()
         raise
     return Memory(store, chosen, caps=caps)
+
+
+def is_url(target: str | os.PathLike[str]) -> bool:
+    """Whether ``target`` names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
+
+
+def open_store(target: str | os.PathLike[str], *, apply_migrations: bool = True) -> Store:
+    """The store at ``target``: a PostgreSQL URL, or else a SQLite file path."""
+    if is_url(target):
+        from engram.storage.postgres import PostgresStore
+
+        return PostgresStore(str(target), apply_migrations=apply_migrations)
+    return SQLiteStore(target)
 
 
 def _embedder(choice: EmbedderChoice) -> Embedder | None:

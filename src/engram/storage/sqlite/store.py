@@ -16,15 +16,11 @@ from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef, Scope, parse_key
 from engram.core.sharing import Share
+from engram.storage.filters import filter_sql
+from engram.storage.rows import FACT_COLUMNS, to_fact
 from engram.storage.sqlite import agents, model_record, shares, working
 from engram.storage.sqlite.database import Database
-from engram.storage.sqlite.sql import (
-    FACT_COLUMNS,
-    filter_sql,
-    scope_token,
-    text_candidates_sql,
-    to_fact,
-)
+from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
 from engram.storage.sqlite.vectors import VectorIndex
 
 _SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts"

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
-from engram.core.clock import from_us
 from engram.core.errors import Conflict
 from engram.core.models import WorkingEntry
+from engram.storage.rows import WORKING_COLUMNS, to_entry
 
-_COLUMNS = "key, value, version, updated_at, expires_at"
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
 
 
 def get(conn: sqlite3.Connection, scope: str, key: str, now_us: int) -> WorkingEntry | None:
     row = conn.execute(
-        f"SELECT {_COLUMNS} FROM working WHERE scope = ? AND key = ? AND {_LIVE}",
+        f"SELECT {WORKING_COLUMNS} FROM working WHERE scope = ? AND key = ? AND {_LIVE}",
         (scope, key, now_us),
     ).fetchone()
-    return None if row is None else _entry(row)
+    return None if row is None else to_entry(row)
 
 
 def put(
@@ -47,7 +45,7 @@ def put(
         "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
         (scope, key, value_json, version, now_us, expires_at_us),
     )
-    return _entry((key, value_json, version, now_us, expires_at_us))
+    return to_entry((key, value_json, version, now_us, expires_at_us))
 
 
 def delete(conn: sqlite3.Connection, scope: str, key: str) -> bool:
@@ -62,19 +60,8 @@ def page(
     """Live keys above ``after`` in ascending UTF-8 byte order (SQLite's BINARY collation
     compares the UTF-8 bytes)."""
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM working WHERE scope = ? AND key > ? AND {_LIVE} "
+        f"SELECT {WORKING_COLUMNS} FROM working WHERE scope = ? AND key > ? AND {_LIVE} "
         "ORDER BY key LIMIT ?",
         (scope, after or "", now_us, limit),
     ).fetchall()
-    return [_entry(r) for r in rows]
-
-
-def _entry(row: tuple[object, ...]) -> WorkingEntry:
-    key, value, version, updated, expires = row
-    return WorkingEntry(
-        key=str(key),
-        value=json.loads(str(value)),
-        version=int(str(version)),
-        updated_at=from_us(int(str(updated))),
-        expires_at=None if expires is None else from_us(int(str(expires))),
-    )
+    return [to_entry(r) for r in rows]

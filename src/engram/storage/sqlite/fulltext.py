@@ -1,20 +1,12 @@
-"""SQL text built apart from its execution: filters, FTS5 queries, row mapping."""
+"""FTS5 query text: the scope token, the match expression, the candidate query."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
-from typing import Any
 
-from engram.core.clock import from_us, to_us
-from engram.core.models import Fact, Filters, SourceRef
-from engram.core.scopes import parse_key
-
-FACT_COLUMNS = (
-    "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
-    "metadata, corrected_by, corrected_at, context, seq"
-)
+from engram.core.models import Filters
+from engram.storage.filters import filter_sql
 
 
 def scope_token(scope_key: str) -> str:
@@ -67,61 +59,3 @@ def text_candidates_sql(
         f"WHERE facts_fts MATCH ? AND f.scope = ?{where} ORDER BY score, f.seq LIMIT ?"
     )
     return sql, [narrowed, scope, *params, limit]
-
-
-def filter_sql(filters: Filters, alias: str = "f") -> tuple[str, list[object]]:
-    """A conjunction (starting with AND) restricting facts ``alias`` to ``filters``."""
-    clauses: list[str] = []
-    params: list[object] = []
-    if filters.type is not None:
-        clauses.append(f"{alias}.type = ?")
-        params.append(filters.type)
-    if filters.verified_only:
-        clauses.append(f"{alias}.source_sandbox IS NOT NULL")
-    if filters.created_after is not None:
-        clauses.append(f"{alias}.created_at > ?")
-        params.append(to_us(filters.created_after))
-    if filters.created_before is not None:
-        clauses.append(f"{alias}.created_at < ?")
-        params.append(to_us(filters.created_before))
-    if filters.tags:
-        marks = ", ".join("?" for _ in filters.tags)
-        clauses.append(
-            f"{alias}.seq IN (SELECT fact FROM fact_tags WHERE scope = {alias}.scope "
-            f"AND tag IN ({marks}) GROUP BY fact HAVING count(*) = ?)"
-        )
-        params.extend([*filters.tags, len(filters.tags)])
-    return "".join(f" AND {c}" for c in clauses), params
-
-
-def to_fact(row: tuple[Any, ...]) -> Fact:
-    (
-        fid,
-        scope,
-        content,
-        created,
-        updated,
-        sandbox,
-        entry,
-        ftype,
-        tags,
-        metadata,
-        corrected_by,
-        corrected_at,
-        context,
-        _seq,
-    ) = row
-    return Fact(
-        id=str(fid),
-        scope=parse_key(str(scope)),
-        content=str(content),
-        created_at=from_us(int(created)),
-        updated_at=from_us(int(updated)),
-        source_ref=None if sandbox is None else SourceRef(str(sandbox), int(entry)),
-        type=None if ftype is None else str(ftype),
-        tags=tuple(json.loads(str(tags))),
-        metadata=json.loads(str(metadata)),
-        corrected_by=None if corrected_by is None else str(corrected_by),
-        corrected_at=None if corrected_at is None else from_us(int(corrected_at)),
-        context=None if context is None else str(context),
-    )

@@ -1,0 +1,133 @@
+"""Connections to one PostgreSQL database: a pool, whole-transaction retries, and
+translation of driver errors into StorageFailure at this boundary."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from engram.core.errors import StorageFailure
+from engram.storage.postgres.schema import migrate
+
+T = TypeVar("T")
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+POOL_SIZE = 8
+CONNECT_TIMEOUT_S = 10
+# A transaction that lost a race (serialization failure, deadlock) runs again, whole.
+RETRIES = 8
+_RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+
+
+def redact(url: str) -> str:
+    """The URL as it may be shown: host, port, database and user, never a password."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "postgresql://(unparseable URL)"
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{parts.get('host', '')}{port}/{parts.get('dbname', '')}"
+
+
+class Database:
+    """One PostgreSQL database shared by the threads of this process and by other
+    processes. Every call runs in its own transaction on a pooled connection."""
+
+    def __init__(self, url: str, *, pool_size: int = POOL_SIZE, apply_migrations: bool = True):
+        self.url = url
+        self.name = redact(url)
+        try:
+            with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
+                encoding = conn.execute("SHOW server_encoding").fetchone()
+                if encoding is None or encoding[0] != "UTF8":
+                    raise StorageFailure(
+                        f"the database at {self.name} is not UTF8-encoded "
+                        f"({encoding[0] if encoding else 'unknown'})",
+                        hint="create it with ENCODING 'UTF8'",
+                    )
+                self.schema_version = migrate(conn, self.name, apply=apply_migrations)
+        except psycopg.Error as exc:
+            reason = _first_line(exc)
+            raise StorageFailure(f"cannot open the store at {self.name}: {reason}") from exc
+        self._pool: ConnectionPool[Conn] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"prepare_threshold": None, "connect_timeout": CONNECT_TIMEOUT_S},
+            configure=_configure,
+            check=ConnectionPool.check_connection,
+            open=False,
+        )
+        try:
+            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise StorageFailure(f"cannot open the store at {self.name}: {exc}") from exc
+
+    def write(self, work: Callable[[Conn], T]) -> T:
+        """Runs ``work`` in one transaction: all of it commits, or none."""
+        return self._run(work)
+
+    def read(self, work: Callable[[Conn], T]) -> T:
+        """Runs ``work`` in one repeatable-read transaction: one snapshot throughout."""
+
+        def snapshot(conn: Conn) -> T:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            return work(conn)
+
+        return self._run(snapshot)
+
+    def autocommit(self, work: Callable[[Conn], T]) -> T:
+        """Runs ``work`` outside a transaction (e.g. CREATE INDEX CONCURRENTLY)."""
+
+        def attempt() -> T:
+            with self._pool.connection() as conn:
+                conn.autocommit = True
+                try:
+                    return work(conn)
+                finally:
+                    conn.autocommit = False
+
+        return self._translate(attempt)
+
+    def _run(self, work: Callable[[Conn], T]) -> T:
+        def attempt() -> T:
+            for tries in range(RETRIES):
+                try:
+                    with self._pool.connection() as conn, conn.transaction():
+                        return work(conn)
+                except _RETRYABLE:
+                    if tries == RETRIES - 1:
+                        raise
+                    time.sleep(0.005 * 2**tries)
+            raise AssertionError("unreachable")
+
+        return self._translate(attempt)
+
+    def _translate(self, run: Callable[[], T]) -> T:
+        try:
+            return run()
+        except psycopg.Error as exc:
+            raise StorageFailure(f"the store at {self.name} failed: {_first_line(exc)}") from exc
+        except PoolTimeout as exc:
+            raise StorageFailure(f"the store at {self.name} failed: {exc}") from exc
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _configure(conn: Conn) -> None:
+    register_vector(conn)
+    conn.commit()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

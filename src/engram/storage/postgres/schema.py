@@ -1,0 +1,137 @@
+"""The PostgreSQL schema as numbered, append-only migrations, recorded in ``engram_schema``.
+
+Never edit a migration that has shipped: append a new one. Migrations run under an
+advisory lock, so several processes starting at once apply each one exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from engram.core.errors import StorageFailure
+
+# Chosen once; every engram process takes this lock while it migrates.
+MIGRATION_LOCK = 0x656E6772616D  # "engram"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the same tables as the SQLite store; full text as a generated tsvector, vectors
+    # in their own table beside the scope (so a scope can have its own ANN index).
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+
+    CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
+
+    CREATE TABLE working (
+        scope text NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        value text NOT NULL,
+        version bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        expires_at bigint,
+        PRIMARY KEY (scope, key)
+    );
+
+    CREATE TABLE facts (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        scope text NOT NULL,
+        content text NOT NULL,
+        content_hash text NOT NULL,
+        context text,
+        source_sandbox text,
+        source_entry bigint,
+        type text,
+        tags text NOT NULL DEFAULT '[]',
+        metadata text NOT NULL DEFAULT '{}',
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        corrected_by text,
+        corrected_at bigint,
+        words tsvector GENERATED ALWAYS AS
+            (to_tsvector('english', content || ' ' || coalesce(context, ''))) STORED,
+        UNIQUE (scope, content_hash)
+    );
+    CREATE INDEX facts_by_age ON facts (scope, created_at, seq);
+    CREATE INDEX facts_words ON facts USING gin (words);
+
+    CREATE TABLE fact_vectors (
+        fact bigint PRIMARY KEY REFERENCES facts (seq) ON DELETE CASCADE,
+        scope text NOT NULL,
+        vector vector NOT NULL
+    );
+    CREATE INDEX fact_vectors_by_scope ON fact_vectors (scope);
+
+    CREATE TABLE fact_tags (
+        fact bigint NOT NULL REFERENCES facts (seq) ON DELETE CASCADE,
+        scope text NOT NULL,
+        tag text NOT NULL,
+        PRIMARY KEY (fact, tag)
+    );
+    CREATE INDEX fact_tags_by_scope ON fact_tags (scope, tag, fact);
+
+    -- facts counts a scope's facts (the vector search picks exact or ANN by it);
+    -- ann_index names the scope's own HNSW index once it has one.
+    CREATE TABLE scope_state (
+        scope text PRIMARY KEY,
+        facts bigint NOT NULL DEFAULT 0,
+        ann_index text
+    );
+
+    CREATE TABLE agents (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        scope text NOT NULL,
+        parent_id text,
+        created_at bigint NOT NULL,
+        ended_at bigint
+    );
+
+    CREATE TABLE shares (
+        person text NOT NULL,
+        source text NOT NULL,
+        reader text NOT NULL,
+        allowed_at bigint NOT NULL,
+        PRIMARY KEY (person, source, reader)
+    );
+    CREATE INDEX shares_by_reader ON shares (person, reader, source);
+    """,
+)
+
+
+def migrate(conn: psycopg.Connection[Any], name: str, *, apply: bool = True) -> int:
+    """Brings the database to the newest schema (or, without ``apply``, checks that it
+    is there); refuses a schema newer than this code. Returns the schema version."""
+    newest = len(MIGRATIONS)
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS engram_schema (version integer NOT NULL)")
+        row = conn.execute("SELECT max(version) FROM engram_schema").fetchone()
+        version = int(row[0]) if row and row[0] is not None else 0
+        if version > newest:
+            raise StorageFailure(
+                f"the store at {name} has schema version {version}, newer than this engram "
+                f"knows ({newest})",
+                hint="upgrade engram",
+            )
+        if version < newest and not apply:
+            raise StorageFailure(
+                f"the store at {name} has schema version {version}; this engram needs {newest}",
+                hint="run `engram migrate`",
+            )
+        for number in range(version, newest):
+            try:
+                conn.execute(MIGRATIONS[number].encode())
+            except (
+                psycopg.errors.UndefinedFile,
+                psycopg.errors.InsufficientPrivilege,
+                psycopg.errors.FeatureNotSupported,
+            ) as exc:
+                raise StorageFailure(
+                    f"the database at {name} cannot take migration {number + 1}: {exc}",
+                    hint="install pgvector on the server, or have the database owner run "
+                    "CREATE EXTENSION vector",
+                ) from exc
+            conn.execute("INSERT INTO engram_schema (version) VALUES (%s)", (number + 1,))
+    return newest

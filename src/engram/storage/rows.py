@@ -1,0 +1,81 @@
+"""Rows as both backends store them, turned into the core's records.
+
+Both backends keep the same columns in the same order, so one mapping serves them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engram.core.agents import Agent
+from engram.core.clock import from_us
+from engram.core.errors import StorageFailure
+from engram.core.models import Fact, SourceRef, WorkingEntry
+from engram.core.scopes import ResourceRef, parse_key
+
+FACT_COLUMNS = (
+    "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
+    "metadata, corrected_by, corrected_at, context, seq"
+)
+WORKING_COLUMNS = "key, value, version, updated_at, expires_at"
+AGENT_COLUMNS = "id, name, scope, parent_id, created_at, ended_at"
+
+
+def to_fact(row: tuple[Any, ...]) -> Fact:
+    (
+        fid,
+        scope,
+        content,
+        created,
+        updated,
+        sandbox,
+        entry,
+        ftype,
+        tags,
+        metadata,
+        corrected_by,
+        corrected_at,
+        context,
+        _seq,
+    ) = row
+    return Fact(
+        id=str(fid),
+        scope=parse_key(str(scope)),
+        content=str(content),
+        created_at=from_us(int(created)),
+        updated_at=from_us(int(updated)),
+        source_ref=None if sandbox is None else SourceRef(str(sandbox), int(entry)),
+        type=None if ftype is None else str(ftype),
+        tags=tuple(json.loads(str(tags))),
+        metadata=json.loads(str(metadata)),
+        corrected_by=None if corrected_by is None else str(corrected_by),
+        corrected_at=None if corrected_at is None else from_us(int(corrected_at)),
+        context=None if context is None else str(context),
+    )
+
+
+def to_entry(row: tuple[Any, ...]) -> WorkingEntry:
+    key, value, version, updated, expires = row
+    return WorkingEntry(
+        key=str(key),
+        value=json.loads(str(value)),
+        version=int(version),
+        updated_at=from_us(int(updated)),
+        expires_at=None if expires is None else from_us(int(expires)),
+    )
+
+
+def to_agent(row: tuple[Any, ...]) -> Agent:
+    agent_id, name, scope, parent_id, created, ended = row
+    ref = parse_key(str(scope))
+    if not isinstance(ref, ResourceRef):
+        raise StorageFailure(f"agent {agent_id} has a scope that is not an agent resource")
+    return Agent(
+        id=str(agent_id),
+        name=str(name),
+        ref=ref,
+        parent_id=None if parent_id is None else str(parent_id),
+        created_at=from_us(int(created)),
+        ended_at=None if ended is None else from_us(int(ended)),
+    )

@@ -12,6 +12,7 @@ import pytest
 import engram
 from engram import ResourceRef, StorageFailure
 from engram.cli.main import main
+from engram.storage import staging
 from engram.storage.sqlite import backup as backups
 
 REF = ResourceRef("backed-up")
@@ -82,7 +83,7 @@ def test_keep_rotates_the_oldest_away(db_path: Path, tmp_path: Path) -> None:
     engram.open(db_path, embedder=None).close()
     dest = tmp_path / "backups"
     made = [backups.backup(db_path, dest, keep=2) for _ in range(4)]
-    assert backups.complete_backups(dest) == made[-2:]
+    assert staging.complete_backups(dest) == made[-2:]
 
 
 def test_restore_keeps_the_store_it_replaces(db_path: Path, tmp_path: Path) -> None:

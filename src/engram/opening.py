@@ -68,6 +68,16 @@ def open_store(target: str | os.PathLike[str], *, apply_migrations: bool = True)
     return SQLiteStore(target)
 
 
+def describe(target: str | os.PathLike[str]) -> str:
+    """Where the store is, as it may be shown: an absolute path, or a URL without its
+    password."""
+    if is_url(target):
+        from engram.storage.postgres.database import redact
+
+        return redact(str(target))
+    return os.path.abspath(target)
+
+
 def _embedder(choice: EmbedderChoice) -> Embedder | None:
     if choice is None or choice == "none":
         return None

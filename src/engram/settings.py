@@ -3,6 +3,7 @@
 | variable | default | meaning |
 | --- | --- | --- |
 | ``ENGRAM_DB_PATH`` | ``./engram.db`` | the SQLite file |
+| ``ENGRAM_DB_URL`` | | a ``postgresql://`` database instead (with pgvector) |
 | ``ENGRAM_MEMORY_ENABLED`` | ``true`` | ``false``: the service's memory routes answer 501 |
 | ``ENGRAM_EMBEDDER`` | ``local`` (``remote`` with a URL) | ``local``, ``remote``, ``none`` |
 | ``ENGRAM_EMBEDDINGS_URL`` | | an OpenAI-compatible ``/v1/embeddings`` endpoint |
@@ -44,7 +45,7 @@ _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    db_path: str = DEFAULT_DB_PATH
+    db_path: str = DEFAULT_DB_PATH  # the store: a SQLite file, or a PostgreSQL URL
     memory_enabled: bool = True
     embedder: EmbedderKind = "local"
     embeddings_url: str = ""
@@ -79,7 +80,7 @@ class Settings:
                 f"only {'ENGRAM_EMBEDDINGS_URL' if url else 'ENGRAM_EMBEDDINGS_MODEL'} is set"
             )
         return cls(
-            db_path=env.get("ENGRAM_DB_PATH", "").strip() or DEFAULT_DB_PATH,
+            db_path=_store(env),
             memory_enabled=_flag(env, "ENGRAM_MEMORY_ENABLED", default=True),
             embedder=_kind(env.get("ENGRAM_EMBEDDER", ""), remote_configured=bool(url)),
             embeddings_url=url,
@@ -211,3 +212,13 @@ def _count(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0)
     if not raw.isdigit() or int(raw) < minimum:
         raise InvalidInput(f"{name} must be an integer of at least {minimum}, got {raw!r}")
     return int(raw)
+
+
+def _store(env: Mapping[str, str]) -> str:
+    path = env.get("ENGRAM_DB_PATH", "").strip()
+    url = env.get("ENGRAM_DB_URL", "").strip()
+    if path and url:
+        raise InvalidInput("set one of ENGRAM_DB_PATH (a SQLite file) and ENGRAM_DB_URL, not both")
+    if url and not url.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput("ENGRAM_DB_URL must be a postgresql:// URL")
+    return url or path or DEFAULT_DB_PATH

@@ -21,6 +21,7 @@ from engram.core.errors import EngramError, InvalidInput
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue, SourceRef
 from engram.core.scopes import ResourceRef
+from engram.opening import describe, is_url, open_store
 from engram.settings import DEFAULT_DB_PATH, Settings
 from engram.storage.sqlite import backup as backups
 
@@ -162,9 +163,9 @@ def _working_list(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 def _status(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.status(
-        str(Path(_db_path(args)).absolute()), mem.embedder, _db_path(args), _program()
-    )
+    target = _db_path(args)
+    shown = describe(target)
+    return render.status(shown, mem.embedder, shown if is_url(target) else target, _program())
 
 
 def _program() -> str:
@@ -186,7 +187,8 @@ def _options(parser: argparse.ArgumentParser, *, top: bool, scope: bool) -> None
         "--db",
         metavar="PATH",
         default=unset,
-        help=f"the store (default: $ENGRAM_DB_PATH or {DEFAULT_DB_PATH})",
+        help="the store: a SQLite file or a postgresql:// URL "
+        f"(default: $ENGRAM_DB_URL, $ENGRAM_DB_PATH or {DEFAULT_DB_PATH})",
     )
     add("--json", action="store_true", default=False if top else unset, help="print JSON on stdout")
     add(
@@ -307,6 +309,7 @@ def _add_scope_commands(sub: Subparsers) -> None:
         sub, "status", _status, "open the store and show how to use it", scoped=False, embeds=True
     )
     _file_command(sub, "serve", _serve, "run the HTTP service ($ENGRAM_HOST:$ENGRAM_PORT)")
+    _file_command(sub, "migrate", _migrate, "bring the store's schema up to date")
     p = _file_command(sub, "backup", _backup, "copy the store into DEST_DIR, verified")
     p.add_argument("dest_dir", metavar="DEST_DIR")
     p.add_argument("--keep", metavar="N", type=int, help="keep only the N newest backups")
@@ -323,17 +326,42 @@ def _file_command(
     return parser
 
 
+def _migrate(args: argparse.Namespace) -> Output:
+    target = _db_path(args)
+    store = open_store(target)
+    try:
+        version = store.schema_version
+    finally:
+        store.close()
+    return Output(
+        {"store": describe(target), "schema_version": version},
+        [f"{describe(target)} is at schema version {version}"],
+    )
+
+
 def _serve(args: argparse.Namespace) -> Output:
     serve(args.db)
     return Output({"stopped": True}, ["engram stopped"])
 
 
 def _backup(args: argparse.Namespace) -> Output:
-    made = backups.backup(_db_path(args), args.dest_dir, keep=args.keep)
+    target = _db_path(args)
+    if is_url(target):
+        from engram.storage.postgres import backup as pg_backups
+
+        made = pg_backups.backup(target, args.dest_dir, keep=args.keep)
+    else:
+        made = backups.backup(target, args.dest_dir, keep=args.keep)
     return Output({"backup": str(made)}, [f"backed up to {made}"])
 
 
 def _restore(args: argparse.Namespace) -> Output:
+    if is_url(_db_path(args)):
+        raise InvalidInput(
+            "engram restores SQLite stores only; a PostgreSQL backup is a pg_dump archive",
+            hint="stop the services, then: pg_restore --clean --if-exists --single-transaction "
+            f"-d URL {Path(args.backup_dir) / 'engram.dump'}",
+        )
     kept = backups.restore(args.backup_dir, _db_path(args))
     lines = [f"restored {args.backup_dir} to {_db_path(args)}"]
     if kept is not None:

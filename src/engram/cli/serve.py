@@ -6,6 +6,7 @@ import dataclasses
 import os
 import sys
 
+from engram.opening import describe
 from engram.settings import Settings
 
 
@@ -24,7 +25,7 @@ def serve(db_path: str | None) -> None:
     embedder = app.state.memory.embedder
     print(
         f"engram listening on http://{settings.host}:{settings.port} "
-        f"(store {os.path.abspath(settings.db_path)}, "
+        f"(store {describe(settings.db_path)}, "
         f"embedder {embedder.model if embedder else 'none'})",
         file=sys.stderr,
         flush=True,

@@ -78,6 +78,11 @@ class ModelRecord:
 class Store(AgentStore, ShareStore, Protocol):
     """Storage of working memory, facts and agents; memory one scope per call."""
 
+    @property
+    def schema_version(self) -> int:
+        """The schema version the store is at (migrations are applied on open)."""
+        ...
+
     # -- working memory ----------------------------------------------------------
     def working_get(self, scope: Scope, key: str, now_us: int) -> WorkingEntry | None: ...
 

@@ -42,6 +42,10 @@ class PostgresStore:
         """Where the store is, as it may be shown (no password)."""
         return self.db.name
 
+    @property
+    def schema_version(self) -> int:
+        return self.db.schema_version
+
     def close(self) -> None:
         self.db.close()
 

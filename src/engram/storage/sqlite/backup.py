@@ -9,21 +9,26 @@ never leaves a directory that looks like a backup.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import secrets
 import shutil
 import sqlite3
-from datetime import UTC, datetime
 from pathlib import Path
 
 from engram.core.errors import InvalidInput, StorageFailure
+from engram.storage.staging import MANIFEST, now, sha256, staged_backup
 
-TABLES = ("meta", "working", "facts", "fact_vectors", "fact_tags", "scope_state", "agents")
+TABLES = (
+    "meta",
+    "working",
+    "facts",
+    "fact_vectors",
+    "fact_tags",
+    "scope_state",
+    "agents",
+    "shares",
+)
 DB_NAME = "engram.db"
-MANIFEST = "manifest.json"
-PREFIX = "engram-"
 
 
 def backup(
@@ -34,33 +39,17 @@ def backup(
     With ``keep``, only the ``keep`` newest backups stay afterwards. Raises
     StorageFailure (nothing left behind) when the copy cannot be made or verified.
     """
-    if keep is not None and keep < 1:
-        raise InvalidInput(f"keep must be at least 1, got {keep}")
     source = Path(db_path)
     if not source.is_file():
         raise StorageFailure(f"no store at {source} to back up")
-    dest = Path(dest_dir)
-    dest.mkdir(parents=True, exist_ok=True)
-    staging = dest / f".staging-{secrets.token_hex(6)}"
-    try:
-        staging.mkdir()
+
+    def build(staging: Path) -> dict[str, object]:
         counts = _copy(source, staging / DB_NAME)
         manifest = _verify(staging / DB_NAME, counts)
-        created = _now()
-        manifest.update(created_at=created, source=str(source.resolve()))
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
-        for written in (staging / DB_NAME, staging / MANIFEST, staging):
-            _fsync(written)
-        final = dest / f"{PREFIX}{created.replace(':', '')}"
-        staging.rename(final)
-        _fsync(dest)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    if keep is not None:
-        for old in complete_backups(dest)[:-keep]:
-            shutil.rmtree(old)
-    return final
+        manifest.update(source=str(source.resolve()))
+        return manifest
+
+    return staged_backup(dest_dir, keep, build)
 
 
 def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str]) -> Path | None:
@@ -74,18 +63,13 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
     shutil.copyfile(backup_path / DB_NAME, incoming)
     kept = None
     if target.exists():
-        kept = target.with_name(f"{target.name}.before-restore-{_now()}")
+        kept = target.with_name(f"{target.name}.before-restore-{now()}")
         target.rename(kept)
     for suffix in ("-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             Path(f"{target}{suffix}").unlink()
     incoming.rename(target)
     return kept
-
-
-def complete_backups(dest_dir: Path) -> list[Path]:
-    """The complete backups under ``dest_dir``, oldest first."""
-    return sorted(p for p in dest_dir.glob(f"{PREFIX}*") if p.is_dir() and (p / MANIFEST).is_file())
 
 
 def _copy(source: Path, copy: Path) -> dict[str, int]:
@@ -120,7 +104,7 @@ def _verify(copy: Path, counts: dict[str, int]) -> dict[str, object]:
         raise StorageFailure(f"the backup copy {copy} failed its integrity check: {check}")
     if copied != counts:
         raise StorageFailure(f"the backup copy {copy} holds {copied} rows, not {counts}")
-    return {"counts": counts, "sha256": _sha256(copy)}
+    return {"counts": counts, "sha256": sha256(copy)}
 
 
 def _counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -133,23 +117,3 @@ def _read_manifest(backup_path: Path) -> dict[str, dict[str, int]]:
     except (OSError, ValueError) as exc:
         raise InvalidInput(f"{backup_path} is not a complete engram backup: {exc}") from exc
     return manifest
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -39,7 +39,7 @@ class Database:
         _check_path(self.path)
         try:
             conn = self.connection()
-            migrate(conn, self.path)
+            self.schema_version = migrate(conn, self.path)
         except sqlite3.Error as exc:
             self.close()
             raise StorageFailure(f"cannot open the store at {self.path}: {exc}") from exc

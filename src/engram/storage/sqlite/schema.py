@@ -115,8 +115,9 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
-def migrate(conn: sqlite3.Connection, path: str) -> None:
-    """Brings the file to the newest schema; refuses a file newer than this code."""
+def migrate(conn: sqlite3.Connection, path: str) -> int:
+    """Brings the file to the newest schema; refuses a file newer than this code.
+    Returns the schema version."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -134,6 +135,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return len(MIGRATIONS)
 
 
 def _statements(script: str) -> list[str]:

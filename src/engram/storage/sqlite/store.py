@@ -40,6 +40,10 @@ class SQLiteStore:
     def path(self) -> str:
         return self.db.path
 
+    @property
+    def schema_version(self) -> int:
+        return self.db.schema_version
+
     def close(self) -> None:
         self.db.close()
 

@@ -48,3 +48,10 @@ def vectors(target: Target) -> list[np.ndarray[Any, np.dtype[np.float32]]]:
         return [np.array(json.loads(r[0]), dtype=np.float32) for r in found]  # "[1,2,...]"
     found = rows(target, "SELECT vector FROM fact_vectors ORDER BY fact")
     return [np.frombuffer(r[0], dtype="<f4") for r in found]
+
+
+def env(target: Target) -> dict[str, str]:
+    """The environment variable that points engram (CLI, service) at the store."""
+    if is_postgres(target):
+        return {"ENGRAM_DB_URL": str(target)}
+    return {"ENGRAM_DB_PATH": str(target)}

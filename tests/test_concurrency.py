@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from pathlib import Path
 
 import pytest
 
 import engram
 from engram import ResourceRef
+from stores import Target
 
 WRITERS = 8
 ROUNDS = 60
@@ -35,18 +35,18 @@ def _writer(path: str, worker: int, out: multiprocessing.Queue) -> None:  # type
     out.put((worker, acknowledged, errors))
 
 
-def test_eight_writer_processes_lose_nothing(db_path: Path) -> None:
-    engram.open(db_path, embedder=engram.HashingEmbedder(32)).close()
+def test_eight_writer_processes_lose_nothing(target: Target) -> None:
+    engram.open(target, embedder=engram.HashingEmbedder(32)).close()
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(str(db_path), w, out)) for w in range(WRITERS)]
+    procs = [ctx.Process(target=_writer, args=(str(target), w, out)) for w in range(WRITERS)]
     for proc in procs:
         proc.start()
     results = [out.get(timeout=240) for _ in procs]
     for proc in procs:
         proc.join(timeout=60)
     assert [errors for _, _, errors in results if errors] == []
-    with engram.open(db_path, embedder=engram.HashingEmbedder(32)) as memory:
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
         shared = ResourceRef("shared")
         assert memory.count(shared) == WRITERS * ROUNDS
         for worker, acknowledged, _ in results:
@@ -105,9 +105,9 @@ def test_concurrent_compare_and_set_has_one_winner(mem: engram.Memory) -> None:
     assert mem.working.entry(ref, "counter").value == wins[0]
 
 
-def test_forget_all_refuses_when_another_writer_added_since_the_count(db_path: Path) -> None:
-    reader = engram.open(db_path, embedder=engram.HashingEmbedder(32))
-    writer = engram.open(db_path, embedder=engram.HashingEmbedder(32))
+def test_forget_all_refuses_when_another_writer_added_since_the_count(target: Target) -> None:
+    reader = engram.open(target, embedder=engram.HashingEmbedder(32))
+    writer = engram.open(target, embedder=engram.HashingEmbedder(32))
     ref = ResourceRef("raced")
     try:
         reader.remember_many(ref, [f"old {i}" for i in range(5)])

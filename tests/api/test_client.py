@@ -7,7 +7,6 @@ import hashlib
 import time
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import jwt
 import pytest
@@ -16,19 +15,20 @@ from fastapi.testclient import TestClient
 import engram
 from engram.api import create_app
 from engram.settings import Settings
+from stores import Target
 
 SECRET = "client-secret-0123456789abcdef01234567"
 SERVICE = "client-service-token"
 
 
 @pytest.fixture
-def app_client(db_path: Path) -> Iterator[TestClient]:
+def app_client(target: Target) -> Iterator[TestClient]:
     settings = Settings(
-        db_path=str(db_path),
+        db_path=str(target),
         jwt_secret=SECRET,
         service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
     )
-    memory = engram.open(db_path, embedder=engram.HashingEmbedder(32))
+    memory = engram.open(target, embedder=engram.HashingEmbedder(32))
     with TestClient(create_app(settings, memory_store=memory)) as client:
         yield client
 

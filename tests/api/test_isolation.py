@@ -6,10 +6,8 @@ and no write lands outside the caller's own key."""
 from __future__ import annotations
 
 import itertools
-import sqlite3
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jwt
@@ -17,8 +15,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 import engram
+import stores
 from engram.api import create_app
 from engram.settings import Settings
+from stores import Target
 
 SECRET = "isolation-secret-0123456789abcdef0123"
 PERSONS = ["p1", "p2", "owner"]
@@ -38,9 +38,9 @@ UNSIGNED = [
 
 
 @pytest.fixture
-def client(db_path: Path) -> Iterator[TestClient]:
-    settings = Settings(db_path=str(db_path), jwt_secret=SECRET, owner_uid="owner")
-    memory = engram.open(db_path, embedder=engram.HashingEmbedder(32))
+def client(target: Target) -> Iterator[TestClient]:
+    settings = Settings(db_path=str(target), jwt_secret=SECRET, owner_uid="owner")
+    memory = engram.open(target, embedder=engram.HashingEmbedder(32))
     with TestClient(create_app(settings, memory_store=memory)) as test_client:
         yield test_client
 
@@ -98,7 +98,7 @@ def test_reads_follow_person_application_and_allowances(client: TestClient) -> N
             assert listed["count"] == 1
 
 
-def test_nobody_touches_what_is_not_theirs(client: TestClient, db_path: Path) -> None:
+def test_nobody_touches_what_is_not_theirs(client: TestClient, target: Target) -> None:
     ids = _seed(client)
     for person, (owner, app) in itertools.product(PERSONS, ids):
         memory_id = ids[(owner, app)]
@@ -125,11 +125,11 @@ def test_nobody_touches_what_is_not_theirs(client: TestClient, db_path: Path) ->
     assert (
         client.delete(f"/api/v1/apps/memories/app:b/{p1_a}", headers=token("p1")).status_code == 404
     )
-    assert _scopes(db_path) == {(p, a): 1 for p, a in itertools.product(PERSONS, APPS)}
+    assert _scopes(target) == {(p, a): 1 for p, a in itertools.product(PERSONS, APPS)}
 
 
 def test_callers_who_are_not_signed_in_read_and_write_nothing(
-    client: TestClient, db_path: Path
+    client: TestClient, target: Target
 ) -> None:
     ids = _seed(client)
     some_id = ids[("p1", "app:a")]
@@ -156,7 +156,7 @@ def test_callers_who_are_not_signed_in_read_and_write_nothing(
             ),
         ]
         assert {a.status_code for a in answers} == {401}
-    assert _scopes(db_path) == {(p, a): 1 for p, a in itertools.product(PERSONS, APPS)}
+    assert _scopes(target) == {(p, a): 1 for p, a in itertools.product(PERSONS, APPS)}
 
 
 def test_stopping_takes_effect_on_the_very_next_read(client: TestClient) -> None:
@@ -185,7 +185,7 @@ def test_stopping_takes_effect_on_the_very_next_read(client: TestClient) -> None
 
 
 def test_forget_all_confirms_the_count_and_stays_in_its_key(
-    client: TestClient, db_path: Path
+    client: TestClient, target: Target
 ) -> None:
     _seed(client)
     client.post("/api/v1/apps/app:a/memories", json={"memory": "second of p1"}, headers=token("p1"))
@@ -194,7 +194,7 @@ def test_forget_all_confirms_the_count_and_stays_in_its_key(
     done = client.delete("/api/v1/apps/memories/app:a", params={"count": 2}, headers=token("p1"))
     assert done.json() == {"forgotten": 2}
     expected = {(p, a): 1 for p, a in itertools.product(PERSONS, APPS) if (p, a) != ("p1", "app:a")}
-    assert _scopes(db_path) == expected
+    assert _scopes(target) == expected
 
 
 def test_correct_keeps_when_it_was_learned_and_refuses_bad_words(client: TestClient) -> None:
@@ -208,12 +208,8 @@ def test_correct_keeps_when_it_was_learned_and_refuses_bad_words(client: TestCli
     assert fixed["memory"]["created_at"] != fixed["memory"]["corrected_at"]
 
 
-def _scopes(db_path: Path) -> dict[tuple[str, str], int]:
-    conn = sqlite3.connect(db_path)
-    try:
-        rows = conn.execute("SELECT scope, count(*) FROM facts GROUP BY scope").fetchall()
-    finally:
-        conn.close()
+def _scopes(target: Target) -> dict[tuple[str, str], int]:
+    rows = stores.rows(target, "SELECT scope, count(*) FROM facts GROUP BY scope")
     out: dict[tuple[str, str], int] = {}
     for key, count in rows:
         ref: Any = engram.core.scopes.parse_key(key)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +12,12 @@ import engram
 from engram.api import create_app
 from engram.embedders.local import LocalEmbedder
 from engram.settings import Settings
+from stores import Target
 
 
 @pytest.fixture
-def client(db_path: Path, local_embedder: LocalEmbedder) -> Iterator[TestClient]:
-    memory = engram.open(db_path, embedder=local_embedder)
+def client(target: Target, local_embedder: LocalEmbedder) -> Iterator[TestClient]:
+    memory = engram.open(target, embedder=local_embedder)
     with TestClient(create_app(memory_store=memory)) as test_client:
         yield test_client
 
@@ -147,8 +147,8 @@ def test_compactions_age_first_then_the_cap(client: TestClient) -> None:
     _error(client.post(f"/agents/{agent}/compactions", json={"maxFacts": -1}), 400, "invalid_input")
 
 
-def test_memory_disabled_answers_501(db_path: Path) -> None:
-    settings = Settings(db_path=str(db_path), memory_enabled=False, embedder="none")
+def test_memory_disabled_answers_501(target: Target) -> None:
+    settings = Settings(db_path=str(target), memory_enabled=False, embedder="none")
     with TestClient(create_app(settings)) as client:
         agent = _agent(client)["id"]  # agents still work, without memory
         spawned = client.post(f"/agents/{agent}/spawn", json={"name": "child"}).json()
@@ -159,8 +159,8 @@ def test_memory_disabled_answers_501(db_path: Path) -> None:
         )
 
 
-def test_facts_without_embeddings_answer_501(db_path: Path) -> None:
-    with TestClient(create_app(Settings(db_path=str(db_path), embedder="none"))) as client:
+def test_facts_without_embeddings_answer_501(target: Target) -> None:
+    with TestClient(create_app(Settings(db_path=str(target), embedder="none"))) as client:
         agent = _agent(client)["id"]
         assert client.put(f"/agents/{agent}/memory/k", json={"value": 1}).status_code == 200
         for answer in (
@@ -171,29 +171,29 @@ def test_facts_without_embeddings_answer_501(db_path: Path) -> None:
             _error(answer, 501, "capability_missing")
 
 
-def test_a_failing_embeddings_provider_is_502_and_nothing_is_stored(db_path: Path) -> None:
+def test_a_failing_embeddings_provider_is_502_and_nothing_is_stored(target: Target) -> None:
     dead = engram.RemoteEmbedder("http://127.0.0.1:9/v1/embeddings", "m", timeout=2)
-    memory = engram.open(db_path, embedder=dead)
+    memory = engram.open(target, embedder=dead)
     with TestClient(create_app(memory_store=memory)) as client:
         agent = _agent(client)["id"]
         _error(
             client.post(f"/agents/{agent}/facts", json={"content": "x"}), 502, "upstream_failure"
         )
-    with engram.open(db_path, embedder=None) as check:
+    with engram.open(target, embedder=None) as check:
         assert check.count(engram.ResourceRef("planner")) == 0
 
 
-def test_a_storage_failure_is_500_and_says_no_more(db_path: Path) -> None:
-    memory = engram.open(db_path, embedder=None)
+def test_a_storage_failure_is_500_and_says_no_more(target: Target) -> None:
+    memory = engram.open(target, embedder=None)
     with TestClient(create_app(memory_store=memory), raise_server_exceptions=False) as client:
         agent = _agent(client)["id"]
         memory.close()  # the store goes away under the service
         message = _error(client.get(f"/agents/{agent}/memory"), 500, "storage_failure")
-        assert message == "local storage failed" and str(db_path) not in message
+        assert message == "local storage failed" and str(target) not in message
 
 
-def test_agents_resolve_after_a_restart(db_path: Path) -> None:
-    settings = Settings(db_path=str(db_path), embedder="none")
+def test_agents_resolve_after_a_restart(target: Target) -> None:
+    settings = Settings(db_path=str(target), embedder="none")
     with TestClient(create_app(settings)) as client:
         agent = _agent(client, resourceId="shared")["id"]
         client.put(f"/agents/{agent}/memory/k", json={"value": "kept"})

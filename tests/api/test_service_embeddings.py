@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 import engram
+import stores
 from embeddings_server import Endpoint
 from engram.api import create_app
 from engram.settings import Settings
+from stores import Target
 
 
 @pytest.fixture
@@ -24,10 +25,10 @@ def endpoint() -> Iterator[Endpoint]:
     served.close()
 
 
-def _settings(db_path: Path, endpoint: Endpoint, **extra: Any) -> Settings:
+def _settings(target: Target, endpoint: Endpoint, **extra: Any) -> Settings:
     return Settings.from_env(
         {
-            "ENGRAM_DB_PATH": str(db_path),
+            **stores.env(target),
             "ENGRAM_EMBEDDINGS_URL": endpoint.url,
             "ENGRAM_EMBEDDINGS_MODEL": "test-embed",
             **{key: str(value) for key, value in extra.items()},
@@ -40,13 +41,13 @@ def _agent(client: TestClient) -> str:
     return agent
 
 
-def _stored(db_path: Path) -> int:
-    with engram.open(db_path, embedder=None) as memory:
+def _stored(target: Target) -> int:
+    with engram.open(target, embedder=None) as memory:
         return memory.count(engram.ResourceRef("planner"))
 
 
-def test_asymmetric_sends_input_type(db_path: Path, endpoint: Endpoint) -> None:
-    settings = _settings(db_path, endpoint, ENGRAM_EMBEDDINGS_ASYMMETRIC="true")
+def test_asymmetric_sends_input_type(target: Target, endpoint: Endpoint) -> None:
+    settings = _settings(target, endpoint, ENGRAM_EMBEDDINGS_ASYMMETRIC="true")
     with TestClient(create_app(settings)) as client:
         agent = _agent(client)
         assert client.post(f"/agents/{agent}/facts", json={"content": "a b c"}).status_code == 201
@@ -54,32 +55,32 @@ def test_asymmetric_sends_input_type(db_path: Path, endpoint: Endpoint) -> None:
     assert [seen.body.get("input_type") for seen in endpoint.requests] == ["passage", "query"]
 
 
-def test_a_slow_provider_is_502_within_the_timeout(db_path: Path, endpoint: Endpoint) -> None:
+def test_a_slow_provider_is_502_within_the_timeout(target: Target, endpoint: Endpoint) -> None:
     endpoint.delay = 5.0
-    settings = _settings(db_path, endpoint, ENGRAM_EMBEDDINGS_TIMEOUT_MS=800)
+    settings = _settings(target, endpoint, ENGRAM_EMBEDDINGS_TIMEOUT_MS=800)
     with TestClient(create_app(settings)) as client:
         agent = _agent(client)
         answer = client.post(f"/agents/{agent}/facts", json={"content": "x"})
         assert answer.status_code == 502 and answer.json()["error"]["code"] == "upstream_failure"
-    assert _stored(db_path) == 0
+    assert _stored(target) == 0
 
 
-def test_a_failing_provider_is_502(db_path: Path, endpoint: Endpoint) -> None:
+def test_a_failing_provider_is_502(target: Target, endpoint: Endpoint) -> None:
     endpoint.reply = lambda body: (500, json.dumps({"error": "boom"}).encode())
-    with TestClient(create_app(_settings(db_path, endpoint))) as client:
+    with TestClient(create_app(_settings(target, endpoint))) as client:
         agent = _agent(client)
         answer = client.post(f"/agents/{agent}/facts", json={"content": "x"})
         assert answer.status_code == 502 and "HTTP 500" in answer.json()["error"]["message"]
         recall = client.get(f"/agents/{agent}/facts", params={"query": "x"})
         assert recall.status_code == 502
-    assert _stored(db_path) == 0
+    assert _stored(target) == 0
 
 
-def test_another_dimension_is_refused_at_start_up(db_path: Path, endpoint: Endpoint) -> None:
-    with TestClient(create_app(_settings(db_path, endpoint))) as client:
+def test_another_dimension_is_refused_at_start_up(target: Target, endpoint: Endpoint) -> None:
+    with TestClient(create_app(_settings(target, endpoint))) as client:
         agent = _agent(client)
         assert client.post(f"/agents/{agent}/facts", json={"content": "x"}).status_code == 201
     endpoint.width = 32
     with pytest.raises(engram.EmbedderMismatch, match=r"16 dimensions.*gives 32"):
-        create_app(_settings(db_path, endpoint))
-    assert _stored(db_path) == 1
+        create_app(_settings(target, endpoint))
+    assert _stored(target) == 1

@@ -16,9 +16,11 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from fastapi.testclient import TestClient
 
 import engram
+import stores
 from engram import InvalidInput
 from engram.api import create_app
 from engram.settings import Settings
+from stores import Target
 
 SECRET = "s3cret-for-tests-only-0123456789abcdef"
 SERVICE_TOKEN = "service-token-for-tests"
@@ -43,10 +45,10 @@ def keys(tmp_path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture
-def client(db_path: Path, keys: dict[str, Any]) -> Iterator[TestClient]:
+def client(target: Target, keys: dict[str, Any]) -> Iterator[TestClient]:
     settings = Settings.from_env(
         {
-            "ENGRAM_DB_PATH": str(db_path),
+            **stores.env(target),
             "ENGRAM_EMBEDDER": "none",
             "ENGRAM_JWT_SECRET": SECRET,
             "ENGRAM_JWT_PUBLIC_KEY": str(keys["rsa_path"]),
@@ -104,7 +106,7 @@ def test_hs256_token_passed_off_as_rs256_is_refused(client: TestClient) -> None:
     assert client.get(LIST, headers=bearer(forged)).status_code == 401
 
 
-def test_es256_is_accepted_with_an_ec_public_key(db_path: Path, tmp_path: Path) -> None:
+def test_es256_is_accepted_with_an_ec_public_key(target: Target, tmp_path: Path) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     pem = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -112,7 +114,7 @@ def test_es256_is_accepted_with_an_ec_public_key(db_path: Path, tmp_path: Path) 
     (tmp_path / "ec.pem").write_bytes(pem)
     settings = Settings.from_env(
         {
-            "ENGRAM_DB_PATH": str(db_path),
+            **stores.env(target),
             "ENGRAM_EMBEDDER": "none",
             "ENGRAM_JWT_PUBLIC_KEY": str(tmp_path / "ec.pem"),
         }

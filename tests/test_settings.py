@@ -57,11 +57,21 @@ def test_every_variable_is_read() -> None:
         ({"ENGRAM_EMBEDDINGS_TIMEOUT_MS": "0"}, "ENGRAM_EMBEDDINGS_TIMEOUT_MS"),
         ({"ENGRAM_MAX_FACTS": "-1"}, "ENGRAM_MAX_FACTS"),
         ({"ENGRAM_MAX_AGE_MS": "1h"}, "ENGRAM_MAX_AGE_MS"),
+        ({"ENGRAM_DB_URL": "mysql://h/db"}, "ENGRAM_DB_URL must be a postgresql:// URL"),
+        (
+            {"ENGRAM_DB_URL": "postgresql://h/db", "ENGRAM_DB_PATH": "/data/e.db"},
+            "set one of ENGRAM_DB_PATH",
+        ),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         Settings.from_env(env)
+
+
+def test_a_database_url_names_the_store() -> None:
+    settings = Settings.from_env({"ENGRAM_DB_URL": " postgresql://u@db:5432/engram "})
+    assert settings.db_path == "postgresql://u@db:5432/engram"
 
 
 def test_remote_without_an_endpoint_is_refused() -> None:

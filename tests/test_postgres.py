@@ -1,0 +1,217 @@
+"""What only the PostgreSQL backend has: its schema versions, per-scope ANN indexes,
+pg_dump backups, and how it refuses a database it cannot use."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+
+import engram
+import postgres_server
+import stores
+from engram import ResourceRef, StorageFailure
+from engram.cli.main import main
+from engram.core.memory import Memory
+from engram.storage import staging
+from engram.storage.postgres import PostgresStore
+from engram.storage.postgres import backup as pg_backups
+from engram.storage.postgres.schema import MIGRATIONS
+from engram.storage.postgres.vectors import index_name
+
+REF = ResourceRef("pg")
+
+
+@pytest.fixture(autouse=True)
+def _pg_bin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pg_dump and pg_restore of the test server's own version."""
+    monkeypatch.setenv("ENGRAM_PG_BIN", str(postgres_server.bin_dir()))
+
+
+# -- schema -----------------------------------------------------------------------------
+def test_each_migration_is_recorded_once_even_when_processes_open_at_once(
+    postgres_url: str,
+) -> None:
+    errors: list[BaseException] = []
+
+    def open_and_close() -> None:
+        try:
+            engram.open(postgres_url, embedder=None).close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    versions = stores.rows(postgres_url, "SELECT version FROM engram_schema ORDER BY version")
+    assert versions == [(n,) for n in range(1, len(MIGRATIONS) + 1)]
+
+
+def test_a_schema_newer_than_this_engram_is_refused(postgres_url: str) -> None:
+    engram.open(postgres_url, embedder=None).close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO engram_schema (version) VALUES (99)")
+    with pytest.raises(StorageFailure, match="schema version 99, newer than this engram"):
+        engram.open(postgres_url, embedder=None)
+
+
+def test_without_migrating_an_old_schema_is_refused_until_engram_migrate(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(StorageFailure, match="schema version 0") as refused:
+        PostgresStore(postgres_url, apply_migrations=False)
+    assert refused.value.hint == "run `engram migrate`"
+    assert main(["--db", postgres_url, "--json", "migrate"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema_version"] == len(MIGRATIONS)
+    PostgresStore(postgres_url, apply_migrations=False).close()
+
+
+def test_an_unreachable_server_is_named_without_its_password() -> None:
+    url = "postgresql://engram:s3cret@127.0.0.1:1/nowhere"
+    with pytest.raises(StorageFailure) as refused:
+        engram.open(url, embedder=None)
+    assert "postgresql://engram@127.0.0.1:1/nowhere" in str(refused.value)
+    assert "s3cret" not in str(refused.value)
+
+
+def test_a_database_that_is_not_utf8_is_refused(postgres_admin: str) -> None:
+    name = "latin_store"
+    with psycopg.connect(postgres_admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} ENCODING 'SQL_ASCII' TEMPLATE template0")
+    url = postgres_server.database_url(postgres_admin, name)
+    try:
+        with pytest.raises(StorageFailure, match="not UTF8-encoded"):
+            engram.open(url, embedder=None)
+    finally:
+        postgres_server.drop_database(postgres_admin, url)
+
+
+# -- vectors: exact per scope, then the scope's own HNSW index ----------------------------
+def _sentences(n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(400)]
+    return [" ".join(rng.choice(words, size=8)) for _ in range(n)]
+
+
+def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) -> None:
+    embedder = engram.HashingEmbedder(64)
+    store = PostgresStore(postgres_url)
+    store.ann_above = 400  # small, so the test stays quick; the default is 20,000
+    memory = Memory(store, embedder)
+    small = ResourceRef("small")
+    try:
+        memory.remember_many(small, _sentences(50, 1))
+        texts = _sentences(1500, 2)
+        for start in range(0, len(texts), 250):
+            memory.remember_many(REF, texts[start : start + 250])
+        states = stores.rows(postgres_url, "SELECT scope, ann_index FROM scope_state")
+        assert sorted(states) == sorted([(small.key, None), (REF.key, index_name(REF.key))])
+        query = embedder.embed(["w1 w2 w3"], "query")[0]
+        literal = "[" + ",".join(f"{x:.6f}" for x in query) + "]"
+        shown = stores.plan(
+            postgres_url,
+            f"SELECT v.fact FROM fact_vectors v WHERE v.scope = '{REF.key}' "
+            f"ORDER BY v.vector::vector(64) <=> '{literal}'::vector(64) LIMIT 10",
+        )
+        assert index_name(REF.key) in shown
+
+        stored = {f.content: f.id for f in memory.facts(REF, limit=1000).facts}
+        more = memory.facts(REF, limit=1000, before=memory.facts(REF, limit=1000).next_before)
+        stored.update({f.content: f.id for f in more.facts})
+        contents = list(stored)
+        matrix = embedder.embed(contents, "passage")
+        found = 0
+        queries = _sentences(40, 3)
+        for text in queries:
+            vector = embedder.embed([text], "query")[0]
+            exact = {stored[contents[i]] for i in np.argsort(-(matrix @ vector))[:10]}
+            hits = memory.recall(REF, text, top_k=10, mode="vector")
+            found += len(exact & {h.fact.id for h in hits})
+        assert found / (10 * len(queries)) >= 0.95
+
+        # a filtered query stays exact: the graph cannot honour a filter
+        tagged = memory.remember(REF, "w1 w2 w3 tagged", tags=["rare"])
+        hits = memory.recall(REF, "w1 w2 w3", top_k=5, mode="vector", tags=["rare"])
+        assert [h.fact.id for h in hits] == [tagged.id]
+
+        memory.forget_all(REF, expected_count=memory.count(REF))
+        indexes = stores.rows(
+            postgres_url, "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+        )
+        assert indexes == []
+    finally:
+        memory.close()
+
+
+# -- backups ------------------------------------------------------------------------------
+def test_a_pg_dump_backup_under_concurrent_writes_is_one_verified_snapshot(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    memory = engram.open(postgres_url, embedder=engram.HashingEmbedder(16))
+    memory.remember_many(REF, [f"before {i}" for i in range(300)])
+    stop = threading.Event()
+
+    def keep_writing() -> None:
+        i = 0
+        while not stop.is_set():
+            memory.remember(REF, f"during {i}")
+            memory.working.set(REF, f"k{i}", i)
+            i += 1
+
+    writer = threading.Thread(target=keep_writing)
+    writer.start()
+    try:
+        made = [pg_backups.backup(postgres_url, tmp_path / "backups") for _ in range(2)]
+    finally:
+        stop.set()
+        writer.join()
+        memory.close()
+    for backup_dir in made:
+        manifest = json.loads((backup_dir / "manifest.json").read_text())
+        counts = manifest["counts"]
+        assert counts["facts"] >= 300 and counts["facts"] == counts["fact_vectors"]
+        assert manifest["sha256"] == staging.sha256(backup_dir / "engram.dump")
+        assert "s3cret" not in json.dumps(manifest)
+    assert staging.complete_backups(tmp_path / "backups") == made
+
+
+def test_the_cli_backs_up_with_keep_and_points_restore_at_pg_restore(
+    postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with engram.open(postgres_url, embedder=None) as memory:
+        memory.working.set(REF, "k", "v")
+    dest = tmp_path / "b"
+    for _ in range(3):
+        assert main(["--db", postgres_url, "backup", str(dest), "--keep", "2"]) == 0
+    assert len(staging.complete_backups(dest)) == 2
+    capsys.readouterr()
+    assert main(["--db", postgres_url, "restore", str(dest)]) == 2
+    assert "pg_restore --clean" in capsys.readouterr().err
+
+
+def test_without_pg_dump_a_backup_says_what_is_missing_and_leaves_nothing(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engram.open(postgres_url, embedder=None).close()
+    monkeypatch.setenv("ENGRAM_PG_BIN", str(tmp_path / "no-tools"))
+    with pytest.raises(StorageFailure, match="without pg_dump") as refused:
+        pg_backups.backup(postgres_url, tmp_path / "b")
+    assert "ENGRAM_PG_BIN" in str(refused.value.hint)
+    assert not (tmp_path / "b").exists() or list((tmp_path / "b").iterdir()) == []
+
+
+def test_a_dump_that_does_not_verify_leaves_nothing_behind(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engram.open(postgres_url, embedder=None).close()
+    monkeypatch.setattr(pg_backups, "_count_dump", lambda tool, dump: {"facts": -1})
+    with pytest.raises(StorageFailure, match="holds"):
+        pg_backups.backup(postgres_url, tmp_path / "b")
+    assert list((tmp_path / "b").iterdir()) == []

@@ -143,7 +143,8 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
 
         memory.forget_all(REF, expected_count=memory.count(REF))
         indexes = stores.rows(
-            postgres_url, "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+            postgres_url,
+            "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')",
         )
         assert indexes == []
     finally:

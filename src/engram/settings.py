@@ -4,6 +4,7 @@
 | --- | --- | --- |
 | ``ENGRAM_DB_PATH`` | ``./engram.db`` | the SQLite file |
 | ``ENGRAM_DB_URL`` | | a ``postgresql://`` database instead (with pgvector) |
+| ``ENGRAM_PG_BIN`` | | directory of ``pg_dump``/``pg_restore`` for backups (default: PATH) |
 | ``ENGRAM_MEMORY_ENABLED`` | ``true`` | ``false``: the service's memory routes answer 501 |
 | ``ENGRAM_EMBEDDER`` | ``local`` (``remote`` with a URL) | ``local``, ``remote``, ``none`` |
 | ``ENGRAM_EMBEDDINGS_URL`` | | an OpenAI-compatible ``/v1/embeddings`` endpoint |

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 import engram
+import postgres_server
 from engram import Conflict, ResourceRef
+from stores import Target
 
 BASE = [ResourceRef("a"), ResourceRef("b", team_id="t"), ResourceRef("t:b"), ResourceRef("c")]
 WORDS = ["red", "green", "blue", "apple", "pear", "plum"]
@@ -21,17 +30,20 @@ keys = st.sampled_from(["k1", "k2", "k3"])
 
 
 class MemoryModel(RuleBasedStateMachine):
+    # Where each run's fresh store comes from; set per backend by the test below.
+    fresh_store: Callable[[], tuple[Target, Callable[[], None]]]
+
     def __init__(self) -> None:
         super().__init__()
-        self.dir = tempfile.TemporaryDirectory()
-        self.mem = engram.open(Path(self.dir.name) / "e.db", embedder=engram.HashingEmbedder(16))
+        target, self.cleanup = type(self).fresh_store()
+        self.mem = engram.open(target, embedder=engram.HashingEmbedder(16))
         self.scopes = list(BASE)  # forks add their children
         self.facts: dict[ResourceRef, dict[str, str]] = {s: {} for s in BASE}  # id -> text
         self.working: dict[ResourceRef, dict[str, int]] = {s: {} for s in BASE}
 
     def teardown(self) -> None:
         self.mem.close()
-        self.dir.cleanup()
+        self.cleanup()
 
     @rule(scope=scopes, text=texts)
     def remember(self, scope: ResourceRef, text: str) -> None:
@@ -116,5 +128,20 @@ class MemoryModel(RuleBasedStateMachine):
                     assert len(hits) == len(self.facts[scope])
 
 
-MemoryModel.TestCase.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
-test_memory_matches_its_model = MemoryModel.TestCase
+def test_memory_matches_its_model(backend: str, request: pytest.FixtureRequest) -> None:
+    if backend == "postgres":
+        admin = request.getfixturevalue("postgres_admin")
+
+        def fresh() -> tuple[Target, Callable[[], None]]:
+            url = postgres_server.create_database(admin)
+            return url, lambda: postgres_server.drop_database(admin, url)
+    else:
+
+        def fresh() -> tuple[Target, Callable[[], None]]:
+            folder = tempfile.TemporaryDirectory()
+            return Path(folder.name) / "e.db", folder.cleanup
+
+    machine = type("MemoryModelOn" + backend.title(), (MemoryModel,), {"fresh_store": fresh})
+    run_state_machine_as_test(
+        machine, settings=settings(max_examples=40, stateful_step_count=25, deadline=None)
+    )

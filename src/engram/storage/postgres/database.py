@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg import IsolationLevel
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -19,6 +20,7 @@ from engram.storage.postgres.schema import migrate
 T = TypeVar("T")
 Conn = psycopg.Connection[tuple[Any, ...]]
 
+READING, WRITING = IsolationLevel.REPEATABLE_READ, IsolationLevel.READ_COMMITTED
 POOL_SIZE = 8
 CONNECT_TIMEOUT_S = 10
 # A transaction that lost a race (serialization failure, deadlock) runs again, whole.
@@ -73,17 +75,13 @@ class Database:
             raise StorageFailure(f"cannot open the store at {self.name}: {exc}") from exc
 
     def write(self, work: Callable[[Conn], T]) -> T:
-        """Runs ``work`` in one transaction: all of it commits, or none."""
-        return self._run(work)
+        """Runs ``work`` in one read-committed transaction: all of it commits, or none."""
+        return self._run(work, reading=False)
 
     def read(self, work: Callable[[Conn], T]) -> T:
-        """Runs ``work`` in one repeatable-read transaction: one snapshot throughout."""
-
-        def snapshot(conn: Conn) -> T:
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            return work(conn)
-
-        return self._run(snapshot)
+        """Runs ``work`` in one repeatable-read, read-only transaction: one snapshot
+        throughout."""
+        return self._run(work, reading=True)
 
     def autocommit(self, work: Callable[[Conn], T]) -> T:
         """Runs ``work`` outside a transaction (e.g. CREATE INDEX CONCURRENTLY)."""
@@ -98,12 +96,16 @@ class Database:
 
         return self._translate(attempt)
 
-    def _run(self, work: Callable[[Conn], T]) -> T:
+    def _run(self, work: Callable[[Conn], T], *, reading: bool) -> T:
         def attempt() -> T:
             for tries in range(RETRIES):
                 try:
-                    with self._pool.connection() as conn, conn.transaction():
-                        return work(conn)
+                    with self._pool.connection() as conn:
+                        # Set on the connection, these go out with BEGIN: no round trip.
+                        conn.isolation_level = READING if reading else WRITING
+                        conn.read_only = reading
+                        with conn.transaction():
+                            return work(conn)
                 except _RETRYABLE:
                     if tries == RETRIES - 1:
                         raise

@@ -103,7 +103,7 @@ def _sentences(n: int, seed: int) -> list[str]:
 def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) -> None:
     embedder = engram.HashingEmbedder(64)
     store = PostgresStore(postgres_url)
-    store.ann_above = 400  # small, so the test stays quick; the default is 20,000
+    store.ann_above = 400  # small, so the test stays quick; the default is 10,000
     memory = Memory(store, embedder)
     small = ResourceRef("small")
     try:

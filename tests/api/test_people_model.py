@@ -6,18 +6,28 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jwt
+import pytest
 from fastapi.testclient import TestClient
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 import engram
+import postgres_server
 from engram.api import create_app
 from engram.settings import Settings
+from stores import Target
 
 SECRET = "model-secret-0123456789abcdef0123456"
 PERSONS = ["p1", "p2"]
@@ -33,19 +43,22 @@ def _auth(person: str | None) -> dict[str, str]:
 
 
 class WhoSeesWhat(RuleBasedStateMachine):
+    # Where each run's fresh store comes from; set per backend by the test below.
+    fresh_store: Callable[[], tuple[Target, Callable[[], None]]]
+
     def __init__(self) -> None:
         super().__init__()
-        self.dir = tempfile.TemporaryDirectory()
-        path = Path(self.dir.name) / "e.db"
-        memory = engram.open(path, embedder=engram.HashingEmbedder(16))
-        app = create_app(Settings(db_path=str(path), jwt_secret=SECRET), memory_store=memory)
-        self.client = TestClient(app)
+        target, self.cleanup = type(self).fresh_store()
+        self.memory = engram.open(target, embedder=engram.HashingEmbedder(16))
+        settings = Settings(db_path=str(target), jwt_secret=SECRET)
+        self.client = TestClient(create_app(settings, memory_store=self.memory))
         self.memories: dict[str, tuple[str, str, str]] = {}  # id -> (person, app, words)
         self.allowed: set[tuple[str, str, str]] = set()  # (person, source, reader)
 
     def teardown(self) -> None:
         self.client.close()
-        self.dir.cleanup()
+        self.memory.close()
+        self.cleanup()
 
     @rule(person=st.sampled_from([*PERSONS, None]), app=st.sampled_from(APPS), words=WORDS)
     def remember(self, person: str | None, app: str, words: list[str]) -> None:
@@ -143,5 +156,20 @@ class WhoSeesWhat(RuleBasedStateMachine):
         return found
 
 
-WhoSeesWhat.TestCase.settings = settings(max_examples=15, stateful_step_count=15, deadline=None)
-test_who_sees_what = WhoSeesWhat.TestCase
+def test_who_sees_what(backend: str, request: pytest.FixtureRequest) -> None:
+    if backend == "postgres":
+        admin = request.getfixturevalue("postgres_admin")
+
+        def fresh() -> tuple[Target, Callable[[], None]]:
+            url = postgres_server.create_database(admin)
+            return url, lambda: postgres_server.drop_database(admin, url)
+    else:
+
+        def fresh() -> tuple[Target, Callable[[], None]]:
+            folder = tempfile.TemporaryDirectory()
+            return Path(folder.name) / "e.db", folder.cleanup
+
+    machine = type("WhoSeesWhatOn" + backend.title(), (WhoSeesWhat,), {"fresh_store": fresh})
+    run_state_machine_as_test(
+        machine, settings=settings(max_examples=15, stateful_step_count=15, deadline=None)
+    )

@@ -96,7 +96,7 @@ class PostgresStore:
                     f"it declares {model.dimension}"
                 )
 
-        def work(conn: Conn) -> tuple[list[tuple[str, Fact]], int]:
+        def work(conn: Conn) -> tuple[list[tuple[str, Fact]], bool]:
             _lock_scopes(conn, scope.key)
             _check_model(conn, model)
             first = {f.content_hash: f for f in reversed(facts)}
@@ -125,10 +125,10 @@ class PostgresStore:
                 _count(conn, scope.key, len(rows))
             stored = _by_hashes(conn, scope.key, [f.content_hash for f in facts])
             _apply_caps(conn, scope.key, caps, now_us)
-            return stored, _facts_in(conn, scope.key)
+            return stored, _wants_index(conn, scope.key, self.ann_above)
 
-        stored, held = self.db.write(work)
-        if held > self.ann_above:
+        stored, wants_index = self.db.write(work)
+        if wants_index:
             self.db.autocommit(lambda conn: vectors.build_index(conn, scope.key, model.dimension))
         return stored
 
@@ -454,9 +454,13 @@ def _count(conn: Conn, scope: str, delta: int) -> None:
         )
 
 
-def _facts_in(conn: Conn, scope: str) -> int:
-    row = conn.execute("SELECT facts FROM scope_state WHERE scope = %s", (scope,)).fetchone()
-    return 0 if row is None else int(str(row[0]))
+def _wants_index(conn: Conn, scope: str, above: int) -> bool:
+    """Whether the scope has grown past ``above`` facts without an HNSW index yet."""
+    row = conn.execute(
+        "SELECT facts > %s AND ann_index IS NULL FROM scope_state WHERE scope = %s",
+        (above, scope),
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def _count_rows(conn: Conn, scope: str) -> int:

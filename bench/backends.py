@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -30,13 +28,11 @@ from typing import Any
 import numpy as np
 import sentences
 from harness import environment, latency_summary, table, timed, write_json
+from targets import Targets
 
 import engram
 from engram import Memory, ResourceRef
 from engram.core.ports import EmbedKind, Vectors
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import postgres_server
 
 CACHE = Path(__file__).resolve().parent / "cache"
 SEED = 20241129
@@ -218,13 +214,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     result: dict[str, Any] = {"plan": asdict(plan), "environment": environment(), "backends": {}}
     for backend in args.backends.split(","):
         print(f"{backend}:", flush=True)
-        if backend == "sqlite":
-            with tempfile.TemporaryDirectory() as tmp:
-                figures = run_backend(str(Path(tmp) / "b.db"), plan, pool, lookup, query_lookup)
-        else:
-            with postgres_server.running_server() as admin:
-                url = postgres_server.create_database(admin)
-                figures = run_backend(url, plan, pool, lookup, query_lookup)
+        with Targets(backend) as targets:
+            figures = run_backend(targets.fresh(), plan, pool, lookup, query_lookup)
         result["backends"][backend] = figures
     print(report(result))
     out = args.json or Path(__file__).parent / "results" / (

@@ -9,6 +9,7 @@ recall@1/5/10 and nDCG@10 (binary relevance). The LLM-written ``observation``,
 ``session_summary`` and ``event_summary`` fields are never read.
 
     .venv/bin/python bench/locomo.py PATH [--mode hybrid|fts|vector] [--json OUT]
+        [--backend sqlite|postgres]
 
 The last line of stdout is the summary as one line of JSON.
 """
@@ -20,7 +21,6 @@ import json
 import math
 import re
 import sys
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +37,7 @@ from harness import (
     timed,
     write_json,
 )
+from targets import BACKENDS, Targets
 
 import engram
 from engram import Memory, Note, ResourceRef
@@ -209,18 +210,18 @@ def run_sample(
     top_k: int,
     context: int,
     records: dict[str, list[dict[str, Any]]],
+    store: str,
 ) -> dict[str, Any]:
     ref = ResourceRef(sample.sample_id)
-    with tempfile.TemporaryDirectory(prefix="engram-locomo-") as tmp:
-        mem = engram.open(Path(tmp) / "locomo.db")
-        try:
-            assert mem.embedder is not None
-            mem.embedder.embed(["warm-up"], "passage")  # model start-up is not write time
-            stored = store_conversation(mem, ref, sample.turns, context)
-            for mode in modes:
-                records[mode].extend(ask_all(mem, ref, sample, MODES[mode], top_k, stored))
-        finally:
-            mem.close()
+    mem = engram.open(store)
+    try:
+        assert mem.embedder is not None
+        mem.embedder.embed(["warm-up"], "passage")  # model start-up is not write time
+        stored = store_conversation(mem, ref, sample.turns, context)
+        for mode in modes:
+            records[mode].extend(ask_all(mem, ref, sample, MODES[mode], top_k, stored))
+    finally:
+        mem.close()
     turns = len(sample.turns)
     return {
         "sample_id": sample.sample_id,
@@ -327,17 +328,20 @@ def summary_of(
     }
 
 
-def run(dataset: Path, modes: Sequence[str], top_k: int, context: int) -> dict[str, Any]:
+def run(
+    dataset: Path, modes: Sequence[str], top_k: int, context: int, backend: str = "sqlite"
+) -> dict[str, Any]:
     samples = load_samples(dataset)
     records: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     per_sample = []
-    for sample in samples:
-        per_sample.append(run_sample(sample, modes, top_k, context, records))
-        print(
-            f"{sample.sample_id}: {len(sample.turns)} turns, "
-            f"{per_sample[-1]['turns_per_s']} turns/s",
-            file=sys.stderr,
-        )
+    with Targets(backend) as targets:
+        for sample in samples:
+            per_sample.append(run_sample(sample, modes, top_k, context, records, targets.fresh()))
+            print(
+                f"{sample.sample_id}: {len(sample.turns)} turns, "
+                f"{per_sample[-1]['turns_per_s']} turns/s",
+                file=sys.stderr,
+            )
     turns = sum(s["turns"] for s in per_sample)
     seconds = sum(s["write_ms"] for s in per_sample) / 1000
     write = {"turns": turns, "seconds": round(seconds, 3), "turns_per_s": round(turns / seconds, 1)}
@@ -347,6 +351,7 @@ def run(dataset: Path, modes: Sequence[str], top_k: int, context: int) -> dict[s
         "dataset_sha256": sha256_of(dataset),
         "top_k": top_k,
         "context_turns": context,
+        "backend": backend,
         "embedder": "local (all-MiniLM-L6-v2 int8 ONNX)",
         "environment": environment(),
         "write": write,
@@ -368,9 +373,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=0,
         help="neighbouring turns of the same session stored as each fact's context",
     )
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="sqlite", help="where the memories are stored"
+    )
     args = parser.parse_args(argv)
     modes = [args.mode] if args.mode else list(MODES)
-    full = run(args.path, modes, args.top_k, args.context)
+    full = run(args.path, modes, args.top_k, args.context, args.backend)
     print(metrics_table(full["results"]))
     print()
     print(latency_table(full["results"], full["write"]))

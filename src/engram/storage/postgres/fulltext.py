@@ -5,6 +5,10 @@ is, so a common word counts as much as a name. Here each matching term contribut
 ``ts_rank`` (length-normalised frequency) times its inverse document frequency in the
 scope, as BM25 does; the scores stay comparable within one query, which is all the
 fusion needs.
+
+The terms are parsed once, in a materialised CTE (inlined, PostgreSQL parsed and stemmed
+every term again for every matching fact), and the arithmetic is float8, not numeric:
+together 91 to 38 ms per query in a 100k-fact scope whose queries match ~8k facts.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 
 
+WALK_SCOPES_UP_TO = 5_000
+
+
 def candidates(
     conn: psycopg.Connection[Any],
     scope: str,
@@ -30,29 +37,40 @@ def candidates(
 
     Document frequencies count the scope's matches before filtering (a filter narrows
     which facts may answer, not how rare a word is)."""
+    # A small scope is walked through its own index, each fact tested against the query:
+    # cheaper than intersecting the GIN posting lists of common words, which grow with
+    # the whole store (1.9 against 5.9 ms per query for a 1,000-fact scope in 300k rows).
+    conn.execute(
+        "SELECT set_config('enable_bitmapscan', CASE WHEN facts <= %s THEN 'off' ELSE 'on' END,"
+        " true) FROM scope_state WHERE scope = %s",
+        (WALK_SCOPES_UP_TO, scope),
+    )
     where, params = filter_sql(filters, mark="%s")
     any_term = " || ".join("plainto_tsquery('english', %s)" for _ in terms)
     statement = f"""
-        WITH terms AS (
+        WITH terms AS MATERIALIZED (
             SELECT i, plainto_tsquery('english', t) AS q
             FROM unnest(%s::text[]) WITH ORDINALITY AS u (t, i)
             WHERE numnode(plainto_tsquery('english', t)) > 0
         ),
-        matched AS (
+        matched AS MATERIALIZED (
             SELECT f.seq, f.id, f.words, (TRUE{where}) AS kept
             FROM facts f WHERE f.scope = %s AND f.words @@ ({any_term})
         ),
-        hits AS (
+        hits AS MATERIALIZED (
             SELECT m.seq, m.id, m.kept, t.i, ts_rank(m.words, t.q, 1) AS tf
             FROM matched m JOIN terms t ON m.words @@ t.q
         ),
-        df AS (SELECT i, count(*) AS n FROM hits GROUP BY i),
         total AS (
             SELECT greatest(coalesce((SELECT facts FROM scope_state WHERE scope = %s), 0),
-                            (SELECT count(*) FROM matched)) AS n
+                            (SELECT count(*) FROM matched))::float8 AS n
+        ),
+        idf AS (
+            SELECT i, ln(1 + (total.n - count(*) + 0.5) / (count(*) + 0.5)) AS weight
+            FROM hits CROSS JOIN total GROUP BY i, total.n
         )
-        SELECT h.id, sum(h.tf * ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5))) AS score
-        FROM hits h JOIN df USING (i) CROSS JOIN total
+        SELECT h.id, sum(h.tf * idf.weight) AS score
+        FROM hits h JOIN idf USING (i)
         WHERE h.kept
         GROUP BY h.seq, h.id
         ORDER BY score DESC, h.seq

@@ -22,7 +22,6 @@ from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 
-
 WALK_SCOPES_UP_TO = 5_000
 
 

@@ -12,7 +12,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ from engram import (
     ResourceRef,
     UpstreamFailure,
 )
+from stores import Target
 
 REF = ResourceRef("user-1")
 
@@ -54,8 +54,8 @@ TEXTS = [
 
 
 # -- the happy path through the library --------------------------------------------
-def test_remember_many_is_one_request_and_recall_works(endpoint: Endpoint, tmp_path: Path) -> None:
-    with engram.open(tmp_path / "e.db", embedder=endpoint.embedder()) as mem:
+def test_remember_many_is_one_request_and_recall_works(endpoint: Endpoint, target: Target) -> None:
+    with engram.open(target, embedder=endpoint.embedder()) as mem:
         assert endpoint.inputs() == []  # an empty store needs nothing of the model yet
         facts = mem.remember_many(REF, TEXTS)
         assert endpoint.inputs() == [TEXTS]
@@ -65,7 +65,7 @@ def test_remember_many_is_one_request_and_recall_works(endpoint: Endpoint, tmp_p
         assert hits[0].fact.id == facts[0].id
         assert mem.count(REF) == 5
         assert len(endpoint.requests) == 2  # the batch and the query: the width came along
-    with engram.open(tmp_path / "e.db", embedder=endpoint.embedder()):
+    with engram.open(target, embedder=endpoint.embedder()):
         assert endpoint.inputs()[-1] == ["dimension probe"]  # a store with facts checks it
 
 
@@ -119,10 +119,10 @@ def test_bearer_key_is_sent_only_when_given(endpoint: Endpoint) -> None:
 
 @pytest.mark.parametrize("asymmetric", [True, False])
 def test_input_type_follows_kind_only_when_asymmetric(
-    endpoint: Endpoint, tmp_path: Path, asymmetric: bool
+    endpoint: Endpoint, target: Target, asymmetric: bool
 ) -> None:
     embedder = endpoint.embedder(asymmetric=asymmetric, dimension=16)
-    with engram.open(tmp_path / "e.db", embedder=embedder) as mem:
+    with engram.open(target, embedder=embedder) as mem:
         mem.remember(REF, "likes tea")
         mem.recall(REF, "tea", mode="vector")
     passage, query = (seen.body for seen in endpoint.requests)
@@ -134,11 +134,9 @@ def test_input_type_follows_kind_only_when_asymmetric(
 
 
 # -- time limits --------------------------------------------------------------------
-def test_slow_server_times_out_and_stores_nothing(endpoint: Endpoint, tmp_path: Path) -> None:
+def test_slow_server_times_out_and_stores_nothing(endpoint: Endpoint, target: Target) -> None:
     endpoint.delay = 5.0
-    with engram.open(
-        tmp_path / "e.db", embedder=endpoint.embedder(timeout=1.0, dimension=16)
-    ) as mem:
+    with engram.open(target, embedder=endpoint.embedder(timeout=1.0, dimension=16)) as mem:
         started = time.monotonic()
         with pytest.raises(UpstreamFailure, match="did not answer within 1 s"):
             mem.remember(REF, "upgraded to pro")
@@ -147,11 +145,9 @@ def test_slow_server_times_out_and_stores_nothing(endpoint: Endpoint, tmp_path: 
         assert_nothing_stored(mem)
 
 
-def test_dripping_server_fails_at_the_deadline(endpoint: Endpoint, tmp_path: Path) -> None:
+def test_dripping_server_fails_at_the_deadline(endpoint: Endpoint, target: Target) -> None:
     endpoint.drip = 0.2  # every byte well within any read timeout; the body never ends
-    with engram.open(
-        tmp_path / "e.db", embedder=endpoint.embedder(timeout=1.0, dimension=16)
-    ) as mem:
+    with engram.open(target, embedder=endpoint.embedder(timeout=1.0, dimension=16)) as mem:
         started = time.monotonic()
         with pytest.raises(UpstreamFailure, match="did not answer within 1 s"):
             mem.remember_many(REF, TEXTS)
@@ -160,12 +156,10 @@ def test_dripping_server_fails_at_the_deadline(endpoint: Endpoint, tmp_path: Pat
         assert_nothing_stored(mem)
 
 
-def test_late_answer_that_stalls_fails_at_the_deadline(endpoint: Endpoint, tmp_path: Path) -> None:
+def test_late_answer_that_stalls_fails_at_the_deadline(endpoint: Endpoint, target: Target) -> None:
     endpoint.delay = 1.4  # headers late, then one byte, then silence
     endpoint.stall = 10.0
-    with engram.open(
-        tmp_path / "e.db", embedder=endpoint.embedder(timeout=2.0, dimension=16)
-    ) as mem:
+    with engram.open(target, embedder=endpoint.embedder(timeout=2.0, dimension=16)) as mem:
         started = time.monotonic()
         with pytest.raises(UpstreamFailure, match="did not answer within 2 s"):
             mem.remember(REF, "upgraded to pro")
@@ -178,7 +172,7 @@ def test_late_answer_that_stalls_fails_at_the_deadline(endpoint: Endpoint, tmp_p
 # -- failures -----------------------------------------------------------------------
 @pytest.mark.parametrize("status", [500, 429, 401])
 def test_error_status_is_upstream_failure_without_the_key(
-    endpoint: Endpoint, tmp_path: Path, status: int
+    endpoint: Endpoint, target: Target, status: int
 ) -> None:
     def echo_the_key(body: dict[str, Any]) -> Reply:
         key = endpoint.requests[-1].headers["authorization"]
@@ -186,7 +180,7 @@ def test_error_status_is_upstream_failure_without_the_key(
 
     endpoint.reply = echo_the_key
     embedder = endpoint.embedder(api_key="sk-secret-999", dimension=16)
-    with engram.open(tmp_path / "e.db", embedder=embedder) as mem:
+    with engram.open(target, embedder=embedder) as mem:
         with pytest.raises(UpstreamFailure) as caught:
             mem.remember(REF, "upgraded to pro")
         assert_nothing_stored(mem)
@@ -249,9 +243,9 @@ def test_malformed_answer_is_upstream_failure(endpoint: Endpoint, case: str) -> 
 
 # -- dimensions ---------------------------------------------------------------------
 def test_endpoint_now_wider_than_the_store_is_refused_at_open(
-    endpoint: Endpoint, tmp_path: Path
+    endpoint: Endpoint, target: Target
 ) -> None:
-    path = tmp_path / "e.db"
+    path = target
     with engram.open(path, embedder=endpoint.embedder()) as mem:
         mem.remember(REF, "upgraded to pro")
     endpoint.width = 32
@@ -264,9 +258,9 @@ def test_endpoint_now_wider_than_the_store_is_refused_at_open(
         assert [f.content for f in mem.facts(REF).facts] == ["upgraded to pro"]
 
 
-def test_explicit_dimension_refuses_wider_vectors(endpoint: Endpoint, tmp_path: Path) -> None:
+def test_explicit_dimension_refuses_wider_vectors(endpoint: Endpoint, target: Target) -> None:
     endpoint.width = 32
-    with engram.open(tmp_path / "e.db", embedder=endpoint.embedder(dimension=16)) as mem:
+    with engram.open(target, embedder=endpoint.embedder(dimension=16)) as mem:
         assert endpoint.requests == []  # an explicit dimension needs no probe
         with pytest.raises(EmbedderMismatch) as caught:
             mem.remember(REF, "upgraded to pro")

@@ -205,7 +205,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         write_json(args.json, result)  # what is done so far survives a later failure
     print(report(result))
     print(f"written to {args.json}")
-    print(one_line({p: result[p].get("ratios") for p in parts if isinstance(result[p], dict)}))
+    print(one_line(headline(result)))
+
+
+def headline(result: dict[str, Any]) -> dict[str, Any]:
+    """The figures the targets are about, in one line."""
+    line: dict[str, Any] = {}
+    for size, got in result.get("speed", {}).items():
+        line[f"ratios_{size}"] = got["ratios"]
+    if "quality" in result:
+        q = result["quality"]
+        line["locomo_recall@10"] = {
+            **{mode: r["recall@10"] for mode, r in q["engram"].items()},
+            "mem0": q["mem0"]["overall"]["recall@10"],
+        }
+    if "isolation" in result:
+        line["isolation_failures"] = {s: len(g["failures"]) for s, g in result["isolation"].items()}
+    return line
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef, Scope, parse_key
 from engram.core.sharing import Share
+from engram.storage import rules
 from engram.storage.postgres import fulltext, vectors, working
 from engram.storage.postgres.database import Conn, Database
 from engram.storage.rows import AGENT_COLUMNS, FACT_COLUMNS, to_agent, to_fact
@@ -225,12 +226,7 @@ class PostgresStore:
         def work(conn: Conn) -> int:
             _lock_scopes(conn, scope.key)
             count = _count_rows(conn, scope.key)
-            if count > expected_count:
-                raise Conflict(
-                    f"this scope holds {count} facts, more than the {expected_count} confirmed; "
-                    "nothing was forgotten",
-                    hint="read the count again and confirm it",
-                )
+            rules.confirm_count(count, expected_count)
             conn.execute("DELETE FROM facts WHERE scope = %s", (scope.key,))
             _count(conn, scope.key, -count)
             vectors.drop_indexes(conn, scope.key)
@@ -484,29 +480,9 @@ def _by_hashes(conn: Conn, scope: str, hashes: Sequence[str]) -> list[tuple[str,
 
 
 def _apply_caps(conn: Conn, scope: str, caps: Caps, now_us: int) -> Compaction:
-    expired: list[str] = []
-    over: list[str] = []
-    if caps.max_age_us:
-        expired = [
-            str(r[0])
-            for r in conn.execute(
-                "DELETE FROM facts WHERE scope = %s AND created_at < %s RETURNING id",
-                (scope, now_us - caps.max_age_us),
-            ).fetchall()
-        ]
-    if caps.max_facts:
-        count = _count_rows(conn, scope)
-        if count > caps.max_facts:
-            over = [
-                str(r[0])
-                for r in conn.execute(
-                    "DELETE FROM facts WHERE seq IN (SELECT seq FROM facts WHERE scope = %s "
-                    "ORDER BY created_at, seq LIMIT %s) RETURNING id",
-                    (scope, count - caps.max_facts),
-                ).fetchall()
-            ]
-    _count(conn, scope, -(len(expired) + len(over)))
-    return Compaction(expired, over)
+    done = rules.apply_caps(conn, scope, caps, now_us, "%s")
+    _count(conn, scope, -done.removed)
+    return done
 
 
 def _fork(conn: Conn, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:

@@ -9,9 +9,9 @@ from typing import Any
 
 import psycopg
 
-from engram.core.errors import Conflict
 from engram.core.models import WorkingEntry
 from engram.storage.rows import WORKING_COLUMNS, to_entry
+from engram.storage.rules import next_version
 
 _LIVE = "(expires_at IS NULL OR expires_at > %s)"
 
@@ -41,11 +41,7 @@ def put(
     row = conn.execute(
         "SELECT version, expires_at FROM working WHERE scope = %s AND key = %s", (scope, key)
     ).fetchone()
-    live = row is not None and (row[1] is None or row[1] > now_us)
-    current = int(row[0]) if row is not None and live else 0
-    if expected_version is not None and expected_version != current:
-        raise Conflict(f"key {key!r} is at version {current}, not {expected_version}")
-    version = (int(row[0]) if row is not None else 0) + 1
+    version = next_version(key, row, expected_version, now_us)
     conn.execute(
         "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
         "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (scope, key) DO UPDATE SET "

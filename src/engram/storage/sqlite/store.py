@@ -16,6 +16,7 @@ from engram.core.ports import ModelRecord, NewFact, Vectors
 from engram.core.ranking import Candidate
 from engram.core.scopes import ResourceRef, Scope, parse_key
 from engram.core.sharing import Share
+from engram.storage import rules
 from engram.storage.filters import filter_sql
 from engram.storage.rows import FACT_COLUMNS, to_fact
 from engram.storage.sqlite import agents, model_record, shares, working
@@ -240,12 +241,7 @@ class SQLiteStore:
             count = conn.execute(
                 "SELECT count(*) FROM facts WHERE scope = ?", (scope.key,)
             ).fetchone()[0]
-            if count > expected_count:
-                raise Conflict(
-                    f"this scope holds {count} facts, more than the {expected_count} confirmed; "
-                    "nothing was forgotten",
-                    hint="read the count again and confirm it",
-                )
+            rules.confirm_count(count, expected_count)
             conn.execute("DELETE FROM facts WHERE scope = ?", (scope.key,))
             _bump(conn, scope.key, appended_only=False, delta=-count)
             return int(count)
@@ -413,30 +409,10 @@ def _by_hashes(
 
 
 def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -> Compaction:
-    expired: list[str] = []
-    over: list[str] = []
-    if caps.max_age_us:
-        expired = [
-            r[0]
-            for r in conn.execute(
-                "DELETE FROM facts WHERE scope = ? AND created_at < ? RETURNING id",
-                (scope, now_us - caps.max_age_us),
-            )
-        ]
-    if caps.max_facts:
-        count = conn.execute("SELECT count(*) FROM facts WHERE scope = ?", (scope,)).fetchone()[0]
-        if count > caps.max_facts:
-            over = [
-                r[0]
-                for r in conn.execute(
-                    "DELETE FROM facts WHERE seq IN (SELECT seq FROM facts WHERE scope = ? "
-                    "ORDER BY created_at, seq LIMIT ?) RETURNING id",
-                    (scope, count - caps.max_facts),
-                )
-            ]
-    if expired or over:
-        _bump(conn, scope, appended_only=False, delta=-(len(expired) + len(over)))
-    return Compaction(expired, over)
+    done = rules.apply_caps(conn, scope, caps, now_us, "?")
+    if done.removed:
+        _bump(conn, scope, appended_only=False, delta=-done.removed)
+    return done
 
 
 def _fork(conn: sqlite3.Connection, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:

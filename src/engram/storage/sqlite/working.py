@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from engram.core.errors import Conflict
 from engram.core.models import WorkingEntry
 from engram.storage.rows import WORKING_COLUMNS, to_entry
+from engram.storage.rules import next_version
 
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
 
@@ -33,11 +33,7 @@ def put(
     row = conn.execute(
         "SELECT version, expires_at FROM working WHERE scope = ? AND key = ?", (scope, key)
     ).fetchone()
-    live = row is not None and (row[1] is None or row[1] > now_us)
-    current = row[0] if live else 0
-    if expected_version is not None and expected_version != current:
-        raise Conflict(f"key {key!r} is at version {current}, not {expected_version}")
-    version = (row[0] if row else 0) + 1
+    version = next_version(key, row, expected_version, now_us)
     conn.execute(
         "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET "

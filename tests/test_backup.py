@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from pathlib import Path
 
 import pytest
 
 import engram
+import stores
 from engram import ResourceRef, StorageFailure
 from engram.cli.main import main
 from engram.storage import staging
@@ -31,22 +31,8 @@ def test_a_backup_under_concurrent_writes_is_a_consistent_snapshot(
 ) -> None:
     memory = engram.open(db_path, embedder=engram.HashingEmbedder(16))
     memory.remember_many(REF, [f"before {i}" for i in range(300)])
-    stop = threading.Event()
-
-    def keep_writing() -> None:
-        i = 0
-        while not stop.is_set():
-            memory.remember(REF, f"during {i}")
-            memory.working.set(REF, f"k{i}", i)
-            i += 1
-
-    writer = threading.Thread(target=keep_writing)
-    writer.start()
-    try:
+    with stores.writing_meanwhile(memory, REF):
         made = [backups.backup(db_path, tmp_path / "backups") for _ in range(3)]
-    finally:
-        stop.set()
-        writer.join()
     for backup_dir in made:
         manifest = json.loads((backup_dir / "manifest.json").read_text())
         copied = _counts(backup_dir / "engram.db")

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -18,9 +14,8 @@ from hypothesis.stateful import (
 )
 
 import engram
-import postgres_server
+import stores
 from engram import Conflict, ResourceRef
-from stores import Target
 
 BASE = [ResourceRef("a"), ResourceRef("b", team_id="t"), ResourceRef("t:b"), ResourceRef("c")]
 WORDS = ["red", "green", "blue", "apple", "pear", "plum"]
@@ -31,7 +26,7 @@ keys = st.sampled_from(["k1", "k2", "k3"])
 
 class MemoryModel(RuleBasedStateMachine):
     # Where each run's fresh store comes from; set per backend by the test below.
-    fresh_store: Callable[[], tuple[Target, Callable[[], None]]]
+    fresh_store: stores.FreshStore
 
     def __init__(self) -> None:
         super().__init__()
@@ -129,18 +124,7 @@ class MemoryModel(RuleBasedStateMachine):
 
 
 def test_memory_matches_its_model(backend: str, request: pytest.FixtureRequest) -> None:
-    if backend == "postgres":
-        admin = request.getfixturevalue("postgres_admin")
-
-        def fresh() -> tuple[Target, Callable[[], None]]:
-            url = postgres_server.create_database(admin)
-            return url, lambda: postgres_server.drop_database(admin, url)
-    else:
-
-        def fresh() -> tuple[Target, Callable[[], None]]:
-            folder = tempfile.TemporaryDirectory()
-            return Path(folder.name) / "e.db", folder.cleanup
-
+    fresh = stores.fresh_stores(backend, lambda: request.getfixturevalue("postgres_admin"))
     machine = type("MemoryModelOn" + backend.title(), (MemoryModel,), {"fresh_store": fresh})
     run_state_machine_as_test(
         machine, settings=settings(max_examples=40, stateful_step_count=25, deadline=None)

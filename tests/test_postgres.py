@@ -157,22 +157,10 @@ def test_a_pg_dump_backup_under_concurrent_writes_is_one_verified_snapshot(
 ) -> None:
     memory = engram.open(postgres_url, embedder=engram.HashingEmbedder(16))
     memory.remember_many(REF, [f"before {i}" for i in range(300)])
-    stop = threading.Event()
-
-    def keep_writing() -> None:
-        i = 0
-        while not stop.is_set():
-            memory.remember(REF, f"during {i}")
-            memory.working.set(REF, f"k{i}", i)
-            i += 1
-
-    writer = threading.Thread(target=keep_writing)
-    writer.start()
     try:
-        made = [pg_backups.backup(postgres_url, tmp_path / "backups") for _ in range(2)]
+        with stores.writing_meanwhile(memory, REF):
+            made = [pg_backups.backup(postgres_url, tmp_path / "backups") for _ in range(2)]
     finally:
-        stop.set()
-        writer.join()
         memory.close()
     for backup_dir in made:
         manifest = json.loads((backup_dir / "manifest.json").read_text())

@@ -4,10 +4,7 @@ what."""
 
 from __future__ import annotations
 
-import tempfile
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import jwt
@@ -24,10 +21,9 @@ from hypothesis.stateful import (
 )
 
 import engram
-import postgres_server
+import stores
 from engram.api import create_app
 from engram.settings import Settings
-from stores import Target
 
 SECRET = "model-secret-0123456789abcdef0123456"
 PERSONS = ["p1", "p2"]
@@ -44,7 +40,7 @@ def _auth(person: str | None) -> dict[str, str]:
 
 class WhoSeesWhat(RuleBasedStateMachine):
     # Where each run's fresh store comes from; set per backend by the test below.
-    fresh_store: Callable[[], tuple[Target, Callable[[], None]]]
+    fresh_store: stores.FreshStore
 
     def __init__(self) -> None:
         super().__init__()
@@ -157,18 +153,7 @@ class WhoSeesWhat(RuleBasedStateMachine):
 
 
 def test_who_sees_what(backend: str, request: pytest.FixtureRequest) -> None:
-    if backend == "postgres":
-        admin = request.getfixturevalue("postgres_admin")
-
-        def fresh() -> tuple[Target, Callable[[], None]]:
-            url = postgres_server.create_database(admin)
-            return url, lambda: postgres_server.drop_database(admin, url)
-    else:
-
-        def fresh() -> tuple[Target, Callable[[], None]]:
-            folder = tempfile.TemporaryDirectory()
-            return Path(folder.name) / "e.db", folder.cleanup
-
+    fresh = stores.fresh_stores(backend, lambda: request.getfixturevalue("postgres_admin"))
     machine = type("WhoSeesWhatOn" + backend.title(), (WhoSeesWhat,), {"fresh_store": fresh})
     run_state_machine_as_test(
         machine, settings=settings(max_examples=15, stateful_step_count=15, deadline=None)

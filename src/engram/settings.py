@@ -37,6 +37,7 @@ from typing import Literal
 
 from engram.core.errors import InvalidInput
 from engram.core.ports import Embedder
+from engram.opening import is_url
 
 EmbedderKind = Literal["local", "remote", "none"]
 DEFAULT_DB_PATH = "./engram.db"
@@ -220,6 +221,6 @@ def _store(env: Mapping[str, str]) -> str:
     url = env.get("ENGRAM_DB_URL", "").strip()
     if path and url:
         raise InvalidInput("set one of ENGRAM_DB_PATH (a SQLite file) and ENGRAM_DB_URL, not both")
-    if url and not url.startswith(("postgresql://", "postgres://")):
+    if url and not is_url(url):
         raise InvalidInput("ENGRAM_DB_URL must be a postgresql:// URL")
     return url or path or DEFAULT_DB_PATH

@@ -18,6 +18,17 @@ from pathlib import Path
 
 from engram.core.errors import InvalidInput
 
+# The tables a backup counts, on either backend (PostgreSQL adds its engram_schema).
+TABLES = (
+    "meta",
+    "working",
+    "facts",
+    "fact_vectors",
+    "fact_tags",
+    "scope_state",
+    "agents",
+    "shares",
+)
 MANIFEST = "manifest.json"
 PREFIX = "engram-"
 

@@ -19,20 +19,11 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from engram.core.errors import StorageFailure
+from engram.storage import staging
 from engram.storage.postgres.database import redact
 from engram.storage.staging import sha256, staged_backup
 
-TABLES = (
-    "engram_schema",
-    "meta",
-    "working",
-    "facts",
-    "fact_vectors",
-    "fact_tags",
-    "scope_state",
-    "agents",
-    "shares",
-)
+TABLES = ("engram_schema", *staging.TABLES)
 DUMP_NAME = "engram.dump"
 TOOL_TIMEOUT_S = 3600
 

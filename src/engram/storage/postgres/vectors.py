@@ -42,17 +42,18 @@ def search(
     conn: psycopg.Connection[Any], scope: str, vector: Vectors, filters: Filters, limit: int
 ) -> list[Candidate]:
     query = np.asarray(vector, dtype=np.float32)
-    stored = conn.execute(
-        "SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1", (scope,)
-    ).fetchone()
-    if stored is None:
+    dimension, ann_index = conn.execute(
+        "SELECT (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1), "
+        "(SELECT ann_index FROM scope_state WHERE scope = %s)",
+        (scope, scope),
+    ).fetchone() or (None, None)
+    if dimension is None:
         return []
-    if int(stored[0]) != query.shape[-1]:
+    if int(dimension) != query.shape[-1]:
         raise EmbedderMismatch(
-            f"this scope's vectors have {stored[0]} dimensions; the query's has {query.shape[-1]}"
+            f"this scope's vectors have {dimension} dimensions; the query's has {query.shape[-1]}"
         )
-    state = conn.execute("SELECT ann_index FROM scope_state WHERE scope = %s", (scope,)).fetchone()
-    if filters.empty and state is not None and state[0] is not None:
+    if filters.empty and ann_index is not None:
         return _approximate(conn, scope, query, limit)
     if filters.empty:  # the scope's vectors alone, then only the nearest rows are joined
         rows = conn.execute(

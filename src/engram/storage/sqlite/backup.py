@@ -16,18 +16,8 @@ import sqlite3
 from pathlib import Path
 
 from engram.core.errors import InvalidInput, StorageFailure
-from engram.storage.staging import MANIFEST, now, sha256, staged_backup
+from engram.storage.staging import MANIFEST, TABLES, now, sha256, staged_backup
 
-TABLES = (
-    "meta",
-    "working",
-    "facts",
-    "fact_vectors",
-    "fact_tags",
-    "scope_state",
-    "agents",
-    "shares",
-)
 DB_NAME = "engram.db"
 
 

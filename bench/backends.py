@@ -129,7 +129,12 @@ def page_figures(mem: Memory, ref: ResourceRef, repeats: int) -> dict[str, Any]:
 
 
 def run_backend(
-    target: str, plan: Plan, pool: list[str], lookup: Lookup, query_lookup: Lookup
+    target: str,
+    plan: Plan,
+    pool: list[str],
+    lookup: Lookup,
+    query_lookup: Lookup,
+    many_scopes: bool = True,
 ) -> dict[str, Any]:
     rng = random.Random(SEED)
     queries = list(query_lookup.index)
@@ -144,6 +149,8 @@ def run_backend(
         targets = [(big, pool[: plan.big], q) for q in queries]
         result["big_scope"].update(recall_figures(mem, lookup, query_lookup, targets))
         print(f"  big scope: {result['big_scope']}", flush=True)
+        if not many_scopes:
+            return result
 
         drawn = {}
         started = time.perf_counter()
@@ -171,6 +178,8 @@ def report(result: dict[str, Any]) -> str:
     rows = []
     for backend, figures in result["backends"].items():
         for part in ("big_scope", "many_scopes"):
+            if part not in figures:
+                continue
             f = figures[part]
             rows.append(
                 [
@@ -202,6 +211,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="a small run, to try the script")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--json", type=Path, help="where to write the figures")
+    parser.add_argument(
+        "--big-only", action="store_true", help="only the 100k scope, not the 1.1M-row store"
+    )
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else Plan()
     pool = sentences.unique_sentences(plan.pool, SEED)
@@ -215,12 +227,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     for backend in args.backends.split(","):
         print(f"{backend}:", flush=True)
         with Targets(backend) as targets:
-            figures = run_backend(targets.fresh(), plan, pool, lookup, query_lookup)
+            figures = run_backend(
+                targets.fresh(), plan, pool, lookup, query_lookup, not args.big_only
+            )
         result["backends"][backend] = figures
     print(report(result))
-    out = args.json or Path(__file__).parent / "results" / (
-        "backends-quick.json" if args.quick else "backends.json"
-    )
+    name = "backends-quick" if args.quick else "backends-big" if args.big_only else "backends"
+    out = args.json or Path(__file__).parent / "results" / f"{name}.json"
     write_json(out, result)
     print(f"written to {out}")
 

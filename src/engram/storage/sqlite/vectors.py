@@ -4,7 +4,8 @@ The SQLite file is the one source of truth; this cache is rebuilt from it. Each 
 ``scope_state`` row says whether the cache is current: an unchanged ``epoch`` with a
 higher ``version`` means facts were only appended, so only rows after the last one read
 are loaded; a new ``epoch`` (delete, correct) reloads the scope. Exact search (one
-matrix product) keeps recall perfect however narrow a filter is.
+matrix product, or in large scopes a pruned one, see :mod:`.projection`) keeps recall
+perfect however narrow a filter is.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy.typing as npt
 
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
+from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
 
 DEFAULT_BUDGET_BYTES = 1 << 30
 
@@ -32,10 +34,14 @@ class _ScopeVectors:
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     ids: list[str] = field(default_factory=list)
     matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
+    project_above: int = PROJECT_ABOVE
+    projection: Projection | None = None
+    fitted_at: int = 0  # the scope's size when a projection was last fitted (or refused)
 
     @property
     def nbytes(self) -> int:
-        return int(self.matrix.nbytes + self.seqs.nbytes) + 40 * len(self.ids)
+        extra = self.projection.nbytes if self.projection is not None else 0
+        return int(self.matrix.nbytes + self.seqs.nbytes) + 40 * len(self.ids) + extra
 
     def append(self, seqs: list[int], ids: list[str], blobs: list[bytes]) -> None:
         """Adds rows in any order; ``last_seq`` becomes the highest row number seen."""
@@ -46,6 +52,7 @@ class _ScopeVectors:
         if self.count == 0:  # a fresh load: the joined buffer is the matrix, no copy
             self.matrix, self.seqs, self.ids = rows, np.array(seqs, np.int64), list(ids)
             self.count = len(seqs)
+            self._project(rows)
             return
         need = self.count + len(seqs)
         if need > self.matrix.shape[0]:
@@ -59,13 +66,26 @@ class _ScopeVectors:
         self.seqs[self.count : need] = seqs
         self.ids.extend(ids)
         self.count = need
+        self._project(rows)
+
+    def _project(self, rows: npt.NDArray[np.float32]) -> None:
+        """Keeps the projection in step: fitted once the scope is large, refitted each
+        time it has doubled since (its directions may have moved), else extended."""
+        if self.count >= self.project_above and self.count >= 2 * self.fitted_at:
+            self.fitted_at = self.count
+            self.projection = Projection.fit(self.matrix[: self.count])
+        elif self.projection is not None:
+            self.projection.extend(rows)
 
 
 class VectorIndex:
     """Per-scope vector matrices kept in memory, least recently used evicted first."""
 
-    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES) -> None:
+    def __init__(
+        self, budget_bytes: int = DEFAULT_BUDGET_BYTES, project_above: int = PROJECT_ABOVE
+    ) -> None:
         self._budget = budget_bytes
+        self.project_above = project_above
         self._scopes: OrderedDict[str, _ScopeVectors] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -90,6 +110,7 @@ class VectorIndex:
         with self._lock:
             entry = self._current(conn, scope, state[0], state[1])
             count, seqs, ids, matrix = entry.count, entry.seqs, entry.ids, entry.matrix
+            projection = entry.projection
         if count == 0:
             return []
         if matrix.shape[1] != query.shape[-1]:
@@ -97,16 +118,27 @@ class VectorIndex:
                 f"this scope's vectors have {matrix.shape[1]} dimensions; "
                 f"the query's has {query.shape[-1]}"
             )
-        scores = matrix[:count] @ query.astype(np.float32, copy=False)
+        query = query.astype(np.float32, copy=False)
+        mask = None
         if allowed is not None:
             mask = np.isin(seqs[:count], np.fromiter(allowed, np.int64, len(allowed)))
-            scores = np.where(mask, scores, -np.inf)
             limit = min(limit, int(mask.sum()))
         if limit <= 0:
             return []
-        top = np.argpartition(-scores, limit - 1)[:limit] if limit < count else np.arange(count)
-        top = top[np.lexsort((seqs[top], -scores[top]))]
-        return [Candidate(ids[i], float(scores[i])) for i in top]
+        found = None
+        if projection is not None:
+            found = projection.search(matrix, count, query, mask, limit)
+        if found is None:
+            rows, scores = np.arange(count), matrix[:count] @ query
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+        else:
+            rows, scores = found
+        if limit < rows.shape[0]:
+            best = np.argpartition(-scores, limit - 1)[:limit]
+            rows, scores = rows[best], scores[best]
+        order = np.lexsort((seqs[rows], -scores))
+        return [Candidate(ids[rows[i]], float(scores[i])) for i in order]
 
     def forget(self, scope: str) -> None:
         with self._lock:
@@ -120,7 +152,7 @@ class VectorIndex:
             self._scopes.move_to_end(scope)
             return entry
         if entry is None or entry.epoch != epoch:
-            entry = _ScopeVectors(version, epoch, last_seq=-1)
+            entry = _ScopeVectors(version, epoch, last_seq=-1, project_above=self.project_above)
         # No ORDER BY: sorting a scope's rows with their vectors would cost more than
         # the read; appends only need the highest row number, which append() keeps.
         rows = conn.execute(

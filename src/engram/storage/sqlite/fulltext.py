@@ -48,7 +48,7 @@ def text_candidates_sql(
         match, cut = (words, limit + outside) if outside <= SCOPE_TOKEN_ABOVE else (narrowed, limit)
         sql = (
             "SELECT f.id, m.score FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
-            "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score LIMIT ?) AS m "
+            "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score, rowid LIMIT ?) AS m "
             "JOIN facts f ON f.seq = m.rowid WHERE f.scope = ? ORDER BY m.score, f.seq LIMIT ?"
         )
         return sql, [match, cut, scope, limit]

@@ -22,6 +22,7 @@ from engram.storage.rows import FACT_COLUMNS, to_fact
 from engram.storage.sqlite import agents, model_record, shares, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
+from engram.storage.sqlite.textindex import TextIndex
 from engram.storage.sqlite.vectors import VectorIndex
 
 _SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts"
@@ -36,6 +37,7 @@ class SQLiteStore:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.db = Database(path)
         self.vectors = VectorIndex()
+        self.texts = TextIndex()
 
     @property
     def path(self) -> str:
@@ -248,6 +250,7 @@ class SQLiteStore:
 
         forgotten = self.db.write(work)
         self.vectors.forget(scope.key)
+        self.texts.forget(scope.key)
         return forgotten
 
     def compact(self, scope: Scope, caps: Caps, now_us: int) -> Compaction:
@@ -289,13 +292,17 @@ class SQLiteStore:
         if not terms:
             return []
 
-        def work(conn: sqlite3.Connection) -> list[Any]:
+        def work(conn: sqlite3.Connection) -> list[Candidate]:
+            if filters.empty:  # large scopes rank from memory, exactly as the statement
+                ranked = self.texts.search(conn, scope.key, terms, limit)
+                if ranked is not None:
+                    return ranked
             outside = _facts_outside(conn, scope.key)
             sql, params = text_candidates_sql(terms, scope.key, filters, limit, outside)
-            return conn.execute(sql, params).fetchall()
+            rows = conn.execute(sql, params).fetchall()
+            return [Candidate(r[0], -float(r[1])) for r in rows]  # bm25(): lower is better
 
-        rows = self.db.read(work)
-        return [Candidate(r[0], -float(r[1])) for r in rows]  # bm25(): lower is better
+        return self.db.read(work)
 
     def vector_candidates(
         self, scope: Scope, vector: Vectors, filters: Filters, limit: int

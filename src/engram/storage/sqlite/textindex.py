@@ -1,0 +1,216 @@
+"""FTS5's ranking of a large scope, computed from an in-process copy of its postings.
+
+FTS5's ``bm25()`` scores every row a query matches, about a microsecond each: a query
+whose words are common in a scope of 100k facts pays for thousands of rows. For scopes
+of at least ``INDEX_ABOVE`` facts, this index keeps what ``bm25()`` reads per row (each
+token's weighted count in each fact, each fact's length) as arrays, tokenized by FTS5's
+own tokenizer (:mod:`.tokens`), and takes what it reads per query from the file's index:
+the row count and total length (FTS5's averages record) and each token's document count
+(``fts5vocab``). The arithmetic is ``bm25()``'s, in its order, so scores and order are
+the statement's (a test compares them); only the per-row work moves to numpy.
+
+Like the vector cache, it follows ``scope_state``: appends are tokenized and added, any
+other change reloads the scope. Queries it cannot answer exactly (a filter, a word FTS5
+splits into several tokens) return None and go to the statement.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.core.ranking import Candidate
+from engram.storage.sqlite.tokens import COLUMNS, Tokenizer
+
+INDEX_ABOVE = 20_000
+DEFAULT_BUDGET_BYTES = 512 << 20
+K1 = 1.2  # bm25()'s constants
+B = 0.75
+_SCOPE_TOKEN = re.compile(r"s[0-9a-f]{20}x")
+
+Floats = npt.NDArray[np.float64]
+Rows = npt.NDArray[np.int32]
+
+
+@dataclass
+class _ScopeText:
+    version: int
+    epoch: int
+    last_seq: int = -1
+    count: int = 0
+    seqs: list[int] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    lengths: Floats = field(default_factory=lambda: np.empty(0, np.float64))
+    postings: dict[str, tuple[Rows, Floats]] = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        arrays = sum(r.nbytes + c.nbytes + 80 for r, c in self.postings.values())
+        return int(arrays + self.lengths.nbytes) + 60 * self.count
+
+    def append(
+        self, tokenizer: Tokenizer, rows: Sequence[tuple[int, str, str, str, str | None]]
+    ) -> None:
+        """Adds facts (seq, id, content, scope token, context), in ascending seq, after
+        those held."""
+        if not rows:
+            return
+        first = self.count
+        seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        tokenized = tokenizer.facts([(seq, c, s, x) for seq, _, c, s, x in rows])
+        self.seqs.extend(seqs.tolist())
+        self.ids.extend(r[1] for r in rows)
+        self.count += len(rows)
+        self.last_seq = int(seqs[-1])
+        lengths = np.zeros(self.count, np.float64)
+        lengths[:first] = self.lengths[:first]
+        docs, sizes = tokenized.lengths
+        lengths[first + np.searchsorted(seqs, docs)] = sizes
+        self.lengths = lengths
+        for term, (docs, counts) in tokenized.postings.items():
+            where = (first + np.searchsorted(seqs, docs)).astype(np.int32)
+            held = self.postings.get(term)
+            if held is not None:
+                where, counts = np.concatenate([held[0], where]), np.concatenate([held[1], counts])
+            self.postings[term] = (where, counts)
+
+
+class TextIndex:
+    """Per-scope postings kept in memory, least recently used evicted first."""
+
+    def __init__(
+        self, budget_bytes: int = DEFAULT_BUDGET_BYTES, index_above: int = INDEX_ABOVE
+    ) -> None:
+        self.index_above = index_above
+        self._budget = budget_bytes
+        self._scopes: OrderedDict[str, _ScopeText] = OrderedDict()
+        self._lock = threading.Lock()
+        self._tokenizer = Tokenizer()
+
+    def search(
+        self, conn: sqlite3.Connection, scope: str, words: Sequence[str], limit: int
+    ) -> list[Candidate] | None:
+        """The ``limit`` best facts of ``scope`` for any of ``words``, scored and ordered
+        as the full-text statement would; None when this index does not answer.
+
+        ``conn`` must be inside a read transaction, so the state and rows agree.
+        """
+        state = conn.execute(
+            "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
+        ).fetchone()
+        if state is None or state[2] < self.index_above:
+            self.forget(scope)
+            return None
+        phrases = self._tokenizer.words(words)
+        if any(len(p) != 1 or _SCOPE_TOKEN.fullmatch(p[0]) for p in phrases):
+            return None
+        tokens = [p[0] for p in phrases]
+        with self._lock:
+            entry = self._current(conn, scope, state[0], state[1])
+            count, seqs, ids, lengths = entry.count, entry.seqs, entry.ids, entry.lengths
+            postings = [entry.postings.get(t) for t in tokens]
+        rows, total = _averages(conn)
+        if count == 0 or rows == 0:
+            return []
+        average = total / rows
+        scores = np.zeros(count, np.float64)
+        for token, posting in zip(tokens, postings, strict=True):
+            if posting is None:
+                continue
+            where, counts = posting
+            hits = _documents_with(conn, token)
+            idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            size = lengths[where]
+            scores[where] += idf * (
+                (counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * size / average))
+            )
+        matched = np.flatnonzero(scores > 0.0)
+        if matched.shape[0] > limit:  # every row tied with the last kept one stays in
+            cut = np.partition(scores[matched], matched.shape[0] - limit)[-limit]
+            matched = matched[scores[matched] >= cut]
+        order = sorted(matched.tolist(), key=lambda i: (-scores[i], seqs[i]))[:limit]
+        return [Candidate(ids[i], float(scores[i])) for i in order]
+
+    def forget(self, scope: str) -> None:
+        with self._lock:
+            self._scopes.pop(scope, None)
+
+    def _current(
+        self, conn: sqlite3.Connection, scope: str, version: int, epoch: int
+    ) -> _ScopeText:
+        entry = self._scopes.get(scope)
+        if entry is not None and entry.epoch == epoch and entry.version == version:
+            self._scopes.move_to_end(scope)
+            return entry
+        if entry is None or entry.epoch != epoch:
+            entry = _ScopeText(version, epoch)
+        rows = conn.execute(
+            "SELECT seq, id, content, scope_token, context FROM facts "
+            "WHERE scope = ? AND seq > ? ORDER BY seq",
+            (scope, entry.last_seq),
+        ).fetchall()
+        entry.append(self._tokenizer, rows)
+        entry.version = version
+        self._scopes[scope] = entry
+        self._scopes.move_to_end(scope)
+        total = sum(e.nbytes for e in self._scopes.values())
+        while total > self._budget and len(self._scopes) > 1:
+            _, dropped = self._scopes.popitem(last=False)
+            total -= dropped.nbytes
+        return entry
+
+
+def _averages(conn: sqlite3.Connection) -> tuple[int, int]:
+    """FTS5's row count and total length over every column, from its averages record
+    (``%_data`` row 1: a varint row count, then one varint total per column)."""
+    row = conn.execute("SELECT block FROM facts_fts_data WHERE id = 1").fetchone()
+    if row is None:
+        return 0, 0
+    values = _varints(bytes(row[0]), 1 + len(COLUMNS))
+    return values[0], sum(values[1:])
+
+
+def _varints(blob: bytes, wanted: int) -> list[int]:
+    """SQLite's variable-length integers (big-endian groups of 7 bits, the 9th byte whole)."""
+    out: list[int] = []
+    at = 0
+    while len(out) < wanted and at < len(blob):
+        value = 0
+        for i in range(9):
+            byte = blob[at]
+            at += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out + [0] * (wanted - len(out))
+
+
+def _documents_with(conn: sqlite3.Connection, token: str) -> int:
+    """How many rows of the whole index hold ``token`` (bm25()'s document frequency)."""
+    try:
+        row = conn.execute(
+            "SELECT doc FROM temp.facts_fts_rows WHERE term = ?", (token,)
+        ).fetchone()
+    except sqlite3.OperationalError:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_rows "
+            "USING fts5vocab(main, facts_fts, row)"
+        )
+        row = conn.execute(
+            "SELECT doc FROM temp.facts_fts_rows WHERE term = ?", (token,)
+        ).fetchone()
+    return int(row[0]) if row else 0

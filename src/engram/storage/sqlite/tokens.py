@@ -1,0 +1,119 @@
+"""FTS5's own tokenizer, run in memory: the tokens FTS5 indexes for a fact, and for a word.
+
+A small in-memory FTS5 table with the store's tokenizer settings turns text into exactly
+the tokens ``facts_fts`` holds (read back through ``fts5vocab``), so anything built from
+them agrees with the file's index token for token.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+# facts_fts's tokenizer (schema migration 1); a test checks that the two agree.
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+COLUMNS = ("content", "scope_token", "context")
+# Column weights of the full-text ranking: the scope-token column weighs nothing.
+WEIGHTS = {"content": 1.0, "scope_token": 0.0, "context": 1.0}
+WORDS_CACHED = 10_000
+
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+# One token's instances, and for each whether its column has weight one (else zero).
+_INSTANCES = "SELECT group_concat(doc), group_concat(col IN ({})) FROM v WHERE term = ?".format(
+    ", ".join(f"'{c}'" for c, w in WEIGHTS.items() if w == 1.0)
+)
+
+
+@dataclass
+class Tokenized:
+    """Facts as FTS5 indexes them: per token, the row numbers holding it and its
+    weighted count in each; per row, its length in tokens over every column (what
+    FTS5's ``bm25()`` calls the row's size)."""
+
+    postings: dict[str, tuple[Ints, Floats]]
+    lengths: tuple[Ints, Ints]
+
+
+class Tokenizer:
+    """Thread-safe; one in-memory connection behind a lock."""
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        self._words: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+
+    def facts(self, rows: Sequence[tuple[int, str, str, str | None]]) -> Tokenized:
+        """``rows`` are (row number, content, scope token, context)."""
+        postings: dict[str, tuple[Ints, Floats]] = {}
+        every: list[Ints] = []
+        with self._lock:
+            self._index(rows)
+            # Token by token: fts5vocab seeks to a token, where grouping all instances
+            # by (token, row) would sort them all.
+            for (term,) in self._conn.execute("SELECT term FROM r").fetchall():
+                joined, weighted = self._conn.execute(_INSTANCES, (term,)).fetchone()
+                docs = _numbers(joined, np.int64)
+                every.append(docs)
+                counted = docs[_numbers(weighted, np.int64) == 1]
+                if counted.size:
+                    held, counts = np.unique(counted, return_counts=True)
+                    postings[term] = (held, counts.astype(np.float64))
+        docs = np.concatenate(every) if every else np.empty(0, np.int64)
+        held, sizes = np.unique(docs, return_counts=True)
+        return Tokenized(postings, (held, sizes.astype(np.int64)))
+
+    def words(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """The tokens of each word, in order (most words are one token)."""
+        with self._lock:
+            missing = list(dict.fromkeys(w for w in words if w not in self._words))
+            if missing:
+                rows = [(i, w, "", None) for i, w in enumerate(missing)]
+                found: dict[int, list[tuple[int, str]]] = defaultdict(list)
+                self._index(rows)
+                sql = "SELECT term, doc, offset FROM v WHERE col = 'content'"
+                for term, doc, offset in self._conn.execute(sql):
+                    found[doc].append((offset, term))
+                for i, word in enumerate(missing):
+                    self._words[word] = tuple(term for _, term in sorted(found.get(i, [])))
+            out = []
+            for word in words:
+                self._words.move_to_end(word)
+                out.append(self._words[word])
+            while len(self._words) > WORDS_CACHED:
+                self._words.popitem(last=False)
+            return out
+
+    def _index(self, rows: Sequence[tuple[int, str, str, str | None]]) -> None:
+        """Indexes ``rows`` in a fresh table, readable through ``v`` (instances) and
+        ``r`` (tokens)."""
+        conn = self._conn
+        for table in ("v", "r", "t"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE t USING fts5({', '.join(COLUMNS)}, tokenize='{TOKENIZE}')"
+        )
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        conn.execute("CREATE VIRTUAL TABLE r USING fts5vocab(t, row)")
+        # One transaction: FTS5 flushes its pending terms at every commit, and one commit
+        # per row would build (and merge) a segment per row.
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO t (rowid, content, scope_token, context) VALUES (?, ?, ?, ?)", rows
+        )
+        conn.execute("COMMIT")
+
+
+def _numbers(joined: str | None, dtype: type[np.int64] | type[np.float64]) -> npt.NDArray[Any]:
+    """group_concat()'s comma-separated numbers as an array."""
+    if not joined:
+        return np.empty(0, dtype)
+    return np.array(joined.split(","), dtype=dtype)

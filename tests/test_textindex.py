@@ -1,0 +1,140 @@
+"""Large SQLite scopes rank full text from memory exactly as FTS5's statement does."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import engram
+from engram import Memory, Note, ResourceRef
+from engram.core import query
+from engram.core.models import Filters
+from engram.core.ranking import Candidate
+from engram.storage.sqlite.store import SQLiteStore
+from engram.storage.sqlite.tokens import TOKENIZE
+
+WORDS = (
+    "budget invoice invoices invoiced running runner runs ran café cafe naïve resume résumé "
+    "flight hotel report reports meeting camera bicycle garden deadline insurance server "
+    "migration newsletter workshop keyboard ticket birthday party gym tax repair phone plan"
+).split()
+BIG = ResourceRef("big")
+OTHER = ResourceRef("other")
+
+
+def sentence(rng: random.Random) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(1, 12))]
+    if rng.random() < 0.2:  # the same word several times: term frequency above one
+        words += [words[0]] * rng.randint(1, 3)
+    return " ".join(words) + f" n{rng.randint(0, 10**9)}"
+
+
+def ranked(store: SQLiteStore, ref: ResourceRef, text: str, limit: int) -> list[Candidate]:
+    return store.text_candidates(ref, query.terms(text), Filters(), limit)
+
+
+@pytest.fixture
+def stores(db_path: Path) -> Iterator[tuple[Memory, SQLiteStore, SQLiteStore]]:
+    """A store ranking from memory above 100 facts, and one on the same file that always
+    runs the FTS5 statement."""
+    with (
+        engram.open(db_path, embedder=engram.HashingEmbedder(8)) as indexed,
+        engram.open(db_path, embedder=engram.HashingEmbedder(8)) as plain,
+    ):
+        fast, slow = indexed._store, plain._store
+        assert isinstance(fast, SQLiteStore) and isinstance(slow, SQLiteStore)
+        fast.texts.index_above = 100
+        slow.texts.index_above = 1 << 62
+        yield indexed, fast, slow
+
+
+def assert_same_ranking(fast: SQLiteStore, slow: SQLiteStore, queries: list[str]) -> None:
+    for text in queries:
+        every = ranked(slow, BIG, text, 1000)  # more than match: no cut, a total order
+        assert ranked(fast, BIG, text, 1000) == every, text
+        # Cut short, with ties at the cut: the same rows (ties go to the older fact).
+        assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10) == every[:10], text
+
+
+def test_the_index_ranks_as_the_statement(
+    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    mem, fast, slow = stores
+    rng = random.Random(5)
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(150)])
+    notes = [
+        Note(sentence(rng), context=sentence(rng) if rng.random() < 0.3 else None)
+        for _ in range(400)
+    ]
+    mem.remember_many(BIG, notes)
+    mem.remember_many(BIG, [f"camera report n{i}" for i in range(40)])  # 40 equal scores
+    queries = [" ".join(rng.sample(WORDS, rng.randint(1, 5))) for _ in range(30)]
+    queries += ["running cafe résumé", "invoices invoiced invoice", "nothing matches zzz"]
+    queries += ["camera report", "camera"]
+    assert_same_ranking(fast, slow, queries)
+    assert BIG.key in fast.texts._scopes  # the index answered, not the statement
+
+    mem.remember_many(BIG, [sentence(rng) for _ in range(50)])  # appended: added
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(50)])  # other scopes: new stats
+    assert_same_ranking(fast, slow, queries)
+
+    facts = mem.facts(BIG, limit=300).facts
+    for fact in facts[::3]:
+        mem.forget(BIG, fact.id)
+    for fact in facts[1::6]:  # none of them forgotten above
+        mem.correct(BIG, fact.id, sentence(rng))
+    assert_same_ranking(fast, slow, queries)
+
+
+def test_another_process_writes_are_seen(
+    stores: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+) -> None:
+    mem, fast, slow = stores
+    rng = random.Random(9)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
+    assert_same_ranking(fast, slow, ["camera flight"])
+    with engram.open(db_path, embedder=engram.HashingEmbedder(8)) as elsewhere:
+        added = elsewhere.remember(BIG, "camera camera flight")
+    assert ranked(fast, BIG, "camera flight", 1)[0].id == added.id
+    assert_same_ranking(fast, slow, ["camera flight"])
+
+
+def test_queries_the_index_cannot_answer_go_to_the_statement(
+    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    mem, fast, slow = stores
+    rng = random.Random(3)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
+    mem.remember(BIG, "the foo_bar camera", tags=("x",))
+    assert ranked(fast, BIG, "camera", 10)  # the index holds the scope
+    # A word FTS5 splits into two tokens is a phrase: the statement answers it.
+    assert fast.db.read(lambda c: fast.texts.search(c, BIG.key, ["foo_bar"], 10)) is None
+    assert ranked(fast, BIG, "foo_bar", 10) == ranked(slow, BIG, "foo_bar", 10)
+    # Filters go to the statement too (the answer is the same either way).
+    tagged = fast.text_candidates(BIG, ["camera"], Filters(tags=("x",)), 10)
+    assert [c.id for c in tagged] == [
+        h.fact.id for h in mem.recall(BIG, "camera", tags=["x"], mode="text")
+    ]
+    assert len(tagged) == 1
+
+
+def test_small_scopes_are_not_indexed(
+    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    mem, fast, slow = stores
+    mem.remember_many(BIG, [f"camera report {i}" for i in range(50)])
+    assert ranked(fast, BIG, "camera", 10) == ranked(slow, BIG, "camera", 10)
+    assert fast.texts._scopes == {}
+
+
+def test_the_tokenizer_is_the_full_text_index_s(db_path: Path) -> None:
+    with engram.open(db_path, embedder=engram.HashingEmbedder(8)):
+        pass
+    conn = sqlite3.connect(db_path)
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'facts_fts'").fetchone()[0]
+    conn.close()
+    assert f"tokenize='{TOKENIZE}'" in sql

@@ -82,12 +82,20 @@ def test_the_index_ranks_as_the_statement(
     mem.remember_many(OTHER, [sentence(rng) for _ in range(50)])  # other scopes: new stats
     assert_same_ranking(fast, slow, queries)
 
+    held = fast.texts._scopes[BIG.key]
     facts = mem.facts(BIG, limit=300).facts
     for fact in facts[::3]:
         mem.forget(BIG, fact.id)
     for fact in facts[1::6]:  # none of them forgotten above
         mem.correct(BIG, fact.id, sentence(rng))
     assert_same_ranking(fast, slow, queries)
+    assert fast.texts._scopes[BIG.key] is held  # revised in place, not rebuilt
+
+    for fact in mem.facts(BIG, limit=400).facts:  # most of the scope: rebuilt
+        mem.forget(BIG, fact.id)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(100)])
+    assert_same_ranking(fast, slow, queries)
+    assert fast.texts._scopes[BIG.key] is not held
 
 
 def test_another_process_writes_are_seen(

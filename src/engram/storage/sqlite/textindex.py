@@ -9,9 +9,12 @@ the row count and total length (FTS5's averages record) and each token's documen
 (``fts5vocab``). The arithmetic is ``bm25()``'s, in its order, so scores and order are
 the statement's (a test compares them); only the per-row work moves to numpy.
 
-Like the vector cache, it follows ``scope_state``: appends are tokenized and added, any
-other change reloads the scope. Queries it cannot answer exactly (a filter, a word FTS5
-splits into several tokens) return None and go to the statement.
+Like the vector cache, it follows ``scope_state``: appends are tokenized and added. Any
+other change (a new epoch) is found by comparing each held fact's content hash with the
+file's (a fact's words change only with its hash): facts gone are masked out, changed
+ones are masked and tokenized again; past half the scope masked, it is rebuilt. Queries
+it cannot answer exactly (a filter, a word FTS5 splits into several tokens) return None
+and go to the statement.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +39,7 @@ DEFAULT_BUDGET_BYTES = 512 << 20
 K1 = 1.2  # bm25()'s constants
 B = 0.75
 _SCOPE_TOKEN = re.compile(r"s[0-9a-f]{20}x")
+_COLUMNS = "seq, id, content, scope_token, context, content_hash"
 
 Floats = npt.NDArray[np.float64]
 Rows = npt.NDArray[np.int32]
@@ -48,28 +53,30 @@ class _ScopeText:
     count: int = 0
     seqs: list[int] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, np.bool_))
     lengths: Floats = field(default_factory=lambda: np.empty(0, np.float64))
     postings: dict[str, tuple[Rows, Floats]] = field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:
         arrays = sum(r.nbytes + c.nbytes + 80 for r, c in self.postings.values())
-        return int(arrays + self.lengths.nbytes) + 60 * self.count
+        return int(arrays + self.lengths.nbytes) + 120 * self.count
 
-    def append(
-        self, tokenizer: Tokenizer, rows: Sequence[tuple[int, str, str, str, str | None]]
-    ) -> None:
-        """Adds facts (seq, id, content, scope token, context), in ascending seq, after
-        those held."""
+    def append(self, tokenizer: Tokenizer, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Adds facts (seq, id, content, scope token, context, content hash), in
+        ascending seq, after those held."""
         if not rows:
             return
         first = self.count
         seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        tokenized = tokenizer.facts([(seq, c, s, x) for seq, _, c, s, x in rows])
+        tokenized = tokenizer.facts([(r[0], r[2], r[3], r[4]) for r in rows])
         self.seqs.extend(seqs.tolist())
         self.ids.extend(r[1] for r in rows)
+        self.hashes.extend(r[5] for r in rows)
+        self.alive = np.concatenate([self.alive, np.ones(len(rows), np.bool_)])
         self.count += len(rows)
-        self.last_seq = int(seqs[-1])
+        self.last_seq = max(self.last_seq, int(seqs[-1]))
         lengths = np.zeros(self.count, np.float64)
         lengths[:first] = self.lengths[:first]
         docs, sizes = tokenized.lengths
@@ -81,6 +88,23 @@ class _ScopeText:
             if held is not None:
                 where, counts = np.concatenate([held[0], where]), np.concatenate([held[1], counts])
             self.postings[term] = (where, counts)
+
+    def revise(self, current: dict[int, str]) -> list[int] | None:
+        """Masks the facts that are gone from ``current`` (seq -> content hash of every
+        fact up to ``last_seq``) or changed in it; returns the changed ones' seqs, to be
+        tokenized again, or None when so many are masked that a rebuild is cheaper."""
+        alive = self.alive.copy()
+        changed = []
+        for i in np.flatnonzero(alive).tolist():
+            now = current.get(self.seqs[i])
+            if now != self.hashes[i]:
+                alive[i] = False
+                if now is not None:
+                    changed.append(self.seqs[i])
+        if 2 * (self.count - int(alive.sum())) > self.count:
+            return None
+        self.alive = alive  # a new array: searches holding the old one are unaffected
+        return sorted(changed)
 
 
 class TextIndex:
@@ -116,6 +140,7 @@ class TextIndex:
         with self._lock:
             entry = self._current(conn, scope, state[0], state[1])
             count, seqs, ids, lengths = entry.count, entry.seqs, entry.ids, entry.lengths
+            alive = entry.alive
             postings = [entry.postings.get(t) for t in tokens]
         rows, total = _averages(conn)
         if count == 0 or rows == 0:
@@ -134,6 +159,7 @@ class TextIndex:
             scores[where] += idf * (
                 (counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * size / average))
             )
+        scores[~alive[:count]] = 0.0
         matched = np.flatnonzero(scores > 0.0)
         if matched.shape[0] > limit:  # every row tied with the last kept one stays in
             cut = np.partition(scores[matched], matched.shape[0] - limit)[-limit]
@@ -152,11 +178,28 @@ class TextIndex:
         if entry is not None and entry.epoch == epoch and entry.version == version:
             self._scopes.move_to_end(scope)
             return entry
-        if entry is None or entry.epoch != epoch:
+        if entry is not None and entry.epoch != epoch:
+            current = conn.execute(
+                "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?",
+                (scope, entry.last_seq),
+            ).fetchall()
+            changed = entry.revise(dict(current))
+            if changed is None:
+                entry = None
+            else:
+                marks = ", ".join("?" for _ in changed)
+                entry.append(
+                    self._tokenizer,
+                    conn.execute(
+                        f"SELECT {_COLUMNS} FROM facts WHERE seq IN ({marks}) ORDER BY seq",
+                        changed,
+                    ).fetchall(),
+                )
+                entry.epoch = epoch
+        if entry is None:
             entry = _ScopeText(version, epoch)
         rows = conn.execute(
-            "SELECT seq, id, content, scope_token, context FROM facts "
-            "WHERE scope = ? AND seq > ? ORDER BY seq",
+            f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq > ? ORDER BY seq",
             (scope, entry.last_seq),
         ).fetchall()
         entry.append(self._tokenizer, rows)

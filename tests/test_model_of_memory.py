@@ -16,6 +16,7 @@ from hypothesis.stateful import (
 import engram
 import stores
 from engram import Conflict, ResourceRef
+from engram.storage.sqlite.store import SQLiteStore
 
 BASE = [ResourceRef("a"), ResourceRef("b", team_id="t"), ResourceRef("t:b"), ResourceRef("c")]
 WORDS = ["red", "green", "blue", "apple", "pear", "plum"]
@@ -32,6 +33,14 @@ class MemoryModel(RuleBasedStateMachine):
         super().__init__()
         target, self.cleanup = type(self).fresh_store()
         self.mem = engram.open(target, embedder=engram.HashingEmbedder(16))
+        # On SQLite, rank full text from memory from the first fact on, and keep a second
+        # store on the file that always runs the FTS5 statement: every check compares them.
+        self.plain: engram.Memory | None = None
+        if isinstance(self.mem._store, SQLiteStore):
+            self.mem._store.texts.index_above = 1
+            self.plain = engram.open(target, embedder=engram.HashingEmbedder(16))
+            assert isinstance(self.plain._store, SQLiteStore)
+            self.plain._store.texts.index_above = 1 << 62
         self.scopes = list(BASE)  # forks add their children
         self.facts: dict[ResourceRef, dict[str, str]] = {s: {} for s in BASE}  # id -> text
         self.working: dict[ResourceRef, dict[str, int]] = {s: {} for s in BASE}
@@ -45,6 +54,8 @@ class MemoryModel(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.mem.close()
+        if self.plain is not None:
+            self.plain.close()
         self.cleanup()
 
     @rule(scope=scopes, text=texts)
@@ -128,6 +139,16 @@ class MemoryModel(RuleBasedStateMachine):
                 assert {h.fact.id for h in hits} <= set(self.facts[scope])
                 if mode == "vector":
                     assert len(hits) == len(self.facts[scope])
+
+    @invariant()
+    def memory_ranks_as_the_statement(self) -> None:
+        if self.plain is None:
+            return
+        for scope in self.scopes:
+            for words in ("red apple plum", "pear", "green greens"):
+                fast = self.mem.recall(scope, words, top_k=3, mode="text")
+                slow = self.plain.recall(scope, words, top_k=3, mode="text")
+                assert [(h.fact.id, h.score) for h in fast] == [(h.fact.id, h.score) for h in slow]
 
 
 def test_memory_matches_its_model(backend: str, request: pytest.FixtureRequest) -> None:

@@ -58,10 +58,11 @@ class _ScopeText:
     lengths: Floats = field(default_factory=lambda: np.empty(0, np.float64))
     postings: dict[str, tuple[Rows, Floats]] = field(default_factory=dict)
 
+    posting_bytes: int = 0  # kept as postings change: summing them per search would cost
+
     @property
     def nbytes(self) -> int:
-        arrays = sum(r.nbytes + c.nbytes + 80 for r, c in self.postings.values())
-        return int(arrays + self.lengths.nbytes) + 120 * self.count
+        return self.posting_bytes + int(self.lengths.nbytes) + 120 * self.count
 
     def append(self, tokenizer: Tokenizer, rows: Sequence[tuple[Any, ...]]) -> None:
         """Adds facts (seq, id, content, scope token, context, content hash), in
@@ -86,8 +87,10 @@ class _ScopeText:
             where = (first + np.searchsorted(seqs, docs)).astype(np.int32)
             held = self.postings.get(term)
             if held is not None:
+                self.posting_bytes -= held[0].nbytes + held[1].nbytes + 80
                 where, counts = np.concatenate([held[0], where]), np.concatenate([held[1], counts])
             self.postings[term] = (where, counts)
+            self.posting_bytes += where.nbytes + counts.nbytes + 80
 
     def revise(self, current: dict[int, str]) -> list[int] | None:
         """Masks the facts that are gone from ``current`` (seq -> content hash of every

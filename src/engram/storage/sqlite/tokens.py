@@ -50,6 +50,7 @@ class Tokenizer:
         self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._words: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._created = False
 
     def facts(self, rows: Sequence[tuple[int, str, str, str | None]]) -> Tokenized:
         """``rows`` are (row number, content, scope token, context)."""
@@ -93,19 +94,20 @@ class Tokenizer:
             return out
 
     def _index(self, rows: Sequence[tuple[int, str, str, str | None]]) -> None:
-        """Indexes ``rows`` in a fresh table, readable through ``v`` (instances) and
-        ``r`` (tokens)."""
+        """Indexes ``rows`` alone, readable through ``v`` (instances) and ``r`` (tokens)."""
         conn = self._conn
-        for table in ("v", "r", "t"):
-            conn.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE t USING fts5({', '.join(COLUMNS)}, tokenize='{TOKENIZE}')"
-        )
-        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        conn.execute("CREATE VIRTUAL TABLE r USING fts5vocab(t, row)")
+        if not self._created:  # contentless: emptied by one command, no DDL per call
+            conn.execute(
+                f"CREATE VIRTUAL TABLE t USING fts5({', '.join(COLUMNS)}, content='', "
+                f"tokenize='{TOKENIZE}')"
+            )
+            conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+            conn.execute("CREATE VIRTUAL TABLE r USING fts5vocab(t, row)")
+            self._created = True
         # One transaction: FTS5 flushes its pending terms at every commit, and one commit
         # per row would build (and merge) a segment per row.
         conn.execute("BEGIN")
+        conn.execute("INSERT INTO t (t) VALUES ('delete-all')")
         conn.executemany(
             "INSERT INTO t (rowid, content, scope_token, context) VALUES (?, ?, ?, ?)", rows
         )

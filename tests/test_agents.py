@@ -70,6 +70,7 @@ def test_a_sqlite_store_from_before_agents_is_migrated(db_path: Path) -> None:
     conn = sqlite3.connect(db_path)
     conn.execute("DROP TABLE agents")
     conn.execute("DROP TABLE shares")  # and every later migration
+    conn.execute("ALTER TABLE scope_state DROP COLUMN rewritten")
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()

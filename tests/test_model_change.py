@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 import engram
 import stores
 from engram import EmbedderMismatch, ResourceRef
+from engram.core.models import Filters
+from engram.core.ports import EmbedKind, Vectors
+from engram.storage.sqlite.store import SQLiteStore
 from stores import Target
 
 
@@ -89,3 +96,28 @@ def test_recall_with_another_dimension_is_refused_not_a_crash(
     finally:
         early.close()
         writer.close()
+
+
+class Reversed(engram.HashingEmbedder):
+    """Other vectors of the same dimension: each hashing vector read backwards."""
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
+        return np.ascontiguousarray(super().embed(texts, kind)[:, ::-1])
+
+
+def test_a_store_open_during_a_reembedding_reads_the_new_vectors(
+    db_path: Path, ref: ResourceRef
+) -> None:
+    # The re-embedding leaves every content hash as it was, so only the scope's
+    # `rewritten` count tells another store's in-memory vectors to reload.
+    old, new = engram.HashingEmbedder(64, model="one"), Reversed(64, model="two")
+    with engram.open(db_path, embedder=old) as before:
+        before.remember_many(ref, ["alpha beta", "gamma delta", "epsilon"])
+        store = before._store
+        assert isinstance(store, SQLiteStore)
+        query = new.embed(["gamma"], "query")[0]
+        stale = store.vector_candidates(ref, query, Filters(), 3)
+        with engram.open(db_path, embedder=new, reembed=True) as after:
+            fresh = after._store.vector_candidates(ref, query, Filters(), 3)
+        assert [c.score for c in stale] != [c.score for c in fresh]
+        assert store.vector_candidates(ref, query, Filters(), 3) == fresh

@@ -137,7 +137,12 @@ def test_a_large_scope_recalls_exactly_through_the_store(db_path: Path) -> None:
         for fact in _all_facts(mem, ref)[:200]:
             mem.forget(ref, fact.id)
         check("fact number 1499")
-        assert store.vectors._scopes[ref.key].projection is not None
+        changed = mem.correct(ref, _all_facts(mem, ref)[0].id, "fact number 99999")
+        check("fact number 99999")
+        assert mem.recall(ref, "fact number 99999", top_k=1, mode="vector")[0].fact == changed
+        # Forgotten facts were masked and the corrected one read again, in place.
+        assert store.vectors._scopes[ref.key] is entry
+        assert entry.projection is not None
 
 
 def _all_facts(mem: engram.Memory, ref: ResourceRef) -> list[engram.Fact]:

@@ -112,6 +112,11 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX shares_by_reader ON shares (person, reader, source);
     """,
+    # 4: grows when a scope's vectors are replaced in place (re-embedding), which leaves
+    # every content hash as it was: in-memory vector copies reload the scope on it.
+    """
+    ALTER TABLE scope_state ADD COLUMN rewritten INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

@@ -357,6 +357,9 @@ class SQLiteStore:
                 scopes.add(scope)
             for scope in scopes:
                 _bump(conn, scope, appended_only=False)
+                conn.execute(
+                    "UPDATE scope_state SET rewritten = rewritten + 1 WHERE scope = ?", (scope,)
+                )
 
         if rows:
             self.db.write(work)

@@ -9,9 +9,8 @@ the row count and total length (FTS5's averages record) and each token's documen
 (``fts5vocab``). The arithmetic is ``bm25()``'s, in its order, so scores and order are
 the statement's (a test compares them); only the per-row work moves to numpy.
 
-Like the vector cache, it follows ``scope_state``: appends are tokenized and added. Any
-other change (a new epoch) is found by comparing each held fact's content hash with the
-file's (a fact's words change only with its hash): facts gone are masked out, changed
+Like the vector cache, it follows ``scope_state``: appends are tokenized and added; other
+changes are found by content hash (:mod:`.revision`): facts gone are masked out, changed
 ones are masked and tokenized again; past half the scope masked, it is rebuilt. Queries
 it cannot answer exactly (a filter, a word FTS5 splits into several tokens) return None
 and go to the statement.
@@ -32,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
+from engram.storage.sqlite.revision import current_hashes, revise
 from engram.storage.sqlite.tokens import COLUMNS, Tokenizer
 
 INDEX_ABOVE = 20_000
@@ -91,23 +91,6 @@ class _ScopeText:
                 where, counts = np.concatenate([held[0], where]), np.concatenate([held[1], counts])
             self.postings[term] = (where, counts)
             self.posting_bytes += where.nbytes + counts.nbytes + 80
-
-    def revise(self, current: dict[int, str]) -> list[int] | None:
-        """Masks the facts that are gone from ``current`` (seq -> content hash of every
-        fact up to ``last_seq``) or changed in it; returns the changed ones' seqs, to be
-        tokenized again, or None when so many are masked that a rebuild is cheaper."""
-        alive = self.alive.copy()
-        changed = []
-        for i in np.flatnonzero(alive).tolist():
-            now = current.get(self.seqs[i])
-            if now != self.hashes[i]:
-                alive[i] = False
-                if now is not None:
-                    changed.append(self.seqs[i])
-        if 2 * (self.count - int(alive.sum())) > self.count:
-            return None
-        self.alive = alive  # a new array: searches holding the old one are unaffected
-        return sorted(changed)
 
 
 class TextIndex:
@@ -182,14 +165,12 @@ class TextIndex:
             self._scopes.move_to_end(scope)
             return entry
         if entry is not None and entry.epoch != epoch:
-            current = conn.execute(
-                "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?",
-                (scope, entry.last_seq),
-            ).fetchall()
-            changed = entry.revise(dict(current))
-            if changed is None:
+            current = current_hashes(conn, scope, entry.last_seq)
+            revised = revise(entry.seqs, entry.hashes, entry.alive, current)
+            if revised is None:
                 entry = None
             else:
+                entry.alive, changed = revised
                 marks = ", ".join("?" for _ in changed)
                 entry.append(
                     self._tokenizer,

@@ -3,7 +3,9 @@
 The SQLite file is the one source of truth; this cache is rebuilt from it. Each scope's
 ``scope_state`` row says whether the cache is current: an unchanged ``epoch`` with a
 higher ``version`` means facts were only appended, so only rows after the last one read
-are loaded; a new ``epoch`` (delete, correct) reloads the scope. Exact search (one
+are loaded; a new ``epoch`` (delete, correct) is followed by content hash
+(:mod:`.revision`: gone facts masked, changed ones read again); a new ``rewritten``
+(vectors replaced in place) reloads the scope. Exact search (one
 matrix product, or in large scopes a pruned one, see :mod:`.projection`) keeps recall
 perfect however narrow a filter is.
 """
@@ -21,18 +23,28 @@ import numpy.typing as npt
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
+from engram.storage.sqlite.revision import current_hashes, revise
 
 DEFAULT_BUDGET_BYTES = 1 << 30
+
+
+_ROWS = (
+    "SELECT f.seq, f.id, v.vector, f.content_hash FROM facts f "
+    "JOIN fact_vectors v ON v.fact = f.seq "
+)
 
 
 @dataclass
 class _ScopeVectors:
     version: int
     epoch: int
+    rewritten: int
     last_seq: int
     count: int = 0
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     ids: list[str] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, np.bool_))
     matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
     project_above: int = PROJECT_ABOVE
     projection: Projection | None = None
@@ -41,12 +53,19 @@ class _ScopeVectors:
     @property
     def nbytes(self) -> int:
         extra = self.projection.nbytes if self.projection is not None else 0
-        return int(self.matrix.nbytes + self.seqs.nbytes) + 40 * len(self.ids) + extra
+        return int(self.matrix.nbytes + self.seqs.nbytes) + 100 * len(self.ids) + extra
 
-    def append(self, seqs: list[int], ids: list[str], blobs: list[bytes]) -> None:
-        """Adds rows in any order; ``last_seq`` becomes the highest row number seen."""
-        if not seqs:
+    def append(self, rows: list[tuple[int, str, bytes, str]]) -> None:
+        """Adds (seq, id, vector, content hash) rows in any order; ``last_seq`` becomes
+        the highest row number seen."""
+        if not rows:
             return
+        seqs, ids, blobs, hashes = (list(c) for c in zip(*rows, strict=True))
+        self.hashes.extend(hashes)
+        self.alive = np.concatenate([self.alive, np.ones(len(rows), np.bool_)])
+        self._add(seqs, ids, blobs)
+
+    def _add(self, seqs: list[int], ids: list[str], blobs: list[bytes]) -> None:
         rows = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
         self.last_seq = max(self.last_seq, max(seqs))
         if self.count == 0:  # a fresh load: the joined buffer is the matrix, no copy
@@ -103,14 +122,14 @@ class VectorIndex:
         ``allowed`` restricts the search to those row numbers (filters).
         """
         state = conn.execute(
-            "SELECT version, epoch FROM scope_state WHERE scope = ?", (scope,)
+            "SELECT version, epoch, rewritten FROM scope_state WHERE scope = ?", (scope,)
         ).fetchone()
         if state is None:
             return []
         with self._lock:
-            entry = self._current(conn, scope, state[0], state[1])
+            entry = self._current(conn, scope, *state)
             count, seqs, ids, matrix = entry.count, entry.seqs, entry.ids, entry.matrix
-            projection = entry.projection
+            projection, alive = entry.projection, entry.alive
         if count == 0:
             return []
         if matrix.shape[1] != query.shape[-1]:
@@ -119,9 +138,11 @@ class VectorIndex:
                 f"the query's has {query.shape[-1]}"
             )
         query = query.astype(np.float32, copy=False)
-        mask = None
+        mask = None if bool(alive[:count].all()) else alive[:count]  # forgotten: masked
         if allowed is not None:
-            mask = np.isin(seqs[:count], np.fromiter(allowed, np.int64, len(allowed)))
+            wanted = np.isin(seqs[:count], np.fromiter(allowed, np.int64, len(allowed)))
+            mask = wanted if mask is None else mask & wanted
+        if mask is not None:
             limit = min(limit, int(mask.sum()))
         if limit <= 0:
             return []
@@ -145,23 +166,40 @@ class VectorIndex:
             self._scopes.pop(scope, None)
 
     def _current(
-        self, conn: sqlite3.Connection, scope: str, version: int, epoch: int
+        self, conn: sqlite3.Connection, scope: str, version: int, epoch: int, rewritten: int
     ) -> _ScopeVectors:
         entry = self._scopes.get(scope)
-        if entry is not None and entry.epoch == epoch and entry.version == version:
+        if entry is not None and (entry.version, entry.epoch, entry.rewritten) == (
+            version,
+            epoch,
+            rewritten,
+        ):
             self._scopes.move_to_end(scope)
             return entry
-        if entry is None or entry.epoch != epoch:
-            entry = _ScopeVectors(version, epoch, last_seq=-1, project_above=self.project_above)
+        if entry is not None and entry.rewritten != rewritten:
+            entry = None
+        if entry is not None and entry.epoch != epoch:
+            current = current_hashes(conn, scope, entry.last_seq)
+            held = entry.seqs[: entry.count].tolist()
+            revised = revise(held, entry.hashes, entry.alive, current)
+            if revised is None:
+                entry = None
+            else:
+                entry.alive, changed = revised
+                marks = ", ".join("?" for _ in changed)
+                entry.append(conn.execute(f"{_ROWS}WHERE f.seq IN ({marks})", changed).fetchall())
+                entry.epoch = epoch
+        if entry is None:
+            entry = _ScopeVectors(
+                version, epoch, rewritten, last_seq=-1, project_above=self.project_above
+            )
         # No ORDER BY: sorting a scope's rows with their vectors would cost more than
         # the read; appends only need the highest row number, which append() keeps.
-        rows = conn.execute(
-            "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
-            "WHERE f.scope = ? AND f.seq > ?",
-            (scope, entry.last_seq),
-        ).fetchall()
-        seqs, ids, blobs = zip(*rows, strict=True) if rows else ((), (), ())
-        entry.append(list(seqs), list(ids), list(blobs))
+        entry.append(
+            conn.execute(
+                f"{_ROWS}WHERE f.scope = ? AND f.seq > ?", (scope, entry.last_seq)
+            ).fetchall()
+        )
         entry.version = version
         self._scopes[scope] = entry
         self._scopes.move_to_end(scope)

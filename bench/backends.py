@@ -91,6 +91,24 @@ def fill(mem: Memory, ref: ResourceRef, texts: Sequence[str], batch: int) -> flo
     return time.perf_counter() - started
 
 
+def one_big_scope(
+    directory: Path, facts: int, queries: int, extra: Sequence[str] = ()
+) -> tuple[Path, Lookup, list[str]]:
+    """A file in ``directory`` holding one scope, ``big``, of ``facts`` pool sentences
+    with the model's cached vectors; returns it, a lookup that also knows ``queries``
+    questions and the ``extra`` texts (random unit vectors), and the questions."""
+    pool = sentences.unique_sentences(facts, SEED)
+    questions = sentences.questions(queries, SEED + 1)
+    vectors = np.vstack([embedded(pool, "pool"), embedded(questions, "questions")])
+    spare = np.random.default_rng(SEED).standard_normal((len(extra), vectors.shape[1]))
+    spare /= np.maximum(np.linalg.norm(spare, axis=1, keepdims=True), 1e-12)
+    lookup = Lookup([*pool, *questions, *extra], np.vstack([vectors, spare.astype(np.float32)]))
+    path = directory / "big.db"
+    with engram.open(path, embedder=lookup) as mem:  # type: ignore[arg-type]
+        fill(mem, ResourceRef("big"), pool, 1_000)
+    return path, lookup, questions
+
+
 def exact_top(lookup: Lookup, texts: Sequence[str], query: Vectors) -> set[str]:
     matrix = lookup.embed(texts, "passage")
     order = np.argsort(-(matrix @ query))[:TOP_K]

@@ -20,9 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import sentences
-from backends import SEED, Lookup, embedded, fill
+from backends import SEED, Lookup, one_big_scope
 from harness import environment, latency_summary, one_line, table, timed, write_json
 
 import engram
@@ -60,18 +59,10 @@ def alternate(
 
 
 def run(facts: int, queries: int) -> dict[str, Any]:
-    pool = sentences.unique_sentences(facts, SEED)
-    questions = sentences.questions(queries, SEED + 1)
     more = [f"{s} (later)" for s in sentences.unique_sentences(queries, SEED + 2)]
-    vectors = np.vstack([embedded(pool, "pool"), embedded(questions, "questions")])
-    spare = np.random.default_rng(SEED).standard_normal((len(more), vectors.shape[1]))
-    spare /= np.linalg.norm(spare, axis=1, keepdims=True)
-    lookup = Lookup(pool + questions + more, np.vstack([vectors, spare.astype(np.float32)]))
     ref = ResourceRef("big")
     with tempfile.TemporaryDirectory(prefix="engram-textindex-") as name:
-        path = Path(name) / "text.db"
-        with engram.open(path, embedder=lookup) as mem:  # type: ignore[arg-type]
-            fill(mem, ref, pool, 1_000)
+        path, lookup, questions = one_big_scope(Path(name), facts, queries, more)
         stores = {"index": opened(path, lookup, indexed=True)}
         stores["statement"] = opened(path, lookup, indexed=False)
         cold = {

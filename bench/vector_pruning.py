@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sentences
-from backends import SEED, Lookup, embedded, fill
+from backends import Lookup, one_big_scope
 from harness import environment, latency_summary, one_line, table, timed, write_json
 
 import engram
@@ -50,15 +49,9 @@ def rows_scored(store: SQLiteStore, ref: ResourceRef, query: np.ndarray) -> int 
 
 
 def run(facts: int, queries: int) -> dict[str, Any]:
-    pool = sentences.unique_sentences(facts, SEED)
-    questions = sentences.questions(queries, SEED + 1)
-    vectors = np.vstack([embedded(pool, "pool"), embedded(questions, "questions")])
-    lookup = Lookup(pool + questions, vectors)
     ref = ResourceRef("big")
     with tempfile.TemporaryDirectory(prefix="engram-pruning-") as name:
-        path = Path(name) / "pruning.db"
-        with engram.open(path, embedder=lookup) as mem:  # type: ignore[arg-type]
-            fill(mem, ref, pool, 1_000)
+        path, lookup, questions = one_big_scope(Path(name), facts, queries)
         stores = {"pruned": opened(path, lookup, pruned=True)}
         stores["plain"] = opened(path, lookup, pruned=False)
         cold = {

@@ -146,3 +146,23 @@ def test_the_tokenizer_is_the_full_text_index_s(db_path: Path) -> None:
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'facts_fts'").fetchone()[0]
     conn.close()
     assert f"tokenize='{TOKENIZE}'" in sql
+
+
+def test_a_new_fact_taking_a_forgotten_fact_s_row_number_is_found(
+    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    # SQLite gives the next insert the row number of a deleted newest row; both
+    # in-memory copies must read it although it is not above the last row they read.
+    mem, fast, slow = stores
+    rng = random.Random(11)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
+    newest = mem.remember(BIG, "camera alpha")
+    assert ranked(fast, BIG, "camera alpha", 1)[0].id == newest.id
+    assert mem.recall(BIG, "camera alpha", top_k=1, mode="vector")[0].fact == newest
+    mem.forget(BIG, newest.id)
+    ranked(fast, BIG, "camera", 5)  # the copies revise themselves here
+    mem.recall(BIG, "camera", top_k=5, mode="vector")
+    again = mem.remember(BIG, "camera beta")  # takes the forgotten fact's row number
+    assert ranked(fast, BIG, "camera beta", 1)[0].id == again.id
+    assert mem.recall(BIG, "camera beta", top_k=1, mode="vector")[0].fact == again
+    assert ranked(fast, BIG, "camera", 20) == ranked(slow, BIG, "camera", 20)

@@ -4,7 +4,8 @@ A scope's ``scope_state.epoch`` grows when facts are deleted or their words chan
 (the vector cache, the text index) then compares each fact it holds with the file by
 content hash, since a fact's words change only with its hash: facts gone are masked out,
 changed ones are masked and read again. That costs one pass over the scope's (seq, hash)
-pairs instead of reading and processing every fact again.
+pairs instead of reading and processing every fact again. A copy then reads appends from
+the newest seq still present: SQLite gives a deleted newest fact's seq to the next insert.
 """
 
 from __future__ import annotations

@@ -171,6 +171,9 @@ class TextIndex:
                 entry = None
             else:
                 entry.alive, changed = revised
+                # A deleted newest fact's seq is taken again by the next insert (no
+                # AUTOINCREMENT): appends are read from the newest seq still present.
+                entry.last_seq = max(current, default=-1)
                 marks = ", ".join("?" for _ in changed)
                 entry.append(
                     self._tokenizer,

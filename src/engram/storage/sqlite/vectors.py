@@ -186,6 +186,9 @@ class VectorIndex:
                 entry = None
             else:
                 entry.alive, changed = revised
+                # A deleted newest fact's seq is taken again by the next insert (no
+                # AUTOINCREMENT): appends are read from the newest seq still present.
+                entry.last_seq = max(current, default=-1)
                 marks = ", ".join("?" for _ in changed)
                 entry.append(conn.execute(f"{_ROWS}WHERE f.seq IN ({marks})", changed).fetchall())
                 entry.epoch = epoch

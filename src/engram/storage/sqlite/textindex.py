@@ -117,7 +117,8 @@ class TextIndex:
             "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
         ).fetchone()
         if state is None or state[2] < self.index_above:
-            self.forget(scope)
+            if scope in self._scopes:  # small scopes never wait on a large one's load
+                self.forget(scope)
             return None
         phrases = self._tokenizer.words(words)
         if any(len(p) != 1 or _SCOPE_TOKEN.fullmatch(p[0]) for p in phrases):

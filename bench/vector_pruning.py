@@ -41,8 +41,8 @@ def opened(path: Path, lookup: Lookup, *, pruned: bool) -> tuple[Memory, SQLiteS
 
 
 def rows_scored(store: SQLiteStore, ref: ResourceRef, query: np.ndarray) -> int | None:
-    entry = store.vectors._scopes[ref.key]
-    if entry.projection is None:
+    entry = store.vectors.held(ref.key)
+    if entry is None or entry.projection is None:
         return None
     found = entry.projection.search(entry.matrix, entry.count, query, None, 50)
     return None if found is None else len(found[0])
@@ -69,7 +69,8 @@ def run(facts: int, queries: int) -> dict[str, Any]:
                 raise SystemExit(f"the pruned answer differs for {text!r}")
         store = stores["pruned"][1]
         scored = [rows_scored(store, ref, lookup.embed([q], "query")[0]) for q in questions]
-        fitted = store.vectors._scopes[ref.key].projection
+        held = store.vectors.held(ref.key)
+        fitted = held.projection if held is not None else None
         for mem, _ in stores.values():
             mem.close()
     counted = [s for s in scored if s is not None]

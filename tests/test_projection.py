@@ -129,8 +129,10 @@ def test_a_large_scope_recalls_exactly_through_the_store(db_path: Path) -> None:
 
         mem.remember_many(ref, notes[:1_000])
         check("fact number 7")
-        entry = store.vectors._scopes[ref.key]
-        assert entry.projection is not None  # the pruned path is the one answering
+        entry = store.vectors.held(ref.key)
+        assert (
+            entry is not None and entry.projection is not None
+        )  # the pruned path is the one answering
         mem.remember_many(ref, notes[1_000:])  # appended after the fit
         check("fact number 1234")
         check("fact number 3", tags=["even"])
@@ -141,7 +143,7 @@ def test_a_large_scope_recalls_exactly_through_the_store(db_path: Path) -> None:
         check("fact number 99999")
         assert mem.recall(ref, "fact number 99999", top_k=1, mode="vector")[0].fact == changed
         # Forgotten facts were masked and the corrected one read again, in place.
-        assert store.vectors._scopes[ref.key] is entry
+        assert store.vectors.held(ref.key) is entry
         assert entry.projection is not None
 
 

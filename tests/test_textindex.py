@@ -76,26 +76,26 @@ def test_the_index_ranks_as_the_statement(
     queries += ["running cafe résumé", "invoices invoiced invoice", "nothing matches zzz"]
     queries += ["camera report", "camera"]
     assert_same_ranking(fast, slow, queries)
-    assert BIG.key in fast.texts._scopes  # the index answered, not the statement
+    assert fast.texts.held(BIG.key) is not None  # the index answered, not the statement
 
     mem.remember_many(BIG, [sentence(rng) for _ in range(50)])  # appended: added
     mem.remember_many(OTHER, [sentence(rng) for _ in range(50)])  # other scopes: new stats
     assert_same_ranking(fast, slow, queries)
 
-    held = fast.texts._scopes[BIG.key]
+    held = fast.texts.held(BIG.key)
     facts = mem.facts(BIG, limit=300).facts
     for fact in facts[::3]:
         mem.forget(BIG, fact.id)
     for fact in facts[1::6]:  # none of them forgotten above
         mem.correct(BIG, fact.id, sentence(rng))
     assert_same_ranking(fast, slow, queries)
-    assert fast.texts._scopes[BIG.key] is held  # revised in place, not rebuilt
+    assert fast.texts.held(BIG.key) is held  # revised in place, not rebuilt
 
     for fact in mem.facts(BIG, limit=400).facts:  # most of the scope: rebuilt
         mem.forget(BIG, fact.id)
     mem.remember_many(BIG, [sentence(rng) for _ in range(100)])
     assert_same_ranking(fast, slow, queries)
-    assert fast.texts._scopes[BIG.key] is not held
+    assert fast.texts.held(BIG.key) is not held
 
 
 def test_another_process_writes_are_seen(
@@ -136,7 +136,7 @@ def test_small_scopes_are_not_indexed(
     mem, fast, slow = stores
     mem.remember_many(BIG, [f"camera report {i}" for i in range(50)])
     assert ranked(fast, BIG, "camera", 10) == ranked(slow, BIG, "camera", 10)
-    assert fast.texts._scopes == {}
+    assert fast.texts.held(BIG.key) is None
 
 
 def test_the_tokenizer_is_the_full_text_index_s(db_path: Path) -> None:

@@ -21,8 +21,6 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
+from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.revision import current_hashes, revise
 from engram.storage.sqlite.tokens import COLUMNS, Tokenizer
 
@@ -100,9 +99,7 @@ class TextIndex:
         self, budget_bytes: int = DEFAULT_BUDGET_BYTES, index_above: int = INDEX_ABOVE
     ) -> None:
         self.index_above = index_above
-        self._budget = budget_bytes
-        self._scopes: OrderedDict[str, _ScopeText] = OrderedDict()
-        self._lock = threading.Lock()
+        self._copies: ScopeCopies[_ScopeText] = ScopeCopies(budget_bytes)
         self._tokenizer = Tokenizer()
 
     def search(
@@ -117,18 +114,26 @@ class TextIndex:
             "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
         ).fetchone()
         if state is None or state[2] < self.index_above:
-            if scope in self._scopes:  # small scopes never wait on a large one's load
-                self.forget(scope)
+            self.forget(scope)
             return None
         phrases = self._tokenizer.words(words)
         if any(len(p) != 1 or _SCOPE_TOKEN.fullmatch(p[0]) for p in phrases):
             return None
         tokens = [p[0] for p in phrases]
-        with self._lock:
-            entry = self._current(conn, scope, state[0], state[1])
-            count, seqs, ids, lengths = entry.count, entry.seqs, entry.ids, entry.lengths
-            alive = entry.alive
-            postings = [entry.postings.get(t) for t in tokens]
+        version, epoch = state[0], state[1]
+        count, seqs, ids, lengths, alive, postings = self._copies.use(
+            scope,
+            lambda held: (held.version, held.epoch) == (version, epoch),
+            lambda held: self._update(conn, scope, held, version, epoch),
+            lambda e: (
+                e.count,
+                e.seqs,
+                e.ids,
+                e.lengths,
+                e.alive,
+                [e.postings.get(t) for t in tokens],
+            ),
+        )
         rows, total = _averages(conn)
         if count == 0 or rows == 0:
             return []
@@ -155,16 +160,20 @@ class TextIndex:
         return [Candidate(ids[i], float(scores[i])) for i in order]
 
     def forget(self, scope: str) -> None:
-        with self._lock:
-            self._scopes.pop(scope, None)
+        self._copies.forget(scope)
 
-    def _current(
-        self, conn: sqlite3.Connection, scope: str, version: int, epoch: int
+    def held(self, scope: str) -> _ScopeText | None:
+        """The scope's postings, if held (for diagnostics and tests)."""
+        return self._copies.held(scope)
+
+    def _update(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        entry: _ScopeText | None,
+        version: int,
+        epoch: int,
     ) -> _ScopeText:
-        entry = self._scopes.get(scope)
-        if entry is not None and entry.epoch == epoch and entry.version == version:
-            self._scopes.move_to_end(scope)
-            return entry
         if entry is not None and entry.epoch != epoch:
             current = current_hashes(conn, scope, entry.last_seq)
             revised = revise(entry.seqs, entry.hashes, entry.alive, current)
@@ -192,12 +201,6 @@ class TextIndex:
         ).fetchall()
         entry.append(self._tokenizer, rows)
         entry.version = version
-        self._scopes[scope] = entry
-        self._scopes.move_to_end(scope)
-        total = sum(e.nbytes for e in self._scopes.values())
-        while total > self._budget and len(self._scopes) > 1:
-            _, dropped = self._scopes.popitem(last=False)
-            total -= dropped.nbytes
         return entry
 
 

@@ -13,8 +13,6 @@ perfect however narrow a filter is.
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +20,7 @@ import numpy.typing as npt
 
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
+from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
 from engram.storage.sqlite.revision import current_hashes, revise
 
@@ -103,10 +102,8 @@ class VectorIndex:
     def __init__(
         self, budget_bytes: int = DEFAULT_BUDGET_BYTES, project_above: int = PROJECT_ABOVE
     ) -> None:
-        self._budget = budget_bytes
         self.project_above = project_above
-        self._scopes: OrderedDict[str, _ScopeVectors] = OrderedDict()
-        self._lock = threading.Lock()
+        self._copies: ScopeCopies[_ScopeVectors] = ScopeCopies(budget_bytes)
 
     def search(
         self,
@@ -126,10 +123,12 @@ class VectorIndex:
         ).fetchone()
         if state is None:
             return []
-        with self._lock:
-            entry = self._current(conn, scope, *state)
-            count, seqs, ids, matrix = entry.count, entry.seqs, entry.ids, entry.matrix
-            projection, alive = entry.projection, entry.alive
+        count, seqs, ids, matrix, projection, alive = self._copies.use(
+            scope,
+            lambda held: (held.version, held.epoch, held.rewritten) == tuple(state),
+            lambda held: self._update(conn, scope, held, *state),
+            lambda e: (e.count, e.seqs, e.ids, e.matrix, e.projection, e.alive),
+        )
         if count == 0:
             return []
         if matrix.shape[1] != query.shape[-1]:
@@ -162,20 +161,21 @@ class VectorIndex:
         return [Candidate(ids[rows[i]], float(scores[i])) for i in order]
 
     def forget(self, scope: str) -> None:
-        with self._lock:
-            self._scopes.pop(scope, None)
+        self._copies.forget(scope)
 
-    def _current(
-        self, conn: sqlite3.Connection, scope: str, version: int, epoch: int, rewritten: int
+    def held(self, scope: str) -> _ScopeVectors | None:
+        """The scope's copy, if one is held (for diagnostics and tests)."""
+        return self._copies.held(scope)
+
+    def _update(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        entry: _ScopeVectors | None,
+        version: int,
+        epoch: int,
+        rewritten: int,
     ) -> _ScopeVectors:
-        entry = self._scopes.get(scope)
-        if entry is not None and (entry.version, entry.epoch, entry.rewritten) == (
-            version,
-            epoch,
-            rewritten,
-        ):
-            self._scopes.move_to_end(scope)
-            return entry
         if entry is not None and entry.rewritten != rewritten:
             entry = None
         if entry is not None and entry.epoch != epoch:
@@ -204,13 +204,4 @@ class VectorIndex:
             ).fetchall()
         )
         entry.version = version
-        self._scopes[scope] = entry
-        self._scopes.move_to_end(scope)
-        self._evict()
         return entry
-
-    def _evict(self) -> None:
-        total = sum(e.nbytes for e in self._scopes.values())
-        while total > self._budget and len(self._scopes) > 1:
-            _, dropped = self._scopes.popitem(last=False)
-            total -= dropped.nbytes

@@ -19,12 +19,29 @@ import numpy.typing as npt
 Mask = npt.NDArray[np.bool_]
 
 
-def current_hashes(conn: sqlite3.Connection, scope: str, last_seq: int) -> dict[int, str]:
-    """seq -> content hash of the scope's facts up to ``last_seq``."""
-    rows = conn.execute(
-        "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?", (scope, last_seq)
-    ).fetchall()
-    return dict(rows)
+def revised(
+    conn: sqlite3.Connection,
+    scope: str,
+    seqs: Sequence[int],
+    hashes: Sequence[str],
+    alive: Mask,
+    last_seq: int,
+) -> tuple[Mask, int, list[int]] | None:
+    """After a new epoch, for a copy holding facts ``seqs`` (with ``hashes``) up to
+    ``last_seq``: its new mask, the seq to read appends after, and the seqs to read
+    again; None when the copy should be rebuilt."""
+    current: dict[int, str] = dict(
+        conn.execute(
+            "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?", (scope, last_seq)
+        ).fetchall()
+    )
+    found = revise(seqs, hashes, alive, current)
+    if found is None:
+        return None
+    mask, changed = found
+    # A deleted newest fact's seq is taken again by the next insert (no AUTOINCREMENT):
+    # appends are read from the newest seq still present.
+    return mask, max(current, default=-1), changed
 
 
 def revise(

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
-from engram.storage.sqlite.revision import current_hashes, revise
+from engram.storage.sqlite.revision import revised
 from engram.storage.sqlite.tokens import COLUMNS, Tokenizer
 
 INDEX_ABOVE = 20_000
@@ -175,15 +175,11 @@ class TextIndex:
         epoch: int,
     ) -> _ScopeText:
         if entry is not None and entry.epoch != epoch:
-            current = current_hashes(conn, scope, entry.last_seq)
-            revised = revise(entry.seqs, entry.hashes, entry.alive, current)
-            if revised is None:
+            found = revised(conn, scope, entry.seqs, entry.hashes, entry.alive, entry.last_seq)
+            if found is None:
                 entry = None
             else:
-                entry.alive, changed = revised
-                # A deleted newest fact's seq is taken again by the next insert (no
-                # AUTOINCREMENT): appends are read from the newest seq still present.
-                entry.last_seq = max(current, default=-1)
+                entry.alive, entry.last_seq, changed = found
                 marks = ", ".join("?" for _ in changed)
                 entry.append(
                     self._tokenizer,

@@ -22,7 +22,7 @@ from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
-from engram.storage.sqlite.revision import current_hashes, revise
+from engram.storage.sqlite.revision import revised
 
 DEFAULT_BUDGET_BYTES = 1 << 30
 
@@ -179,16 +179,12 @@ class VectorIndex:
         if entry is not None and entry.rewritten != rewritten:
             entry = None
         if entry is not None and entry.epoch != epoch:
-            current = current_hashes(conn, scope, entry.last_seq)
             held = entry.seqs[: entry.count].tolist()
-            revised = revise(held, entry.hashes, entry.alive, current)
-            if revised is None:
+            found = revised(conn, scope, held, entry.hashes, entry.alive, entry.last_seq)
+            if found is None:
                 entry = None
             else:
-                entry.alive, changed = revised
-                # A deleted newest fact's seq is taken again by the next insert (no
-                # AUTOINCREMENT): appends are read from the newest seq still present.
-                entry.last_seq = max(current, default=-1)
+                entry.alive, entry.last_seq, changed = found
                 marks = ", ".join("?" for _ in changed)
                 entry.append(conn.execute(f"{_ROWS}WHERE f.seq IN ({marks})", changed).fetchall())
                 entry.epoch = epoch

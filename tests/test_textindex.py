@@ -14,8 +14,8 @@ from engram import Memory, Note, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
+from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, TOKENIZE, scope_token
 from engram.storage.sqlite.store import SQLiteStore
-from engram.storage.sqlite.tokens import TOKENIZE
 
 WORDS = (
     "budget invoice invoices invoiced running runner runs ran café cafe naïve resume résumé "
@@ -146,6 +146,8 @@ def test_the_tokenizer_is_the_full_text_index_s(db_path: Path) -> None:
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'facts_fts'").fetchone()[0]
     conn.close()
     assert f"tokenize='{TOKENIZE}'" in sql
+    assert f"fts5(\n        {', '.join(COLUMNS)}, content='facts'" in sql
+    assert SCOPE_TOKEN.fullmatch(scope_token(BIG.key))
 
 
 def test_a_new_fact_taking_a_forgotten_fact_s_row_number_is_found(

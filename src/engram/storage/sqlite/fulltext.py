@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 
 from engram.core.models import Filters
 from engram.storage.filters import filter_sql
+
+# facts_fts as schema migration 1 made it (a test checks the two agree): its columns in
+# order with their weights in the ranking (the scope-token column weighs nothing), and
+# its tokenizer.
+WEIGHTS = {"content": 1.0, "scope_token": 0.0, "context": 1.0}
+COLUMNS = tuple(WEIGHTS)
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+_BM25 = f"bm25(facts_fts, {', '.join(repr(w) for w in WEIGHTS.values())})"
+# What scope_token() makes, and so what no word of a query can be ranked as.
+SCOPE_TOKEN = re.compile(r"s[0-9a-f]{20}x")
 
 
 def scope_token(scope_key: str) -> str:
@@ -47,14 +58,14 @@ def text_candidates_sql(
     if filters.empty:
         match, cut = (words, limit + outside) if outside <= SCOPE_TOKEN_ABOVE else (narrowed, limit)
         sql = (
-            "SELECT f.id, m.score FROM (SELECT rowid, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
+            f"SELECT f.id, m.score FROM (SELECT rowid, {_BM25} AS score "
             "FROM facts_fts WHERE facts_fts MATCH ? ORDER BY score, rowid LIMIT ?) AS m "
             "JOIN facts f ON f.seq = m.rowid WHERE f.scope = ? ORDER BY m.score, f.seq LIMIT ?"
         )
         return sql, [match, cut, scope, limit]
     where, params = filter_sql(filters)
     sql = (
-        "SELECT f.id, bm25(facts_fts, 1.0, 0.0, 1.0) AS score "
+        f"SELECT f.id, {_BM25} AS score "
         "FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
         f"WHERE facts_fts MATCH ? AND f.scope = ?{where} ORDER BY score, f.seq LIMIT ?"
     )

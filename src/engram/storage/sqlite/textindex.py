@@ -19,7 +19,6 @@ and go to the statement.
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,14 +29,14 @@ import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
+from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
 from engram.storage.sqlite.revision import revised
-from engram.storage.sqlite.tokens import COLUMNS, Tokenizer
+from engram.storage.sqlite.tokens import Tokenizer
 
 INDEX_ABOVE = 20_000
 DEFAULT_BUDGET_BYTES = 512 << 20
 K1 = 1.2  # bm25()'s constants
 B = 0.75
-_SCOPE_TOKEN = re.compile(r"s[0-9a-f]{20}x")
 _COLUMNS = "seq, id, content, scope_token, context, content_hash"
 
 Floats = npt.NDArray[np.float64]
@@ -117,7 +116,7 @@ class TextIndex:
             self.forget(scope)
             return None
         phrases = self._tokenizer.words(words)
-        if any(len(p) != 1 or _SCOPE_TOKEN.fullmatch(p[0]) for p in phrases):
+        if any(len(p) != 1 or SCOPE_TOKEN.fullmatch(p[0]) for p in phrases):
             return None
         tokens = [p[0] for p in phrases]
         version, epoch = state[0], state[1]

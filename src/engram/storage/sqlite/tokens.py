@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-# facts_fts's tokenizer (schema migration 1); a test checks that the two agree.
-TOKENIZE = "porter unicode61 remove_diacritics 2"
-COLUMNS = ("content", "scope_token", "context")
-# Column weights of the full-text ranking: the scope-token column weighs nothing.
-WEIGHTS = {"content": 1.0, "scope_token": 0.0, "context": 1.0}
+from engram.storage.sqlite.fulltext import COLUMNS, TOKENIZE, WEIGHTS
+
 WORDS_CACHED = 10_000
+# A token's weighted count is a count of its instances in the columns of weight one.
+if set(WEIGHTS.values()) - {0.0, 1.0}:
+    raise ValueError("the in-memory ranking counts instances: column weights must be 0 or 1")
 
 
 Ints = npt.NDArray[np.int64]

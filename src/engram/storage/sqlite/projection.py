@@ -97,15 +97,15 @@ class Projection:
         (with those scores, in no order; possibly a few more rows), or None when the bound
         prunes too little to pay."""
         count = min(count, self.count)  # rows appended since the caller looked are not its
+        wanted = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * limit)
+        if wanted >= count:  # as much as the whole product: the caller does that
+            return None
         reduced_query = self.basis.T @ query
         query_residual = float(np.linalg.norm(query - self.basis @ reduced_query))
         approx = self.rows[:count] @ reduced_query
         if allowed is not None:
             approx = np.where(allowed, approx, np.float32(-np.inf))
-        wanted = min(count, max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * limit))
-        picked = np.argpartition(-approx, wanted - 1)[:wanted] if wanted < count else None
-        if picked is None:
-            return None
+        picked = np.argpartition(-approx, wanted - 1)[:wanted]
         picked = picked[np.isfinite(approx[picked])]
         exact = matrix[picked] @ query
         if exact.shape[0] < limit:

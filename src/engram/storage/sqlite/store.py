@@ -356,10 +356,7 @@ class SQLiteStore:
             ):
                 scopes.add(scope)
             for scope in scopes:
-                _bump(conn, scope, appended_only=False)
-                conn.execute(
-                    "UPDATE scope_state SET rewritten = rewritten + 1 WHERE scope = ?", (scope,)
-                )
+                _bump(conn, scope, appended_only=False, rewritten=True)
 
         if rows:
             self.db.write(work)
@@ -378,13 +375,21 @@ def _new_id() -> str:
     return "f_" + secrets.token_hex(12)
 
 
-def _bump(conn: sqlite3.Connection, scope: str, *, appended_only: bool, delta: int = 0) -> None:
-    """Records a change of the scope's facts: ``delta`` facts more (or fewer)."""
+def _bump(
+    conn: sqlite3.Connection,
+    scope: str,
+    *,
+    appended_only: bool,
+    delta: int = 0,
+    rewritten: bool = False,
+) -> None:
+    """Records a change of the scope's facts: ``delta`` facts more (or fewer);
+    ``rewritten`` when vectors were replaced in place."""
     conn.execute(
         "INSERT INTO scope_state (scope, version, epoch, facts) VALUES (?, 1, 0, ?) "
         "ON CONFLICT (scope) DO UPDATE SET version = version + 1, epoch = epoch + ?, "
-        "facts = facts + excluded.facts",
-        (scope, delta, 0 if appended_only else 1),
+        "facts = facts + excluded.facts, rewritten = rewritten + ?",
+        (scope, delta, 0 if appended_only else 1, int(rewritten)),
     )
 
 

@@ -48,7 +48,6 @@ class _ScopeText:
     version: int
     epoch: int
     last_seq: int = -1
-    count: int = 0
     seqs: list[int] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
     hashes: list[str] = field(default_factory=list)
@@ -57,6 +56,10 @@ class _ScopeText:
     postings: dict[str, tuple[Rows, Floats]] = field(default_factory=dict)
 
     posting_bytes: int = 0  # kept as postings change: summing them per search would cost
+
+    @property
+    def count(self) -> int:
+        return len(self.seqs)
 
     @property
     def nbytes(self) -> int:
@@ -74,7 +77,6 @@ class _ScopeText:
         self.ids.extend(r[1] for r in rows)
         self.hashes.extend(r[5] for r in rows)
         self.alive = np.concatenate([self.alive, np.ones(len(rows), np.bool_)])
-        self.count += len(rows)
         self.last_seq = max(self.last_seq, int(seqs[-1]))
         lengths = np.zeros(self.count, np.float64)
         lengths[:first] = self.lengths[:first]

@@ -91,17 +91,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
         for sample in samples
     ]
     peer = run_worker("mem0", {"task": "locomo", "conversations": conversations, "top_k": 10}, args)
-    records = []
-    for sample in samples:
-        every_turn = locomo.Stored({t.dia_id: frozenset([t.dia_id]) for t in sample.turns}, 0.0)
-        for q in sample.questions:
-            ranked = [frozenset(ids) for ids in peer["ranked"][f"{sample.sample_id}/{q.index}"]]
-            record: dict[str, Any] = {"category": q.category, "latency_ms": 0.0}
-            if q.evidence:
-                record["metrics"] = locomo.score(ranked, q.evidence, every_turn)
-            records.append(record)
-    mem0_result = locomo.aggregate(records)
-    del mem0_result["query_latency"]  # not timed per question here; see the read figures
+    mem0_result = score_peer(samples, peer["ranked"])
     out_file = Path(args.json).with_suffix(".locomo-engram.json") if args.json else None
     command = [sys.executable, str(Path(__file__).parent / "locomo.py"), str(args.locomo)]
     if out_file:
@@ -115,6 +105,27 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
         "engram": engram_summary["modes"],
         "mem0": {**mem0_result, "write_s": peer["write_s"]},
     }
+
+
+def score_peer(
+    samples: Sequence[locomo.Sample], ranked: dict[str, list[list[str]]]
+) -> dict[str, Any]:
+    """The peer's ranked turn ids (keyed "sample_id/qa_index"), scored as engram's are.
+
+    The peer keeps one memory per turn, so each turn is its own "fact" in the scoring.
+    """
+    records = []
+    for sample in samples:
+        every_turn = locomo.Stored({t.dia_id: frozenset([t.dia_id]) for t in sample.turns}, 0.0)
+        for q in sample.questions:
+            found = [frozenset(ids) for ids in ranked[f"{sample.sample_id}/{q.index}"]]
+            record: dict[str, Any] = {"category": q.category, "latency_ms": 0.0}
+            if q.evidence:
+                record["metrics"] = locomo.score(found, q.evidence, every_turn)
+            records.append(record)
+    result = locomo.aggregate(records)
+    del result["query_latency"]  # not timed per question here; see the read figures
+    return result
 
 
 def isolation(args: argparse.Namespace) -> dict[str, Any]:

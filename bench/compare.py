@@ -39,6 +39,9 @@ WORKER = Path(__file__).resolve().parent / "peer_worker.py"
 SEED = 20241129
 BATCH = 100
 FORGET_SIZES = (50, 150, 5_000)
+# engram as the protocol stores turns, then with each turn's neighbours in its session as
+# the fact's context (Note.context): the same input, used as engram is meant to be used.
+CONTEXTS = (0, 1)
 
 
 def run_worker(system: str, task: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -92,19 +95,30 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
     ]
     peer = run_worker("mem0", {"task": "locomo", "conversations": conversations, "top_k": 10}, args)
     mem0_result = score_peer(samples, peer["ranked"])
-    out_file = Path(args.json).with_suffix(".locomo-engram.json") if args.json else None
+    engram_modes: dict[str, Any] = {}
+    for context in CONTEXTS:
+        suffix = f" (context {context})" if context else ""
+        for mode, result in engram_locomo(args, context)["modes"].items():
+            engram_modes[mode + suffix] = result
+    return {
+        "dataset": str(args.locomo),
+        "engram": engram_modes,
+        "mem0": {**mem0_result, "write_s": peer["write_s"]},
+    }
+
+
+def engram_locomo(args: argparse.Namespace, context: int) -> dict[str, Any]:
+    """``bench/locomo.py`` in a process of its own; its one-line summary."""
     command = [sys.executable, str(Path(__file__).parent / "locomo.py"), str(args.locomo)]
-    if out_file:
-        command += ["--json", str(out_file)]
+    command += ["--context", str(context)]
+    if args.json:
+        name = f".locomo-engram{f'-context{context}' if context else ''}.json"
+        command += ["--json", str(Path(args.json).with_suffix(name))]
     done = subprocess.run(command, capture_output=True, text=True, timeout=7200)
     if done.returncode != 0:
         raise RuntimeError(f"engram locomo failed:\n{done.stderr[-3000:]}")
-    engram_summary = json.loads(done.stdout.strip().splitlines()[-1])
-    return {
-        "dataset": str(args.locomo),
-        "engram": engram_summary["modes"],
-        "mem0": {**mem0_result, "write_s": peer["write_s"]},
-    }
+    summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return summary
 
 
 def score_peer(

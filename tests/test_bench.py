@@ -260,7 +260,7 @@ def test_the_report_and_headline_read_a_recorded_run() -> None:
         assert f"add, one by one ({size})" in text and f"recall p50 ms ({size} facts)" in text
     assert "mem0 (dense)" in text
     line = compare.headline(recorded)
-    assert set(line["locomo_recall@10"]) == {"hybrid", "fts", "vector", "mem0"}
+    assert {"hybrid", "fts", "vector", "mem0"} <= set(line["locomo_recall@10"])
     assert line["isolation_failures"] == {"engram": 0, "mem0": 0}
 
 

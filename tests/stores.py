@@ -14,6 +14,15 @@ import numpy as np
 
 Target = str | Path
 
+# Takes a SQLite file from schema 5 back to 4 (no change log), for migration tests.
+UNDO_CHANGE_LOG = """
+DROP TRIGGER facts_ad_log;
+DROP TRIGGER facts_au_log;
+DROP TABLE fact_changes;
+ALTER TABLE scope_state DROP COLUMN changes_from;
+ALTER TABLE scope_state DROP COLUMN logged;
+"""
+
 
 def is_postgres(target: Target) -> bool:
     return isinstance(target, str) and target.startswith("postgresql://")

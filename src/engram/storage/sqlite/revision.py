@@ -1,47 +1,80 @@
 """Bringing an in-memory copy of a scope up to date after a change that was not an append.
 
-A scope's ``scope_state.epoch`` grows when facts are deleted or their words change. A copy
-(the vector cache, the text index) then compares each fact it holds with the file by
-content hash, since a fact's words change only with its hash: facts gone are masked out,
-changed ones are masked and read again. That costs one pass over the scope's (seq, hash)
-pairs instead of reading and processing every fact again. A copy then reads appends from
-the newest seq still present: SQLite gives a deleted newest fact's seq to the next insert.
+A scope's ``scope_state.epoch`` grows when facts are deleted or their words change, and
+each such fact's seq goes into the change log (``fact_changes``, migration 5). A copy
+(the vector cache, the text index) remembers how far into the log it has read (its
+mark). To revise itself, it masks the logged seqs it holds and reads again those still
+present, so a forget costs what it touched, not the scope.
+
+The log of a scope is cleared once it holds more rows than half the scope; a copy whose
+mark lies before that (``scope_state.changes_from``) compares each fact it holds with the
+file by content hash instead, since a fact's words change only with its hash.
+
+Either way, a copy then reads appends from the newest seq still present: SQLite gives a
+deleted newest fact's seq to the next insert.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 Mask = npt.NDArray[np.bool_]
 
+LOG_FLOOR = 256  # a scope's log may always hold this many rows, however small the scope
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    alive: Mask  # the held positions still current
+    last_seq: int  # read appends after this seq
+    changed: list[int]  # seqs whose facts are to be read again, ascending
+    mark: int  # how far into the change log the copy now is
+
+
+def change_mark(conn: sqlite3.Connection) -> int:
+    """The newest change-log id ever given (0 before the first): a copy read in the same
+    transaction has seen every change up to it."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'fact_changes'").fetchone()
+    return int(row[0]) if row else 0
+
 
 def revised(
     conn: sqlite3.Connection,
     scope: str,
-    seqs: Sequence[int],
+    seqs: Sequence[int] | npt.NDArray[np.int64],
     hashes: Sequence[str],
     alive: Mask,
     last_seq: int,
-) -> tuple[Mask, int, list[int]] | None:
+    mark: int,
+) -> Revision | None:
     """After a new epoch, for a copy holding facts ``seqs`` (with ``hashes``) up to
-    ``last_seq``: its new mask, the seq to read appends after, and the seqs to read
-    again; None when the copy should be rebuilt."""
-    current: dict[int, str] = dict(
-        conn.execute(
-            "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?", (scope, last_seq)
-        ).fetchall()
-    )
-    found = revise(seqs, hashes, alive, current)
-    if found is None:
+    ``last_seq``, having read the change log up to ``mark``: how it stands now; None
+    when the copy should be rebuilt."""
+    now = change_mark(conn)
+    touched = _logged_since(conn, scope, mark)
+    if touched is None:
+        return _by_hashes(conn, scope, seqs, hashes, alive, last_seq, now)
+    held = np.asarray(seqs, np.int64)
+    gone = alive & np.isin(held, np.fromiter(touched, np.int64, len(touched)))
+    mask = alive & ~gone  # a new array: searches holding the old mask are unaffected
+    if _mostly_masked(mask):
         return None
-    mask, changed = found
-    # A deleted newest fact's seq is taken again by the next insert (no AUTOINCREMENT):
-    # appends are read from the newest seq still present.
-    return mask, max(current, default=-1), changed
+    present = [
+        int(seq)
+        for (seq,) in conn.execute(
+            "SELECT seq FROM facts WHERE scope = ? AND seq <= ? "
+            "AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+            (scope, last_seq, json.dumps(touched)),
+        )
+    ]
+    newest = max(int(held[mask].max()) if mask.any() else -1, present[-1] if present else -1)
+    return Revision(mask, newest, present, now)
 
 
 def revise(
@@ -58,6 +91,46 @@ def revise(
             alive[i] = False
             if now is not None:
                 changed.append(seqs[i])
-    if 2 * (len(alive) - int(alive.sum())) > len(alive):
+    if _mostly_masked(alive):
         return None
     return alive, sorted(changed)
+
+
+def _logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:
+    """The distinct seqs the scope's log holds after ``mark``; None when the log was
+    cleared past ``mark``, so it no longer tells everything since."""
+    row = conn.execute("SELECT changes_from FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+    if row is None or int(row[0]) > mark:
+        return None
+    return [
+        int(seq)
+        for (seq,) in conn.execute(
+            "SELECT DISTINCT seq FROM fact_changes WHERE scope = ? AND id > ?", (scope, mark)
+        )
+    ]
+
+
+def _by_hashes(
+    conn: sqlite3.Connection,
+    scope: str,
+    seqs: Sequence[int] | npt.NDArray[np.int64],
+    hashes: Sequence[str],
+    alive: Mask,
+    last_seq: int,
+    now: int,
+) -> Revision | None:
+    """The revision by comparing every held fact's content hash with the file's."""
+    current: dict[int, str] = dict(
+        conn.execute(
+            "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?", (scope, last_seq)
+        ).fetchall()
+    )
+    found = revise([int(s) for s in seqs], hashes, alive, current)
+    if found is None:
+        return None
+    mask, changed = found
+    return Revision(mask, max(current, default=-1), changed, now)
+
+
+def _mostly_masked(alive: Mask) -> bool:
+    return 2 * (len(alive) - int(alive.sum())) > len(alive)

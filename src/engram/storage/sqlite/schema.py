@@ -117,6 +117,27 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE scope_state ADD COLUMN rewritten INTEGER NOT NULL DEFAULT 0;
     """,
+    # 5: which facts were deleted or rewritten, in order, so an in-memory copy of a scope
+    # revises itself by the facts that changed instead of comparing every fact's hash.
+    # A scope's log holds every change after scope_state.changes_from (ids, which
+    # AUTOINCREMENT never reuses); logged counts its rows, and past half the scope the
+    # log is cleared: a copy that far behind rebuilds anyway.
+    """
+    CREATE TABLE fact_changes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        scope TEXT NOT NULL,
+        seq INTEGER NOT NULL
+    );
+    CREATE INDEX fact_changes_by_scope ON fact_changes (scope, id);
+    ALTER TABLE scope_state ADD COLUMN changes_from INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE scope_state ADD COLUMN logged INTEGER NOT NULL DEFAULT 0;
+    CREATE TRIGGER facts_ad_log AFTER DELETE ON facts BEGIN
+        INSERT INTO fact_changes (scope, seq) VALUES (old.scope, old.seq);
+    END;
+    CREATE TRIGGER facts_au_log AFTER UPDATE OF content, context ON facts BEGIN
+        INSERT INTO fact_changes (scope, seq) VALUES (old.scope, old.seq);
+    END;
+    """,
 )
 
 

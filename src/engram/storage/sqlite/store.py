@@ -22,6 +22,7 @@ from engram.storage.rows import FACT_COLUMNS, to_fact
 from engram.storage.sqlite import agents, model_record, shares, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
+from engram.storage.sqlite.revision import LOG_FLOOR, change_mark
 from engram.storage.sqlite.textindex import TextIndex
 from engram.storage.sqlite.vectors import VectorIndex
 
@@ -133,7 +134,7 @@ class SQLiteStore:
                         [(cursor.lastrowid, scope.key, tag) for tag in new.tags],
                     )
             if seqs:
-                _bump(conn, scope.key, appended_only=True, delta=len(seqs))
+                _bump(conn, scope.key, added=len(seqs))
             stored = _by_hashes(conn, scope.key, [f.content_hash for f in facts])
             _apply_caps(conn, scope.key, caps, now_us)
             return stored
@@ -213,7 +214,7 @@ class SQLiteStore:
                     "UPDATE fact_vectors SET vector = ? WHERE fact = ?",
                     (vector.astype("<f4").tobytes(), row[0]),
                 )
-            _bump(conn, scope.key, appended_only=False)
+            _bump(conn, scope.key, rewrote=1)
             return to_fact(conn.execute(f"{_SELECT_FACT} WHERE id = ?", (fact_id,)).fetchone())
 
         return self.db.write(work)
@@ -233,7 +234,7 @@ class SQLiteStore:
                 > 0
             )
             if gone:
-                _bump(conn, scope.key, appended_only=False, delta=-1)
+                _bump(conn, scope.key, removed=1)
             return gone
 
         return self.db.write(work)
@@ -245,7 +246,7 @@ class SQLiteStore:
             ).fetchone()[0]
             rules.confirm_count(count, expected_count)
             conn.execute("DELETE FROM facts WHERE scope = ?", (scope.key,))
-            _bump(conn, scope.key, appended_only=False, delta=-count)
+            _bump(conn, scope.key, removed=count)
             return int(count)
 
         forgotten = self.db.write(work)
@@ -356,7 +357,7 @@ class SQLiteStore:
             ):
                 scopes.add(scope)
             for scope in scopes:
-                _bump(conn, scope, appended_only=False, rewritten=True)
+                _bump(conn, scope, vectors_replaced=True)
 
         if rows:
             self.db.write(work)
@@ -379,18 +380,34 @@ def _bump(
     conn: sqlite3.Connection,
     scope: str,
     *,
-    appended_only: bool,
-    delta: int = 0,
-    rewritten: bool = False,
+    added: int = 0,
+    removed: int = 0,
+    rewrote: int = 0,
+    vectors_replaced: bool = False,
 ) -> None:
-    """Records a change of the scope's facts: ``delta`` facts more (or fewer);
-    ``rewritten`` when vectors were replaced in place."""
-    conn.execute(
-        "INSERT INTO scope_state (scope, version, epoch, facts) VALUES (?, 1, 0, ?) "
+    """Records a change of the scope's facts: ``added`` appended, ``removed`` deleted,
+    ``rewrote`` given new words, or every vector replaced in place. Anything but an
+    append starts a new epoch; deletes and rewrites are in the change log (migration 5),
+    which is cleared once it holds more rows than half the scope."""
+    logged, facts = conn.execute(
+        "INSERT INTO scope_state (scope, version, epoch, facts, logged) VALUES (?, 1, 0, ?, ?) "
         "ON CONFLICT (scope) DO UPDATE SET version = version + 1, epoch = epoch + ?, "
-        "facts = facts + excluded.facts, rewritten = rewritten + ?",
-        (scope, delta, 0 if appended_only else 1, int(rewritten)),
-    )
+        "facts = facts + excluded.facts, logged = logged + excluded.logged, "
+        "rewritten = rewritten + ? RETURNING logged, facts",
+        (
+            scope,
+            added - removed,
+            removed + rewrote,
+            int(bool(removed or rewrote or vectors_replaced)),
+            int(vectors_replaced),
+        ),
+    ).fetchone()
+    if logged > max(LOG_FLOOR, facts // 2):
+        conn.execute("DELETE FROM fact_changes WHERE scope = ?", (scope,))
+        conn.execute(
+            "UPDATE scope_state SET logged = 0, changes_from = ? WHERE scope = ?",
+            (change_mark(conn), scope),
+        )
 
 
 def _facts_outside(conn: sqlite3.Connection, scope: str) -> int:
@@ -426,7 +443,7 @@ def _by_hashes(
 def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -> Compaction:
     done = rules.apply_caps(conn, scope, caps, now_us, "?")
     if done.removed:
-        _bump(conn, scope, appended_only=False, delta=-done.removed)
+        _bump(conn, scope, removed=done.removed)
     return done
 
 
@@ -469,5 +486,5 @@ def _fork(conn: sqlite3.Connection, parent: Scope, child: Scope, now_us: int) ->
         (parent.key, child.key, before),
     )
     if copied:
-        _bump(conn, child.key, appended_only=True, delta=copied)
+        _bump(conn, child.key, added=copied)
     return int(keys), copied

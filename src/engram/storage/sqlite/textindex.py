@@ -18,6 +18,7 @@ and go to the statement.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from collections.abc import Sequence
@@ -30,7 +31,7 @@ import numpy.typing as npt
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
-from engram.storage.sqlite.revision import revised
+from engram.storage.sqlite.revision import change_mark, revised
 from engram.storage.sqlite.tokens import Tokenizer
 
 INDEX_ABOVE = 20_000
@@ -47,6 +48,7 @@ Rows = npt.NDArray[np.int32]
 class _ScopeText:
     version: int
     epoch: int
+    mark: int  # how far into the change log this copy has read (revision.py)
     last_seq: int = -1
     seqs: list[int] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
@@ -176,22 +178,30 @@ class TextIndex:
         epoch: int,
     ) -> _ScopeText:
         if entry is not None and entry.epoch != epoch:
-            found = revised(conn, scope, entry.seqs, entry.hashes, entry.alive, entry.last_seq)
+            found = revised(
+                conn,
+                scope,
+                entry.seqs,
+                entry.hashes,
+                entry.alive,
+                entry.last_seq,
+                entry.mark,
+            )
             if found is None:
                 entry = None
             else:
-                entry.alive, entry.last_seq, changed = found
-                marks = ", ".join("?" for _ in changed)
+                entry.alive, entry.last_seq, entry.mark = found.alive, found.last_seq, found.mark
                 entry.append(
                     self._tokenizer,
                     conn.execute(
-                        f"SELECT {_COLUMNS} FROM facts WHERE seq IN ({marks}) ORDER BY seq",
-                        changed,
+                        f"SELECT {_COLUMNS} FROM facts "
+                        "WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+                        (json.dumps(found.changed),),
                     ).fetchall(),
                 )
                 entry.epoch = epoch
         if entry is None:
-            entry = _ScopeText(version, epoch)
+            entry = _ScopeText(version, epoch, mark=change_mark(conn))
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq > ? ORDER BY seq",
             (scope, entry.last_seq),

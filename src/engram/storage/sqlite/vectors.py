@@ -3,7 +3,7 @@
 The SQLite file is the one source of truth; this cache is rebuilt from it. Each scope's
 ``scope_state`` row says whether the cache is current: an unchanged ``epoch`` with a
 higher ``version`` means facts were only appended, so only rows after the last one read
-are loaded; a new ``epoch`` (delete, correct) is followed by content hash
+are loaded; a new ``epoch`` (delete, correct) is followed through the change log
 (:mod:`.revision`: gone facts masked, changed ones read again); a new ``rewritten``
 (vectors replaced in place) reloads the scope. Exact search (one
 matrix product, or in large scopes a pruned one, see :mod:`.projection`) keeps recall
@@ -12,6 +12,7 @@ perfect however narrow a filter is.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -22,7 +23,7 @@ from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
-from engram.storage.sqlite.revision import revised
+from engram.storage.sqlite.revision import change_mark, revised
 
 DEFAULT_BUDGET_BYTES = 1 << 30
 
@@ -39,6 +40,7 @@ class _ScopeVectors:
     epoch: int
     rewritten: int
     last_seq: int
+    mark: int  # how far into the change log this copy has read (revision.py)
     count: int = 0
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     ids: list[str] = field(default_factory=list)
@@ -179,18 +181,34 @@ class VectorIndex:
         if entry is not None and entry.rewritten != rewritten:
             entry = None
         if entry is not None and entry.epoch != epoch:
-            held = entry.seqs[: entry.count].tolist()
-            found = revised(conn, scope, held, entry.hashes, entry.alive, entry.last_seq)
+            found = revised(
+                conn,
+                scope,
+                entry.seqs[: entry.count],
+                entry.hashes,
+                entry.alive,
+                entry.last_seq,
+                entry.mark,
+            )
             if found is None:
                 entry = None
             else:
-                entry.alive, entry.last_seq, changed = found
-                marks = ", ".join("?" for _ in changed)
-                entry.append(conn.execute(f"{_ROWS}WHERE f.seq IN ({marks})", changed).fetchall())
+                entry.alive, entry.last_seq, entry.mark = found.alive, found.last_seq, found.mark
+                entry.append(
+                    conn.execute(
+                        f"{_ROWS}WHERE f.seq IN (SELECT value FROM json_each(?))",
+                        (json.dumps(found.changed),),
+                    ).fetchall()
+                )
                 entry.epoch = epoch
         if entry is None:
             entry = _ScopeVectors(
-                version, epoch, rewritten, last_seq=-1, project_above=self.project_above
+                version,
+                epoch,
+                rewritten,
+                last_seq=-1,
+                mark=change_mark(conn),
+                project_above=self.project_above,
             )
         # No ORDER BY: sorting a scope's rows with their vectors would cost more than
         # the read; appends only need the highest row number, which append() keeps.

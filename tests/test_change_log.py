@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 import engram
 from engram import Memory, ResourceRef
@@ -26,21 +23,6 @@ HASH_PASS = "SELECT seq, content_hash FROM facts"  # the revision that reads eve
 
 def sentence(rng: random.Random) -> str:
     return " ".join(rng.choices(WORDS, k=rng.randint(2, 6))) + f" n{rng.randint(0, 10**9)}"
-
-
-@pytest.fixture
-def stores(db_path: Path) -> Iterator[tuple[Memory, SQLiteStore, SQLiteStore]]:
-    """Both in-memory copies from 100 facts on, and a store on the same file that always
-    runs the full-text statement."""
-    with (
-        engram.open(db_path, embedder=engram.HashingEmbedder(16)) as indexed,
-        engram.open(db_path, embedder=engram.HashingEmbedder(16)) as plain,
-    ):
-        fast, slow = indexed._store, plain._store
-        assert isinstance(fast, SQLiteStore) and isinstance(slow, SQLiteStore)
-        fast.texts.index_above = 100
-        slow.texts.index_above = 1 << 62
-        yield indexed, fast, slow
 
 
 def both_halves(mem: Memory, fast: SQLiteStore, slow: SQLiteStore) -> None:
@@ -75,9 +57,9 @@ def traced(conn: sqlite3.Connection) -> list[str]:
 
 
 def test_a_forget_revises_both_copies_from_the_log_alone(
-    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
 ) -> None:
-    mem, fast, slow = stores
+    mem, fast, slow = indexed_and_plain
     rng = random.Random(1)
     facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
     both_halves(mem, fast, slow)
@@ -97,9 +79,9 @@ def test_a_forget_revises_both_copies_from_the_log_alone(
 
 
 def test_a_copy_behind_a_cleared_log_revises_by_hashes(
-    stores: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
 ) -> None:
-    mem, fast, slow = stores
+    mem, fast, slow = indexed_and_plain
     rng = random.Random(2)
     facts = mem.remember_many(BIG, [sentence(rng) for _ in range(2 * LOG_FLOOR)])
     both_halves(mem, fast, slow)
@@ -126,8 +108,8 @@ def test_a_copy_behind_a_cleared_log_revises_by_hashes(
     assert mem.fact(BIG, facts[0].id).content == f"garden server n{LOG_FLOOR}"
 
 
-def test_the_log_stays_bounded(stores: tuple[Memory, SQLiteStore, SQLiteStore]) -> None:
-    mem, fast, _ = stores
+def test_the_log_stays_bounded(indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore]) -> None:
+    mem, fast, _ = indexed_and_plain
     rng = random.Random(3)
     facts = mem.remember_many(BIG, [sentence(rng) for _ in range(4 * LOG_FLOOR)])
     conn = fast.db.connection()

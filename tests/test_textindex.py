@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 import engram
 from engram import Memory, Note, ResourceRef
@@ -37,21 +34,6 @@ def ranked(store: SQLiteStore, ref: ResourceRef, text: str, limit: int) -> list[
     return store.text_candidates(ref, query.terms(text), Filters(), limit)
 
 
-@pytest.fixture
-def stores(db_path: Path) -> Iterator[tuple[Memory, SQLiteStore, SQLiteStore]]:
-    """A store ranking from memory above 100 facts, and one on the same file that always
-    runs the FTS5 statement."""
-    with (
-        engram.open(db_path, embedder=engram.HashingEmbedder(8)) as indexed,
-        engram.open(db_path, embedder=engram.HashingEmbedder(8)) as plain,
-    ):
-        fast, slow = indexed._store, plain._store
-        assert isinstance(fast, SQLiteStore) and isinstance(slow, SQLiteStore)
-        fast.texts.index_above = 100
-        slow.texts.index_above = 1 << 62
-        yield indexed, fast, slow
-
-
 def assert_same_ranking(fast: SQLiteStore, slow: SQLiteStore, queries: list[str]) -> None:
     for text in queries:
         every = ranked(slow, BIG, text, 1000)  # more than match: no cut, a total order
@@ -61,9 +43,9 @@ def assert_same_ranking(fast: SQLiteStore, slow: SQLiteStore, queries: list[str]
 
 
 def test_the_index_ranks_as_the_statement(
-    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
 ) -> None:
-    mem, fast, slow = stores
+    mem, fast, slow = indexed_and_plain
     rng = random.Random(5)
     mem.remember_many(OTHER, [sentence(rng) for _ in range(150)])
     notes = [
@@ -99,22 +81,22 @@ def test_the_index_ranks_as_the_statement(
 
 
 def test_another_process_writes_are_seen(
-    stores: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
 ) -> None:
-    mem, fast, slow = stores
+    mem, fast, slow = indexed_and_plain
     rng = random.Random(9)
     mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
     assert_same_ranking(fast, slow, ["camera flight"])
-    with engram.open(db_path, embedder=engram.HashingEmbedder(8)) as elsewhere:
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as elsewhere:
         added = elsewhere.remember(BIG, "camera camera flight")
     assert ranked(fast, BIG, "camera flight", 1)[0].id == added.id
     assert_same_ranking(fast, slow, ["camera flight"])
 
 
 def test_queries_the_index_cannot_answer_go_to_the_statement(
-    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
 ) -> None:
-    mem, fast, slow = stores
+    mem, fast, slow = indexed_and_plain
     rng = random.Random(3)
     mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
     mem.remember(BIG, "the foo_bar camera", tags=("x",))
@@ -131,16 +113,16 @@ def test_queries_the_index_cannot_answer_go_to_the_statement(
 
 
 def test_small_scopes_are_not_indexed(
-    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
 ) -> None:
-    mem, fast, slow = stores
+    mem, fast, slow = indexed_and_plain
     mem.remember_many(BIG, [f"camera report {i}" for i in range(50)])
     assert ranked(fast, BIG, "camera", 10) == ranked(slow, BIG, "camera", 10)
     assert fast.texts.held(BIG.key) is None
 
 
 def test_the_tokenizer_is_the_full_text_index_s(db_path: Path) -> None:
-    with engram.open(db_path, embedder=engram.HashingEmbedder(8)):
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)):
         pass
     conn = sqlite3.connect(db_path)
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'facts_fts'").fetchone()[0]
@@ -151,11 +133,11 @@ def test_the_tokenizer_is_the_full_text_index_s(db_path: Path) -> None:
 
 
 def test_a_new_fact_taking_a_forgotten_fact_s_row_number_is_found(
-    stores: tuple[Memory, SQLiteStore, SQLiteStore],
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
 ) -> None:
     # SQLite gives the next insert the row number of a deleted newest row; both
     # in-memory copies must read it although it is not above the last row they read.
-    mem, fast, slow = stores
+    mem, fast, slow = indexed_and_plain
     rng = random.Random(11)
     mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
     newest = mem.remember(BIG, "camera alpha")

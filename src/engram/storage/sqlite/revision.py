@@ -44,25 +44,28 @@ def change_mark(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def revised(
-    conn: sqlite3.Connection,
-    scope: str,
-    seqs: Sequence[int] | npt.NDArray[np.int64],
-    hashes: Sequence[str],
-    alive: Mask,
-    last_seq: int,
-    mark: int,
-) -> Revision | None:
-    """After a new epoch, for a copy holding facts ``seqs`` (with ``hashes``) up to
-    ``last_seq``, having read the change log up to ``mark``: how it stands now; None
-    when the copy should be rebuilt."""
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a copy holds: its facts' ``seqs`` and ``hashes``, which of them are
+    ``alive``, the newest seq it has read (``last_seq``), and how far into the change
+    log it has read (``mark``)."""
+
+    seqs: Sequence[int] | npt.NDArray[np.int64]
+    hashes: Sequence[str]
+    alive: Mask
+    last_seq: int
+    mark: int
+
+
+def revised(conn: sqlite3.Connection, scope: str, held: Held) -> Revision | None:
+    """How a copy of ``scope`` stands after a new epoch; None when it should be rebuilt."""
     now = change_mark(conn)
-    touched = _logged_since(conn, scope, mark)
+    touched = _logged_since(conn, scope, held.mark)
     if touched is None:
-        return _by_hashes(conn, scope, seqs, hashes, alive, last_seq, now)
-    held = np.asarray(seqs, np.int64)
-    gone = alive & np.isin(held, np.fromiter(touched, np.int64, len(touched)))
-    mask = alive & ~gone  # a new array: searches holding the old mask are unaffected
+        return _by_hashes(conn, scope, held, now)
+    seqs = np.asarray(held.seqs, np.int64)
+    gone = held.alive & np.isin(seqs, np.fromiter(touched, np.int64, len(touched)))
+    mask = held.alive & ~gone  # a new array: searches holding the old mask are unaffected
     if _mostly_masked(mask):
         return None
     present = [
@@ -70,10 +73,10 @@ def revised(
         for (seq,) in conn.execute(
             "SELECT seq FROM facts WHERE scope = ? AND seq <= ? "
             "AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
-            (scope, last_seq, json.dumps(touched)),
+            (scope, held.last_seq, json.dumps(touched)),
         )
     ]
-    newest = max(int(held[mask].max()) if mask.any() else -1, present[-1] if present else -1)
+    newest = max(int(seqs[mask].max()) if mask.any() else -1, present[-1] if present else -1)
     return Revision(mask, newest, present, now)
 
 
@@ -110,22 +113,15 @@ def _logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] 
     ]
 
 
-def _by_hashes(
-    conn: sqlite3.Connection,
-    scope: str,
-    seqs: Sequence[int] | npt.NDArray[np.int64],
-    hashes: Sequence[str],
-    alive: Mask,
-    last_seq: int,
-    now: int,
-) -> Revision | None:
+def _by_hashes(conn: sqlite3.Connection, scope: str, held: Held, now: int) -> Revision | None:
     """The revision by comparing every held fact's content hash with the file's."""
     current: dict[int, str] = dict(
         conn.execute(
-            "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?", (scope, last_seq)
+            "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?",
+            (scope, held.last_seq),
         ).fetchall()
     )
-    found = revise([int(s) for s in seqs], hashes, alive, current)
+    found = revise([int(s) for s in held.seqs], held.hashes, held.alive, current)
     if found is None:
         return None
     mask, changed = found

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
-from engram.storage.sqlite.revision import change_mark, revised
+from engram.storage.sqlite.revision import Held, change_mark, revised
 from engram.storage.sqlite.tokens import Tokenizer
 
 INDEX_ABOVE = 20_000
@@ -178,15 +178,8 @@ class TextIndex:
         epoch: int,
     ) -> _ScopeText:
         if entry is not None and entry.epoch != epoch:
-            found = revised(
-                conn,
-                scope,
-                entry.seqs,
-                entry.hashes,
-                entry.alive,
-                entry.last_seq,
-                entry.mark,
-            )
+            held = Held(entry.seqs, entry.hashes, entry.alive, entry.last_seq, entry.mark)
+            found = revised(conn, scope, held)
             if found is None:
                 entry = None
             else:

@@ -23,7 +23,7 @@ from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
-from engram.storage.sqlite.revision import change_mark, revised
+from engram.storage.sqlite.revision import Held, change_mark, revised
 
 DEFAULT_BUDGET_BYTES = 1 << 30
 
@@ -181,15 +181,10 @@ class VectorIndex:
         if entry is not None and entry.rewritten != rewritten:
             entry = None
         if entry is not None and entry.epoch != epoch:
-            found = revised(
-                conn,
-                scope,
-                entry.seqs[: entry.count],
-                entry.hashes,
-                entry.alive,
-                entry.last_seq,
-                entry.mark,
+            held = Held(
+                entry.seqs[: entry.count], entry.hashes, entry.alive, entry.last_seq, entry.mark
             )
+            found = revised(conn, scope, held)
             if found is None:
                 entry = None
             else:

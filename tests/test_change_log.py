@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import threading
 from pathlib import Path
 
 import engram
@@ -151,3 +152,40 @@ def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: P
         assert conn.execute("SELECT scope, seq FROM fact_changes").fetchall() == [(BIG.key, seq)]
         found = [h.fact.id for h in mem.recall(BIG, facts[1].content, top_k=100, mode="text")]
         assert facts[1].id not in found and found  # the rest of its words still match
+
+
+def test_copies_stay_exact_while_another_store_forgets_and_corrects(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+) -> None:
+    # The writer is a store of its own (its own connection and copies), as another
+    # process would be; the reader revises its copies between the writer's commits.
+    mem, fast, slow = indexed_and_plain
+    rng = random.Random(5)
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(400)])
+    both_halves(mem, fast, slow)
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as writer:
+                for i, fact in enumerate(facts[:150]):
+                    if i % 3 == 0:
+                        writer.correct(BIG, fact.id, f"camera hotel n{i}")
+                    else:
+                        writer.forget(BIG, fact.id)
+                    if i % 10 == 0:
+                        writer.remember(BIG, f"flight budget n{i}")
+        except BaseException as error:  # reported below, in the test's thread
+            failures.append(error)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    while not done.is_set():
+        mem.recall(BIG, "camera hotel flight", top_k=10)
+    thread.join()
+    assert not failures
+    both_halves(mem, fast, slow)
+    assert fast.texts.held(BIG.key) is not None

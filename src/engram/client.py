@@ -85,11 +85,18 @@ class Client:
 
     # -- an agent's facts ----------------------------------------------------------
     def remember(
-        self, agent_id: str, content: str, *, source_ref: tuple[str, int] | None = None
+        self,
+        agent_id: str,
+        content: str,
+        *,
+        source_ref: tuple[str, int] | None = None,
+        context: str | None = None,
     ) -> JSON:
         body: JSON = {"content": content}
         if source_ref is not None:
             body["sourceRef"] = {"sandboxId": source_ref[0], "entryIndex": source_ref[1]}
+        if context is not None:
+            body["context"] = context
         return self.call_json("POST", f"/agents/{agent_id}/facts", json=body)
 
     def recall(self, agent_id: str, query: str, *, top_k: int | None = None) -> list[JSON]:

@@ -33,6 +33,15 @@ def app_client(target: Target) -> Iterator[TestClient]:
         yield client
 
 
+def test_a_fact_s_context_goes_through_the_client(app_client: TestClient) -> None:
+    client = engram.Client(token=SERVICE, http=app_client)
+    agent = client.register("reviewer")["id"]
+    client.remember(agent, "the deploy runs nightly")
+    fact = client.remember(agent, "see you then", context="the nightly review of the release")
+    assert fact["context"] == "the nightly review of the release"
+    assert client.recall(agent, "release review", top_k=1)[0]["id"] == fact["id"]
+
+
 def _person(app_client: TestClient, uid: str) -> engram.Client:
     token = jwt.encode({"sub": uid, "exp": int(time.time()) + 600}, SECRET, algorithm="HS256")
     return engram.Client(token=token, http=app_client)
@@ -52,6 +61,7 @@ def test_agents_and_their_memory(app_client: TestClient) -> None:
     fact = client.remember(agent, "the deploy runs nightly", source_ref=("sb-1", 3))
     assert fact["verified"] is True
     assert client.recall(agent, "deploy", top_k=1)[0]["id"] == fact["id"]
+
     assert [f["id"] for f in client.facts(agent, limit=10)["facts"]] == [fact["id"]]
     child = client.spawn(agent, "worker")
     assert child["fork"]["semanticFactsCopied"] == 1

@@ -134,6 +134,21 @@ def test_facts_routes(client: TestClient) -> None:
     _error(client.post(base, json=bad_source), 400, "invalid_input")
 
 
+def test_a_fact_s_context_is_found_by_full_text_and_returned(client: TestClient) -> None:
+    agent = _agent(client)["id"]
+    base = f"/agents/{agent}/facts"
+    made = client.post(
+        base, json={"content": "Sounds great, see you there!", "context": "the pottery class"}
+    )
+    assert made.status_code == 201 and made.json()["context"] == "the pottery class"
+    client.post(base, json={"content": "the invoice is overdue"})
+    hits = client.get(base, params={"query": "pottery", "topK": 1}).json()["facts"]
+    assert hits[0]["content"] == "Sounds great, see you there!"
+    assert client.get(base, params={"limit": 1}).json()["facts"][0]["context"] is None
+    _error(client.post(base, json={"content": "x", "context": "y" * 8001}), 400, "invalid_input")
+    _error(client.post(base, json={"content": "x", "context": 5}), 400, "invalid_input")
+
+
 def test_compactions_age_first_then_the_cap(client: TestClient) -> None:
     agent = _agent(client)["id"]
     for i in range(4):

@@ -91,6 +91,7 @@ def remember(agent_id: str, body: NewFact, request: Request) -> JSON:
         ref,
         body.content,
         source_ref=None if source is None else SourceRef(source.sandbox_id, source.entry_index),
+        context=body.context,
     )
     return fact_json(fact)
 

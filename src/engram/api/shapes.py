@@ -40,10 +40,13 @@ class SourceRefBody(Body):
 
 
 class NewFact(Body):
-    """``verified`` is never read from a request: it is computed from ``sourceRef``."""
+    """``verified`` is never read from a request: it is computed from ``sourceRef``.
+    ``context`` is text that helps find the fact without being part of it (say, the
+    turns of a conversation around it); full-text recall matches it."""
 
     content: str
     source_ref: SourceRefBody | None = Field(default=None, alias="sourceRef")
+    context: str | None = None
 
 
 class CompactionSpec(Body):
@@ -107,6 +110,7 @@ def fact_json(fact: Fact) -> JSON:
     return {
         "id": fact.id,
         "content": fact.content,
+        "context": fact.context,
         "sourceRef": None
         if source is None
         else {"sandboxId": source.sandbox_id, "entryIndex": source.entry_index},

@@ -121,7 +121,7 @@ MIGRATIONS: tuple[str, ...] = (
     # revises itself by the facts that changed instead of comparing every fact's hash.
     # A scope's log holds every change after scope_state.changes_from (ids, which
     # AUTOINCREMENT never reuses); logged counts its rows, and past half the scope the
-    # log is cleared: a copy that far behind rebuilds anyway.
+    # log is cleared: a copy from before that compares content hashes instead.
     """
     CREATE TABLE fact_changes (
         id INTEGER PRIMARY KEY AUTOINCREMENT,

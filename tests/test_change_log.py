@@ -130,6 +130,20 @@ def test_the_log_stays_bounded(indexed_and_plain: tuple[Memory, SQLiteStore, SQL
     assert mem.recall(BIG, "camera", top_k=5) == []
 
 
+def test_an_emptied_scope_keeps_no_log(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    mem, fast, _ = indexed_and_plain
+    small = ResourceRef("small")
+    facts = mem.remember_many(small, [f"camera note {i}" for i in range(20)])
+    mem.forget(small, facts[0].id)
+    conn = fast.db.connection()
+    count = "SELECT count(*) FROM fact_changes WHERE scope = ?"
+    assert conn.execute(count, (small.key,)).fetchone()[0] == 1  # under the floor: kept
+    mem.forget_all(small, expected_count=19)
+    assert conn.execute(count, (small.key,)).fetchone()[0] == 0
+
+
 def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: Path) -> None:
     rng = random.Random(4)
     with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:

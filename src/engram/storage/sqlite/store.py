@@ -388,7 +388,7 @@ def _bump(
     """Records a change of the scope's facts: ``added`` appended, ``removed`` deleted,
     ``rewrote`` given new words, or every vector replaced in place. Anything but an
     append starts a new epoch; deletes and rewrites are in the change log (migration 5),
-    which is cleared once it holds more rows than half the scope."""
+    which is cleared once it holds more rows than half the scope, or the scope is empty."""
     logged, facts = conn.execute(
         "INSERT INTO scope_state (scope, version, epoch, facts, logged) VALUES (?, 1, 0, ?, ?) "
         "ON CONFLICT (scope) DO UPDATE SET version = version + 1, epoch = epoch + ?, "
@@ -402,7 +402,7 @@ def _bump(
             int(vectors_replaced),
         ),
     ).fetchone()
-    if logged > max(LOG_FLOOR, facts // 2):
+    if logged and (facts == 0 or logged > max(LOG_FLOOR, facts // 2)):
         conn.execute("DELETE FROM fact_changes WHERE scope = ?", (scope,))
         conn.execute(
             "UPDATE scope_state SET logged = 0, changes_from = ? WHERE scope = ?",

@@ -6,7 +6,8 @@ each such fact's seq goes into the change log (``fact_changes``, migration 5). A
 mark). To revise itself, it masks the logged seqs it holds and reads again those still
 present, so a forget costs what it touched, not the scope.
 
-The log of a scope is cleared once it holds more rows than half the scope; a copy whose
+The log of a scope is cleared once it holds more rows than half the scope (and at least
+``LOG_FLOOR``), or once the scope is empty; a copy whose
 mark lies before that (``scope_state.changes_from``) compares each fact it holds with the
 file by content hash instead, since a fact's words change only with its hash.
 

@@ -120,8 +120,9 @@ MIGRATIONS: tuple[str, ...] = (
     # 5: which facts were deleted or rewritten, in order, so an in-memory copy of a scope
     # revises itself by the facts that changed instead of comparing every fact's hash.
     # A scope's log holds every change after scope_state.changes_from (ids, which
-    # AUTOINCREMENT never reuses); logged counts its rows, and past half the scope the
-    # log is cleared: a copy from before that compares content hashes instead.
+    # AUTOINCREMENT never reuses); logged counts its rows, and past half the scope (or
+    # when the scope empties) the log is cleared: a copy from before that compares
+    # content hashes instead.
     """
     CREATE TABLE fact_changes (
         id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -7,12 +7,11 @@ mark). To revise itself, it masks the logged seqs it holds and reads again those
 present, so a forget costs what it touched, not the scope.
 
 The log of a scope is cleared once it holds more rows than half the scope (and at least
-``LOG_FLOOR``), or once the scope is empty; a copy whose
-mark lies before that (``scope_state.changes_from``) compares each fact it holds with the
-file by content hash instead, since a fact's words change only with its hash.
+``LOG_FLOOR``), or once the scope is empty; a copy whose mark lies before that
+(``scope_state.changes_from``) is rebuilt, as is one with more than half its facts gone.
 
-Either way, a copy then reads appends from the newest seq still present: SQLite gives a
-deleted newest fact's seq to the next insert.
+A revised copy reads appends from the newest seq still present: SQLite gives a deleted
+newest fact's seq to the next insert.
 """
 
 from __future__ import annotations
@@ -47,12 +46,11 @@ def change_mark(conn: sqlite3.Connection) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """What a copy holds: its facts' ``seqs`` and ``hashes``, which of them are
-    ``alive``, the newest seq it has read (``last_seq``), and how far into the change
-    log it has read (``mark``)."""
+    """What a copy holds: its facts' ``seqs``, which of them are ``alive``, the newest
+    seq it has read (``last_seq``), and how far into the change log it has read
+    (``mark``)."""
 
     seqs: Sequence[int] | npt.NDArray[np.int64]
-    hashes: Sequence[str]
     alive: Mask
     last_seq: int
     mark: int
@@ -63,7 +61,7 @@ def revised(conn: sqlite3.Connection, scope: str, held: Held) -> Revision | None
     now = change_mark(conn)
     touched = _logged_since(conn, scope, held.mark)
     if touched is None:
-        return _by_hashes(conn, scope, held, now)
+        return None
     seqs = np.asarray(held.seqs, np.int64)
     gone = held.alive & np.isin(seqs, np.fromiter(touched, np.int64, len(touched)))
     mask = held.alive & ~gone  # a new array: searches holding the old mask are unaffected
@@ -81,25 +79,6 @@ def revised(conn: sqlite3.Connection, scope: str, held: Held) -> Revision | None
     return Revision(mask, newest, present, now)
 
 
-def revise(
-    seqs: Sequence[int], hashes: Sequence[str], alive: Mask, current: dict[int, str]
-) -> tuple[Mask, list[int]] | None:
-    """The held positions still current (a new mask) and the seqs whose words changed,
-    to be read again; None when more than half the positions would be masked, where
-    reading the scope again costs less than carrying them."""
-    alive = alive.copy()  # searches holding the old mask are unaffected
-    changed = []
-    for i in np.flatnonzero(alive).tolist():
-        now = current.get(seqs[i])
-        if now != hashes[i]:
-            alive[i] = False
-            if now is not None:
-                changed.append(seqs[i])
-    if _mostly_masked(alive):
-        return None
-    return alive, sorted(changed)
-
-
 def _logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:
     """The distinct seqs the scope's log holds after ``mark``; None when the log was
     cleared past ``mark``, so it no longer tells everything since."""
@@ -112,21 +91,6 @@ def _logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] 
             "SELECT DISTINCT seq FROM fact_changes WHERE scope = ? AND id > ?", (scope, mark)
         )
     ]
-
-
-def _by_hashes(conn: sqlite3.Connection, scope: str, held: Held, now: int) -> Revision | None:
-    """The revision by comparing every held fact's content hash with the file's."""
-    current: dict[int, str] = dict(
-        conn.execute(
-            "SELECT seq, content_hash FROM facts WHERE scope = ? AND seq <= ?",
-            (scope, held.last_seq),
-        ).fetchall()
-    )
-    found = revise([int(s) for s in held.seqs], held.hashes, held.alive, current)
-    if found is None:
-        return None
-    mask, changed = found
-    return Revision(mask, max(current, default=-1), changed, now)
 
 
 def _mostly_masked(alive: Mask) -> bool:

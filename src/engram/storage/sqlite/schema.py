@@ -121,8 +121,7 @@ MIGRATIONS: tuple[str, ...] = (
     # revises itself by the facts that changed instead of comparing every fact's hash.
     # A scope's log holds every change after scope_state.changes_from (ids, which
     # AUTOINCREMENT never reuses); logged counts its rows, and past half the scope (or
-    # when the scope empties) the log is cleared: a copy from before that compares
-    # content hashes instead.
+    # when the scope empties) the log is cleared: a copy from before that is rebuilt.
     """
     CREATE TABLE fact_changes (
         id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -10,8 +10,9 @@ the row count and total length (FTS5's averages record) and each token's documen
 the statement's (a test compares them); only the per-row work moves to numpy.
 
 Like the vector cache, it follows ``scope_state``: appends are tokenized and added; other
-changes are found by content hash (:mod:`.revision`): facts gone are masked out, changed
-ones are masked and tokenized again; past half the scope masked, it is rebuilt. Queries
+changes are read from the change log (:mod:`.revision`): facts gone are masked out,
+changed ones are masked and tokenized again; past half the scope masked, or behind a
+cleared log, it is rebuilt. Queries
 it cannot answer exactly (a filter, a word FTS5 splits into several tokens) return None
 and go to the statement.
 """
@@ -38,7 +39,7 @@ INDEX_ABOVE = 20_000
 DEFAULT_BUDGET_BYTES = 512 << 20
 K1 = 1.2  # bm25()'s constants
 B = 0.75
-_COLUMNS = "seq, id, content, scope_token, context, content_hash"
+_COLUMNS = "seq, id, content, scope_token, context"
 
 Floats = npt.NDArray[np.float64]
 Rows = npt.NDArray[np.int32]
@@ -52,7 +53,6 @@ class _ScopeText:
     last_seq: int = -1
     seqs: list[int] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
-    hashes: list[str] = field(default_factory=list)
     alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, np.bool_))
     lengths: Floats = field(default_factory=lambda: np.empty(0, np.float64))
     postings: dict[str, tuple[Rows, Floats]] = field(default_factory=dict)
@@ -68,7 +68,7 @@ class _ScopeText:
         return self.posting_bytes + int(self.lengths.nbytes) + 120 * self.count
 
     def append(self, tokenizer: Tokenizer, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Adds facts (seq, id, content, scope token, context, content hash), in
+        """Adds facts (seq, id, content, scope token, context), in
         ascending seq, after those held."""
         if not rows:
             return
@@ -77,7 +77,6 @@ class _ScopeText:
         tokenized = tokenizer.facts([(r[0], r[2], r[3], r[4]) for r in rows])
         self.seqs.extend(seqs.tolist())
         self.ids.extend(r[1] for r in rows)
-        self.hashes.extend(r[5] for r in rows)
         self.alive = np.concatenate([self.alive, np.ones(len(rows), np.bool_)])
         self.last_seq = max(self.last_seq, int(seqs[-1]))
         lengths = np.zeros(self.count, np.float64)
@@ -178,7 +177,7 @@ class TextIndex:
         epoch: int,
     ) -> _ScopeText:
         if entry is not None and entry.epoch != epoch:
-            held = Held(entry.seqs, entry.hashes, entry.alive, entry.last_seq, entry.mark)
+            held = Held(entry.seqs, entry.alive, entry.last_seq, entry.mark)
             found = revised(conn, scope, held)
             if found is None:
                 entry = None

@@ -28,10 +28,7 @@ from engram.storage.sqlite.revision import Held, change_mark, revised
 DEFAULT_BUDGET_BYTES = 1 << 30
 
 
-_ROWS = (
-    "SELECT f.seq, f.id, v.vector, f.content_hash FROM facts f "
-    "JOIN fact_vectors v ON v.fact = f.seq "
-)
+_ROWS = "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
 
 
 @dataclass
@@ -44,7 +41,6 @@ class _ScopeVectors:
     count: int = 0
     seqs: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     ids: list[str] = field(default_factory=list)
-    hashes: list[str] = field(default_factory=list)
     alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, np.bool_))
     matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.empty((0, 0), np.float32))
     project_above: int = PROJECT_ABOVE
@@ -56,13 +52,12 @@ class _ScopeVectors:
         extra = self.projection.nbytes if self.projection is not None else 0
         return int(self.matrix.nbytes + self.seqs.nbytes) + 100 * len(self.ids) + extra
 
-    def append(self, rows: list[tuple[int, str, bytes, str]]) -> None:
-        """Adds (seq, id, vector, content hash) rows in any order; ``last_seq`` becomes
-        the highest row number seen."""
+    def append(self, rows: list[tuple[int, str, bytes]]) -> None:
+        """Adds (seq, id, vector) rows in any order; ``last_seq`` becomes the highest row
+        number seen."""
         if not rows:
             return
-        seqs, ids, blobs, hashes = (list(c) for c in zip(*rows, strict=True))
-        self.hashes.extend(hashes)
+        seqs, ids, blobs = (list(c) for c in zip(*rows, strict=True))
         self.alive = np.concatenate([self.alive, np.ones(len(rows), np.bool_)])
         self._add(seqs, ids, blobs)
 
@@ -181,9 +176,7 @@ class VectorIndex:
         if entry is not None and entry.rewritten != rewritten:
             entry = None
         if entry is not None and entry.epoch != epoch:
-            held = Held(
-                entry.seqs[: entry.count], entry.hashes, entry.alive, entry.last_seq, entry.mark
-            )
+            held = Held(entry.seqs[: entry.count], entry.alive, entry.last_seq, entry.mark)
             found = revised(conn, scope, held)
             if found is None:
                 entry = None

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,14 +29,6 @@ Mask = npt.NDArray[np.bool_]
 LOG_FLOOR = 256  # a scope's log may always hold this many rows, however small the scope
 
 
-@dataclass(frozen=True, slots=True)
-class Revision:
-    alive: Mask  # the held positions still current
-    last_seq: int  # read appends after this seq
-    changed: list[int]  # seqs whose facts are to be read again, ascending
-    mark: int  # how far into the change log the copy now is
-
-
 def change_mark(conn: sqlite3.Connection) -> int:
     """The newest change-log id ever given (0 before the first): a copy read in the same
     transaction has seen every change up to it."""
@@ -44,39 +36,49 @@ def change_mark(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
-    """What a copy holds: its facts' ``seqs``, which of them are ``alive``, the newest
-    seq it has read (``last_seq``), and how far into the change log it has read
-    (``mark``)."""
+class Copy(Protocol):
+    """What both in-memory copies keep to follow the change log: the epoch they are at,
+    which held positions are ``alive``, the newest seq read (``last_seq``), and how far
+    into the log they have read (``mark``)."""
 
-    seqs: Sequence[int] | npt.NDArray[np.int64]
+    epoch: int
     alive: Mask
     last_seq: int
     mark: int
 
 
-def revised(conn: sqlite3.Connection, scope: str, held: Held) -> Revision | None:
-    """How a copy of ``scope`` stands after a new epoch; None when it should be rebuilt."""
+def follow(
+    conn: sqlite3.Connection,
+    scope: str,
+    copy: Copy,
+    seqs: Sequence[int] | npt.NDArray[np.int64],
+    epoch: int,
+    reread: Callable[[list[int]], None],
+) -> bool:
+    """Brings ``copy`` (holding facts ``seqs``) to ``epoch`` in place: facts the log says
+    changed are masked, and those still present go to ``reread`` (ascending seqs), which
+    adds them back. False, with ``copy`` untouched, when it must be rebuilt instead."""
     now = change_mark(conn)
-    touched = _logged_since(conn, scope, held.mark)
+    touched = _logged_since(conn, scope, copy.mark)
     if touched is None:
-        return None
-    seqs = np.asarray(held.seqs, np.int64)
-    gone = held.alive & np.isin(seqs, np.fromiter(touched, np.int64, len(touched)))
-    mask = held.alive & ~gone  # a new array: searches holding the old mask are unaffected
-    if _mostly_masked(mask):
-        return None
+        return False
+    held = np.asarray(seqs, np.int64)
+    gone = copy.alive & np.isin(held, np.fromiter(touched, np.int64, len(touched)))
+    alive = copy.alive & ~gone  # a new array: searches holding the old mask are unaffected
+    if 2 * (len(alive) - int(alive.sum())) > len(alive):  # carrying them costs more
+        return False
     present = [
         int(seq)
         for (seq,) in conn.execute(
             "SELECT seq FROM facts WHERE scope = ? AND seq <= ? "
             "AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
-            (scope, held.last_seq, json.dumps(touched)),
+            (scope, copy.last_seq, json.dumps(touched)),
         )
     ]
-    newest = max(int(seqs[mask].max()) if mask.any() else -1, present[-1] if present else -1)
-    return Revision(mask, newest, present, now)
+    copy.alive, copy.mark, copy.epoch = alive, now, epoch
+    copy.last_seq = max(int(held[alive].max()) if alive.any() else -1, max(present, default=-1))
+    reread(present)
+    return True
 
 
 def _logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:
@@ -91,7 +93,3 @@ def _logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] 
             "SELECT DISTINCT seq FROM fact_changes WHERE scope = ? AND id > ?", (scope, mark)
         )
     ]
-
-
-def _mostly_masked(alive: Mask) -> bool:
-    return 2 * (len(alive) - int(alive.sum())) > len(alive)

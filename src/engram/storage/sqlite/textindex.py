@@ -32,7 +32,7 @@ import numpy.typing as npt
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
-from engram.storage.sqlite.revision import Held, change_mark, revised
+from engram.storage.sqlite.revision import change_mark, follow
 from engram.storage.sqlite.tokens import Tokenizer
 
 INDEX_ABOVE = 20_000
@@ -177,21 +177,17 @@ class TextIndex:
         epoch: int,
     ) -> _ScopeText:
         if entry is not None and entry.epoch != epoch:
-            held = Held(entry.seqs, entry.alive, entry.last_seq, entry.mark)
-            found = revised(conn, scope, held)
-            if found is None:
-                entry = None
-            else:
-                entry.alive, entry.last_seq, entry.mark = found.alive, found.last_seq, found.mark
-                entry.append(
-                    self._tokenizer,
-                    conn.execute(
-                        f"SELECT {_COLUMNS} FROM facts "
-                        "WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
-                        (json.dumps(found.changed),),
-                    ).fetchall(),
+            held = entry
+
+            def reread(seqs: list[int]) -> None:
+                sql = (
+                    f"SELECT {_COLUMNS} FROM facts "
+                    "WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq"
                 )
-                entry.epoch = epoch
+                held.append(self._tokenizer, conn.execute(sql, (json.dumps(seqs),)).fetchall())
+
+            if not follow(conn, scope, held, held.seqs, epoch, reread):
+                entry = None
         if entry is None:
             entry = _ScopeText(version, epoch, mark=change_mark(conn))
         rows = conn.execute(

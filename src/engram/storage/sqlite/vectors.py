@@ -23,7 +23,7 @@ from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
-from engram.storage.sqlite.revision import Held, change_mark, revised
+from engram.storage.sqlite.revision import change_mark, follow
 
 DEFAULT_BUDGET_BYTES = 1 << 30
 
@@ -176,19 +176,14 @@ class VectorIndex:
         if entry is not None and entry.rewritten != rewritten:
             entry = None
         if entry is not None and entry.epoch != epoch:
-            held = Held(entry.seqs[: entry.count], entry.alive, entry.last_seq, entry.mark)
-            found = revised(conn, scope, held)
-            if found is None:
+            held = entry
+
+            def reread(seqs: list[int]) -> None:
+                sql = f"{_ROWS}WHERE f.seq IN (SELECT value FROM json_each(?))"
+                held.append(conn.execute(sql, (json.dumps(seqs),)).fetchall())
+
+            if not follow(conn, scope, held, held.seqs[: held.count], epoch, reread):
                 entry = None
-            else:
-                entry.alive, entry.last_seq, entry.mark = found.alive, found.last_seq, found.mark
-                entry.append(
-                    conn.execute(
-                        f"{_ROWS}WHERE f.seq IN (SELECT value FROM json_each(?))",
-                        (json.dumps(found.changed),),
-                    ).fetchall()
-                )
-                entry.epoch = epoch
         if entry is None:
             entry = _ScopeVectors(
                 version,

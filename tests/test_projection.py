@@ -16,6 +16,7 @@ from engram.core.ports import EmbedKind
 from engram.storage.sqlite import projection as projection_module
 from engram.storage.sqlite.projection import Projection
 from engram.storage.sqlite.store import SQLiteStore
+from stores import all_facts
 
 DIMENSION = 384
 F32 = npt.NDArray[np.float32]
@@ -120,7 +121,7 @@ def test_a_large_scope_recalls_exactly_through_the_store(db_path: Path) -> None:
         store.vectors.project_above = 500
 
         def check(query: str, **filters: object) -> None:
-            allowed = [f for f in _all_facts(mem, ref) if not filters or "even" in f.tags]
+            allowed = [f for f in all_facts(mem, ref) if not filters or "even" in f.tags]
             matrix = embedder.embed([f.content for f in allowed], "passage")
             scores = matrix @ embedder.embed([query], "query")[0]
             want = [allowed[i].content for i in np.argsort(-scores)[:10]]
@@ -136,23 +137,12 @@ def test_a_large_scope_recalls_exactly_through_the_store(db_path: Path) -> None:
         mem.remember_many(ref, notes[1_000:])  # appended after the fit
         check("fact number 1234")
         check("fact number 3", tags=["even"])
-        for fact in _all_facts(mem, ref)[:200]:
+        for fact in all_facts(mem, ref)[:200]:
             mem.forget(ref, fact.id)
         check("fact number 1499")
-        changed = mem.correct(ref, _all_facts(mem, ref)[0].id, "fact number 99999")
+        changed = mem.correct(ref, all_facts(mem, ref)[0].id, "fact number 99999")
         check("fact number 99999")
         assert mem.recall(ref, "fact number 99999", top_k=1, mode="vector")[0].fact == changed
         # Forgotten facts were masked and the corrected one read again, in place.
         assert store.vectors.held(ref.key) is entry
         assert entry.projection is not None
-
-
-def _all_facts(mem: engram.Memory, ref: ResourceRef) -> list[engram.Fact]:
-    out: list[engram.Fact] = []
-    before = None
-    while True:
-        page = mem.facts(ref, limit=1000, before=before)
-        out.extend(page.facts)
-        if page.next_before is None:
-            return out
-        before = page.next_before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -115,3 +116,12 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+def one_scope_args(doc: str | None, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The options of a benchmark over one large scope: --facts, --queries, --json."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--json", type=Path, dest="out")
+    return parser.parse_args(argv)

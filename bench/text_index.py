@@ -14,7 +14,6 @@ each right after a remember (the new fact is tokenized on the way).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 import sentences
 from backends import SEED, Lookup, one_big_scope
-from harness import environment, latency_summary, one_line, table, timed, write_json
+from harness import environment, latency_summary, one_line, one_scope_args, table, timed, write_json
 
 import engram
 from engram import Memory, ResourceRef
@@ -97,11 +96,7 @@ def run(facts: int, queries: int) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--facts", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--json", type=Path, dest="out")
-    args = parser.parse_args(argv)
+    args = one_scope_args(__doc__, argv)
     result = run(args.facts, args.queries)
     rows = []
     for mode, figures in result["recall_ms"].items():

@@ -14,7 +14,6 @@ query scored exactly.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from backends import Lookup, one_big_scope
-from harness import environment, latency_summary, one_line, table, timed, write_json
+from harness import environment, latency_summary, one_line, one_scope_args, table, timed, write_json
 
 import engram
 from engram import Memory, ResourceRef
@@ -91,11 +90,7 @@ def run(facts: int, queries: int) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--facts", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--json", type=Path, dest="out")
-    args = parser.parse_args(argv)
+    args = one_scope_args(__doc__, argv)
     result = run(args.facts, args.queries)
     rows = [
         [name, result["cold_ms"][name], s["p50_ms"], s["p95_ms"]]

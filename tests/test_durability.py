@@ -3,10 +3,10 @@ SQLite file stays sound."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import engram
@@ -27,6 +27,28 @@ with engram.open(path, embedder=engram.HashingEmbedder(32)) as memory:
 """
 
 
+# Every writer acknowledges this many writes before the kill, however long that takes on
+# a loaded machine; PATIENCE (seconds) only bounds a hang.
+EACH = 20
+PATIENCE = 120.0
+
+
+def _read_acknowledgements(
+    proc: subprocess.Popen[str], into: list[list[str]], enough: threading.Event
+) -> None:
+    """Collects ``proc``'s acknowledgements as they come; sets ``enough`` at EACH, or when
+    the writer's output ends."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        # Only whole lines: the kill can cut the last one short, and a cut line was never
+        # an acknowledgement.
+        if line.endswith("\n") and len(line.split()) == 2:
+            into.append(line.split())
+            if len(into) >= EACH:
+                enough.set()
+    enough.set()
+
+
 def test_a_killed_writer_loses_nothing_it_acknowledged(target: Target) -> None:
     engram.open(target, embedder=engram.HashingEmbedder(32)).close()
     procs = [
@@ -37,18 +59,27 @@ def test_a_killed_writer_loses_nothing_it_acknowledged(target: Target) -> None:
         )
         for w in range(3)
     ]
-    time.sleep(2.0)
-    for proc in procs:
-        os.kill(proc.pid, signal.SIGKILL)
-    acknowledged = []
-    for proc in procs:
-        out, _ = proc.communicate(timeout=30)
+    acks: list[list[list[str]]] = [[] for _ in procs]
+    enough = [threading.Event() for _ in procs]
+    readers = [
+        threading.Thread(target=_read_acknowledgements, args=(proc, into, event))
+        for proc, into, event in zip(procs, acks, enough, strict=True)
+    ]
+    try:
+        for reader in readers:
+            reader.start()
+        deadline = time.monotonic() + PATIENCE
+        for event in enough:
+            event.wait(max(0.0, deadline - time.monotonic()))
+    finally:
+        for proc in procs:  # mid-work: each is still writing when it is killed
+            proc.kill()
+    for proc, reader in zip(procs, readers, strict=True):
+        proc.wait(PATIENCE)
+        reader.join(PATIENCE)
         assert proc.returncode == -signal.SIGKILL
-        # Only whole lines: the kill can cut the last one short, and a cut line was never
-        # an acknowledgement.
-        whole = out.split("\n")[:-1]
-        acknowledged += [line.split() for line in whole if len(line.split()) == 2]
-    assert len(acknowledged) > 30  # the writers got well under way before the kill
+    assert min(len(got) for got in acks) >= EACH  # every writer got under way
+    acknowledged = [ack for got in acks for ack in got]
 
     if not stores.is_postgres(target):
         assert stores.rows(target, "PRAGMA integrity_check") == [("ok",)]

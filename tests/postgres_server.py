@@ -3,17 +3,23 @@
 The server runs in a temporary directory on 127.0.0.1 and a free port. PostgreSQL refuses
 to run as root, so as root it runs as an unprivileged system user (created if absent)
 through ``runuser``. ``ENGRAM_TEST_POSTGRES_URL`` points at an existing server instead.
+
+Several test sessions may start servers at once (two suites on one machine): each has its
+own directory and port, a port another process took between choosing and binding is
+chosen again, and two sessions creating the system user at once both go on.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import pwd
 import secrets
 import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,20 +42,29 @@ def bin_dir() -> Path:
 def _as_server_user(args: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return args
-    if subprocess.run(["id", "-u", SERVICE_USER], capture_output=True).returncode != 0:
-        subprocess.run(
-            [
-                "useradd",
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                SERVICE_USER,
-            ],
-            check=True,
-            capture_output=True,
-        )
     return ["runuser", "-u", SERVICE_USER, "--", *args]
+
+
+def _user_exists() -> bool:
+    try:
+        pwd.getpwnam(SERVICE_USER)
+    except KeyError:
+        return False
+    return True
+
+
+def _ensure_server_user() -> None:
+    """Creates the system user if absent. Another session may be creating it at the same
+    moment (useradd then fails: the name is taken, or /etc/passwd is locked): what counts
+    is that the user exists, so this tries until it does, within a bound for a hang."""
+    deadline = time.monotonic() + 120
+    while not _user_exists():
+        useradd = ["useradd", "--system", "--no-create-home", "--shell", NOLOGIN, SERVICE_USER]
+        done = subprocess.run(useradd, capture_output=True, text=True)
+        if done.returncode != 0 and not _user_exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"could not create {SERVICE_USER}: {done.stderr.strip()}")
+            time.sleep(0.2)
 
 
 def _free_port() -> int:
@@ -67,19 +82,16 @@ def running_server() -> Iterator[str]:
         return
     root = Path(tempfile.mkdtemp(prefix="engram-pg-"))
     data = root / "data"
-    port = _free_port()
     pg = bin_dir()
     initdb = [str(pg / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", *INITDB]
-    options = f"-h 127.0.0.1 -p {port} -k {root} {FAST}"
     pg_ctl = [str(pg / "pg_ctl"), "-D", str(data)]
     try:
         if os.geteuid() == 0:
-            _as_server_user(["true"])
+            _ensure_server_user()
             shutil.chown(root, SERVICE_USER, SERVICE_USER)
         root.chmod(0o700)
-        subprocess.run(_as_server_user(initdb), check=True, capture_output=True)
-        start = [*pg_ctl, "-o", options, "-l", str(root / "log"), "-w", "start"]
-        subprocess.run(_as_server_user(start), check=True, capture_output=True)
+        _run(_as_server_user(initdb), "initdb")
+        port = _start(pg_ctl, root)
         try:
             yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
         finally:
@@ -87,6 +99,27 @@ def running_server() -> Iterator[str]:
             subprocess.run(_as_server_user(stop), capture_output=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _start(pg_ctl: list[str], root: Path) -> int:
+    """Starts the server on a free port; returns the port. The port is free when chosen,
+    but another process may bind it before the server does: then another is chosen."""
+    for _ in range(5):
+        port = _free_port()
+        options = f"-h 127.0.0.1 -p {port} -k {root} {FAST}"
+        # -t: how long pg_ctl waits for the server to accept connections (default 60 s)
+        start = [*pg_ctl, "-o", options, "-l", str(root / "log"), "-w", "-t", "240", "start"]
+        done = subprocess.run(_as_server_user(start), capture_output=True, text=True)
+        if done.returncode == 0:
+            return port
+    log = (root / "log").read_text(errors="replace")[-4000:]
+    raise RuntimeError(f"PostgreSQL did not start: {done.stdout}{done.stderr}\n{log}")
+
+
+def _run(args: list[str], what: str) -> None:
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed: {done.stdout}{done.stderr}")
 
 
 def database_url(admin_url: str, name: str) -> str:

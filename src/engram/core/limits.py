@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from engram.core.errors import InvalidInput
 from engram.core.models import JSONValue, SourceRef
@@ -22,6 +22,11 @@ MAX_QUERY_CHARS = 8000
 MAX_TAGS = 32
 MAX_LABEL_CHARS = 128
 MAX_METADATA_BYTES = 16 * 1024
+# JSON values (working memory, metadata) nest at most this deep: a list or an object is
+# one level. Deeper values would be stored, then fail to serialise on the way out.
+MAX_DEPTH = 64
+MAX_COUNT = 1 << 53  # beyond any store, and within what SQLite and JSON carry exactly
+MAX_TTL = timedelta(days=10**6)  # about 2,700 years; its expiry fits in int64 microseconds
 
 
 def check_key(key: object) -> str:
@@ -29,17 +34,35 @@ def check_key(key: object) -> str:
 
 
 def encode_value(value: JSONValue, name: str = "value") -> str:
-    """The compact JSON text of ``value``; refuses non-JSON values and values over 64 KiB."""
+    """The compact JSON text of ``value``; refuses non-JSON values, values nested deeper
+    than 64 levels and values over 64 KiB."""
+    check_depth(value, name)
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         size = len(text.encode("utf-8"))
-    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
         raise InvalidInput(f"{name} is not JSON: {exc}") from exc
     if size > MAX_VALUE_BYTES:
         raise InvalidInput(
             f"{name} is {size} bytes encoded; the limit is {MAX_VALUE_BYTES} (64 KiB)"
         )
     return text
+
+
+def check_depth(value: JSONValue, name: str = "value") -> None:
+    """Refuses a value whose lists or objects nest more than MAX_DEPTH levels deep.
+
+    Walks without recursion, containers only; a cycle only nests deeper, so it is
+    refused too."""
+    stack: list[tuple[dict[object, object] | list[object] | tuple[object, ...], int]] = []
+    if isinstance(value, dict | list | tuple):
+        stack.append((value, 1))
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InvalidInput(f"{name} nests lists or objects more than {MAX_DEPTH} levels deep")
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
 
 
 def check_limit(
@@ -113,20 +136,23 @@ def check_source_ref(source_ref: object) -> SourceRef | None:
         raise InvalidInput("source_ref must be a SourceRef(sandbox_id, entry_index)")
     check_label(source_ref.sandbox_id, "source_ref.sandbox_id")
     index = source_ref.entry_index
-    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-        raise InvalidInput(f"source_ref.entry_index must be a non-negative integer, got {index!r}")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= MAX_COUNT:
+        raise InvalidInput(
+            f"source_ref.entry_index must be an integer from 0 to {MAX_COUNT}, got {index!r}"
+        )
     return source_ref
 
 
 def check_time(value: object, name: str) -> datetime | None:
     if value is None:
         return None
-    if not isinstance(value, datetime) or value.tzinfo is None:
+    if not isinstance(value, datetime) or value.utcoffset() is None:
         raise InvalidInput(f"{name} must be a timezone-aware datetime")
+    try:
+        value.astimezone(UTC)  # stored as UTC: it must exist there (years 1 to 9999)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidInput(f"{name} is outside the years 1 to 9999 in UTC") from exc
     return value
-
-
-MAX_COUNT = 1 << 53  # beyond any store, and within what SQLite and JSON carry exactly
 
 
 def check_max_facts(value: object) -> int:
@@ -147,3 +173,17 @@ def check_max_age(value: object) -> int:
     if not isinstance(value, timedelta) or not timedelta(0) <= value <= timedelta(days=10**6):
         raise InvalidInput(f"max_age must be a timedelta from 0 to a million days, got {value!r}")
     return value // timedelta(microseconds=1)
+
+
+def check_version(value: object, name: str = "expected_version") -> int:
+    """A working-memory version to compare with (0: the key must be unset)."""
+    return check_count(value, name)
+
+
+def check_ttl(value: object) -> timedelta:
+    """A positive time to live, at most MAX_TTL."""
+    if not isinstance(value, timedelta) or not timedelta(0) < value <= MAX_TTL:
+        raise InvalidInput(
+            f"ttl must be a positive timedelta of at most a million days, got {value!r}"
+        )
+    return value

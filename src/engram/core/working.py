@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from engram.core import limits
 from engram.core.clock import now_us
-from engram.core.errors import InvalidInput, NotFound
+from engram.core.errors import NotFound
 from engram.core.models import JSONValue, WorkingEntry, WorkingPage
 from engram.core.ports import Store
 from engram.core.scopes import Scope
@@ -38,25 +38,21 @@ class WorkingMemory:
         expected_version: int | None = None,
         ttl: timedelta | None = None,
     ) -> WorkingEntry:
-        """Sets ``key``; nothing is written when the value is invalid or over 64 KiB.
+        """Sets ``key``; nothing is written when the value is invalid, over 64 KiB or
+        nested more than 64 levels deep.
 
         ``expected_version`` makes it a compare-and-set: the current version must match
-        (0: the key must be unset), else Conflict. ``ttl`` makes the key expire.
+        (0: the key must be unset), else Conflict. ``ttl`` (at most a million days)
+        makes the key expire.
         """
         limits.check_key(key)
         text = limits.encode_value(value)
-        if expected_version is not None and (
-            isinstance(expected_version, bool)
-            or not isinstance(expected_version, int)
-            or expected_version < 0
-        ):
-            raise InvalidInput("expected_version must be a non-negative integer")
+        if expected_version is not None:
+            limits.check_version(expected_version)
         now = now_us()
         expires = None
         if ttl is not None:
-            if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
-                raise InvalidInput("ttl must be a positive timedelta")
-            expires = now + ttl // timedelta(microseconds=1)
+            expires = now + limits.check_ttl(ttl) // timedelta(microseconds=1)
         return self._store.working_set(
             ref, key, text, expected_version=expected_version, expires_at_us=expires, now_us=now
         )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
+from engram.core import limits
 from engram.core.clock import from_us, now_us
 from engram.core.errors import NotFound
 from engram.core.models import ForkResult
@@ -50,6 +51,19 @@ class AgentStore(Protocol):
     def agent_end(self, agent_id: str, now_us: int) -> Agent | None:
         """Marks the agent ended (idempotent: the first end time stays)."""
         ...
+
+    def agents_page(self, after: str | None, limit: int, name: str | None) -> list[Agent]:
+        """Up to ``limit`` agents with ids above ``after``, in ascending id order; only
+        those named ``name`` when it is given."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPage:
+    """One page of agents in ascending id order; ``next_after`` is set when more follow."""
+
+    agents: list[Agent]
+    next_after: str | None
 
 
 class Agents:
@@ -95,6 +109,21 @@ class Agents:
         fork_from = parent.ref if copy_memory and ref != parent.ref else None
         keys, facts = self._store.agent_insert(child, fork_from, now_us())
         return child, ForkResult(ref, keys, facts)
+
+    def list(
+        self, *, after: str | None = None, limit: int | None = None, name: str | None = None
+    ) -> AgentPage:
+        """One page of every registered agent, ended or not, in ascending id order
+        (default 100, max 1000); ``name`` keeps only the agents of that name."""
+        size = limits.check_limit(limit)
+        if after is not None:
+            check_text(after, "after", max_chars=64)
+        if name is not None:
+            check_text(name, "name", max_chars=MAX_NAME_CHARS)
+        rows = self._store.agents_page(after, size + 1, name)
+        more = len(rows) > size
+        rows = rows[:size]
+        return AgentPage(rows, rows[-1].id if more else None)
 
     def end(self, agent_id: str) -> Agent:
         ended = self._store.agent_end(agent_id, now_us()) if _possible(agent_id) else None

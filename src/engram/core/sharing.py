@@ -62,9 +62,9 @@ class Sharing:
         self, person: str, *, source: str | None = None, reader: str | None = None
     ) -> list[Share]:
         """Who reads what ``source`` remembers of the person, or what ``reader`` reads
-        besides its own: exactly one of them."""
-        if (source is None) == (reader is None):
-            raise InvalidInput("give exactly one of source and reader")
+        besides its own: at most one of them; neither lists all the person's allowances."""
+        if source is not None and reader is not None:
+            raise InvalidInput("give source or reader, not both")
         return self._store.shares_list(
             check_text(person, "person", max_chars=MAX_PERSON_CHARS),
             source=None if source is None else check_app(source),

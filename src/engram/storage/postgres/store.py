@@ -277,9 +277,9 @@ class PostgresStore:
         value = source if source is not None else reader
         rows = self.db.read(
             lambda conn: conn.execute(
-                f"SELECT source, reader, allowed_at FROM shares WHERE person = %s "
-                f"AND {column} = %s ORDER BY allowed_at, source, reader",
-                (person, value),
+                "SELECT source, reader, allowed_at FROM shares WHERE person = %s "
+                f"AND (%s::text IS NULL OR {column} = %s) ORDER BY allowed_at, source, reader",
+                (person, value, value),
             ).fetchall()
         )
         return [Share(person, str(s), str(r), from_us(int(str(at)))) for s, r, at in rows]
@@ -309,6 +309,16 @@ class PostgresStore:
             return _agent(conn, agent_id)
 
         return self.db.write(work)
+
+    def agents_page(self, after: str | None, limit: int, name: str | None) -> list[Agent]:
+        rows = self.db.read(
+            lambda conn: conn.execute(
+                f"SELECT {AGENT_COLUMNS} FROM agents WHERE id > %s "
+                "AND (%s::text IS NULL OR name = %s) ORDER BY id LIMIT %s",
+                (after or "", name, name, limit),
+            ).fetchall()
+        )
+        return [to_agent(row) for row in rows]
 
     # -- recall candidates -------------------------------------------------------
     def text_candidates(

@@ -26,3 +26,13 @@ def end(conn: sqlite3.Connection, agent_id: str, now_us: int) -> Agent | None:
         "UPDATE agents SET ended_at = ? WHERE id = ? AND ended_at IS NULL", (now_us, agent_id)
     )
     return get(conn, agent_id)
+
+
+def page(conn: sqlite3.Connection, after: str | None, limit: int, name: str | None) -> list[Agent]:
+    """Ascending id order from the primary key; ``name`` filters the same walk."""
+    rows = conn.execute(
+        f"SELECT {AGENT_COLUMNS} FROM agents WHERE id > ? AND (? IS NULL OR name = ?) "
+        "ORDER BY id LIMIT ?",
+        (after or "", name, name, limit),
+    ).fetchall()
+    return [to_agent(row) for row in rows]

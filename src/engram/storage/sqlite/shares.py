@@ -34,8 +34,8 @@ def listed(
 ) -> list[Share]:
     column, value = ("source", source) if source is not None else ("reader", reader)
     rows = conn.execute(
-        f"SELECT source, reader, allowed_at FROM shares WHERE person = ? AND {column} = ? "
-        "ORDER BY allowed_at, source, reader",
-        (person, value),
+        "SELECT source, reader, allowed_at FROM shares WHERE person = ? "
+        f"AND (? IS NULL OR {column} = ?) ORDER BY allowed_at, source, reader",
+        (person, value, value),
     ).fetchall()
     return [Share(person, str(s), str(r), from_us(int(at))) for s, r, at in rows]

@@ -286,6 +286,9 @@ class SQLiteStore:
     def agent_end(self, agent_id: str, now_us: int) -> Agent | None:
         return self.db.write(lambda conn: agents.end(conn, agent_id, now_us))
 
+    def agents_page(self, after: str | None, limit: int, name: str | None) -> list[Agent]:
+        return self.db.read(lambda conn: agents.page(conn, after, limit, name))
+
     # -- recall candidates -------------------------------------------------------
     def text_candidates(
         self, scope: Scope, terms: Sequence[str], filters: Filters, limit: int

@@ -54,7 +54,7 @@ def test_without_an_embedder_people_routes_answer_503_in_a_sentence(target: Targ
     import jwt
 
     secret = "people-secret-0123456789abcdef0123456"
-    token = jwt.encode({"sub": "p1", "exp": int(time.time()) + 60}, secret, algorithm="HS256")
+    token = jwt.encode({"sub": "p1", "exp": int(time.time()) + 3600}, secret, algorithm="HS256")
     headers = {"Authorization": f"Bearer {token}"}
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as memory:
         kept = AppMemory(memory, "app:a").remember("p1", "remembered before")

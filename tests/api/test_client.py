@@ -43,7 +43,7 @@ def test_a_fact_s_context_goes_through_the_client(app_client: TestClient) -> Non
 
 
 def _person(app_client: TestClient, uid: str) -> engram.Client:
-    token = jwt.encode({"sub": uid, "exp": int(time.time()) + 600}, SECRET, algorithm="HS256")
+    token = jwt.encode({"sub": uid, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
     return engram.Client(token=token, http=app_client)
 
 

@@ -26,15 +26,18 @@ APPS = ["app:a", "app:b", "app:c"]
 
 
 def token(sub: str, secret: str = SECRET) -> dict[str, str]:
-    signed = jwt.encode({"sub": sub, "exp": int(time.time()) + 600}, secret, algorithm="HS256")
+    signed = jwt.encode({"sub": sub, "exp": int(time.time()) + 3600}, secret, algorithm="HS256")
     return {"Authorization": f"Bearer {signed}"}
 
 
-UNSIGNED = [
-    {},  # anonymous
-    {"X-User": "p1", "X-Person": "p1"},  # a claim a caller makes of itself
-    token("p1", secret="forged-secret-forged-secret-forged-99"),  # a forged token
-]
+def unsigned() -> list[dict[str, str]]:
+    """Callers with no verified identity. Minted at use: a forged token minted at import
+    could expire first, and be refused for that instead of for its signature."""
+    return [
+        {},  # anonymous
+        {"X-User": "p1", "X-Person": "p1"},  # a claim a caller makes of itself
+        token("p1", secret="forged-secret-forged-secret-forged-99"),  # a forged token
+    ]
 
 
 @pytest.fixture
@@ -133,7 +136,7 @@ def test_callers_who_are_not_signed_in_read_and_write_nothing(
 ) -> None:
     ids = _seed(client)
     some_id = ids[("p1", "app:a")]
-    for headers in UNSIGNED:
+    for headers in unsigned():
         answers = [
             client.post(
                 "/api/v1/apps/app:a/memories", json={"memory": "intruder"}, headers=headers

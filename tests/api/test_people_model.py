@@ -34,7 +34,7 @@ WORDS = st.lists(st.sampled_from(["red", "blue", "green", "plum"]), min_size=1, 
 def _auth(person: str | None) -> dict[str, str]:
     if person is None:
         return {}
-    signed = jwt.encode({"sub": person, "exp": int(time.time()) + 600}, SECRET, algorithm="HS256")
+    signed = jwt.encode({"sub": person, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
     return {"Authorization": f"Bearer {signed}"}
 
 

@@ -134,14 +134,16 @@ def test_input_type_follows_kind_only_when_asymmetric(
 
 
 # -- time limits --------------------------------------------------------------------
+# The upper bounds below leave seconds for a loaded machine: a deadline not kept overruns
+# them by far more (the slow server answers after a minute, the drip lasts minutes).
 def test_slow_server_times_out_and_stores_nothing(endpoint: Endpoint, target: Target) -> None:
-    endpoint.delay = 5.0
+    endpoint.delay = 60.0
     with engram.open(target, embedder=endpoint.embedder(timeout=1.0, dimension=16)) as mem:
         started = time.monotonic()
         with pytest.raises(UpstreamFailure, match="did not answer within 1 s"):
             mem.remember(REF, "upgraded to pro")
         elapsed = time.monotonic() - started
-        assert 0.9 <= elapsed < 3.0
+        assert 0.9 <= elapsed < 10.0
         assert_nothing_stored(mem)
 
 
@@ -152,20 +154,20 @@ def test_dripping_server_fails_at_the_deadline(endpoint: Endpoint, target: Targe
         with pytest.raises(UpstreamFailure, match="did not answer within 1 s"):
             mem.remember_many(REF, TEXTS)
         elapsed = time.monotonic() - started
-        assert 0.9 <= elapsed < 3.0
+        assert 0.9 <= elapsed < 10.0
         assert_nothing_stored(mem)
 
 
 def test_late_answer_that_stalls_fails_at_the_deadline(endpoint: Endpoint, target: Target) -> None:
-    endpoint.delay = 1.4  # headers late, then one byte, then silence
-    endpoint.stall = 10.0
-    with engram.open(target, embedder=endpoint.embedder(timeout=2.0, dimension=16)) as mem:
+    endpoint.delay = 2.8  # headers late, then one byte, then silence
+    endpoint.stall = 60.0
+    with engram.open(target, embedder=endpoint.embedder(timeout=4.0, dimension=16)) as mem:
         started = time.monotonic()
-        with pytest.raises(UpstreamFailure, match="did not answer within 2 s"):
+        with pytest.raises(UpstreamFailure, match="did not answer within 4 s"):
             mem.remember(REF, "upgraded to pro")
-        # one timeout (2 s), not one per phase (the late headers plus a whole read timeout
-        # again would be about 3.4 s)
-        assert time.monotonic() - started < 2.9
+        # one timeout (4 s), not one per phase (the late headers plus a whole read timeout
+        # again would be about 6.8 s); the margin between is for a loaded machine
+        assert time.monotonic() - started < 6.0
         assert_nothing_stored(mem)
 
 
@@ -192,15 +194,15 @@ def test_error_status_is_upstream_failure_without_the_key(
 
 
 def test_unreachable_endpoint_is_upstream_failure() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    embedder = RemoteEmbedder(f"http://127.0.0.1:{port}/v1/embeddings", MODEL, timeout=2.0)
-    try:
-        with pytest.raises(UpstreamFailure, match="failed: ConnectError"):
-            embedder.embed(["a"], "passage")
-    finally:
-        embedder.close()
+    with socket.socket() as closed:  # bound, never listening: no other process can answer
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        embedder = RemoteEmbedder(f"http://127.0.0.1:{port}/v1/embeddings", MODEL, timeout=30)
+        try:
+            with pytest.raises(UpstreamFailure, match="failed: ConnectError"):
+                embedder.embed(["a"], "passage")
+        finally:
+            embedder.close()
 
 
 MALFORMED: dict[str, bytes] = {

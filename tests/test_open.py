@@ -76,3 +76,76 @@ def test_closed_store_refuses(tmp_path: Path) -> None:
     memory.close()
     with pytest.raises(StorageFailure, match="closed"):
         memory.working.list(engram.ResourceRef("x"))
+
+
+def _foreign(path: Path, journal: str, *pragmas: str) -> None:
+    """Another application's SQLite database: its own table, its own settings."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA journal_mode = {journal}")
+    for pragma in pragmas:
+        conn.execute(pragma)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('keep me as I am')")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("journal", "pragmas"),
+    [
+        ("delete", ()),
+        ("wal", ()),
+        ("delete", ("PRAGMA user_version = 7",)),  # an application that versions its schema
+        ("delete", ("PRAGMA application_id = 42",)),  # one that marks its files
+    ],
+)
+def test_another_applications_sqlite_file_is_refused_unchanged(
+    tmp_path: Path, journal: str, pragmas: tuple[str, ...]
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "theirs.db"
+    _foreign(path, journal, *pragmas)
+    before = path.read_bytes()
+    with pytest.raises(StorageFailure, match="another application's SQLite database") as caught:
+        engram.open(path, embedder=None)
+    assert str(path) in caught.value.message
+    assert path.read_bytes() == before
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == journal
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+        assert tables == ["notes"]
+    finally:
+        conn.close()
+    if journal != "wal":  # a reader of a WAL database makes its -wal and -shm; no other does
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.db"]
+
+
+def test_a_store_is_stamped_and_one_from_before_the_stamp_still_opens(tmp_path: Path) -> None:
+    import sqlite3
+
+    from engram.storage.sqlite.schema import APPLICATION_ID
+
+    path = tmp_path / "e.db"
+    with engram.open(path, embedder=None) as memory:
+        memory.working.set(engram.ResourceRef("r"), "k", 1)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    conn.execute("PRAGMA application_id = 0")  # as stores made before the stamp are
+    conn.commit()
+    conn.close()
+    with engram.open(path, embedder=None) as memory:
+        assert memory.working.get(engram.ResourceRef("r"), "k") == 1
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    conn.close()
+
+
+def test_an_empty_file_becomes_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "touched.db"
+    path.touch()
+    with engram.open(path, embedder=None) as memory:
+        memory.working.set(engram.ResourceRef("r"), "k", 1)

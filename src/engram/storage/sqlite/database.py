@@ -11,9 +11,10 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import quote
 
 from engram.core.errors import EngramError, StorageFailure
-from engram.storage.sqlite.schema import migrate
+from engram.storage.sqlite.schema import check_ours, migrate
 
 T = TypeVar("T")
 
@@ -37,6 +38,7 @@ class Database:
         self._guard = threading.Lock()
         self._closed = False
         _check_path(self.path)
+        _check_ours(self.path)
         try:
             conn = self.connection()
             self.schema_version = migrate(conn, self.path)
@@ -127,6 +129,25 @@ def _retry(attempt: Callable[[], T]) -> T:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
+
+
+def _check_ours(path: str) -> None:
+    """Refuses another application's SQLite file through a read-only connection, before
+    any connection of ours switches it to WAL or migrates it."""
+    target = Path(path)
+    if not target.exists() or target.stat().st_size == 0:
+        return  # a new store
+    uri = f"file:{quote(str(target.absolute()))}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as exc:
+        raise StorageFailure(f"cannot open the store at {path}: {exc}") from exc
+    try:
+        check_ours(conn, path)
+    except sqlite3.Error as exc:
+        raise StorageFailure(f"cannot open the store at {path}: {exc}") from exc
+    finally:
+        conn.close()
 
 
 def _check_path(path: str) -> None:

@@ -1,6 +1,8 @@
 """The schema as numbered, append-only migrations; ``PRAGMA user_version`` is the version.
 
-Never edit a migration that has shipped: append a new one.
+Never edit a migration that has shipped: append a new one. ``PRAGMA application_id`` marks
+a file as an engram store, so another application's SQLite file is refused before
+anything writes to it (``check_ours``).
 """
 
 from __future__ import annotations
@@ -141,6 +143,32 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+APPLICATION_ID = 0x656E6772  # "engr", in the file's header
+ENGRAM_TABLES = frozenset({"meta", "working", "facts"})
+
+
+def check_ours(conn: sqlite3.Connection, path: str) -> None:
+    """Refuses (StorageFailure) a SQLite file that another application made; only reads.
+
+    Ours carry engram's application_id, or, from before engram stamped it, engram's
+    tables under a schema version. A file with no tables and no version is new: ours to
+    create.
+    """
+    application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    if application_id == APPLICATION_ID:
+        return
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    empty = not tables and version == 0
+    if application_id == 0 and (empty or (version >= 1 and tables >= ENGRAM_TABLES)):
+        return
+    raise StorageFailure(
+        f"the file at {path} is another application's SQLite database, not an engram store; "
+        "it was left as it was",
+        hint="point engram at an engram store, or at a path where it may create one",
+    )
+
+
 def migrate(conn: sqlite3.Connection, path: str) -> int:
     """Brings the file to the newest schema; refuses a file newer than this code.
     Returns the schema version."""
@@ -157,6 +185,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
             for statement in _statements(MIGRATIONS[number]):
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -1,5 +1,7 @@
 """Connections to one PostgreSQL database: a pool, whole-transaction retries, and
-translation of driver errors into StorageFailure at this boundary."""
+translation of driver errors at this boundary: no pooled connection free within the pool's
+timeout, or a lock not granted within the server's ``lock_timeout``, is Unavailable (503,
+retryable); anything else is StorageFailure."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from engram.core.errors import StorageFailure
+from engram.core.errors import EngramError, StorageFailure, Unavailable
 from engram.storage.postgres.schema import migrate
 
 T = TypeVar("T")
@@ -22,6 +24,8 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 
 READING, WRITING = IsolationLevel.REPEATABLE_READ, IsolationLevel.READ_COMMITTED
 POOL_SIZE = 8
+# How long a call waits for a free pooled connection before it is Unavailable.
+POOL_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 10
 # A transaction that lost a race (serialization failure, deadlock) runs again, whole.
 RETRIES = 8
@@ -43,7 +47,14 @@ class Database:
     """One PostgreSQL database shared by the threads of this process and by other
     processes. Every call runs in its own transaction on a pooled connection."""
 
-    def __init__(self, url: str, *, pool_size: int = POOL_SIZE, apply_migrations: bool = True):
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int | None = None,
+        pool_timeout: float | None = None,
+        apply_migrations: bool = True,
+    ):
         self.url = url
         self.name = redact(url)
         try:
@@ -62,7 +73,8 @@ class Database:
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             url,
             min_size=1,
-            max_size=pool_size,
+            max_size=pool_size or POOL_SIZE,
+            timeout=pool_timeout or POOL_TIMEOUT_S,
             kwargs={"prepare_threshold": None, "connect_timeout": CONNECT_TIMEOUT_S},
             configure=_configure,
             check=ConnectionPool.check_connection,
@@ -117,13 +129,28 @@ class Database:
     def _translate(self, run: Callable[[], T]) -> T:
         try:
             return run()
-        except psycopg.Error as exc:
-            raise StorageFailure(f"the store at {self.name} failed: {_first_line(exc)}") from exc
-        except PoolTimeout as exc:
-            raise StorageFailure(f"the store at {self.name} failed: {exc}") from exc
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise failure(exc, f"the store at {self.name}") from exc
 
     def close(self) -> None:
         self._pool.close()
+
+
+def failure(exc: psycopg.Error | PoolTimeout, where: str) -> EngramError:
+    """The engram error for a driver error: Unavailable when the pool had no free
+    connection in time or a lock timed out (the caller may retry later), else
+    StorageFailure."""
+    if isinstance(exc, PoolTimeout):
+        return Unavailable(
+            f"{where} is busy: no pooled connection was free in time ({exc})",
+            hint="retry shortly",
+        )
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return Unavailable(
+            f"{where} is busy: a lock was not granted in time ({_first_line(exc)})",
+            hint="retry shortly",
+        )
+    return StorageFailure(f"{where} failed: {_first_line(exc)}")
 
 
 def _configure(conn: Conn) -> None:

@@ -1,5 +1,7 @@
 """Connections to one SQLite file: per-thread connections, WAL, immediate write
-transactions, and translation of driver errors into StorageFailure at this boundary."""
+transactions, and translation of driver errors at this boundary: a lock still held after
+the busy timeout and the retries is Unavailable (503, retryable), anything else is
+StorageFailure."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
-from engram.core.errors import EngramError, StorageFailure
+from engram.core.errors import EngramError, StorageFailure, Unavailable
 from engram.storage.sqlite.schema import check_ours, migrate
 
 T = TypeVar("T")
@@ -44,7 +46,7 @@ class Database:
             self.schema_version = migrate(conn, self.path)
         except sqlite3.Error as exc:
             self.close()
-            raise StorageFailure(f"cannot open the store at {self.path}: {exc}") from exc
+            raise failure(exc, f"cannot open the store at {self.path}") from exc
         except EngramError:
             self.close()
             raise
@@ -99,11 +101,11 @@ class Database:
         return self._translate(lambda: _retry(attempt))
 
     def _translate(self, run: Callable[[], T]) -> T:
-        """Driver errors become StorageFailure here, at the boundary."""
+        """Driver errors become engram errors here, at the boundary."""
         try:
             return run()
         except sqlite3.Error as exc:
-            raise StorageFailure(f"the store at {self.path} failed: {exc}") from exc
+            raise failure(exc, f"the store at {self.path} failed") from exc
 
     def close(self) -> None:
         with self._guard:
@@ -122,13 +124,27 @@ def _retry(attempt: Callable[[], T]) -> T:
         try:
             return attempt()
         except sqlite3.OperationalError as exc:
-            message = str(exc)
-            if "locked" not in message and "busy" not in message:
-                raise
-            if time.monotonic() > deadline:
+            if not _busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    message = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in message or "busy" in message)
+
+
+def failure(exc: sqlite3.Error, what: str) -> EngramError:
+    """The engram error for a driver error: Unavailable while another connection holds
+    the lock (it was waited for and retried; the caller may retry later), else
+    StorageFailure."""
+    if _busy(exc):
+        return Unavailable(
+            f"{what}: the file stayed locked by another connection ({exc})",
+            hint="retry shortly; a long write, a backup or a restore holds the lock",
+        )
+    return StorageFailure(f"{what}: {exc}")
 
 
 def _check_ours(path: str) -> None:
@@ -141,11 +157,11 @@ def _check_ours(path: str) -> None:
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.Error as exc:
-        raise StorageFailure(f"cannot open the store at {path}: {exc}") from exc
+        raise failure(exc, f"cannot open the store at {path}") from exc
     try:
         check_ours(conn, path)
     except sqlite3.Error as exc:
-        raise StorageFailure(f"cannot open the store at {path}: {exc}") from exc
+        raise failure(exc, f"cannot open the store at {path}") from exc
     finally:
         conn.close()
 

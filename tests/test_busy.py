@@ -1,0 +1,74 @@
+"""A store held by someone else past its timeouts answers Unavailable (503, retryable),
+never a storage failure (500): SQLite's lock held by another connection, PostgreSQL's
+pool with no free connection."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from fastapi.testclient import TestClient
+
+import engram
+import stores
+from engram.api import create_app
+from engram.settings import Settings
+from engram.storage.postgres import database as pg_database
+from engram.storage.sqlite import database as sqlite_database
+from stores import Target
+
+REF = engram.ResourceRef("user-42")
+
+
+@pytest.fixture
+def short_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Timeouts of a fraction of a second, and a PostgreSQL pool of one connection."""
+    monkeypatch.setattr(sqlite_database, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(sqlite_database, "RETRY_FOR_S", 0.2)
+    monkeypatch.setattr(pg_database, "POOL_SIZE", 1)
+    monkeypatch.setattr(pg_database, "POOL_TIMEOUT_S", 0.2)
+
+
+@contextmanager
+def held(target: Target, memory: engram.Memory) -> Iterator[None]:
+    """The SQLite file's write lock held by another connection, or the store's only
+    pooled PostgreSQL connection taken."""
+    if stores.is_postgres(target):
+        with memory._store.db._pool.connection():  # type: ignore[attr-defined]
+            yield
+        return
+    other = sqlite3.connect(target, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def test_a_held_store_is_unavailable_then_serves_again(target: Target, short_waits: None) -> None:
+    with engram.open(target, embedder=None) as memory:
+        memory.working.set(REF, "plan", 1)
+        with held(target, memory), pytest.raises(engram.Unavailable) as caught:
+            memory.working.set(REF, "plan", 2)
+        assert caught.value.code == "unavailable" and caught.value.hint
+        assert "retry" in caught.value.hint
+        assert memory.working.get(REF, "plan") == 1  # nothing was written
+        memory.working.set(REF, "plan", 3)
+        assert memory.working.get(REF, "plan") == 3
+
+
+def test_a_held_store_answers_503_over_http(target: Target, short_waits: None) -> None:
+    memory = engram.open(target, embedder=None)
+    settings = Settings(db_path=str(target), embedder="none")
+    with TestClient(create_app(settings, memory_store=memory)) as client:
+        agent = client.post("/agents", json={"name": "planner"}).json()["id"]
+        with held(target, memory):
+            answer = client.put(f"/agents/{agent}/memory/goal", json={"value": "ship"})
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["error"]["code"] == "unavailable"
+        assert client.get(f"/agents/{agent}/memory/goal").status_code == 404
+        assert client.put(f"/agents/{agent}/memory/goal", json={"value": "ship"}).is_success
+    memory.close()

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
 
 import engram
-from engram import InvalidInput, NotFound, ResourceRef, SourceRef
+from engram import Conflict, InvalidInput, NotFound, ResourceRef, SourceRef
 
 
 def test_fork_copies_everything_without_embedding(
@@ -68,3 +71,65 @@ def test_fork_refuses_itself_and_bad_ids(mem: engram.Memory) -> None:
 def test_fork_of_an_empty_scope(mem: engram.Memory) -> None:
     result = mem.fork(ResourceRef("empty"), "child")
     assert (result.working_keys_copied, result.facts_copied) == (0, 0)
+
+
+def _holdings(mem: engram.Memory, ref: ResourceRef) -> tuple[dict[str, object], set[str]]:
+    return mem.working.list(ref).as_dict(), {f.content for f in mem.facts(ref).facts}
+
+
+@pytest.mark.parametrize("occupied_by", ["key", "fact"])
+def test_fork_refuses_a_child_that_already_holds_memory(
+    mem: engram.Memory, occupied_by: str
+) -> None:
+    parent, other = ResourceRef("planner"), ResourceRef("someone-else")
+    mem.working.set(parent, "goal", "parent's")
+    mem.remember(parent, "parent fact")
+    if occupied_by == "key":
+        mem.working.set(other, "goal", "theirs")
+    else:
+        mem.remember(other, "their fact")
+    before = _holdings(mem, other)
+    with pytest.raises(Conflict, match="already holds memory"):
+        mem.fork(parent, "someone-else")
+    assert _holdings(mem, other) == before  # nothing copied, nothing overwritten
+
+
+def test_an_expired_key_does_not_occupy_a_child(mem: engram.Memory) -> None:
+    parent, child = ResourceRef("planner"), ResourceRef("child")
+    mem.working.set(parent, "goal", "parent's")
+    mem.working.set(child, "gone", 1, ttl=timedelta(milliseconds=1))
+    deadline = time.monotonic() + 60  # bounds a hang only: the expiry is what is waited for
+    while mem.working.list(child).entries:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert mem.fork(parent, "child").working_keys_copied == 1
+
+
+def test_fork_into_existing_memory_when_asked_merges(mem: engram.Memory) -> None:
+    parent, other = ResourceRef("planner"), ResourceRef("other")
+    mem.working.set(parent, "goal", "parent's")
+    mem.remember_many(parent, ["shared words", "parent fact"])
+    mem.working.set(other, "goal", "theirs")
+    mem.working.set(other, "own", 1)
+    mem.remember_many(other, ["shared words", "their fact"])
+    result = mem.fork(parent, "other", into_existing=True)
+    assert (result.working_keys_copied, result.facts_copied) == (1, 1)
+    assert _holdings(mem, other) == (
+        {"goal": "parent's", "own": 1},
+        {"shared words", "parent fact", "their fact"},
+    )
+
+
+def test_spawn_into_another_agents_resource_is_refused(mem: engram.Memory) -> None:
+    victim = mem.agents.register("victim")
+    mem.working.set(victim.ref, "plan", "mine")
+    mem.remember(victim.ref, "victim fact")
+    parent = mem.agents.register("parent")
+    mem.working.set(parent.ref, "plan", "overwrite")
+    before = _holdings(mem, victim.ref)
+    with pytest.raises(Conflict, match="'victim' already holds memory"):
+        mem.agents.spawn(parent.id, "child", resource_id="victim")
+    assert _holdings(mem, victim.ref) == before
+    assert [a.name for a in mem.agents.list().agents].count("child") == 0  # not registered
+    child, fork = mem.agents.spawn(parent.id, "child", resource_id="victim", into_existing=True)
+    assert fork.working_keys_copied == 1 and mem.working.get(child.ref, "plan") == "overwrite"

@@ -40,10 +40,17 @@ class Agent:
 
 class AgentStore(Protocol):
     def agent_insert(
-        self, agent: Agent, fork_from: ResourceRef | None, now_us: int
+        self,
+        agent: Agent,
+        fork_from: ResourceRef | None,
+        now_us: int,
+        *,
+        into_existing: bool = False,
     ) -> tuple[int, int]:
         """Persists ``agent``; with ``fork_from``, copies that scope's memory into the
-        agent's in the same transaction and returns (working keys, facts) copied."""
+        agent's in the same transaction and returns (working keys, facts) copied.
+        Raises Conflict, persisting nothing, when the agent's scope already holds memory
+        and ``into_existing`` is false (see :meth:`Store.fork`)."""
         ...
 
     def agent_get(self, agent_id: str) -> Agent | None: ...
@@ -96,18 +103,24 @@ class Agents:
         *,
         resource_id: str | None = None,
         copy_memory: bool = True,
+        into_existing: bool = False,
     ) -> tuple[Agent, ForkResult]:
         """A child of ``parent_id`` (same team) starting with a copy of its memory.
 
         A child given the parent's own resource id shares the parent's memory instead,
         and ``copy_memory=False`` (memory disabled) registers it alone: nothing is copied.
+        A child whose resource already holds memory (another agent's, say) is refused
+        with Conflict, registering nothing, unless ``into_existing``: then the parent's
+        working keys overwrite the child's of the same name and its facts join theirs.
         """
         parent = self.get(parent_id)
         checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
         ref = parent.ref.child(resource_id if resource_id is not None else checked)
         child = _new(checked, ref, parent_id=parent.id)
         fork_from = parent.ref if copy_memory and ref != parent.ref else None
-        keys, facts = self._store.agent_insert(child, fork_from, now_us())
+        keys, facts = self._store.agent_insert(
+            child, fork_from, now_us(), into_existing=into_existing
+        )
         return child, ForkResult(ref, keys, facts)
 
     def list(

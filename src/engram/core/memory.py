@@ -189,14 +189,21 @@ class Memory:
         )
         return self._store.compact(ref, caps, now_us())
 
-    def fork(self, ref: ResourceRef, child_resource_id: str) -> ForkResult:
+    def fork(
+        self, ref: ResourceRef, child_resource_id: str, *, into_existing: bool = False
+    ) -> ForkResult:
         """Copies the scope's working memory and facts (vectors too: no embedding calls)
         into ``ref.child(child_resource_id)`` in one transaction. The team carries over;
-        afterwards the two scopes are independent."""
+        afterwards the two scopes are independent.
+
+        A child that already holds memory (a live working key or a fact) is refused with
+        Conflict, copying nothing, unless ``into_existing``: then the parent's working
+        keys overwrite the child's of the same name, and its facts join the child's
+        (a fact the child already holds, word for word, is not copied twice)."""
         child = ref.child(child_resource_id)
         if child == ref:
             raise InvalidInput("a fork's child must have another resource_id than its parent")
-        keys, facts = self._store.fork(ref, child, now_us())
+        keys, facts = self._store.fork(ref, child, now_us(), into_existing=into_existing)
         return ForkResult(child, keys, facts)
 
     # -- reading facts -----------------------------------------------------------

@@ -164,8 +164,12 @@ class Store(AgentStore, ShareStore, Protocol):
 
     def compact(self, scope: Scope, caps: Caps, now_us: int) -> Compaction: ...
 
-    def fork(self, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
-        """Copies working memory and facts (vectors included) in one transaction."""
+    def fork(
+        self, parent: Scope, child: Scope, now_us: int, *, into_existing: bool
+    ) -> tuple[int, int]:
+        """Copies working memory and facts (vectors included) in one transaction and
+        returns (working keys, facts) copied. Raises Conflict, copying nothing, when the
+        child already holds a live working key or a fact, unless ``into_existing``."""
         ...
 
     # -- recall candidates -------------------------------------------------------

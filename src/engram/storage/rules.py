@@ -1,5 +1,6 @@
 """Rules both backends apply inside their own transactions, written once: the caps, the
-confirmed count of forget-all, and the versions of compare-and-set.
+confirmed count of forget-all, the versions of compare-and-set, and a fork's refusal to
+land on memory that is already there.
 
 ``conn`` is either driver's connection: both run ``execute(sql, params)`` and return a
 cursor that iterates rows and has ``fetchone``; ``mark`` is the driver's placeholder.
@@ -12,6 +13,7 @@ from typing import Any, Protocol
 
 from engram.core.errors import Conflict
 from engram.core.models import Caps, Compaction
+from engram.core.scopes import ResourceRef, Scope
 
 
 class Cursor(Protocol):
@@ -75,3 +77,29 @@ def next_version(
     if expected_version is not None and expected_version != current:
         raise Conflict(f"key {key!r} is at version {current}, not {expected_version}")
     return (int(stored[0]) if stored is not None else 0) + 1
+
+
+def refuse_occupied(
+    conn: Connection, child: Scope, now_us: int, mark: str, *, into_existing: bool
+) -> None:
+    """Raises Conflict when the scope ``child`` holds a live working key or a fact and
+    the caller did not ask to fork into existing memory."""
+    if into_existing:
+        return
+    keys = conn.execute(
+        f"SELECT count(*) FROM working WHERE scope = {mark} "
+        f"AND (expires_at IS NULL OR expires_at > {mark})",
+        (child.key, now_us),
+    ).fetchone()[0]
+    facts = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM facts WHERE scope = {mark} LIMIT 1) AS f",
+        (child.key,),
+    ).fetchone()[0]
+    if keys or facts:
+        shown = child.resource_id if isinstance(child, ResourceRef) else child.key
+        raise Conflict(
+            f"resource {shown!r} already holds memory ({int(keys)} working keys"
+            f"{', and facts' if facts else ''}); a fork would overwrite and merge into it",
+            hint="fork into an unused resource, or ask for it explicitly "
+            '(into_existing=True, --into-existing, "intoExisting": true)',
+        )

@@ -241,8 +241,10 @@ class PostgresStore:
 
         return self.db.write(work)
 
-    def fork(self, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
-        return self.db.write(lambda conn: _fork(conn, parent, child, now_us))
+    def fork(
+        self, parent: Scope, child: Scope, now_us: int, *, into_existing: bool
+    ) -> tuple[int, int]:
+        return self.db.write(lambda conn: _fork(conn, parent, child, now_us, into_existing))
 
     # -- allowances --------------------------------------------------------------
     def share_put(self, person: str, source: str, reader: str, now_us: int) -> Share:
@@ -286,14 +288,21 @@ class PostgresStore:
 
     # -- agents ------------------------------------------------------------------
     def agent_insert(
-        self, agent: Agent, fork_from: ResourceRef | None, now_us: int
+        self,
+        agent: Agent,
+        fork_from: ResourceRef | None,
+        now_us: int,
+        *,
+        into_existing: bool = False,
     ) -> tuple[int, int]:
         def work(conn: Conn) -> tuple[int, int]:
             conn.execute(
                 f"INSERT INTO agents ({AGENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, NULL)",
                 (agent.id, agent.name, agent.ref.key, agent.parent_id, to_us(agent.created_at)),
             )
-            return (0, 0) if fork_from is None else _fork(conn, fork_from, agent.ref, now_us)
+            if fork_from is None:
+                return (0, 0)
+            return _fork(conn, fork_from, agent.ref, now_us, into_existing)
 
         return self.db.write(work)
 
@@ -495,9 +504,13 @@ def _apply_caps(conn: Conn, scope: str, caps: Caps, now_us: int) -> Compaction:
     return done
 
 
-def _fork(conn: Conn, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
-    """Copies the parent's working memory and facts (vectors, tags) into the child's scope."""
+def _fork(
+    conn: Conn, parent: Scope, child: Scope, now_us: int, into_existing: bool
+) -> tuple[int, int]:
+    """Copies the parent's working memory and facts (vectors, tags) into the child's scope
+    (see :func:`rules.refuse_occupied`)."""
     _lock_scopes(conn, parent.key, child.key)
+    rules.refuse_occupied(conn, child, now_us, "%s", into_existing=into_existing)
     keys = conn.execute(
         "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
         "SELECT %s, key, value, 1, %s, expires_at FROM working WHERE scope = %s "

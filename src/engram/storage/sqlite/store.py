@@ -257,8 +257,10 @@ class SQLiteStore:
     def compact(self, scope: Scope, caps: Caps, now_us: int) -> Compaction:
         return self.db.write(lambda conn: _apply_caps(conn, scope.key, caps, now_us))
 
-    def fork(self, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
-        return self.db.write(lambda conn: _fork(conn, parent, child, now_us))
+    def fork(
+        self, parent: Scope, child: Scope, now_us: int, *, into_existing: bool
+    ) -> tuple[int, int]:
+        return self.db.write(lambda conn: _fork(conn, parent, child, now_us, into_existing))
 
     # -- allowances --------------------------------------------------------------
     def share_put(self, person: str, source: str, reader: str, now_us: int) -> Share:
@@ -272,11 +274,18 @@ class SQLiteStore:
 
     # -- agents ------------------------------------------------------------------
     def agent_insert(
-        self, agent: Agent, fork_from: ResourceRef | None, now_us: int
+        self,
+        agent: Agent,
+        fork_from: ResourceRef | None,
+        now_us: int,
+        *,
+        into_existing: bool = False,
     ) -> tuple[int, int]:
         def work(conn: sqlite3.Connection) -> tuple[int, int]:
             agents.insert(conn, agent)
-            return (0, 0) if fork_from is None else _fork(conn, fork_from, agent.ref, now_us)
+            if fork_from is None:
+                return (0, 0)
+            return _fork(conn, fork_from, agent.ref, now_us, into_existing)
 
         return self.db.write(work)
 
@@ -450,8 +459,12 @@ def _apply_caps(conn: sqlite3.Connection, scope: str, caps: Caps, now_us: int) -
     return done
 
 
-def _fork(conn: sqlite3.Connection, parent: Scope, child: Scope, now_us: int) -> tuple[int, int]:
-    """Copies the parent's working memory and facts (vectors, tags) into the child's scope."""
+def _fork(
+    conn: sqlite3.Connection, parent: Scope, child: Scope, now_us: int, into_existing: bool
+) -> tuple[int, int]:
+    """Copies the parent's working memory and facts (vectors, tags) into the child's scope
+    (see :func:`rules.refuse_occupied`)."""
+    rules.refuse_occupied(conn, child, now_us, "?", into_existing=into_existing)
     keys = conn.execute(
         "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
         "SELECT ?, key, value, 1, ?, expires_at FROM working WHERE scope = ? "

@@ -1,23 +1,65 @@
 """What an application remembers of people: per person, per application, shared only
 where the person allowed it.
 
-The person is always a verified identity (the service's owner, or the subject of a token
-the service verified); the edges establish it, this module never reads it from input.
-Writes go under the calling application's own key only.
+The person is always a trusted identity, established by the edges, never read from input:
+the subject of a token the service verified, or the owner the runtime was launched as
+(``ENGRAM_OWNER_UID``) when a run has no session (the machine itself, a scheduled run).
+A verified person reads what other applications remember of them where they allowed it;
+the owner acting without a session reads its own memories only (spec 003: a turn without
+a token reads its own only). :class:`Acting` carries that difference. Writes go under the
+calling application's own key only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engram.core import limits
 from engram.core.errors import InvalidInput, NotFound, Unavailable, Unprocessable
-from engram.core.memory import Memory
 from engram.core.models import Fact, FactPage, RecallHit
 from engram.core.scopes import PersonAppRef, check_app
 
+if TYPE_CHECKING:
+    from engram.core.memory import Memory
+
 NOT_SIGNED_IN = "Nothing is remembered in this conversation: its visitor is not signed in."
 UNAVAILABLE = "Semantic memory is not available here: no embedding model is configured."
+
+
+@dataclass(frozen=True, slots=True)
+class Acting:
+    """Whose memory a call uses, and whether that person's allowances are read.
+
+    Build it with :meth:`verified` (the subject of a token the service verified) or
+    :meth:`owner` (the configured owner, acting with no session and no token).
+    """
+
+    person: str
+    allowances: bool
+
+    @classmethod
+    def verified(cls, uid: str) -> Acting:
+        """A person a token verified: reads other applications' memories they allowed."""
+        return cls(uid, allowances=True)
+
+    @classmethod
+    def owner(cls, uid: str | None) -> Acting:
+        """The owner with no session: its own memories only, no allowances. Raises
+        InvalidInput when no owner is configured."""
+        if not uid or not uid.strip():
+            raise InvalidInput(
+                "no owner is configured: a run without a session acts as the owner",
+                hint="set ENGRAM_OWNER_UID to the person this runtime is launched as",
+            )
+        return cls(uid.strip(), allowances=False)
+
+
+Person = str | Acting  # a str is the uid of a person a token verified
+
+
+def _acting(person: Person) -> Acting:
+    return person if isinstance(person, Acting) else Acting.verified(person)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,32 +77,36 @@ class AppMemory:
         self._memory = memory
         self.app = check_app(app)
 
-    def scope(self, person: str) -> PersonAppRef:
-        return PersonAppRef(person, self.app)
+    def scope(self, person: Person) -> PersonAppRef:
+        return PersonAppRef(_acting(person).person, self.app)
 
-    def remember(self, person: str, text: str) -> Fact:
+    def remember(self, person: Person, text: str) -> Fact:
         self.require_semantic()
         return self._memory.remember(self.scope(person), text)
 
-    def recall(self, person: str, query: str, *, top_k: int | None = None) -> list[SharedHit]:
-        """This application's memories of the person, then, where the person allowed it,
-        other applications' (each ranked by score, up to ``top_k`` of each kind)."""
+    def recall(self, person: Person, query: str, *, top_k: int | None = None) -> list[SharedHit]:
+        """This application's memories of the person, then, for a verified person, other
+        applications' where the person allowed it (each ranked by score, up to ``top_k``
+        of each kind). The owner acting without a session reads its own only."""
         self.require_semantic()
-        own = [SharedHit(h) for h in self._memory.recall(self.scope(person), query, top_k=top_k)]
+        who = _acting(person)
+        own = [SharedHit(h) for h in self._memory.recall(self.scope(who), query, top_k=top_k)]
+        if not who.allowances:
+            return own
         others = [
             SharedHit(hit, source)
-            for source in self._memory.sharing.sources_for(person, self.app)
-            for hit in self._memory.recall(PersonAppRef(person, source), query, top_k=top_k)
+            for source in self._memory.sharing.sources_for(who.person, self.app)
+            for hit in self._memory.recall(PersonAppRef(who.person, source), query, top_k=top_k)
         ]
         others.sort(key=lambda shared: -shared.hit.score)
         return own + others[: limits.check_top_k(top_k)]
 
-    def listing(self, person: str, *, limit: int | None = None) -> tuple[int, FactPage]:
+    def listing(self, person: Person, *, limit: int | None = None) -> tuple[int, FactPage]:
         """How many memories the application holds of the person, and the newest."""
         ref = self.scope(person)
         return self._memory.count(ref), self._memory.facts(ref, limit=limit)
 
-    def correct(self, person: str, memory_id: str, text: str, *, by: str) -> Fact:
+    def correct(self, person: Person, memory_id: str, text: str, *, by: str) -> Fact:
         """Rewrites one of the person's memories here (embedded again when an embedder is
         configured; otherwise it keeps its old vector). Raises Unprocessable for empty
         words or more than 2000 characters, NotFound for anything not the person's here."""
@@ -70,11 +116,11 @@ class AppMemory:
             raise Unprocessable(exc.message) from exc
         return self._memory.correct(self.scope(person), memory_id, text, by=by)
 
-    def forget(self, person: str, memory_id: str) -> None:
+    def forget(self, person: Person, memory_id: str) -> None:
         if not self._memory.forget(self.scope(person), memory_id):
             raise NotFound(f"no memory {memory_id!r} of yours in {self.app}")
 
-    def forget_all(self, person: str, *, count: int) -> int:
+    def forget_all(self, person: Person, *, count: int) -> int:
         """Forgets all of it, confirming ``count``; Conflict when there is more now."""
         return self._memory.forget_all(self.scope(person), expected_count=count)
 
@@ -84,13 +130,24 @@ class AppMemory:
             raise Unavailable(UNAVAILABLE)
 
 
+def acting(verified: str | None, *, scheduled: bool, owner: str | None) -> Acting | None:
+    """Whose memory a run uses: a run outside any conversation (scheduled, or the machine
+    itself) acts as the owner, its own memories only; a conversation as its verified
+    visitor; nobody when not signed in, or when no owner is configured for a run
+    outside a conversation."""
+    if scheduled:
+        return Acting.owner(owner) if owner and owner.strip() else None
+    return None if verified is None else Acting.verified(verified)
+
+
 def acting_person(verified: str | None, *, scheduled: bool, owner: str | None) -> str | None:
-    """Whose memory a run uses: a scheduled run (outside any conversation) acts as the
-    owner; a conversation as its verified visitor, or nobody when not signed in."""
-    return owner if scheduled else verified
+    """The uid :func:`acting` names, or None. Pass the :class:`Acting` itself to
+    AppMemory and the tools: a bare uid is taken as a verified person's."""
+    who = acting(verified, scheduled=scheduled, owner=owner)
+    return None if who is None else who.person
 
 
-def tool_remember(app: AppMemory, person: str | None, text: str) -> str:
+def tool_remember(app: AppMemory, person: Person | None, text: str) -> str:
     """The remember tool: a sentence, never an error page, for a visitor not signed in."""
     if person is None:
         return NOT_SIGNED_IN
@@ -98,7 +155,7 @@ def tool_remember(app: AppMemory, person: str | None, text: str) -> str:
     return f"Remembered: {fact.content}"
 
 
-def tool_recall(app: AppMemory, person: str | None, query: str, top_k: int = 5) -> str:
+def tool_recall(app: AppMemory, person: Person | None, query: str, top_k: int = 5) -> str:
     """The recall tool: what is remembered of the person, one memory per line."""
     if person is None:
         return NOT_SIGNED_IN

@@ -143,3 +143,27 @@ def test_the_cli_follows_the_environment(
     assert "error[invalid_input]: ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ENGRAM_PORT", "¹"),  # str.isdigit() says yes; int() says no
+        ("ENGRAM_PORT", "٣"),  # int() reads it; a port is written in ASCII digits
+        ("ENGRAM_PORT", "65536"),
+        ("ENGRAM_MAX_FACTS", "9" * 5000),  # beyond int()'s digit limit
+        ("ENGRAM_MAX_FACTS", str(2**70)),  # beyond what SQLite stores
+        ("ENGRAM_MAX_AGE_MS", "-5"),
+        ("ENGRAM_EMBEDDINGS_TIMEOUT_MS", "1e3"),
+    ],
+)
+def test_numbers_are_ascii_integers_within_bounds(name: str, value: str) -> None:
+    with pytest.raises(InvalidInput, match=f"{name} must be an integer from"):
+        Settings.from_env({name: value})
+
+
+def test_the_access_log_is_on_unless_turned_off() -> None:
+    assert Settings.from_env({}).access_log is True
+    assert Settings.from_env({"ENGRAM_ACCESS_LOG": "false"}).access_log is False
+    with pytest.raises(InvalidInput, match="ENGRAM_ACCESS_LOG"):
+        Settings.from_env({"ENGRAM_ACCESS_LOG": "verbose"})

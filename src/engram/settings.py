@@ -21,6 +21,7 @@
 | ``ENGRAM_JWT_ISSUER`` / ``ENGRAM_JWT_AUDIENCE`` | | checked when set |
 | ``ENGRAM_SERVICE_TOKENS`` | | sha256 (hex) of the tokens the agent routes accept |
 | ``ENGRAM_ALLOW_UNAUTHENTICATED`` | ``false`` | allow a non-loopback host without auth |
+| ``ENGRAM_ACCESS_LOG`` | ``true`` | one JSON line per request on stderr (``false``: none) |
 
 Every bad value is an InvalidInput naming the variable; setting only one of the URL and
 the model is one too.
@@ -33,15 +34,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from engram.core.errors import InvalidInput
-from engram.core.ports import Embedder
+from engram.core.limits import MAX_COUNT
 from engram.opening import is_url
+
+if TYPE_CHECKING:
+    from engram.core.ports import Embedder
 
 EmbedderKind = Literal["local", "remote", "none"]
 DEFAULT_DB_PATH = "./engram.db"
 DEFAULT_PORT = 4600
+MAX_PORT = 65535
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
@@ -66,6 +71,7 @@ class Settings:
     jwt_audience: str = ""
     service_token_hashes: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
+    access_log: bool = True
 
     @property
     def auth_configured(self) -> bool:
@@ -101,6 +107,7 @@ class Settings:
             jwt_audience=env.get("ENGRAM_JWT_AUDIENCE", "").strip(),
             service_token_hashes=_hashes(env.get("ENGRAM_SERVICE_TOKENS", "")),
             allow_unauthenticated=_flag(env, "ENGRAM_ALLOW_UNAUTHENTICATED"),
+            access_log=_flag(env, "ENGRAM_ACCESS_LOG", default=True),
         )
 
     def check_exposure(self) -> None:
@@ -201,19 +208,29 @@ def _hashes(raw: str) -> tuple[str, ...]:
 
 
 def _port(env: Mapping[str, str]) -> int:
-    port = _count(env, "ENGRAM_PORT", DEFAULT_PORT)
-    if port > 65535:
-        raise InvalidInput(f"ENGRAM_PORT must be at most 65535, got {port}")
-    return port
+    return _count(env, "ENGRAM_PORT", DEFAULT_PORT, maximum=MAX_PORT)
 
 
-def _count(env: Mapping[str, str], name: str, default: int, *, minimum: int = 0) -> int:
+def _count(
+    env: Mapping[str, str], name: str, default: int, *, minimum: int = 0, maximum: int = MAX_COUNT
+) -> int:
     raw = env.get(name, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < minimum:
-        raise InvalidInput(f"{name} must be an integer of at least {minimum}, got {raw!r}")
-    return int(raw)
+    return parse_integer(raw, name, minimum=minimum, maximum=maximum)
+
+
+def parse_integer(raw: str, name: str, *, minimum: int, maximum: int) -> int:
+    """``raw`` as a decimal integer from ``minimum`` to ``maximum``, or InvalidInput naming
+    ``name``. Only ASCII digits count (``int`` also takes ``¹``-like digits, and fails on
+    thousands of them), and the bounds are checked before anything stores the value."""
+    digits = raw.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > len(str(maximum)) + 1:
+        raise InvalidInput(f"{name} must be an integer from {minimum} to {maximum}, got {raw!r}")
+    value = int(raw)
+    if not minimum <= value <= maximum:
+        raise InvalidInput(f"{name} must be an integer from {minimum} to {maximum}, got {raw!r}")
+    return value
 
 
 def _store(env: Mapping[str, str]) -> str:

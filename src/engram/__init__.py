@@ -4,9 +4,17 @@
 >>> mem = engram.open("./engram.db")
 >>> ref = engram.ResourceRef("user-42")
 >>> mem.remember(ref, "upgraded to Pro on the 3rd")
+
+The error classes and plain records load with the package; everything else (the stores,
+numpy, the HTTP client) loads on first use of its name, so ``engram --help`` starts
+without them.
 """
 
-from engram.client import Client
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from engram.core.errors import (
     CapabilityMissing,
     Conflict,
@@ -21,7 +29,6 @@ from engram.core.errors import (
     Unprocessable,
     UpstreamFailure,
 )
-from engram.core.memory import Memory, Note
 from engram.core.models import (
     Compaction,
     Fact,
@@ -32,13 +39,44 @@ from engram.core.models import (
     WorkingEntry,
     WorkingPage,
 )
-from engram.core.people import AppMemory
 from engram.core.scopes import PersonAppRef, ResourceRef
-from engram.embedders.hashing import HashingEmbedder
-from engram.embedders.remote import RemoteEmbedder
-from engram.opening import open
+
+if TYPE_CHECKING:
+    from engram.client import Client
+    from engram.core.memory import Memory, Note
+    from engram.core.people import Acting, AppMemory
+    from engram.embedders.hashing import HashingEmbedder
+    from engram.embedders.remote import RemoteEmbedder
+    from engram.opening import open
+
+# name -> the module that defines it, imported when the name is first used
+_LAZY = {
+    "Acting": "engram.core.people",
+    "AppMemory": "engram.core.people",
+    "Client": "engram.client",
+    "HashingEmbedder": "engram.embedders.hashing",
+    "Memory": "engram.core.memory",
+    "Note": "engram.core.memory",
+    "RemoteEmbedder": "engram.embedders.remote",
+    "open": "engram.opening",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engram' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
+    "Acting",
     "AppMemory",
     "CapabilityMissing",
     "Client",

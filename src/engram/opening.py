@@ -1,19 +1,24 @@
-"""``engram.open``: a store, an embedder and the caps, wired into a Memory."""
+"""``engram.open``: a store, an embedder and the caps, wired into a Memory.
+
+The stores, numpy and the models load when a store is opened, not when this module is
+imported: the command line imports it to parse and to answer ``--help``.
+"""
 
 from __future__ import annotations
 
 import os
 from datetime import timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from engram.core import limits
 from engram.core.errors import EmbedderMismatch, InvalidInput
-from engram.core.memory import Memory
 from engram.core.models import Caps
-from engram.core.ports import Embedder, ModelRecord, Store
-from engram.storage.sqlite import SQLiteStore
 
-EmbedderChoice = Embedder | Literal["local", "none"] | None
+if TYPE_CHECKING:
+    from engram.core.memory import Memory
+    from engram.core.ports import Embedder, Store
+
+EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'none'] | None"
 REEMBED_BATCH = 256
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -43,6 +48,8 @@ def open(
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
     caps = Caps(limits.check_max_facts(max_facts), limits.check_max_age(max_age))
+    from engram.core.memory import Memory
+
     chosen = _embedder(embedder)
     store = open_store(path)
     try:
@@ -65,6 +72,8 @@ def open_store(target: str | os.PathLike[str], *, apply_migrations: bool = True)
         from engram.storage.postgres import PostgresStore
 
         return PostgresStore(str(target), apply_migrations=apply_migrations)
+    from engram.storage.sqlite import SQLiteStore
+
     return SQLiteStore(target)
 
 
@@ -93,6 +102,8 @@ def _embedder(choice: EmbedderChoice) -> Embedder | None:
 def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
     """Refuses an embedder whose vectors would not be comparable with the stored ones,
     or, with ``reembed``, replaces every stored vector with this embedder's."""
+    from engram.core.ports import ModelRecord
+
     stored = store.model_record()
     if stored is None or not store.has_facts():
         return  # the first write records its model, in its own transaction

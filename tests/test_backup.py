@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,5 +106,155 @@ def test_the_cli_backs_up_and_restores(
     assert main(["restore", made, "--db", str(target)]) == 0
     with engram.open(target, embedder=None) as memory:
         assert memory.working.get(REF, "k") == "v"
-    assert main(["backup", str(tmp_path / "b"), "--db", str(tmp_path / "none.db")]) == 7
-    assert "error[storage_failure]" in capsys.readouterr().err
+    assert main(["backup", str(tmp_path / "b"), "--db", str(tmp_path / "none.db")]) == 3
+    assert "error[not_found]: no store at" in capsys.readouterr().err
+
+
+KILLED_WRITER = """
+import os, signal, sys
+import engram
+with engram.open(sys.argv[1], embedder=None) as memory:
+    for i in range(21):
+        memory.working.set(engram.ResourceRef("backed-up"), f"k{i}", i)
+    os.kill(os.getpid(), signal.SIGKILL)  # an unclean stop: nothing checkpointed, nothing closed
+"""
+
+HOLDER = """
+import sys
+import engram
+with engram.open(sys.argv[1], embedder=None) as memory:
+    memory.working.set(engram.ResourceRef("backed-up"), "live", "yes")
+    print("ready", flush=True)
+    sys.stdin.read()  # holds the store open, as a running service does, until stdin closes
+"""
+
+
+def _made(db_path: Path, tmp_path: Path) -> Path:
+    with engram.open(db_path, embedder=None) as memory:
+        memory.working.set(REF, "k", "in the backup")
+    return backups.backup(db_path, tmp_path / "b")
+
+
+def _leftovers(db_path: Path) -> list[str]:
+    return sorted(p.name for p in db_path.parent.iterdir() if p.name.startswith(".engram.db"))
+
+
+def test_restore_keeps_what_the_log_held_after_an_unclean_stop(
+    db_path: Path, tmp_path: Path
+) -> None:
+    made = _made(db_path, tmp_path)
+    died = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(db_path)], timeout=120)
+    assert died.returncode == -signal.SIGKILL
+    wal = Path(f"{db_path}-wal")
+    assert wal.stat().st_size > 0  # the 21 keys are in the log only: what is being tested
+    kept = backups.restore(made, db_path)
+    assert kept is not None
+    with engram.open(kept, embedder=None) as memory:
+        assert {f"k{i}": i for i in range(21)}.items() <= memory.working.list(REF).as_dict().items()
+    with engram.open(db_path, embedder=None) as memory:  # no old log replayed into the new
+        assert memory.working.list(REF).as_dict() == {"k": "in the backup"}
+    assert stores.rows(db_path, "PRAGMA integrity_check") == [("ok",)]
+    assert _leftovers(db_path) == []
+
+
+def test_restore_refuses_while_another_process_has_the_store_open(
+    db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = _made(db_path, tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
+        with pytest.raises(engram.Conflict, match=f"in use by pid {holder.pid}"):
+            backups.restore(made, db_path)
+        assert main(["restore", str(made), "--db", str(db_path)]) == 4
+        assert "error[conflict]" in capsys.readouterr().err
+        files = sorted(p.name for p in db_path.parent.iterdir())
+        assert not any("before-restore" in name for name in files)
+        assert _leftovers(db_path) == []
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=120)
+    with engram.open(db_path, embedder=None) as memory:  # untouched, the holder's write too
+        assert memory.working.get(REF, "live") == "yes"
+    assert backups.restore(made, db_path) is not None  # once it is closed, restore goes on
+
+
+def test_restore_refuses_a_backup_edited_with_its_counts_unchanged(
+    db_path: Path, tmp_path: Path
+) -> None:
+    made = _made(db_path, tmp_path)
+    with engram.open(db_path, embedder=None) as memory:
+        memory.working.set(REF, "k", "current")
+    edited = sqlite3.connect(made / "engram.db")
+    edited.execute("UPDATE working SET value = '\"forged\"'")
+    edited.commit()
+    edited.close()
+    assert _counts(made / "engram.db") == json.loads((made / "manifest.json").read_text())["counts"]
+    with pytest.raises(engram.InvalidInput, match="changed after the backup was made"):
+        backups.restore(made, db_path)
+    with engram.open(db_path, embedder=None) as memory:
+        assert memory.working.get(REF, "k") == "current"
+    assert _leftovers(db_path) == []
+
+
+@pytest.mark.parametrize(
+    ("manifest", "problem"),
+    [
+        ("not json", "cannot be read"),
+        ("[]", "no row count"),
+        ('{"counts": "many", "sha256": "00"}', "no row count"),
+        ("COUNTS_WITH_A_STRING", "counts.facts in manifest.json is not a count"),
+        ("COUNTS_ONLY", "no sha256"),
+        (None, "cannot be read"),
+    ],
+)
+def test_restore_names_what_is_wrong_with_a_manifest(
+    db_path: Path, tmp_path: Path, manifest: str | None, problem: str
+) -> None:
+    made = _made(db_path, tmp_path)
+    written = json.loads((made / "manifest.json").read_text())
+    if manifest is None:
+        (made / "manifest.json").unlink()
+    else:
+        manifest = manifest.replace(
+            "COUNTS_WITH_A_STRING",
+            json.dumps({**written, "counts": {**written["counts"], "facts": "0"}}),
+        ).replace("COUNTS_ONLY", json.dumps({"counts": written["counts"]}))
+        (made / "manifest.json").write_text(manifest)
+    with pytest.raises(engram.InvalidInput, match=problem):
+        backups.restore(made, db_path)
+    assert main(["restore", str(made), "--db", str(db_path)]) == 2
+
+
+def test_backup_and_restore_paths_answer_their_own_codes(
+    db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = _made(db_path, tmp_path)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a directory")
+    cases = [
+        (["backup", str(a_file), "--db", str(db_path)], 2, "invalid_input"),
+        (["backup", str(a_file / "below"), "--db", str(db_path)], 2, "invalid_input"),
+        (["restore", str(tmp_path / "missing"), "--db", str(db_path)], 3, "not_found"),
+        (["restore", str(made), "--db", str(tmp_path / "no-dir" / "x.db")], 3, "not_found"),
+        (["restore", str(made), "--db", str(tmp_path)], 2, "invalid_input"),
+        (["restore", str(tmp_path / "b"), "--db", str(db_path)], 2, "invalid_input"),
+    ]
+    for argv, code, name in cases:
+        assert main(argv) == code, argv
+        assert f"error[{name}]" in capsys.readouterr().err
+    assert a_file.read_text() == "not a directory"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_read_only_destination_is_a_storage_failure(db_path: Path, tmp_path: Path) -> None:
+    _made(db_path, tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert main(["backup", str(locked), "--db", str(db_path)]) == 7

@@ -359,7 +359,9 @@ def _restore(args: argparse.Namespace) -> Output:
     if is_url(_db_path(args)):
         raise InvalidInput(
             "engram restores SQLite stores only; a PostgreSQL backup is a pg_dump archive",
-            hint="stop the services, then: pg_restore --clean --if-exists --single-transaction "
+            hint="stop every engram service on the database (pg_restore replaces what they "
+            "write meanwhile), check `sha256sum engram.dump` against the manifest's sha256, "
+            "then: pg_restore --clean --if-exists --single-transaction "
             f"-d URL {Path(args.backup_dir) / 'engram.dump'}",
         )
     kept = backups.restore(args.backup_dir, _db_path(args))

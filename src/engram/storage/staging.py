@@ -10,13 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from engram.core.errors import InvalidInput
+from engram.core.errors import InvalidInput, NotFound, StorageFailure
 
 # The tables a backup counts, on either backend (PostgreSQL adds its engram_schema).
 TABLES = (
@@ -43,10 +45,17 @@ def staged_backup(
     if keep is not None and keep < 1:
         raise InvalidInput(f"keep must be at least 1, got {keep}")
     dest = Path(dest_dir)
-    dest.mkdir(parents=True, exist_ok=True)
+    if dest.exists() and not dest.is_dir():
+        raise InvalidInput(f"{dest} is not a directory: backups go in a directory")
     staging = dest / f".staging-{secrets.token_hex(6)}"
     try:
-        staging.mkdir()
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+            staging.mkdir()
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise InvalidInput(f"cannot make the directory {dest}: {exc.strerror}") from exc
+        except OSError as exc:
+            raise StorageFailure(f"cannot write a backup in {dest}: {exc.strerror or exc}") from exc
         manifest = build(staging)
         created = now()
         manifest["created_at"] = created
@@ -56,6 +65,9 @@ def staged_backup(
         final = dest / f"{PREFIX}{created.replace(':', '')}"
         staging.rename(final)
         fsync(dest)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise StorageFailure(f"cannot write a backup in {dest}: {exc.strerror or exc}") from exc
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -63,6 +75,38 @@ def staged_backup(
         for old in complete_backups(dest)[:-keep]:
             shutil.rmtree(old)
     return final
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What a backup says of itself: rows per table and the sha256 of its copy."""
+
+    counts: dict[str, int]
+    sha256: str
+
+
+def read_manifest(backup_dir: Path, copy_name: str) -> Manifest:
+    """The backup's manifest, checked field by field. Raises NotFound (no such directory)
+    or InvalidInput naming what is missing or malformed."""
+    if not backup_dir.is_dir():
+        raise NotFound(f"no backup directory {backup_dir}")
+    incomplete = f"{backup_dir} is not a complete engram backup"
+    if not (backup_dir / copy_name).is_file():
+        raise InvalidInput(f"{incomplete}: it holds no {copy_name}")
+    try:
+        raw = json.loads((backup_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{incomplete}: {MANIFEST} cannot be read: {exc}") from exc
+    counts = raw.get("counts") if isinstance(raw, dict) else None
+    if not isinstance(counts, dict) or not set(TABLES) <= set(counts):
+        raise InvalidInput(f"{incomplete}: {MANIFEST} has no row count of every table")
+    for table, count in counts.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise InvalidInput(f"{incomplete}: counts.{table} in {MANIFEST} is not a count")
+    digest = raw.get("sha256")
+    if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise InvalidInput(f"{incomplete}: {MANIFEST} has no sha256 of {copy_name}")
+    return Manifest(dict(counts), digest)
 
 
 def complete_backups(dest_dir: Path) -> list[Path]:

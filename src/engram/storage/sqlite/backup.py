@@ -9,16 +9,19 @@ never leaves a directory that looks like a backup.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import secrets
 import shutil
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from engram.core.errors import InvalidInput, StorageFailure
-from engram.storage.staging import MANIFEST, TABLES, now, sha256, staged_backup
+from engram.core.errors import Conflict, InvalidInput, NotFound, StorageFailure
+from engram.storage import staging
+from engram.storage.staging import TABLES, fsync, now, sha256, staged_backup
 
 DB_NAME = "engram.db"
+LOCK_WAIT_S = 2.0  # a writer's transaction ends in milliseconds; an open store never does
 
 
 def backup(
@@ -26,12 +29,13 @@ def backup(
 ) -> Path:
     """Copies the store at ``db_path`` into a new backup under ``dest_dir``; returns it.
 
-    With ``keep``, only the ``keep`` newest backups stay afterwards. Raises
-    StorageFailure (nothing left behind) when the copy cannot be made or verified.
+    With ``keep``, only the ``keep`` newest backups stay afterwards. Raises NotFound (no
+    store), InvalidInput (``dest_dir`` is not a directory), StorageFailure (nothing left
+    behind) when the copy cannot be written or verified.
     """
     source = Path(db_path)
     if not source.is_file():
-        raise StorageFailure(f"no store at {source} to back up")
+        raise NotFound(f"no store at {source} to back up")
 
     def build(staging: Path) -> dict[str, object]:
         counts = _copy(source, staging / DB_NAME)
@@ -43,41 +47,144 @@ def backup(
 
 
 def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str]) -> Path | None:
-    """Puts a verified backup at ``db_path`` (the service must be stopped). The store it
-    replaces is kept beside it as ``<name>.before-restore-<time>``; that path is returned."""
+    """Puts a verified backup at ``db_path``; returns where the store it replaced is kept
+    (``<name>.before-restore-<time>``), or None when there was none.
+
+    The backup must match its manifest byte for byte (sha256), pass an integrity check
+    and hold the counted rows. The replaced store is copied whole, including what its
+    write-ahead log held after an unclean stop, and the copy verified, before anything is
+    replaced. Raises NotFound (no backup, no directory to restore into), InvalidInput (not
+    a backup, or one changed since it was made), Conflict (another process has the store
+    open: stop it first), StorageFailure (I/O); in every case the store is untouched.
+    """
     backup_path = Path(backup_dir)
-    manifest = _read_manifest(backup_path)
-    _verify(backup_path / DB_NAME, manifest["counts"])
+    manifest = staging.read_manifest(backup_path, DB_NAME)
     target = Path(db_path)
-    incoming = target.with_name(f".{target.name}.restoring")
-    shutil.copyfile(backup_path / DB_NAME, incoming)
-    kept = None
-    if target.exists():
-        kept = target.with_name(f"{target.name}.before-restore-{now()}")
-        target.rename(kept)
-    for suffix in ("-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            Path(f"{target}{suffix}").unlink()
-    incoming.rename(target)
+    if not target.parent.is_dir():
+        raise NotFound(f"no directory {target.parent} to restore into")
+    if target.is_dir():
+        raise InvalidInput(f"{target} is a directory, not a store file")
+    incoming = target.with_name(f".{target.name}.restoring-{secrets.token_hex(4)}")
+    try:
+        _io(lambda: shutil.copyfile(backup_path / DB_NAME, incoming), f"cannot copy {backup_path}")
+        if sha256(incoming) != manifest.sha256:
+            raise InvalidInput(
+                f"{backup_path} does not match its manifest: {DB_NAME} was changed after the "
+                "backup was made (sha256 differs); it is not restored"
+            )
+        _verify(incoming, manifest.counts)
+        if not target.exists():
+            _io(lambda: os.replace(incoming, target), f"cannot write {target}")
+            return None
+        return _replace(target, incoming)
+    finally:
+        for leftover in (incoming, Path(f"{incoming}-wal"), Path(f"{incoming}-shm")):
+            leftover.unlink(missing_ok=True)  # the -wal/-shm of a backup made in WAL mode
+
+
+def _replace(target: Path, incoming: Path) -> Path:
+    """Keeps a verified copy of the store at ``target``, then renames ``incoming`` over
+    it, holding an exclusive lock on the store throughout."""
+    kept = target.with_name(f"{target.name}.before-restore-{now()}")
+    with _exclusive(target) as conn:
+        try:
+            counts = _counts(conn)
+            _snapshot(conn, kept)
+        except sqlite3.Error as exc:
+            kept.unlink(missing_ok=True)
+            raise StorageFailure(f"cannot keep a copy of the store at {target}: {exc}") from exc
+        try:
+            _verify(kept, counts)
+        except StorageFailure:
+            kept.unlink(missing_ok=True)
+            raise
+        fsync(kept)
+        # Folds the log into the old file and deletes it, so no log of the old store can
+        # ever be replayed into the new one; the exclusive lock stays held.
+        conn.execute("PRAGMA journal_mode=DELETE")
+        Path(f"{target}-shm").unlink(missing_ok=True)
+        _io(lambda: os.replace(incoming, target), f"cannot write {target}")
+        fsync(target.parent)
     return kept
+
+
+@contextlib.contextmanager
+def _exclusive(target: Path) -> Iterator[sqlite3.Connection]:
+    """A connection holding the store's exclusive lock, or Conflict naming who has the
+    store open (every open connection to a WAL store holds a lock that bars this one)."""
+    conn = sqlite3.connect(target, isolation_level=None, timeout=LOCK_WAIT_S)
+    try:
+        try:
+            conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+            conn.execute("BEGIN EXCLUSIVE")
+            conn.execute("COMMIT")  # the lock outlives the transaction in this mode
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise StorageFailure(
+                    f"cannot open the store at {target}: {exc}",
+                    hint=f"move {target} (and any -wal/-shm beside it) aside, then restore",
+                ) from exc
+            raise Conflict(
+                f"the store at {target} is in use by {_holders(target)}; nothing was restored",
+                hint="stop the service (and every other engram process on this file), then restore",
+            ) from exc
+        except sqlite3.DatabaseError as exc:
+            raise StorageFailure(
+                f"{target} is not a readable SQLite store: {exc}",
+                hint=f"move {target} (and any -wal/-shm beside it) aside, then restore",
+            ) from exc
+        yield conn
+    finally:
+        conn.close()
+
+
+def _holders(target: Path) -> str:
+    """The processes that have the store open, as far as /proc tells (Linux)."""
+    names = {str(target.resolve()) + suffix for suffix in ("", "-wal", "-shm")}
+    found: list[str] = []
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        pid = fd_dir.parent.name
+        if pid == str(os.getpid()):
+            continue
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) in names for fd in fd_dir.iterdir()):
+                command = (fd_dir.parent / "cmdline").read_bytes().replace(b"\0", b" ")
+                found.append(f"pid {pid} ({command.decode(errors='replace').strip()[:120]})")
+    return ", ".join(found) if found else "another process"
+
+
+def _io(action: Callable[[], object], what: str) -> None:
+    try:
+        action()
+    except OSError as exc:
+        raise StorageFailure(f"{what}: {exc.strerror or exc}") from exc
 
 
 def _copy(source: Path, copy: Path) -> dict[str, int]:
     """One snapshot of the source: counted and copied in the same read transaction."""
     try:
         conn = sqlite3.connect(source, isolation_level=None, timeout=30)
-        target = sqlite3.connect(copy)
         try:
             conn.execute("BEGIN")
             counts = _counts(conn)
-            conn.backup(target)
+            _snapshot(conn, copy)
             conn.execute("COMMIT")
         finally:
-            target.close()
             conn.close()
     except sqlite3.Error as exc:
         raise StorageFailure(f"cannot copy the store at {source}: {exc}") from exc
     return counts
+
+
+def _snapshot(conn: sqlite3.Connection, copy: Path) -> None:
+    """Copies what ``conn`` sees into the new file ``copy`` as one file: a rollback
+    journal store, so reading it later leaves no log or index files beside it."""
+    target = sqlite3.connect(copy, isolation_level=None)
+    try:
+        conn.backup(target)
+        target.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        target.close()
 
 
 def _verify(copy: Path, counts: dict[str, int]) -> dict[str, object]:
@@ -99,11 +206,3 @@ def _verify(copy: Path, counts: dict[str, int]) -> dict[str, object]:
 
 def _counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}
-
-
-def _read_manifest(backup_path: Path) -> dict[str, dict[str, int]]:
-    try:
-        manifest: dict[str, dict[str, int]] = json.loads((backup_path / MANIFEST).read_text())
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"{backup_path} is not a complete engram backup: {exc}") from exc
-    return manifest

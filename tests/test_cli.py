@@ -397,3 +397,158 @@ def test_remember_with_context(capsys: pytest.CaptureFixture[str], db: str) -> N
     assert fact["context"] == "Been to Lisbon?"
     hits = run_json(capsys, "recall", "Lisbon", "--mode", "text", *scoped)
     assert [h["fact"]["id"] for h in hits["hits"]] == [fact["id"]]
+
+
+# -- numbers --------------------------------------------------------------------------
+HUGE = str(2**70)
+MANY_DIGITS = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["working", "set", "k", "1", "--ttl-seconds", "1e13"],
+        ["working", "set", "k", "1", "--ttl-seconds", "nan"],
+        ["working", "set", "k", "1", "--ttl-seconds", "inf"],
+        ["working", "set", "k", "1", "--ttl-seconds", "-1"],
+        ["working", "set", "k", "1", "--ttl-seconds", "¹"],
+        ["working", "set", "k", "1", "--expected-version", HUGE],
+        ["working", "set", "k", "1", "--expected-version", "¹"],
+        ["working", "set", "k", "1", "--expected-version", "①"],
+        ["working", "set", "k", "1", "--expected-version", MANY_DIGITS],
+        ["working", "set", "k", "1", "--expected-version", "-1"],
+        ["working", "list", "--limit", "0"],
+        ["working", "list", "--limit", "1001"],
+        ["facts", "--limit", MANY_DIGITS],
+        ["recall", "x", "--top-k", "101"],
+        ["recall", "x", "--top-k", "٣"],
+        ["forget-all", "--expected-count", HUGE],
+        ["compact", "--max-facts", HUGE],
+        ["compact", "--max-age-seconds", "1e300"],
+        ["remember", "x", "--source", f"s:{HUGE}"],
+        ["remember", "x", "--source", "s:¹"],
+        ["app", "app:a", "list", "--limit", "0"],
+        ["app", "app:a", "forget-all", "--count", HUGE],
+        ["serve", "--port", "65536"],
+        ["backup", "out", "--keep", "0"],
+        ["token", "--person", "ana", "--ttl", "1e13"],
+    ],
+)
+def test_numbers_out_of_range_exit_2_before_anything_opens(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    db = tmp_path / "e.db"
+    code, out, err = run(capsys, "--json", *argv, "--db", str(db), "--resource", "r")
+    assert code == 2, err
+    assert err.startswith("error[invalid_input]: argument ") and "Traceback" not in err
+    assert json.loads(out)["error"]["code"] == "invalid_input"
+    assert not db.exists()
+
+
+def test_the_largest_numbers_accepted_are_handled(
+    capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    most = str(1 << 53)
+    entry = run_json(
+        capsys, "working", "set", "k", "1", "--ttl-seconds", str(86_400 * 10**6), *scoped(db)
+    )
+    assert entry["expires_at"] is not None
+    code, _, err = run(capsys, "working", "set", "k", "2", "--expected-version", most, *scoped(db))
+    assert code == 4 and err.startswith("error[conflict]: ")
+    code, _, err = run(capsys, "forget-all", "--expected-count", most, *scoped(db))
+    assert code == 0, err
+    assert run_json(capsys, "compact", "--max-facts", most, *scoped(db))["removed"] == 0
+
+
+# -- what an application remembers of the owner ---------------------------------------
+def test_app_commands_act_as_the_owner_its_own_memories_only(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_OWNER_UID", "ana")
+    local = ["--db", db, "--embedder", "local"]
+    tea = run_json(capsys, "app", "app:a", "remember", "likes green tea", *local)
+    apples = run_json(capsys, "app", "b", "remember", "likes green apples", *local)
+    assert tea["scope"] == {"person": "ana", "app": "app:a"}
+    assert apples["scope"] == {"person": "ana", "app": "app:b"}
+    with engram.open(db, embedder=None) as memory:
+        memory.sharing.allow("ana", "app:a", "app:b")  # ana allowed it, with her token
+
+    hits = run_json(capsys, "app", "app:b", "recall", "green", "--top-k", "10", *local)["hits"]
+    assert [h["fact"]["content"] for h in hits] == ["likes green apples"]
+    listed = run_json(capsys, "app", "app:b", "list", "--db", db)
+    assert (listed["app"], listed["count"]) == ("app:b", 1)
+    assert [f["id"] for f in listed["facts"]] == [apples["id"]]
+
+    fixed = run_json(capsys, "app", "app:b", "correct", apples["id"], "likes red apples", *local)
+    assert (fixed["content"], fixed["corrected_by"]) == ("likes red apples", "ana")
+    code, _, err = run(capsys, "app", "app:b", "forget", tea["id"], "--db", db)
+    assert code == 3 and err.startswith("error[not_found]: ")  # app:a's, not app:b's
+    code, _, _ = run(capsys, "app", "app:a", "forget-all", "--count", "0", "--db", db)
+    assert code == 4
+    assert run_json(capsys, "app", "app:a", "forget-all", "--count", "1", "--db", db) == {
+        "forgotten": 1
+    }
+    with engram.open(db, embedder=None) as memory:
+        assert memory.count(engram.PersonAppRef("ana", "app:a")) == 0
+        assert memory.count(engram.PersonAppRef("ana", "app:b")) == 1
+
+
+def test_app_commands_need_an_owner(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ENGRAM_OWNER_UID", raising=False)
+    code, _, err = run(capsys, "app", "app:a", "list", "--db", db)
+    assert code == 2
+    assert err.startswith("error[invalid_input]: no owner is configured")
+    assert "ENGRAM_OWNER_UID" in err
+
+
+# -- tokens ---------------------------------------------------------------------------
+def test_token_mints_what_the_service_verifies(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.api.identity import Verifier
+    from engram.settings import Settings
+
+    monkeypatch.setenv("ENGRAM_JWT_SECRET", "token-secret-0123456789abcdef0123456789")
+    monkeypatch.setenv("ENGRAM_JWT_ISSUER", "https://id.example")
+    monkeypatch.setenv("ENGRAM_JWT_AUDIENCE", "engram")
+    code, out, _ = run(capsys, "token", "--person", "ana", "--ttl", "60")
+    assert code == 0
+    code, out_json, err = run(capsys, "--json", "token", "--service")
+    assert code == 0 and "ENGRAM_SERVICE_TOKENS=" in err
+    minted = json.loads(out_json)
+    monkeypatch.setenv("ENGRAM_SERVICE_TOKENS", minted["sha256"])
+    verifier = Verifier(Settings.from_env(os.environ))
+    assert verifier.person(f"Bearer {out.strip()}") == "ana"
+    verifier.service(f"Bearer {minted['token']}")  # accepted: no error
+    with pytest.raises(engram.Forbidden):
+        verifier.service(f"Bearer {out.strip()}")
+
+
+def test_token_needs_the_secret(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ENGRAM_JWT_SECRET", raising=False)
+    code, out, err = run(capsys, "token", "--person", "ana")
+    assert (code, out) == (2, "")
+    assert err.startswith("error[invalid_input]: minting a person's token needs ENGRAM_JWT_SECRET")
+
+
+# -- start-up cost --------------------------------------------------------------------
+def test_help_and_argument_errors_load_neither_numpy_nor_a_model() -> None:
+    probe = """
+import json, sys
+from engram.cli.main import main
+codes = [main(["--help"]), main(["working", "set", "--help"]), main(["app", "x", "list", "--help"]),
+         main(["facts", "--limit", "0", "--resource", "r"])]
+heavy = ("numpy", "onnxruntime", "tokenizers", "httpx", "fastapi", "sqlite3", "psycopg")
+print(json.dumps({"codes": codes, "loaded": [m for m in heavy if m in sys.modules]}),
+      file=sys.stderr)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report == {"codes": [0, 0, 0, 2], "loaded": []}

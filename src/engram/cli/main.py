@@ -1,11 +1,15 @@
-"""``engram``: the command line over :func:`engram.open`. Parse, call the library, render."""
+"""``engram``: the command line over :func:`engram.open`. Parse, call the library, render.
+
+This module imports only what parsing needs: the store, numpy and the models load when a
+command runs (``cli/commands.py``), so ``engram --help`` answers at once.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
+import math
 import os
-import shutil
 import sys
 import traceback
 from collections.abc import Callable
@@ -14,23 +18,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import engram
-from engram.cli import render
-from engram.cli.render import Output
-from engram.cli.serve import serve
 from engram.core.errors import EngramError, InvalidInput
-from engram.core.memory import Memory, Note
-from engram.core.models import JSONValue, SourceRef
-from engram.core.scopes import ResourceRef
-from engram.opening import describe, is_url, open_store
-from engram.settings import DEFAULT_DB_PATH, Settings
-from engram.storage.sqlite import backup as backups
+from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_TOP_K
+from engram.core.models import SourceRef
+from engram.opening import describe, is_url
+from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, parse_integer
 
-Handler = Callable[[Memory, argparse.Namespace], Output]
-
+if TYPE_CHECKING:
+    from engram.cli.render import Output
+    from engram.core.memory import Memory
 
 EMBEDDERS = ("local", "remote", "none")
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+MAX_SECONDS = 86_400 * 10**6  # a million days, as the library's max_age
+MAX_TOKEN_SECONDS = 86_400 * 366
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,137 +46,46 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[_Parser]
 
 
-# -- argument types -------------------------------------------------------------------
+# -- argument types: every number is checked here, before the library sees it ----------
+def _integer(minimum: int, maximum: int) -> Callable[[str], int]:
+    def integer(text: str) -> int:
+        try:
+            return parse_integer(text, "the value", minimum=minimum, maximum=maximum)
+        except InvalidInput as exc:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer from {minimum} to {maximum}, got {text!r}"
+            ) from exc
+
+    return integer
+
+
+def _seconds(text: str) -> timedelta:
+    """A number of seconds (a fraction allowed), from 0 to a million days."""
+    try:
+        seconds = float(text) if text.isascii() else math.nan
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_SECONDS:  # also false for nan and inf
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds from 0 to {MAX_SECONDS}, got {text!r}"
+        )
+    return timedelta(seconds=seconds)
+
+
 def _source(text: str) -> SourceRef:
     sandbox, sep, index = text.rpartition(":")
-    if not sep or not sandbox or not (index.isascii() and index.isdigit()):
+    if not sep or not sandbox:
         raise argparse.ArgumentTypeError(f"expected SANDBOX_ID:ENTRY_INDEX, got {text!r}")
-    return SourceRef(sandbox, int(index))
-
-
-def _duration(text: str) -> timedelta:
     try:
-        return timedelta(seconds=float(text))
-    except (ValueError, OverflowError) as exc:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from exc
-
-
-def _json_value(text: str) -> JSONValue:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidInput(
-            f"the value is not valid JSON: {exc}",
-            hint="""quote text as a JSON string, e.g. '"draft"'""",
+        entry = parse_integer(index, "ENTRY_INDEX", minimum=0, maximum=MAX_COUNT)
+    except InvalidInput as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected SANDBOX_ID:ENTRY_INDEX (an integer from 0 to {MAX_COUNT}), got {text!r}"
         ) from exc
+    return SourceRef(sandbox, entry)
 
 
-# -- handlers -------------------------------------------------------------------------
-def _ref(args: argparse.Namespace) -> ResourceRef:
-    return ResourceRef(args.resource, team_id=args.team)
-
-
-def _stdin_notes(args: argparse.Namespace) -> list[Note]:
-    lines = [line.strip() for line in sys.stdin.read().splitlines()]
-    notes = [Note(line, args.source, args.type, args.tag) for line in lines if line]
-    if not notes:
-        raise InvalidInput("no facts on stdin", hint="give one fact per non-empty line")
-    return notes
-
-
-def _remember(mem: Memory, args: argparse.Namespace) -> Output:
-    if args.text == "-":
-        return render.facts(mem.remember_many(_ref(args), _stdin_notes(args)))
-    return render.fact(
-        mem.remember(
-            _ref(args),
-            args.text,
-            source_ref=args.source,
-            type=args.type,
-            tags=args.tag,
-            context=args.context,
-        )
-    )
-
-
-def _recall(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.recall_hits(
-        mem.recall(
-            _ref(args),
-            args.query,
-            top_k=args.top_k,
-            type=args.type,
-            tags=args.tag,
-            verified_only=args.verified_only,
-            mode=args.mode,
-        )
-    )
-
-
-def _facts(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.facts_page(mem.facts(_ref(args), limit=args.limit, before=args.before))
-
-
-def _forget(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.forgotten(args.fact_id, mem.forget(_ref(args), args.fact_id))
-
-
-def _forget_all(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.forgotten_all(mem.forget_all(_ref(args), expected_count=args.expected_count))
-
-
-def _correct(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.fact(mem.correct(_ref(args), args.fact_id, args.text, by=args.by))
-
-
-def _fork(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.forked(mem.fork(_ref(args), args.child_resource_id))
-
-
-def _compact(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.compacted(
-        mem.compact(_ref(args), max_facts=args.max_facts, max_age=args.max_age_seconds)
-    )
-
-
-def _working_get(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.entry_value(mem.working.entry(_ref(args), args.key))
-
-
-def _working_set(mem: Memory, args: argparse.Namespace) -> Output:
-    value = _json_value(args.value)
-    return render.entry_set(
-        mem.working.set(
-            _ref(args),
-            args.key,
-            value,
-            expected_version=args.expected_version,
-            ttl=args.ttl_seconds,
-        )
-    )
-
-
-def _working_delete(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.entry_deleted(args.key, mem.working.delete(_ref(args), args.key))
-
-
-def _working_list(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.working_page(mem.working.list(_ref(args), after=args.after, limit=args.limit))
-
-
-def _status(mem: Memory, args: argparse.Namespace) -> Output:
-    target = _db_path(args)
-    shown = describe(target)
-    return render.status(shown, mem.embedder, shown if is_url(target) else target, _program())
-
-
-def _program() -> str:
-    """How to run this command again: ``engram`` when it is on PATH, else its path."""
-    launched = Path(sys.argv[0])
-    if launched.name == "engram" and shutil.which("engram") != str(launched.absolute()):
-        relative = os.path.relpath(launched.absolute())
-        return str(launched.absolute()) if relative.startswith("..") else relative
-    return "engram"
+TOP_K, PAGE, COUNT = _integer(1, MAX_TOP_K), _integer(1, MAX_PAGE), _integer(0, MAX_COUNT)
 
 
 # -- the parser -----------------------------------------------------------------------
@@ -214,12 +125,13 @@ def _parents() -> tuple[list[_Parser], list[_Parser]]:
 def _command(
     sub: Subparsers,
     name: str,
-    handler: Handler | None,
+    handler: str | None,
     help_text: str,
     *,
     scoped: bool = True,
     embeds: bool = False,
 ) -> argparse.ArgumentParser:
+    """A subcommand; ``handler`` names its function in ``commands.HANDLERS``."""
     parents = _parents()[1 if scoped else 0]
     parser = sub.add_parser(name, parents=parents, help=help_text, description=help_text)
     parser.set_defaults(handler=handler, scoped=scoped, embeds=embeds)
@@ -235,7 +147,7 @@ def _filters(parser: argparse.ArgumentParser) -> None:
 
 def _add_writing_commands(sub: Subparsers) -> None:
     p = _command(
-        sub, "remember", _remember, "remember a fact ('-': one per line of stdin)", embeds=True
+        sub, "remember", "remember", "remember a fact ('-': one per line of stdin)", embeds=True
     )
     p.add_argument("text", metavar="TEXT")
     p.add_argument(
@@ -246,32 +158,32 @@ def _add_writing_commands(sub: Subparsers) -> None:
     )
     p.add_argument("--context", metavar="TEXT", help="text that helps find the fact")
     _filters(p)
-    p = _command(sub, "correct", _correct, "change a fact's words", embeds=True)
+    p = _command(sub, "correct", "correct", "change a fact's words", embeds=True)
     p.add_argument("fact_id", metavar="FACT_ID")
     p.add_argument("text", metavar="TEXT")
     p.add_argument("--by", metavar="WHO", help="who made the correction")
 
 
 def _add_reading_commands(sub: Subparsers) -> None:
-    p = _command(sub, "recall", _recall, "recall facts by meaning and words", embeds=True)
+    p = _command(sub, "recall", "recall", "recall facts by meaning and words", embeds=True)
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--top-k", metavar="N", type=int)
+    p.add_argument("--top-k", metavar="N", type=TOP_K)
     p.add_argument("--verified-only", action="store_true")
     p.add_argument("--mode", choices=("hybrid", "text", "vector"), default="hybrid")
     _filters(p)
-    p = _command(sub, "facts", _facts, "list facts, newest first")
-    p.add_argument("--limit", metavar="N", type=int)
+    p = _command(sub, "facts", "facts", "list facts, newest first")
+    p.add_argument("--limit", metavar="N", type=PAGE)
     p.add_argument("--before", metavar="CURSOR", help="the cursor printed by the previous page")
 
 
 def _add_forgetting_commands(sub: Subparsers) -> None:
-    p = _command(sub, "forget", _forget, "forget one fact")
+    p = _command(sub, "forget", "forget", "forget one fact")
     p.add_argument("fact_id", metavar="FACT_ID")
-    p = _command(sub, "forget-all", _forget_all, "forget every fact of the scope")
+    p = _command(sub, "forget-all", "forget-all", "forget every fact of the scope")
     p.add_argument(
         "--expected-count",
         metavar="N",
-        type=int,
+        type=COUNT,
         required=True,
         help="how many facts you expect; more means nothing is forgotten",
     )
@@ -280,53 +192,130 @@ def _add_forgetting_commands(sub: Subparsers) -> None:
 def _add_working_commands(sub: Subparsers) -> None:
     working = sub.add_parser("working", parents=_parents()[1], help="working memory (JSON by key)")
     inner = working.add_subparsers(dest="working_command", metavar="ACTION", required=True)
-    p = _command(inner, "get", _working_get, "print the value at KEY")
+    p = _command(inner, "get", "working get", "print the value at KEY")
     p.add_argument("key", metavar="KEY")
-    p = _command(inner, "set", _working_set, "set KEY to a JSON value")
+    p = _command(inner, "set", "working set", "set KEY to a JSON value")
     p.add_argument("key", metavar="KEY")
     p.add_argument("value", metavar="JSON_VALUE")
     p.add_argument(
         "--expected-version",
         metavar="N",
-        type=int,
+        type=COUNT,
         help="compare-and-set: the current version (0: KEY must be unset)",
     )
-    p.add_argument("--ttl-seconds", metavar="S", type=_duration, help="expire after S seconds")
-    p = _command(inner, "delete", _working_delete, "remove KEY")
+    p.add_argument("--ttl-seconds", metavar="S", type=_seconds, help="expire after S seconds")
+    p = _command(inner, "delete", "working delete", "remove KEY")
     p.add_argument("key", metavar="KEY")
-    p = _command(inner, "list", _working_list, "list keys in ascending order")
+    p = _command(inner, "list", "working list", "list keys in ascending order")
     p.add_argument("--after", metavar="KEY")
-    p.add_argument("--limit", metavar="N", type=int)
+    p.add_argument("--limit", metavar="N", type=PAGE)
+
+
+def _add_app_commands(sub: Subparsers) -> None:
+    app = sub.add_parser(
+        "app",
+        parents=_parents()[0],
+        help="what an application remembers of the owner ($ENGRAM_OWNER_UID)",
+        description="What an application remembers of the owner: the command line is the "
+        "machine itself, so it acts as $ENGRAM_OWNER_UID and reads the owner's own memories "
+        "only (no other application's, allowed or not).",
+    )
+    app.add_argument("app", metavar="APP", help="the application: app:<uid> (or its uid)")
+    inner = app.add_subparsers(dest="app_command", metavar="ACTION", required=True)
+
+    def add(name: str, help_text: str, *, embeds: bool = False) -> argparse.ArgumentParser:
+        return _command(inner, name, f"app {name}", help_text, scoped=False, embeds=embeds)
+
+    add("remember", "remember TEXT of the owner", embeds=True).add_argument("text", metavar="TEXT")
+    p = add("recall", "recall the owner's memories by meaning and words", embeds=True)
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--top-k", metavar="N", type=TOP_K)
+    add("list", "how many it remembers, and the newest").add_argument(
+        "--limit", metavar="N", type=PAGE
+    )
+    p = add("correct", "change a memory's words (embedded again)", embeds=True)
+    p.add_argument("memory_id", metavar="MEMORY_ID")
+    p.add_argument("text", metavar="TEXT")
+    add("forget", "forget one memory").add_argument("memory_id", metavar="MEMORY_ID")
+    add("forget-all", "forget all of them, confirming how many").add_argument(
+        "--count", metavar="N", type=COUNT, required=True, help="how many you were shown"
+    )
 
 
 def _add_scope_commands(sub: Subparsers) -> None:
-    p = _command(sub, "fork", _fork, "copy this scope's memory into another resource")
+    p = _command(sub, "fork", "fork", "copy this scope's memory into another resource")
     p.add_argument("child_resource_id", metavar="CHILD_RESOURCE_ID")
-    p = _command(sub, "compact", _compact, "apply the caps now: oldest facts go first")
-    p.add_argument("--max-facts", metavar="N", type=int)
-    p.add_argument("--max-age-seconds", metavar="S", type=_duration)
+    p = _command(sub, "compact", "compact", "apply the caps now: oldest facts go first")
+    p.add_argument("--max-facts", metavar="N", type=COUNT)
+    p.add_argument("--max-age-seconds", metavar="S", type=_seconds)
     _command(
-        sub, "status", _status, "open the store and show how to use it", scoped=False, embeds=True
+        sub, "status", "status", "open the store and show how to use it", scoped=False, embeds=True
     )
-    _file_command(sub, "serve", _serve, "run the HTTP service ($ENGRAM_HOST:$ENGRAM_PORT)")
+
+
+def _add_service_commands(sub: Subparsers) -> None:
+    p = _file_command(sub, "serve", _serve, "run the HTTP service ($ENGRAM_HOST:$ENGRAM_PORT)")
+    p.add_argument("--host", metavar="HOST", help="listen here (default: $ENGRAM_HOST)")
+    p.add_argument(
+        "--port", metavar="N", type=_integer(0, MAX_PORT), help="(default: $ENGRAM_PORT)"
+    )
+    p.add_argument(
+        "--no-access-log",
+        action="store_true",
+        help="log no line per request (default: $ENGRAM_ACCESS_LOG, on)",
+    )
     _file_command(sub, "migrate", _migrate, "bring the store's schema up to date")
     p = _file_command(sub, "backup", _backup, "copy the store into DEST_DIR, verified")
     p.add_argument("dest_dir", metavar="DEST_DIR")
-    p.add_argument("--keep", metavar="N", type=int, help="keep only the N newest backups")
+    p.add_argument("--keep", metavar="N", type=_integer(1, MAX_COUNT), help="keep the N newest")
     p = _file_command(sub, "restore", _restore, "put a backup back (stop the service first)")
     p.add_argument("backup_dir", metavar="BACKUP_DIR")
+    p = _file_command(
+        sub, "token", _token, "mint a bearer token: a person's ($ENGRAM_JWT_SECRET) or a service's"
+    )
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--person", metavar="UID", help="the person the token names (its sub)")
+    which.add_argument(
+        "--service", action="store_true", help="a new random service token, and its sha256"
+    )
+    p.add_argument(
+        "--ttl",
+        metavar="S",
+        type=_integer(1, MAX_TOKEN_SECONDS),
+        default=3600,
+        help="a person's token expires after S seconds (default: 3600)",
+    )
 
 
 def _file_command(
     sub: Subparsers, name: str, handler: Callable[[argparse.Namespace], Output], help_text: str
 ) -> argparse.ArgumentParser:
-    """A command that works on the store's file itself, not through an open memory."""
+    """A command that works on the store's file itself (or on none), not through an
+    open memory."""
     parser = _command(sub, name, None, help_text, scoped=False)
     parser.set_defaults(file_handler=handler)
     return parser
 
 
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="engram", description="engram: durable memory for AI agents.")
+    _options(parser, top=True, scope=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_writing_commands(sub)
+    _add_reading_commands(sub)
+    _add_forgetting_commands(sub)
+    _add_working_commands(sub)
+    _add_app_commands(sub)
+    _add_scope_commands(sub)
+    _add_service_commands(sub)
+    return parser
+
+
+# -- commands on the store itself -----------------------------------------------------
 def _migrate(args: argparse.Namespace) -> Output:
+    from engram.cli.render import Output
+    from engram.opening import open_store
+
     target = _db_path(args)
     store = open_store(target)
     try:
@@ -340,22 +329,46 @@ def _migrate(args: argparse.Namespace) -> Output:
 
 
 def _serve(args: argparse.Namespace) -> Output:
-    serve(args.db)
+    """The service on the environment's settings, with this command line's options
+    (global ones included: ``engram --embedder none serve``) over them."""
+    from engram.cli.render import Output
+    from engram.cli.serve import serve
+
+    settings = Settings.from_env(os.environ)
+    if args.host is not None and not args.host.strip():
+        raise InvalidInput("--host must name a host or an address, e.g. 127.0.0.1")
+    serve(
+        dataclasses.replace(
+            settings,
+            db_path=str(args.db) if args.db is not None else settings.db_path,
+            embedder=args.embedder or settings.embedder,
+            host=settings.host if args.host is None else args.host.strip(),
+            port=settings.port if args.port is None else args.port,
+            access_log=settings.access_log and not args.no_access_log,
+        )
+    )
     return Output({"stopped": True}, ["engram stopped"])
 
 
 def _backup(args: argparse.Namespace) -> Output:
+    from engram.cli.render import Output
+
     target = _db_path(args)
     if is_url(target):
         from engram.storage.postgres import backup as pg_backups
 
         made = pg_backups.backup(target, args.dest_dir, keep=args.keep)
     else:
+        from engram.storage.sqlite import backup as backups
+
         made = backups.backup(target, args.dest_dir, keep=args.keep)
     return Output({"backup": str(made)}, [f"backed up to {made}"])
 
 
 def _restore(args: argparse.Namespace) -> Output:
+    from engram.cli.render import Output
+    from engram.storage.sqlite import backup as backups
+
     if is_url(_db_path(args)):
         raise InvalidInput(
             "engram restores SQLite stores only; a PostgreSQL backup is a pg_dump archive",
@@ -371,16 +384,17 @@ def _restore(args: argparse.Namespace) -> Output:
     return Output({"restored": str(args.backup_dir), "kept": str(kept) if kept else None}, lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="engram", description="engram: durable memory for AI agents.")
-    _options(parser, top=True, scope=True)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    _add_writing_commands(sub)
-    _add_reading_commands(sub)
-    _add_forgetting_commands(sub)
-    _add_working_commands(sub)
-    _add_scope_commands(sub)
-    return parser
+def _token(args: argparse.Namespace) -> Output:
+    from engram.cli import tokens
+    from engram.cli.render import Output
+
+    if args.service:
+        token, digest = tokens.service_token()
+        print(f"configure the service with ENGRAM_SERVICE_TOKENS={digest}", file=sys.stderr)
+        return Output({"token": token, "sha256": digest}, [token])
+    settings = Settings.from_env(os.environ)
+    token = tokens.person_token(settings, args.person, ttl=timedelta(seconds=args.ttl))
+    return Output({"token": token, "person": args.person, "expires_in": args.ttl}, [token])
 
 
 # -- running --------------------------------------------------------------------------
@@ -390,13 +404,12 @@ def _db_path(args: argparse.Namespace) -> str:
     return Settings.from_env(os.environ).db_path
 
 
-def _open(args: argparse.Namespace) -> Memory:
+def _open(args: argparse.Namespace, settings: Settings) -> Memory:
     """The store with the settings of the environment; commands that never embed
     (listing, working memory, fork, compact) open it without loading a model."""
-    settings = Settings.from_env(os.environ)
     kind = args.embedder or settings.embedder if args.embeds else "none"
     return engram.open(
-        _db_path(args),
+        args.db if args.db is not None else settings.db_path,
         embedder=settings.make_embedder(kind),
         max_facts=settings.max_facts,
         max_age=settings.max_age,
@@ -413,14 +426,20 @@ def _run(args: argparse.Namespace) -> Output:
     if getattr(args, "file_handler", None) is not None:
         file_handler: Callable[[argparse.Namespace], Output] = args.file_handler
         return file_handler(args)
-    with _open(args) as mem:
-        handler: Handler = args.handler
-        return handler(mem, args)
+    from engram.cli.commands import HANDLERS
+
+    settings = Settings.from_env(os.environ)
+    args.store = str(args.db) if args.db is not None else settings.db_path
+    args.owner = settings.owner_uid
+    with _open(args, settings) as mem:
+        return HANDLERS[args.handler](mem, args)
 
 
 def _fail(code: str, message: str, exit_code: int, as_json: bool, hint: str | None = None) -> int:
     print(f"error[{code}]: {message}" + (f" ({hint})" if hint else ""), file=sys.stderr)
     if as_json:
+        from engram.cli import render
+
         print(render.dumps(render.error_data(code, message, hint)))
     return exit_code
 

@@ -1,0 +1,213 @@
+"""The commands that work through an open Memory: call the library, render the result.
+
+Imported only when such a command runs: ``engram --help`` and argument errors never load
+the store, numpy or a model (``cli/main.py`` names these handlers by key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from engram.cli import render
+from engram.cli.render import Output
+from engram.core.errors import InvalidInput
+from engram.core.memory import Memory, Note
+from engram.core.models import JSONValue
+from engram.core.people import Acting, AppMemory
+from engram.core.scopes import ResourceRef
+from engram.opening import describe, is_url
+
+Handler = Callable[[Memory, argparse.Namespace], Output]
+
+
+def _json_value(text: str) -> JSONValue:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidInput(
+            f"the value is not valid JSON: {exc}",
+            hint="""quote text as a JSON string, e.g. '"draft"'""",
+        ) from exc
+
+
+def _ref(args: argparse.Namespace) -> ResourceRef:
+    return ResourceRef(args.resource, team_id=args.team)
+
+
+def _stdin_notes(args: argparse.Namespace) -> list[Note]:
+    lines = [line.strip() for line in sys.stdin.read().splitlines()]
+    notes = [Note(line, args.source, args.type, args.tag) for line in lines if line]
+    if not notes:
+        raise InvalidInput("no facts on stdin", hint="give one fact per non-empty line")
+    return notes
+
+
+# -- facts ----------------------------------------------------------------------------
+def remember(mem: Memory, args: argparse.Namespace) -> Output:
+    if args.text == "-":
+        return render.facts(mem.remember_many(_ref(args), _stdin_notes(args)))
+    return render.fact(
+        mem.remember(
+            _ref(args),
+            args.text,
+            source_ref=args.source,
+            type=args.type,
+            tags=args.tag,
+            context=args.context,
+        )
+    )
+
+
+def recall(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.recall_hits(
+        mem.recall(
+            _ref(args),
+            args.query,
+            top_k=args.top_k,
+            type=args.type,
+            tags=args.tag,
+            verified_only=args.verified_only,
+            mode=args.mode,
+        )
+    )
+
+
+def facts(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.facts_page(mem.facts(_ref(args), limit=args.limit, before=args.before))
+
+
+def forget(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.forgotten(args.fact_id, mem.forget(_ref(args), args.fact_id))
+
+
+def forget_all(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.forgotten_all(mem.forget_all(_ref(args), expected_count=args.expected_count))
+
+
+def correct(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.fact(mem.correct(_ref(args), args.fact_id, args.text, by=args.by))
+
+
+def fork(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.forked(mem.fork(_ref(args), args.child_resource_id))
+
+
+def compact(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.compacted(
+        mem.compact(_ref(args), max_facts=args.max_facts, max_age=args.max_age_seconds)
+    )
+
+
+# -- working memory -------------------------------------------------------------------
+def working_get(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.entry_value(mem.working.entry(_ref(args), args.key))
+
+
+def working_set(mem: Memory, args: argparse.Namespace) -> Output:
+    value = _json_value(args.value)
+    return render.entry_set(
+        mem.working.set(
+            _ref(args),
+            args.key,
+            value,
+            expected_version=args.expected_version,
+            ttl=args.ttl_seconds,
+        )
+    )
+
+
+def working_delete(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.entry_deleted(args.key, mem.working.delete(_ref(args), args.key))
+
+
+def working_list(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.working_page(mem.working.list(_ref(args), after=args.after, limit=args.limit))
+
+
+# -- what an application remembers of the owner ---------------------------------------
+def _owner_app(mem: Memory, args: argparse.Namespace) -> tuple[AppMemory, Acting]:
+    """The application's memory, and the owner acting with no session: the command line
+    is the machine itself, so it reads the owner's own memories only, no allowances."""
+    app = args.app if args.app.startswith("app:") else f"app:{args.app}"
+    return AppMemory(mem, app), Acting.owner(args.owner)
+
+
+def app_remember(mem: Memory, args: argparse.Namespace) -> Output:
+    app, owner = _owner_app(mem, args)
+    return render.fact(app.remember(owner, args.text))
+
+
+def app_recall(mem: Memory, args: argparse.Namespace) -> Output:
+    app, owner = _owner_app(mem, args)
+    return render.recall_hits(
+        [shared.hit for shared in app.recall(owner, args.query, top_k=args.top_k)]
+    )
+
+
+def app_list(mem: Memory, args: argparse.Namespace) -> Output:
+    app, owner = _owner_app(mem, args)
+    count, page = app.listing(owner, limit=args.limit)
+    shown = render.facts_page(page)
+    heading = f"{app.app} remembers {count} thing{'' if count == 1 else 's'} of {owner.person}"
+    return Output({"app": app.app, "count": count, **shown.data}, [heading, *shown.lines])
+
+
+def app_correct(mem: Memory, args: argparse.Namespace) -> Output:
+    app, owner = _owner_app(mem, args)
+    return render.fact(app.correct(owner, args.memory_id, args.text, by=owner.person))
+
+
+def app_forget(mem: Memory, args: argparse.Namespace) -> Output:
+    app, owner = _owner_app(mem, args)
+    app.forget(owner, args.memory_id)
+    return render.forgotten(args.memory_id, True)
+
+
+def app_forget_all(mem: Memory, args: argparse.Namespace) -> Output:
+    app, owner = _owner_app(mem, args)
+    return render.forgotten_all(app.forget_all(owner, count=args.count))
+
+
+# -- the store ------------------------------------------------------------------------
+def status(mem: Memory, args: argparse.Namespace) -> Output:
+    target: str = args.store
+    shown = describe(target)
+    return render.status(shown, mem.embedder, shown if is_url(target) else target, _program())
+
+
+def _program() -> str:
+    """How to run this command again: ``engram`` when it is on PATH, else its path."""
+    launched = Path(sys.argv[0])
+    if launched.name == "engram" and shutil.which("engram") != str(launched.absolute()):
+        relative = os.path.relpath(launched.absolute())
+        return str(launched.absolute()) if relative.startswith("..") else relative
+    return "engram"
+
+
+HANDLERS: dict[str, Handler] = {
+    "remember": remember,
+    "recall": recall,
+    "facts": facts,
+    "forget": forget,
+    "forget-all": forget_all,
+    "correct": correct,
+    "fork": fork,
+    "compact": compact,
+    "working get": working_get,
+    "working set": working_set,
+    "working delete": working_delete,
+    "working list": working_list,
+    "app remember": app_remember,
+    "app recall": app_recall,
+    "app list": app_list,
+    "app correct": app_correct,
+    "app forget": app_forget,
+    "app forget-all": app_forget_all,
+    "status": status,
+}

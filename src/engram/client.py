@@ -1,21 +1,25 @@
 """``engram.Client``: the HTTP service from Python, with the library's method names.
 
-Errors come back as the same classes the library raises (by their stable ``code``).
+Request bodies are built from :mod:`engram.wire`, the models the service validates them
+with. Errors come back as the same classes the library raises (by their stable ``code``).
 Answers are the service's JSON, as dicts.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, Literal
 from urllib.parse import quote
 
 import httpx
 
-from engram.core.errors import ALL_ERRORS, EngramError
+from engram import wire
+from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput
 
 JSON = dict[str, Any]
-_BY_CODE = {cls.code: cls for cls in ALL_ERRORS}
+_BY_CODE: dict[str, type[EngramError]] = {cls.code: cls for cls in ALL_ERRORS}
+_BY_CODE["too_large"] = InvalidInput  # 413: the body is over the service's limit
 
 
 class Client:
@@ -46,7 +50,8 @@ class Client:
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         """One request; the decoded answer, or the engram error it carries."""
-        answer = self._http.request(method, path, headers=self._headers, **kwargs)
+        headers = {**self._headers, **kwargs.pop("headers", {})}
+        answer = self._http.request(method, path, headers=headers, **kwargs)
         if answer.status_code == 204:
             return None
         try:
@@ -59,29 +64,50 @@ class Client:
         cls = _BY_CODE.get(error.get("code", ""), EngramError)
         raise cls(error.get("message") or f"HTTP {answer.status_code}", hint=error.get("hint"))
 
+    def call_json(self, method: str, path: str, **kwargs: Any) -> JSON:
+        result: JSON = self.call(method, path, **kwargs)
+        return result
+
+    def send(self, method: str, path: str, body: wire.Body, **kwargs: Any) -> JSON:
+        """One request carrying ``body`` as the service reads it (fields left unset are
+        not sent)."""
+        data = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return self.call_json(method, path, json=data, **kwargs)
+
     # -- the service ---------------------------------------------------------------
     def healthz(self) -> JSON:
-        result: JSON = self.call("GET", "/healthz")
-        return result
+        return self.call_json("GET", "/healthz")
 
     # -- agents --------------------------------------------------------------------
     def register(
         self, name: str, *, resource_id: str | None = None, team_id: str | None = None
     ) -> JSON:
-        spec = {"name": name, "resourceId": resource_id, "teamId": team_id}
-        return self.call_json(
-            "POST", "/agents", json={k: v for k, v in spec.items() if v is not None}
-        )
+        fields = _params(name=name, resourceId=resource_id, teamId=team_id)
+        return self.send("POST", "/agents", wire.AgentSpec(**fields))
+
+    def agents(
+        self, *, after: str | None = None, limit: int | None = None, name: str | None = None
+    ) -> JSON:
+        """One page of registered agents in id order (``nextAfter`` when more follow)."""
+        return self.call_json("GET", "/agents", params=_params(after=after, limit=limit, name=name))
 
     def agent(self, agent_id: str) -> JSON:
-        return self.call_json("GET", f"/agents/{agent_id}")
+        return self.call_json("GET", f"/agents/{_quote(agent_id)}")
 
-    def spawn(self, agent_id: str, name: str, *, resource_id: str | None = None) -> JSON:
-        spec = {"name": name} | ({"resourceId": resource_id} if resource_id else {})
-        return self.call_json("POST", f"/agents/{agent_id}/spawn", json=spec)
+    def spawn(
+        self,
+        agent_id: str,
+        name: str,
+        *,
+        resource_id: str | None = None,
+        into_existing: bool = False,
+    ) -> JSON:
+        fields = _params(name=name, resourceId=resource_id, intoExisting=into_existing or None)
+        spec = wire.SpawnSpec(**fields)
+        return self.send("POST", f"/agents/{_quote(agent_id)}/spawn", spec)
 
     def end(self, agent_id: str) -> JSON:
-        return self.call_json("POST", f"/agents/{agent_id}/end")
+        return self.call_json("POST", f"/agents/{_quote(agent_id)}/end")
 
     # -- an agent's facts ----------------------------------------------------------
     def remember(
@@ -90,22 +116,68 @@ class Client:
         content: str,
         *,
         source_ref: tuple[str, int] | None = None,
+        type: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        created_at: datetime | None = None,
         context: str | None = None,
     ) -> JSON:
-        body: JSON = {"content": content}
+        fields: dict[str, Any] = {"content": content}
         if source_ref is not None:
-            body["sourceRef"] = {"sandboxId": source_ref[0], "entryIndex": source_ref[1]}
-        if context is not None:
-            body["context"] = context
-        return self.call_json("POST", f"/agents/{agent_id}/facts", json=body)
+            fields["sourceRef"] = wire.SourceRefBody(
+                sandboxId=source_ref[0], entryIndex=source_ref[1]
+            )
+        tag_list = None if tags is None else list(tags)
+        fields |= _params(
+            type=type, tags=tag_list, metadata=metadata, createdAt=created_at, context=context
+        )
+        return self.send("POST", _facts(agent_id), wire.NewFact(**fields))
 
-    def recall(self, agent_id: str, query: str, *, top_k: int | None = None) -> list[JSON]:
-        params: JSON = {"query": query} | ({"topK": top_k} if top_k else {})
-        return list(self.call_json("GET", f"/agents/{agent_id}/facts", params=params)["facts"])
+    def recall(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        type: str | None = None,
+        tags: Sequence[str] = (),
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
+        verified_only: bool = False,
+        mode: Literal["hybrid", "text", "vector"] = "hybrid",
+    ) -> list[JSON]:
+        params = _params(
+            query=query,
+            topK=top_k,
+            type=type,
+            tags=list(tags) or None,
+            createdAfter=None if created_after is None else created_after.isoformat(),
+            createdBefore=None if created_before is None else created_before.isoformat(),
+            verifiedOnly="true" if verified_only else None,
+            mode=None if mode == "hybrid" else mode,
+        )
+        return list(self.call_json("GET", _facts(agent_id), params=params)["facts"])
 
     def facts(self, agent_id: str, *, limit: int | None = None, before: str | None = None) -> JSON:
-        params = {k: v for k, v in {"limit": limit, "before": before}.items() if v is not None}
-        return self.call_json("GET", f"/agents/{agent_id}/facts", params=params)
+        return self.call_json("GET", _facts(agent_id), params=_params(limit=limit, before=before))
+
+    def fact(self, agent_id: str, fact_id: str) -> JSON:
+        return self.call_json("GET", f"{_facts(agent_id)}/{_quote(fact_id)}")
+
+    def correct(self, agent_id: str, fact_id: str, content: str, *, by: str | None = None) -> JSON:
+        fields: dict[str, Any] = {"content": content} | ({} if by is None else {"by": by})
+        path = f"{_facts(agent_id)}/{_quote(fact_id)}"
+        return self.send("PATCH", path, wire.FactCorrection(**fields))
+
+    def forget(self, agent_id: str, fact_id: str) -> bool:
+        """Forgets one fact; idempotent. Returns whether it existed."""
+        path = f"{_facts(agent_id)}/{_quote(fact_id)}"
+        return bool(self.call_json("DELETE", path)["forgotten"])
+
+    def forget_all(self, agent_id: str, *, expected_count: int) -> int:
+        """Forgets every fact, confirming how many the caller saw (Conflict when more)."""
+        params = {"count": expected_count}
+        return int(self.call_json("DELETE", _facts(agent_id), params=params)["forgotten"])
 
     def compact(
         self,
@@ -114,12 +186,11 @@ class Client:
         max_facts: int | None = None,
         max_age: timedelta | None = None,
     ) -> JSON:
-        body: JSON = {}
-        if max_facts is not None:
-            body["maxFacts"] = max_facts
+        fields: dict[str, Any] = {} if max_facts is None else {"maxFacts": max_facts}
         if max_age is not None:
-            body["maxAgeMs"] = int(max_age / timedelta(milliseconds=1))
-        return self.call_json("POST", f"/agents/{agent_id}/compactions", json=body)
+            fields["maxAgeMs"] = max_age // timedelta(milliseconds=1)
+        spec = wire.CompactionSpec(**fields)
+        return self.send("POST", f"/agents/{_quote(agent_id)}/compactions", spec)
 
     # -- people ----------------------------------------------------------------------
     def app(self, app: str) -> AppClient:
@@ -127,20 +198,21 @@ class Client:
         return AppClient(self, app)
 
     def shares(self, *, source: str | None = None, reader: str | None = None) -> list[JSON]:
-        params = {k: v for k, v in {"source": source, "reader": reader}.items() if v}
+        """The person's allowances: by ``source``, by ``reader``, or (neither) all."""
+        params = _params(source=source, reader=reader)
         return list(self.call_json("GET", "/api/v1/memory-shares", params=params)["shares"])
 
     def allow(self, source: str, reader: str) -> JSON:
-        return self.call_json(
-            "PUT", "/api/v1/memory-shares", json={"source": source, "reader": reader}
-        )
+        spec = wire.ShareSpec(source=source, reader=reader)
+        return self.send("PUT", "/api/v1/memory-shares", spec)
 
     def stop(self, source: str, reader: str) -> None:
         self.call("DELETE", "/api/v1/memory-shares", params={"source": source, "reader": reader})
 
-    def memories(self, app: str, *, limit: int | None = None) -> JSON:
-        """The person's memories of ``app`` (the route that works without a runtime)."""
-        params: JSON = {"agent_id": app} | ({} if limit is None else {"limit": limit})
+    def memories(self, app: str, *, limit: int | None = None, before: str | None = None) -> JSON:
+        """The person's memories of ``app`` (the route that works without a runtime);
+        ``nextBefore`` when more follow."""
+        params = _params(agent_id=app, limit=limit, before=before)
         return self.call_json("GET", "/api/v1/memories", params=params)
 
     def forget_memories(self, app: str, *, count: int) -> int:
@@ -150,14 +222,11 @@ class Client:
 
     def correct_memory(self, memory_id: str, text: str) -> JSON:
         """Corrects one of the person's memories by id, whatever application holds it."""
-        return self.call_json("PATCH", f"/api/v1/memories/{memory_id}", json={"memory": text})
+        path = f"/api/v1/memories/{_quote(memory_id)}"
+        return self.send("PATCH", path, wire.MemoryWords(memory=text))
 
     def forget_memory(self, memory_id: str) -> None:
-        self.call("DELETE", f"/api/v1/memories/{memory_id}")
-
-    def call_json(self, method: str, path: str, **kwargs: Any) -> JSON:
-        result: JSON = self.call(method, path, **kwargs)
-        return result
+        self.call("DELETE", f"/api/v1/memories/{_quote(memory_id)}")
 
 
 class WorkingClient:
@@ -167,21 +236,36 @@ class WorkingClient:
         self._client = client
 
     def get(self, agent_id: str, key: str) -> Any:
-        return self._client.call("GET", f"/agents/{agent_id}/memory/{_quote(key)}")["value"]
+        return self.entry(agent_id, key)["value"]
 
-    def set(self, agent_id: str, key: str, value: Any) -> JSON:
-        result: JSON = self._client.call(
-            "PUT", f"/agents/{agent_id}/memory/{_quote(key)}", json={"value": value}
-        )
-        return result
+    def entry(self, agent_id: str, key: str) -> JSON:
+        """The value with its ``version`` (for a later compare-and-set)."""
+        return self._client.call_json("GET", _key(agent_id, key))
+
+    def set(
+        self,
+        agent_id: str,
+        key: str,
+        value: Any,
+        *,
+        expected_version: int | None = None,
+        ttl: timedelta | None = None,
+    ) -> JSON:
+        """Sets ``key``; ``expected_version`` makes it a compare-and-set (0: must be unset;
+        Conflict when stale), ``ttl`` (whole seconds) makes it expire."""
+        fields: dict[str, Any] = {"value": value}
+        if expected_version is not None:
+            fields["expectedVersion"] = expected_version
+        if ttl is not None:
+            fields["ttlSeconds"] = max(1, round(ttl.total_seconds()))
+        return self._client.send("PUT", _key(agent_id, key), wire.PutValue(**fields))
 
     def delete(self, agent_id: str, key: str) -> None:
-        self._client.call("DELETE", f"/agents/{agent_id}/memory/{_quote(key)}")
+        self._client.call("DELETE", _key(agent_id, key))
 
     def list(self, agent_id: str, *, after: str | None = None, limit: int | None = None) -> JSON:
-        params = {k: v for k, v in {"after": after, "limit": limit}.items() if v is not None}
-        result: JSON = self._client.call("GET", f"/agents/{agent_id}/memory", params=params)
-        return result
+        params = _params(after=after, limit=limit)
+        return self._client.call_json("GET", f"/agents/{_quote(agent_id)}/memory", params=params)
 
 
 class AppClient:
@@ -192,30 +276,43 @@ class AppClient:
         self.app = app
 
     def remember(self, text: str) -> JSON:
-        return self._client.call_json(
-            "POST", f"/api/v1/apps/{self.app}/memories", json={"memory": text}
-        )
+        path = f"/api/v1/apps/{_quote(self.app)}/memories"
+        return self._client.send("POST", path, wire.MemoryWords(memory=text))
 
     def recall(self, query: str, *, top_k: int | None = None) -> list[JSON]:
-        params: JSON = {"query": query} | ({"topK": top_k} if top_k else {})
-        path = f"/api/v1/apps/{self.app}/memories/search"
+        path = f"/api/v1/apps/{_quote(self.app)}/memories/search"
+        params = _params(query=query, topK=top_k)
         return list(self._client.call_json("GET", path, params=params)["memories"])
 
-    def listing(self, *, limit: int | None = None) -> JSON:
-        params = {} if limit is None else {"limit": limit}
-        return self._client.call_json("GET", f"/api/v1/apps/memories/{self.app}", params=params)
+    def listing(self, *, limit: int | None = None, before: str | None = None) -> JSON:
+        path = f"/api/v1/apps/memories/{_quote(self.app)}"
+        return self._client.call_json("GET", path, params=_params(limit=limit, before=before))
 
     def correct(self, memory_id: str, text: str) -> JSON:
-        path = f"/api/v1/apps/memories/{self.app}/{memory_id}"
-        return self._client.call_json("PATCH", path, json={"memory": text})
+        path = f"/api/v1/apps/memories/{_quote(self.app)}/{_quote(memory_id)}"
+        return self._client.send("PATCH", path, wire.MemoryWords(memory=text))
 
     def forget(self, memory_id: str) -> None:
-        self._client.call("DELETE", f"/api/v1/apps/memories/{self.app}/{memory_id}")
+        self._client.call("DELETE", f"/api/v1/apps/memories/{_quote(self.app)}/{_quote(memory_id)}")
 
     def forget_all(self, *, count: int) -> int:
-        path = f"/api/v1/apps/memories/{self.app}"
+        path = f"/api/v1/apps/memories/{_quote(self.app)}"
         return int(self._client.call_json("DELETE", path, params={"count": count})["forgotten"])
 
 
-def _quote(key: str) -> str:
-    return quote(key, safe="")
+def _params(**given: Any) -> JSON:
+    """Query parameters, leaving out those not given (the service refuses none of these)."""
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def _facts(agent_id: str) -> str:
+    return f"/agents/{_quote(agent_id)}/facts"
+
+
+def _key(agent_id: str, key: str) -> str:
+    return f"/agents/{_quote(agent_id)}/memory/{_quote(key)}"
+
+
+def _quote(part: str) -> str:
+    """One path segment, percent-encoded; dots too, so a key ``..`` is not a dot-segment."""
+    return quote(part, safe="").replace(".", "%2E")

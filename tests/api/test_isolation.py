@@ -51,10 +51,15 @@ def client(target: Target) -> Iterator[TestClient]:
 def _seed(client: TestClient) -> dict[tuple[str, str], str]:
     ids = {}
     for person, app in itertools.product(PERSONS, APPS):
-        made = client.post(
+        words = f"secret word of {person} in {app}"
+        claimed = client.post(  # a body naming a person is refused whole, storing nothing
             f"/api/v1/apps/{app}/memories",
-            json={"memory": f"secret word of {person} in {app}", "person": "p1"},
+            json={"memory": words, "person": "p1"},
             headers=token(person),
+        )
+        assert claimed.status_code == 400, claimed.text
+        made = client.post(
+            f"/api/v1/apps/{app}/memories", json={"memory": words}, headers=token(person)
         )
         assert made.status_code == 201, made.text
         ids[(person, app)] = made.json()["id"]

@@ -108,7 +108,9 @@ def test_working_memory_pages(client: TestClient) -> None:
 def test_facts_routes(client: TestClient) -> None:
     agent = _agent(client)["id"]
     base = f"/agents/{agent}/facts"
-    made = client.post(base, json={"content": "upgraded to the Pro plan", "verified": True})
+    claimed = {"content": "upgraded to the Pro plan", "verified": True}
+    assert "verified" in _error(client.post(base, json=claimed), 400, "invalid_input")
+    made = client.post(base, json={"content": "upgraded to the Pro plan"})
     assert made.status_code == 201 and made.json()["verified"] is False
     sourced = client.post(
         base,

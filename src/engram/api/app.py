@@ -4,22 +4,25 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import Depends, FastAPI
 
-from engram.api import agents, errors, memory, people
+from engram.api import agents, errors, facts, memory, openapi, people
+from engram.api.bodies import BodyGate
+from engram.api.context import require_service
 from engram.api.identity import Verifier
+from engram.api.params import KnownQuery
 from engram.core.memory import Memory
 from engram.opening import open as open_memory
 from engram.settings import Settings
+from engram.wire import Health
 
+DESCRIPTION = """Durable memory for AI agents: working memory by key, facts recalled by
+meaning, and what applications remember of people.
 
-def require_service(
-    request: Request, authorization: Annotated[str | None, Header()] = None
-) -> None:
-    """The agent routes: a service token whenever auth is configured."""
-    request.app.state.verifier.service(authorization)
+Every refusal answers `{"error": {"code", "message", "hint"?}}`. Request bodies are JSON
+(`content-type: application/json`, UTF-8, at most 1 MiB), strictly typed and closed: a
+field or query parameter a route does not take is refused, never ignored."""
 
 
 def create_app(settings: Settings | None = None, *, memory_store: Memory | None = None) -> FastAPI:
@@ -39,18 +42,27 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         if memory_store is None:  # close only what this app opened; a caller's is theirs
             store.close()
 
-    app = FastAPI(title="engram", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="engram",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        dependencies=[Depends(KnownQuery())],
+    )
     app.state.memory = store
     app.state.memory_enabled = settings.memory_enabled
     app.state.verifier = Verifier(settings)
     errors.install(app)
+    openapi.install(app)
+    app.add_middleware(BodyGate)
     service_only = [Depends(require_service)]
     app.include_router(agents.router, dependencies=service_only)
     app.include_router(memory.router, dependencies=service_only)
+    app.include_router(facts.router, dependencies=service_only)
     app.include_router(people.router)
 
-    @app.get("/healthz", tags=["service"])
-    def healthz() -> dict[str, object]:
-        return {"ok": True, "semantic": store.embedder is not None}
+    @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
+    def healthz() -> Health:
+        return Health(ok=True, semantic=store.embedder is not None)
 
     return app

@@ -1,28 +1,51 @@
 """One mapping from engram's errors to HTTP answers: ``{"error": {code, message, hint?}}``.
 
-Client errors say what is wrong. A 500 says no more than that it is one: the details go
-to the log, never to the caller.
+Client errors say what is wrong, in words: which parameter or body field, and why. A 500
+says no more than that it is one: the details go to the log, never to the caller.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic.alias_generators import to_camel
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from engram.core.errors import EngramError
 
 log = logging.getLogger("engram.api")
 
+WHERE = {"query": "query parameter", "header": "header", "path": "path parameter"}
+KINDS = {
+    "int": "an integer",
+    "string": "a string",
+    "bool": "true or false",
+    "float": "a number",
+    "dict": "an object",
+    "list": "a list",
+    "model": "an object",
+    "model_attributes": "an object",
+}
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
 
-def error_response(status: int, code: str, message: str, hint: str | None = None) -> JSONResponse:
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    hint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
     body: dict[str, str] = {"code": code, "message": message}
     if hint:
         body["hint"] = hint
-    return JSONResponse({"error": body}, status_code=status)
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
 
 
 def install(app: FastAPI) -> None:
@@ -37,15 +60,18 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(_describe(e) for e in exc.errors()[:5])
-        return error_response(400, "invalid_input", f"invalid request: {problems}")
+        problems = [describe(e) for e in exc.errors()[:5]]
+        hints = [h for h in (_hint(e) for e in exc.errors()[:5]) if h]
+        message = "invalid request: " + "; ".join(problems)
+        return error_response(400, "invalid_input", message, hints[0] if hints else None)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        code = "not_found" if exc.status_code == 404 else "invalid_input"
-        if exc.status_code == 405:
-            code = "method_not_allowed"
-        return error_response(exc.status_code, code, str(exc.detail))
+        code = HTTP_CODES.get(exc.status_code, "invalid_input")
+        headers = exc.headers
+        if exc.status_code == 405:  # every route of this path, not only the first that matched
+            headers = {"Allow": ", ".join(allowed_methods(request))}
+        return error_response(exc.status_code, code, str(exc.detail), headers=headers)
 
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception) -> JSONResponse:
@@ -53,8 +79,74 @@ def install(app: FastAPI) -> None:
         return error_response(500, "internal", "internal error")
 
 
-def _describe(error: object) -> str:
-    if not isinstance(error, dict):
-        return str(error)
-    where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
-    return f"{where or 'body'}: {error.get('msg', 'invalid')}"
+def allowed_methods(request: Request) -> list[str]:
+    """The methods some route of the app answers at this request's path."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        match, _ = route.matches({**request.scope, "method": ""})
+        if match != Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
+
+
+def describe(error: Mapping[str, Any]) -> str:
+    """One validation error as words: where it is, then what is wrong with it."""
+    loc = [str(part) for part in error.get("loc", ())]
+    kind = str(error.get("type", ""))
+    if loc[:1] == ["body"] and len(loc) == 1:
+        if kind == "missing":
+            return "this route needs a JSON body"
+        return f"the body must be a JSON object, got {_json_kind(error.get('input'))}"
+    if loc[:1] == ["body"]:
+        where = "body field " + ".".join(loc[1:])
+    else:
+        where = f"{WHERE.get(loc[0], loc[0])} {'.'.join(loc[1:])}" if loc else "the request"
+    return f"{where} {_problem(kind, error)}"
+
+
+def _problem(kind: str, error: Mapping[str, Any]) -> str:
+    ctx = error.get("ctx") or {}
+    got = error.get("input")
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "is not one this route takes"
+    if kind.endswith("_type") or kind.endswith("_parsing"):
+        wanted = KINDS.get(kind.rsplit("_", 1)[0], "another type")
+        return f"must be {wanted}, got {_json_kind(got)}"
+    bounds = {
+        "greater_than_equal": f"must be at least {ctx.get('ge')}",
+        "less_than_equal": f"must be at most {ctx.get('le')}",
+        "string_too_short": "must not be empty",
+        "string_too_long": f"must be at most {ctx.get('max_length')} characters",
+        "too_long": f"must have at most {ctx.get('max_length')} items",
+    }
+    if kind in bounds:
+        return bounds[kind]
+    message = str(error.get("msg", "is invalid")).removeprefix("Value error, ")
+    return message if message.startswith("must") else f"is invalid: {message}"
+
+
+def _hint(error: Mapping[str, Any]) -> str | None:
+    loc = [str(part) for part in error.get("loc", ())]
+    if error.get("type") == "extra_forbidden" and loc:
+        camel = to_camel(loc[-1])
+        if camel != loc[-1]:
+            return f"field names are camelCase here: did you mean {camel!r}?"
+    return None
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"the number {value}" if len(repr(value)) < 30 else "a number"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,128 +1,143 @@
-"""Routes for an agent's memory: working memory by key, facts, compactions.
+"""Routes for an agent's working memory: JSON values by key.
 
 Every route resolves the scope from the agent's persisted spec, so it works for ended
-agents and after a restart.
+agents (read-only) and after a restart. A key is the rest of the path, percent-decoded:
+any key the library takes, newlines and slashes included, is reachable.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Header, Path, Query, Request, Response
+from starlette.convertors import Convertor, register_url_convertor
 
-from engram.api.agents import memory_of
-from engram.api.shapes import (
-    JSON,
-    CompactionSpec,
-    NewFact,
-    PutValue,
-    compaction_json,
-    entry_json,
-    fact_json,
-    int_param,
-    ref_json,
-)
+from engram.api.context import agent_memory
+from engram.api.openapi import errors
+from engram.api.params import DIGITS, Limit
 from engram.core import limits
-from engram.core.errors import CapabilityMissing
-from engram.core.memory import Memory
-from engram.core.models import SourceRef
-from engram.core.scopes import ResourceRef
-
-router = APIRouter(prefix="/agents/{agent_id}", tags=["memory"])
+from engram.core.errors import InvalidInput
+from engram.wire import EntryOut, PutValue, ResourceRefOut, WorkingPageOut
 
 
-def _scope(request: Request, agent_id: str, *, facts: bool = False) -> tuple[Memory, ResourceRef]:
-    memory = memory_of(request)
-    if not request.app.state.memory_enabled:
-        raise CapabilityMissing("memory is disabled (ENGRAM_MEMORY_ENABLED=false)")
-    ref = memory.agents.get(agent_id).ref
-    if facts and memory.embedder is None:
-        raise CapabilityMissing(
-            "facts need an embeddings endpoint, and none is configured",
-            hint="set ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL, or ENGRAM_EMBEDDER=local",
-        )
-    return memory, ref
+class KeyConvertor(Convertor[str]):
+    """The rest of the path, whatever it holds (Starlette's ``path`` stops at a newline)."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
 
 
-@router.get("/memory")
+register_url_convertor("key", KeyConvertor())
+
+router = APIRouter(
+    prefix="/agents/{agent_id}/memory",
+    tags=["working memory"],
+    responses=errors(400, 401, 403, 404, 500, 501, 503),
+)
+Key = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=limits.MAX_KEY_CHARS,
+        description="1-256 characters, percent-encoded (a slash may stay as it is)",
+    ),
+]
+
+
+@router.get("")
 def working_page(
-    agent_id: str, request: Request, limit: str | None = None, after: str | None = None
-) -> JSON:
-    """One page of working memory in ascending UTF-8 key order; ``nextAfter`` when more."""
-    memory, ref = _scope(request, agent_id)
-    size = int_param(limit, "limit", default=limits.DEFAULT_PAGE, maximum=limits.MAX_PAGE)
-    page = memory.working.list(ref, after=after, limit=size)
-    body: JSON = {
-        "agentId": agent_id,
-        "resourceRef": ref_json(ref),
-        "semantic": memory.embedder is not None,
-        "working": page.as_dict(),
-    }
-    if page.next_after is not None:
-        body["nextAfter"] = page.next_after
-    return body
-
-
-@router.get("/memory/{key:path}")
-def working_get(agent_id: str, key: str, request: Request) -> JSON:
-    memory, ref = _scope(request, agent_id)
-    return entry_json(memory.working.entry(ref, key))
-
-
-@router.put("/memory/{key:path}")
-def working_put(agent_id: str, key: str, body: PutValue, request: Request) -> JSON:
-    memory, ref = _scope(request, agent_id)
-    return entry_json(memory.working.set(ref, key, body.value))
-
-
-@router.delete("/memory/{key:path}", status_code=204)
-def working_delete(agent_id: str, key: str, request: Request) -> Response:
-    """Idempotent: 204 whether or not the key was set."""
-    memory, ref = _scope(request, agent_id)
-    memory.working.delete(ref, key)
-    return Response(status_code=204)
-
-
-@router.post("/facts", status_code=201)
-def remember(agent_id: str, body: NewFact, request: Request) -> JSON:
-    memory, ref = _scope(request, agent_id, facts=True)
-    source = body.source_ref
-    fact = memory.remember(
-        ref,
-        body.content,
-        source_ref=None if source is None else SourceRef(source.sandbox_id, source.entry_index),
-        context=body.context,
-    )
-    return fact_json(fact)
-
-
-@router.get("/facts")
-def facts(
     agent_id: str,
     request: Request,
-    query: str | None = None,
-    topK: str | None = None,
-    limit: str | None = None,
-    before: str | None = None,
-) -> JSON:
-    """``?query=`` recalls by meaning (``topK`` default 5, max 100); without it, the
-    newest facts first (``limit`` default 100, max 1000; ``nextBefore`` when more)."""
-    memory, ref = _scope(request, agent_id, facts=True)
-    if query is not None:
-        k = int_param(topK, "topK", default=limits.DEFAULT_TOP_K, maximum=limits.MAX_TOP_K)
-        hits = memory.recall(ref, query, top_k=k)
-        return {"facts": [{**fact_json(h.fact), "score": h.score} for h in hits]}
-    size = int_param(limit, "limit", default=limits.DEFAULT_PAGE, maximum=limits.MAX_PAGE)
-    page = memory.facts(ref, limit=size, before=before)
-    body: JSON = {"facts": [fact_json(f) for f in page.facts]}
-    if page.next_before is not None:
-        body["nextBefore"] = page.next_before
-    return body
+    limit: Limit = limits.DEFAULT_PAGE,
+    after: Annotated[str | None, Query(description="a key: the page starts after it")] = None,
+) -> WorkingPageOut:
+    """One page of working memory in ascending UTF-8 key order; ``nextAfter`` when more."""
+    memory, agent = agent_memory(request, agent_id)
+    page = memory.working.list(agent.ref, after=after, limit=limit)
+    return WorkingPageOut(
+        agent_id=agent.id,
+        resource_ref=ResourceRefOut.of(agent.ref),
+        semantic=memory.embedder is not None,
+        working=page.as_dict(),
+        next_after=page.next_after,
+    )
 
 
-@router.post("/compactions")
-def compact(agent_id: str, body: CompactionSpec, request: Request) -> JSON:
-    """Prunes now: facts older than ``maxAgeMs`` first, then the oldest beyond ``maxFacts``."""
-    memory, ref = _scope(request, agent_id, facts=True)
-    max_age = None if body.max_age_ms is None else timedelta(milliseconds=body.max_age_ms)
-    return compaction_json(memory.compact(ref, max_facts=body.max_facts, max_age=max_age))
+@router.get("/{key:key}")
+def working_get(agent_id: str, key: Key, request: Request, response: Response) -> EntryOut:
+    """The value with its version (also the ``ETag``); 404 when the key is unset."""
+    memory, agent = agent_memory(request, agent_id)
+    entry = memory.working.entry(agent.ref, key)
+    response.headers["ETag"] = f'"{entry.version}"'
+    return EntryOut.of(entry)
+
+
+@router.put("/{key:key}", responses=errors(409, 413))
+def working_put(
+    agent_id: str,
+    key: Key,
+    body: PutValue,
+    request: Request,
+    response: Response,
+    if_match: Annotated[
+        str | None, Header(description='compare-and-set: the version read, as "N"')
+    ] = None,
+    if_none_match: Annotated[
+        str | None, Header(description="* sets the key only if it is unset")
+    ] = None,
+) -> EntryOut:
+    """Sets the value. A compare-and-set (``expectedVersion``, ``If-Match: "N"``, or
+    ``If-None-Match: *`` for a key that must be unset) answers 409 on a stale version and
+    writes nothing. ``ttlSeconds`` makes the key expire."""
+    memory, agent = agent_memory(request, agent_id, write=True)
+    expected = _expected_version(body.expected_version, if_match, if_none_match)
+    ttl = None if body.ttl_seconds is None else timedelta(seconds=body.ttl_seconds)
+    entry = memory.working.set(agent.ref, key, body.value, expected_version=expected, ttl=ttl)
+    response.headers["ETag"] = f'"{entry.version}"'
+    return EntryOut.of(entry)
+
+
+@router.delete("/{key:key}", status_code=204, response_class=Response, responses=errors(409))
+def working_delete(agent_id: str, key: Key, request: Request) -> None:
+    """Idempotent: 204 whether or not the key was set."""
+    memory, agent = agent_memory(request, agent_id, write=True)
+    memory.working.delete(agent.ref, key)
+
+
+def _expected_version(
+    in_body: int | None, if_match: str | None, if_none_match: str | None
+) -> int | None:
+    """The one version a compare-and-set names, from the body or the headers."""
+    named = [
+        v for v in (in_body, _if_match(if_match), _if_none_match(if_none_match)) if v is not None
+    ]
+    if len(set(named)) > 1:
+        raise InvalidInput(
+            "the body's expectedVersion and the If-Match/If-None-Match headers disagree"
+        )
+    return named[0] if named else None
+
+
+def _if_match(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    tag = raw.strip().removeprefix("W/").strip('"')
+    if not DIGITS.fullmatch(tag) or int(tag) > limits.MAX_COUNT:
+        raise InvalidInput(
+            f'If-Match must be one version, as "N" (the ETag read), got {raw[:40]!r}'
+        )
+    return int(tag)
+
+
+def _if_none_match(raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    if raw.strip() != "*":
+        raise InvalidInput(f"If-None-Match takes only *, got {raw[:40]!r}")
+    return 0

@@ -6,9 +6,9 @@ import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from engram import wire
 from engram.core.models import (
     Compaction,
     Fact,
@@ -16,12 +16,13 @@ from engram.core.models import (
     ForkResult,
     JSONValue,
     RecallHit,
-    SourceRef,
     WorkingEntry,
     WorkingPage,
 )
-from engram.core.ports import Embedder
 from engram.core.scopes import PersonAppRef, Scope
+
+if TYPE_CHECKING:
+    from engram.core.ports import Embedder
 
 JSONData = dict[str, Any]
 
@@ -43,38 +44,15 @@ def dumps(data: JSONValue) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def _time(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
-
-
 def scope_data(ref: Scope) -> JSONData:
     if isinstance(ref, PersonAppRef):
         return {"person": ref.person, "app": ref.app}
     return {"resource_id": ref.resource_id, "team_id": ref.team_id}
 
 
-def _source_data(source: SourceRef | None) -> JSONData | None:
-    if source is None:
-        return None
-    return {"sandbox_id": source.sandbox_id, "entry_index": source.entry_index}
-
-
 def fact_data(fact: Fact) -> JSONData:
-    return {
-        "id": fact.id,
-        "scope": scope_data(fact.scope),
-        "content": fact.content,
-        "verified": fact.verified,
-        "source_ref": _source_data(fact.source_ref),
-        "type": fact.type,
-        "tags": list(fact.tags),
-        "metadata": fact.metadata,
-        "created_at": _time(fact.created_at),
-        "updated_at": _time(fact.updated_at),
-        "corrected_by": fact.corrected_by,
-        "corrected_at": _time(fact.corrected_at),
-        "context": fact.context,
-    }
+    """A fact as the service answers it, by field name (:class:`engram.wire.FactOut`)."""
+    return wire.FactOut.of(fact).model_dump(mode="json")
 
 
 def fact_line(fact: Fact) -> str:
@@ -129,13 +107,7 @@ def forgotten_all(count: int) -> Output:
 
 
 def entry_data(entry: WorkingEntry) -> JSONData:
-    return {
-        "key": entry.key,
-        "value": entry.value,
-        "version": entry.version,
-        "updated_at": _time(entry.updated_at),
-        "expires_at": _time(entry.expires_at),
-    }
+    return wire.EntryOut.of(entry).model_dump(mode="json")
 
 
 def entry_value(entry: WorkingEntry) -> Output:
@@ -143,7 +115,7 @@ def entry_value(entry: WorkingEntry) -> Output:
 
 
 def entry_set(entry: WorkingEntry) -> Output:
-    expiry = f", expires {_time(entry.expires_at)}" if entry.expires_at else ""
+    expiry = f", expires {entry.expires_at.isoformat()}" if entry.expires_at else ""
     return Output(entry_data(entry), [f"set {entry.key} (version {entry.version}{expiry})"])
 
 
@@ -181,9 +153,7 @@ def compacted(result: Compaction) -> Output:
         f"removed {result.removed} facts ({len(result.expired)} past the max age, "
         f"{len(result.over_cap)} over the max count)"
     )
-    return Output(
-        {"expired": result.expired, "over_cap": result.over_cap, "removed": result.removed}, [line]
-    )
+    return Output(wire.CompactionOut.of(result).model_dump(mode="json"), [line])
 
 
 def error_data(code: str, message: str, hint: str | None = None) -> JSONData:

@@ -1,0 +1,124 @@
+"""The gate every request body passes before routing: bounded, JSON, UTF-8, readable.
+
+Refusals say what is wrong in words (413 past the size limit; 400 for a body that is not
+labelled JSON, not UTF-8, not JSON, or nested past what a parser can read) and reach no
+route, so nothing is stored. A body that passes is handed on unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from email.message import Message as MimeHeader
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from engram.api.errors import error_response
+
+MAX_BODY_BYTES = 1 << 20  # 1 MiB: room for a 64 KiB value however it is escaped
+
+
+class Refused(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class BodyGate:
+    """ASGI middleware: reads each request body (up to ``limit`` bytes) and checks it."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        try:
+            body = await self._read(headers, receive)
+            if body:
+                check_json(headers.get("content-type"), body)
+        except Refused as refused:
+            answer = error_response(refused.status, refused.code, refused.message)
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _read(self, headers: Headers, receive: Receive) -> bytes:
+        declared = headers.get("content-length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > self.limit:
+            raise _too_large(self.limit)
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                raise _too_large(self.limit)
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        return b"".join(chunks)
+
+
+def check_json(content_type: str | None, body: bytes) -> None:
+    """Raises Refused unless ``body`` is JSON text in UTF-8, labelled as JSON."""
+    if not content_type:
+        raise Refused(
+            400, "invalid_input", "the body has no content-type: send JSON as application/json"
+        )
+    label = MimeHeader()
+    label["content-type"] = content_type
+    subtype = label.get_content_subtype()
+    if label.get_content_maintype() != "application" or not (
+        subtype == "json" or subtype.endswith("+json")
+    ):
+        raise Refused(
+            400,
+            "invalid_input",
+            f"the body is labelled {content_type[:80]!r}: send JSON as application/json",
+        )
+    charset = label.get_param("charset")
+    if isinstance(charset, str) and charset.lower().replace("-", "") != "utf8":
+        raise Refused(400, "invalid_input", f"JSON bodies are UTF-8, not {charset[:40]!r}")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = body[exc.start]
+        raise Refused(
+            400,
+            "invalid_input",
+            f"the body is not valid UTF-8: byte 0x{bad:02x} at position {exc.start}",
+        ) from exc
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise Refused(400, "invalid_input", f"the body is not JSON: {exc.msg} ({where})") from exc
+    except RecursionError as exc:
+        raise Refused(400, "invalid_input", "the body nests too deeply to be read") from exc
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise Refused(400, "invalid_input", f"the body is not usable JSON: {exc}") from exc
+
+
+def _too_large(limit: int) -> Refused:
+    return Refused(
+        413, "too_large", f"the body is over {limit} bytes, the most a request may carry"
+    )
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

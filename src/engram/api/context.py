@@ -1,0 +1,73 @@
+"""What a route needs before it can act: the store, the caller's bearer token, and an
+agent's scope (read-only once the agent has ended)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from engram.core.agents import Agent
+from engram.core.errors import CapabilityMissing, Conflict
+from engram.core.memory import Memory
+
+bearer = HTTPBearer(
+    auto_error=False,
+    description="A service token on the agent routes; a person's JWT on the people routes",
+)
+
+
+def authorization(
+    request: Request,
+    _: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+) -> str | None:
+    """The raw ``Authorization`` header, for the verifier to judge (its scheme included)."""
+    return request.headers.get("authorization")
+
+
+Authorization = Annotated[str | None, Depends(authorization)]
+
+
+def require_service(request: Request, header: Authorization) -> None:
+    """The agent routes: a service token whenever auth is configured."""
+    request.app.state.verifier.service(header)
+
+
+def person(request: Request, header: Authorization) -> str:
+    """The verified person calling (401 without a valid token, 403 for one naming nobody)."""
+    uid: str = request.app.state.verifier.person(header)
+    return uid
+
+
+Person = Annotated[str, Depends(person)]
+
+
+def memory_of(request: Request) -> Memory:
+    memory: Memory = request.app.state.memory
+    return memory
+
+
+def agent_memory(
+    request: Request, agent_id: str, *, write: bool = False, facts: bool = False
+) -> tuple[Memory, Agent]:
+    """The store and the agent whose scope a memory route acts on.
+
+    Raises CapabilityMissing (memory disabled; ``facts`` without an embedder), NotFound
+    (no such agent) and, for a ``write``, Conflict when the agent has ended.
+    """
+    memory = memory_of(request)
+    if not request.app.state.memory_enabled:
+        raise CapabilityMissing("memory is disabled (ENGRAM_MEMORY_ENABLED=false)")
+    agent = memory.agents.get(agent_id)
+    if write and agent.ended_at is not None:
+        raise Conflict(
+            f"agent {agent.id} has ended: its memory can be read, not changed",
+            hint="spawn or register another agent to keep working",
+        )
+    if facts and memory.embedder is None:
+        raise CapabilityMissing(
+            "facts need an embeddings endpoint, and none is configured",
+            hint="set ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL, or ENGRAM_EMBEDDER=local",
+        )
+    return memory, agent

@@ -1,0 +1,412 @@
+"""What engram says over the wire, defined once: request bodies and answers.
+
+The HTTP service validates bodies with these models and answers with them (its OpenAPI
+schema is theirs); ``engram.Client`` builds its request bodies from them; the command
+line's ``--json`` prints the same answers. One casing per surface: the agent routes speak
+camelCase (each answer's aliases), the people routes spec 003's snake_case, and the
+command line prints field names (snake_case).
+
+Bodies are strict and closed: ``true`` is not 1, ``"1"`` is not 1, and a field the body
+does not have is refused, never ignored (a misspelt ``ttl_seconds`` would otherwise set a
+key that never expires).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+from engram.core import limits
+from engram.core.agents import MAX_NAME_CHARS, Agent
+from engram.core.models import Compaction, Fact, ForkResult, RecallHit, WorkingEntry
+from engram.core.scopes import MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
+from engram.core.sharing import Share
+
+MAX_TTL_SECONDS = int(limits.MAX_TTL.total_seconds())
+MAX_AGE_MS = 10**6 * 86_400_000  # a million days, as Memory.compact takes
+
+
+def parse_time(raw: object) -> object:
+    """An ISO 8601 time with its UTC offset (``2024-05-01T09:30:00Z``); numbers are refused."""
+    if isinstance(raw, datetime):
+        return raw
+    if not isinstance(raw, str):
+        raise ValueError("must be an ISO 8601 time as a string, e.g. 2024-05-01T09:30:00Z")
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise ValueError(
+            f"{raw[:40]!r} is not an ISO 8601 time, e.g. 2024-05-01T09:30:00Z"
+        ) from None
+    if moment.utcoffset() is None:
+        raise ValueError("must carry its UTC offset (Z or +hh:mm)")
+    return moment
+
+
+Time = Annotated[
+    datetime,
+    BeforeValidator(parse_time),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+Label = Annotated[str, Field(min_length=1, max_length=limits.MAX_LABEL_CHARS)]
+Part = Annotated[str, Field(min_length=1, max_length=MAX_PART_CHARS)]
+
+
+# -- request bodies --------------------------------------------------------------------
+class Body(BaseModel):
+    """A request body: strictly typed (nothing coerced) and closed (unknown fields refused)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
+
+
+class AgentSpec(Body):
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    resource_id: Part | None = Field(default=None, alias="resourceId")
+    team_id: Part | None = Field(default=None, alias="teamId")
+
+
+class SpawnSpec(Body):
+    """A child whose resource already holds memory is refused (409) unless
+    ``intoExisting``: then the parent's keys overwrite the child's and the facts merge."""
+
+    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    resource_id: Part | None = Field(default=None, alias="resourceId")
+    into_existing: bool = Field(default=False, alias="intoExisting")
+
+
+class PutValue(Body):
+    """``expectedVersion`` makes the write a compare-and-set (0: the key must be unset);
+    ``ttlSeconds`` makes the key expire."""
+
+    value: Any = Field(description="any JSON up to 64 KiB, nested at most 64 levels")
+    expected_version: int | None = Field(
+        default=None, alias="expectedVersion", ge=0, le=limits.MAX_COUNT
+    )
+    ttl_seconds: int | None = Field(default=None, alias="ttlSeconds", ge=1, le=MAX_TTL_SECONDS)
+
+
+class SourceRefBody(Body):
+    sandbox_id: Label = Field(alias="sandboxId")
+    entry_index: int = Field(alias="entryIndex", ge=0, le=limits.MAX_COUNT)
+
+
+class NewFact(Body):
+    """``verified`` is never read from a request: it is computed from ``sourceRef``.
+    ``context`` is text that helps find the fact without being part of it (say, the
+    turns of a conversation around it); full-text recall matches it."""
+
+    content: str = Field(min_length=1, max_length=limits.MAX_FACT_CHARS)
+    source_ref: SourceRefBody | None = Field(default=None, alias="sourceRef")
+    context: str | None = Field(default=None, max_length=limits.MAX_CONTEXT_CHARS)
+    type: Label | None = None
+    tags: list[Label] | None = Field(default=None, max_length=limits.MAX_TAGS)
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="a JSON object up to 16 KiB, nested at most 64 levels"
+    )
+    created_at: Time | None = Field(default=None, alias="createdAt")
+
+
+class FactCorrection(Body):
+    content: str = Field(min_length=1, max_length=limits.MAX_FACT_CHARS)
+    by: Label | None = None
+
+
+class CompactionSpec(Body):
+    max_facts: int | None = Field(default=None, alias="maxFacts", ge=0, le=limits.MAX_COUNT)
+    max_age_ms: int | None = Field(default=None, alias="maxAgeMs", ge=0, le=MAX_AGE_MS)
+
+
+class MemoryWords(Body):
+    """A person's memory in words (spec 003: empty or over 2000 characters is a 422)."""
+
+    memory: str
+
+
+class ShareSpec(Body):
+    source: str
+    reader: str
+
+
+# -- answers of the agent routes (camelCase) -------------------------------------------
+class Answer(BaseModel):
+    """An answer: built by field name, sent by alias (camelCase), printed by field name."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, frozen=True, defer_build=True
+    )
+
+
+def _unset_when_none() -> Any:
+    return Field(default=None, exclude_if=lambda value: value is None)
+
+
+class ErrorDetail(Answer):
+    code: str
+    message: str
+    hint: str | None = _unset_when_none()
+
+
+class ErrorAnswer(Answer):
+    """Every refusal and failure: ``{"error": {"code", "message", "hint"?}}``."""
+
+    error: ErrorDetail
+
+
+class ResourceRefOut(Answer):
+    resource_id: str
+    team_id: str | None = _unset_when_none()
+
+    @classmethod
+    def of(cls, ref: ResourceRef) -> ResourceRefOut:
+        return cls(resource_id=ref.resource_id, team_id=ref.team_id)
+
+
+class PersonScopeOut(Answer):
+    person: str
+    app: str
+
+
+def scope_out(scope: Scope) -> ResourceRefOut | PersonScopeOut:
+    if isinstance(scope, PersonAppRef):
+        return PersonScopeOut(person=scope.person, app=scope.app)
+    return ResourceRefOut.of(scope)
+
+
+class AgentOut(Answer):
+    id: str
+    name: str
+    resource_ref: ResourceRefOut
+    parent_id: str | None
+    status: Literal["running", "ended"]
+    created_at: datetime
+    ended_at: datetime | None
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentOut:
+        return cls(
+            id=agent.id,
+            name=agent.name,
+            resource_ref=ResourceRefOut.of(agent.ref),
+            parent_id=agent.parent_id,
+            status=agent.status,
+            created_at=agent.created_at,
+            ended_at=agent.ended_at,
+        )
+
+
+class AgentPageOut(Answer):
+    agents: list[AgentOut]
+    next_after: str | None = _unset_when_none()
+
+
+class ForkOut(Answer):
+    resource_ref: ResourceRefOut
+    working_keys_copied: int
+    semantic_facts_copied: int
+
+    @classmethod
+    def of(cls, fork: ForkResult) -> ForkOut:
+        return cls(
+            resource_ref=ResourceRefOut.of(fork.ref),
+            working_keys_copied=fork.working_keys_copied,
+            semantic_facts_copied=fork.facts_copied,
+        )
+
+
+class SpawnOut(Answer):
+    agent: AgentOut
+    fork: ForkOut
+
+
+class EntryOut(Answer):
+    key: str
+    value: Any
+    version: int
+    updated_at: datetime
+    expires_at: datetime | None
+
+    @classmethod
+    def of(cls, entry: WorkingEntry) -> EntryOut:
+        return cls(
+            key=entry.key,
+            value=entry.value,
+            version=entry.version,
+            updated_at=entry.updated_at,
+            expires_at=entry.expires_at,
+        )
+
+
+class WorkingPageOut(Answer):
+    agent_id: str
+    resource_ref: ResourceRefOut
+    semantic: bool
+    working: dict[str, Any]
+    next_after: str | None = _unset_when_none()
+
+
+class SourceRefOut(Answer):
+    sandbox_id: str
+    entry_index: int
+
+
+class FactOut(Answer):
+    id: str
+    scope: ResourceRefOut | PersonScopeOut
+    content: str
+    context: str | None
+    source_ref: SourceRefOut | None
+    verified: bool
+    type: str | None
+    tags: list[str]
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    corrected_by: str | None
+    corrected_at: datetime | None
+
+    @classmethod
+    def of(cls, fact: Fact) -> FactOut:
+        return cls(**_fact_fields(fact))
+
+
+def _fact_fields(fact: Fact) -> dict[str, Any]:
+    source = fact.source_ref
+    return {
+        "id": fact.id,
+        "scope": scope_out(fact.scope),
+        "content": fact.content,
+        "context": fact.context,
+        "source_ref": None
+        if source is None
+        else SourceRefOut(sandbox_id=source.sandbox_id, entry_index=source.entry_index),
+        "verified": fact.verified,
+        "type": fact.type,
+        "tags": list(fact.tags),
+        "metadata": fact.metadata,
+        "created_at": fact.created_at,
+        "updated_at": fact.updated_at,
+        "corrected_by": fact.corrected_by,
+        "corrected_at": fact.corrected_at,
+    }
+
+
+class RecalledFact(FactOut):
+    """A recalled fact: its fused score, and its rank in each half (1-based, or null)."""
+
+    score: float
+    text_rank: int | None
+    vector_rank: int | None
+
+    @classmethod
+    def of_hit(cls, hit: RecallHit) -> RecalledFact:
+        return cls(
+            **_fact_fields(hit.fact),
+            score=hit.score,
+            text_rank=hit.text_rank,
+            vector_rank=hit.vector_rank,
+        )
+
+
+class FactsOut(Answer):
+    facts: list[FactOut]
+    next_before: str | None = _unset_when_none()
+
+
+class RecallOut(Answer):
+    facts: list[RecalledFact]
+
+
+class FactForgotten(Answer):
+    id: str
+    forgotten: bool
+
+
+class FactsForgotten(Answer):
+    forgotten: int
+
+
+class CompactionOut(Answer):
+    removed: int
+    expired: list[str]
+    over_cap: list[str]
+
+    @classmethod
+    def of(cls, result: Compaction) -> CompactionOut:
+        return cls(removed=result.removed, expired=result.expired, over_cap=result.over_cap)
+
+
+class Health(Answer):
+    ok: bool
+    semantic: bool
+
+
+# -- answers of the people routes (spec 003: snake_case) -------------------------------
+class PeopleAnswer(BaseModel):
+    model_config = ConfigDict(validate_by_name=True, frozen=True, defer_build=True)
+
+
+class PersonMemory(PeopleAnswer):
+    id: str
+    memory: str
+    created_at: datetime
+    updated_at: datetime
+    corrected_by: str | None
+    corrected_at: datetime | None
+
+    @classmethod
+    def of(cls, fact: Fact) -> PersonMemory:
+        return cls(
+            id=fact.id,
+            memory=fact.content,
+            created_at=fact.created_at,
+            updated_at=fact.updated_at,
+            corrected_by=fact.corrected_by,
+            corrected_at=fact.corrected_at,
+        )
+
+
+class FoundMemory(PersonMemory):
+    score: float
+    remembered_by: str | None = Field(
+        default=None, alias="rememberedBy", exclude_if=lambda value: value is None
+    )
+
+
+class AppMemories(PeopleAnswer):
+    app: str
+    count: int
+    memories: list[PersonMemory]
+    next_before: str | None = Field(
+        default=None, alias="nextBefore", exclude_if=lambda value: value is None
+    )
+
+
+class FoundMemories(PeopleAnswer):
+    app: str
+    memories: list[FoundMemory]
+
+
+class Corrected(PeopleAnswer):
+    corrected: bool
+    memory: PersonMemory
+
+
+class Forgotten(PeopleAnswer):
+    forgotten: int
+
+
+class ShareOut(PeopleAnswer):
+    source: str
+    reader: str
+    allowed_at: datetime
+
+    @classmethod
+    def of(cls, share: Share) -> ShareOut:
+        return cls(source=share.source, reader=share.reader, allowed_at=share.allowed_at)
+
+
+class SharesOut(PeopleAnswer):
+    shares: list[ShareOut]

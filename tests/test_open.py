@@ -106,7 +106,8 @@ def test_another_applications_sqlite_file_is_refused_unchanged(
 ) -> None:
     import sqlite3
 
-    path = tmp_path / "theirs.db"
+    (tmp_path / "theirs").mkdir()
+    path = tmp_path / "theirs" / "theirs.db"
     _foreign(path, journal, *pragmas)
     before = path.read_bytes()
     with pytest.raises(StorageFailure, match="another application's SQLite database") as caught:
@@ -121,7 +122,7 @@ def test_another_applications_sqlite_file_is_refused_unchanged(
     finally:
         conn.close()
     if journal != "wal":  # a reader of a WAL database makes its -wal and -shm; no other does
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.db"]
+        assert sorted(p.name for p in path.parent.iterdir()) == ["theirs.db"]
 
 
 def test_a_store_is_stamped_and_one_from_before_the_stamp_still_opens(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ pool with no free connection."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -39,12 +38,15 @@ def held(target: Target, memory: engram.Memory) -> Iterator[None]:
         with memory._store.db._pool.connection():  # type: ignore[attr-defined]
             yield
         return
-    other = sqlite3.connect(target, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
+    # through the store's own SQLite library: two copies of SQLite in one process do not
+    # see each other's locks
+    other = sqlite_database.Database(str(target))
+    conn = other.connection()
+    conn.execute("BEGIN IMMEDIATE")
     try:
         yield
     finally:
-        other.execute("ROLLBACK")
+        conn.execute("ROLLBACK")
         other.close()
 
 

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import platform
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
+
+from engram.storage.sqlite.driver import sqlite3
 
 T = TypeVar("T")
 P = ParamSpec("P")

@@ -16,7 +16,6 @@ import cProfile
 import io
 import os
 import pstats
-import sqlite3
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from engram import Memory, ResourceRef
 from engram.core import query
 from engram.core.models import RecallMode
 from engram.storage.rows import FACT_COLUMNS
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import fts_query, scope_token
 
 SEED = 20240501

@@ -41,7 +41,7 @@ def rows(
                 conn.execute(statement.encode())
             cursor = conn.execute(sql.replace("?", "%s"), params)
             return list(cursor.fetchall()) if cursor.description else []
-    import sqlite3
+    from engram.storage.sqlite.driver import sqlite3
 
     conn = sqlite3.connect(target)
     try:

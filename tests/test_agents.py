@@ -63,7 +63,7 @@ def test_unknown_and_invalid(mem: engram.Memory) -> None:
 
 
 def test_a_sqlite_store_from_before_agents_is_migrated(db_path: Path) -> None:
-    import sqlite3
+    from engram.storage.sqlite.driver import sqlite3
 
     with engram.open(db_path, embedder=None) as memory:
         memory.working.set(ResourceRef("old"), "k", "kept")

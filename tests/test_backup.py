@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from engram import ResourceRef, StorageFailure
 from engram.cli.main import main
 from engram.storage import staging
 from engram.storage.sqlite import backup as backups
+from engram.storage.sqlite.driver import sqlite3
 
 REF = ResourceRef("backed-up")
 

@@ -5,7 +5,6 @@ bounded."""
 from __future__ import annotations
 
 import random
-import sqlite3
 import threading
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import engram
 from engram import Memory, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.revision import LOG_FLOOR
 from engram.storage.sqlite.store import SQLiteStore
 from stores import UNDO_CHANGE_LOG, all_facts

@@ -3,7 +3,6 @@ between them must stay exact."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import engram
 import stores
 from engram import Note, ResourceRef
 from engram.core.models import Filters
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import text_candidates_sql
 from stores import Target
 

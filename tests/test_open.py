@@ -49,7 +49,7 @@ def test_an_unwritable_directory_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    import sqlite3
+    from engram.storage.sqlite.driver import sqlite3
 
     path = tmp_path / "future.db"
     with engram.open(path, embedder=None):
@@ -80,7 +80,7 @@ def test_closed_store_refuses(tmp_path: Path) -> None:
 
 def _foreign(path: Path, journal: str, *pragmas: str) -> None:
     """Another application's SQLite database: its own table, its own settings."""
-    import sqlite3
+    from engram.storage.sqlite.driver import sqlite3
 
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA journal_mode = {journal}")
@@ -104,7 +104,7 @@ def _foreign(path: Path, journal: str, *pragmas: str) -> None:
 def test_another_applications_sqlite_file_is_refused_unchanged(
     tmp_path: Path, journal: str, pragmas: tuple[str, ...]
 ) -> None:
-    import sqlite3
+    from engram.storage.sqlite.driver import sqlite3
 
     (tmp_path / "theirs").mkdir()
     path = tmp_path / "theirs" / "theirs.db"
@@ -126,8 +126,7 @@ def test_another_applications_sqlite_file_is_refused_unchanged(
 
 
 def test_a_store_is_stamped_and_one_from_before_the_stamp_still_opens(tmp_path: Path) -> None:
-    import sqlite3
-
+    from engram.storage.sqlite.driver import sqlite3
     from engram.storage.sqlite.schema import APPLICATION_ID
 
     path = tmp_path / "e.db"

@@ -130,8 +130,21 @@ def _capped_worker(out: Any, start: Any, target: str, worker: int) -> None:
 def _fork_repeatedly(memory: engram.Memory, worker: int) -> int:
     copied = 0
     for _ in range(8):
-        copied += memory.fork(SCOPE, CHILD.resource_id).facts_copied
+        copied += memory.fork(SCOPE, CHILD.resource_id, into_existing=True).facts_copied
     return copied
+
+
+def _fork_once(memory: engram.Memory, worker: int) -> str:
+    try:
+        return f"copied {memory.fork(SCOPE, CHILD.resource_id).facts_copied}"
+    except Conflict:
+        return "refused"
+
+
+def test_of_two_forks_racing_into_one_empty_child_one_is_refused(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
+        memory.remember_many(SCOPE, [f"parent fact {i}" for i in range(120)])
+    assert sorted(_race(target, _fork_once)) == ["copied 120", "refused"]
 
 
 def test_forks_racing_into_one_child_copy_each_fact_once_with_its_vector(target: Target) -> None:

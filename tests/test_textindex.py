@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 
 import engram
@@ -11,6 +10,7 @@ from engram import Memory, Note, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, TOKENIZE, scope_token
 from engram.storage.sqlite.store import SQLiteStore
 

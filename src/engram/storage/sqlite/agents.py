@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from engram.core.agents import Agent
 from engram.core.clock import to_us
 from engram.storage.rows import AGENT_COLUMNS, to_agent
+from engram.storage.sqlite.driver import sqlite3
 
 
 def insert(conn: sqlite3.Connection, agent: Agent) -> None:

@@ -12,12 +12,12 @@ import contextlib
 import os
 import secrets
 import shutil
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from engram.core.errors import Conflict, InvalidInput, NotFound, StorageFailure
 from engram.storage import staging
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.staging import TABLES, fsync, now, sha256, staged_backup
 
 DB_NAME = "engram.db"

@@ -6,7 +6,6 @@ StorageFailure."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +15,9 @@ from typing import TypeVar
 from urllib.parse import quote
 
 from engram.core.errors import EngramError, StorageFailure, Unavailable
-from engram.storage.sqlite.schema import check_ours, migrate
+from engram.storage.sqlite import forgetting
+from engram.storage.sqlite.driver import sqlite3
+from engram.storage.sqlite.schema import change_mark, check_ours, migrate
 
 T = TypeVar("T")
 
@@ -44,6 +45,7 @@ class Database:
         try:
             conn = self.connection()
             self.schema_version = migrate(conn, self.path)
+            self.write(lambda c: forgetting.secure_index(c, self.path))
         except sqlite3.Error as exc:
             self.close()
             raise failure(exc, f"cannot open the store at {self.path}") from exc
@@ -64,27 +66,35 @@ class Database:
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             _retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
         conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA secure_delete = ON")  # deleted rows are zeroed (forgetting.py)
         self._local.conn = conn
         with self._guard:
             self._all.append(conn)
         return conn
 
     def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Runs ``work`` in one immediate transaction: all of it commits, or none."""
+        """Runs ``work`` in one immediate transaction: all of it commits, or none. A write
+        that deleted or rewrote facts (the change log says so) is then purged from the
+        file and its log (:mod:`forgetting`)."""
 
-        def attempt() -> T:
+        def attempt() -> tuple[T, bool]:
             conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
+                mark = change_mark(conn)
                 result = work(conn)
+                forgot = change_mark(conn) != mark
                 conn.execute("COMMIT")
-                return result
+                return result, forgot
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
 
-        return self._translate(lambda: _retry(attempt))
+        result, forgot = self._translate(lambda: _retry(attempt))
+        if forgot:
+            self._translate(lambda: _retry(lambda: forgetting.purge(self.connection())))
+        return result
 
     def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Runs ``work`` in one read transaction: every statement sees the same snapshot."""

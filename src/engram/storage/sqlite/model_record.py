@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from engram.core.errors import EmbedderMismatch
 from engram.core.ports import ModelRecord
+from engram.storage.sqlite.driver import sqlite3
 
 
 def read(conn: sqlite3.Connection) -> ModelRecord | None:

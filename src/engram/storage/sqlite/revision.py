@@ -17,23 +17,18 @@ newest fact's seq to the next insert.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from engram.storage.sqlite.driver import sqlite3
+from engram.storage.sqlite.schema import change_mark
+
 Mask = npt.NDArray[np.bool_]
 
 LOG_FLOOR = 256  # a scope's log may always hold this many rows, however small the scope
-
-
-def change_mark(conn: sqlite3.Connection) -> int:
-    """The newest change-log id ever given (0 before the first): a copy read in the same
-    transaction has seen every change up to it."""
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'fact_changes'").fetchone()
-    return int(row[0]) if row else 0
 
 
 class Copy(Protocol):

@@ -7,9 +7,8 @@ anything writes to it (``check_ours``).
 
 from __future__ import annotations
 
-import sqlite3
-
 from engram.core.errors import StorageFailure
+from engram.storage.sqlite.driver import sqlite3
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: working memory, facts with their vectors, full-text index, per-scope change counters.
@@ -145,6 +144,14 @@ MIGRATIONS: tuple[str, ...] = (
 
 APPLICATION_ID = 0x656E6772  # "engr", in the file's header
 ENGRAM_TABLES = frozenset({"meta", "working", "facts"})
+
+
+def change_mark(conn: sqlite3.Connection) -> int:
+    """The newest change-log id ever given (0 before the first; ids are never reused): a
+    copy read in the same transaction has seen every change up to it, and a write that
+    moved it deleted or rewrote facts."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'fact_changes'").fetchone()
+    return int(row[0]) if row else 0
 
 
 def check_ours(conn: sqlite3.Connection, path: str) -> None:

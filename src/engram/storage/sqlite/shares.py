@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from engram.core.clock import from_us
 from engram.core.sharing import Share
+from engram.storage.sqlite.driver import sqlite3
 
 
 def put(conn: sqlite3.Connection, person: str, source: str, reader: str, now_us: int) -> Share:

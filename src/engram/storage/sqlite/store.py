@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -21,8 +20,10 @@ from engram.storage.filters import filter_sql
 from engram.storage.rows import FACT_COLUMNS, to_fact
 from engram.storage.sqlite import agents, model_record, shares, working
 from engram.storage.sqlite.database import Database
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
-from engram.storage.sqlite.revision import LOG_FLOOR, change_mark
+from engram.storage.sqlite.revision import LOG_FLOOR
+from engram.storage.sqlite.schema import change_mark
 from engram.storage.sqlite.textindex import TextIndex
 from engram.storage.sqlite.vectors import VectorIndex
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,8 +30,10 @@ import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
-from engram.storage.sqlite.revision import change_mark, follow
+from engram.storage.sqlite.revision import follow
+from engram.storage.sqlite.schema import change_mark
 from engram.storage.sqlite.tokens import Tokenizer
 
 INDEX_ABOVE = 20_000

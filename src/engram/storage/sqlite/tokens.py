@@ -7,7 +7,6 @@ them agrees with the file's index token for token.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, TOKENIZE, WEIGHTS
 
 WORDS_CACHED = 10_000

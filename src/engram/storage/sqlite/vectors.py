@@ -13,7 +13,6 @@ perfect however narrow a filter is.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,8 +21,10 @@ import numpy.typing as npt
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.copies import ScopeCopies
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
-from engram.storage.sqlite.revision import change_mark, follow
+from engram.storage.sqlite.revision import follow
+from engram.storage.sqlite.schema import change_mark
 
 DEFAULT_BUDGET_BYTES = 1 << 30
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from engram.core.models import WorkingEntry
 from engram.storage.rows import WORKING_COLUMNS, to_entry
 from engram.storage.rules import next_version
+from engram.storage.sqlite.driver import sqlite3
 
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
 

@@ -1,0 +1,63 @@
+"""Forgetting for real: what a forget removes leaves no copy in the file or its log.
+
+Three things keep deleted words in a SQLite file: the free space of the pages the rows
+were on, the full-text index's segments, and the frames of the write-ahead log.
+``PRAGMA secure_delete`` (set on every connection) zeroes the first; FTS5's
+``secure-delete`` option removes a deleted fact's terms from the segments that hold them
+(where the driver's SQLite has it: see :mod:`driver`; below 3.44 the whole index is
+merged instead, which drops every deleted entry); and after each write that deleted or
+rewrote facts, the log is checkpointed into the file and truncated.
+
+A checkpoint waits for readers that still use the log at most ``CHECKPOINT_WAIT_MS``; if
+one outlasts it, the log is truncated by the next forgetting write or when the last
+connection to the file closes.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from engram.core.errors import StorageFailure
+from engram.storage.sqlite.driver import SECURE_FTS, sqlite3
+
+log = logging.getLogger("engram.storage")
+
+CHECKPOINT_WAIT_MS = 2_000
+FTS_FORMAT_SECURE = 5  # the FTS5 format version that the secure-delete option writes
+
+
+def secure_index(conn: sqlite3.Connection, path: str) -> None:
+    """Turns on FTS5's secure-delete option once per store (in the caller's transaction),
+    merging the index once so nothing forgotten before it stays behind. Raises
+    StorageFailure when the index was written by a newer SQLite than this driver."""
+    config = dict(conn.execute("SELECT k, v FROM facts_fts_config").fetchall())
+    if int(config.get("version", 4)) >= FTS_FORMAT_SECURE and not SECURE_FTS:
+        raise StorageFailure(
+            f"the store at {path} was written with SQLite 3.44 or newer, and this Python's "
+            f"SQLite is {sqlite3.sqlite_version}: its full-text index cannot be read",
+            hint="install pysqlite3-binary, or use a Python whose sqlite3 is 3.44 or newer",
+        )
+    if SECURE_FTS and int(config.get("secure-delete", 0)) != 1:
+        conn.execute("INSERT INTO facts_fts (facts_fts, rank) VALUES ('secure-delete', 1)")
+        conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
+
+
+def purge(conn: sqlite3.Connection) -> None:
+    """After a committed write that deleted or rewrote facts: merges the full-text index
+    where FTS5 cannot delete securely, then checkpoints the log and truncates it."""
+    if not SECURE_FTS:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+    try:
+        blocked = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy)}")
+    if blocked:
+        log.info("a reader held the log past a forget; it is truncated at the next one")

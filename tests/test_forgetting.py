@@ -1,0 +1,129 @@
+"""A forget is real: after a forget, a forget-all, a correction or a compaction, the
+words it removed are nowhere in the SQLite file or its log (spec 003: people's memories)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import engram
+from engram import ResourceRef
+from engram.core.scopes import PersonAppRef
+from engram.storage.sqlite import forgetting
+
+REF = ResourceRef("user-42")
+PLANTED = "zqxplantedword"  # a word nothing else in the file holds
+
+
+def _files(db_path: Path) -> Iterator[Path]:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path = Path(f"{db_path}{suffix}")
+        if path.exists():
+            yield path
+
+
+def found(db_path: Path, word: str) -> list[str]:
+    """The files (the store, its log) whose bytes hold ``word`` in any case."""
+    return [p.name for p in _files(db_path) if word.encode() in p.read_bytes().lower()]
+
+
+def _filler(rng: random.Random, n: int) -> list[str]:
+    words = ["plan", "email", "friday", "invoice", "ticket", "deploy", "lisbon", "coffee"]
+    return [" ".join(rng.choices(words, k=8)) + f" {i}" for i in range(n)]
+
+
+def _forget_one(mem: engram.Memory, fact: engram.Fact) -> None:
+    assert mem.forget(REF, fact.id)
+
+
+def _forget_all(mem: engram.Memory, fact: engram.Fact) -> None:
+    mem.forget_all(REF, expected_count=mem.count(REF))
+
+
+def _correct(mem: engram.Memory, fact: engram.Fact) -> None:
+    mem.correct(REF, fact.id, "the corrected words of that fact")
+
+
+def _compact(mem: engram.Memory, fact: engram.Fact) -> None:
+    assert mem.compact(REF, max_age=timedelta(days=1)).removed >= 1
+
+
+WAYS: dict[str, Callable[[engram.Memory, engram.Fact], None]] = {
+    "forget": _forget_one,
+    "forget_all": _forget_all,
+    "correct": _correct,
+    "compact": _compact,
+}
+
+
+@pytest.fixture(params=[True, False], ids=["fts-secure-delete", "fts-merge"])
+def secure_fts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Both ways the full-text index forgets: FTS5's secure-delete option (SQLite 3.44+),
+    and, on an older SQLite, merging the whole index after the write."""
+    if request.param and not forgetting.SECURE_FTS:
+        pytest.skip("this driver's SQLite has no FTS5 secure-delete")
+    monkeypatch.setattr(forgetting, "SECURE_FTS", request.param)
+    return bool(request.param)
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+def test_forgotten_words_leave_the_file_and_its_log(
+    db_path: Path, way: str, secure_fts: bool
+) -> None:
+    rng = random.Random(7)
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember_many(REF, _filler(rng, 300))
+        old = None
+        if way == "compact":  # an old fact, as a compaction by age removes
+            old = mem.remember(
+                REF, f"met {PLANTED} in March", created_at=datetime.now(UTC) - timedelta(days=3)
+            )
+        context = None if way == "correct" else f"Ana: {PLANTED}? sure"  # kept by a correction
+        planted = old or mem.remember(REF, f"the door code is {PLANTED} 4711", context=context)
+        mem.remember_many(REF, _filler(rng, 300)[150:])  # rows on both sides of it
+        assert mem.recall(REF, PLANTED, mode="text")[0].fact.id == planted.id
+        assert found(db_path, PLANTED)  # the probe finds the word while it is remembered
+        WAYS[way](mem, planted)
+        assert mem.recall(REF, PLANTED, mode="text") == []
+        assert found(db_path, PLANTED) == []  # while the store is still open
+    assert found(db_path, PLANTED) == []
+
+
+def test_a_persons_forget_all_leaves_nothing(db_path: Path) -> None:
+    scope = PersonAppRef("p1", "app:notes")
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember_many(REF, _filler(random.Random(1), 200))  # someone else's, kept
+        mem.remember_many(scope, [f"{PLANTED} is my diagnosis", "lives in Porto"])
+        assert found(db_path, PLANTED)
+        assert mem.forget_all(scope, expected_count=2) == 2
+        assert found(db_path, PLANTED) == []
+        assert mem.count(REF) == 200
+
+
+def test_a_store_from_before_forgets_what_it_had_forgotten_when_opened(db_path: Path) -> None:
+    """A store whose forgets were only logical (made before this) is cleaned once."""
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember_many(REF, _filler(random.Random(2), 200))
+    conn = forgetting.sqlite3.connect(db_path)  # a forget as an older engram made it
+    conn.execute("PRAGMA secure_delete = OFF")
+    conn.execute("INSERT INTO facts_fts (facts_fts, rank) VALUES ('secure-delete', 0)")
+    conn.execute(
+        "INSERT INTO facts (id, scope, scope_token, content, content_hash, tags, created_at,"
+        " updated_at) VALUES ('f_x', ?, 'tok', ?, 'h', '[]', 0, 0)",
+        (REF.key, f"{PLANTED} once"),
+    )
+    conn.commit()
+    conn.execute("DELETE FROM facts WHERE id = 'f_x'")
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    if not forgetting.SECURE_FTS:
+        pytest.skip("without FTS5 secure-delete the next forget merges the index")
+    assert found(db_path, PLANTED)  # still in the index's segments
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)):
+        pass
+    assert found(db_path, PLANTED) == []

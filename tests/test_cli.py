@@ -260,6 +260,13 @@ def test_fork_copies_facts_and_working_memory(capsys: pytest.CaptureFixture[str]
     assert [f["content"] for f in run_json(capsys, "facts", *child)["facts"]] == ["likes tea"]
     assert run_json(capsys, "working", "get", "plan", *child)["value"] == [1, 2]
     assert run_json(capsys, "facts", *scoped(db, resource="child"))["facts"] == []
+    parent = scoped(db, "--team", "t1", resource="parent")
+    run_json(capsys, "working", "set", "plan", "3", *parent)
+    code, _, err = run(capsys, "fork", "child", *parent)  # the child holds memory now
+    assert code == 4 and err.startswith("error[conflict]: resource 'child' already holds")
+    assert run_json(capsys, "working", "get", "plan", *child)["value"] == [1, 2]
+    run_json(capsys, "fork", "child", "--into-existing", *parent)
+    assert run_json(capsys, "working", "get", "plan", *child)["value"] == 3
 
 
 def test_compact_removes_the_oldest_beyond_the_cap(

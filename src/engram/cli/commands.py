@@ -95,7 +95,8 @@ def correct(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 def fork(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.forked(mem.fork(_ref(args), args.child_resource_id))
+    forked = mem.fork(_ref(args), args.child_resource_id, into_existing=args.into_existing)
+    return render.forked(forked)
 
 
 def compact(mem: Memory, args: argparse.Namespace) -> Output:

@@ -245,6 +245,12 @@ def _add_app_commands(sub: Subparsers) -> None:
 def _add_scope_commands(sub: Subparsers) -> None:
     p = _command(sub, "fork", "fork", "copy this scope's memory into another resource")
     p.add_argument("child_resource_id", metavar="CHILD_RESOURCE_ID")
+    p.add_argument(
+        "--into-existing",
+        action="store_true",
+        help="fork even if the child already holds memory (its keys of the same name are "
+        "overwritten, facts merged); without it that is refused (exit 4)",
+    )
     p = _command(sub, "compact", "compact", "apply the caps now: oldest facts go first")
     p.add_argument("--max-facts", metavar="N", type=COUNT)
     p.add_argument("--max-age-seconds", metavar="S", type=_seconds)

@@ -25,6 +25,16 @@ settings.register_profile("engram", deadline=None)
 settings.load_profile("engram")
 
 
+@pytest.fixture(autouse=True)
+def _own_working_directory(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test runs in a directory of its own (beside its tmp_path, not in it), so a
+    relative path (the CLI's default store, ./engram.db) lands there, never in the
+    checkout that parallel runs share."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 @pytest.fixture(scope="session")
 def local_embedder() -> LocalEmbedder:
     """The packaged model, loaded once per test session (loading costs ~0.3 s)."""

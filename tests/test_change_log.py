@@ -13,7 +13,7 @@ from engram import Memory, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.revision import LOG_FLOOR
+from engram.storage.sqlite.schema import LOG_FLOOR
 from engram.storage.sqlite.store import SQLiteStore
 from stores import UNDO_CHANGE_LOG, all_facts
 

@@ -591,3 +591,26 @@ def test_the_readme_service_examples_parse() -> None:
     assert len(examples) == 4
     for argv in examples:
         build_parser().parse_args(argv[1:])
+
+
+def test_working_memory_and_listing_commands_load_neither_numpy_nor_a_model(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "engram.db")
+    probe = f"""
+import json, sys
+from engram.cli.main import main
+scope = ["--db", {db!r}, "--resource", "r"]
+codes = [main([*scope, "working", "set", "plan", "[1]"]), main([*scope, "working", "get", "plan"]),
+         main([*scope, "working", "list"]), main([*scope, "working", "delete", "plan"]),
+         main([*scope, "facts"])]
+heavy = ("numpy", "onnxruntime", "tokenizers")
+print(json.dumps({{"codes": codes, "loaded": [m for m in heavy if m in sys.modules]}}),
+      file=sys.stderr)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report == {"codes": [0, 0, 0, 0, 0], "loaded": []}

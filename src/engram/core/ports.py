@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from engram.core.agents import AgentStore
 from engram.core.models import Caps, Compaction, Fact, Filters, SourceRef, WorkingEntry
@@ -20,7 +17,13 @@ from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 from engram.core.sharing import ShareStore
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors: TypeAlias = npt.NDArray[np.float32]
+else:  # only annotations name it: working memory and listing never load numpy
+    Vectors = object
 EmbedKind = Literal["passage", "query"]
 
 
@@ -45,7 +48,7 @@ class NewFact:
     content: str
     content_hash: str
     context: str | None
-    vector: npt.NDArray[np.float32]
+    vector: Vectors
     created_at_us: int
     source_ref: SourceRef | None
     type: str | None

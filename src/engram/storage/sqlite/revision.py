@@ -28,8 +28,6 @@ from engram.storage.sqlite.schema import change_mark
 
 Mask = npt.NDArray[np.bool_]
 
-LOG_FLOOR = 256  # a scope's log may always hold this many rows, however small the scope
-
 
 class Copy(Protocol):
     """What both in-memory copies keep to follow the change log: the epoch they are at,

@@ -142,6 +142,7 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+LOG_FLOOR = 256  # a scope's change log may always hold this many rows, however small the scope
 APPLICATION_ID = 0x656E6772  # "engr", in the file's header
 ENGRAM_TABLES = frozenset({"meta", "working", "facts"})
 

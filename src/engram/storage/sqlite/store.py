@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.core.agents import Agent
 from engram.core.errors import Conflict, EmbedderMismatch, NotFound
@@ -22,10 +23,11 @@ from engram.storage.sqlite import agents, model_record, shares, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
-from engram.storage.sqlite.revision import LOG_FLOOR
-from engram.storage.sqlite.schema import change_mark
-from engram.storage.sqlite.textindex import TextIndex
-from engram.storage.sqlite.vectors import VectorIndex
+from engram.storage.sqlite.schema import LOG_FLOOR, change_mark
+
+if TYPE_CHECKING:
+    from engram.storage.sqlite.textindex import TextIndex
+    from engram.storage.sqlite.vectors import VectorIndex
 
 _SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts"
 # Lookups by id go through the id index; the unary + keeps the planner from choosing
@@ -38,8 +40,29 @@ class SQLiteStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.db = Database(path)
-        self.vectors = VectorIndex()
-        self.texts = TextIndex()
+        self._copies_made = threading.Lock()
+        self._vectors: VectorIndex | None = None
+        self._texts: TextIndex | None = None
+
+    # The in-memory copies (and numpy) load on the first recall, so working memory and
+    # listing (the CLI's working commands) never import them.
+    @property
+    def vectors(self) -> VectorIndex:
+        with self._copies_made:
+            if self._vectors is None:
+                from engram.storage.sqlite.vectors import VectorIndex
+
+                self._vectors = VectorIndex()
+            return self._vectors
+
+    @property
+    def texts(self) -> TextIndex:
+        with self._copies_made:
+            if self._texts is None:
+                from engram.storage.sqlite.textindex import TextIndex
+
+                self._texts = TextIndex()
+            return self._texts
 
     @property
     def path(self) -> str:

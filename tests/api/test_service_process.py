@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -12,9 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
-import pytest
 
 import stores
 from stores import Target
@@ -25,35 +26,9 @@ ENGRAM = str(Path(sys.executable).parent / "engram")
 PATIENCE = 120.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _listening(port: int) -> set[str]:
-    """The sockets (as /proc/<pid>/fd shows them) that listen on local port ``port``."""
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()  # local address, remote address, state, ..., inode
-            if fields[1].endswith(f":{port:04X}") and fields[3] == "0A":  # 0A: LISTEN
-                found.add(f"socket:[{fields[9]}]")
-    return found
-
-
-def _listens(pid: int, port: int) -> bool:
-    """Whether process ``pid`` itself listens on ``port``: a health answer on the port
-    could come from another test session's service that took it first."""
-    sockets = _listening(port)
-    for fd in Path(f"/proc/{pid}/fd").glob("*"):
-        try:
-            if os.readlink(fd) in sockets:
-                return True
-        except OSError:
-            pass  # closed meanwhile
-    return False
+# The service binds before it announces, and announces the port it bound: asked for port
+# 0 it takes one no other process holds, so two test runs at once never share one.
+LISTENING = re.compile(rb"engram listening on (http://\S+:\d+) ")
 
 
 @dataclass
@@ -67,66 +42,54 @@ class Service:
         self.proc.kill()  # SIGKILL
         self.proc.wait(PATIENCE)
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(PATIENCE)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
 
 @contextmanager
 def running(target: Target, **env: str) -> Iterator[Service]:
-    """The service on a free port, once it answers there; stopped afterwards. The port is
-    free when chosen, but another process may bind it first: then the service exits and
-    starts again on another."""
-    for _ in range(5):
-        port = _free_port()
-        # Its output goes to a file, so a full pipe never blocks it.
-        with tempfile.TemporaryFile() as output:
-            environment = {**os.environ, **stores.env(target), "ENGRAM_PORT": str(port), **env}
-            proc = subprocess.Popen(
-                [ENGRAM, "serve"], env=environment, stdout=output, stderr=output
-            )
-            url = f"http://127.0.0.1:{port}"
-            if _answers(proc, port, url):
-                with httpx.Client(base_url=url, timeout=PATIENCE) as http:
-                    service = Service(proc, http)
-                    try:
-                        yield service
-                    finally:
-                        service.stop()
-                return
-            output.seek(0)
-            said = output.read().decode(errors="replace")
-        if not _listening(port):  # it stopped, and not because another took its port
-            raise AssertionError(f"the service stopped: {said}")
-    raise AssertionError("no port stayed free long enough for the service")
+    """The service on a port of its own choosing, once it answers there; stopped after."""
+    environment = {**os.environ, **stores.env(target), "ENGRAM_PORT": "0", **env}
+    # Its output goes to a file, so a full pipe never blocks it.
+    with tempfile.TemporaryFile() as output:
+        proc = subprocess.Popen([ENGRAM, "serve"], env=environment, stdout=output, stderr=output)
+        try:
+            url = _answering(proc, output)
+            with httpx.Client(base_url=url, timeout=PATIENCE) as http:
+                yield Service(proc, http)
+        finally:
+            _stop(proc)
 
 
-def _answers(proc: subprocess.Popen[bytes], port: int, url: str) -> bool:
-    """Waits until ``proc`` listens on ``port`` and answers /healthz (True), or exits
-    (False)."""
+def _answering(proc: subprocess.Popen[bytes], output: IO[bytes]) -> str:
+    """The service's URL, once it has said where it listens and answers /healthz there."""
     deadline = time.monotonic() + PATIENCE
-    while proc.poll() is None:
-        if time.monotonic() > deadline:
+    url = ""
+    while time.monotonic() < deadline:
+        # pread: the service writes through the same file offset, which a read would move
+        said = os.pread(output.fileno(), 1 << 20, 0)
+        if proc.poll() is not None:
+            raise AssertionError(f"the service stopped: {said.decode(errors='replace')}")
+        if not url and (announced := LISTENING.search(said)):
+            url = announced[1].decode()
+        if url and _healthy(url):
+            return url
+        time.sleep(0.05)
+    raise AssertionError(f"the service did not answer within {PATIENCE:.0f} s")
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/healthz", timeout=PATIENCE).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(PATIENCE)
+        except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(PATIENCE)
-            raise AssertionError(f"the service did not answer within {PATIENCE:.0f} s")
-        if _listens(proc.pid, port):
-            try:
-                if httpx.get(f"{url}/healthz", timeout=PATIENCE).status_code == 200:
-                    return True
-            except httpx.HTTPError:
-                pass
-        time.sleep(0.05)
-    return False
-
-
-@pytest.fixture
-def port() -> Iterator[int]:
-    yield _free_port()
 
 
 def test_acknowledged_writes_survive_a_sigkill(target: Target) -> None:
@@ -150,11 +113,11 @@ def test_acknowledged_writes_survive_a_sigkill(target: Target) -> None:
         assert http.get(f"/agents/{agent}").json()["status"] == "ended"
 
 
-def test_a_bad_store_path_stops_the_service_before_it_listens(tmp_path: Path, port: int) -> None:
+def test_a_bad_store_path_stops_the_service_before_it_listens(tmp_path: Path) -> None:
     bad = tmp_path / "missing" / "e.db"
     done = subprocess.run(
         [ENGRAM, "serve"],
-        env={**os.environ, "ENGRAM_DB_PATH": str(bad), "ENGRAM_PORT": str(port)},
+        env={**os.environ, "ENGRAM_DB_PATH": str(bad), "ENGRAM_PORT": "0"},
         capture_output=True,
         text=True,
         timeout=PATIENCE,
@@ -163,7 +126,7 @@ def test_a_bad_store_path_stops_the_service_before_it_listens(tmp_path: Path, po
     assert "error[storage_failure]" in done.stderr and str(bad) in done.stderr
 
 
-def test_only_one_of_url_and_model_is_a_startup_error(target: Target, port: int) -> None:
+def test_only_one_of_url_and_model_is_a_startup_error(target: Target) -> None:
     done = subprocess.run(
         [ENGRAM, "serve"],
         env={**os.environ, **stores.env(target), "ENGRAM_EMBEDDINGS_URL": "http://x/"},
@@ -174,8 +137,8 @@ def test_only_one_of_url_and_model_is_a_startup_error(target: Target, port: int)
     assert done.returncode == 2 and "ENGRAM_EMBEDDINGS_MODEL" in done.stderr
 
 
-def test_no_auth_beyond_loopback_is_refused_unless_asked_for(target: Target, port: int) -> None:
-    base = {**os.environ, **stores.env(target), "ENGRAM_PORT": str(port)}
+def test_no_auth_beyond_loopback_is_refused_unless_asked_for(target: Target) -> None:
+    base = {**os.environ, **stores.env(target), "ENGRAM_PORT": "0"}
     done = subprocess.run(
         [ENGRAM, "serve"],
         env={**base, "ENGRAM_HOST": "0.0.0.0"},
@@ -207,15 +170,13 @@ def test_two_services_on_one_store_share_it_and_a_sigkill_loses_nothing(target: 
         assert written[7] in {h["id"] for h in hits["facts"]}
 
 
-def test_an_unreachable_database_stops_the_service_without_showing_its_password(
-    port: int,
-) -> None:
+def test_an_unreachable_database_stops_the_service_without_showing_its_password() -> None:
     with socket.socket() as closed:  # bound, never listening: connections are refused
         closed.bind(("127.0.0.1", 0))
         url = f"postgresql://engram:s3cret@127.0.0.1:{closed.getsockname()[1]}/engram"
         done = subprocess.run(
             [ENGRAM, "serve"],
-            env={**os.environ, "ENGRAM_DB_URL": url, "ENGRAM_PORT": str(port)},
+            env={**os.environ, "ENGRAM_DB_URL": url, "ENGRAM_PORT": "0"},
             capture_output=True,
             text=True,
             timeout=PATIENCE,

@@ -33,6 +33,7 @@ KINDS = {
     "model_attributes": "an object",
 }
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 def error_response(
@@ -80,13 +81,16 @@ def install(app: FastAPI) -> None:
 
 
 def allowed_methods(request: Request) -> list[str]:
-    """The methods some route of the app answers at this request's path."""
-    methods: set[str] = set()
-    for route in request.app.routes:
-        match, _ = route.matches({**request.scope, "method": ""})
-        if match != Match.NONE:
-            methods |= getattr(route, "methods", None) or set()
-    return sorted(methods)
+    """The methods some route of the app answers at this request's path (asked of the
+    router itself, whatever shape its routes take)."""
+    return [
+        method
+        for method in METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL
+            for route in request.app.router.routes
+        )
+    ]
 
 
 def describe(error: Mapping[str, Any]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import jwt
 import pytest
@@ -105,3 +105,64 @@ def test_people_and_allowances(app_client: TestClient) -> None:
     assert p1.forget_memories("app:a", count=1) == 1
     with pytest.raises(engram.Forbidden):
         engram.Client(token=SERVICE, http=app_client).app("app:a").listing()
+
+
+def test_the_agent_routes_a_service_needs(app_client: TestClient) -> None:
+    client = engram.Client(token=SERVICE, http=app_client)
+    agent = client.register("planner")["id"]
+    assert [a["id"] for a in client.agents(name="planner")["agents"]] == [agent]
+    fact = client.remember(
+        agent,
+        "refund approved",
+        type="decision",
+        tags=["billing"],
+        metadata={"ticket": 42},
+        created_at=datetime(2024, 3, 1, tzinfo=UTC),
+        source_ref=("sb-1", 7),
+    )
+    assert (fact["type"], fact["tags"], fact["metadata"]) == (
+        "decision",
+        ["billing"],
+        {"ticket": 42},
+    )
+    client.remember(agent, "refund discussed", tags=["chat"])
+    assert [h["id"] for h in client.recall(agent, "refund", tags=["billing"])] == [fact["id"]]
+    assert [h["id"] for h in client.recall(agent, "refund", verified_only=True)] == [fact["id"]]
+    before = datetime(2024, 6, 1, tzinfo=UTC)
+    assert [h["id"] for h in client.recall(agent, "refund", created_before=before)] == [fact["id"]]
+    assert len(client.recall(agent, "refund", mode="text", type="decision")) == 1
+    assert client.fact(agent, fact["id"])["content"] == "refund approved"
+    assert client.correct(agent, fact["id"], "refund sent", by="ops")["correctedBy"] == "ops"
+    assert client.forget(agent, fact["id"]) is True and client.forget(agent, fact["id"]) is False
+    with pytest.raises(engram.Conflict):
+        client.forget_all(agent, expected_count=0)
+    assert client.forget_all(agent, expected_count=1) == 1
+
+    entry = client.working.set(agent, "plan", "a", expected_version=0, ttl=timedelta(hours=1))
+    assert entry["version"] == 1 and entry["expiresAt"] is not None
+    with pytest.raises(engram.Conflict):
+        client.working.set(agent, "plan", "b", expected_version=0)
+    assert client.working.set(agent, "plan", "b", expected_version=1)["version"] == 2
+    assert client.working.entry(agent, "plan")["value"] == "b"
+    for key in (".", "..", "a\nb", "%2F"):
+        client.working.set(agent, key, key)
+        assert client.working.get(agent, key) == key
+    with pytest.raises(engram.InvalidInput):
+        client.working.set(agent, "big", "x" * (2 << 20))  # over the body limit: 413
+    client.end(agent)
+    with pytest.raises(engram.Conflict, match="ended"):
+        client.working.set(agent, "plan", "c")
+    assert client.working.get(agent, "plan") == "b"
+
+
+def test_shares_with_neither_argument_lists_them_all(app_client: TestClient) -> None:
+    p1 = _person(app_client, "p1")
+    assert p1.shares() == []
+    p1.allow("app:a", "app:b")
+    p1.allow("app:c", "app:a")
+    assert {(s["source"], s["reader"]) for s in p1.shares()} == {
+        ("app:a", "app:b"),
+        ("app:c", "app:a"),
+    }
+    with pytest.raises(engram.InvalidInput, match="not both"):
+        p1.shares(source="app:a", reader="app:b")

@@ -1,51 +1,103 @@
-"""Generated requests from the service's own OpenAPI schema: no input is a 500, on either
-backend (PostgreSQL refuses some text SQLite would take, so both are fuzzed)."""
+"""Generated requests from the service's own OpenAPI schema, valid and invalid, on every
+route: no input is a 5xx, and a refused request stores nothing. On both backends
+(PostgreSQL refuses some text SQLite would take, so both are fuzzed)."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any
 
 import jwt
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
 
 import engram
+import stores
 from engram.api import create_app
 from engram.settings import Settings
 from stores import Target
 
 SECRET = "fuzz-secret-0123456789abcdef0123456789"
+SERVICE = "fuzz-service-token"
+# What a refusal must leave as it was: every table a request can write.
+SNAPSHOT = """SELECT
+    (SELECT count(*) FROM working), (SELECT coalesce(sum(version), 0) FROM working),
+    (SELECT count(*) FROM facts), (SELECT coalesce(max(updated_at), 0) FROM facts),
+    (SELECT count(*) FROM agents), (SELECT count(*) FROM agents WHERE ended_at IS NOT NULL),
+    (SELECT count(*) FROM shares)"""
 
 
-def _bearer() -> dict[str, str]:
-    """A person's token, minted for each request: fuzzing every route takes minutes on a
-    loaded machine, longer than a token minted once should be trusted to last."""
+def _headers(path: str) -> dict[str, str]:
+    """A service token for the agent routes; for people's, a person's token minted for
+    each request (fuzzing takes minutes on a loaded machine)."""
+    if not path.startswith("/api/v1"):
+        return {"Authorization": f"Bearer {SERVICE}"}
     token = jwt.encode({"sub": "p1", "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
     return {"Authorization": f"Bearer {token}"}
 
 
-def test_no_input_is_a_server_error(target: Target) -> None:
+def test_no_input_is_a_server_error_and_a_refusal_stores_nothing(target: Target) -> None:
     memory = engram.open(target, embedder=engram.HashingEmbedder(16))
-    agent = memory.agents.register("fuzzed").id
-    app = create_app(Settings(db_path=str(target), jwt_secret=SECRET), memory_store=memory)
+    known = _seed(memory)
+    settings_ = Settings(
+        db_path=str(target),
+        jwt_secret=SECRET,
+        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
+    )
+    app = create_app(settings_, memory_store=memory)
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) > 20
+    assert len(operations) > 25
     try:
         for operation in operations:
-            _fuzz(operation, agent)
+            for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+                _fuzz(operation, mode, known, target)
     finally:
         memory.close()
 
 
-def _fuzz(operation: Any, agent: str) -> None:
-    @given(case=operation.as_strategy())
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-    def check(case: Any) -> None:
-        if case.path_parameters and "agent_id" in case.path_parameters:
-            case.path_parameters["agent_id"] = agent  # reach past the agent lookup
-        response = case.call(headers=_bearer())
-        assert response.status_code < 500, (case.method, case.formatted_path, response.text)
+def _seed(memory: engram.Memory) -> dict[str, list[str]]:
+    """A running and an ended agent with keys and facts, and a person's memory: ids the
+    generated requests use some of the time, so refusals meet state they could damage."""
+    running = memory.agents.register("fuzzed")
+    ended = memory.agents.register("finished", resource_id="finished")
+    for agent in (running, ended):
+        memory.working.set(agent.ref, "plan", {"step": 1})
+        memory.remember(agent.ref, f"{agent.name} knows the deploy runs nightly")
+    memory.agents.end(ended.id)
+    mine = engram.PersonAppRef("p1", "app:notes")
+    kept = memory.remember(mine, "prefers short answers")
+    facts = [f.id for f in memory.facts(running.ref).facts]
+    return {
+        "agent_id": [running.id, ended.id],
+        "key": ["plan"],
+        "fact_id": facts,
+        "memory_id": [kept.id],
+        "app": ["app:notes", "notes"],
+    }
 
-    check()
+
+def _fuzz(
+    operation: Any, mode: GenerationMode, known: dict[str, list[str]], target: Target
+) -> None:
+    @given(case=operation.as_strategy(generation_mode=mode), data=st.data())
+    @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+    def check(case: Any, data: st.DataObject) -> None:
+        for name in list(case.path_parameters or {}):
+            if name in known and data.draw(st.booleans()):
+                case.path_parameters[name] = data.draw(st.sampled_from(known[name]))
+        before = stores.rows(target, SNAPSHOT)
+        response = case.call(headers=_headers(case.path))
+        where = (case.method, case.formatted_path, case.query, response.text[:300])
+        assert response.status_code < 500, where
+        if response.status_code >= 400:
+            assert stores.rows(target, SNAPSHOT) == before, where
+
+    try:
+        check()
+    except Unsatisfiable:
+        assert mode is GenerationMode.NEGATIVE  # a route with nothing to get wrong

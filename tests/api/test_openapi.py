@@ -65,7 +65,7 @@ def service(target: Target) -> Iterator[Service]:
 
 
 @schema.parametrize()
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_answer_matches_the_schema(case: Any, service: Service) -> None:
     if "agent_id" in (case.path_parameters or {}):
         case.path_parameters["agent_id"] = service.agent  # reach past the agent lookup

@@ -59,7 +59,7 @@ Part = Annotated[str, Field(min_length=1, max_length=MAX_PART_CHARS)]
 class Body(BaseModel):
     """A request body: strictly typed (nothing coerced) and closed (unknown fields refused)."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
 class AgentSpec(Body):

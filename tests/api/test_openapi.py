@@ -80,3 +80,36 @@ def test_every_answer_matches_the_schema(case: Any, service: Service) -> None:
         # only whitespace, a cursor no page gave): 400, which this check counts as a failure
         excluded_checks=[positive_data_acceptance],
     )
+
+
+def test_the_schema_documents_what_the_service_answers() -> None:
+    published = schema.raw_schema
+    components = published["components"]
+    assert "HTTPValidationError" not in components["schemas"]
+    assert components["securitySchemes"]["HTTPBearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": components["securitySchemes"]["HTTPBearer"]["description"],
+    }
+    integers = {"limit", "topK", "count"}
+    operations = 0
+    for path, item in published["paths"].items():
+        for method, operation in item.items():
+            operations += 1
+            answers = operation["responses"]
+            for status in ("400", "422"):  # 422 only where the domain refuses words
+                if status in answers:
+                    error = answers[status]["content"]["application/json"]["schema"]["$ref"]
+                    assert error.endswith("/ErrorAnswer"), (method, path, status)
+            assert "400" in answers, (method, path)
+            for status, answer in answers.items():
+                if status.startswith("2") and status != "204":
+                    body = answer["content"]["application/json"]["schema"]
+                    assert "$ref" in body or "anyOf" in body, (method, path, status)
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] in integers:
+                    assert parameter["schema"]["type"] == "integer", (method, path)
+                    assert {"minimum", "maximum"} <= set(parameter["schema"]), (method, path)
+            if path != "/healthz":
+                assert operation["security"] == [{"HTTPBearer": []}], (method, path)
+    assert operations >= 29

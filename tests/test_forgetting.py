@@ -93,15 +93,21 @@ def test_forgotten_words_leave_the_file_and_its_log(
     assert found(db_path, PLANTED) == []
 
 
-def test_a_persons_forget_all_leaves_nothing(db_path: Path) -> None:
+@pytest.mark.parametrize(
+    "others",
+    [200, 2 * forgetting.BULK_RATIO + 10],
+    ids=["large-against-the-store: index merged", "small: deleted securely"],
+)
+def test_a_persons_forget_all_leaves_nothing(db_path: Path, others: int) -> None:
     scope = PersonAppRef("p1", "app:notes")
     with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
-        mem.remember_many(REF, _filler(random.Random(1), 200))  # someone else's, kept
+        mem.remember_many(REF, _filler(random.Random(1), others))  # someone else's, kept
         mem.remember_many(scope, [f"{PLANTED} is my diagnosis", "lives in Porto"])
         assert found(db_path, PLANTED)
         assert mem.forget_all(scope, expected_count=2) == 2
         assert found(db_path, PLANTED) == []
-        assert mem.count(REF) == 200
+        assert mem.count(REF) == others
+        assert mem.recall(REF, "invoice", mode="text")  # the merged index still answers
 
 
 def test_a_store_from_before_forgets_what_it_had_forgotten_when_opened(db_path: Path) -> None:

@@ -19,7 +19,7 @@ from engram.core.sharing import Share
 from engram.storage import rules
 from engram.storage.filters import filter_sql
 from engram.storage.rows import FACT_COLUMNS, to_fact
-from engram.storage.sqlite import agents, model_record, shares, working
+from engram.storage.sqlite import agents, forgetting, model_record, shares, working
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
@@ -269,7 +269,8 @@ class SQLiteStore:
                 "SELECT count(*) FROM facts WHERE scope = ?", (scope.key,)
             ).fetchone()[0]
             rules.confirm_count(count, expected_count)
-            conn.execute("DELETE FROM facts WHERE scope = ?", (scope.key,))
+            with forgetting.deleting(conn, count):
+                conn.execute("DELETE FROM facts WHERE scope = ?", (scope.key,))
             _bump(conn, scope.key, removed=count)
             return int(count)
 

@@ -98,9 +98,14 @@ class MemoryModel(RuleBasedStateMachine):
         assert self.mem.forget_all(scope, expected_count=held) == held
         self.facts[scope] = {}
 
-    @rule(parent=scopes, child=st.sampled_from(["x", "y"]))
-    def fork(self, parent: ResourceRef, child: str) -> None:
-        result = self.mem.fork(parent, child)
+    @rule(parent=scopes, child=st.sampled_from(["x", "y"]), into_existing=st.booleans())
+    def fork(self, parent: ResourceRef, child: str, into_existing: bool) -> None:
+        ref = parent.child(child)
+        if not into_existing and (self.facts.get(ref) or self.working.get(ref)):
+            with pytest.raises(Conflict, match="already holds memory"):
+                self.mem.fork(parent, child)
+            return  # refused: nothing copied (the invariants check it)
+        result = self.mem.fork(parent, child, into_existing=into_existing)
         if result.ref not in self.facts:
             self.facts[result.ref] = {}
             self.working[result.ref] = {}

@@ -27,4 +27,4 @@ lint: $(VENV)/.installed
 	$(BIN)/mypy
 
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 Target = str | Path
 
@@ -132,3 +135,20 @@ def all_facts(memory: Any, ref: Any) -> list[Any]:
         if page.next_before is None:
             return out
         before = page.next_before
+
+
+@contextmanager
+def unwritable(directory: Path) -> Iterator[None]:
+    """A directory nobody may write in: mode 0500, or for root (who ignores modes) the
+    immutable attribute, which binds root too."""
+    directory.mkdir(mode=0o500)
+    if os.geteuid() != 0:
+        yield
+        return
+    made = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"root cannot make a directory unwritable here: {made.stderr!r}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], check=True)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -254,29 +251,12 @@ def test_backup_and_restore_paths_answer_their_own_codes(
     assert a_file.read_text() == "not a directory"
 
 
-@contextlib.contextmanager
-def _unwritable(directory: Path) -> Iterator[None]:
-    """A directory nobody may write in: mode 0500, or for root (who ignores modes) the
-    immutable attribute, which binds root too."""
-    directory.mkdir(mode=0o500)
-    if os.geteuid() != 0:
-        yield
-        return
-    made = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, check=False)
-    if made.returncode != 0:
-        pytest.skip(f"root cannot make a directory unwritable here: {made.stderr!r}")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(directory)], check=True)
-
-
 def test_an_unwritable_destination_is_a_storage_failure(
     db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     made = _made(db_path, tmp_path)
     locked = tmp_path / "locked"
-    with _unwritable(locked):
+    with stores.unwritable(locked):
         assert main(["backup", str(locked), "--db", str(db_path)]) == 7
         assert "error[storage_failure]: cannot write a backup in" in capsys.readouterr().err
         assert main(["restore", str(made), "--db", str(locked / "x.db")]) == 7

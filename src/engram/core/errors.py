@@ -88,7 +88,8 @@ class CapabilityMissing(EngramError):
 
 
 class Unavailable(EngramError):
-    """A part the request needs is not running here (semantic memory without an embedder)."""
+    """A part the request needs is not available now: semantic memory without an embedder,
+    or a store still locked by another writer after its waits and retries (retry later)."""
 
     code = "unavailable"
     http_status = 503
@@ -104,7 +105,8 @@ class UpstreamFailure(EngramError):
 
 
 class StorageFailure(EngramError):
-    """The local store failed (disk, lock, corruption, bad path). Never an upstream failure."""
+    """The local store failed (disk, corruption, bad path). A lock that stays held is
+    Unavailable instead. Never an upstream failure."""
 
     code = "storage_failure"
     http_status = 500

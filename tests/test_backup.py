@@ -262,3 +262,17 @@ def test_an_unwritable_destination_is_a_storage_failure(
         assert main(["restore", str(made), "--db", str(locked / "x.db")]) == 7
         assert "error[storage_failure]: cannot copy" in capsys.readouterr().err
         assert list(locked.iterdir()) == []
+
+
+def test_restore_refuses_to_put_a_store_beside_an_orphaned_log(
+    db_path: Path, tmp_path: Path
+) -> None:
+    made = _made(db_path, tmp_path)
+    target = tmp_path / "elsewhere.db"
+    orphan = Path(f"{target}-wal")
+    orphan.write_bytes(b"frames of a store that is gone")
+    with pytest.raises(engram.Conflict, match="left beside a missing store"):
+        backups.restore(made, target)
+    assert not target.exists() and orphan.read_bytes() == b"frames of a store that is gone"
+    orphan.unlink()
+    assert backups.restore(made, target) is None

@@ -74,12 +74,25 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
             )
         _verify(incoming, manifest.counts)
         if not target.exists():
+            _refuse_orphan_log(target)
             _io(lambda: os.replace(incoming, target), f"cannot write {target}")
             return None
         return _replace(target, incoming)
     finally:
         for leftover in (incoming, Path(f"{incoming}-wal"), Path(f"{incoming}-shm")):
             leftover.unlink(missing_ok=True)  # the -wal/-shm of a backup made in WAL mode
+
+
+def _refuse_orphan_log(target: Path) -> None:
+    """A log left without its store would be replayed into the restored one."""
+    for suffix in ("-wal", "-journal"):
+        orphan = Path(f"{target}{suffix}")
+        if orphan.exists():
+            raise Conflict(
+                f"{orphan} is left beside a missing store; SQLite would replay it into "
+                "the restored one, so nothing was restored",
+                hint=f"move {orphan} (and {target}-shm) aside, then restore",
+            )
 
 
 def _replace(target: Path, incoming: Path) -> Path:

@@ -48,7 +48,9 @@ def rows(
 
     conn = sqlite3.connect(target)
     try:
-        return list(conn.execute(sql, params).fetchall())
+        found = list(conn.execute(sql, params).fetchall())
+        conn.commit()  # a write lands, as on PostgreSQL
+        return found
     finally:
         conn.close()
 

@@ -245,6 +245,9 @@ class WorkingPageOut(Answer):
     semantic: bool
     working: dict[str, Any]
     next_after: str | None = _unset_when_none()
+    # Keys whose value was stored before values' depth was limited and nests deeper:
+    # reading one answers 422; overwrite or delete it.
+    unreadable: list[str] | None = _unset_when_none()
 
 
 class SourceRefOut(Answer):

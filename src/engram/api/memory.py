@@ -66,6 +66,7 @@ def working_page(
         semantic=memory.embedder is not None,
         working=page.as_dict(),
         next_after=page.next_after,
+        unreadable=list(page.unreadable) or None,
     )
 
 

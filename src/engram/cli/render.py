@@ -125,12 +125,17 @@ def entry_deleted(key: str, existed: bool) -> Output:
 
 
 def working_page(page: WorkingPage) -> Output:
-    lines = [f"{e.key} = {dumps(e.value)}" for e in page.entries] or ["no working-memory keys"]
+    lines = [f"{e.key} = {dumps(e.value)}" for e in page.entries]
+    lines += [f"{k}: stored too deep to show (overwrite or delete it)" for k in page.unreadable]
     if page.next_after is not None:
         lines.append(f"more follow: --after {page.next_after}")
-    return Output(
-        {"entries": [entry_data(e) for e in page.entries], "next_after": page.next_after}, lines
-    )
+    data: dict[str, object] = {
+        "entries": [entry_data(e) for e in page.entries],
+        "next_after": page.next_after,
+    }
+    if page.unreadable:
+        data["unreadable"] = list(page.unreadable)
+    return Output(data, lines or ["no working-memory keys"])
 
 
 def forked(result: ForkResult) -> Output:

@@ -65,6 +65,15 @@ def check_depth(value: JSONValue, name: str = "value") -> None:
         stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
 
 
+def depth_ok(value: JSONValue) -> bool:
+    """Whether ``value`` nests at most MAX_DEPTH levels (see :func:`check_depth`)."""
+    try:
+        check_depth(value)
+    except InvalidInput:
+        return False
+    return True
+
+
 def check_limit(
     limit: object, *, name: str = "limit", default: int = DEFAULT_PAGE, maximum: int = MAX_PAGE
 ) -> int:

@@ -83,13 +83,18 @@ class Filters:
 
 @dataclass(frozen=True, slots=True)
 class WorkingEntry:
-    """One key of working memory; ``version`` starts at 1 and grows on every set."""
+    """One key of working memory; ``version`` starts at 1 and grows on every set.
+
+    ``too_deep``: the stored value nests deeper than values may (it was stored before
+    that limit), so it cannot be served; ``value`` is then None. Reading the key raises
+    Unprocessable; listings name it apart; overwriting or deleting it works."""
 
     key: str
     value: JSONValue
     version: int
     updated_at: datetime
     expires_at: datetime | None = None
+    too_deep: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,8 @@ class WorkingPage:
 
     entries: list[WorkingEntry]
     next_after: str | None
+    # Keys of this page whose stored value cannot be served (see WorkingEntry.too_deep).
+    unreadable: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, JSONValue]:
         return {entry.key: entry.value for entry in self.entries}

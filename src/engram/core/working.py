@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from engram.core import limits
 from engram.core.clock import now_us
-from engram.core.errors import NotFound
+from engram.core.errors import NotFound, Unprocessable
 from engram.core.models import JSONValue, WorkingEntry, WorkingPage
 from engram.core.ports import Store
 from engram.core.scopes import Scope
@@ -23,10 +23,19 @@ class WorkingMemory:
         return self.entry(ref, key).value
 
     def entry(self, ref: Scope, key: str) -> WorkingEntry:
-        """The value at ``key`` with its version. Raises NotFound when unset."""
+        """The value at ``key`` with its version. Raises NotFound when unset, and
+        Unprocessable for a value stored before values' depth was limited, deeper than it
+        (overwrite or delete the key)."""
         entry = self._store.working_get(ref, limits.check_key(key), now_us())
         if entry is None:
             raise NotFound(f"no working-memory key {key!r} in this scope")
+        if entry.too_deep:
+            raise Unprocessable(
+                f"the value under {key!r} nests lists or objects more than "
+                f"{limits.MAX_DEPTH} levels deep (it was stored before that limit) and "
+                "cannot be served",
+                hint="overwrite or delete the key",
+            )
         return entry
 
     def set(
@@ -71,4 +80,8 @@ class WorkingMemory:
         rows = self._store.working_list(ref, after, size + 1, now_us())
         more = len(rows) > size
         rows = rows[:size]
-        return WorkingPage(rows, rows[-1].key if more else None)
+        return WorkingPage(
+            [r for r in rows if not r.too_deep],
+            rows[-1].key if more else None,
+            tuple(r.key for r in rows if r.too_deep),
+        )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engram.core import limits
 from engram.core.agents import Agent
 from engram.core.clock import from_us
 from engram.core.errors import StorageFailure
@@ -57,12 +58,20 @@ def to_fact(row: tuple[Any, ...]) -> Fact:
 
 def to_entry(row: tuple[Any, ...]) -> WorkingEntry:
     key, value, version, updated, expires = row
+    try:
+        decoded = json.loads(str(value))
+    except RecursionError:  # stored before values' depth was limited; see WorkingEntry
+        decoded = None
+        too_deep = True
+    else:
+        too_deep = not limits.depth_ok(decoded)
     return WorkingEntry(
         key=str(key),
-        value=json.loads(str(value)),
+        value=None if too_deep else decoded,
         version=int(version),
         updated_at=from_us(int(updated)),
         expires_at=None if expires is None else from_us(int(expires)),
+        too_deep=too_deep,
     )
 
 

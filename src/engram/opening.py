@@ -10,6 +10,7 @@ import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from engram.backends import backend_for
 from engram.core import limits
 from engram.core.errors import EmbedderMismatch, InvalidInput
 from engram.core.models import Caps
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'none'] | None"
 REEMBED_BATCH = 256
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 def open(
@@ -61,30 +61,15 @@ def open(
     return Memory(store, chosen, caps=caps)
 
 
-def is_url(target: str | os.PathLike[str]) -> bool:
-    """Whether ``target`` names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
-
-
 def open_store(target: str | os.PathLike[str], *, apply_migrations: bool = True) -> Store:
     """The store at ``target``: a PostgreSQL URL, or else a SQLite file path."""
-    if is_url(target):
-        from engram.storage.postgres import PostgresStore
-
-        return PostgresStore(str(target), apply_migrations=apply_migrations)
-    from engram.storage.sqlite import SQLiteStore
-
-    return SQLiteStore(target)
+    return backend_for(target).open(target, apply_migrations=apply_migrations)
 
 
 def describe(target: str | os.PathLike[str]) -> str:
     """Where the store is, as it may be shown: an absolute path, or a URL without its
     password."""
-    if is_url(target):
-        from engram.storage.postgres.database import redact
-
-        return redact(str(target))
-    return os.path.abspath(target)
+    return backend_for(target).describe(target)
 
 
 def _embedder(choice: EmbedderChoice) -> Embedder | None:

@@ -36,9 +36,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from engram.backends import is_url
 from engram.core.errors import InvalidInput
 from engram.core.limits import MAX_COUNT
-from engram.opening import is_url
 
 if TYPE_CHECKING:
     from engram.core.ports import Embedder

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from engram.backends import is_url
 from engram.cli import render
 from engram.cli.render import Output
 from engram.core.errors import InvalidInput
@@ -21,7 +22,7 @@ from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue
 from engram.core.people import Acting, AppMemory
 from engram.core.scopes import ResourceRef
-from engram.opening import describe, is_url
+from engram.opening import describe
 
 Handler = Callable[[Memory, argparse.Namespace], Output]
 

@@ -14,14 +14,14 @@ import sys
 import traceback
 from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import engram
+from engram.backends import backend_for
 from engram.core.errors import EngramError, InvalidInput
 from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_TOP_K
 from engram.core.models import SourceRef
-from engram.opening import describe, is_url
+from engram.opening import describe
 from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, parse_integer
 
 if TYPE_CHECKING:
@@ -360,31 +360,16 @@ def _backup(args: argparse.Namespace) -> Output:
     from engram.cli.render import Output
 
     target = _db_path(args)
-    if is_url(target):
-        from engram.storage.postgres import backup as pg_backups
-
-        made = pg_backups.backup(target, args.dest_dir, keep=args.keep)
-    else:
-        from engram.storage.sqlite import backup as backups
-
-        made = backups.backup(target, args.dest_dir, keep=args.keep)
+    made = backend_for(target).backup(target, args.dest_dir, keep=args.keep)
     return Output({"backup": str(made)}, [f"backed up to {made}"])
 
 
 def _restore(args: argparse.Namespace) -> Output:
     from engram.cli.render import Output
-    from engram.storage.sqlite import backup as backups
 
-    if is_url(_db_path(args)):
-        raise InvalidInput(
-            "engram restores SQLite stores only; a PostgreSQL backup is a pg_dump archive",
-            hint="stop every engram service on the database (pg_restore replaces what they "
-            "write meanwhile), check `sha256sum engram.dump` against the manifest's sha256, "
-            "then: pg_restore --clean --if-exists --single-transaction "
-            f"-d URL {Path(args.backup_dir) / 'engram.dump'}",
-        )
-    kept = backups.restore(args.backup_dir, _db_path(args))
-    lines = [f"restored {args.backup_dir} to {_db_path(args)}"]
+    target = _db_path(args)
+    kept = backend_for(target).restore(args.backup_dir, target)
+    lines = [f"restored {args.backup_dir} to {target}"]
     if kept is not None:
         lines.append(f"the store it replaced is kept at {kept}")
     return Output({"restored": str(args.backup_dir), "kept": str(kept) if kept else None}, lines)

@@ -1,0 +1,109 @@
+"""The backends, one per kind of store: what the edges do with a store by where it is.
+
+A target is a ``postgresql://`` URL or a SQLite file path. Everything an edge does with a
+store as a whole (open it, show where it is, back it up, restore it) goes through the
+:class:`Backend` of its target, so no edge branches on the URL scheme or imports a
+storage module (import-linter holds them to it). Storage modules load only when used.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from engram.core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from engram.core.ports import Store
+
+Target = str | os.PathLike[str]
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+class Backend(Protocol):
+    """A kind of store, as the edges use it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def open(self, target: Target, *, apply_migrations: bool = True) -> Store: ...
+
+    def describe(self, target: Target) -> str:
+        """Where the store is, as it may be shown (never a password)."""
+        ...
+
+    def backup(self, target: Target, dest_dir: Target, *, keep: int | None) -> Path:
+        """A new verified backup under ``dest_dir``; only the ``keep`` newest stay."""
+        ...
+
+    def restore(self, backup_dir: Target, target: Target) -> Path | None:
+        """Puts a backup back; returns where the replaced store is kept, if anywhere."""
+        ...
+
+
+def is_url(target: Target) -> bool:
+    """Whether ``target`` names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
+
+
+def backend_for(target: Target) -> Backend:
+    """The backend of ``target``: PostgreSQL for its URLs, else a SQLite file."""
+    return POSTGRES if is_url(target) else SQLITE
+
+
+@dataclass(frozen=True, slots=True)
+class _SQLite:
+    name: str = "sqlite"
+
+    def open(self, target: Target, *, apply_migrations: bool = True) -> Store:
+        from engram.storage.sqlite import SQLiteStore
+
+        return SQLiteStore(target)  # a file is always migrated when opened
+
+    def describe(self, target: Target) -> str:
+        return os.path.abspath(target)
+
+    def backup(self, target: Target, dest_dir: Target, *, keep: int | None) -> Path:
+        from engram.storage.sqlite import backup
+
+        return backup.backup(target, dest_dir, keep=keep)
+
+    def restore(self, backup_dir: Target, target: Target) -> Path | None:
+        from engram.storage.sqlite import backup
+
+        return backup.restore(backup_dir, target)
+
+
+@dataclass(frozen=True, slots=True)
+class _Postgres:
+    name: str = "postgres"
+
+    def open(self, target: Target, *, apply_migrations: bool = True) -> Store:
+        from engram.storage.postgres import PostgresStore
+
+        return PostgresStore(str(target), apply_migrations=apply_migrations)
+
+    def describe(self, target: Target) -> str:
+        from engram.storage.postgres.database import redact
+
+        return redact(str(target))
+
+    def backup(self, target: Target, dest_dir: Target, *, keep: int | None) -> Path:
+        from engram.storage.postgres import backup
+
+        return backup.backup(str(target), dest_dir, keep=keep)
+
+    def restore(self, backup_dir: Target, target: Target) -> Path | None:
+        raise InvalidInput(
+            "engram restores SQLite stores only; a PostgreSQL backup is a pg_dump archive",
+            hint="stop every engram service on the database (pg_restore replaces what they "
+            "write meanwhile), check `sha256sum engram.dump` against the manifest's sha256, "
+            "then: pg_restore --clean --if-exists --single-transaction "
+            f"-d URL {Path(backup_dir) / 'engram.dump'}",
+        )
+
+
+SQLITE: Backend = _SQLite()
+POSTGRES: Backend = _Postgres()

@@ -24,12 +24,13 @@ from engram.storage.postgres.schema import MIGRATIONS
 from engram.storage.postgres.vectors import index_name
 
 REF = ResourceRef("pg")
+TOOLS = str(postgres_server.bin_dir())  # pg_dump and pg_restore of the test server's version
 
 
 @pytest.fixture(autouse=True)
 def _pg_bin(monkeypatch: pytest.MonkeyPatch) -> None:
     """pg_dump and pg_restore of the test server's own version."""
-    monkeypatch.setenv("ENGRAM_PG_BIN", str(postgres_server.bin_dir()))
+    monkeypatch.setenv("ENGRAM_PG_BIN", TOOLS)
 
 
 # -- schema -----------------------------------------------------------------------------
@@ -159,7 +160,10 @@ def test_a_pg_dump_backup_under_concurrent_writes_is_one_verified_snapshot(
     memory.remember_many(REF, [f"before {i}" for i in range(300)])
     try:
         with stores.writing_meanwhile(memory, REF):
-            made = [pg_backups.backup(postgres_url, tmp_path / "backups") for _ in range(2)]
+            made = [
+                pg_backups.backup(postgres_url, tmp_path / "backups", tools_dir=TOOLS)
+                for _ in range(2)
+            ]
     finally:
         memory.close()
     for backup_dir in made:
@@ -189,10 +193,12 @@ def test_without_pg_dump_a_backup_says_what_is_missing_and_leaves_nothing(
     postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engram.open(postgres_url, embedder=None).close()
-    monkeypatch.setenv("ENGRAM_PG_BIN", str(tmp_path / "no-tools"))
+    missing = str(tmp_path / "no-tools")
     with pytest.raises(StorageFailure, match="without pg_dump") as refused:
-        pg_backups.backup(postgres_url, tmp_path / "b")
+        pg_backups.backup(postgres_url, tmp_path / "b", tools_dir=missing)
     assert "ENGRAM_PG_BIN" in str(refused.value.hint)
+    monkeypatch.setenv("ENGRAM_PG_BIN", missing)  # the setting reaches the command line's backup
+    assert main(["--db", postgres_url, "backup", str(tmp_path / "b")]) == 7
     assert not (tmp_path / "b").exists() or list((tmp_path / "b").iterdir()) == []
 
 
@@ -202,5 +208,5 @@ def test_a_dump_that_does_not_verify_leaves_nothing_behind(
     engram.open(postgres_url, embedder=None).close()
     monkeypatch.setattr(pg_backups, "_count_dump", lambda tool, dump: {"facts": -1})
     with pytest.raises(StorageFailure, match="holds"):
-        pg_backups.backup(postgres_url, tmp_path / "b")
+        pg_backups.backup(postgres_url, tmp_path / "b", tools_dir=TOOLS)
     assert list((tmp_path / "b").iterdir()) == []

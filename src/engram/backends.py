@@ -34,8 +34,12 @@ class Backend(Protocol):
         """Where the store is, as it may be shown (never a password)."""
         ...
 
-    def backup(self, target: Target, dest_dir: Target, *, keep: int | None) -> Path:
-        """A new verified backup under ``dest_dir``; only the ``keep`` newest stay."""
+    def backup(
+        self, target: Target, dest_dir: Target, *, keep: int | None, tools_dir: str = ""
+    ) -> Path:
+        """A new verified backup under ``dest_dir``; only the ``keep`` newest stay.
+        ``tools_dir``: where the backend's own tools are, if it needs any
+        (``ENGRAM_PG_BIN``)."""
         ...
 
     def restore(self, backup_dir: Target, target: Target) -> Path | None:
@@ -65,7 +69,9 @@ class _SQLite:
     def describe(self, target: Target) -> str:
         return os.path.abspath(target)
 
-    def backup(self, target: Target, dest_dir: Target, *, keep: int | None) -> Path:
+    def backup(
+        self, target: Target, dest_dir: Target, *, keep: int | None, tools_dir: str = ""
+    ) -> Path:
         from engram.storage.sqlite import backup
 
         return backup.backup(target, dest_dir, keep=keep)
@@ -90,10 +96,12 @@ class _Postgres:
 
         return redact(str(target))
 
-    def backup(self, target: Target, dest_dir: Target, *, keep: int | None) -> Path:
+    def backup(
+        self, target: Target, dest_dir: Target, *, keep: int | None, tools_dir: str = ""
+    ) -> Path:
         from engram.storage.postgres import backup
 
-        return backup.backup(str(target), dest_dir, keep=keep)
+        return backup.backup(str(target), dest_dir, keep=keep, tools_dir=tools_dir)
 
     def restore(self, backup_dir: Target, target: Target) -> Path | None:
         raise InvalidInput(

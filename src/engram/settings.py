@@ -72,6 +72,7 @@ class Settings:
     service_token_hashes: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
     access_log: bool = True
+    pg_bin: str = ""
 
     @property
     def auth_configured(self) -> bool:
@@ -108,6 +109,7 @@ class Settings:
             service_token_hashes=_hashes(env.get("ENGRAM_SERVICE_TOKENS", "")),
             allow_unauthenticated=_flag(env, "ENGRAM_ALLOW_UNAUTHENTICATED"),
             access_log=_flag(env, "ENGRAM_ACCESS_LOG", default=True),
+            pg_bin=env.get("ENGRAM_PG_BIN", "").strip(),
         )
 
     def check_exposure(self) -> None:

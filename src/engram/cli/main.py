@@ -360,7 +360,8 @@ def _backup(args: argparse.Namespace) -> Output:
     from engram.cli.render import Output
 
     target = _db_path(args)
-    made = backend_for(target).backup(target, args.dest_dir, keep=args.keep)
+    tools = Settings.from_env(os.environ).pg_bin
+    made = backend_for(target).backup(target, args.dest_dir, keep=args.keep, tools_dir=tools)
     return Output({"backup": str(made)}, [f"backed up to {made}"])
 
 

@@ -28,9 +28,8 @@ DUMP_NAME = "engram.dump"
 TOOL_TIMEOUT_S = 3600
 
 
-def find_tool(name: str) -> str:
-    """``pg_dump``/``pg_restore``: from ``ENGRAM_PG_BIN`` (a directory), else from PATH."""
-    directory = os.environ.get("ENGRAM_PG_BIN", "").strip()
+def find_tool(name: str, directory: str = "") -> str:
+    """``pg_dump``/``pg_restore``: from ``directory`` (``ENGRAM_PG_BIN``), else from PATH."""
     found = str(Path(directory) / name) if directory else shutil.which(name)
     if not found or not Path(found).is_file():
         raise StorageFailure(
@@ -42,9 +41,12 @@ def find_tool(name: str) -> str:
     return found
 
 
-def backup(url: str, dest_dir: str | os.PathLike[str], *, keep: int | None = None) -> Path:
-    """Dumps the database at ``url`` into a new backup under ``dest_dir``; returns it."""
-    pg_dump, pg_restore = find_tool("pg_dump"), find_tool("pg_restore")
+def backup(
+    url: str, dest_dir: str | os.PathLike[str], *, keep: int | None = None, tools_dir: str = ""
+) -> Path:
+    """Dumps the database at ``url`` into a new backup under ``dest_dir``; returns it.
+    ``pg_dump`` and ``pg_restore`` come from ``tools_dir`` when given, else from PATH."""
+    pg_dump, pg_restore = find_tool("pg_dump", tools_dir), find_tool("pg_restore", tools_dir)
 
     def build(staging: Path) -> dict[str, object]:
         dump = staging / DUMP_NAME

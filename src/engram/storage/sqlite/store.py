@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import threading
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from engram.core.agents import Agent
@@ -40,29 +40,20 @@ class SQLiteStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.db = Database(path)
-        self._copies_made = threading.Lock()
-        self._vectors: VectorIndex | None = None
-        self._texts: TextIndex | None = None
 
     # The in-memory copies (and numpy) load on the first recall, so working memory and
     # listing (the CLI's working commands) never import them.
-    @property
+    @cached_property
     def vectors(self) -> VectorIndex:
-        with self._copies_made:
-            if self._vectors is None:
-                from engram.storage.sqlite.vectors import VectorIndex
+        from engram.storage.sqlite.vectors import VectorIndex
 
-                self._vectors = VectorIndex()
-            return self._vectors
+        return VectorIndex()
 
-    @property
+    @cached_property
     def texts(self) -> TextIndex:
-        with self._copies_made:
-            if self._texts is None:
-                from engram.storage.sqlite.textindex import TextIndex
+        from engram.storage.sqlite.textindex import TextIndex
 
-                self._texts = TextIndex()
-            return self._texts
+        return TextIndex()
 
     @property
     def path(self) -> str:

@@ -45,7 +45,6 @@ class Database:
         try:
             conn = self.connection()
             self.schema_version = migrate(conn, self.path)
-            self.write(lambda c: forgetting.secure_index(c, self.path))
         except sqlite3.Error as exc:
             self.close()
             raise failure(exc, f"cannot open the store at {self.path}") from exc

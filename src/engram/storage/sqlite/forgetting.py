@@ -29,7 +29,7 @@ FTS_FORMAT_SECURE = 5  # the FTS5 format version that the secure-delete option w
 
 
 def secure_index(conn: sqlite3.Connection, path: str) -> None:
-    """Turns on FTS5's secure-delete option once per store (in the caller's transaction),
+    """Turns on FTS5's secure-delete option once per store (in the migration's transaction),
     merging the index once so nothing forgotten before it stays behind. Raises
     StorageFailure when the index was written by a newer SQLite than this driver."""
     config = dict(conn.execute("SELECT k, v FROM facts_fts_config").fetchall())

@@ -8,6 +8,7 @@ anything writes to it (``check_ours``).
 from __future__ import annotations
 
 from engram.core.errors import StorageFailure
+from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.driver import sqlite3
 
 MIGRATIONS: tuple[str, ...] = (
@@ -178,7 +179,8 @@ def check_ours(conn: sqlite3.Connection, path: str) -> None:
 
 
 def migrate(conn: sqlite3.Connection, path: str) -> int:
-    """Brings the file to the newest schema; refuses a file newer than this code.
+    """Brings the file to the newest schema, with FTS5's secure-delete where the driver
+    has it (:func:`forgetting.secure_index`); refuses a file newer than this code.
     Returns the schema version."""
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -194,6 +196,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        forgetting.secure_index(conn, path)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -13,9 +13,9 @@ from engram.api import create_app
 from engram.core.limits import MAX_DEPTH
 from stores import Target
 
-# 300 levels (what an older build stored) and 5,000 (beyond what Python's JSON decoder
-# itself can read back).
-DEPTHS = [300, 5_000]
+# One level over the limit, 300 (what an older build stored) and 5,000 (beyond what
+# Python's JSON decoder itself can read back).
+DEPTHS = [MAX_DEPTH + 1, 300, 5_000]
 
 
 def _plant(target: Target, scope_key: str, key: str, depth: int) -> None:

@@ -1,40 +1,23 @@
 """Configuration from the environment (``ENGRAM_…``), read only by the edges (CLI, service).
 
-| variable | default | meaning |
-| --- | --- | --- |
-| ``ENGRAM_DB_PATH`` | ``./engram.db`` | the SQLite file |
-| ``ENGRAM_DB_URL`` | | a ``postgresql://`` database instead (with pgvector) |
-| ``ENGRAM_PG_BIN`` | | directory of ``pg_dump``/``pg_restore`` for backups (default: PATH) |
-| ``ENGRAM_MEMORY_ENABLED`` | ``true`` | ``false``: the service's memory routes answer 501 |
-| ``ENGRAM_EMBEDDER`` | ``local`` (``remote`` with a URL) | ``local``, ``remote``, ``none`` |
-| ``ENGRAM_EMBEDDINGS_URL`` | | an OpenAI-compatible ``/v1/embeddings`` endpoint |
-| ``ENGRAM_EMBEDDINGS_MODEL`` | | the model name sent to it; required with the URL |
-| ``ENGRAM_EMBEDDINGS_API_KEY`` | | bearer token; empty sends no Authorization header |
-| ``ENGRAM_EMBEDDINGS_ASYMMETRIC`` | ``false`` | send ``input_type`` passage / query |
-| ``ENGRAM_EMBEDDINGS_TIMEOUT_MS`` | ``30000`` | bound on one embeddings request, body included |
-| ``ENGRAM_MAX_FACTS`` | ``0`` | keep at most this many facts per scope (0: unbounded) |
-| ``ENGRAM_MAX_AGE_MS`` | ``0`` | drop facts older than this (0: never) |
-| ``ENGRAM_HOST`` / ``ENGRAM_PORT`` | ``127.0.0.1`` / ``4600`` | where the service listens |
-| ``ENGRAM_OWNER_UID`` | | the person the service is launched as (scheduled runs act as them) |
-| ``ENGRAM_JWT_SECRET`` | | HS256 secret verifying people's bearer tokens |
-| ``ENGRAM_JWT_PUBLIC_KEY`` | | path of a PEM public key verifying RS256/ES256 tokens |
-| ``ENGRAM_JWT_ISSUER`` / ``ENGRAM_JWT_AUDIENCE`` | | checked when set |
-| ``ENGRAM_SERVICE_TOKENS`` | | sha256 (hex) of the tokens the agent routes accept |
-| ``ENGRAM_ALLOW_UNAUTHENTICATED`` | ``false`` | allow a non-loopback host without auth |
-| ``ENGRAM_ACCESS_LOG`` | ``true`` | one JSON line per request on stderr (``false``: none) |
+Each variable is declared once, in ``SETTINGS`` below: its name, the ``Settings`` field it
+fills, its parser, its default as people see it and its help. The loader walks that table.
+Adding a variable is one entry there and one field of ``Settings``.
 
-Every bad value is an InvalidInput naming the variable; setting only one of the URL and
-the model is one too.
+A blank variable is an unset one. Every bad value is an InvalidInput naming the variable;
+setting only one of the embeddings URL and model is one too, and so is setting both
+``ENGRAM_DB_PATH`` and ``ENGRAM_DB_URL``.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engram.backends import is_url
 from engram.core.errors import InvalidInput
@@ -48,6 +31,22 @@ DEFAULT_DB_PATH = "./engram.db"
 DEFAULT_PORT = 4600
 MAX_PORT = 65535
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+Parser = Callable[[str, str], object]
+"""``(value, name)``: the value of a set variable (stripped), or InvalidInput naming ``name``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One ``ENGRAM_…`` variable. ``default`` is written as one would set the variable (a test
+    holds it equal to the field's default); ``default_note`` qualifies it in the docs."""
+
+    name: str
+    field: str
+    parse: Parser
+    default: str = ""
+    help: str = ""
+    default_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +72,7 @@ class Settings:
     allow_unauthenticated: bool = False
     access_log: bool = True
     pg_bin: str = ""
+    debug: bool = False  # the CLI reads it with debugging(), while failing
 
     @property
     def auth_configured(self) -> bool:
@@ -80,37 +80,16 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """Settings from ``env`` (e.g. ``os.environ``); raises InvalidInput on a bad value."""
-        url = env.get("ENGRAM_EMBEDDINGS_URL", "").strip()
-        model = env.get("ENGRAM_EMBEDDINGS_MODEL", "").strip()
-        if bool(url) != bool(model):
-            raise InvalidInput(
-                "ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL go together: "
-                f"only {'ENGRAM_EMBEDDINGS_URL' if url else 'ENGRAM_EMBEDDINGS_MODEL'} is set"
-            )
-        return cls(
-            db_path=_store(env),
-            memory_enabled=_flag(env, "ENGRAM_MEMORY_ENABLED", default=True),
-            embedder=_kind(env.get("ENGRAM_EMBEDDER", ""), remote_configured=bool(url)),
-            embeddings_url=url,
-            embeddings_model=model,
-            embeddings_api_key=env.get("ENGRAM_EMBEDDINGS_API_KEY", "").strip(),
-            embeddings_asymmetric=_flag(env, "ENGRAM_EMBEDDINGS_ASYMMETRIC"),
-            embeddings_timeout_ms=_count(env, "ENGRAM_EMBEDDINGS_TIMEOUT_MS", 30_000, minimum=1),
-            max_facts=_count(env, "ENGRAM_MAX_FACTS", 0),
-            max_age_ms=_count(env, "ENGRAM_MAX_AGE_MS", 0),
-            host=env.get("ENGRAM_HOST", "").strip() or "127.0.0.1",
-            port=_port(env),
-            owner_uid=env.get("ENGRAM_OWNER_UID", "").strip(),
-            jwt_secret=env.get("ENGRAM_JWT_SECRET", "").strip(),
-            jwt_public_key=_pem(env.get("ENGRAM_JWT_PUBLIC_KEY", "").strip()),
-            jwt_issuer=env.get("ENGRAM_JWT_ISSUER", "").strip(),
-            jwt_audience=env.get("ENGRAM_JWT_AUDIENCE", "").strip(),
-            service_token_hashes=_hashes(env.get("ENGRAM_SERVICE_TOKENS", "")),
-            allow_unauthenticated=_flag(env, "ENGRAM_ALLOW_UNAUTHENTICATED"),
-            access_log=_flag(env, "ENGRAM_ACCESS_LOG", default=True),
-            pg_bin=env.get("ENGRAM_PG_BIN", "").strip(),
-        )
+        """Settings from ``env`` (e.g. ``os.environ``), one ``SETTINGS`` entry per variable;
+        raises InvalidInput on a bad value or a bad combination of them."""
+        given = {s.name: s for s in SETTINGS if env.get(s.name, "").strip()}
+        _check_combination(given)
+        values: dict[str, Any] = {
+            s.field: s.parse(env[s.name].strip(), s.name) for s in given.values()
+        }
+        if "ENGRAM_EMBEDDINGS_URL" in given and "ENGRAM_EMBEDDER" not in given:
+            values["embedder"] = "remote"
+        return replace(cls(), **values)
 
     def check_exposure(self) -> None:
         """Refuses to serve beyond loopback with no auth configured, unless
@@ -152,74 +131,72 @@ class Settings:
         )
 
 
-def _kind(value: str, *, remote_configured: bool) -> EmbedderKind:
-    chosen = value.strip().lower() or ("remote" if remote_configured else "local")
+def _check_combination(given: Collection[str]) -> None:
+    """The rules across variables, checked on which are set, before any value is parsed."""
+    url, model = "ENGRAM_EMBEDDINGS_URL" in given, "ENGRAM_EMBEDDINGS_MODEL" in given
+    if url != model:
+        raise InvalidInput(
+            "ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL go together: "
+            f"only {'ENGRAM_EMBEDDINGS_URL' if url else 'ENGRAM_EMBEDDINGS_MODEL'} is set"
+        )
+    if "ENGRAM_DB_PATH" in given and "ENGRAM_DB_URL" in given:
+        raise InvalidInput("set one of ENGRAM_DB_PATH (a SQLite file) and ENGRAM_DB_URL, not both")
+
+
+def debugging(env: Mapping[str, str]) -> bool:
+    """Whether ``ENGRAM_DEBUG`` asks for an internal error's traceback. Read on its own and
+    never refused: it is consulted while failing, perhaps because another setting is bad."""
+    return env.get("ENGRAM_DEBUG", "").strip().lower() in _TRUE
+
+
+def _text(value: str, name: str) -> str:
+    return value
+
+
+def _flag(value: str, name: str) -> bool:
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise InvalidInput(f"{name} must be true or false, got {value!r}")
+
+
+def _embedder_kind(value: str, name: str) -> EmbedderKind:
+    chosen = value.lower()
     if chosen == "local":
         return "local"
     if chosen == "remote":
         return "remote"
     if chosen == "none":
         return "none"
-    raise InvalidInput(f"ENGRAM_EMBEDDER must be local, remote or none, got {value!r}")
+    raise InvalidInput(f"{name} must be local, remote or none, got {value!r}")
 
 
-def _flag(env: Mapping[str, str], name: str, *, default: bool = False) -> bool:
-    value = env.get(name, "").strip().lower()
-    if not value:
-        return default
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise InvalidInput(f"{name} must be true or false, got {env[name]!r}")
+def _postgres_url(value: str, name: str) -> str:
+    if not is_url(value):
+        raise InvalidInput(f"{name} must be a postgresql:// URL")
+    return value
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _pem(path: str) -> str:
-    if not path:
-        return ""
+def _pem(path: str, name: str) -> str:
     try:
         text = Path(path).read_text()
     except OSError as exc:
-        raise InvalidInput(
-            f"ENGRAM_JWT_PUBLIC_KEY names {path}, which cannot be read: {exc}"
-        ) from exc
+        raise InvalidInput(f"{name} names {path}, which cannot be read: {exc}") from exc
     if "-----BEGIN PUBLIC KEY-----" not in text:
-        raise InvalidInput(f"ENGRAM_JWT_PUBLIC_KEY names {path}, which holds no PEM public key")
+        raise InvalidInput(f"{name} names {path}, which holds no PEM public key")
     return text
 
 
-def _hashes(raw: str) -> tuple[str, ...]:
+def _hashes(raw: str, name: str) -> tuple[str, ...]:
     """Service tokens are configured as their sha256 (hex), never as the tokens."""
     hashes = tuple(part.strip().lower() for part in raw.split(",") if part.strip())
     for value in hashes:
         if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
             raise InvalidInput(
-                "ENGRAM_SERVICE_TOKENS holds sha256 hashes (64 hex digits, comma-separated), "
-                "not tokens"
+                f"{name} holds sha256 hashes (64 hex digits, comma-separated), not tokens"
             )
     return hashes
-
-
-def _port(env: Mapping[str, str]) -> int:
-    return _count(env, "ENGRAM_PORT", DEFAULT_PORT, maximum=MAX_PORT)
-
-
-def _count(
-    env: Mapping[str, str], name: str, default: int, *, minimum: int = 0, maximum: int = MAX_COUNT
-) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    return parse_integer(raw, name, minimum=minimum, maximum=maximum)
 
 
 def parse_integer(raw: str, name: str, *, minimum: int, maximum: int) -> int:
@@ -235,11 +212,159 @@ def parse_integer(raw: str, name: str, *, minimum: int, maximum: int) -> int:
     return value
 
 
-def _store(env: Mapping[str, str]) -> str:
-    path = env.get("ENGRAM_DB_PATH", "").strip()
-    url = env.get("ENGRAM_DB_URL", "").strip()
-    if path and url:
-        raise InvalidInput("set one of ENGRAM_DB_PATH (a SQLite file) and ENGRAM_DB_URL, not both")
-    if url and not is_url(url):
-        raise InvalidInput("ENGRAM_DB_URL must be a postgresql:// URL")
-    return url or path or DEFAULT_DB_PATH
+def _integer(minimum: int = 0, maximum: int = MAX_COUNT) -> Parser:
+    return partial(parse_integer, minimum=minimum, maximum=maximum)
+
+
+# The order is the README's. Help is Markdown, shown as written.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("ENGRAM_DB_PATH", "db_path", _text, DEFAULT_DB_PATH, "the SQLite file"),
+    Setting(
+        "ENGRAM_DB_URL",
+        "db_path",
+        _postgres_url,
+        help="a `postgresql://` database (with pgvector) instead; set one of the two",
+    ),
+    Setting(
+        "ENGRAM_PG_BIN",
+        "pg_bin",
+        _text,
+        help="directory of `pg_dump`/`pg_restore` for `engram backup` (default: `PATH`)",
+    ),
+    Setting(
+        "ENGRAM_MEMORY_ENABLED",
+        "memory_enabled",
+        _flag,
+        "true",
+        "`false`: the service's memory routes answer 501",
+    ),
+    Setting(
+        "ENGRAM_EMBEDDER",
+        "embedder",
+        _embedder_kind,
+        "local",
+        "`local`, `remote` or `none`",
+        default_note="`remote` when a URL is set",
+    ),
+    Setting(
+        "ENGRAM_EMBEDDINGS_URL",
+        "embeddings_url",
+        _text,
+        help="an OpenAI-compatible `/v1/embeddings` endpoint",
+    ),
+    Setting(
+        "ENGRAM_EMBEDDINGS_MODEL",
+        "embeddings_model",
+        _text,
+        help="the model name sent to it; setting only one of URL and model is an error",
+    ),
+    Setting(
+        "ENGRAM_EMBEDDINGS_API_KEY",
+        "embeddings_api_key",
+        _text,
+        help="bearer token; empty sends no `Authorization` header",
+    ),
+    Setting(
+        "ENGRAM_EMBEDDINGS_ASYMMETRIC",
+        "embeddings_asymmetric",
+        _flag,
+        "false",
+        "send `input_type` `passage` when storing, `query` when recalling",
+    ),
+    Setting(
+        "ENGRAM_EMBEDDINGS_TIMEOUT_MS",
+        "embeddings_timeout_ms",
+        _integer(minimum=1),
+        "30000",
+        "bound on one embeddings request, body included",
+    ),
+    Setting(
+        "ENGRAM_MAX_FACTS",
+        "max_facts",
+        _integer(),
+        "0",
+        "keep at most this many facts per scope, oldest dropped first (0: no cap)",
+    ),
+    Setting(
+        "ENGRAM_MAX_AGE_MS",
+        "max_age_ms",
+        _integer(),
+        "0",
+        "drop facts older than this when a scope next remembers (0: never)",
+    ),
+    Setting("ENGRAM_HOST", "host", _text, "127.0.0.1", "the address `engram serve` listens on"),
+    Setting(
+        "ENGRAM_PORT",
+        "port",
+        _integer(maximum=MAX_PORT),
+        str(DEFAULT_PORT),
+        "the port `engram serve` listens on",
+    ),
+    Setting(
+        "ENGRAM_OWNER_UID",
+        "owner_uid",
+        _text,
+        help="the person the runtime is launched as: `engram app` (no session) acts as them, "
+        "own memories only",
+    ),
+    Setting(
+        "ENGRAM_JWT_SECRET",
+        "jwt_secret",
+        _text,
+        help="HS256 secret verifying people's bearer tokens",
+    ),
+    Setting(
+        "ENGRAM_JWT_PUBLIC_KEY",
+        "jwt_public_key",
+        _pem,
+        help="path of a PEM public key verifying RS256/ES256 tokens",
+    ),
+    Setting(
+        "ENGRAM_JWT_ISSUER",
+        "jwt_issuer",
+        _text,
+        help="the issuer (`iss`) checked in tokens when set",
+    ),
+    Setting(
+        "ENGRAM_JWT_AUDIENCE",
+        "jwt_audience",
+        _text,
+        help="the audience (`aud`) checked in tokens when set",
+    ),
+    Setting(
+        "ENGRAM_SERVICE_TOKENS",
+        "service_token_hashes",
+        _hashes,
+        help="sha256 (hex) of each token the agent routes accept, comma-separated",
+    ),
+    Setting(
+        "ENGRAM_ALLOW_UNAUTHENTICATED",
+        "allow_unauthenticated",
+        _flag,
+        "false",
+        "`true` lets the service listen beyond loopback with no auth",
+    ),
+    Setting(
+        "ENGRAM_ACCESS_LOG",
+        "access_log",
+        _flag,
+        "true",
+        "one JSON line per request on stderr (method, path, status, duration_ms); `false`: none",
+    ),
+    Setting(
+        "ENGRAM_DEBUG",
+        "debug",
+        _flag,
+        "false",
+        "`true` (or `1`): a command failing with an internal error (exit 70) prints the traceback",
+    ),
+)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

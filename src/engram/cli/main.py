@@ -22,7 +22,7 @@ from engram.core.errors import EngramError, InvalidInput
 from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_TOP_K
 from engram.core.models import SourceRef
 from engram.opening import describe
-from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, parse_integer
+from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging, parse_integer
 
 if TYPE_CHECKING:
     from engram.cli.render import Output
@@ -452,6 +452,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _fail("interrupted", "interrupted", EXIT_INTERRUPTED, as_json)
     except Exception:
-        if os.environ.get("ENGRAM_DEBUG") == "1":
+        if debugging(os.environ):
             traceback.print_exc()
         return _fail("internal", "internal error", EXIT_INTERNAL, as_json)

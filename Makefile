@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint
+.PHONY: run test lint settings-table
 # What serving needs: the library, the local model and the HTTP service.
 $(VENV)/.serving: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,3 +29,7 @@ lint: $(VENV)/.installed
 
 test: lint
 	$(BIN)/pytest -q -n auto
+
+# README.md's settings table, written from the declarations in src/engram/settings.py.
+settings-table: $(VENV)/.installed
+	$(BIN)/python -m engram.settings --write README.md

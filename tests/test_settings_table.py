@@ -1,4 +1,4 @@
-"""The settings are declared once: the loader and the source agree with SETTINGS."""
+"""The settings are declared once: the loader, the README and the source agree with SETTINGS."""
 
 from __future__ import annotations
 
@@ -12,11 +12,17 @@ import pytest
 
 import engram
 from engram import InvalidInput
-from engram.settings import SETTINGS, Setting, Settings, debugging
+from engram.settings import SETTINGS, Setting, Settings, debugging, with_table
 
+README = Path(__file__).parent.parent / "README.md"
 SOURCE = Path(engram.__file__).parent
 NAME = re.compile(r"ENGRAM_[A-Z][A-Z0-9_]*")
 _STRINGS = {tokenize.STRING} | {getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+
+
+def test_the_readme_table_is_the_generated_one() -> None:
+    text = README.read_text()
+    assert with_table(text) == text, "run `make settings-table`"
 
 
 def test_every_field_is_filled_by_a_declared_variable() -> None:

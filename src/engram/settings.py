@@ -1,8 +1,10 @@
 """Configuration from the environment (``ENGRAM_…``), read only by the edges (CLI, service).
 
 Each variable is declared once, in ``SETTINGS`` below: its name, the ``Settings`` field it
-fills, its parser, its default as people see it and its help. The loader walks that table.
-Adding a variable is one entry there and one field of ``Settings``.
+fills, its parser, its default as people see it and its help. The loader walks that table,
+and the README's settings table is generated from it (``make settings-table``, or
+``python -m engram.settings --markdown`` to print it). Adding a variable is one entry there
+and one field of ``Settings``.
 
 A blank variable is an unset one. Every bad value is an InvalidInput naming the variable;
 setting only one of the embeddings URL and model is one too, and so is setting both
@@ -11,8 +13,10 @@ setting only one of the embeddings URL and model is one too, and so is setting b
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
-from collections.abc import Callable, Collection, Mapping
+import sys
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
@@ -368,3 +372,45 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+TABLE_BEGIN, TABLE_END = "<!-- settings:begin -->", "<!-- settings:end -->"
+
+
+def markdown_table() -> str:
+    """The settings as the README shows them: one row per variable, in ``SETTINGS`` order."""
+    lines = ["| variable | default | meaning |", "| --- | --- | --- |"]
+    for s in SETTINGS:
+        default = f"`{s.default}`" if s.default else ""
+        if s.default_note:
+            default += f" ({s.default_note})"
+        cells = (f"`{s.name}`", default, s.help)
+        lines.append("|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|")
+    return "\n".join(lines) + "\n"
+
+
+def with_table(document: str) -> str:
+    """``document`` with what lies between ``TABLE_BEGIN`` and ``TABLE_END`` replaced by
+    ``markdown_table()``; raises ValueError when it has no such markers."""
+    head, begin, rest = document.partition(TABLE_BEGIN)
+    _, end, tail = rest.partition(TABLE_END)
+    if not (begin and end):
+        raise ValueError(f"no {TABLE_BEGIN} … {TABLE_END} section")
+    return f"{head}{TABLE_BEGIN}\n\n{markdown_table()}\n{TABLE_END}{tail}"
+
+
+def _main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engram.settings")
+    choice = parser.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--markdown", action="store_true", help="print the settings table")
+    choice.add_argument("--write", metavar="FILE", type=Path, help="rewrite FILE's table")
+    args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown_table(), end="")
+    else:
+        args.write.write_text(with_table(args.write.read_text()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

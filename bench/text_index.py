@@ -3,7 +3,7 @@
 
 One file holds one scope of 100k facts (the sentence pool of bench/backends.py, with the
 real local model's cached vectors). Two stores open it: one ranks full text from its
-in-memory index (``engram.storage.sqlite.textindex``), one always runs the FTS5
+in-memory index (``engram.storage.sqlite.index.textindex``), one always runs the FTS5
 statement. Their queries alternate, in text and hybrid mode, and every answer must be
 the same ids in the same order. Also measured: the index's cold load, hybrid recalls
 each right after a forget (both halves revise themselves in place), and hybrid recalls

@@ -3,7 +3,7 @@
 
 One file holds one scope of 100k facts with the real local model's vectors (the cached
 pool of bench/backends.py). Two stores open it: one prunes through the projection
-(``engram.storage.sqlite.projection``), one has it switched off and multiplies the whole
+(``engram.storage.sqlite.index.projection``), one has it switched off and multiplies the whole
 matrix. Their queries alternate, so both see the same machine; every answer of the
 pruned store is checked to be the plain store's, id for id. Also printed: the cold load
 (reading the scope's vectors, plus fitting the projection) and how many rows a pruned

@@ -18,9 +18,13 @@ import pytest
 Target = str | Path
 
 # Takes a SQLite file from schema 5 back to 4 (no change log), for migration tests.
+# Takes a SQLite store back to schema 4: migration 6's triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
-DROP TRIGGER facts_ad_log;
-DROP TRIGGER facts_au_log;
+DROP TRIGGER facts_ai_state;
+DROP TRIGGER facts_ad_state;
+DROP TRIGGER facts_au_state;
+DROP TRIGGER fact_vectors_au_state;
+DROP TRIGGER scope_state_log_full;
 DROP TABLE fact_changes;
 ALTER TABLE scope_state DROP COLUMN changes_from;
 ALTER TABLE scope_state DROP COLUMN logged;
@@ -154,3 +158,17 @@ def unwritable(directory: Path) -> Iterator[None]:
         yield
     finally:
         subprocess.run(["chattr", "-i", str(directory)], check=True)
+
+
+def text_candidates(store: Any, scope: Any, terms: Any, filters: Any, limit: int) -> list[Any]:
+    """A store's full-text candidates, read in a transaction of their own."""
+    return store.run(  # type: ignore[no-any-return]
+        lambda tx: store.candidates.text(tx, scope, terms, filters, limit), write=False
+    )
+
+
+def vector_candidates(store: Any, scope: Any, vector: Any, filters: Any, limit: int) -> list[Any]:
+    """A store's vector candidates, read in a transaction of their own."""
+    return store.run(  # type: ignore[no-any-return]
+        lambda tx: store.candidates.vector(tx, scope, vector, filters, limit), write=False
+    )

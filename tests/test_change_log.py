@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import engram
+import stores
 from engram import Memory, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
@@ -28,8 +29,8 @@ def sentence(rng: random.Random) -> str:
 def both_halves(mem: Memory, fast: SQLiteStore, slow: SQLiteStore) -> None:
     """Asks both copies, and checks them against the statement and an exact search."""
     for text in ("camera flight", "budget", "party repair phone"):
-        every = slow.text_candidates(BIG, query.terms(text), Filters(), 1000)
-        assert fast.text_candidates(BIG, query.terms(text), Filters(), 1000) == every
+        every = stores.text_candidates(slow, BIG, query.terms(text), Filters(), 1000)
+        assert stores.text_candidates(fast, BIG, query.terms(text), Filters(), 1000) == every
         hits = mem.recall(BIG, text, top_k=5, mode="vector")
         assert [h.fact.id for h in hits] == exact_vector_ids(mem, text, 5)
 
@@ -146,7 +147,7 @@ def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: P
         assert isinstance(store, SQLiteStore)
         store.texts.index_above = 100
         conn = store.db.connection()
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 6
         assert mem.recall(BIG, facts[1].content, top_k=3, mode="text")  # copies load
         seq = conn.execute("SELECT seq FROM facts WHERE id = ?", (facts[1].id,)).fetchone()[0]
         mem.forget(BIG, facts[1].id)

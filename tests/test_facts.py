@@ -212,21 +212,17 @@ def test_facts_survive_reopening(target: Target, ref: ResourceRef) -> None:
 def test_lookups_by_id_use_the_id_index(
     mem: engram.Memory, ref: ResourceRef, target: Target
 ) -> None:
-    from engram.storage.sqlite import store
+    from engram.storage.sql.dialect import SQLITE, postgres_dialect
 
     mem.remember_many(ref, [f"fact number {i}" for i in range(50)])
-    if stores.is_postgres(target):
-        statements = [
-            ("SELECT id FROM facts WHERE id = ANY(?) AND scope = ?", (["a", "b"], ref.key)),
-            ("DELETE FROM facts WHERE id = ? AND scope = ?", ("a", ref.key)),
-        ]
-        expected = "facts_id_key"
-    else:
-        statements = [
-            (f"SELECT id FROM facts WHERE id IN (?, ?) AND {store._IN_SCOPE}", ("a", "b", "s")),
-            (f"DELETE FROM facts WHERE id = ? AND {store._IN_SCOPE}", ("a", "s")),
-        ]
-        expected = "(id=?)"
+    postgres = stores.is_postgres(target)
+    dialect = postgres_dialect(lambda v: v) if postgres else SQLITE
+    member, listed = dialect.in_list("id", ["a", "b"])
+    statements = [  # as the fact rows build them
+        (f"SELECT id FROM facts WHERE {member} AND {dialect.scope_by_id}", (*listed, ref.key)),
+        (f"DELETE FROM facts WHERE id = ? AND {dialect.scope_by_id}", ("a", ref.key)),
+    ]
+    expected = "facts_id_key" if postgres else "(id=?)"
     for sql, params in statements:
         shown = stores.plan(target, sql, params)
         assert expected in shown, shown  # not a walk of the whole scope

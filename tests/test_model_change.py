@@ -109,15 +109,16 @@ def test_a_store_open_during_a_reembedding_reads_the_new_vectors(
     db_path: Path, ref: ResourceRef
 ) -> None:
     # The re-embedding leaves every content hash as it was, so only the scope's
-    # `rewritten` count tells another store's in-memory vectors to reload.
+    # The change log (every replaced vector is in it) tells another store's in-memory
+    # vectors to reload.
     old, new = engram.HashingEmbedder(64, model="one"), Reversed(64, model="two")
     with engram.open(db_path, embedder=old) as before:
         before.remember_many(ref, ["alpha beta", "gamma delta", "epsilon"])
         store = before._store
         assert isinstance(store, SQLiteStore)
         query = new.embed(["gamma"], "query")[0]
-        stale = store.vector_candidates(ref, query, Filters(), 3)
+        stale = stores.vector_candidates(store, ref, query, Filters(), 3)
         with engram.open(db_path, embedder=new, reembed=True) as after:
-            fresh = after._store.vector_candidates(ref, query, Filters(), 3)
+            fresh = stores.vector_candidates(after._store, ref, query, Filters(), 3)
         assert [c.score for c in stale] != [c.score for c in fresh]
-        assert store.vector_candidates(ref, query, Filters(), 3) == fresh
+        assert stores.vector_candidates(store, ref, query, Filters(), 3) == fresh

@@ -13,8 +13,8 @@ import pytest
 import engram
 from engram import Note, ResourceRef
 from engram.core.ports import EmbedKind
-from engram.storage.sqlite import projection as projection_module
-from engram.storage.sqlite.projection import Projection
+from engram.storage.sqlite.index import projection as projection_module
+from engram.storage.sqlite.index.projection import Projection
 from engram.storage.sqlite.store import SQLiteStore
 from stores import all_facts
 

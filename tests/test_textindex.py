@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import engram
+import stores
 from engram import Memory, Note, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
@@ -31,7 +32,7 @@ def sentence(rng: random.Random) -> str:
 
 
 def ranked(store: SQLiteStore, ref: ResourceRef, text: str, limit: int) -> list[Candidate]:
-    return store.text_candidates(ref, query.terms(text), Filters(), limit)
+    return stores.text_candidates(store, ref, query.terms(text), Filters(), limit)
 
 
 def assert_same_ranking(fast: SQLiteStore, slow: SQLiteStore, queries: list[str]) -> None:
@@ -102,10 +103,13 @@ def test_queries_the_index_cannot_answer_go_to_the_statement(
     mem.remember(BIG, "the foo_bar camera", tags=("x",))
     assert ranked(fast, BIG, "camera", 10)  # the index holds the scope
     # A word FTS5 splits into two tokens is a phrase: the statement answers it.
-    assert fast.db.read(lambda c: fast.texts.search(c, BIG.key, ["foo_bar"], 10)) is None
+    assert (
+        fast.db.run(lambda tx: fast.texts.search(tx.conn, BIG.key, ["foo_bar"], 10), write=False)
+        is None
+    )
     assert ranked(fast, BIG, "foo_bar", 10) == ranked(slow, BIG, "foo_bar", 10)
     # Filters go to the statement too (the answer is the same either way).
-    tagged = fast.text_candidates(BIG, ["camera"], Filters(tags=("x",)), 10)
+    tagged = stores.text_candidates(fast, BIG, ["camera"], Filters(tags=("x",)), 10)
     assert [c.id for c in tagged] == [
         h.fact.id for h in mem.recall(BIG, "camera", tags=["x"], mode="text")
     ]

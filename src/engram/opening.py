@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from engram.backends import backend_for
@@ -89,8 +90,8 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
     or, with ``reembed``, replaces every stored vector with this embedder's."""
     from engram.core.ports import ModelRecord
 
-    stored = store.model_record()
-    if stored is None or not store.has_facts():
+    stored = store.run(lambda tx: store.models.get(tx), write=False)
+    if stored is None or not store.run(lambda tx: store.facts.any(tx), write=False):
         return  # the first write records its model, in its own transaction
     wanted = ModelRecord(embedder.model, embedder.dimension)  # may ask a remote model once
     if stored == wanted:
@@ -100,7 +101,12 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
             stored.mismatch(wanted),
             hint="open with the same model, point at a fresh file, or pass reembed=True",
         )
-    for batch in store.iter_fact_texts(REEMBED_BATCH):
+    last = 0
+    while batch := store.run(
+        partial(store.facts.texts_after, after_seq=last, limit=REEMBED_BATCH), write=False
+    ):
         vectors = embedder.embed([text for _, text in batch], "passage")
-        store.replace_vectors([(seq, vectors[i]) for i, (seq, _) in enumerate(batch)])
-    store.record_model(wanted)
+        rows = [(seq, vectors[i]) for i, (seq, _) in enumerate(batch)]
+        store.run(partial(store.facts.replace_vectors, rows=rows))
+        last = batch[-1][0]
+    store.run(lambda tx: store.models.put(tx, wanted))

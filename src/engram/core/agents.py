@@ -10,14 +10,17 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
-from engram.core import limits
-from engram.core.clock import from_us, now_us
+from engram.core import limits, rules
+from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound
 from engram.core.models import ForkResult
 from engram.core.scopes import ResourceRef
 from engram.core.text import check_text
+
+if TYPE_CHECKING:
+    from engram.core.ports import Store, Tx
 
 MAX_NAME_CHARS = 256
 
@@ -38,33 +41,6 @@ class Agent:
         return "running" if self.ended_at is None else "ended"
 
 
-class AgentStore(Protocol):
-    def agent_insert(
-        self,
-        agent: Agent,
-        fork_from: ResourceRef | None,
-        now_us: int,
-        *,
-        into_existing: bool = False,
-    ) -> tuple[int, int]:
-        """Persists ``agent``; with ``fork_from``, copies that scope's memory into the
-        agent's in the same transaction and returns (working keys, facts) copied.
-        Raises Conflict, persisting nothing, when the agent's scope already holds memory
-        and ``into_existing`` is false (see :meth:`Store.fork`)."""
-        ...
-
-    def agent_get(self, agent_id: str) -> Agent | None: ...
-
-    def agent_end(self, agent_id: str, now_us: int) -> Agent | None:
-        """Marks the agent ended (idempotent: the first end time stays)."""
-        ...
-
-    def agents_page(self, after: str | None, limit: int, name: str | None) -> list[Agent]:
-        """Up to ``limit`` agents with ids above ``after``, in ascending id order; only
-        those named ``name`` when it is given."""
-        ...
-
-
 @dataclass(frozen=True, slots=True)
 class AgentPage:
     """One page of agents in ascending id order; ``next_after`` is set when more follow."""
@@ -76,8 +52,9 @@ class AgentPage:
 class Agents:
     """Registration, lookup, spawning and ending of agents."""
 
-    def __init__(self, store: AgentStore) -> None:
+    def __init__(self, store: Store, *, clock: Clock = now_us) -> None:
         self._store = store
+        self._now = clock
 
     def register(
         self, name: str, *, resource_id: str | None = None, team_id: str | None = None
@@ -85,13 +62,16 @@ class Agents:
         """A new agent; its resource id defaults to its name."""
         checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
         ref = ResourceRef(resource_id if resource_id is not None else checked, team_id)
-        agent = _new(checked, ref, parent_id=None)
-        self._store.agent_insert(agent, None, now_us())
+        agent = self._new(checked, ref, parent_id=None)
+        self._store.run(lambda tx: self._store.agents.insert(tx, agent))
         return agent
 
     def get(self, agent_id: str) -> Agent:
         """The agent, ended or not. Raises NotFound (also for ids no agent can have)."""
-        found = self._store.agent_get(agent_id) if _possible(agent_id) else None
+        store = self._store
+        found = None
+        if _possible(agent_id):
+            found = store.run(lambda tx: store.agents.get(tx, agent_id), write=False)
         if found is None:
             raise NotFound(f"no agent {agent_id!r}")
         return found
@@ -116,11 +96,17 @@ class Agents:
         parent = self.get(parent_id)
         checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
         ref = parent.ref.child(resource_id if resource_id is not None else checked)
-        child = _new(checked, ref, parent_id=parent.id)
+        child = self._new(checked, ref, parent_id=parent.id)
         fork_from = parent.ref if copy_memory and ref != parent.ref else None
-        keys, facts = self._store.agent_insert(
-            child, fork_from, now_us(), into_existing=into_existing
-        )
+        now, store = self._now(), self._store
+
+        def write(tx: Tx) -> tuple[int, int]:
+            store.agents.insert(tx, child)
+            if fork_from is None:
+                return (0, 0)
+            return rules.fork(store, tx, fork_from, ref, now, into_existing=into_existing)
+
+        keys, facts = store.run(write, lock=[] if fork_from is None else [fork_from, ref])
         return child, ForkResult(ref, keys, facts)
 
     def list(
@@ -133,16 +119,26 @@ class Agents:
             check_text(after, "after", max_chars=64)
         if name is not None:
             check_text(name, "name", max_chars=MAX_NAME_CHARS)
-        rows = self._store.agents_page(after, size + 1, name)
+        store = self._store
+        rows = store.run(lambda tx: store.agents.page(tx, after, size + 1, name), write=False)
         more = len(rows) > size
         rows = rows[:size]
         return AgentPage(rows, rows[-1].id if more else None)
 
     def end(self, agent_id: str) -> Agent:
-        ended = self._store.agent_end(agent_id, now_us()) if _possible(agent_id) else None
+        now, store = self._now(), self._store
+
+        def write(tx: Tx) -> Agent | None:
+            store.agents.end(tx, agent_id, now)
+            return store.agents.get(tx, agent_id)
+
+        ended = store.run(write) if _possible(agent_id) else None
         if ended is None:
             raise NotFound(f"no agent {agent_id!r}")
         return ended
+
+    def _new(self, name: str, ref: ResourceRef, *, parent_id: str | None) -> Agent:
+        return Agent("a_" + secrets.token_hex(8), name, ref, parent_id, from_us(self._now()))
 
 
 def _possible(agent_id: object) -> bool:
@@ -153,7 +149,3 @@ def _possible(agent_id: object) -> bool:
         and agent_id.isascii()
         and agent_id.isprintable()
     )
-
-
-def _new(name: str, ref: ResourceRef, *, parent_id: str | None) -> Agent:
-    return Agent("a_" + secrets.token_hex(8), name, ref, parent_id, from_us(now_us()))

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+Clock = Callable[[], int]
+"""What the core asks for the time: microseconds now. Tests pass their own."""
 
 
 def now_us() -> int:

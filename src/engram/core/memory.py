@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from engram.core import limits, query
+from engram.core import limits, query, rules
 from engram.core.agents import Agents
-from engram.core.clock import now_us, to_us
-from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
+from engram.core.clock import Clock, from_us, now_us, to_us
+from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.models import (
     Caps,
     Compaction,
@@ -24,7 +25,7 @@ from engram.core.models import (
     RecallMode,
     SourceRef,
 )
-from engram.core.ports import Embedder, ModelRecord, NewFact, Store
+from engram.core.ports import Embedder, ModelRecord, NewFact, Store, Tx
 from engram.core.ranking import Candidate, fuse
 from engram.core.scopes import ResourceRef, Scope
 from engram.core.sharing import Sharing
@@ -55,14 +56,20 @@ class Memory:
     """
 
     def __init__(
-        self, store: Store, embedder: Embedder | None, *, caps: Caps | None = None
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        caps: Caps | None = None,
+        clock: Clock = now_us,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._caps = caps or Caps()
-        self.working = WorkingMemory(store)
-        self.agents = Agents(store)
-        self.sharing = Sharing(store)
+        self._now = clock
+        self.working = WorkingMemory(store, clock=clock)
+        self.agents = Agents(store, clock=clock)
+        self.sharing = Sharing(store, clock=clock)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -114,27 +121,45 @@ class Memory:
         checked = [_check_note(n if isinstance(n, Note) else Note(n)) for n in notes]
         if not checked:
             return []
-        existing = self._store.existing_hashes(ref, list(dict.fromkeys(c[1] for c in checked)))
+        store = self._store
+        hashes = list(dict.fromkeys(c[1] for c in checked))
+        existing = store.run(lambda tx: store.facts.by_hashes(tx, ref, hashes), write=False)
         fresh = list(dict.fromkeys(c[0].content for c in checked if c[1] not in existing))
         vectors = embedder.embed(fresh, "passage") if fresh else None
         by_text = {text: i for i, text in enumerate(fresh)}
-        now = now_us()
-        new = [
-            NewFact(
+        now = self._now()
+        new: dict[str, NewFact] = {}
+        for note, digest, meta in checked:
+            if vectors is None or note.content not in by_text or digest in new:
+                continue
+            created = to_us(note.created_at) if note.created_at else now
+            fact = Fact(
+                id=rules.new_fact_id(),
+                scope=ref,
                 content=note.content,
-                content_hash=digest,
-                context=note.context,
-                vector=vectors[by_text[note.content]],
-                created_at_us=to_us(note.created_at) if note.created_at else now,
+                created_at=from_us(created),
+                updated_at=from_us(now),
                 source_ref=note.source_ref,
                 type=note.type,
                 tags=tuple(note.tags),
-                metadata_json=meta,
+                metadata=json.loads(meta),
+                context=note.context,
             )
-            for note, digest, meta in checked
-            if vectors is not None and note.content in by_text
-        ]
-        stored = dict(self._store.facts_insert(ref, new, self._caps, now, _model_of(embedder)))
+            new[digest] = NewFact(fact, digest, meta, vectors[by_text[note.content]])
+        model = _model_of(embedder)
+
+        def write(tx: Tx) -> dict[str, Fact]:
+            rules.check_model(store, tx, model, [n.vector for n in new.values()])
+            # Another writer may have remembered some of these since they were looked up.
+            present = store.facts.by_hashes(tx, ref, list(new)) if new else {}
+            written = store.facts.insert(tx, ref, [n for h, n in new.items() if h not in present])
+            skipped = [h for h in new if h not in written and h not in present]
+            if skipped:  # written by a writer the lookup missed: read back as stored
+                present.update(store.facts.by_hashes(tx, ref, skipped))
+            rules.apply_caps(store, tx, ref, self._caps, now)
+            return {**{h: new[h].fact for h in written}, **present}
+
+        stored = store.run(write, lock=[ref])
         return [existing.get(digest) or stored[digest] for _, digest, _ in checked]
 
     def correct(self, ref: Scope, fact_id: str, content: str, *, by: str | None = None) -> Fact:
@@ -148,22 +173,33 @@ class Memory:
         text = limits.check_content(content)
         if by is not None:
             limits.check_label(by, "by")
-        if self._store.fact_get(ref, _check_id(fact_id)) is None:
-            raise NotFound(f"no fact {fact_id!r} in this scope")
+        self.fact(ref, fact_id)  # NotFound before anything is embedded
         embedder = self._embedder
         vector = None if embedder is None else embedder.embed([text], "passage")[0]
-        model = None if embedder is None else _model_of(embedder)
-        return self._store.fact_correct(
-            ref, fact_id, text, content_hash(text), vector, by, now_us(), model
-        )
+        digest, now, store = content_hash(text), self._now(), self._store
+
+        def write(tx: Tx) -> Fact:
+            if embedder is not None:
+                rules.check_model(store, tx, _model_of(embedder), [vector])
+            other = store.facts.by_hashes(tx, ref, [digest]).get(digest)
+            if other is not None and other.id != fact_id:
+                raise Conflict(f"this scope already holds that text as fact {other.id}")
+            fact = store.facts.rewrite(tx, ref, fact_id, text, digest, vector, by, now)
+            if fact is None:
+                raise NotFound(f"no fact {fact_id!r} in this scope")
+            return fact
+
+        return store.run(write, lock=[ref])
 
     def scope_of(self, fact_id: str) -> Scope | None:
         """The scope a fact belongs to (for callers that check it is theirs)."""
-        return self._store.fact_scope(_check_id(fact_id))
+        checked = _check_id(fact_id)
+        return self._store.run(lambda tx: self._store.facts.scope_of(tx, checked), write=False)
 
     def forget(self, ref: Scope, fact_id: str) -> bool:
         """Forgets one fact; idempotent. Returns whether it existed."""
-        return self._store.fact_delete(ref, _check_id(fact_id))
+        checked, store = _check_id(fact_id), self._store
+        return store.run(lambda tx: store.facts.delete(tx, ref, checked), lock=[ref])
 
     def forget_all(self, ref: Scope, *, expected_count: int) -> int:
         """Forgets every fact of the scope, confirming how many the caller saw.
@@ -172,7 +208,13 @@ class Memory:
         Conflict is raised. Returns how many were forgotten.
         """
         limits.check_count(expected_count, "expected_count")
-        return self._store.facts_delete_all(ref, expected_count)
+        store = self._store
+
+        def write(tx: Tx) -> int:
+            rules.confirm_count(store.facts.count(tx, ref), expected_count)
+            return store.facts.delete_scope(tx, ref)
+
+        return store.run(write, lock=[ref])
 
     def compact(
         self, ref: Scope, *, max_facts: int | None = None, max_age: timedelta | None = None
@@ -187,7 +229,8 @@ class Memory:
             if max_age is not None
             else self._caps.max_age_us,
         )
-        return self._store.compact(ref, caps, now_us())
+        now, store = self._now(), self._store
+        return store.run(lambda tx: rules.apply_caps(store, tx, ref, caps, now), lock=[ref])
 
     def fork(
         self, ref: ResourceRef, child_resource_id: str, *, into_existing: bool = False
@@ -203,12 +246,17 @@ class Memory:
         child = ref.child(child_resource_id)
         if child == ref:
             raise InvalidInput("a fork's child must have another resource_id than its parent")
-        keys, facts = self._store.fork(ref, child, now_us(), into_existing=into_existing)
+        now, store = self._now(), self._store
+        keys, facts = store.run(
+            lambda tx: rules.fork(store, tx, ref, child, now, into_existing=into_existing),
+            lock=[ref, child],
+        )
         return ForkResult(child, keys, facts)
 
     # -- reading facts -----------------------------------------------------------
     def fact(self, ref: Scope, fact_id: str) -> Fact:
-        found = self._store.fact_get(ref, _check_id(fact_id))
+        checked, store = _check_id(fact_id), self._store
+        found = store.run(lambda tx: store.facts.get(tx, ref, checked), write=False)
         if found is None:
             raise NotFound(f"no fact {fact_id!r} in this scope")
         return found
@@ -217,14 +265,15 @@ class Memory:
         """One page of facts, newest first (default 100, max 1000), from an index: the
         cost follows the page size. Pass ``next_before`` back as ``before``."""
         size = limits.check_limit(limit)
-        rows = self._store.facts_page(ref, _decode_cursor(before), size + 1)
+        position, store = _decode_cursor(before), self._store
+        rows = store.run(lambda tx: store.facts.page(tx, ref, position, size + 1), write=False)
         more = len(rows) > size
         rows = rows[:size]
         cursor = _encode_cursor(rows[-1][1]) if more else None
         return FactPage([fact for fact, _ in rows], cursor)
 
     def count(self, ref: Scope) -> int:
-        return self._store.facts_count(ref)
+        return self._store.run(lambda tx: self._store.facts.count(tx, ref), write=False)
 
     def recall(
         self,
@@ -259,22 +308,28 @@ class Memory:
             raise InvalidInput(f"mode must be hybrid, text or vector, got {mode!r}")
         pool = max(CANDIDATE_POOL, 2 * k)
         embedder = self._require_embedder("recall by meaning") if mode != "text" else None
-        # The halves run one after the other: the model and the matrix product each use
-        # every core already, and running the full-text half beside them measured slower.
-        lexical: list[Candidate] = []
-        semantic: list[Candidate] = []
-        if mode != "vector":
-            lexical = self._store.text_candidates(ref, query.terms(text), filters, pool)
-        if embedder is not None:
-            vector = embedder.embed([text], "query")[0]
-            semantic = self._store.vector_candidates(ref, vector, filters, pool)
-        fused = fuse(lexical, semantic)[:k]
-        found = self._store.facts_by_ids(ref, [f.id for f in fused])
-        return [
-            RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)
-            for f in fused
-            if f.id in found
-        ]
+        # The query is embedded first; then both halves and the rows are read from one
+        # snapshot, so a concurrent forget cannot leave a candidate without its row. The
+        # halves run one after the other: the model and the matrix product each use every
+        # core already, and running the full-text half beside them measured slower.
+        vector = None if embedder is None else embedder.embed([text], "query")[0]
+        terms = query.terms(text) if mode != "vector" else []
+        store = self._store
+
+        def read(tx: Tx) -> list[RecallHit]:
+            lexical = store.candidates.text(tx, ref, terms, filters, pool) if terms else []
+            semantic: list[Candidate] = []
+            if vector is not None:
+                semantic = store.candidates.vector(tx, ref, vector, filters, pool)
+            fused = fuse(lexical, semantic)[:k]
+            found = store.facts.by_ids(tx, ref, [f.id for f in fused])
+            return [
+                RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)
+                for f in fused
+                if f.id in found
+            ]
+
+        return store.run(read, write=False)
 
     def _require_embedder(self, what: str) -> Embedder:
         if self._embedder is None:

@@ -1,30 +1,38 @@
 """The seams between the core and the outside: a store and an embedder.
 
-Backends implement :class:`Store`; they return candidates and rows, the core ranks.
-All times are integer microseconds (see :mod:`engram.core.clock`). Every method takes
-the scope and filters by it in the query itself.
+A :class:`Store` is a unit of work and a handful of row interfaces. The core opens a
+transaction (``with store.transaction() as tx``, or ``store.run(work)``, which retries
+the whole of ``work`` when the database asks for it) and passes ``tx`` to every row
+method, so any number of reads and writes commit or fail together. The rules (caps,
+confirmed counts, compare-and-set, the model check, ids) live in the core
+(:mod:`engram.core.rules`); the rows only store and read, each filtering by the scope it
+is given in the query itself. All times are integer microseconds
+(:mod:`engram.core.clock`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar
 
-from engram.core.agents import AgentStore
-from engram.core.models import Caps, Compaction, Fact, Filters, SourceRef, WorkingEntry
+from engram.core.models import Fact, Filters, WorkingEntry
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
-from engram.core.sharing import ShareStore
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from engram.core.agents import Agent
+    from engram.core.sharing import Share
+
     Vectors: TypeAlias = npt.NDArray[np.float32]
 else:  # only annotations name it: working memory and listing never load numpy
     Vectors = object
 EmbedKind = Literal["passage", "query"]
+T = TypeVar("T")
 
 
 class Embedder(Protocol):
@@ -43,17 +51,13 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class NewFact:
-    """A fact ready to be written: validated, hashed and embedded."""
+    """A fact ready to be written: the record as it will read back (id, times and all),
+    its content hash, its metadata as stored JSON, and its vector."""
 
-    content: str
+    fact: Fact
     content_hash: str
-    context: str | None
-    vector: Vectors
-    created_at_us: int
-    source_ref: SourceRef | None
-    type: str | None
-    tags: tuple[str, ...]
     metadata_json: str
+    vector: Vectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,70 +82,102 @@ class ModelRecord:
         )
 
 
-class Store(AgentStore, ShareStore, Protocol):
-    """Storage of working memory, facts and agents; memory one scope per call."""
+class Tx(Protocol):
+    """An open transaction. Reads through it see one snapshot (a write transaction's
+    reads also see its own writes); its writes commit together or not at all."""
 
-    @property
-    def schema_version(self) -> int:
-        """The schema version the store is at (migrations are applied on open)."""
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Runs ``action`` once the outermost transaction has committed (never after a
+        rollback): work that must not hold the transaction open."""
         ...
 
-    # -- working memory ----------------------------------------------------------
-    def working_get(self, scope: Scope, key: str, now_us: int) -> WorkingEntry | None: ...
 
-    def working_set(
+class WorkingRows(Protocol):
+    """Working-memory rows: one JSON text per (scope, key), with a version and an expiry."""
+
+    def get(self, tx: Tx, scope: Scope, key: str, now_us: int) -> WorkingEntry | None:
+        """The live entry (unexpired at ``now_us``), or None."""
+        ...
+
+    def claim(self, tx: Tx, scope: Scope, key: str) -> tuple[int, int | None] | None:
+        """Holds the key against every other writer until ``tx`` ends (a row lock cannot
+        guard a key not yet there) and returns its stored (version, expires_at), expired
+        or not; None when it was never set or was deleted. Write transactions only."""
+        ...
+
+    def put(
         self,
+        tx: Tx,
         scope: Scope,
         key: str,
         value_json: str,
-        *,
-        expected_version: int | None,
+        version: int,
+        now_us: int,
         expires_at_us: int | None,
-        now_us: int,
-    ) -> WorkingEntry:
-        """Raises Conflict when ``expected_version`` is given and differs (0: must be unset)."""
+    ) -> None:
+        """Writes the key (inserted or replaced whole); idempotent."""
         ...
 
-    def working_delete(self, scope: Scope, key: str) -> bool: ...
+    def delete(self, tx: Tx, scope: Scope, key: str) -> bool:
+        """Removes the key, expired or not; whether a row was there. Idempotent."""
+        ...
 
-    def working_list(
-        self, scope: Scope, after: str | None, limit: int, now_us: int
+    def page(
+        self, tx: Tx, scope: Scope, after: str | None, limit: int, now_us: int
     ) -> list[WorkingEntry]:
-        """Up to ``limit`` entries with keys above ``after``, ascending UTF-8 byte order."""
+        """Up to ``limit`` live entries with keys above ``after``, ascending UTF-8 byte
+        order of the key."""
         ...
 
-    # -- facts -------------------------------------------------------------------
-    def existing_hashes(self, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]: ...
-
-    def facts_insert(
-        self,
-        scope: Scope,
-        facts: Sequence[NewFact],
-        caps: Caps,
-        now_us: int,
-        model: ModelRecord,
-    ) -> list[tuple[str, Fact]]:
-        """Writes new facts in one transaction (a duplicate hash keeps the stored fact),
-        then applies the caps to the scope. Returns the scope's facts with the given
-        content hashes, each with its hash.
-        Raises EmbedderMismatch, writing nothing, when the store's vectors came from
-        another model; records ``model`` when the store has none yet."""
+    def live_count(self, tx: Tx, scope: Scope, now_us: int) -> int:
+        """How many keys of the scope are live at ``now_us``."""
         ...
 
-    def fact_get(self, scope: Scope, fact_id: str) -> Fact | None: ...
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, now_us: int) -> int:
+        """Copies the parent's live keys into the child at version 1 (a key the child
+        already has takes the parent's value at its version + 1). Returns how many."""
+        ...
 
-    def facts_by_ids(self, scope: Scope, ids: Sequence[str]) -> dict[str, Fact]: ...
 
-    def facts_page(
-        self, scope: Scope, before: tuple[int, int] | None, limit: int
+class FactRows(Protocol):
+    """Fact rows with their vectors and tags. Positions are (created_at, seq): ``seq`` is
+    the row number, unique in the store."""
+
+    def get(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None: ...
+
+    def by_ids(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Fact]:
+        """The scope's facts among ``ids``, by id; ids of other scopes are left out."""
+        ...
+
+    def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:
+        """The scope's facts with these content hashes, by hash."""
+        ...
+
+    def page(
+        self, tx: Tx, scope: Scope, before: tuple[int, int] | None, limit: int
     ) -> list[tuple[Fact, tuple[int, int]]]:
-        """Newest first; each fact with its position, for the next page's ``before``."""
+        """Up to ``limit`` facts before the position ``before``, newest first, each with
+        its position."""
         ...
 
-    def facts_count(self, scope: Scope) -> int: ...
+    def count(self, tx: Tx, scope: Scope) -> int: ...
 
-    def fact_correct(
+    def any(self, tx: Tx, scope: Scope | None = None) -> bool:
+        """Whether the scope (or, without one, the store) holds a fact."""
+        ...
+
+    def scope_of(self, tx: Tx, fact_id: str) -> Scope | None:
+        """The scope a fact belongs to, wherever it is."""
+        ...
+
+    def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
+        """Writes the facts, vectors and tags, in order; a fact whose content hash the
+        scope already holds is skipped. Returns the content hashes written."""
+        ...
+
+    def rewrite(
         self,
+        tx: Tx,
         scope: Scope,
         fact_id: str,
         content: str,
@@ -149,56 +185,152 @@ class Store(AgentStore, ShareStore, Protocol):
         vector: Vectors | None,
         by: str | None,
         now_us: int,
-        model: ModelRecord | None,
-    ) -> Fact:
-        """Raises NotFound, or Conflict when the scope already holds the new text.
-        Without ``vector`` the fact keeps the vector of its old words."""
+    ) -> Fact | None:
+        """Gives a fact new words (and, with ``vector``, a new vector) and returns it as
+        stored; None when the scope has no such fact. The caller checks that no other
+        fact of the scope holds ``content_hash``."""
         ...
 
-    def fact_scope(self, fact_id: str) -> Scope | None:
-        """The scope a fact belongs to, wherever it is."""
+    def delete(self, tx: Tx, scope: Scope, fact_id: str) -> bool:
+        """Deletes one fact; whether it was there. Idempotent."""
         ...
 
-    def fact_delete(self, scope: Scope, fact_id: str) -> bool: ...
-
-    def facts_delete_all(self, scope: Scope, expected_count: int) -> int:
-        """Raises Conflict (deleting nothing) when the scope holds more than expected."""
+    def delete_scope(self, tx: Tx, scope: Scope) -> int:
+        """Deletes every fact of the scope; how many."""
         ...
 
-    def compact(self, scope: Scope, caps: Caps, now_us: int) -> Compaction: ...
-
-    def fork(
-        self, parent: Scope, child: Scope, now_us: int, *, into_existing: bool
-    ) -> tuple[int, int]:
-        """Copies working memory and facts (vectors included) in one transaction and
-        returns (working keys, facts) copied. Raises Conflict, copying nothing, when the
-        child already holds a live working key or a fact, unless ``into_existing``."""
+    def delete_created_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
+        """Deletes the scope's facts created before ``cutoff_us``; their ids."""
         ...
 
-    # -- recall candidates -------------------------------------------------------
-    def text_candidates(
-        self, scope: Scope, terms: Sequence[str], filters: Filters, limit: int
+    def delete_oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
+        """Deletes the scope's ``count`` oldest facts (by position); their ids."""
+        ...
+
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope) -> int:
+        """Copies the parent's facts with their vectors and tags into the child under new
+        ids, in the parent's order; a fact whose words the child holds is skipped.
+        Returns how many were copied."""
+        ...
+
+    def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:
+        """Up to ``limit`` (seq, content) of the whole store above ``after_seq``, by seq."""
+        ...
+
+    def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
+        """Replaces the vectors of the facts at these seqs (re-embedding)."""
+        ...
+
+
+class CandidateRows(Protocol):
+    """Recall's candidates: ids with a score, best first, after the filters."""
+
+    def text(
+        self, tx: Tx, scope: Scope, terms: Sequence[str], filters: Filters, limit: int
     ) -> list[Candidate]:
-        """The best ``limit`` facts matching any of ``terms`` after ``filters``, best
-        first, scored by BM25 (higher is better)."""
+        """The best ``limit`` facts matching any of ``terms``, scored by BM25 (higher is
+        better); none without terms."""
         ...
 
-    def vector_candidates(
-        self, scope: Scope, vector: Vectors, filters: Filters, limit: int
+    def vector(
+        self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:
-        """The ``limit`` facts nearest ``vector`` after ``filters``, best first, scored
-        by cosine similarity."""
+        """The ``limit`` facts nearest ``vector``, scored by cosine similarity. Raises
+        EmbedderMismatch when the scope's vectors have another width."""
         ...
 
-    # -- the embedding model -----------------------------------------------------
-    def model_record(self) -> ModelRecord | None: ...
 
-    def record_model(self, record: ModelRecord) -> None: ...
+class ModelRows(Protocol):
+    """The record of the embedding model that wrote the store's vectors."""
 
-    def has_facts(self) -> bool: ...
+    def get(self, tx: Tx, *, hold: bool = False) -> ModelRecord | None:
+        """The record, or None before the first vectors. ``hold`` first makes every other
+        writer that asks for it wait until ``tx`` ends (write transactions only)."""
+        ...
 
-    def iter_fact_texts(self, batch: int) -> Iterator[list[tuple[int, str]]]: ...
+    def put(self, tx: Tx, record: ModelRecord) -> None:
+        """Records the model (replacing any record); idempotent."""
+        ...
 
-    def replace_vectors(self, rows: Sequence[tuple[int, Vectors]]) -> None: ...
+
+class AgentRows(Protocol):
+    """Agents' persisted specs."""
+
+    def insert(self, tx: Tx, agent: Agent) -> None:
+        """Raises StorageFailure when the id is taken (ids are random; it never is)."""
+        ...
+
+    def get(self, tx: Tx, agent_id: str) -> Agent | None: ...
+
+    def end(self, tx: Tx, agent_id: str, now_us: int) -> None:
+        """Sets the end time unless one is set already; nothing for an unknown id."""
+        ...
+
+    def page(self, tx: Tx, after: str | None, limit: int, name: str | None) -> list[Agent]:
+        """Up to ``limit`` agents with ids above ``after``, ascending id order; only those
+        named ``name`` when it is given."""
+        ...
+
+
+class ShareRows(Protocol):
+    """A person's allowances, one per (source, reader)."""
+
+    def put(self, tx: Tx, share: Share) -> None:
+        """Inserts the allowance; an existing one is kept as it is (idempotent)."""
+        ...
+
+    def get(self, tx: Tx, person: str, source: str, reader: str) -> Share | None: ...
+
+    def delete(self, tx: Tx, person: str, source: str, reader: str) -> bool:
+        """Whether it was there. Idempotent."""
+        ...
+
+    def listed(self, tx: Tx, person: str, source: str | None, reader: str | None) -> list[Share]:
+        """The person's allowances from ``source`` or to ``reader`` (or all), in order of
+        allowance time, then source, then reader."""
+        ...
+
+
+class Store(Protocol):
+    """A unit of work over working memory, facts, agents and allowances."""
+
+    @property
+    def working(self) -> WorkingRows: ...
+
+    @property
+    def facts(self) -> FactRows: ...
+
+    @property
+    def candidates(self) -> CandidateRows: ...
+
+    @property
+    def models(self) -> ModelRows: ...
+
+    @property
+    def agents(self) -> AgentRows: ...
+
+    @property
+    def shares(self) -> ShareRows: ...
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version the store is at (migrations are applied on open)."""
+        ...
+
+    def transaction(
+        self, *, write: bool = True, lock: Sequence[Scope] = ()
+    ) -> AbstractContextManager[Tx]:
+        """One transaction: a read one sees one snapshot throughout; a write one commits
+        all of its work or none. Inside another transaction of the same thread it is a
+        savepoint of it: its work is undone alone if it raises. ``lock`` takes the scopes'
+        locks first, in one order, so the checks and writes of a scope never interleave
+        with another writer's. Driver errors come out as StorageFailure or Unavailable."""
+        ...
+
+    def run(self, work: Callable[[Tx], T], *, write: bool = True, lock: Sequence[Scope] = ()) -> T:
+        """``work`` in :meth:`transaction`, run again whole when the database asks for it
+        (a lock still busy, a serialization failure, a deadlock). Inside a transaction it
+        runs once, as a savepoint."""
+        ...
 
     def close(self) -> None: ...

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-from engram.core.clock import now_us
+from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import InvalidInput, NotFound, Unprocessable
 from engram.core.scopes import check_app
 from engram.core.text import check_text
+
+if TYPE_CHECKING:
+    from engram.core.ports import Store, Tx
 
 MAX_PERSON_CHARS = 256
 
@@ -27,23 +30,12 @@ class Share:
     allowed_at: datetime
 
 
-class ShareStore(Protocol):
-    def share_put(self, person: str, source: str, reader: str, now_us: int) -> Share:
-        """Allows; allowing again keeps the first ``allowed_at``."""
-        ...
-
-    def share_delete(self, person: str, source: str, reader: str) -> bool: ...
-
-    def shares_list(
-        self, person: str, *, source: str | None, reader: str | None
-    ) -> list[Share]: ...
-
-
 class Sharing:
     """A person's allowances between applications."""
 
-    def __init__(self, store: ShareStore) -> None:
+    def __init__(self, store: Store, *, clock: Clock = now_us) -> None:
         self._store = store
+        self._now = clock
 
     def allow(self, person: str, source: str, reader: str) -> Share:
         """Lets ``reader`` use what ``source`` remembers of ``person``; idempotent.
@@ -51,11 +43,20 @@ class Sharing:
         person, source, reader = _checked(person, source, reader)
         if source == reader:
             raise Unprocessable(f"{source} cannot be its own reader: it reads its own already")
-        return self._store.share_put(person, source, reader, now_us())
+        wanted, store = Share(person, source, reader, from_us(self._now())), self._store
+
+        def write(tx: Tx) -> Share:
+            store.shares.put(tx, wanted)  # allowing again keeps the first allowed_at
+            stored = store.shares.get(tx, person, source, reader)
+            assert stored is not None
+            return stored
+
+        return store.run(write)
 
     def stop(self, person: str, source: str, reader: str) -> None:
         """Stops an allowance. Raises NotFound when it was never allowed."""
-        if not self._store.share_delete(*_checked(person, source, reader)):
+        checked, store = _checked(person, source, reader), self._store
+        if not store.run(lambda tx: store.shares.delete(tx, *checked)):
             raise NotFound(f"{reader} was not allowed to read what {source} remembers")
 
     def shares(
@@ -65,11 +66,11 @@ class Sharing:
         besides its own: at most one of them; neither lists all the person's allowances."""
         if source is not None and reader is not None:
             raise InvalidInput("give source or reader, not both")
-        return self._store.shares_list(
-            check_text(person, "person", max_chars=MAX_PERSON_CHARS),
-            source=None if source is None else check_app(source),
-            reader=None if reader is None else check_app(reader),
-        )
+        person = check_text(person, "person", max_chars=MAX_PERSON_CHARS)
+        source = None if source is None else check_app(source)
+        reader = None if reader is None else check_app(reader)
+        store = self._store
+        return store.run(lambda tx: store.shares.listed(tx, person, source, reader), write=False)
 
     def sources_for(self, person: str, reader: str) -> list[str]:
         """The applications whose memories of ``person`` ``reader`` may read now."""

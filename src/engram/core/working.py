@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
-from engram.core import limits
-from engram.core.clock import now_us
+from engram.core import limits, rules
+from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound, Unprocessable
 from engram.core.models import JSONValue, WorkingEntry, WorkingPage
-from engram.core.ports import Store
+from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
 
 
 class WorkingMemory:
     """Key/value memory of a scope. Keys are 1-256 characters, values JSON up to 64 KiB."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, clock: Clock = now_us) -> None:
         self._store = store
+        self._now = clock
 
     def get(self, ref: Scope, key: str) -> JSONValue:
         """The value at ``key``. Raises NotFound when the key is unset (or expired)."""
@@ -26,7 +28,8 @@ class WorkingMemory:
         """The value at ``key`` with its version. Raises NotFound when unset, and
         Unprocessable for a value stored before values' depth was limited, deeper than it
         (overwrite or delete the key)."""
-        entry = self._store.working_get(ref, limits.check_key(key), now_us())
+        checked, now, store = limits.check_key(key), self._now(), self._store
+        entry = store.run(lambda tx: store.working.get(tx, ref, checked, now), write=False)
         if entry is None:
             raise NotFound(f"no working-memory key {key!r} in this scope")
         if entry.too_deep:
@@ -58,17 +61,30 @@ class WorkingMemory:
         text = limits.encode_value(value)
         if expected_version is not None:
             limits.check_version(expected_version)
-        now = now_us()
+        now, store = self._now(), self._store
         expires = None
         if ttl is not None:
             expires = now + limits.check_ttl(ttl) // timedelta(microseconds=1)
-        return self._store.working_set(
-            ref, key, text, expected_version=expected_version, expires_at_us=expires, now_us=now
+
+        def write(tx: Tx) -> int:
+            stored = store.working.claim(tx, ref, key)
+            version = rules.next_version(key, stored, expected_version, now)
+            store.working.put(tx, ref, key, text, version, now, expires)
+            return version
+
+        version = store.run(write)
+        return WorkingEntry(
+            key=key,
+            value=json.loads(text),  # as a read gives it back (tuples become lists)
+            version=version,
+            updated_at=from_us(now),
+            expires_at=None if expires is None else from_us(expires),
         )
 
     def delete(self, ref: Scope, key: str) -> bool:
         """Removes ``key``; idempotent. Returns whether it was set."""
-        return self._store.working_delete(ref, limits.check_key(key))
+        checked, store = limits.check_key(key), self._store
+        return store.run(lambda tx: store.working.delete(tx, ref, checked))
 
     def list(
         self, ref: Scope, *, after: str | None = None, limit: int | None = None
@@ -77,7 +93,8 @@ class WorkingMemory:
         size = limits.check_limit(limit)
         if after is not None:
             limits.check_key(after)
-        rows = self._store.working_list(ref, after, size + 1, now_us())
+        now, store = self._now(), self._store
+        rows = store.run(lambda tx: store.working.page(tx, ref, after, size + 1, now), write=False)
         more = len(rows) > size
         rows = rows[:size]
         return WorkingPage(

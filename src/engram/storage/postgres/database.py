@@ -5,10 +5,13 @@ retryable); anything else is StorageFailure."""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
@@ -18,6 +21,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engram.core.errors import EngramError, StorageFailure, Unavailable
 from engram.storage.postgres.schema import migrate
+from engram.storage.sql.dialect import postgres_dialect
+from engram.storage.sql.tx import SQLTx
 
 T = TypeVar("T")
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -57,6 +62,8 @@ class Database:
     ):
         self.url = url
         self.name = redact(url)
+        self.dialect = postgres_dialect(lambda v: np.asarray(v, dtype=np.float32))
+        self._local = threading.local()
         try:
             with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
                 encoding = conn.execute("SHOW server_encoding").fetchone()
@@ -86,14 +93,58 @@ class Database:
             self._pool.close()
             raise StorageFailure(f"cannot open the store at {self.name}: {exc}") from exc
 
-    def write(self, work: Callable[[Conn], T]) -> T:
-        """Runs ``work`` in one read-committed transaction: all of it commits, or none."""
-        return self._run(work, reading=False)
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[SQLTx]:
+        """One transaction on a pooled connection (a savepoint inside another of this
+        thread): read-committed for a write, all of it committed or none;
+        repeatable-read and read-only for a read, one snapshot throughout."""
+        with self._translated(), self._open(write) as tx:
+            yield tx
 
-    def read(self, work: Callable[[Conn], T]) -> T:
-        """Runs ``work`` in one repeatable-read, read-only transaction: one snapshot
-        throughout."""
-        return self._run(work, reading=True)
+    def run(self, work: Callable[[SQLTx], T], *, write: bool = True) -> T:
+        """``work`` in :meth:`transaction`, run again whole when it lost a race (a
+        serialization failure, a deadlock), up to ``RETRIES`` times; once, as a savepoint,
+        inside another transaction."""
+        if getattr(self._local, "tx", None) is not None:
+            with self.transaction(write=write) as tx:
+                return work(tx)
+        with self._translated():
+            for tries in range(RETRIES):
+                try:
+                    with self._open(write) as tx:
+                        return work(tx)
+                except _RETRYABLE:
+                    if tries == RETRIES - 1:
+                        raise
+                    time.sleep(0.005 * 2**tries)
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def _open(self, write: bool) -> Iterator[SQLTx]:
+        current: SQLTx | None = getattr(self._local, "tx", None)
+        if current is not None:
+            if write and not current.write:
+                raise StorageFailure("a write cannot run inside a read-only transaction")
+            start = current.savepoint()
+            try:
+                with current.conn.transaction():  # a savepoint
+                    yield current
+            except BaseException:
+                current.undone(start)
+                raise
+            return
+        with self._pool.connection() as conn:
+            # Set on the connection, these go out with BEGIN: no round trip.
+            conn.isolation_level = WRITING if write else READING
+            conn.read_only = not write
+            tx = PostgresTx(self.dialect, conn, write=write)
+            self._local.tx = tx
+            try:
+                with conn.transaction():
+                    yield tx
+            finally:
+                self._local.tx = None
+        tx.committed()
 
     def autocommit(self, work: Callable[[Conn], T]) -> T:
         """Runs ``work`` outside a transaction (e.g. CREATE INDEX CONCURRENTLY)."""
@@ -108,23 +159,12 @@ class Database:
 
         return self._translate(attempt)
 
-    def _run(self, work: Callable[[Conn], T], *, reading: bool) -> T:
-        def attempt() -> T:
-            for tries in range(RETRIES):
-                try:
-                    with self._pool.connection() as conn:
-                        # Set on the connection, these go out with BEGIN: no round trip.
-                        conn.isolation_level = READING if reading else WRITING
-                        conn.read_only = reading
-                        with conn.transaction():
-                            return work(conn)
-                except _RETRYABLE:
-                    if tries == RETRIES - 1:
-                        raise
-                    time.sleep(0.005 * 2**tries)
-            raise AssertionError("unreachable")
-
-        return self._translate(attempt)
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise failure(exc, f"the store at {self.name}") from exc
 
     def _translate(self, run: Callable[[], T]) -> T:
         try:
@@ -134,6 +174,11 @@ class Database:
 
     def close(self) -> None:
         self._pool.close()
+
+
+class PostgresTx(SQLTx):
+    def hold(self, space: int, name: str) -> None:
+        self.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))", (name, space))
 
 
 def failure(exc: psycopg.Error | PoolTimeout, where: str) -> EngramError:

@@ -97,6 +97,27 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX shares_by_reader ON shares (person, reader, source);
     """,
+    # 2: the database counts each scope's facts itself, once per statement, so no write
+    # path can leave the count (and the choice of exact or ANN search) behind.
+    """
+    CREATE FUNCTION engram_count_facts() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            INSERT INTO scope_state (scope, facts)
+            SELECT scope, count(*) FROM added GROUP BY scope
+            ON CONFLICT (scope) DO UPDATE SET facts = scope_state.facts + excluded.facts;
+        ELSE
+            UPDATE scope_state s SET facts = s.facts - d.n
+            FROM (SELECT scope, count(*) AS n FROM removed GROUP BY scope) d
+            WHERE s.scope = d.scope;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER facts_counted_in AFTER INSERT ON facts REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_count_facts();
+    CREATE TRIGGER facts_counted_out AFTER DELETE ON facts REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_count_facts();
+    """,
 )
 
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
 from engram.core.errors import EngramError, StorageFailure, Unavailable
+from engram.storage.sql.dialect import SQLITE
+from engram.storage.sql.tx import SQLTx
 from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.schema import change_mark, check_ours, migrate
@@ -71,48 +73,61 @@ class Database:
             self._all.append(conn)
         return conn
 
-    def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Runs ``work`` in one immediate transaction: all of it commits, or none. A write
-        that deleted or rewrote facts (the change log says so) is then purged from the
-        file and its log (:mod:`forgetting`)."""
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[SQLTx]:
+        """One transaction (a savepoint inside another of this thread): an immediate
+        one for a write, so a writer waits for the lock up front instead of failing on
+        upgrade; a read sees one snapshot throughout. A write that deleted or rewrote
+        facts (the change log says so) is then purged from the file and its log
+        (:mod:`forgetting`)."""
+        with self._translated(), self._open(write) as tx:
+            yield tx
 
-        def attempt() -> tuple[T, bool]:
-            conn = self.connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                mark = change_mark(conn)
-                result = work(conn)
-                forgot = change_mark(conn) != mark
-                conn.execute("COMMIT")
-                return result, forgot
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-        result, forgot = self._translate(lambda: _retry(attempt))
-        if forgot:
-            self._translate(lambda: _retry(lambda: forgetting.purge(self.connection())))
-        return result
-
-    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Runs ``work`` in one read transaction: every statement sees the same snapshot."""
+    def run(self, work: Callable[[SQLTx], T], *, write: bool = True) -> T:
+        """``work`` in :meth:`transaction`, run again whole while the file stays locked
+        (up to ``RETRY_FOR_S``); once, as a savepoint, inside another transaction."""
+        if getattr(self._local, "tx", None) is not None:
+            with self.transaction(write=write) as tx:
+                return work(tx)
 
         def attempt() -> T:
-            conn = self.connection()
-            conn.execute("BEGIN")
-            try:
-                return work(conn)
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
+            with self._open(write) as tx:
+                return work(tx)
 
-        return self._translate(lambda: _retry(attempt))
+        with self._translated():
+            return _retry(attempt)
 
-    def _translate(self, run: Callable[[], T]) -> T:
+    @contextmanager
+    def _open(self, write: bool) -> Iterator[SQLTx]:
+        current: SQLTx | None = getattr(self._local, "tx", None)
+        if current is not None:
+            with _savepoint(current, write):
+                yield current
+            return
+        conn = self.connection()
+        _retry(lambda: conn.execute("BEGIN IMMEDIATE" if write else "BEGIN"))
+        tx = SQLTx(SQLITE, conn, write=write)
+        self._local.tx = tx
+        try:
+            mark = change_mark(conn) if write else 0
+            yield tx
+            forgot = write and change_mark(conn) != mark
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            self._local.tx = None
+        if forgot:
+            _retry(lambda: forgetting.purge(conn))
+        tx.committed()
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
         """Driver errors become engram errors here, at the boundary."""
         try:
-            return run()
+            yield
         except sqlite3.Error as exc:
             raise failure(exc, f"the store at {self.path} failed") from exc
 
@@ -124,6 +139,27 @@ class Database:
             with suppress(sqlite3.Error):
                 conn.close()
         self._local = threading.local()
+
+
+@contextmanager
+def _savepoint(tx: SQLTx, write: bool) -> Iterator[None]:
+    """A transaction inside ``tx``: undone alone when it raises."""
+    if write and not tx.write:
+        raise StorageFailure("a write cannot run inside a read-only transaction")
+    name, start = f"engram_{tx.depth}", tx.savepoint()
+    tx.depth += 1
+    tx.conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        tx.undone(start)
+        tx.conn.execute(f"ROLLBACK TO {name}")
+        tx.conn.execute(f"RELEASE {name}")
+        raise
+    else:
+        tx.conn.execute(f"RELEASE {name}")
+    finally:
+        tx.depth -= 1
 
 
 def _retry(attempt: Callable[[], T]) -> T:

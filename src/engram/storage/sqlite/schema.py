@@ -140,10 +140,48 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT INTO fact_changes (scope, seq) VALUES (old.scope, old.seq);
     END;
     """,
+    # 6: the database keeps scope_state itself, so no write path can leave the
+    # in-process copies behind: an append moves version (and the count), anything else
+    # also moves epoch and goes into the change log (a replaced vector too: the copies
+    # read it again), and a log past half its scope (LOG_FLOOR at least) or of an
+    # emptied scope is cleared, so copies that had not read it all are rebuilt
+    # (sqlite_sequence is not current inside a trigger: the log's own ids say how far).
+    """
+    DROP TRIGGER facts_ad_log;
+    DROP TRIGGER facts_au_log;
+    CREATE TRIGGER facts_ai_state AFTER INSERT ON facts BEGIN
+        INSERT INTO scope_state (scope, version, epoch, facts) VALUES (new.scope, 1, 0, 1)
+        ON CONFLICT (scope) DO UPDATE SET version = version + 1, facts = facts + 1;
+    END;
+    CREATE TRIGGER facts_ad_state AFTER DELETE ON facts BEGIN
+        INSERT INTO fact_changes (scope, seq) VALUES (old.scope, old.seq);
+        UPDATE scope_state SET version = version + 1, epoch = epoch + 1, facts = facts - 1,
+            logged = logged + 1 WHERE scope = old.scope;
+    END;
+    CREATE TRIGGER facts_au_state AFTER UPDATE OF content, context ON facts BEGIN
+        INSERT INTO fact_changes (scope, seq) VALUES (old.scope, old.seq);
+        UPDATE scope_state SET version = version + 1, epoch = epoch + 1,
+            logged = logged + 1 WHERE scope = old.scope;
+    END;
+    CREATE TRIGGER fact_vectors_au_state AFTER UPDATE OF vector ON fact_vectors BEGIN
+        INSERT INTO fact_changes (scope, seq) SELECT scope, seq FROM facts WHERE seq = new.fact;
+        UPDATE scope_state SET version = version + 1, epoch = epoch + 1,
+            logged = logged + 1 WHERE scope = (SELECT scope FROM facts WHERE seq = new.fact);
+    END;
+    CREATE TRIGGER scope_state_log_full AFTER UPDATE OF logged ON scope_state
+    WHEN new.logged > 0 AND (new.facts = 0 OR new.logged > max(256, new.facts / 2)) BEGIN
+        UPDATE scope_state SET logged = 0, changes_from = (
+            SELECT max(id) FROM fact_changes WHERE scope = new.scope)
+        WHERE scope = new.scope;
+        DELETE FROM fact_changes WHERE scope = new.scope;
+    END;
+    """,
 )
 
 
-LOG_FLOOR = 256  # a scope's change log may always hold this many rows, however small the scope
+# A scope's change log may always hold this many rows, however small the scope
+# (migration 6 spells it in its trigger).
+LOG_FLOOR = 256
 APPLICATION_ID = 0x656E6772  # "engr", in the file's header
 ENGRAM_TABLES = frozenset({"meta", "working", "facts"})
 

@@ -3,11 +3,10 @@
 The SQLite file is the one source of truth; this cache is rebuilt from it. Each scope's
 ``scope_state`` row says whether the cache is current: an unchanged ``epoch`` with a
 higher ``version`` means facts were only appended, so only rows after the last one read
-are loaded; a new ``epoch`` (delete, correct) is followed through the change log
-(:mod:`.revision`: gone facts masked, changed ones read again); a new ``rewritten``
-(vectors replaced in place) reloads the scope. Exact search (one
-matrix product, or in large scopes a pruned one, see :mod:`.projection`) keeps recall
-perfect however narrow a filter is.
+are loaded; a new ``epoch`` (delete, correct, a replaced vector) is followed through the
+change log (:mod:`.revision`: gone facts masked, changed ones read again). Exact search
+(one matrix product, or in large scopes a pruned one, see :mod:`.projection`) keeps
+recall perfect however narrow a filter is.
 """
 
 from __future__ import annotations
@@ -20,10 +19,10 @@ import numpy.typing as npt
 
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
-from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.projection import PROJECT_ABOVE, Projection
-from engram.storage.sqlite.revision import follow
+from engram.storage.sqlite.index.copies import ScopeCopies
+from engram.storage.sqlite.index.projection import PROJECT_ABOVE, Projection
+from engram.storage.sqlite.index.revision import follow
 from engram.storage.sqlite.schema import change_mark
 
 DEFAULT_BUDGET_BYTES = 1 << 30
@@ -36,7 +35,6 @@ _ROWS = "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact
 class _ScopeVectors:
     version: int
     epoch: int
-    rewritten: int
     last_seq: int
     mark: int  # how far into the change log this copy has read (revision.py)
     count: int = 0
@@ -117,13 +115,13 @@ class VectorIndex:
         ``allowed`` restricts the search to those row numbers (filters).
         """
         state = conn.execute(
-            "SELECT version, epoch, rewritten FROM scope_state WHERE scope = ?", (scope,)
+            "SELECT version, epoch FROM scope_state WHERE scope = ?", (scope,)
         ).fetchone()
         if state is None:
             return []
         count, seqs, ids, matrix, projection, alive = self._copies.use(
             scope,
-            lambda held: (held.version, held.epoch, held.rewritten) == tuple(state),
+            lambda held: (held.version, held.epoch) == tuple(state),
             lambda held: self._update(conn, scope, held, *state),
             lambda e: (e.count, e.seqs, e.ids, e.matrix, e.projection, e.alive),
         )
@@ -172,10 +170,7 @@ class VectorIndex:
         entry: _ScopeVectors | None,
         version: int,
         epoch: int,
-        rewritten: int,
     ) -> _ScopeVectors:
-        if entry is not None and entry.rewritten != rewritten:
-            entry = None
         if entry is not None and entry.epoch != epoch:
             held = entry
 
@@ -189,7 +184,6 @@ class VectorIndex:
             entry = _ScopeVectors(
                 version,
                 epoch,
-                rewritten,
                 last_seq=-1,
                 mark=change_mark(conn),
                 project_above=self.project_above,

@@ -29,12 +29,12 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
-from engram.storage.sqlite.copies import ScopeCopies
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
-from engram.storage.sqlite.revision import follow
+from engram.storage.sqlite.index.copies import ScopeCopies
+from engram.storage.sqlite.index.revision import follow
+from engram.storage.sqlite.index.tokens import Tokenizer
 from engram.storage.sqlite.schema import change_mark
-from engram.storage.sqlite.tokens import Tokenizer
 
 INDEX_ABOVE = 20_000
 DEFAULT_BUDGET_BYTES = 512 << 20

@@ -1,0 +1,67 @@
+"""What differs in the SQL of the two backends, as little as it is.
+
+Statements are written once with ``?`` placeholders and no ``%``; :meth:`Dialect.sql`
+gives each driver its own spelling. Everything else the two share: ``ON CONFLICT ... DO
+UPDATE SET x = excluded.x``, ``RETURNING``, row values, ``CAST(? AS TEXT)`` for a
+parameter that may be NULL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """``mark``: the driver's placeholder. ``scope_by_id``: how a lookup by id also checks
+    the scope. ``vector``: a vector as the driver binds it. ``listed``: a list as one
+    parameter; ``member``: the test that a column is in it (``{column}``, one ``?``)."""
+
+    mark: str
+    scope_by_id: str
+    vector: Callable[[Any], object]
+    listed: Callable[[Sequence[Any]], object]
+    member: str
+    _spell: Callable[[str], str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        mark = self.mark
+
+        @lru_cache(maxsize=512)
+        def spell(text: str) -> str:
+            return text if mark == "?" else text.replace("?", mark)
+
+        object.__setattr__(self, "_spell", spell)
+
+    def sql(self, text: str) -> str:
+        """``text`` (``?`` placeholders) in this driver's spelling."""
+        return self._spell(text)
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[object]]:
+        """``column IN (values)`` as one parameter, whatever the number of values."""
+        return self.member.format(column=column), [self.listed(list(values))]
+
+
+SQLITE = Dialect(
+    mark="?",
+    # Lookups by id go through the id index; the unary + keeps SQLite's planner from
+    # choosing the scope index instead (which walks the whole scope).
+    scope_by_id="+scope = ?",
+    vector=lambda v: v.astype("<f4").tobytes(),
+    listed=json.dumps,
+    member="{column} IN (SELECT value FROM json_each(?))",
+)
+
+
+def postgres_dialect(vector: Callable[[Any], object]) -> Dialect:
+    return Dialect(
+        mark="%s",
+        scope_by_id="scope = ?",
+        vector=vector,
+        listed=lambda values: values,
+        member="{column} = ANY(?)",
+    )

@@ -1,0 +1,68 @@
+"""A store over one SQL database: the unit of work and the rows of every table.
+
+A backend gives its database (which opens transactions, retries them and translates
+driver errors) and its own fact rows and candidates; everything else is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol, TypeVar
+
+from engram.core.ports import CandidateRows, Tx
+from engram.core.scopes import Scope
+from engram.storage.sql.tables import AgentTable, FactTable, ModelTable, ShareTable, WorkingTable
+from engram.storage.sql.tx import SQLTx
+
+T = TypeVar("T")
+
+
+class Database(Protocol):
+    schema_version: int
+
+    def transaction(self, *, write: bool = True) -> AbstractContextManager[SQLTx]: ...
+
+    def run(self, work: Callable[[SQLTx], T], *, write: bool = True) -> T: ...
+
+    def close(self) -> None: ...
+
+
+class SQLStore:
+    """The core's Store port (:class:`engram.core.ports.Store`) over ``db``."""
+
+    def __init__(
+        self,
+        db: Database,
+        facts: FactTable,
+        candidates: CandidateRows,
+        *,
+        models: ModelTable | None = None,
+    ) -> None:
+        self.db = db
+        self.working = WorkingTable()
+        self.facts = facts
+        self.candidates = candidates
+        self.models = models or ModelTable()
+        self.agents = AgentTable()
+        self.shares = ShareTable()
+
+    @property
+    def schema_version(self) -> int:
+        return self.db.schema_version
+
+    @contextmanager
+    def transaction(self, *, write: bool = True, lock: Sequence[Scope] = ()) -> Iterator[Tx]:
+        with self.db.transaction(write=write) as tx:
+            tx.lock(lock)
+            yield tx
+
+    def run(self, work: Callable[[Tx], T], *, write: bool = True, lock: Sequence[Scope] = ()) -> T:
+        def locked(tx: SQLTx) -> T:
+            tx.lock(lock)
+            return work(tx)
+
+        return self.db.run(locked, write=write)
+
+    def close(self) -> None:
+        self.db.close()

@@ -17,7 +17,7 @@ import engram
 import postgres_server
 from engram.embedders.local import LocalEmbedder
 from engram.storage.sqlite.store import SQLiteStore
-from stores import Target
+from stores import Target, TestClock
 
 # Examples write to real files with fsync: their time follows the machine's load, so a
 # per-example deadline would only measure the neighbours.
@@ -73,6 +73,12 @@ def target(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Targ
     if backend == "postgres":
         return str(request.getfixturevalue("postgres_url"))
     return tmp_path / "engram.db"
+
+
+@pytest.fixture
+def clock() -> TestClock:
+    """A clock the test moves, for anything that expires: no test sleeps for a TTL."""
+    return TestClock()
 
 
 @pytest.fixture

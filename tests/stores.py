@@ -7,8 +7,10 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -172,3 +174,18 @@ def vector_candidates(store: Any, scope: Any, vector: Any, filters: Any, limit: 
     return store.run(  # type: ignore[no-any-return]
         lambda tx: store.candidates.vector(tx, scope, vector, filters, limit), write=False
     )
+
+
+class TestClock:
+    """A clock a test moves: it starts at the real time and moves one microsecond a
+    reading (so every write still gets its own time), and ``advance`` jumps ahead."""
+
+    def __init__(self) -> None:
+        self.now = time.time_ns() // 1000
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+    def advance(self, by: timedelta) -> None:
+        self.now += by // timedelta(microseconds=1)

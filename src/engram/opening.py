@@ -17,6 +17,7 @@ from engram.core.errors import EmbedderMismatch, InvalidInput
 from engram.core.models import Caps
 
 if TYPE_CHECKING:
+    from engram.core.clock import Clock
     from engram.core.memory import Memory
     from engram.core.ports import Embedder, Store
 
@@ -31,6 +32,7 @@ def open(
     max_facts: int = 0,
     max_age: timedelta | None = None,
     reembed: bool = False,
+    clock: Clock | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -45,10 +47,14 @@ def open(
     Raises StorageFailure naming the path when it cannot be opened, and
     EmbedderMismatch when the store's vectors came from another model, unless
     ``reembed`` asks to embed every stored fact again with this one.
+
+    ``clock`` (microseconds since the epoch) replaces the system clock for every time
+    the memory stamps or compares: expiry, caps, created and updated times.
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
     caps = Caps(limits.check_max_facts(max_facts), limits.check_max_age(max_age))
+    from engram.core.clock import now_us
     from engram.core.memory import Memory
 
     chosen = _embedder(embedder)
@@ -59,7 +65,7 @@ def open(
     except BaseException:
         store.close()
         raise
-    return Memory(store, chosen, caps=caps)
+    return Memory(store, chosen, caps=caps, clock=clock or now_us)
 
 
 def open_store(target: str | os.PathLike[str], *, apply_migrations: bool = True) -> Store:

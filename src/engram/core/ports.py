@@ -207,10 +207,10 @@ class FactRows(Protocol):
         """Deletes the scope's ``count`` oldest facts (by position); their ids."""
         ...
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope) -> int:
-        """Copies the parent's facts with their vectors and tags into the child under new
-        ids, in the parent's order; a fact whose words the child holds is skipped.
-        Returns how many were copied."""
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
+        """Copies the parent's facts with their vectors and tags into the child, in the
+        parent's order, the n-th under ``ids[n]`` (as many ids as the parent has facts); a
+        fact whose words the child holds is skipped. Returns how many were copied."""
         ...
 
     def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:

@@ -75,7 +75,8 @@ def fork(
                 '(into_existing=True, --into-existing, "intoExisting": true)',
             )
     keys = store.working.copy_scope(tx, parent, child, now_us)
-    return keys, store.facts.copy_scope(tx, parent, child)
+    ids = [new_fact_id() for _ in range(store.facts.count(tx, parent))]
+    return keys, store.facts.copy_scope(tx, parent, child, ids)
 
 
 def check_model(store: Store, tx: Tx, model: ModelRecord, vectors: Sequence[Any] = ()) -> None:

@@ -50,7 +50,8 @@ def redact(url: str) -> str:
 
 class Database:
     """One PostgreSQL database shared by the threads of this process and by other
-    processes. Every call runs in its own transaction on a pooled connection."""
+    processes. A transaction holds one pooled connection; a transaction opened inside
+    it by the same thread is a savepoint on that connection."""
 
     def __init__(
         self,
@@ -149,26 +150,17 @@ class Database:
     def autocommit(self, work: Callable[[Conn], T]) -> T:
         """Runs ``work`` outside a transaction (e.g. CREATE INDEX CONCURRENTLY)."""
 
-        def attempt() -> T:
-            with self._pool.connection() as conn:
-                conn.autocommit = True
-                try:
-                    return work(conn)
-                finally:
-                    conn.autocommit = False
-
-        return self._translate(attempt)
+        with self._translated(), self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                return work(conn)
+            finally:
+                conn.autocommit = False
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
         try:
             yield
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise failure(exc, f"the store at {self.name}") from exc
-
-    def _translate(self, run: Callable[[], T]) -> T:
-        try:
-            return run()
         except (psycopg.Error, PoolTimeout) as exc:
             raise failure(exc, f"the store at {self.name}") from exc
 

@@ -83,10 +83,10 @@ class PostgresFacts(FactTable):
         vectors.drop_indexes(sql(tx).conn, scope.key)
         return count
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope) -> int:
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
         conn: Conn = sql(tx).conn
-        # Set-based: copies get new ids; vectors and tags follow them by content hash
-        # (unique in a scope) from the rows this statement returns.
+        # Set-based: copies get the given ids in the parent's order; vectors and tags
+        # follow them by content hash (unique in a scope) from the rows it returns.
         conn.execute(
             "CREATE TEMPORARY TABLE fork_copies (parent bigint, child bigint) ON COMMIT DROP"
         )
@@ -95,14 +95,16 @@ class PostgresFacts(FactTable):
             " INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
             " source_entry, type, tags, metadata, created_at, updated_at, corrected_by, "
             " corrected_at) "
-            " SELECT 'f_' || left(replace(gen_random_uuid()::text, '-', ''), 24), %s, content, "
-            " content_hash, context, source_sandbox, source_entry, type, tags, metadata, "
-            " created_at, updated_at, corrected_by, corrected_at FROM facts WHERE scope = %s "
-            " ORDER BY seq ON CONFLICT (scope, content_hash) DO NOTHING "
+            " SELECT n.id, %s, p.content, p.content_hash, p.context, p.source_sandbox, "
+            " p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
+            " p.corrected_by, p.corrected_at FROM (SELECT f.*, row_number() OVER "
+            " (ORDER BY seq) AS i FROM facts f WHERE scope = %s) AS p "
+            " JOIN unnest(%s::text[]) WITH ORDINALITY AS n(id, i) ON n.i = p.i "
+            " ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "
             " RETURNING seq, content_hash) "
             "INSERT INTO fork_copies (parent, child) SELECT p.seq, c.seq FROM copied c "
             "JOIN facts p ON p.scope = %s AND p.content_hash = c.content_hash",
-            (child.key, parent.key, parent.key),
+            (child.key, parent.key, list(ids), parent.key),
         )
         conn.execute(
             "INSERT INTO fact_vectors (fact, scope, vector) SELECT k.child, %s, v.vector "

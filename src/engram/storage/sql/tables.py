@@ -216,7 +216,7 @@ class FactTable:
         )
         return [str(r[0]) for r in rows]
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope) -> int:
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
         raise NotImplementedError
 
     def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:

@@ -3,6 +3,7 @@ SQLite's own (FTS5's scope token, vectors as float32 BLOBs, the in-process copie
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -82,20 +83,22 @@ class SQLiteFacts(FactTable):
         t.after_commit(lambda: self._index.forget(scope.key))
         return count
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope) -> int:
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
         conn = sql(tx).conn
-        # Set-based: the copies get new ids and row numbers above every existing one,
-        # then vectors and tags follow them by content hash (unique in a scope).
+        # Set-based: the copies get the given ids in the parent's order and row numbers
+        # above every existing one, then vectors and tags follow them by content hash
+        # (unique in a scope).
         before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
         copied = conn.execute(
             "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
             "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
             "corrected_by, corrected_at) "
-            "SELECT 'f_' || lower(hex(randomblob(12))), ?, ?, content, content_hash, "
-            "context, source_sandbox, source_entry, type, tags, metadata, created_at, "
-            "updated_at, corrected_by, corrected_at FROM facts WHERE scope = ? ORDER BY seq "
-            "ON CONFLICT (scope, content_hash) DO NOTHING",
-            (child.key, scope_token(child.key), parent.key),
+            "SELECT n.value, ?, ?, p.content, p.content_hash, p.context, p.source_sandbox, "
+            "p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
+            "p.corrected_by, p.corrected_at FROM (SELECT *, row_number() OVER (ORDER BY seq) "
+            "- 1 AS n FROM facts WHERE scope = ?) AS p JOIN json_each(?) AS n ON n.key = p.n "
+            "WHERE true ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING",
+            (child.key, scope_token(child.key), parent.key, json.dumps(list(ids))),
         ).rowcount
         copy_of = (
             "FROM facts c JOIN facts p ON p.scope = ? AND p.content_hash = c.content_hash "

@@ -22,7 +22,7 @@ from engram.storage.rows import (
     to_entry,
     to_fact,
 )
-from engram.storage.sql.tx import KEYS, MODEL, SQLTx, sql
+from engram.storage.sql.tx import KEYS, MODEL, sql
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
@@ -233,7 +233,7 @@ class FactTable:
             )
 
 
-def fact_columns(facts: Sequence[NewFact], now_us: int | None = None) -> list[tuple[Any, ...]]:
+def fact_columns(facts: Sequence[NewFact]) -> list[tuple[Any, ...]]:
     """The facts as the columns id, content, content_hash, context, source_sandbox,
     source_entry, type, tags, metadata, created_at, updated_at."""
     rows = []
@@ -252,7 +252,7 @@ def fact_columns(facts: Sequence[NewFact], now_us: int | None = None) -> list[tu
                 json.dumps(list(fact.tags)),
                 new.metadata_json,
                 to_us(fact.created_at),
-                to_us(fact.updated_at) if now_us is None else now_us,
+                to_us(fact.updated_at),
             )
         )
     return rows
@@ -350,14 +350,3 @@ class ShareTable:
             (person, value, value),
         )
         return [Share(person, str(s), str(r), from_us(int(at))) for s, r, at in rows]
-
-
-__all__ = [
-    "AgentTable",
-    "FactTable",
-    "ModelTable",
-    "SQLTx",
-    "ShareTable",
-    "WorkingTable",
-    "fact_columns",
-]

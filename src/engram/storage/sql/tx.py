@@ -24,10 +24,6 @@ class Cursor(Protocol):
     def fetchall(self) -> list[Any]: ...
 
 
-class Connection(Protocol):
-    def execute(self, sql: Any, params: Sequence[Any] = ..., /) -> Any: ...
-
-
 class SQLTx:
     """One open transaction (or savepoint) on one connection. ``write`` says whether it
     may write."""

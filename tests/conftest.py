@@ -17,7 +17,7 @@ import engram
 import postgres_server
 from engram.embedders.local import LocalEmbedder
 from engram.storage.sqlite.store import SQLiteStore
-from stores import Target, TestClock
+from stores import ManualClock, Target
 
 # Examples write to real files with fsync: their time follows the machine's load, so a
 # per-example deadline would only measure the neighbours.
@@ -76,9 +76,9 @@ def target(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Targ
 
 
 @pytest.fixture
-def clock() -> TestClock:
+def clock() -> ManualClock:
     """A clock the test moves, for anything that expires: no test sleeps for a TTL."""
-    return TestClock()
+    return ManualClock()
 
 
 @pytest.fixture

@@ -176,7 +176,7 @@ def vector_candidates(store: Any, scope: Any, vector: Any, filters: Any, limit: 
     )
 
 
-class TestClock:
+class ManualClock:
     """A clock a test moves: it starts at the real time and moves one microsecond a
     reading (so every write still gets its own time), and ``advance`` jumps ahead."""
 

@@ -6,7 +6,7 @@ import pytest
 
 import engram
 from engram import Conflict, InvalidInput, NotFound, ResourceRef, SourceRef
-from stores import Target, TestClock
+from stores import ManualClock, Target
 
 
 def test_fork_copies_everything_without_embedding(
@@ -95,7 +95,7 @@ def test_fork_refuses_a_child_that_already_holds_memory(
 
 
 def test_an_expired_key_does_not_occupy_a_child(
-    target: Target, hashing: engram.HashingEmbedder, clock: TestClock
+    target: Target, hashing: engram.HashingEmbedder, clock: ManualClock
 ) -> None:
     parent, child = ResourceRef("planner"), ResourceRef("child")
     with engram.open(target, embedder=hashing, clock=clock) as mem:

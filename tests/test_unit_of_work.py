@@ -186,9 +186,9 @@ def test_recall_follows_a_write_path_it_was_never_told_of(db_path: object) -> No
 
 
 def test_the_clock_is_the_memory_s_own(target: Target, clock: object) -> None:
-    from stores import TestClock
+    from stores import ManualClock
 
-    assert isinstance(clock, TestClock)
+    assert isinstance(clock, ManualClock)
     with engram.open(target, embedder=engram.HashingEmbedder(8), clock=clock) as mem:
         clock.advance(timedelta(days=400))
         fact = mem.remember(REF, "from the future")

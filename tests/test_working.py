@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import engram
 from engram import Conflict, InvalidInput, NotFound, ResourceRef
-from stores import Target, TestClock
+from stores import ManualClock, Target
 
 json_values = st.recursive(
     st.none()
@@ -129,7 +129,7 @@ def test_compare_and_set(mem: engram.Memory, ref: ResourceRef) -> None:
 
 
 def test_ttl_hides_and_then_frees_the_key(
-    target: Target, hashing: engram.HashingEmbedder, ref: ResourceRef, clock: TestClock
+    target: Target, hashing: engram.HashingEmbedder, ref: ResourceRef, clock: ManualClock
 ) -> None:
     with engram.open(target, embedder=hashing, clock=clock) as mem:
         mem.working.set(ref, "short", 1, ttl=timedelta(seconds=1))

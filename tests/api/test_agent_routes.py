@@ -15,11 +15,11 @@ import engram
 import stores
 from engram.api import create_app
 from engram.settings import Settings
-from stores import Target, TestClock
+from stores import ManualClock, Target
 
 
 @pytest.fixture
-def client(target: Target, clock: TestClock) -> Iterator[TestClient]:
+def client(target: Target, clock: ManualClock) -> Iterator[TestClient]:
     memory = engram.open(target, embedder=engram.HashingEmbedder(64), clock=clock)
     with TestClient(create_app(Settings(db_path=str(target)), memory_store=memory)) as test:
         yield test
@@ -139,7 +139,7 @@ def test_tags_type_and_metadata_are_written_and_filter_recall(client: TestClient
         assert "query" in message
 
 
-def test_working_memory_ttl(client: TestClient, clock: TestClock) -> None:
+def test_working_memory_ttl(client: TestClient, clock: ManualClock) -> None:
     base = f"/agents/{_agent(client)}/memory"
     put = client.put(f"{base}/draft", json={"value": "soon gone", "ttlSeconds": 1})
     assert put.status_code == 200 and put.json()["expiresAt"] is not None

@@ -93,12 +93,15 @@ class SQLiteFacts(FactTable):
             "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
             "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
             "corrected_by, corrected_at) "
-            "SELECT n.value, ?, ?, p.content, p.content_hash, p.context, p.source_sandbox, "
+            # Materialized, the ids get an automatic index on their position: json_each
+            # alone is a virtual table, joined by a scan per row.
+            "WITH n AS MATERIALIZED (SELECT key AS i, value AS id FROM json_each(?)) "
+            "SELECT n.id, ?, ?, p.content, p.content_hash, p.context, p.source_sandbox, "
             "p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
             "p.corrected_by, p.corrected_at FROM (SELECT *, row_number() OVER (ORDER BY seq) "
-            "- 1 AS n FROM facts WHERE scope = ?) AS p JOIN json_each(?) AS n ON n.key = p.n "
+            "- 1 AS i FROM facts WHERE scope = ?) AS p JOIN n ON n.i = p.i "
             "WHERE true ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING",
-            (child.key, scope_token(child.key), parent.key, json.dumps(list(ids))),
+            (json.dumps(list(ids)), child.key, scope_token(child.key), parent.key),
         ).rowcount
         copy_of = (
             "FROM facts c JOIN facts p ON p.scope = ? AND p.content_hash = c.content_hash "

@@ -58,6 +58,9 @@ class SQLStore:
             yield tx
 
     def run(self, work: Callable[[Tx], T], *, write: bool = True, lock: Sequence[Scope] = ()) -> T:
+        if not lock:
+            return self.db.run(work, write=write)
+
         def locked(tx: SQLTx) -> T:
             tx.lock(lock)
             return work(tx)

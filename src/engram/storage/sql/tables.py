@@ -79,7 +79,7 @@ class WorkingTable:
         self, tx: Tx, scope: Scope, after: str | None, limit: int, now_us: int
     ) -> list[WorkingEntry]:
         # Both order keys by their UTF-8 bytes: SQLite's BINARY collation, PostgreSQL's "C".
-        rows = sql(tx).execute(
+        rows = sql(tx).rows(
             f"SELECT {WORKING_COLUMNS} FROM working WHERE scope = ? AND key > ? AND {_LIVE} "
             "ORDER BY key LIMIT ?",
             (scope.key, after or "", now_us, limit),
@@ -121,7 +121,7 @@ class FactTable:
             return {}
         t = sql(tx)
         member, params = t.dialect.in_list("id", ids)
-        rows = t.execute(
+        rows = t.rows(
             f"{SELECT_FACT} WHERE {member} AND {t.dialect.scope_by_id}", (*params, scope.key)
         )
         return {str(r[0]): to_fact(r) for r in rows}
@@ -131,7 +131,7 @@ class FactTable:
             return {}
         t = sql(tx)
         member, params = t.dialect.in_list("content_hash", list(dict.fromkeys(hashes)))
-        rows = t.execute(
+        rows = t.rows(
             f"SELECT content_hash, {FACT_COLUMNS} FROM facts WHERE scope = ? AND {member}",
             (scope.key, *params),
         )
@@ -141,7 +141,7 @@ class FactTable:
         self, tx: Tx, scope: Scope, before: tuple[int, int] | None, limit: int
     ) -> list[tuple[Fact, tuple[int, int]]]:
         created, seq = before if before is not None else (1 << 62, 1 << 62)
-        rows = sql(tx).execute(
+        rows = sql(tx).rows(
             f"{SELECT_FACT} WHERE scope = ? AND (created_at, seq) < (?, ?) "
             "ORDER BY created_at DESC, seq DESC LIMIT ?",
             (scope.key, created, seq, limit),
@@ -202,14 +202,14 @@ class FactTable:
         return int(sql(tx).execute("DELETE FROM facts WHERE scope = ?", (scope.key,)).rowcount)
 
     def delete_created_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
-        rows = sql(tx).execute(
+        rows = sql(tx).rows(
             "DELETE FROM facts WHERE scope = ? AND created_at < ? RETURNING id",
             (scope.key, cutoff_us),
         )
         return [str(r[0]) for r in rows]
 
     def delete_oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
-        rows = sql(tx).execute(
+        rows = sql(tx).rows(
             "DELETE FROM facts WHERE seq IN (SELECT seq FROM facts WHERE scope = ? "
             "ORDER BY created_at, seq LIMIT ?) RETURNING id",
             (scope.key, count),
@@ -220,7 +220,7 @@ class FactTable:
         raise NotImplementedError
 
     def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:
-        rows = sql(tx).execute(
+        rows = sql(tx).rows(
             "SELECT seq, content FROM facts WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
         )
         return [(int(r[0]), str(r[1])) for r in rows]
@@ -308,7 +308,7 @@ class AgentTable:
 
     def page(self, tx: Tx, after: str | None, limit: int, name: str | None) -> list[Agent]:
         # Ascending id order from the primary key; ``name`` filters the same walk.
-        rows = sql(tx).execute(
+        rows = sql(tx).rows(
             f"SELECT {AGENT_COLUMNS} FROM agents WHERE id > ? "
             "AND (CAST(? AS TEXT) IS NULL OR name = ?) ORDER BY id LIMIT ?",
             (after or "", name, name, limit),
@@ -344,7 +344,7 @@ class ShareTable:
 
     def listed(self, tx: Tx, person: str, source: str | None, reader: str | None) -> list[Share]:
         column, value = ("source", source) if source is not None else ("reader", reader)
-        rows = sql(tx).execute(
+        rows = sql(tx).rows(
             "SELECT source, reader, allowed_at FROM shares WHERE person = ? "
             f"AND (CAST(? AS TEXT) IS NULL OR {column} = ?) ORDER BY allowed_at, source, reader",
             (person, value, value),

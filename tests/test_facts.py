@@ -212,15 +212,16 @@ def test_facts_survive_reopening(target: Target, ref: ResourceRef) -> None:
 def test_lookups_by_id_use_the_id_index(
     mem: engram.Memory, ref: ResourceRef, target: Target
 ) -> None:
+    from engram.storage.sql import queries
     from engram.storage.sql.dialect import SQLITE, postgres_dialect
 
     mem.remember_many(ref, [f"fact number {i}" for i in range(50)])
     postgres = stores.is_postgres(target)
     dialect = postgres_dialect(lambda v: v) if postgres else SQLITE
-    member, listed = dialect.in_list("id", ["a", "b"])
     statements = [  # as the fact rows build them
-        (f"SELECT id FROM facts WHERE {member} AND {dialect.scope_by_id}", (*listed, ref.key)),
-        (f"DELETE FROM facts WHERE id = ? AND {dialect.scope_by_id}", ("a", ref.key)),
+        queries.facts_by_ids(dialect, ref.key, ["a", "b"]),
+        queries.fact_by_id(dialect, ref.key, "a"),
+        queries.fact_delete(dialect, ref.key, "a"),
     ]
     expected = "facts_id_key" if postgres else "(id=?)"
     for sql, params in statements:

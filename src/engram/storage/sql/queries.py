@@ -1,0 +1,230 @@
+"""Every statement the shared rows run, built once: each function returns ``(sql, params)``
+with ``?`` placeholders, which the transaction spells for its driver (:mod:`.dialect`).
+The few that differ by backend take the dialect."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engram.storage.rows import AGENT_COLUMNS, FACT_COLUMNS, WORKING_COLUMNS
+from engram.storage.sql.dialect import Dialect
+
+Query = tuple[str, tuple[Any, ...]]
+
+SELECT_FACT = f"SELECT {FACT_COLUMNS} FROM facts"
+_LIVE = "(expires_at IS NULL OR expires_at > ?)"
+
+
+# -- working memory --------------------------------------------------------------
+def working_live(scope: str, key: str, now_us: int) -> Query:
+    return (
+        f"SELECT {WORKING_COLUMNS} FROM working WHERE scope = ? AND key = ? AND {_LIVE}",
+        (scope, key, now_us),
+    )
+
+
+def working_version(scope: str, key: str) -> Query:
+    return "SELECT version, expires_at FROM working WHERE scope = ? AND key = ?", (scope, key)
+
+
+def working_put(
+    scope: str, key: str, value: str, version: int, now_us: int, expires_us: int | None
+) -> Query:
+    return (
+        "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET "
+        "value = excluded.value, version = excluded.version, "
+        "updated_at = excluded.updated_at, expires_at = excluded.expires_at",
+        (scope, key, value, version, now_us, expires_us),
+    )
+
+
+def working_delete(scope: str, key: str) -> Query:
+    return "DELETE FROM working WHERE scope = ? AND key = ?", (scope, key)
+
+
+def working_page(scope: str, after: str, limit: int, now_us: int) -> Query:
+    # Both order keys by their UTF-8 bytes: SQLite's BINARY collation, PostgreSQL's "C".
+    return (
+        f"SELECT {WORKING_COLUMNS} FROM working WHERE scope = ? AND key > ? AND {_LIVE} "
+        "ORDER BY key LIMIT ?",
+        (scope, after, now_us, limit),
+    )
+
+
+def working_live_count(scope: str, now_us: int) -> Query:
+    return f"SELECT count(*) FROM working WHERE scope = ? AND {_LIVE}", (scope, now_us)
+
+
+def working_copy(parent: str, child: str, now_us: int) -> Query:
+    return (
+        "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "
+        f"SELECT ?, key, value, 1, ?, expires_at FROM working WHERE scope = ? AND {_LIVE} "
+        "ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, "
+        "version = working.version + 1, updated_at = excluded.updated_at, "
+        "expires_at = excluded.expires_at",
+        (child, now_us, parent, now_us),
+    )
+
+
+# -- facts -----------------------------------------------------------------------
+def fact_by_id(d: Dialect, scope: str, fact_id: str) -> Query:
+    return f"{SELECT_FACT} WHERE id = ? AND {d.scope_by_id}", (fact_id, scope)
+
+
+def facts_by_ids(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    member, params = d.in_list("id", ids)
+    return f"{SELECT_FACT} WHERE {member} AND {d.scope_by_id}", (*params, scope)
+
+
+def facts_by_hashes(d: Dialect, scope: str, hashes: Sequence[str]) -> Query:
+    """Each row led by its content hash."""
+    member, params = d.in_list("content_hash", hashes)
+    return (
+        f"SELECT content_hash, {FACT_COLUMNS} FROM facts WHERE scope = ? AND {member}",
+        (scope, *params),
+    )
+
+
+def facts_page(scope: str, before: tuple[int, int], limit: int) -> Query:
+    return (
+        f"{SELECT_FACT} WHERE scope = ? AND (created_at, seq) < (?, ?) "
+        "ORDER BY created_at DESC, seq DESC LIMIT ?",
+        (scope, *before, limit),
+    )
+
+
+def facts_count(scope: str) -> Query:
+    return "SELECT count(*) FROM facts WHERE scope = ?", (scope,)
+
+
+def facts_any(scope: str | None) -> Query:
+    if scope is None:
+        return "SELECT 1 FROM facts LIMIT 1", ()
+    return "SELECT 1 FROM facts WHERE scope = ? LIMIT 1", (scope,)
+
+
+def fact_scope(fact_id: str) -> Query:
+    return "SELECT scope FROM facts WHERE id = ?", (fact_id,)
+
+
+def fact_rewrite(
+    d: Dialect,
+    scope: str,
+    fact_id: str,
+    content: str,
+    content_hash: str,
+    by: str | None,
+    now_us: int,
+) -> Query:
+    """The rewritten row, as :data:`SELECT_FACT` reads it."""
+    return (
+        "UPDATE facts SET content = ?, content_hash = ?, updated_at = ?, corrected_by = ?, "
+        f"corrected_at = ? WHERE id = ? AND {d.scope_by_id} RETURNING {FACT_COLUMNS}",
+        (content, content_hash, now_us, by, now_us, fact_id, scope),
+    )
+
+
+def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
+    return "UPDATE fact_vectors SET vector = ? WHERE fact = ?", (d.vector(vector), seq)
+
+
+def fact_delete(d: Dialect, scope: str, fact_id: str) -> Query:
+    return f"DELETE FROM facts WHERE id = ? AND {d.scope_by_id}", (fact_id, scope)
+
+
+def facts_delete_scope(scope: str) -> Query:
+    return "DELETE FROM facts WHERE scope = ?", (scope,)
+
+
+def facts_delete_created_before(scope: str, cutoff_us: int) -> Query:
+    return "DELETE FROM facts WHERE scope = ? AND created_at < ? RETURNING id", (scope, cutoff_us)
+
+
+def facts_delete_oldest(scope: str, count: int) -> Query:
+    return (
+        "DELETE FROM facts WHERE seq IN (SELECT seq FROM facts WHERE scope = ? "
+        "ORDER BY created_at, seq LIMIT ?) RETURNING id",
+        (scope, count),
+    )
+
+
+def texts_after(after_seq: int, limit: int) -> Query:
+    return "SELECT seq, content FROM facts WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
+
+
+# -- the model record --------------------------------------------------------------
+MODEL_KEYS = ("embedding_model", "embedding_dimension")
+
+
+def meta_get(keys: Sequence[str]) -> Query:
+    marks = ", ".join("?" for _ in keys)
+    return f"SELECT key, value FROM meta WHERE key IN ({marks})", tuple(keys)
+
+
+def meta_put(key: str, value: str) -> Query:
+    return (
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+# -- agents ------------------------------------------------------------------------
+def agent_insert(
+    agent_id: str, name: str, scope: str, parent_id: str | None, created_us: int
+) -> Query:
+    return (
+        f"INSERT INTO agents ({AGENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL)",
+        (agent_id, name, scope, parent_id, created_us),
+    )
+
+
+def agent_get(agent_id: str) -> Query:
+    return f"SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?", (agent_id,)
+
+
+def agent_end(agent_id: str, now_us: int) -> Query:
+    return "UPDATE agents SET ended_at = ? WHERE id = ? AND ended_at IS NULL", (now_us, agent_id)
+
+
+def agents_page(after: str, limit: int, name: str | None) -> Query:
+    """Ascending id order from the primary key; ``name`` filters the same walk."""
+    return (
+        f"SELECT {AGENT_COLUMNS} FROM agents WHERE id > ? "
+        "AND (CAST(? AS TEXT) IS NULL OR name = ?) ORDER BY id LIMIT ?",
+        (after, name, name, limit),
+    )
+
+
+# -- allowances --------------------------------------------------------------------
+def share_put(person: str, source: str, reader: str, allowed_us: int) -> Query:
+    return (
+        "INSERT INTO shares (person, source, reader, allowed_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (person, source, reader) DO NOTHING",
+        (person, source, reader, allowed_us),
+    )
+
+
+def share_get(person: str, source: str, reader: str) -> Query:
+    return (
+        "SELECT allowed_at FROM shares WHERE person = ? AND source = ? AND reader = ?",
+        (person, source, reader),
+    )
+
+
+def share_delete(person: str, source: str, reader: str) -> Query:
+    return (
+        "DELETE FROM shares WHERE person = ? AND source = ? AND reader = ?",
+        (person, source, reader),
+    )
+
+
+def shares_listed(person: str, source: str | None, reader: str | None) -> Query:
+    column, value = ("source", source) if source is not None else ("reader", reader)
+    return (
+        "SELECT source, reader, allowed_at FROM shares WHERE person = ? "
+        f"AND (CAST(? AS TEXT) IS NULL OR {column} = ?) ORDER BY allowed_at, source, reader",
+        (person, value, value),
+    )

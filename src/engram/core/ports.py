@@ -143,7 +143,10 @@ class FactRows(Protocol):
     """Fact rows with their vectors and tags. Positions are (created_at, seq): ``seq`` is
     the row number, unique in the store."""
 
-    def get(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None: ...
+    def get(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+        """The fact, or None when the scope holds no fact of that id (another scope's
+        fact is None too)."""
+        ...
 
     def by_ids(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Fact]:
         """The scope's facts among ``ids``, by id; ids of other scopes are left out."""
@@ -160,7 +163,9 @@ class FactRows(Protocol):
         its position."""
         ...
 
-    def count(self, tx: Tx, scope: Scope) -> int: ...
+    def count(self, tx: Tx, scope: Scope) -> int:
+        """How many facts the scope holds, counted in the transaction's snapshot."""
+        ...
 
     def any(self, tx: Tx, scope: Scope | None = None) -> bool:
         """Whether the scope (or, without one, the store) holds a fact."""
@@ -260,7 +265,9 @@ class AgentRows(Protocol):
         """Raises StorageFailure when the id is taken (ids are random; it never is)."""
         ...
 
-    def get(self, tx: Tx, agent_id: str) -> Agent | None: ...
+    def get(self, tx: Tx, agent_id: str) -> Agent | None:
+        """The agent, ended or not; None for an unknown id."""
+        ...
 
     def end(self, tx: Tx, agent_id: str, now_us: int) -> None:
         """Sets the end time unless one is set already; nothing for an unknown id."""
@@ -279,7 +286,9 @@ class ShareRows(Protocol):
         """Inserts the allowance; an existing one is kept as it is (idempotent)."""
         ...
 
-    def get(self, tx: Tx, person: str, source: str, reader: str) -> Share | None: ...
+    def get(self, tx: Tx, person: str, source: str, reader: str) -> Share | None:
+        """The allowance with the time it was first given; None when there is none."""
+        ...
 
     def delete(self, tx: Tx, person: str, source: str, reader: str) -> bool:
         """Whether it was there. Idempotent."""
@@ -333,4 +342,6 @@ class Store(Protocol):
         runs once, as a savepoint."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Releases the connections; a transaction still open in another thread fails."""
+        ...

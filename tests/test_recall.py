@@ -69,6 +69,14 @@ def test_time_window_filters(mem: engram.Memory, ref: ResourceRef) -> None:
         ref, "trip", top_k=100, mode="vector", created_after=start + timedelta(days=7)
     )
     assert sorted(h.fact.content for h in vector_only) == ["trip day 8", "trip day 9"]
+    for days in (3, 2):  # an empty window is a mistake, not "nothing matched"
+        with pytest.raises(InvalidInput, match="earlier than created_before"):
+            mem.recall(
+                ref,
+                "trip",
+                created_after=start + timedelta(days=3),
+                created_before=start + timedelta(days=days),
+            )
 
 
 def test_top_k_default_and_limits(mem: engram.Memory, ref: ResourceRef) -> None:

@@ -131,6 +131,7 @@ def test_tags_type_and_metadata_are_written_and_filter_recall(client: TestClient
         {"mode": "fuzzy"},
         {"createdAfter": "yesterday"},
         {"createdAfter": "2024-06-01T00:00:00"},  # no UTC offset
+        {"createdAfter": "2024-06-02T00:00:00Z", "createdBefore": "2024-06-01T00:00:00Z"},
         {"limit": "5"},  # the listing's, not recall's
     ):
         _error(client.get(base, params={"query": "refund", **bad}), 400, "invalid_input")

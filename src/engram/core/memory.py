@@ -304,6 +304,12 @@ class Memory:
             created_before=limits.check_time(created_before, "created_before"),
             verified_only=bool(verified_only),
         )
+        after, before = filters.created_after, filters.created_before
+        if after is not None and before is not None and after >= before:
+            raise InvalidInput(
+                f"created_after ({after.isoformat()}) must be earlier than created_before "
+                f"({before.isoformat()}): no fact could match"
+            )
         if mode not in ("hybrid", "text", "vector"):
             raise InvalidInput(f"mode must be hybrid, text or vector, got {mode!r}")
         pool = max(CANDIDATE_POOL, 2 * k)

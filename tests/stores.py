@@ -20,8 +20,10 @@ import pytest
 Target = str | Path
 
 # Takes a SQLite file from schema 5 back to 4 (no change log), for migration tests.
-# Takes a SQLite store back to schema 4: migration 6's triggers, then 5's change log.
+# Takes a SQLite store back to schema 4: migration 7's strength, 6's triggers, then
+# 5's change log.
 UNDO_CHANGE_LOG = """
+ALTER TABLE facts DROP COLUMN strength;
 DROP TRIGGER facts_ai_state;
 DROP TRIGGER facts_ad_state;
 DROP TRIGGER facts_au_state;

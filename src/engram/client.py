@@ -121,6 +121,7 @@ class Client:
         metadata: dict[str, Any] | None = None,
         created_at: datetime | None = None,
         context: str | None = None,
+        strength: float | None = None,
     ) -> JSON:
         fields: dict[str, Any] = {"content": content}
         if source_ref is not None:
@@ -129,7 +130,12 @@ class Client:
             )
         tag_list = None if tags is None else list(tags)
         fields |= _params(
-            type=type, tags=tag_list, metadata=metadata, createdAt=created_at, context=context
+            type=type,
+            tags=tag_list,
+            metadata=metadata,
+            createdAt=created_at,
+            context=context,
+            strength=strength,
         )
         return self.send("POST", _facts(agent_id), wire.NewFact(**fields))
 
@@ -145,6 +151,7 @@ class Client:
         created_before: datetime | None = None,
         verified_only: bool = False,
         mode: Literal["hybrid", "text", "vector"] = "hybrid",
+        min_strength: float | None = None,
     ) -> list[JSON]:
         params = _params(
             query=query,
@@ -155,6 +162,7 @@ class Client:
             createdBefore=None if created_before is None else created_before.isoformat(),
             verifiedOnly="true" if verified_only else None,
             mode=None if mode == "hybrid" else mode,
+            minStrength=min_strength,
         )
         return list(self.call_json("GET", _facts(agent_id), params=params)["facts"])
 

@@ -107,6 +107,12 @@ class NewFact(Body):
         default=None, description="a JSON object up to 16 KiB, nested at most 64 levels"
     )
     created_at: Time | None = Field(default=None, alias="createdAt")
+    strength: float = Field(
+        default=1.0,
+        ge=0,
+        le=limits.MAX_STRENGTH,
+        description="0 to 10 (default 1): multiplies the fact's score in recall",
+    )
 
 
 class FactCorrection(Body):
@@ -269,6 +275,7 @@ class FactOut(Answer):
     updated_at: datetime
     corrected_by: str | None
     corrected_at: datetime | None
+    strength: float
 
     @classmethod
     def of(cls, fact: Fact) -> FactOut:
@@ -293,6 +300,7 @@ def _fact_fields(fact: Fact) -> dict[str, Any]:
         "updated_at": fact.updated_at,
         "corrected_by": fact.corrected_by,
         "corrected_at": fact.corrected_at,
+        "strength": fact.strength,
     }
 
 

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Request
 
 from engram.api.context import agent_memory
 from engram.api.openapi import errors
-from engram.api.params import Count, Flag, Limit, Time, TopK
+from engram.api.params import Count, Flag, Limit, MinStrength, Time, TopK
 from engram.core import limits
 from engram.core.errors import InvalidInput
 from engram.core.models import SourceRef
@@ -35,7 +35,16 @@ router = APIRouter(
     tags=["facts"],
     responses=errors(400, 401, 403, 404, 500, 501, 503),
 )
-RECALL_ONLY = ("topK", "type", "tags", "verifiedOnly", "mode", "createdAfter", "createdBefore")
+RECALL_ONLY = (
+    "topK",
+    "type",
+    "tags",
+    "verifiedOnly",
+    "mode",
+    "createdAfter",
+    "createdBefore",
+    "minStrength",
+)
 LISTING_ONLY = ("limit", "before")
 
 
@@ -53,6 +62,7 @@ def remember(agent_id: str, body: NewFact, request: Request) -> FactOut:
         metadata=body.metadata,
         created_at=body.created_at,
         context=body.context,
+        strength=body.strength,
     )
     return FactOut.of(fact)
 
@@ -69,13 +79,14 @@ def facts(
     mode: Annotated[Literal["hybrid", "text", "vector"], Query()] = "hybrid",
     created_after: Annotated[Time, Query(alias="createdAfter")] = None,
     created_before: Annotated[Time, Query(alias="createdBefore")] = None,
+    min_strength: MinStrength = None,
     limit: Limit = limits.DEFAULT_PAGE,
     before: Annotated[str | None, Query(description="nextBefore of the previous page")] = None,
 ) -> RecallOut | FactsOut:
     """``?query=`` recalls by meaning (``topK`` default 5, max 100; filtered by ``type``,
-    ``tags``, ``verifiedOnly``, ``createdAfter``/``createdBefore``; ``mode`` hybrid, text
-    or vector); without it, the newest facts first (``limit`` default 100, max 1000;
-    ``nextBefore`` when more follow)."""
+    ``tags``, ``verifiedOnly``, ``createdAfter``/``createdBefore``, ``minStrength``;
+    ``mode`` hybrid, text or vector); without it, the newest facts first (``limit``
+    default 100, max 1000; ``nextBefore`` when more follow)."""
     given = set(request.query_params)
     memory, agent = agent_memory(request, agent_id, facts=True)
     if query is None:
@@ -93,6 +104,7 @@ def facts(
         created_before=created_before,
         verified_only=verified_only,
         mode=mode,
+        min_strength=min_strength,
     )
     return RecallOut(facts=[RecalledFact.of_hit(h) for h in hits])
 

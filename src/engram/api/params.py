@@ -54,6 +54,15 @@ TopK = Annotated[
     ),
     Integer,
 ]
+MinStrength = Annotated[
+    float | None,
+    Query(
+        alias="minStrength",
+        ge=0,
+        le=limits.MAX_STRENGTH,
+        description="recall: only facts at least this strong (0 to 10)",
+    ),
+]
 Count = Annotated[
     int,
     Query(

@@ -43,7 +43,11 @@ def _ref(args: argparse.Namespace) -> ResourceRef:
 
 def _stdin_notes(args: argparse.Namespace) -> list[Note]:
     lines = [line.strip() for line in sys.stdin.read().splitlines()]
-    notes = [Note(line, args.source, args.type, args.tag) for line in lines if line]
+    notes = [
+        Note(line, args.source, args.type, args.tag, strength=args.strength)
+        for line in lines
+        if line
+    ]
     if not notes:
         raise InvalidInput("no facts on stdin", hint="give one fact per non-empty line")
     return notes
@@ -61,6 +65,7 @@ def remember(mem: Memory, args: argparse.Namespace) -> Output:
             type=args.type,
             tags=args.tag,
             context=args.context,
+            strength=args.strength,
         )
     )
 
@@ -75,6 +80,7 @@ def recall(mem: Memory, args: argparse.Namespace) -> Output:
             tags=args.tag,
             verified_only=args.verified_only,
             mode=args.mode,
+            min_strength=args.min_strength,
         )
     )
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NoReturn
 import engram
 from engram.backends import backend_for
 from engram.core.errors import EngramError, InvalidInput
-from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_TOP_K
+from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K, check_strength
 from engram.core.models import SourceRef
 from engram.opening import describe
 from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging, parse_integer
@@ -83,6 +83,18 @@ def _source(text: str) -> SourceRef:
             f"expected SANDBOX_ID:ENTRY_INDEX (an integer from 0 to {MAX_COUNT}), got {text!r}"
         ) from exc
     return SourceRef(sandbox, entry)
+
+
+def _strength(text: str) -> float:
+    """A strength from 0 to 10, written as a plain decimal number."""
+    try:
+        if not text.strip().replace(".", "", 1).isdigit():
+            raise ValueError(text)
+        return check_strength(float(text))
+    except (ValueError, InvalidInput) as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected a number from 0 to {MAX_STRENGTH:g}, got {text!r}"
+        ) from exc
 
 
 TOP_K, PAGE, COUNT = _integer(1, MAX_TOP_K), _integer(1, MAX_PAGE), _integer(0, MAX_COUNT)
@@ -157,6 +169,9 @@ def _add_writing_commands(sub: Subparsers) -> None:
         help="the ledger entry the fact came from (makes it verified)",
     )
     p.add_argument("--context", metavar="TEXT", help="text that helps find the fact")
+    p.add_argument(
+        "--strength", metavar="S", type=_strength, default=1.0, help="0 to 10 (default 1)"
+    )
     _filters(p)
     p = _command(sub, "correct", "correct", "change a fact's words", embeds=True)
     p.add_argument("fact_id", metavar="FACT_ID")
@@ -169,6 +184,7 @@ def _add_reading_commands(sub: Subparsers) -> None:
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--top-k", metavar="N", type=TOP_K)
     p.add_argument("--verified-only", action="store_true")
+    p.add_argument("--min-strength", metavar="S", type=_strength, help="only facts this strong")
     p.add_argument("--mode", choices=("hybrid", "text", "vector"), default="hybrid")
     _filters(p)
     p = _command(sub, "facts", "facts", "list facts, newest first")

@@ -25,6 +25,7 @@ MAX_METADATA_BYTES = 16 * 1024
 # JSON values (working memory, metadata) nest at most this deep: a list or an object is
 # one level. Deeper values would be stored, then fail to serialise on the way out.
 MAX_DEPTH = 64
+MAX_STRENGTH = 10.0  # a fact's strength lies in [0, MAX_STRENGTH]; 1.0 is neutral
 MAX_COUNT = 1 << 53  # beyond any store, and within what SQLite and JSON carry exactly
 MAX_TTL = timedelta(days=10**6)  # about 2,700 years; its expiry fits in int64 microseconds
 
@@ -166,6 +167,15 @@ def check_time(value: object, name: str) -> datetime | None:
 
 def check_max_facts(value: object) -> int:
     return check_count(value, "max_facts")
+
+
+def check_strength(value: object, name: str = "strength") -> float:
+    """A strength: a finite number from 0 to 10."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(f"{name} must be a number from 0 to {MAX_STRENGTH:g}, got {value!r}")
+    if not 0.0 <= float(value) <= MAX_STRENGTH:  # NaN fails this too
+        raise InvalidInput(f"{name} must be a number from 0 to {MAX_STRENGTH:g}, got {value!r}")
+    return float(value)
 
 
 def check_count(value: object, name: str) -> int:

@@ -26,7 +26,7 @@ from engram.core.models import (
     SourceRef,
 )
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store, Tx
-from engram.core.ranking import Candidate, fuse
+from engram.core.ranking import Candidate, fuse, rank_by_strength
 from engram.core.scopes import ResourceRef, Scope
 from engram.core.sharing import Sharing
 from engram.core.text import check_text
@@ -46,6 +46,7 @@ class Note:
     metadata: dict[str, JSONValue] | None = None
     created_at: datetime | None = None
     context: str | None = None
+    strength: float = 1.0
 
 
 class Memory:
@@ -96,17 +97,19 @@ class Memory:
         metadata: dict[str, JSONValue] | None = None,
         created_at: datetime | None = None,
         context: str | None = None,
+        strength: float = 1.0,
     ) -> Fact:
         """Remembers ``content`` in the scope; the same text twice returns the stored fact.
 
         ``context`` (up to 8000 characters) is text that helps find the fact without
         being part of it, such as the conversation around a remembered turn: full-text
-        recall matches it; the vector is the content's alone.
+        recall matches it; the vector is the content's alone. ``strength`` (0 to 10,
+        default 1.0) multiplies the fact's score in recall.
 
         Raises InvalidInput (empty, over 2000 characters), CapabilityMissing (no
         embedder), UpstreamFailure (the embedder failed: nothing was stored).
         """
-        note = Note(content, source_ref, type, tags, metadata, created_at, context)
+        note = Note(content, source_ref, type, tags, metadata, created_at, context, strength)
         return self.remember_many(ref, [note])[0]
 
     def remember_many(self, ref: Scope, notes: Sequence[Note | str]) -> list[Fact]:
@@ -144,6 +147,7 @@ class Memory:
                 tags=tuple(note.tags),
                 metadata=json.loads(meta),
                 context=note.context,
+                strength=note.strength,
             )
             new[digest] = NewFact(fact, digest, meta, vectors[by_text[note.content]])
         model = _model_of(embedder)
@@ -287,11 +291,14 @@ class Memory:
         created_before: datetime | None = None,
         verified_only: bool = False,
         mode: RecallMode = "hybrid",
+        min_strength: float | None = None,
     ) -> list[RecallHit]:
         """Facts by meaning: full-text and vector candidates, fused by score (see
         :mod:`engram.core.ranking`).
 
-        Filters bind both halves before fusion. Raises CapabilityMissing without an
+        Filters bind both halves before fusion; ``min_strength`` keeps facts at least
+        that strong. A fact's strength multiplies its fused score (all at the default
+        1.0, the ranking is the fusion's alone). Raises CapabilityMissing without an
         embedder (never an empty list that would look like "nothing matched"), except
         in ``mode="text"``, which needs none.
         """
@@ -303,6 +310,9 @@ class Memory:
             created_after=limits.check_time(created_after, "created_after"),
             created_before=limits.check_time(created_before, "created_before"),
             verified_only=bool(verified_only),
+            min_strength=None
+            if min_strength is None
+            else limits.check_strength(min_strength, "min_strength"),
         )
         after, before = filters.created_after, filters.created_before
         if after is not None and before is not None and after >= before:
@@ -327,7 +337,11 @@ class Memory:
             semantic: list[Candidate] = []
             if vector is not None:
                 semantic = store.candidates.vector(tx, ref, vector, filters, pool)
-            fused = fuse(lexical, semantic)[:k]
+            fused = fuse(lexical, semantic)
+            strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
+            if strengths:  # only facts off the default are read, and re-scored
+                fused = rank_by_strength(fused, strengths)
+            fused = fused[:k]
             found = store.facts.by_ids(tx, ref, [f.id for f in fused])
             return [
                 RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)
@@ -364,6 +378,7 @@ def _check_note(note: Note) -> tuple[Note, str, str]:
         metadata=limits.check_metadata(note.metadata),
         created_at=limits.check_time(note.created_at, "created_at"),
         context=limits.check_context(note.context),
+        strength=limits.check_strength(note.strength),
     )
     return checked, content_hash(text), limits.encode_value(checked.metadata)
 

@@ -28,6 +28,7 @@ class Fact:
     turns around a remembered turn of a conversation): full-text recall matches it.
 
     ``verified`` is computed from ``source_ref``; it is never read from input.
+    ``strength`` (0 to 10, 1.0 unless set) multiplies the fact's score in recall.
     """
 
     id: str
@@ -42,6 +43,7 @@ class Fact:
     corrected_by: str | None = None
     corrected_at: datetime | None = None
     context: str | None = None
+    strength: float = 1.0
 
     @property
     def verified(self) -> bool:
@@ -75,6 +77,7 @@ class Filters:
     created_after: datetime | None = None
     created_before: datetime | None = None
     verified_only: bool = False
+    min_strength: float | None = None
 
     @property
     def empty(self) -> bool:

@@ -156,6 +156,11 @@ class FactRows(Protocol):
         """The scope's facts with these content hashes, by hash."""
         ...
 
+    def strengths(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, float]:
+        """The strengths of the scope's facts among ``ids`` that are not the default 1.0,
+        by id (a fact at 1.0 is left out)."""
+        ...
+
     def page(
         self, tx: Tx, scope: Scope, before: tuple[int, int] | None, limit: int
     ) -> list[tuple[Fact, tuple[int, int]]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 SPREAD = 3.0  # standard deviations either side of the mean: the method's definition
 _FLAT = 0.5  # a list whose scores are all equal says nothing about their order
@@ -70,13 +70,27 @@ def fuse(text: Sequence[Candidate], vector: Sequence[Candidate]) -> list[Fused]:
     fused = [
         Fused(fid, score, text_rank.get(fid), vector_rank.get(fid)) for fid, score in total.items()
     ]
-    never = 1 << 30
-    fused.sort(
-        key=lambda f: (
-            -f.score,
-            min(f.text_rank or never, f.vector_rank or never),
-            f.text_rank or never,
-            f.id,
-        )
-    )
+    fused.sort(key=_order)
     return fused
+
+
+def rank_by_strength(fused: Sequence[Fused], strengths: dict[str, float]) -> list[Fused]:
+    """``fused`` with each score multiplied by its fact's strength (1.0 for a fact not in
+    ``strengths``), best first, ties broken as :func:`fuse` breaks them."""
+    scaled = [
+        f if f.id not in strengths else replace(f, score=f.score * strengths[f.id]) for f in fused
+    ]
+    scaled.sort(key=_order)
+    return scaled
+
+
+_NEVER = 1 << 30
+
+
+def _order(f: Fused) -> tuple[float, int, int, str]:
+    return (
+        -f.score,
+        min(f.text_rank or _NEVER, f.vector_rank or _NEVER),
+        f.text_rank or _NEVER,
+        f.id,
+    )

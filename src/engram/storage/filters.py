@@ -14,6 +14,9 @@ def filter_sql(filters: Filters, alias: str = "f", mark: str = "?") -> tuple[str
     if filters.type is not None:
         clauses.append(f"{alias}.type = {mark}")
         params.append(filters.type)
+    if filters.min_strength is not None:
+        clauses.append(f"{alias}.strength >= {mark}")
+        params.append(filters.min_strength)
     if filters.verified_only:
         clauses.append(f"{alias}.source_sandbox IS NOT NULL")
     if filters.created_after is not None:

@@ -118,6 +118,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER facts_counted_out AFTER DELETE ON facts REFERENCING OLD TABLE AS removed
         FOR EACH STATEMENT EXECUTE FUNCTION engram_count_facts();
     """,
+    # 3: a fact's strength (0 to 10; 1.0 is neutral), as on SQLite.
+    """
+    ALTER TABLE facts ADD COLUMN strength double precision NOT NULL DEFAULT 1.0;
+    """,
 )
 
 

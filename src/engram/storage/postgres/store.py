@@ -54,10 +54,11 @@ class PostgresFacts(FactTable):
         columns = list(zip(*fact_columns(facts), strict=True))
         rows = conn.execute(
             "INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
-            "source_entry, type, tags, metadata, created_at, updated_at) "
-            "SELECT i, %s, c, h, x, s, e, t, g, m, a, u FROM unnest(%s::text[], %s::text[], "
+            "source_entry, type, tags, metadata, created_at, updated_at, strength) "
+            "SELECT i, %s, c, h, x, s, e, t, g, m, a, u, w FROM unnest(%s::text[], %s::text[], "
             "%s::text[], %s::text[], %s::text[], %s::bigint[], %s::text[], %s::text[], "
-            "%s::text[], %s::bigint[], %s::bigint[]) AS n(i, c, h, x, s, e, t, g, m, a, u) "
+            "%s::text[], %s::bigint[], %s::bigint[], %s::float8[]) "
+            "AS n(i, c, h, x, s, e, t, g, m, a, u, w) "
             "ON CONFLICT (scope, content_hash) DO NOTHING RETURNING seq, content_hash",
             (scope.key, *[list(column) for column in columns]),
         ).fetchall()
@@ -94,10 +95,10 @@ class PostgresFacts(FactTable):
             "WITH copied AS ("
             " INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
             " source_entry, type, tags, metadata, created_at, updated_at, corrected_by, "
-            " corrected_at) "
+            " corrected_at, strength) "
             " SELECT n.id, %s, p.content, p.content_hash, p.context, p.source_sandbox, "
             " p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
-            " p.corrected_by, p.corrected_at FROM (SELECT f.*, row_number() OVER "
+            " p.corrected_by, p.corrected_at, p.strength FROM (SELECT f.*, row_number() OVER "
             " (ORDER BY seq) AS i FROM facts f WHERE scope = %s) AS p "
             " JOIN unnest(%s::text[]) WITH ORDINALITY AS n(id, i) ON n.i = p.i "
             " ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "

@@ -87,6 +87,14 @@ def facts_by_hashes(d: Dialect, scope: str, hashes: Sequence[str]) -> Query:
     )
 
 
+def facts_strengths(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    member, params = d.in_list("id", ids)
+    return (
+        f"SELECT id, strength FROM facts WHERE {member} AND {d.scope_by_id} AND strength <> 1.0",
+        (*params, scope),
+    )
+
+
 def facts_page(scope: str, before: tuple[int, int], limit: int) -> Query:
     return (
         f"{SELECT_FACT} WHERE scope = ? AND (created_at, seq) < (?, ?) "

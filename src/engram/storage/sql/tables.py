@@ -88,6 +88,12 @@ class FactTable:
         rows = t.rows(*q.facts_by_hashes(t.dialect, scope.key, list(dict.fromkeys(hashes))))
         return {str(r[0]): to_fact(r[1:]) for r in rows}
 
+    def strengths(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, float]:
+        if not ids:
+            return {}
+        t = sql(tx)
+        return {str(i): float(s) for i, s in t.rows(*q.facts_strengths(t.dialect, scope.key, ids))}
+
     def page(
         self, tx: Tx, scope: Scope, before: tuple[int, int] | None, limit: int
     ) -> list[tuple[Fact, tuple[int, int]]]:
@@ -156,7 +162,7 @@ class FactTable:
 
 def fact_columns(facts: Sequence[NewFact]) -> list[tuple[Any, ...]]:
     """The facts as the columns id, content, content_hash, context, source_sandbox,
-    source_entry, type, tags, metadata, created_at, updated_at."""
+    source_entry, type, tags, metadata, created_at, updated_at, strength."""
     rows = []
     for new in facts:
         fact = new.fact
@@ -174,6 +180,7 @@ def fact_columns(facts: Sequence[NewFact]) -> list[tuple[Any, ...]]:
                 new.metadata_json,
                 to_us(fact.created_at),
                 to_us(fact.updated_at),
+                fact.strength,
             )
         )
     return rows

@@ -176,6 +176,11 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM fact_changes WHERE scope = new.scope;
     END;
     """,
+    # 7: a fact's strength (0 to 10; 1.0 is neutral): recall filters by it and
+    # multiplies a fact's score by it.
+    """
+    ALTER TABLE facts ADD COLUMN strength REAL NOT NULL DEFAULT 1.0;
+    """,
 )
 
 

@@ -57,8 +57,8 @@ class SQLiteFacts(FactTable):
         for new, row in zip(facts, fact_columns(facts), strict=True):
             cursor = conn.execute(
                 "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
-                "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
+                "strength) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (scope, content_hash) DO NOTHING",
                 (row[0], scope.key, token, *row[1:]),
             )
@@ -92,13 +92,14 @@ class SQLiteFacts(FactTable):
         copied = conn.execute(
             "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
             "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-            "corrected_by, corrected_at) "
+            "corrected_by, corrected_at, strength) "
             # Materialized, the ids get an automatic index on their position: json_each
             # alone is a virtual table, joined by a scan per row.
             "WITH n AS MATERIALIZED (SELECT key AS i, value AS id FROM json_each(?)) "
             "SELECT n.id, ?, ?, p.content, p.content_hash, p.context, p.source_sandbox, "
             "p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
-            "p.corrected_by, p.corrected_at FROM (SELECT *, row_number() OVER (ORDER BY seq) "
+            "p.corrected_by, p.corrected_at, p.strength FROM (SELECT *, row_number() "
+            "OVER (ORDER BY seq) "
             "- 1 AS i FROM facts WHERE scope = ?) AS p JOIN n ON n.i = p.i "
             "WHERE true ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING",
             (json.dumps(list(ids)), child.key, scope_token(child.key), parent.key),

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx
+from pydantic import ValidationError
 
 from engram import wire
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput
@@ -83,7 +84,7 @@ class Client:
         self, name: str, *, resource_id: str | None = None, team_id: str | None = None
     ) -> JSON:
         fields = _params(name=name, resourceId=resource_id, teamId=team_id)
-        return self.send("POST", "/agents", wire.AgentSpec(**fields))
+        return self.send("POST", "/agents", _body(wire.AgentSpec, **fields))
 
     def agents(
         self, *, after: str | None = None, limit: int | None = None, name: str | None = None
@@ -103,7 +104,7 @@ class Client:
         into_existing: bool = False,
     ) -> JSON:
         fields = _params(name=name, resourceId=resource_id, intoExisting=into_existing or None)
-        spec = wire.SpawnSpec(**fields)
+        spec = _body(wire.SpawnSpec, **fields)
         return self.send("POST", f"/agents/{_quote(agent_id)}/spawn", spec)
 
     def end(self, agent_id: str) -> JSON:
@@ -125,8 +126,8 @@ class Client:
     ) -> JSON:
         fields: dict[str, Any] = {"content": content}
         if source_ref is not None:
-            fields["sourceRef"] = wire.SourceRefBody(
-                sandboxId=source_ref[0], entryIndex=source_ref[1]
+            fields["sourceRef"] = _body(
+                wire.SourceRefBody, sandboxId=source_ref[0], entryIndex=source_ref[1]
             )
         tag_list = None if tags is None else list(tags)
         fields |= _params(
@@ -137,7 +138,7 @@ class Client:
             context=context,
             strength=strength,
         )
-        return self.send("POST", _facts(agent_id), wire.NewFact(**fields))
+        return self.send("POST", _facts(agent_id), _body(wire.NewFact, **fields))
 
     def recall(
         self,
@@ -175,7 +176,7 @@ class Client:
     def correct(self, agent_id: str, fact_id: str, content: str, *, by: str | None = None) -> JSON:
         fields: dict[str, Any] = {"content": content} | ({} if by is None else {"by": by})
         path = f"{_facts(agent_id)}/{_quote(fact_id)}"
-        return self.send("PATCH", path, wire.FactCorrection(**fields))
+        return self.send("PATCH", path, _body(wire.FactCorrection, **fields))
 
     def forget(self, agent_id: str, fact_id: str) -> bool:
         """Forgets one fact; idempotent. Returns whether it existed."""
@@ -197,7 +198,7 @@ class Client:
         fields: dict[str, Any] = {} if max_facts is None else {"maxFacts": max_facts}
         if max_age is not None:
             fields["maxAgeMs"] = max_age // timedelta(milliseconds=1)
-        spec = wire.CompactionSpec(**fields)
+        spec = _body(wire.CompactionSpec, **fields)
         return self.send("POST", f"/agents/{_quote(agent_id)}/compactions", spec)
 
     # -- people ----------------------------------------------------------------------
@@ -211,7 +212,7 @@ class Client:
         return list(self.call_json("GET", "/api/v1/memory-shares", params=params)["shares"])
 
     def allow(self, source: str, reader: str) -> JSON:
-        spec = wire.ShareSpec(source=source, reader=reader)
+        spec = _body(wire.ShareSpec, source=source, reader=reader)
         return self.send("PUT", "/api/v1/memory-shares", spec)
 
     def stop(self, source: str, reader: str) -> None:
@@ -231,7 +232,7 @@ class Client:
     def correct_memory(self, memory_id: str, text: str) -> JSON:
         """Corrects one of the person's memories by id, whatever application holds it."""
         path = f"/api/v1/memories/{_quote(memory_id)}"
-        return self.send("PATCH", path, wire.MemoryWords(memory=text))
+        return self.send("PATCH", path, _body(wire.MemoryWords, memory=text))
 
     def forget_memory(self, memory_id: str) -> None:
         self.call("DELETE", f"/api/v1/memories/{_quote(memory_id)}")
@@ -266,7 +267,7 @@ class WorkingClient:
             fields["expectedVersion"] = expected_version
         if ttl is not None:
             fields["ttlSeconds"] = max(1, round(ttl.total_seconds()))
-        return self._client.send("PUT", _key(agent_id, key), wire.PutValue(**fields))
+        return self._client.send("PUT", _key(agent_id, key), _body(wire.PutValue, **fields))
 
     def delete(self, agent_id: str, key: str) -> None:
         self._client.call("DELETE", _key(agent_id, key))
@@ -285,7 +286,7 @@ class AppClient:
 
     def remember(self, text: str) -> JSON:
         path = f"/api/v1/apps/{_quote(self.app)}/memories"
-        return self._client.send("POST", path, wire.MemoryWords(memory=text))
+        return self._client.send("POST", path, _body(wire.MemoryWords, memory=text))
 
     def recall(self, query: str, *, top_k: int | None = None) -> list[JSON]:
         path = f"/api/v1/apps/{_quote(self.app)}/memories/search"
@@ -298,7 +299,7 @@ class AppClient:
 
     def correct(self, memory_id: str, text: str) -> JSON:
         path = f"/api/v1/apps/memories/{_quote(self.app)}/{_quote(memory_id)}"
-        return self._client.send("PATCH", path, wire.MemoryWords(memory=text))
+        return self._client.send("PATCH", path, _body(wire.MemoryWords, memory=text))
 
     def forget(self, memory_id: str) -> None:
         self._client.call("DELETE", f"/api/v1/apps/memories/{_quote(self.app)}/{_quote(memory_id)}")
@@ -306,6 +307,22 @@ class AppClient:
     def forget_all(self, *, count: int) -> int:
         path = f"/api/v1/apps/memories/{_quote(self.app)}"
         return int(self._client.call_json("DELETE", path, params={"count": count})["forgotten"])
+
+
+B = TypeVar("B", bound=wire.Body)
+
+
+def _body(shape: type[B], **fields: Any) -> B:
+    """The request body, checked here as the service would check it: a field it would
+    refuse is InvalidInput naming the field, and nothing is sent."""
+    try:
+        return shape(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'body'}: {error['msg']}"
+            for error in exc.errors()[:5]
+        )
+        raise InvalidInput(f"invalid request: {problems}") from None
 
 
 def _params(**given: Any) -> JSON:

@@ -42,6 +42,18 @@ def test_a_fact_s_context_goes_through_the_client(app_client: TestClient) -> Non
     assert client.recall(agent, "release review", top_k=1)[0]["id"] == fact["id"]
 
 
+def test_a_fact_s_strength_goes_through_the_client(app_client: TestClient) -> None:
+    client = engram.Client(token=SERVICE, http=app_client)
+    agent = client.register("reviewer")["id"]
+    plain = client.remember(agent, "the deploy runs nightly")
+    strong = client.remember(agent, "the deploy needs approval", strength=2.5)
+    assert (plain["strength"], strong["strength"]) == (1.0, 2.5)
+    hits = client.recall(agent, "deploy", top_k=5, min_strength=2)
+    assert [h["id"] for h in hits] == [strong["id"]]
+    with pytest.raises(engram.InvalidInput):
+        client.remember(agent, "never stored", strength=11)
+
+
 def _person(app_client: TestClient, uid: str) -> engram.Client:
     token = jwt.encode({"sub": uid, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
     return engram.Client(token=token, http=app_client)

@@ -154,12 +154,10 @@ class Memory:
 
         def write(tx: Tx) -> dict[str, Fact]:
             rules.check_model(store, tx, model, [n.vector for n in new.values()])
-            # Another writer may have remembered some of these since they were looked up.
-            present = store.facts.by_hashes(tx, ref, list(new)) if new else {}
-            written = store.facts.insert(tx, ref, [n for h, n in new.items() if h not in present])
-            skipped = [h for h in new if h not in written and h not in present]
-            if skipped:  # written by a writer the lookup missed: read back as stored
-                present.update(store.facts.by_hashes(tx, ref, skipped))
+            written = store.facts.insert(tx, ref, list(new.values()))
+            # A hash skipped was remembered by another writer since the lookup: as stored.
+            skipped = [h for h in new if h not in written]
+            present = store.facts.by_hashes(tx, ref, skipped) if skipped else {}
             rules.apply_caps(store, tx, ref, self._caps, now)
             return {**{h: new[h].fact for h in written}, **present}
 

@@ -124,15 +124,8 @@ class Database:
     def _open(self, write: bool) -> Iterator[SQLTx]:
         current: SQLTx | None = getattr(self._local, "tx", None)
         if current is not None:
-            if write and not current.write:
-                raise StorageFailure("a write cannot run inside a read-only transaction")
-            start = current.savepoint()
-            try:
-                with current.conn.transaction():  # a savepoint
-                    yield current
-            except BaseException:
-                current.undone(start)
-                raise
+            with current.nested(write=write):
+                yield current
             return
         with self._pool.connection() as conn:
             # Set on the connection, these go out with BEGIN: no round trip.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -26,24 +26,19 @@ class Dialect:
     vector: Callable[[Any], object]
     listed: Callable[[Sequence[Any]], object]
     member: str
-    _spell: Callable[[str], str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        mark = self.mark
-
-        @lru_cache(maxsize=512)
-        def spell(text: str) -> str:
-            return text if mark == "?" else text.replace("?", mark)
-
-        object.__setattr__(self, "_spell", spell)
 
     def sql(self, text: str) -> str:
         """``text`` (``?`` placeholders) in this driver's spelling."""
-        return self._spell(text)
+        return text if self.mark == "?" else _spelled(text, self.mark)
 
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[object]]:
         """``column IN (values)`` as one parameter, whatever the number of values."""
         return self.member.format(column=column), [self.listed(list(values))]
+
+
+@lru_cache(maxsize=1024)
+def _spelled(text: str, mark: str) -> str:
+    return text.replace("?", mark)
 
 
 SQLITE = Dialect(

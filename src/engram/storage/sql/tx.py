@@ -4,8 +4,10 @@ work to run once it has committed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol
 
+from engram.core.errors import StorageFailure
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
 from engram.storage.sql.dialect import Dialect
@@ -61,13 +63,26 @@ class SQLTx:
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
 
-    def savepoint(self) -> int:
-        """Where a savepoint starts, for :meth:`undone`."""
-        return len(self._after)
-
-    def undone(self, start: int) -> None:
-        """The savepoint begun at ``start`` was rolled back: its waiting work goes too."""
-        del self._after[start:]
+    @contextmanager
+    def nested(self, *, write: bool) -> Iterator[SQLTx]:
+        """A savepoint of this transaction (the same SQL on both backends): undone alone
+        when it raises, with the work it left for after the commit."""
+        if write and not self.write:
+            raise StorageFailure("a write cannot run inside a read-only transaction")
+        name, start = f"engram_{self.depth}", len(self._after)
+        self.depth += 1
+        self.execute(f"SAVEPOINT {name}")
+        try:
+            yield self
+        except BaseException:
+            del self._after[start:]
+            self.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        else:
+            self.execute(f"RELEASE SAVEPOINT {name}")
+        finally:
+            self.depth -= 1
 
     def committed(self) -> None:
         """Runs the work that waited for the commit, in order."""

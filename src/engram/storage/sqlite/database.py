@@ -109,7 +109,7 @@ class Database:
     def _open(self, write: bool) -> Iterator[SQLTx]:
         current: SQLTx | None = getattr(self._local, "tx", None)
         if current is not None:
-            with _savepoint(current, write):
+            with current.nested(write=write):
                 yield current
             return
         tx, mark = self._begin(write)
@@ -169,27 +169,6 @@ class Database:
             with suppress(sqlite3.Error):
                 conn.close()
         self._local = threading.local()
-
-
-@contextmanager
-def _savepoint(tx: SQLTx, write: bool) -> Iterator[None]:
-    """A transaction inside ``tx``: undone alone when it raises."""
-    if write and not tx.write:
-        raise StorageFailure("a write cannot run inside a read-only transaction")
-    name, start = f"engram_{tx.depth}", tx.savepoint()
-    tx.depth += 1
-    tx.conn.execute(f"SAVEPOINT {name}")
-    try:
-        yield
-    except BaseException:
-        tx.undone(start)
-        tx.conn.execute(f"ROLLBACK TO {name}")
-        tx.conn.execute(f"RELEASE {name}")
-        raise
-    else:
-        tx.conn.execute(f"RELEASE {name}")
-    finally:
-        tx.depth -= 1
 
 
 def _retry(attempt: Callable[[], T]) -> T:

@@ -23,6 +23,11 @@ Target = str | Path
 # Takes a SQLite store back to schema 4: migration 7's strength, 6's triggers, then
 # 5's change log.
 UNDO_CHANGE_LOG = """
+DROP TABLE fact_trash;
+DROP TABLE ledger;
+DROP TABLE ledger_items;
+DROP INDEX facts_by_turn_user;
+ALTER TABLE facts DROP COLUMN turn_user;
 ALTER TABLE facts DROP COLUMN strength;
 DROP TRIGGER facts_ai_state;
 DROP TRIGGER facts_ad_state;

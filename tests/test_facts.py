@@ -221,7 +221,8 @@ def test_lookups_by_id_use_the_id_index(
     statements = [  # as the fact rows build them
         queries.facts_by_ids(dialect, ref.key, ["a", "b"]),
         queries.fact_by_id(dialect, ref.key, "a"),
-        queries.fact_delete(dialect, ref.key, "a"),
+        queries.facts_erase(dialect, ref.key, ["a"]),
+        queries.trash_move(dialect, ref.key, ["a"], 0),
     ]
     expected = "facts_id_key" if postgres else "(id=?)"
     for sql, params in statements:

@@ -37,26 +37,39 @@ def _filler(rng: random.Random, n: int) -> list[str]:
 
 
 def _forget_one(mem: engram.Memory, fact: engram.Fact) -> None:
-    assert mem.forget(REF, fact.id)
+    assert mem.forget(REF, fact.id, hard=True)
 
 
 def _forget_all(mem: engram.Memory, fact: engram.Fact) -> None:
-    mem.forget_all(REF, expected_count=mem.count(REF))
+    mem.forget_all(REF, expected_count=mem.count(REF), hard=True)
 
 
-def _correct(mem: engram.Memory, fact: engram.Fact) -> None:
+def _trash_then_delete(mem: engram.Memory, fact: engram.Fact) -> None:
+    assert mem.forget(REF, fact.id)  # softly: the trash keeps the words...
+    assert mem.trash(REF).facts[0].fact.content == fact.content
+    receipt = mem.delete_traces(REF, [fact.id])  # ...until they are deleted for good
+    assert (receipt.facts, receipt.trashed) == (0, 1)
+
+
+def _correct_then_delete(mem: engram.Memory, fact: engram.Fact) -> None:
+    # A correction keeps the old words in the ledger, for a revert; deleting the fact
+    # for good erases them there too.
     mem.correct(REF, fact.id, "the corrected words of that fact")
+    receipt = mem.delete_traces(REF, [fact.id])
+    assert receipt.facts == 1 and receipt.ledger_items_scrubbed == 2  # the add, the correct
 
 
-def _compact(mem: engram.Memory, fact: engram.Fact) -> None:
-    assert mem.compact(REF, max_age=timedelta(days=1)).removed >= 1
+def _compact_then_delete_scope(mem: engram.Memory, fact: engram.Fact) -> None:
+    assert mem.compact(REF, max_age=timedelta(days=1)).removed >= 1  # to the trash
+    assert mem.delete_scope(REF).trashed >= 1
 
 
 WAYS: dict[str, Callable[[engram.Memory, engram.Fact], None]] = {
     "forget": _forget_one,
     "forget_all": _forget_all,
-    "correct": _correct,
-    "compact": _compact,
+    "trash": _trash_then_delete,
+    "correct": _correct_then_delete,
+    "compact": _compact_then_delete_scope,
 }
 
 
@@ -104,7 +117,7 @@ def test_a_persons_forget_all_leaves_nothing(db_path: Path, others: int) -> None
         mem.remember_many(REF, _filler(random.Random(1), others))  # someone else's, kept
         mem.remember_many(scope, [f"{PLANTED} is my diagnosis", "lives in Porto"])
         assert found(db_path, PLANTED)
-        assert mem.forget_all(scope, expected_count=2) == 2
+        assert mem.forget_all(scope, expected_count=2, hard=True) == 2
         assert found(db_path, PLANTED) == []
         assert mem.count(REF) == others
         assert mem.recall(REF, "invoice", mode="text")  # the merged index still answers

@@ -42,10 +42,12 @@ def error_response(
     message: str,
     hint: str | None = None,
     headers: Mapping[str, str] | None = None,
+    details: Mapping[str, object] | None = None,
 ) -> JSONResponse:
-    body: dict[str, str] = {"code": code, "message": message}
+    body: dict[str, object] = {"code": code, "message": message}
     if hint:
         body["hint"] = hint
+    body.update(details or {})
     return JSONResponse({"error": body}, status_code=status, headers=headers)
 
 
@@ -57,7 +59,7 @@ def install(app: FastAPI) -> None:
         if exc.http_status == 500:
             log.error("%s on %s %s: %s", exc.code, request.method, request.url.path, exc)
             return error_response(500, exc.code, "local storage failed")
-        return error_response(exc.http_status, exc.code, exc.message, exc.hint)
+        return error_response(exc.http_status, exc.code, exc.message, exc.hint, details=exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -8,14 +8,15 @@ parent's memory into the child's scope, in one transaction.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from engram.core import limits, rules
+from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound
-from engram.core.models import ForkResult
+from engram.core.models import LIBRARY, ForkResult, Writer
 from engram.core.scopes import ResourceRef
 from engram.core.text import check_text
 
@@ -52,9 +53,10 @@ class AgentPage:
 class Agents:
     """Registration, lookup, spawning and ending of agents."""
 
-    def __init__(self, store: Store, *, clock: Clock = now_us) -> None:
+    def __init__(self, store: Store, *, clock: Clock = now_us, writer: Writer = LIBRARY) -> None:
         self._store = store
         self._now = clock
+        self._writer = writer
 
     def register(
         self, name: str, *, resource_id: str | None = None, team_id: str | None = None
@@ -63,7 +65,13 @@ class Agents:
         checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
         ref = ResourceRef(resource_id if resource_id is not None else checked, team_id)
         agent = self._new(checked, ref, parent_id=None)
-        self._store.run(lambda tx: self._store.agents.insert(tx, agent))
+        store = self._store
+
+        def write(rec: ledger.Entry) -> None:
+            store.agents.insert(rec.tx, agent)
+            rec.record("agent", agent.id, "register")
+
+        store.run(lambda tx: self._entry(tx, ref, "agent.register", write))
         return agent
 
     def get(self, agent_id: str) -> Agent:
@@ -100,13 +108,17 @@ class Agents:
         fork_from = parent.ref if copy_memory and ref != parent.ref else None
         now, store = self._now(), self._store
 
-        def write(tx: Tx) -> tuple[int, int]:
-            store.agents.insert(tx, child)
+        def write(rec: ledger.Entry) -> tuple[int, int]:
+            store.agents.insert(rec.tx, child)
+            rec.record("agent", child.id, "register")
             if fork_from is None:
                 return (0, 0)
-            return rules.fork(store, tx, fork_from, ref, now, into_existing=into_existing)
+            return rules.fork(rec, fork_from, into_existing=into_existing)
 
-        keys, facts = store.run(write, lock=[] if fork_from is None else [fork_from, ref])
+        keys, facts = store.run(
+            lambda tx: ledger.write(store, tx, ref, "agent.spawn", self._writer, now, write),
+            lock=[] if fork_from is None else [fork_from, ref],
+        )
         return child, ForkResult(ref, keys, facts)
 
     def list(
@@ -129,13 +141,26 @@ class Agents:
         now, store = self._now(), self._store
 
         def write(tx: Tx) -> Agent | None:
-            store.agents.end(tx, agent_id, now)
+            agent = store.agents.get(tx, agent_id)
+            if agent is None or agent.ended_at is not None:
+                return agent
+
+            def end(rec: ledger.Entry) -> None:
+                store.agents.end(tx, agent_id, now)
+                rec.record("agent", agent_id, "end")
+
+            ledger.write(store, tx, agent.ref, "agent.end", self._writer, now, end)
             return store.agents.get(tx, agent_id)
 
         ended = store.run(write) if _possible(agent_id) else None
         if ended is None:
             raise NotFound(f"no agent {agent_id!r}")
         return ended
+
+    def _entry(
+        self, tx: Tx, ref: ResourceRef, op: str, work: Callable[[ledger.Entry], None]
+    ) -> None:
+        ledger.write(self._store, tx, ref, op, self._writer, self._now(), work)
 
     def _new(self, name: str, ref: ResourceRef, *, parent_id: str | None) -> Agent:
         return Agent("a_" + secrets.token_hex(8), name, ref, parent_id, from_us(self._now()))

@@ -24,6 +24,11 @@ class EngramError(Exception):
     def __str__(self) -> str:
         return self.message if self.hint is None else f"{self.message} ({self.hint})"
 
+    @property
+    def details(self) -> dict[str, object]:
+        """What the error names beyond its message, for the wire (none by default)."""
+        return {}
+
 
 class InvalidInput(EngramError):
     """The caller's input is malformed or outside a documented limit."""
@@ -71,6 +76,20 @@ class Conflict(EngramError):
     code = "conflict"
     http_status = 409
     exit_code = 4
+
+
+class RevertBlocked(Conflict):
+    """A revert that later changes to the same objects block; ``later`` names them."""
+
+    code = "revert_blocked"
+
+    def __init__(self, message: str, *, later: tuple[int, ...], hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.later = later
+
+    @property
+    def details(self) -> dict[str, object]:
+        return {"later": list(self.later)}
 
 
 class EmbedderMismatch(Conflict):
@@ -121,6 +140,7 @@ ALL_ERRORS: tuple[type[EngramError], ...] = (
     Unavailable,
     NotFound,
     Conflict,
+    RevertBlocked,
     EmbedderMismatch,
     CapabilityMissing,
     UpstreamFailure,

@@ -206,3 +206,17 @@ def check_ttl(value: object) -> timedelta:
             f"ttl must be a positive timedelta of at most a million days, got {value!r}"
         )
     return value
+
+
+MAX_IDS = 1000
+
+
+def check_ids(ids: object, name: str = "ids") -> list[str]:
+    """A list of 1 to 1,000 fact ids (duplicates dropped, order kept)."""
+    if isinstance(ids, str) or not isinstance(ids, (list, tuple)):
+        raise InvalidInput(f"{name} must be a list of fact ids")
+    if not ids:
+        raise InvalidInput(f"{name} must name at least one fact")
+    if len(ids) > MAX_IDS:
+        raise InvalidInput(f"{name} may name at most {MAX_IDS} facts, got {len(ids)}")
+    return list(dict.fromkeys(check_text(i, "fact id", max_chars=64) for i in ids))

@@ -3,27 +3,37 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
-from engram.core import limits, query, rules
+from engram.core import ledger, limits, query, rules, undo
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
+from engram.core.ledger import Entry
 from engram.core.models import (
+    LIBRARY,
+    VIAS,
     Caps,
     Compaction,
+    DeletionReceipt,
     Fact,
     FactPage,
     Filters,
     ForkResult,
     JSONValue,
+    LedgerEntry,
+    LedgerPage,
     RecallHit,
     RecallMode,
     SourceRef,
+    Trashed,
+    TrashPage,
+    Via,
+    Writer,
 )
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store, Tx
 from engram.core.ranking import Candidate, fuse, rank_by_strength
@@ -33,6 +43,7 @@ from engram.core.text import check_text
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +74,47 @@ class Memory:
         *,
         caps: Caps | None = None,
         clock: Clock = now_us,
+        writer: Writer = LIBRARY,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._caps = caps or Caps()
         self._now = clock
-        self.working = WorkingMemory(store, clock=clock)
-        self.agents = Agents(store, clock=clock)
-        self.sharing = Sharing(store, clock=clock)
+        self._writer = writer
+        self.working = WorkingMemory(store, clock=clock, writer=writer)
+        self.agents = Agents(store, clock=clock, writer=writer)
+        self.sharing = Sharing(store, clock=clock, writer=writer)
+
+    def acting(
+        self,
+        *,
+        actor: str | None = None,
+        via: Via | None = None,
+        turn_user: str | None = None,
+        request_id: str | None = None,
+    ) -> Memory:
+        """The same memory, writing as ``actor`` through ``via`` (library, cli, http, mcp,
+        tool, import, ingest, consolidation, wiki): the ledger records both on every
+        entry. ``turn_user`` names the second user whose turn a write is for (facts keep
+        it; ``delete_scope(turn_user_id=)`` deletes only theirs)."""
+        now = self._writer
+        if via is not None and via not in VIAS:
+            raise InvalidInput(f"via must be one of {', '.join(VIAS)}, got {via!r}")
+        writer = Writer(
+            actor=now.actor if actor is None else check_text(actor, "actor", max_chars=256),
+            via=now.via if via is None else via,
+            turn_user=now.turn_user
+            if turn_user is None
+            else check_text(turn_user, "turn_user", max_chars=256),
+            request_id=now.request_id
+            if request_id is None
+            else check_text(request_id, "request_id", max_chars=128),
+        )
+        return Memory(self._store, self._embedder, caps=self._caps, clock=self._now, writer=writer)
+
+    @property
+    def writer(self) -> Writer:
+        return self._writer
 
     @property
     def embedder(self) -> Embedder | None:
@@ -148,20 +192,24 @@ class Memory:
                 metadata=json.loads(meta),
                 context=note.context,
                 strength=note.strength,
+                turn_user=self._writer.turn_user,
             )
             new[digest] = NewFact(fact, digest, meta, vectors[by_text[note.content]])
         model = _model_of(embedder)
 
-        def write(tx: Tx) -> dict[str, Fact]:
+        def write(rec: Entry) -> dict[str, Fact]:
+            tx = rec.tx
             rules.check_model(store, tx, model, [n.vector for n in new.values()])
             written = store.facts.insert(tx, ref, list(new.values()))
+            for digest in written:
+                rec.record("fact", new[digest].fact.id, "add", ledger.ABSENT)
             # A hash skipped was remembered by another writer since the lookup: as stored.
             skipped = [h for h in new if h not in written]
             present = store.facts.by_hashes(tx, ref, skipped) if skipped else {}
-            rules.apply_caps(store, tx, ref, self._caps, now)
+            rules.apply_caps(rec, self._caps)
             return {**{h: new[h].fact for h in written}, **present}
 
-        stored = store.run(write, lock=[ref])
+        stored = store.run(lambda tx: self._entry(tx, ref, "remember", now, write), lock=[ref])
         return [existing.get(digest) or stored[digest] for _, digest, _ in checked]
 
     def correct(self, ref: Scope, fact_id: str, content: str, *, by: str | None = None) -> Fact:
@@ -178,51 +226,142 @@ class Memory:
         self.fact(ref, fact_id)  # NotFound before anything is embedded
         embedder = self._embedder
         vector = None if embedder is None else embedder.embed([text], "passage")[0]
-        digest, now, store = content_hash(text), self._now(), self._store
+        digest, now, store = rules.content_hash(text), self._now(), self._store
 
-        def write(tx: Tx) -> Fact:
+        def write(rec: Entry) -> Fact:
+            tx = rec.tx
             if embedder is not None:
                 rules.check_model(store, tx, _model_of(embedder), [vector])
             other = store.facts.by_hashes(tx, ref, [digest]).get(digest)
             if other is not None and other.id != fact_id:
                 raise Conflict(f"this scope already holds that text as fact {other.id}")
-            fact = store.facts.rewrite(tx, ref, fact_id, text, digest, vector, by, now)
-            if fact is None:
+            old = store.facts.get(tx, ref, fact_id)
+            if old is None:
                 raise NotFound(f"no fact {fact_id!r} in this scope")
+            before = ledger.words(
+                old, rules.content_hash(old.content), store.facts.vector_of(tx, ref, fact_id)
+            )
+            fact = store.facts.rewrite(tx, ref, fact_id, text, digest, vector, by, now, now)
+            assert fact is not None
+            rec.record("fact", fact_id, "correct", before)
             return fact
 
-        return store.run(write, lock=[ref])
+        return store.run(lambda tx: self._entry(tx, ref, "correct", now, write), lock=[ref])
 
     def scope_of(self, fact_id: str) -> Scope | None:
         """The scope a fact belongs to (for callers that check it is theirs)."""
         checked = _check_id(fact_id)
         return self._store.run(lambda tx: self._store.facts.scope_of(tx, checked), write=False)
 
-    def forget(self, ref: Scope, fact_id: str) -> bool:
-        """Forgets one fact; idempotent. Returns whether it existed."""
-        checked, store = _check_id(fact_id), self._store
-        return store.run(lambda tx: store.facts.delete(tx, ref, checked), lock=[ref])
+    def forget(self, ref: Scope, fact_id: str, *, hard: bool = False) -> bool:
+        """Forgets one fact; idempotent. Returns whether it existed.
 
-    def forget_all(self, ref: Scope, *, expected_count: int) -> int:
+        Softly by default: the fact goes to the trash, out of recall, listing and fetch
+        at once, and :meth:`restore` or a revert brings it back until the trash's
+        retention deletes it for good. ``hard=True`` deletes it for good now (live or
+        in the trash): its words are then nowhere in the store, the ledger's
+        before-states of it included."""
+        checked, now, store = _check_id(fact_id), self._now(), self._store
+        if hard:
+            receipt = self.delete_traces(ref, [checked])
+            return receipt.facts + receipt.trashed > 0
+
+        def write(rec: Entry) -> bool:
+            moved = rules.trash(rec, [checked])
+            rules.purge_trash(rec, self._caps.trash_retention_us)
+            return bool(moved)
+
+        return store.run(lambda tx: self._entry(tx, ref, "forget", now, write), lock=[ref])
+
+    def forget_all(self, ref: Scope, *, expected_count: int, hard: bool = False) -> int:
         """Forgets every fact of the scope, confirming how many the caller saw.
 
         If the scope now holds more than ``expected_count``, nothing is forgotten and
-        Conflict is raised. Returns how many were forgotten.
+        Conflict is raised. Returns how many were forgotten. Softly by default (to the
+        trash); ``hard=True`` deletes every fact of the scope for good, the trash's too.
         """
         limits.check_count(expected_count, "expected_count")
-        store = self._store
+        now, store = self._now(), self._store
 
-        def write(tx: Tx) -> int:
-            rules.confirm_count(store.facts.count(tx, ref), expected_count)
-            return store.facts.delete_scope(tx, ref)
+        def write(rec: Entry) -> int:
+            rules.confirm_count(store.facts.count(rec.tx, ref), expected_count)
+            if hard:
+                return rules.erase_scope(rec, None).facts
+            moved = rules.trash(rec, store.facts.ids(rec.tx, ref))
+            rules.purge_trash(rec, self._caps.trash_retention_us)
+            return len(moved)
 
-        return store.run(write, lock=[ref])
+        op = "delete_scope" if hard else "forget_all"
+        return store.run(lambda tx: self._entry(tx, ref, op, now, write), lock=[ref])
+
+    def restore(self, ref: Scope, fact_id: str) -> Fact:
+        """Brings a softly forgotten fact back from the trash (same id and times).
+        Raises NotFound (not in this scope's trash) and Conflict (the scope holds its
+        words again, as another fact)."""
+        checked, now, store = _check_id(fact_id), self._now(), self._store
+
+        def write(rec: Entry) -> Fact:
+            fact = rules.restore(store, rec.tx, ref, checked)
+            rec.record("fact", checked, "restore", ledger.TRASHED)
+            return fact
+
+        return store.run(lambda tx: self._entry(tx, ref, "restore", now, write), lock=[ref])
+
+    def trash(
+        self, ref: Scope, *, limit: int | None = None, before: str | None = None
+    ) -> TrashPage:
+        """One page of the scope's trash, most recently forgotten first (default 100,
+        max 1000); pass ``next_before`` back as ``before``."""
+        size = limits.check_limit(limit)
+        position, store = _decode_trash_cursor(before), self._store
+        rows = store.run(
+            lambda tx: store.facts.trash_page(tx, ref, position, size + 1), write=False
+        )
+        more = len(rows) > size
+        rows = rows[:size]
+        keep = self._caps.trash_retention_us
+        page = [
+            Trashed(fact, from_us(at), from_us(at + keep) if keep else from_us(1 << 62))
+            for fact, at in rows
+        ]
+        cursor = _encode_trash_cursor(rows[-1][1], rows[-1][0].id) if more else None
+        return TrashPage(page, cursor)
+
+    def delete_traces(self, ref: Scope, ids: Sequence[str]) -> DeletionReceipt:
+        """Deletes these facts of the scope for good, live or in the trash (unknown ids
+        are skipped), and erases every before-state the ledger holds of them: their
+        words are then nowhere in the store. At most 1,000 ids."""
+        checked = limits.check_ids(ids)
+        now, store = self._now(), self._store
+
+        def write(rec: Entry) -> DeletionReceipt:
+            return rules.erase(rec, checked)
+
+        return store.run(lambda tx: self._entry(tx, ref, "delete", now, write), lock=[ref])
+
+    def delete_scope(self, ref: Scope, *, turn_user_id: str | None = None) -> DeletionReceipt:
+        """Deletes every fact of the scope for good (live and trashed), with the
+        ledger's before-states of them; with ``turn_user_id``, only the facts written
+        for that second user (see :meth:`acting`). An account's deletion calls it.
+        Working memory stays (``working.delete`` removes keys)."""
+        if not ref.key or any(not part for part in _scope_ids(ref)):
+            raise InvalidInput("a scope to delete needs a non-empty id")
+        user = None
+        if turn_user_id is not None:
+            user = check_text(turn_user_id, "turn_user_id", max_chars=256)
+        now, store = self._now(), self._store
+
+        def write(rec: Entry) -> DeletionReceipt:
+            return rules.erase_scope(rec, user)
+
+        return store.run(lambda tx: self._entry(tx, ref, "delete_scope", now, write), lock=[ref])
 
     def compact(
         self, ref: Scope, *, max_facts: int | None = None, max_age: timedelta | None = None
     ) -> Compaction:
-        """Applies the caps now: facts older than ``max_age`` go first, then the oldest
-        beyond ``max_facts``. Unset arguments fall back to the store-wide caps."""
+        """Applies the caps now: facts older than ``max_age`` go to the trash first, then
+        the oldest beyond ``max_facts``. Unset arguments fall back to the store-wide caps.
+        The trash's and the ledger's retention are applied too."""
         caps = Caps(
             max_facts=limits.check_max_facts(max_facts)
             if max_facts is not None
@@ -231,8 +370,16 @@ class Memory:
             if max_age is not None
             else self._caps.max_age_us,
         )
-        now, store = self._now(), self._store
-        return store.run(lambda tx: rules.apply_caps(store, tx, ref, caps, now), lock=[ref])
+        now, store, retention = self._now(), self._store, self._caps
+
+        def write(rec: Entry) -> Compaction:
+            done = rules.apply_caps(rec, caps)
+            rules.purge_trash(rec, retention.trash_retention_us)
+            if retention.ledger_retention_us:
+                store.ledger.delete_before(rec.tx, ref, now - retention.ledger_retention_us)
+            return done
+
+        return store.run(lambda tx: self._entry(tx, ref, "compact", now, write), lock=[ref])
 
     def fork(
         self, ref: ResourceRef, child_resource_id: str, *, into_existing: bool = False
@@ -249,11 +396,59 @@ class Memory:
         if child == ref:
             raise InvalidInput("a fork's child must have another resource_id than its parent")
         now, store = self._now(), self._store
+
+        def write(rec: Entry) -> tuple[int, int]:
+            return rules.fork(rec, ref, into_existing=into_existing)
+
         keys, facts = store.run(
-            lambda tx: rules.fork(store, tx, ref, child, now, into_existing=into_existing),
-            lock=[ref, child],
+            lambda tx: self._entry(tx, child, "fork", now, write), lock=[ref, child]
         )
         return ForkResult(child, keys, facts)
+
+    # -- history -------------------------------------------------------------------
+    def ledger(
+        self,
+        ref: Scope,
+        *,
+        limit: int | None = None,
+        before: int | None = None,
+        object_id: str | None = None,
+    ) -> LedgerPage:
+        """The scope's write ledger, newest first (default 100, max 1000), each entry with
+        what it changed (not the before-states); ``object_id`` keeps the entries that
+        changed that fact or key. Pass ``next_before`` back as ``before``."""
+        size = limits.check_limit(limit)
+        if before is not None:
+            limits.check_count(before, "before")
+        if object_id is not None:
+            check_text(object_id, "object_id", max_chars=limits.MAX_KEY_CHARS)
+        store = self._store
+        rows = store.run(
+            lambda tx: store.ledger.page(tx, ref, before, size + 1, object_id), write=False
+        )
+        more = len(rows) > size
+        rows = rows[:size]
+        return LedgerPage(rows, rows[-1].seq if more else None)
+
+    def history(self, ref: Scope, fact_id: str) -> list[LedgerEntry]:
+        """Every entry of the scope's ledger that changed the fact, newest first (up to
+        1,000)."""
+        return self.ledger(ref, limit=limits.MAX_PAGE, object_id=_check_id(fact_id)).entries
+
+    def revert(self, ref: Scope, entry_id: int) -> LedgerEntry:
+        """Undoes one entry of the scope's ledger as a new entry, which it returns:
+        an add is forgotten (to the trash), a correct gets back its old words and
+        vector, a soft forget comes back from the trash, a working key gets back its
+        old value; reverting a revert redoes it. Raises NotFound, and Conflict,
+        changing nothing, when later entries changed the same objects (RevertBlocked
+        names them), when a deletion for good erased its before-states, or for an entry
+        that cannot be undone (an agent's registration, a deletion for good)."""
+        seq = limits.check_count(entry_id, "entry_id")
+        now, store = self._now(), self._store
+        return store.run(lambda tx: undo.revert(store, tx, ref, seq, self._writer, now), lock=[ref])
+
+    def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[Entry], T]) -> T:
+        return ledger.write(self._store, tx, ref, op, self._writer, now, work)
 
     # -- reading facts -----------------------------------------------------------
     def fact(self, ref: Scope, fact_id: str) -> Fact:
@@ -362,8 +557,13 @@ def _model_of(embedder: Embedder) -> ModelRecord:
     return ModelRecord(embedder.model, embedder.dimension)
 
 
-def content_hash(text: str) -> str:
-    return hashlib.sha256(limits.normalize_for_hash(text).encode("utf-8")).hexdigest()
+content_hash = rules.content_hash
+
+
+def _scope_ids(ref: Scope) -> tuple[str, ...]:
+    if isinstance(ref, ResourceRef):
+        return (ref.resource_id,) if ref.team_id is None else (ref.resource_id, ref.team_id)
+    return (ref.person, ref.app)
 
 
 def _check_note(note: Note) -> tuple[Note, str, str]:
@@ -388,6 +588,24 @@ def _check_id(fact_id: object) -> str:
 def _encode_cursor(position: tuple[int, int]) -> str:
     raw = f"{position[0]}.{position[1]}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _encode_trash_cursor(deleted_us: int, fact_id: str) -> str:
+    raw = f"{deleted_us}.{fact_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_trash_cursor(cursor: str | None) -> tuple[int, str] | None:
+    if cursor is None:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, fact_id = raw.split(".", 1)
+        if not (0 <= int(at) < 1 << 62) or not fact_id:
+            raise ValueError("out of range")
+        return int(at), fact_id
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"not a cursor from a previous page: {cursor!r}") from exc
 
 
 def _decode_cursor(cursor: str | None) -> tuple[int, int] | None:

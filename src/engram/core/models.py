@@ -10,6 +10,18 @@ from engram.core.scopes import ResourceRef, Scope
 
 JSONValue = Any  # any value json.dumps accepts; checked by working-memory validation
 RecallMode = Literal["hybrid", "text", "vector"]
+Via = Literal["library", "cli", "http", "mcp", "tool", "import", "ingest", "consolidation", "wiki"]
+VIAS: tuple[str, ...] = (
+    "library",
+    "cli",
+    "http",
+    "mcp",
+    "tool",
+    "import",
+    "ingest",
+    "consolidation",
+    "wiki",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +56,7 @@ class Fact:
     corrected_at: datetime | None = None
     context: str | None = None
     strength: float = 1.0
+    turn_user: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -134,9 +147,104 @@ class Compaction:
         return len(self.expired) + len(self.over_cap)
 
 
+DAY_US = 86_400_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class Caps:
-    """Store-wide caps per scope: 0 / None means unbounded."""
+    """Store-wide caps per scope: 0 / None means unbounded. The trash keeps a softly
+    forgotten fact ``trash_retention_us`` (30 days) before deleting it for good; the
+    ledger keeps entries ``ledger_retention_us`` (90 days), until a compaction."""
 
     max_facts: int = 0
     max_age_us: int = 0
+    trash_retention_us: int = 30 * DAY_US
+    ledger_retention_us: int = 90 * DAY_US
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """Who writes, through what: recorded on every ledger entry. The edges set it from
+    what they verified (a token's subject, the service), never from a request body.
+    ``turn_user`` names a second user a write on another's turn was for (facts keep it,
+    and a scope's deletion can take only theirs); ``request_id`` ties an entry to the
+    request that made it."""
+
+    actor: str = "library"
+    via: Via = "library"
+    turn_user: str | None = None
+    request_id: str | None = None
+
+
+LIBRARY = Writer()  # the library's own calls
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One object a ledger entry changed: its kind (fact, working, share, agent), its id
+    (a fact id, a working key, ...), what was done, the state before as JSON (None:
+    nothing to restore, or scrubbed), and the token of the state it left (the entry
+    that made that state; None for a state older than the ledger)."""
+
+    kind: str
+    object_id: str
+    action: str
+    before: str | None = None
+    token: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One logical write: ``op`` (remember, correct, forget, ...), who and through what,
+    when, the changes, and its links: the entry it ``reverts``, the one that reverted it
+    (``reverted_by``). ``scrubbed``: a hard deletion erased before-states it held, so it
+    cannot be reverted."""
+
+    seq: int
+    scope: Scope
+    op: str
+    at: datetime
+    actor: str
+    via: str
+    turn_user: str | None
+    request_id: str | None
+    reverts: int | None
+    reverted_by: int | None
+    scrubbed: bool
+    changes: tuple[Change, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerPage:
+    """Entries newest first; ``next_before`` is set when older ones follow."""
+
+    entries: list[LedgerEntry]
+    next_before: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Trashed:
+    """A softly forgotten fact, as it was, with when it was forgotten and when the
+    trash purges it for good."""
+
+    fact: Fact
+    deleted_at: datetime
+    purge_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TrashPage:
+    """Trashed facts, most recently forgotten first; ``next_before`` when more follow."""
+
+    facts: list[Trashed]
+    next_before: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionReceipt:
+    """What a hard deletion removed: live facts, trashed facts, and the ledger items
+    whose before-states it erased."""
+
+    facts: int
+    trashed: int
+    ledger_items_scrubbed: int

@@ -117,12 +117,15 @@ class AppMemory:
         return self._memory.correct(self.scope(person), memory_id, text, by=by)
 
     def forget(self, person: Person, memory_id: str) -> None:
-        if not self._memory.forget(self.scope(person), memory_id):
+        """Forgets one of the person's memories here for good (spec 003: a person's
+        forget is real): no trash, and the ledger keeps none of its words."""
+        if not self._memory.forget(self.scope(person), memory_id, hard=True):
             raise NotFound(f"no memory {memory_id!r} of yours in {self.app}")
 
     def forget_all(self, person: Person, *, count: int) -> int:
-        """Forgets all of it, confirming ``count``; Conflict when there is more now."""
-        return self._memory.forget_all(self.scope(person), expected_count=count)
+        """Forgets all of it for good, confirming ``count``; Conflict when there is more
+        now."""
+        return self._memory.forget_all(self.scope(person), expected_count=count, hard=True)
 
     def require_semantic(self) -> None:
         """Raises Unavailable (503, in a sentence) when nothing can embed here."""

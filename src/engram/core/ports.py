@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar
 
-from engram.core.models import Fact, Filters, WorkingEntry
+from engram.core.models import Change, Fact, Filters, LedgerEntry, WorkingEntry, Writer
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 
@@ -138,6 +138,13 @@ class WorkingRows(Protocol):
         already has takes the parent's value at its version + 1). Returns how many."""
         ...
 
+    def raw(
+        self, tx: Tx, scope: Scope, keys: Sequence[str] | None = None
+    ) -> dict[str, tuple[str, int, int | None]]:
+        """(value JSON, version, expires_at) of the scope's rows (or those of ``keys``),
+        expired ones too, by key."""
+        ...
+
 
 class FactRows(Protocol):
     """Fact rows with their vectors and tags. Positions are (created_at, seq): ``seq`` is
@@ -194,33 +201,80 @@ class FactRows(Protocol):
         content_hash: str,
         vector: Vectors | None,
         by: str | None,
+        by_at_us: int | None,
         now_us: int,
     ) -> Fact | None:
-        """Gives a fact new words (and, with ``vector``, a new vector) and returns it as
-        stored; None when the scope has no such fact. The caller checks that no other
-        fact of the scope holds ``content_hash``."""
+        """Gives a fact new words (and, with ``vector``, a new vector), corrected by
+        ``by`` at ``by_at_us``, and returns it as stored; None when the scope has no such
+        fact. The caller checks that no other fact of the scope holds ``content_hash``."""
         ...
 
-    def delete(self, tx: Tx, scope: Scope, fact_id: str) -> bool:
-        """Deletes one fact; whether it was there. Idempotent."""
+    def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
+        """The fact's vector, or None."""
         ...
 
-    def delete_scope(self, tx: Tx, scope: Scope) -> int:
-        """Deletes every fact of the scope; how many."""
+    def ids(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> list[str]:
+        """The ids of the scope's facts (only those written for ``turn_user``, if
+        given), oldest row first."""
         ...
 
-    def delete_created_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
-        """Deletes the scope's facts created before ``cutoff_us``; their ids."""
+    def created_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
+        """The ids of the scope's facts created before ``cutoff_us``, oldest first."""
         ...
 
-    def delete_oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
-        """Deletes the scope's ``count`` oldest facts (by position); their ids."""
+    def oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
+        """The ids of the scope's ``count`` oldest facts (by position)."""
         ...
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
+    def trash(self, tx: Tx, scope: Scope, ids: Sequence[str], now_us: int) -> list[str]:
+        """Moves the scope's facts among ``ids`` to the trash, row and vector as they are
+        (out of full text, vectors, listing and fetch at once); the ids moved, in the
+        order given. Ids not live in the scope are skipped."""
+        ...
+
+    def trashed(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[Fact, int]]:
+        """The scope's trashed facts among ``ids``, with when they were trashed, by id."""
+        ...
+
+    def trash_page(
+        self, tx: Tx, scope: Scope, before: tuple[int, str] | None, limit: int
+    ) -> list[tuple[Fact, int]]:
+        """Up to ``limit`` trashed facts before the position (deleted_at, id), most
+        recently trashed first, each with when it was trashed."""
+        ...
+
+    def trash_ids(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> list[str]:
+        """The ids of the scope's trashed facts (only ``turn_user``'s, if given)."""
+        ...
+
+    def trash_expired(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
+        """The ids of the scope's facts trashed before ``cutoff_us``."""
+        ...
+
+    def trash_count(self, tx: Tx, scope: Scope) -> int:
+        """How many facts the scope's trash holds."""
+        ...
+
+    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+        """Moves a trashed fact back (same id and times, a new position) with its vector
+        and tags; None when the trash has no such fact of the scope. The caller checks
+        that no live fact of the scope holds its words."""
+        ...
+
+    def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Deletes for good the scope's facts among ``ids``, live and trashed: (live ids,
+        trashed ids) deleted. Unknown ids are skipped."""
+        ...
+
+    def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
+        """Deletes for good every fact of the scope (only ``turn_user``'s, if given),
+        live and trashed: (live, trashed) counts."""
+        ...
+
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         """Copies the parent's facts with their vectors and tags into the child, in the
         parent's order, the n-th under ``ids[n]`` (as many ids as the parent has facts); a
-        fact whose words the child holds is skipped. Returns how many were copied."""
+        fact whose words the child holds is skipped. Returns the ids copied."""
         ...
 
     def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:
@@ -247,6 +301,85 @@ class CandidateRows(Protocol):
     ) -> list[Candidate]:
         """The ``limit`` facts nearest ``vector``, scored by cosine similarity. Raises
         EmbedderMismatch when the scope's vectors have another width."""
+        ...
+
+
+class LedgerRows(Protocol):
+    """The write ledger: entries (one per logical write, per scope, numbered in the order
+    they were written) and their items (one per object changed)."""
+
+    def begin(
+        self,
+        tx: Tx,
+        scope: Scope,
+        op: str,
+        writer: Writer,
+        now_us: int,
+        reverts: int | None = None,
+    ) -> int:
+        """Opens an entry; its number (greater than every earlier entry's)."""
+        ...
+
+    def add(self, tx: Tx, entry: int, changes: Sequence[Change]) -> None:
+        """Records the entry's items (one per kind and object)."""
+        ...
+
+    def drop(self, tx: Tx, entry: int) -> None:
+        """Removes an entry that changed nothing."""
+        ...
+
+    def entry(self, tx: Tx, scope: Scope, seq: int) -> LedgerEntry | None:
+        """The scope's entry with its items and their before-states; None when the scope
+        has no such entry."""
+        ...
+
+    def tokens(
+        self,
+        tx: Tx,
+        scope: Scope,
+        kind: str,
+        ids: Sequence[str],
+        before_entry: int | None = None,
+    ) -> dict[str, tuple[int, int | None]]:
+        """For each object (of ``kind``, among ``ids``) the ledger names, the newest item
+        (before ``before_entry`` if given): (its entry, the token it left), by id."""
+        ...
+
+    def later(
+        self, tx: Tx, scope: Scope, objects: Sequence[tuple[str, str]], after_entry: int
+    ) -> list[int]:
+        """The entries after ``after_entry`` that changed any of the (kind, id) objects,
+        ascending."""
+        ...
+
+    def mark_reverted(self, tx: Tx, seq: int, by: int | None) -> None:
+        """Records which entry reverted ``seq`` (None: its revert was reverted)."""
+        ...
+
+    def page(
+        self,
+        tx: Tx,
+        scope: Scope,
+        before: int | None,
+        limit: int,
+        object_id: str | None = None,
+    ) -> list[LedgerEntry]:
+        """Up to ``limit`` of the scope's entries numbered below ``before``, newest first
+        (only those that changed ``object_id``, if given), with their items but not their
+        before-states."""
+        ...
+
+    def scrub(self, tx: Tx, scope: Scope, fact_ids: Sequence[str] | None) -> int:
+        """Erases the before-states of every item naming these facts of the scope (all
+        its facts, for None) and marks their entries scrubbed; how many were erased."""
+        ...
+
+    def delete_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> int:
+        """Deletes the scope's entries written before ``cutoff_us``; how many."""
+        ...
+
+    def count(self, tx: Tx, scope: Scope) -> int:
+        """How many entries the scope's ledger holds."""
         ...
 
 
@@ -325,6 +458,9 @@ class Store(Protocol):
 
     @property
     def shares(self) -> ShareRows: ...
+
+    @property
+    def ledger(self) -> LedgerRows: ...
 
     @property
     def schema_version(self) -> int:

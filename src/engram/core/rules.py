@@ -1,15 +1,19 @@
 """The rules every write obeys, on any backend, inside the caller's transaction: the caps,
 forget-all's confirmed count, compare-and-set versions, a fork's refusal to land on
-memory that is already there, the embedding model's check, and the ids of new facts."""
+memory that is already there, the embedding model's check, the ids of new facts, what a
+soft forget, a restore and a deletion for good do, and the trash's retention. Each write
+records what it changes in its ledger entry (:mod:`engram.core.ledger`)."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from engram.core.errors import Conflict, EmbedderMismatch
-from engram.core.models import Caps, Compaction
+from engram.core import ledger, limits
+from engram.core.errors import Conflict, EmbedderMismatch, NotFound
+from engram.core.models import Caps, Compaction, DeletionReceipt, Fact
 from engram.core.ports import ModelRecord, Store, Tx
 from engram.core.scopes import ResourceRef, Scope
 
@@ -18,18 +22,84 @@ def new_fact_id() -> str:
     return "f_" + secrets.token_hex(12)
 
 
-def apply_caps(store: Store, tx: Tx, scope: Scope, caps: Caps, now_us: int) -> Compaction:
-    """Drops the scope's facts older than ``caps.max_age_us``, then its oldest beyond
-    ``caps.max_facts``."""
+def content_hash(text: str) -> str:
+    return hashlib.sha256(limits.normalize_for_hash(text).encode("utf-8")).hexdigest()
+
+
+def apply_caps(rec: ledger.Entry, caps: Caps) -> Compaction:
+    """Moves the scope's facts older than ``caps.max_age_us``, then its oldest beyond
+    ``caps.max_facts``, to the trash."""
+    store, tx, scope = rec.store, rec.tx, rec.scope
     expired: list[str] = []
     over: list[str] = []
     if caps.max_age_us:
-        expired = store.facts.delete_created_before(tx, scope, now_us - caps.max_age_us)
+        expired = trash(rec, store.facts.created_before(tx, scope, rec.now - caps.max_age_us))
     if caps.max_facts:
         count = store.facts.count(tx, scope)
         if count > caps.max_facts:
-            over = store.facts.delete_oldest(tx, scope, count - caps.max_facts)
+            over = trash(rec, store.facts.oldest(tx, scope, count - caps.max_facts))
     return Compaction(expired, over)
+
+
+def trash(rec: ledger.Entry, ids: Sequence[str]) -> list[str]:
+    """Soft forget: the scope's live facts among ``ids`` go to the trash; the ids moved."""
+    moved = rec.store.facts.trash(rec.tx, rec.scope, ids, rec.now)
+    for fact_id in moved:
+        rec.record("fact", fact_id, "trash", ledger.LIVE)
+    return moved
+
+
+def restore(store: Store, tx: Tx, scope: Scope, fact_id: str) -> Fact:
+    """Brings a trashed fact back. Raises NotFound (not in the scope's trash) and
+    Conflict (the scope holds its words again, as another fact)."""
+    found = store.facts.trashed(tx, scope, [fact_id]).get(fact_id)
+    if found is None:
+        raise NotFound(f"no fact {fact_id!r} in this scope's trash")
+    digest = content_hash(found[0].content)
+    other = store.facts.by_hashes(tx, scope, [digest]).get(digest)
+    if other is not None:
+        raise Conflict(
+            f"fact {fact_id} cannot come back: this scope holds its words again as fact {other.id}"
+        )
+    restored = store.facts.restore(tx, scope, fact_id)
+    assert restored is not None
+    return restored
+
+
+def erase(rec: ledger.Entry, ids: Sequence[str]) -> DeletionReceipt:
+    """Deletion for good of the scope's facts among ``ids``, live or trashed: the rows
+    go, and every before-state the ledger holds of them is erased."""
+    live, trashed = rec.store.facts.erase(rec.tx, rec.scope, ids)
+    gone = [*live, *trashed]
+    scrubbed = rec.store.ledger.scrub(rec.tx, rec.scope, gone)
+    for fact_id in gone:
+        rec.record("fact", fact_id, "erase")
+    return DeletionReceipt(len(live), len(trashed), scrubbed)
+
+
+def erase_scope(rec: ledger.Entry, turn_user: str | None) -> DeletionReceipt:
+    """Deletion for good of every fact of the scope (only those written for
+    ``turn_user``, if given), with the ledger's before-states of them."""
+    store, tx, scope = rec.store, rec.tx, rec.scope
+    if turn_user is not None:
+        ids = [
+            *store.facts.ids(tx, scope, turn_user=turn_user),
+            *store.facts.trash_ids(tx, scope, turn_user=turn_user),
+        ]
+        return erase(rec, ids)
+    live, trashed = store.facts.erase_scope(tx, scope)
+    scrubbed = store.ledger.scrub(tx, scope, None)
+    if live or trashed:
+        rec.record("scope", scope.key, "erase")
+    return DeletionReceipt(live, trashed, scrubbed)
+
+
+def purge_trash(rec: ledger.Entry, retention_us: int) -> int:
+    """Deletes for good the scope's facts trashed more than ``retention_us`` ago."""
+    if not retention_us:
+        return 0
+    expired = rec.store.facts.trash_expired(rec.tx, rec.scope, rec.now - retention_us)
+    return erase(rec, expired).trashed if expired else 0
 
 
 def confirm_count(count: int, expected_count: int) -> None:
@@ -56,13 +126,12 @@ def next_version(
     return (stored[0] if stored is not None else 0) + 1
 
 
-def fork(
-    store: Store, tx: Tx, parent: Scope, child: Scope, now_us: int, *, into_existing: bool
-) -> tuple[int, int]:
-    """Copies the parent's live working keys and facts (vectors too) into the child;
-    (working keys, facts) copied. Raises Conflict, copying nothing, when the child holds
-    a live working key or a fact and the caller did not ask to fork into existing memory.
-    The caller holds both scopes' locks."""
+def fork(rec: ledger.Entry, parent: Scope, *, into_existing: bool) -> tuple[int, int]:
+    """Copies the parent's live working keys and facts (vectors too) into the entry's
+    scope, the child; (working keys, facts) copied. Raises Conflict, copying nothing,
+    when the child holds a live working key or a fact and the caller did not ask to fork
+    into existing memory. The caller holds both scopes' locks."""
+    store, tx, child, now_us = rec.store, rec.tx, rec.scope, rec.now
     if not into_existing:
         keys = store.working.live_count(tx, child, now_us)
         facts = store.facts.any(tx, child)
@@ -74,9 +143,20 @@ def fork(
                 hint="fork into an unused resource, or ask for it explicitly "
                 '(into_existing=True, --into-existing, "intoExisting": true)',
             )
+    copied = [
+        key
+        for key, (_, _, expires) in store.working.raw(tx, parent).items()
+        if expires is None or expires > now_us
+    ]
+    before = store.working.raw(tx, child, copied) if copied else {}
     keys = store.working.copy_scope(tx, parent, child, now_us)
+    for key in copied:
+        rec.record("working", key, "set", ledger.working_value(before.get(key)))
     ids = [new_fact_id() for _ in range(store.facts.count(tx, parent))]
-    return keys, store.facts.copy_scope(tx, parent, child, ids)
+    added = store.facts.copy_scope(tx, parent, child, ids)
+    for fact_id in added:
+        rec.record("fact", fact_id, "add", ledger.ABSENT)
+    return keys, len(added)
 
 
 def check_model(store: Store, tx: Tx, model: ModelRecord, vectors: Sequence[Any] = ()) -> None:

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
-from engram.core import limits, rules
+from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound, Unprocessable
-from engram.core.models import JSONValue, WorkingEntry, WorkingPage
+from engram.core.models import LIBRARY, JSONValue, WorkingEntry, WorkingPage, Writer
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
+
+T = TypeVar("T")
 
 
 class WorkingMemory:
     """Key/value memory of a scope. Keys are 1-256 characters, values JSON up to 64 KiB."""
 
-    def __init__(self, store: Store, *, clock: Clock = now_us) -> None:
+    def __init__(self, store: Store, *, clock: Clock = now_us, writer: Writer = LIBRARY) -> None:
         self._store = store
         self._now = clock
+        self._writer = writer
 
     def get(self, ref: Scope, key: str) -> JSONValue:
         """The value at ``key``. Raises NotFound when the key is unset (or expired)."""
@@ -66,13 +71,16 @@ class WorkingMemory:
         if ttl is not None:
             expires = now + limits.check_ttl(ttl) // timedelta(microseconds=1)
 
-        def write(tx: Tx) -> int:
+        def write(rec: ledger.Entry) -> int:
+            tx = rec.tx
             stored = store.working.claim(tx, ref, key)
             version = rules.next_version(key, stored, expected_version, now)
+            before = store.working.raw(tx, ref, [key]).get(key) if stored else None
             store.working.put(tx, ref, key, text, version, now, expires)
+            rec.record("working", key, "set", ledger.working_value(before))
             return version
 
-        version = store.run(write)
+        version = store.run(lambda tx: self._entry(tx, ref, "working.set", now, write))
         return WorkingEntry(
             key=key,
             value=json.loads(text),  # as a read gives it back (tuples become lists)
@@ -83,8 +91,20 @@ class WorkingMemory:
 
     def delete(self, ref: Scope, key: str) -> bool:
         """Removes ``key``; idempotent. Returns whether it was set."""
-        checked, store = limits.check_key(key), self._store
-        return store.run(lambda tx: store.working.delete(tx, ref, checked))
+        checked, now, store = limits.check_key(key), self._now(), self._store
+
+        def write(rec: ledger.Entry) -> bool:
+            store.working.claim(rec.tx, ref, checked)
+            before = store.working.raw(rec.tx, ref, [checked]).get(checked)
+            if before is None or not store.working.delete(rec.tx, ref, checked):
+                return False
+            rec.record("working", checked, "delete", ledger.working_value(before))
+            return True
+
+        return store.run(lambda tx: self._entry(tx, ref, "working.delete", now, write))
+
+    def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[ledger.Entry], T]) -> T:
+        return ledger.write(self._store, tx, ref, op, self._writer, now, work)
 
     def list(
         self, ref: Scope, *, after: str | None = None, limit: int | None = None

@@ -17,7 +17,7 @@ from engram.core.scopes import ResourceRef, parse_key
 
 FACT_COLUMNS = (
     "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
-    "metadata, corrected_by, corrected_at, context, strength, seq"
+    "metadata, corrected_by, corrected_at, context, strength, turn_user, seq"
 )
 WORKING_COLUMNS = "key, value, version, updated_at, expires_at"
 AGENT_COLUMNS = "id, name, scope, parent_id, created_at, ended_at"
@@ -39,6 +39,7 @@ def to_fact(row: tuple[Any, ...]) -> Fact:
         corrected_at,
         context,
         strength,
+        turn_user,
         _seq,
     ) = row
     return Fact(
@@ -55,6 +56,7 @@ def to_fact(row: tuple[Any, ...]) -> Fact:
         corrected_at=None if corrected_at is None else from_us(int(corrected_at)),
         context=None if context is None else str(context),
         strength=float(strength),
+        turn_user=None if turn_user is None else str(turn_user),
     )
 
 

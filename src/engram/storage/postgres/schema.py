@@ -122,6 +122,60 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE facts ADD COLUMN strength double precision NOT NULL DEFAULT 1.0;
     """,
+    # 4: history, as on SQLite: the ledger and its items, the trash, turn_user.
+    """
+    ALTER TABLE facts ADD COLUMN turn_user text;
+    CREATE INDEX facts_by_turn_user ON facts (scope, turn_user) WHERE turn_user IS NOT NULL;
+
+    CREATE TABLE fact_trash (
+        id text PRIMARY KEY,
+        scope text NOT NULL,
+        content text NOT NULL,
+        content_hash text NOT NULL,
+        context text,
+        source_sandbox text,
+        source_entry bigint,
+        type text,
+        tags text NOT NULL,
+        metadata text NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        corrected_by text,
+        corrected_at bigint,
+        strength double precision NOT NULL,
+        turn_user text,
+        vector vector,
+        deleted_at bigint NOT NULL
+    );
+    CREATE INDEX fact_trash_by_scope ON fact_trash (scope, deleted_at, id);
+
+    CREATE TABLE ledger (
+        seq bigserial PRIMARY KEY,
+        scope text NOT NULL,
+        op text NOT NULL,
+        at bigint NOT NULL,
+        actor text NOT NULL,
+        via text NOT NULL,
+        turn_user text,
+        request_id text,
+        reverts bigint,
+        reverted_by bigint,
+        scrubbed integer NOT NULL DEFAULT 0
+    );
+    CREATE INDEX ledger_by_scope ON ledger (scope, seq);
+    CREATE INDEX ledger_by_age ON ledger (at);
+
+    CREATE TABLE ledger_items (
+        entry bigint NOT NULL,
+        kind text NOT NULL,
+        object_id text NOT NULL,
+        action text NOT NULL,
+        token bigint,
+        before text,
+        PRIMARY KEY (entry, kind, object_id)
+    );
+    CREATE INDEX ledger_items_by_object ON ledger_items (kind, object_id, entry);
+    """,
 )
 
 

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engram.core.models import Filters
+from engram.core.models import Fact, Filters
 from engram.core.ports import ModelRecord, NewFact, Tx
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 from engram.storage.postgres import fulltext, vectors
 from engram.storage.postgres.database import Conn, Database
+from engram.storage.rows import FACT_COLUMNS, to_fact
+from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable, ModelTable, fact_columns
 from engram.storage.sql.tx import sql
@@ -54,11 +56,11 @@ class PostgresFacts(FactTable):
         columns = list(zip(*fact_columns(facts), strict=True))
         rows = conn.execute(
             "INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
-            "source_entry, type, tags, metadata, created_at, updated_at, strength) "
-            "SELECT i, %s, c, h, x, s, e, t, g, m, a, u, w FROM unnest(%s::text[], %s::text[], "
-            "%s::text[], %s::text[], %s::text[], %s::bigint[], %s::text[], %s::text[], "
-            "%s::text[], %s::bigint[], %s::bigint[], %s::float8[]) "
-            "AS n(i, c, h, x, s, e, t, g, m, a, u, w) "
+            "source_entry, type, tags, metadata, created_at, updated_at, strength, turn_user) "
+            "SELECT i, %s, c, h, x, s, e, t, g, m, a, u, w, p FROM unnest(%s::text[], "
+            "%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[], %s::text[], "
+            "%s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::float8[], %s::text[]) "
+            "AS n(i, c, h, x, s, e, t, g, m, a, u, w, p) "
             "ON CONFLICT (scope, content_hash) DO NOTHING RETURNING seq, content_hash",
             (scope.key, *[list(column) for column in columns]),
         ).fetchall()
@@ -79,12 +81,37 @@ class PostgresFacts(FactTable):
             self._index_when_grown(tx, scope, facts[0].vector.shape[-1])
         return {str(h) for _, h in rows}
 
-    def delete_scope(self, tx: Tx, scope: Scope) -> int:
-        count = super().delete_scope(tx, scope)
-        vectors.drop_indexes(sql(tx).conn, scope.key)
-        return count
+    def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
+        gone = super().erase_scope(tx, scope, turn_user=turn_user)
+        if turn_user is None:
+            vectors.drop_indexes(sql(tx).conn, scope.key)
+        return gone
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
+    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+        conn: Conn = sql(tx).conn
+        row = conn.execute(
+            f"INSERT INTO facts ({TRASH_COLUMNS}) SELECT {TRASH_COLUMNS} "
+            "FROM fact_trash WHERE id = %s AND scope = %s ON CONFLICT DO NOTHING "
+            f"RETURNING {FACT_COLUMNS}",
+            (fact_id, scope.key),
+        ).fetchone()
+        if row is None:
+            return None
+        seq = row[-1]
+        conn.execute(
+            "INSERT INTO fact_vectors (fact, scope, vector) SELECT %s, scope, vector "
+            "FROM fact_trash WHERE id = %s AND vector IS NOT NULL",
+            (seq, fact_id),
+        )
+        conn.execute(
+            "INSERT INTO fact_tags (fact, scope, tag) SELECT DISTINCT %s, scope, t.tag "
+            "FROM fact_trash, jsonb_array_elements_text(tags::jsonb) AS t(tag) WHERE id = %s",
+            (seq, fact_id),
+        )
+        conn.execute("DELETE FROM fact_trash WHERE id = %s", (fact_id,))
+        return to_fact(row)
+
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         conn: Conn = sql(tx).conn
         # Set-based: copies get the given ids in the parent's order; vectors and tags
         # follow them by content hash (unique in a scope) from the rows it returns.
@@ -95,11 +122,11 @@ class PostgresFacts(FactTable):
             "WITH copied AS ("
             " INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
             " source_entry, type, tags, metadata, created_at, updated_at, corrected_by, "
-            " corrected_at, strength) "
+            " corrected_at, strength, turn_user) "
             " SELECT n.id, %s, p.content, p.content_hash, p.context, p.source_sandbox, "
             " p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
-            " p.corrected_by, p.corrected_at, p.strength FROM (SELECT f.*, row_number() OVER "
-            " (ORDER BY seq) AS i FROM facts f WHERE scope = %s) AS p "
+            " p.corrected_by, p.corrected_at, p.strength, p.turn_user FROM (SELECT f.*, "
+            " row_number() OVER (ORDER BY seq) AS i FROM facts f WHERE scope = %s) AS p "
             " JOIN unnest(%s::text[]) WITH ORDINALITY AS n(id, i) ON n.i = p.i "
             " ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "
             " RETURNING seq, content_hash) "
@@ -117,9 +144,11 @@ class PostgresFacts(FactTable):
             "FROM fork_copies k JOIN fact_tags t ON t.fact = k.parent",
             (child.key,),
         )
-        copied = conn.execute("SELECT count(*) FROM fork_copies").fetchone()
+        copied = conn.execute(
+            "SELECT f.id FROM fork_copies k JOIN facts f ON f.seq = k.child ORDER BY k.child"
+        ).fetchall()
         conn.execute("DROP TABLE fork_copies")
-        return 0 if copied is None else int(copied[0])
+        return [str(r[0]) for r in copied]
 
     def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
         conn: Conn = sql(tx).conn

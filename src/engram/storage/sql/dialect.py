@@ -18,12 +18,14 @@ from typing import Any
 @dataclass(frozen=True, slots=True)
 class Dialect:
     """``mark``: the driver's placeholder. ``scope_by_id``: how a lookup by id also checks
-    the scope. ``vector``: a vector as the driver binds it. ``listed``: a list as one
-    parameter; ``member``: the test that a column is in it (``{column}``, one ``?``)."""
+    the scope. ``vector``: a vector as the driver binds it; ``unvector``: a stored vector
+    as float32. ``listed``: a list as one parameter; ``member``: the test that a column
+    is in it (``{column}``, one ``?``)."""
 
     mark: str
     scope_by_id: str
     vector: Callable[[Any], object]
+    unvector: Callable[[Any], Any]
     listed: Callable[[Sequence[Any]], object]
     member: str
 
@@ -47,6 +49,7 @@ SQLITE = Dialect(
     # choosing the scope index instead (which walks the whole scope).
     scope_by_id="+scope = ?",
     vector=lambda v: v.astype("<f4").tobytes(),
+    unvector=lambda raw: _floats(raw, "<f4"),
     listed=json.dumps,
     member="{column} IN (SELECT value FROM json_each(?))",
 )
@@ -57,6 +60,17 @@ def postgres_dialect(vector: Callable[[Any], object]) -> Dialect:
         mark="%s",
         scope_by_id="scope = ?",
         vector=vector,
+        unvector=lambda raw: _floats(raw, None),
         listed=lambda values: values,
         member="{column} = ANY(?)",
     )
+
+
+def _floats(raw: Any, stored: str | None) -> Any:
+    import numpy as np  # only vector reads need it
+
+    if stored is not None:
+        return np.frombuffer(raw, dtype=stored).astype(np.float32)
+    if hasattr(raw, "to_numpy"):  # pgvector's Vector
+        raw = raw.to_numpy()
+    return np.asarray(raw, dtype=np.float32)

@@ -68,6 +68,17 @@ def working_copy(parent: str, child: str, now_us: int) -> Query:
     )
 
 
+def working_raw(d: Dialect, scope: str, keys: Sequence[str] | None) -> Query:
+    """Every row of the scope (or those of ``keys``), expired or not."""
+    if keys is None:
+        return "SELECT key, value, version, expires_at FROM working WHERE scope = ?", (scope,)
+    member, params = d.in_list("key", keys)
+    return (
+        f"SELECT key, value, version, expires_at FROM working WHERE scope = ? AND {member}",
+        (scope, *params),
+    )
+
+
 # -- facts -----------------------------------------------------------------------
 def fact_by_id(d: Dialect, scope: str, fact_id: str) -> Query:
     return f"{SELECT_FACT} WHERE id = ? AND {d.scope_by_id}", (fact_id, scope)
@@ -124,13 +135,14 @@ def fact_rewrite(
     content: str,
     content_hash: str,
     by: str | None,
+    by_at_us: int | None,
     now_us: int,
 ) -> Query:
     """The rewritten row, as :data:`SELECT_FACT` reads it."""
     return (
         "UPDATE facts SET content = ?, content_hash = ?, updated_at = ?, corrected_by = ?, "
         f"corrected_at = ? WHERE id = ? AND {d.scope_by_id} RETURNING {FACT_COLUMNS}",
-        (content, content_hash, now_us, by, now_us, fact_id, scope),
+        (content, content_hash, now_us, by, by_at_us, fact_id, scope),
     )
 
 
@@ -138,24 +150,114 @@ def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
     return "UPDATE fact_vectors SET vector = ? WHERE fact = ?", (d.vector(vector), seq)
 
 
-def fact_delete(d: Dialect, scope: str, fact_id: str) -> Query:
-    return f"DELETE FROM facts WHERE id = ? AND {d.scope_by_id}", (fact_id, scope)
-
-
-def facts_delete_scope(scope: str) -> Query:
-    return "DELETE FROM facts WHERE scope = ?", (scope,)
-
-
-def facts_delete_created_before(scope: str, cutoff_us: int) -> Query:
-    return "DELETE FROM facts WHERE scope = ? AND created_at < ? RETURNING id", (scope, cutoff_us)
-
-
-def facts_delete_oldest(scope: str, count: int) -> Query:
+def vector_of(d: Dialect, scope: str, fact_id: str) -> Query:
     return (
-        "DELETE FROM facts WHERE seq IN (SELECT seq FROM facts WHERE scope = ? "
-        "ORDER BY created_at, seq LIMIT ?) RETURNING id",
+        "SELECT v.vector FROM fact_vectors v WHERE v.fact = "
+        f"(SELECT seq FROM facts WHERE id = ? AND {d.scope_by_id})",
+        (fact_id, scope),
+    )
+
+
+def facts_ids(scope: str, turn_user: str | None) -> Query:
+    return (
+        "SELECT id FROM facts WHERE scope = ? AND (CAST(? AS TEXT) IS NULL OR turn_user = ?) "
+        "ORDER BY seq",
+        (scope, turn_user, turn_user),
+    )
+
+
+def facts_created_before(scope: str, cutoff_us: int) -> Query:
+    return (
+        "SELECT id FROM facts WHERE scope = ? AND created_at < ? ORDER BY created_at, seq",
+        (scope, cutoff_us),
+    )
+
+
+def facts_oldest(scope: str, count: int) -> Query:
+    return (
+        "SELECT id FROM facts WHERE scope = ? ORDER BY created_at, seq LIMIT ?",
         (scope, count),
     )
+
+
+def facts_erase(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    member, params = d.in_list("id", ids)
+    return f"DELETE FROM facts WHERE {member} AND {d.scope_by_id} RETURNING id", (*params, scope)
+
+
+def facts_erase_scope(scope: str, turn_user: str | None) -> Query:
+    return (
+        "DELETE FROM facts WHERE scope = ? AND (CAST(? AS TEXT) IS NULL OR turn_user = ?)",
+        (scope, turn_user, turn_user),
+    )
+
+
+# -- the trash: rows as they were, with their vectors -------------------------------
+TRASH_COLUMNS = (
+    "id, scope, content, content_hash, context, source_sandbox, source_entry, type, tags, "
+    "metadata, created_at, updated_at, corrected_by, corrected_at, strength, turn_user"
+)
+# As FACT_COLUMNS reads a fact, then the time it was forgotten.
+TRASHED_FACT = (
+    "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
+    "metadata, corrected_by, corrected_at, context, strength, turn_user, 0, deleted_at"
+)
+
+
+def trash_move(d: Dialect, scope: str, ids: Sequence[str], now_us: int) -> Query:
+    member, params = d.in_list("id", ids)
+    return (
+        f"INSERT INTO fact_trash ({TRASH_COLUMNS}, vector, deleted_at) "
+        f"SELECT {TRASH_COLUMNS}, (SELECT v.vector FROM fact_vectors v WHERE v.fact = f.seq), "
+        f"? FROM facts f WHERE {member} AND {d.scope_by_id} ORDER BY seq",
+        (now_us, *params, scope),
+    )
+
+
+def trash_get(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    member, params = d.in_list("id", ids)
+    return (
+        f"SELECT {TRASHED_FACT} FROM fact_trash WHERE {member} AND scope = ?",
+        (*params, scope),
+    )
+
+
+def trash_page(scope: str, before: tuple[int, str], limit: int) -> Query:
+    return (
+        f"SELECT {TRASHED_FACT} FROM fact_trash WHERE scope = ? AND (deleted_at, id) < (?, ?) "
+        "ORDER BY deleted_at DESC, id DESC LIMIT ?",
+        (scope, *before, limit),
+    )
+
+
+def trash_ids(scope: str, turn_user: str | None) -> Query:
+    return (
+        "SELECT id FROM fact_trash WHERE scope = ? AND (CAST(? AS TEXT) IS NULL OR turn_user = ?)",
+        (scope, turn_user, turn_user),
+    )
+
+
+def trash_expired(scope: str, cutoff_us: int) -> Query:
+    return (
+        "SELECT id FROM fact_trash WHERE scope = ? AND deleted_at < ? ORDER BY deleted_at, id",
+        (scope, cutoff_us),
+    )
+
+
+def trash_erase(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    member, params = d.in_list("id", ids)
+    return f"DELETE FROM fact_trash WHERE {member} AND scope = ? RETURNING id", (*params, scope)
+
+
+def trash_erase_scope(scope: str, turn_user: str | None) -> Query:
+    return (
+        "DELETE FROM fact_trash WHERE scope = ? AND (CAST(? AS TEXT) IS NULL OR turn_user = ?)",
+        (scope, turn_user, turn_user),
+    )
+
+
+def trash_count(scope: str) -> Query:
+    return "SELECT count(*) FROM fact_trash WHERE scope = ?", (scope,)
 
 
 def texts_after(after_seq: int, limit: int) -> Query:

@@ -12,6 +12,7 @@ from typing import Protocol, TypeVar
 
 from engram.core.ports import CandidateRows, Tx
 from engram.core.scopes import Scope
+from engram.storage.sql.ledger import LedgerTable
 from engram.storage.sql.tables import AgentTable, FactTable, ModelTable, ShareTable, WorkingTable
 from engram.storage.sql.tx import SQLTx
 
@@ -46,6 +47,7 @@ class SQLStore:
         self.models = models or ModelTable()
         self.agents = AgentTable()
         self.shares = ShareTable()
+        self.ledger = LedgerTable()
 
     @property
     def schema_version(self) -> int:

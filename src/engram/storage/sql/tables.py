@@ -64,6 +64,13 @@ class WorkingTable:
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, now_us: int) -> int:
         return int(sql(tx).execute(*q.working_copy(parent.key, child.key, now_us)).rowcount)
 
+    def raw(
+        self, tx: Tx, scope: Scope, keys: Sequence[str] | None = None
+    ) -> dict[str, tuple[str, int, int | None]]:
+        t = sql(tx)
+        rows = t.rows(*q.working_raw(t.dialect, scope.key, keys))
+        return {str(k): (str(v), int(n), None if e is None else int(e)) for k, v, n, e in rows}
+
 
 class FactTable:
     """Facts as both backends keep them; the insert paths, a fork's copy and vectors
@@ -123,10 +130,13 @@ class FactTable:
         content_hash: str,
         vector: Vectors | None,
         by: str | None,
+        by_at_us: int | None,
         now_us: int,
     ) -> Fact | None:
         t = sql(tx)
-        rewrite = q.fact_rewrite(t.dialect, scope.key, fact_id, content, content_hash, by, now_us)
+        rewrite = q.fact_rewrite(
+            t.dialect, scope.key, fact_id, content, content_hash, by, by_at_us, now_us
+        )
         row = t.execute(*rewrite).fetchone()
         if row is None:
             return None
@@ -134,21 +144,68 @@ class FactTable:
             t.execute(*q.vector_set(t.dialect, row[-1], vector))
         return to_fact(row)
 
-    def delete(self, tx: Tx, scope: Scope, fact_id: str) -> bool:
+    def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
         t = sql(tx)
-        return t.execute(*q.fact_delete(t.dialect, scope.key, fact_id)).rowcount > 0
+        row = t.execute(*q.vector_of(t.dialect, scope.key, fact_id)).fetchone()
+        return None if row is None or row[0] is None else t.dialect.unvector(row[0])
 
-    def delete_scope(self, tx: Tx, scope: Scope) -> int:
-        return int(sql(tx).execute(*q.facts_delete_scope(scope.key)).rowcount)
+    def ids(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> list[str]:
+        return [str(r[0]) for r in sql(tx).rows(*q.facts_ids(scope.key, turn_user))]
 
-    def delete_created_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
-        rows = sql(tx).rows(*q.facts_delete_created_before(scope.key, cutoff_us))
-        return [str(r[0]) for r in rows]
+    def created_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
+        return [str(r[0]) for r in sql(tx).rows(*q.facts_created_before(scope.key, cutoff_us))]
 
-    def delete_oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
-        return [str(r[0]) for r in sql(tx).rows(*q.facts_delete_oldest(scope.key, count))]
+    def oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
+        return [str(r[0]) for r in sql(tx).rows(*q.facts_oldest(scope.key, count))]
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
+    def trash(self, tx: Tx, scope: Scope, ids: Sequence[str], now_us: int) -> list[str]:
+        if not ids:
+            return []
+        t = sql(tx)
+        t.execute(*q.trash_move(t.dialect, scope.key, ids, now_us))
+        gone = {str(r[0]) for r in t.rows(*q.facts_erase(t.dialect, scope.key, ids))}
+        return [i for i in dict.fromkeys(ids) if i in gone]
+
+    def trashed(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[Fact, int]]:
+        if not ids:
+            return {}
+        t = sql(tx)
+        rows = t.rows(*q.trash_get(t.dialect, scope.key, ids))
+        return {str(r[0]): (to_fact(r[:-1]), int(r[-1])) for r in rows}
+
+    def trash_page(
+        self, tx: Tx, scope: Scope, before: tuple[int, str] | None, limit: int
+    ) -> list[tuple[Fact, int]]:
+        rows = sql(tx).rows(*q.trash_page(scope.key, before or (1 << 62, ""), limit))
+        return [(to_fact(r[:-1]), int(r[-1])) for r in rows]
+
+    def trash_ids(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> list[str]:
+        return [str(r[0]) for r in sql(tx).rows(*q.trash_ids(scope.key, turn_user))]
+
+    def trash_expired(self, tx: Tx, scope: Scope, cutoff_us: int) -> list[str]:
+        return [str(r[0]) for r in sql(tx).rows(*q.trash_expired(scope.key, cutoff_us))]
+
+    def trash_count(self, tx: Tx, scope: Scope) -> int:
+        return int(sql(tx).one(*q.trash_count(scope.key)))
+
+    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+        raise NotImplementedError
+
+    def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:
+        if not ids:
+            return [], []
+        t = sql(tx)
+        live = [str(r[0]) for r in t.rows(*q.facts_erase(t.dialect, scope.key, ids))]
+        trashed = [str(r[0]) for r in t.rows(*q.trash_erase(t.dialect, scope.key, ids))]
+        return live, trashed
+
+    def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
+        t = sql(tx)
+        live = t.execute(*q.facts_erase_scope(scope.key, turn_user)).rowcount
+        trashed = t.execute(*q.trash_erase_scope(scope.key, turn_user)).rowcount
+        return int(live), int(trashed)
+
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         raise NotImplementedError
 
     def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:
@@ -162,7 +219,7 @@ class FactTable:
 
 def fact_columns(facts: Sequence[NewFact]) -> list[tuple[Any, ...]]:
     """The facts as the columns id, content, content_hash, context, source_sandbox,
-    source_entry, type, tags, metadata, created_at, updated_at, strength."""
+    source_entry, type, tags, metadata, created_at, updated_at, strength, turn_user."""
     rows = []
     for new in facts:
         fact = new.fact
@@ -181,6 +238,7 @@ def fact_columns(facts: Sequence[NewFact]) -> list[tuple[Any, ...]]:
                 to_us(fact.created_at),
                 to_us(fact.updated_at),
                 fact.strength,
+                fact.turn_user,
             )
         )
     return rows

@@ -41,6 +41,18 @@ class SQLTx:
         cursor: Cursor = self.conn.execute(self.dialect.sql(sql), params)
         return cursor
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement over many rows (none: nothing runs)."""
+        if len(rows) == 1:
+            self.execute(sql, rows[0])
+        elif rows:
+            statement = self.dialect.sql(sql)
+            if hasattr(self.conn, "executemany"):  # sqlite3
+                self.conn.executemany(statement, rows)
+            else:  # psycopg: a cursor's
+                with self.conn.cursor() as cursor:
+                    cursor.executemany(statement, rows)
+
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """Every row (fetched at once: stepping a cursor row by row from Python costs
         more, measured on list pages)."""

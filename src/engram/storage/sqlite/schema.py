@@ -181,6 +181,68 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE facts ADD COLUMN strength REAL NOT NULL DEFAULT 1.0;
     """,
+    # 8: history. Every write is an entry of the ledger with one item per object it
+    # changed (the object's state before, and the token of the state it left); a soft
+    # forget moves the row to fact_trash (no retriever can miss a flag: the row is gone
+    # from facts, its full text and vectors with it); turn_user names the second user
+    # a write on another's turn was for. A trash row deleted for good moves the change
+    # log's mark (seq 0 names no fact), so the file and its log are purged after it.
+    """
+    ALTER TABLE facts ADD COLUMN turn_user TEXT;
+    CREATE INDEX facts_by_turn_user ON facts (scope, turn_user) WHERE turn_user IS NOT NULL;
+
+    CREATE TABLE fact_trash (
+        id TEXT PRIMARY KEY,
+        scope TEXT NOT NULL,
+        content TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        context TEXT,
+        source_sandbox TEXT,
+        source_entry INTEGER,
+        type TEXT,
+        tags TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        corrected_by TEXT,
+        corrected_at INTEGER,
+        strength REAL NOT NULL,
+        turn_user TEXT,
+        vector BLOB,
+        deleted_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX fact_trash_by_scope ON fact_trash (scope, deleted_at, id);
+    CREATE TRIGGER fact_trash_ad AFTER DELETE ON fact_trash BEGIN
+        INSERT INTO fact_changes (scope, seq) VALUES (old.scope, 0);
+    END;
+
+    CREATE TABLE ledger (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        scope TEXT NOT NULL,
+        op TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        via TEXT NOT NULL,
+        turn_user TEXT,
+        request_id TEXT,
+        reverts INTEGER,
+        reverted_by INTEGER,
+        scrubbed INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX ledger_by_scope ON ledger (scope, seq);
+    CREATE INDEX ledger_by_age ON ledger (at);
+
+    CREATE TABLE ledger_items (
+        entry INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        object_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        token INTEGER,
+        before TEXT,
+        PRIMARY KEY (entry, kind, object_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX ledger_items_by_object ON ledger_items (kind, object_id, entry);
+    """,
 )
 
 

@@ -8,11 +8,13 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engram.core.models import Filters
+from engram.core.models import Fact, Filters
 from engram.core.ports import NewFact, Tx
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 from engram.storage.filters import filter_sql
+from engram.storage.rows import FACT_COLUMNS, to_fact
+from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable, fact_columns
 from engram.storage.sql.tx import sql
@@ -58,7 +60,7 @@ class SQLiteFacts(FactTable):
             cursor = conn.execute(
                 "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
                 "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-                "strength) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "strength, turn_user) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (scope, content_hash) DO NOTHING",
                 (row[0], scope.key, token, *row[1:]),
             )
@@ -75,17 +77,46 @@ class SQLiteFacts(FactTable):
             )
         return written
 
-    def delete_scope(self, tx: Tx, scope: Scope) -> int:
+    def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:
+        with forgetting.deleting(sql(tx).conn, len(ids)):
+            return super().erase(tx, scope, ids)
+
+    def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
         t = sql(tx)
-        # The triggers' count: forget-all has just counted the rows once already.
+        # The triggers' count: how many facts the scope holds, at most, go.
         held = t.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope.key,))
         row = held.fetchone()
         with forgetting.deleting(t.conn, 0 if row is None else int(row[0])):
-            gone = super().delete_scope(tx, scope)
-        t.after_commit(lambda: self._index.forget(scope.key))
+            gone = super().erase_scope(tx, scope, turn_user=turn_user)
+        if turn_user is None:
+            t.after_commit(lambda: self._index.forget(scope.key))
         return gone
 
-    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> int:
+    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+        conn = sql(tx).conn
+        row = conn.execute(
+            f"INSERT INTO facts ({TRASH_COLUMNS}, scope_token) SELECT {TRASH_COLUMNS}, ? "
+            "FROM fact_trash WHERE id = ? AND scope = ? ON CONFLICT DO NOTHING "
+            f"RETURNING {FACT_COLUMNS}",
+            (scope_token(scope.key), fact_id, scope.key),
+        ).fetchone()
+        if row is None:
+            return None
+        seq = row[-1]
+        conn.execute(
+            "INSERT INTO fact_vectors (fact, vector) SELECT ?, vector FROM fact_trash "
+            "WHERE id = ? AND vector IS NOT NULL",
+            (seq, fact_id),
+        )
+        conn.execute(
+            "INSERT INTO fact_tags (fact, scope, tag) SELECT DISTINCT ?, ?, t.value "
+            "FROM fact_trash, json_each(fact_trash.tags) AS t WHERE fact_trash.id = ?",
+            (seq, scope.key, fact_id),
+        )
+        conn.execute("DELETE FROM fact_trash WHERE id = ?", (fact_id,))
+        return to_fact(row)
+
+    def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         conn = sql(tx).conn
         # Set-based: the copies get the given ids in the parent's order and row numbers
         # above every existing one, then vectors and tags follow them by content hash
@@ -94,18 +125,19 @@ class SQLiteFacts(FactTable):
         copied = conn.execute(
             "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
             "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-            "corrected_by, corrected_at, strength) "
+            "corrected_by, corrected_at, strength, turn_user) "
             # Materialized, the ids get an automatic index on their position: json_each
             # alone is a virtual table, joined by a scan per row.
             "WITH n AS MATERIALIZED (SELECT key AS i, value AS id FROM json_each(?)) "
             "SELECT n.id, ?, ?, p.content, p.content_hash, p.context, p.source_sandbox, "
             "p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
-            "p.corrected_by, p.corrected_at, p.strength FROM (SELECT *, row_number() "
-            "OVER (ORDER BY seq) "
+            "p.corrected_by, p.corrected_at, p.strength, p.turn_user FROM (SELECT *, "
+            "row_number() OVER (ORDER BY seq) "
             "- 1 AS i FROM facts WHERE scope = ?) AS p JOIN n ON n.i = p.i "
-            "WHERE true ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING",
+            "WHERE true ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "
+            "RETURNING id",
             (json.dumps(list(ids)), child.key, scope_token(child.key), parent.key),
-        ).rowcount
+        ).fetchall()
         copy_of = (
             "FROM facts c JOIN facts p ON p.scope = ? AND p.content_hash = c.content_hash "
             "JOIN {table} x ON x.fact = p.seq WHERE c.scope = ? AND c.seq > ?"
@@ -120,7 +152,7 @@ class SQLiteFacts(FactTable):
             + copy_of.format(table="fact_tags"),
             (parent.key, child.key, before),
         )
-        return int(copied)
+        return [str(r[0]) for r in copied]
 
 
 class SQLiteCandidates:

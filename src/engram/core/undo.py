@@ -1,0 +1,160 @@
+"""Reverting a ledger entry: each object it changed goes back to its state before, as a
+new entry, inside one transaction.
+
+An entry can be reverted only while every object it changed is still as it left it
+(:mod:`engram.core.ledger`: the object's newest item carries the entry's token);
+otherwise the later entries that changed them are named and nothing changes. A revert's
+own items carry the tokens the objects had before the reverted entry, so reverting the
+revert redoes it, and reverting every entry newest first gives back the first state.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from engram.core import ledger, rules
+from engram.core.clock import from_us, to_us
+from engram.core.errors import Conflict, NotFound, RevertBlocked
+from engram.core.models import Change, LedgerEntry, Writer
+from engram.core.sharing import Share, share_parts
+
+if TYPE_CHECKING:
+    from engram.core.ports import Store, Tx
+    from engram.core.scopes import Scope
+
+REVERTIBLE = ("fact", "working", "share")
+
+
+def revert(
+    store: Store, tx: Tx, scope: Scope, seq: int, writer: Writer, now_us: int
+) -> LedgerEntry:
+    """Reverts entry ``seq`` of the scope's ledger; the new entry. Raises NotFound, and
+    Conflict (changing nothing) for an entry whose before-states were erased, one that
+    cannot be undone, or one blocked by later changes (RevertBlocked names them)."""
+    entry = store.ledger.entry(tx, scope, seq)
+    if entry is None:
+        raise NotFound(f"no ledger entry {seq} in this scope")
+    if entry.scrubbed:
+        raise Conflict(
+            f"entry {seq} cannot be reverted: its before-state was erased by a deletion for good"
+        )
+    fixed = sorted({c.kind for c in entry.changes if c.kind not in REVERTIBLE})
+    if fixed or any(c.action == "erase" for c in entry.changes):
+        what = ", ".join(fixed) if fixed else "a deletion for good"
+        raise Conflict(f"entry {seq} ({entry.op}) cannot be reverted: it changed {what}")
+    by_kind: dict[str, list[Change]] = defaultdict(list)
+    for change in entry.changes:
+        by_kind[change.kind].append(change)
+    blocked: list[tuple[str, str]] = []
+    prior: dict[tuple[str, str], int | None] = {}
+    for kind, changes in by_kind.items():
+        ids = [c.object_id for c in changes]
+        now = store.ledger.tokens(tx, scope, kind, ids)
+        before = store.ledger.tokens(tx, scope, kind, ids, before_entry=seq)
+        for change in changes:
+            newest = now.get(change.object_id)
+            if newest is None or newest[1] != change.token:
+                blocked.append((kind, change.object_id))
+            found = before.get(change.object_id)
+            prior[(kind, change.object_id)] = None if found is None else found[1]
+    if blocked:
+        later = store.ledger.later(tx, scope, blocked, seq)
+        shown = ", ".join(str(n) for n in later) or "none left in the ledger"
+        raise RevertBlocked(
+            f"entry {seq} cannot be reverted: later entries changed what it changed "
+            f"({shown}); nothing was changed",
+            later=tuple(later),
+            hint="revert the later entries first, newest first",
+        )
+
+    def undo(rec: ledger.Entry) -> int:
+        for change in entry.changes:
+            token = prior[(change.kind, change.object_id)]
+            UNDO[change.kind](store, tx, scope, change, rec, token)
+        return rec.seq
+
+    new = ledger.write(store, tx, scope, "revert", writer, now_us, undo, reverts=seq)
+    store.ledger.mark_reverted(tx, seq, new)
+    if entry.reverts is not None:  # reverting a revert redoes what it had undone
+        store.ledger.mark_reverted(tx, entry.reverts, None)
+    reverted = store.ledger.entry(tx, scope, new)
+    assert reverted is not None
+    return reverted
+
+
+def _fact(
+    store: Store, tx: Tx, scope: Scope, change: Change, rec: ledger.Entry, token: int | None
+) -> None:
+    target = ledger.decode(change.before)
+    fact_id = change.object_id
+    live = store.facts.get(tx, scope, fact_id)
+    if target.get("state") != "live":  # it did not exist, or was in the trash: trash it
+        if live is not None:
+            store.facts.trash(tx, scope, [fact_id], rec.now)
+        rec.record("fact", fact_id, "trash", ledger.LIVE if live else ledger.TRASHED, token)
+        return
+    words = target.get("words")
+    if words is None:  # it was live as the trash holds it now: restore it
+        if live is None:
+            rules.restore(store, tx, scope, fact_id)
+        rec.record(
+            "fact", fact_id, "restore", ledger.TRASHED if live is None else ledger.LIVE, token
+        )
+        return
+    if live is None:
+        raise Conflict(f"fact {fact_id} is no longer live; nothing was changed")
+    other = store.facts.by_hashes(tx, scope, [words["content_hash"]]).get(words["content_hash"])
+    if other is not None and other.id != fact_id:
+        raise Conflict(
+            f"fact {fact_id} cannot take back its old words: fact {other.id} holds them now"
+        )
+    current = ledger.words(
+        live, rules.content_hash(live.content), store.facts.vector_of(tx, scope, fact_id)
+    )
+    store.facts.rewrite(
+        tx,
+        scope,
+        fact_id,
+        words["content"],
+        words["content_hash"],
+        ledger.vector_of(words),
+        words["corrected_by"],
+        words["corrected_at"],
+        rec.now,
+    )
+    rec.record("fact", fact_id, "correct", current, token)
+
+
+def _working(
+    store: Store, tx: Tx, scope: Scope, change: Change, rec: ledger.Entry, token: int | None
+) -> None:
+    target = ledger.decode(change.before)
+    key = change.object_id
+    stored = store.working.claim(tx, scope, key)
+    current = store.working.raw(tx, scope, [key]).get(key)
+    if target.get("unset"):
+        store.working.delete(tx, scope, key)
+        rec.record("working", key, "delete", ledger.working_value(current), token)
+        return
+    version = (stored[0] if stored is not None else 0) + 1
+    store.working.put(tx, scope, key, target["value"], version, rec.now, target["expires_at"])
+    rec.record("working", key, "set", ledger.working_value(current), token)
+
+
+def _share(
+    store: Store, tx: Tx, scope: Scope, change: Change, rec: ledger.Entry, token: int | None
+) -> None:
+    target = ledger.decode(change.before)
+    person, source, reader = share_parts(change.object_id)
+    current = store.shares.get(tx, person, source, reader)
+    before = ledger.allowance(None if current is None else to_us(current.allowed_at))
+    if target.get("allowed"):
+        store.shares.put(tx, Share(person, source, reader, from_us(int(target["allowed_at"]))))
+        rec.record("share", change.object_id, "allow", before, token)
+    else:
+        store.shares.delete(tx, person, source, reader)
+        rec.record("share", change.object_id, "stop", before, token)
+
+
+UNDO = {"fact": _fact, "working": _working, "share": _share}

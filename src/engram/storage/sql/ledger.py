@@ -1,0 +1,209 @@
+"""The ledger's rows on both backends: one entry per logical write, one item per object it
+changed (see :class:`engram.core.ports.LedgerRows` for each method's contract)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engram.core.clock import from_us
+from engram.core.models import Change, LedgerEntry, Writer
+from engram.core.ports import Tx
+from engram.core.scopes import Scope, parse_key
+from engram.storage.sql.tx import sql
+
+ENTRY_COLUMNS = (
+    "seq, scope, op, at, actor, via, turn_user, request_id, reverts, reverted_by, scrubbed"
+)
+
+
+class LedgerTable:
+    def begin(
+        self,
+        tx: Tx,
+        scope: Scope,
+        op: str,
+        writer: Writer,
+        now_us: int,
+        reverts: int | None = None,
+    ) -> int:
+        return int(
+            sql(tx).one(
+                "INSERT INTO ledger (scope, op, at, actor, via, turn_user, request_id, "
+                "reverts) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+                (
+                    scope.key,
+                    op,
+                    now_us,
+                    writer.actor,
+                    writer.via,
+                    writer.turn_user,
+                    writer.request_id,
+                    reverts,
+                ),
+            )
+        )
+
+    def add(self, tx: Tx, entry: int, changes: Sequence[Change]) -> None:
+        sql(tx).executemany(
+            "INSERT INTO ledger_items (entry, kind, object_id, action, token, before) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(entry, c.kind, c.object_id, c.action, c.token, c.before) for c in changes],
+        )
+
+    def drop(self, tx: Tx, entry: int) -> None:
+        sql(tx).execute("DELETE FROM ledger WHERE seq = ?", (entry,))
+
+    def entry(self, tx: Tx, scope: Scope, seq: int) -> LedgerEntry | None:
+        t = sql(tx)
+        row = t.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM ledger WHERE seq = ? AND scope = ?", (seq, scope.key)
+        ).fetchone()
+        if row is None:
+            return None
+        items = t.rows(
+            "SELECT kind, object_id, action, before, token FROM ledger_items WHERE entry = ? "
+            "ORDER BY kind, object_id",
+            (seq,),
+        )
+        return _entry(row, [_change(r) for r in items])
+
+    def tokens(
+        self,
+        tx: Tx,
+        scope: Scope,
+        kind: str,
+        ids: Sequence[str],
+        before_entry: int | None = None,
+    ) -> dict[str, tuple[int, int | None]]:
+        if not ids:
+            return {}
+        t = sql(tx)
+        member, params = t.dialect.in_list("i.object_id", ids)
+        rows = t.rows(
+            "SELECT i.object_id, i.entry, i.token FROM ledger_items i JOIN ledger l "
+            "ON l.seq = i.entry WHERE i.kind = ? AND l.scope = ? AND "
+            f"{member} AND i.entry < ? ORDER BY i.entry",
+            (kind, scope.key, *params, before_entry if before_entry is not None else 1 << 62),
+        )
+        latest: dict[str, tuple[int, int | None]] = {}
+        for object_id, entry, token in rows:  # ascending: the last one stays
+            latest[str(object_id)] = (int(entry), None if token is None else int(token))
+        return latest
+
+    def later(
+        self, tx: Tx, scope: Scope, objects: Sequence[tuple[str, str]], after_entry: int
+    ) -> list[int]:
+        t, found = sql(tx), set[int]()
+        for kind, object_id in objects:
+            rows = t.rows(
+                "SELECT i.entry FROM ledger_items i JOIN ledger l ON l.seq = i.entry "
+                "WHERE i.kind = ? AND i.object_id = ? AND l.scope = ? AND i.entry > ?",
+                (kind, object_id, scope.key, after_entry),
+            )
+            found.update(int(r[0]) for r in rows)
+        return sorted(found)
+
+    def mark_reverted(self, tx: Tx, seq: int, by: int | None) -> None:
+        sql(tx).execute("UPDATE ledger SET reverted_by = ? WHERE seq = ?", (by, seq))
+
+    def page(
+        self,
+        tx: Tx,
+        scope: Scope,
+        before: int | None,
+        limit: int,
+        object_id: str | None = None,
+    ) -> list[LedgerEntry]:
+        t = sql(tx)
+        top = before if before is not None else 1 << 62
+        if object_id is None:
+            rows = t.rows(
+                f"SELECT {ENTRY_COLUMNS} FROM ledger WHERE scope = ? AND seq < ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (scope.key, top, limit),
+            )
+        else:
+            rows = t.rows(
+                f"SELECT {ENTRY_COLUMNS} FROM ledger WHERE scope = ? AND seq < ? AND seq IN "
+                "(SELECT entry FROM ledger_items WHERE object_id = ?) "
+                "ORDER BY seq DESC LIMIT ?",
+                (scope.key, top, object_id, limit),
+            )
+        if not rows:
+            return []
+        member, params = t.dialect.in_list("entry", [int(r[0]) for r in rows])
+        items: dict[int, list[Change]] = {}
+        for r in t.rows(
+            "SELECT entry, kind, object_id, action, NULL, token FROM ledger_items "
+            f"WHERE {member} ORDER BY entry, kind, object_id",
+            params,
+        ):
+            items.setdefault(int(r[0]), []).append(_change(r[1:]))
+        return [_entry(r, items.get(int(r[0]), [])) for r in rows]
+
+    def scrub(self, tx: Tx, scope: Scope, fact_ids: Sequence[str] | None) -> int:
+        """Erases the before-states of the items that name these facts of the scope (or
+        every fact of the scope, for None), marking their entries scrubbed."""
+        t = sql(tx)
+        if fact_ids is not None and not fact_ids:
+            return 0
+        params: list[object] = []
+        if fact_ids is None:
+            where = ""
+        else:
+            member, params = t.dialect.in_list("object_id", fact_ids)
+            where = f" AND {member}"
+        named = "kind = 'fact' AND entry IN (SELECT seq FROM ledger WHERE scope = ?)" + where
+        t.execute(
+            f"UPDATE ledger SET scrubbed = 1 WHERE seq IN (SELECT entry FROM ledger_items "
+            f"WHERE {named})",
+            (scope.key, *params),
+        )
+        erased = t.execute(
+            f"UPDATE ledger_items SET before = NULL WHERE before IS NOT NULL AND {named}",
+            (scope.key, *params),
+        )
+        return int(erased.rowcount)
+
+    def delete_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> int:
+        t = sql(tx)
+        t.execute(
+            "DELETE FROM ledger_items WHERE entry IN "
+            "(SELECT seq FROM ledger WHERE scope = ? AND at < ?)",
+            (scope.key, cutoff_us),
+        )
+        gone = t.execute("DELETE FROM ledger WHERE scope = ? AND at < ?", (scope.key, cutoff_us))
+        return int(gone.rowcount)
+
+    def count(self, tx: Tx, scope: Scope) -> int:
+        return int(sql(tx).one("SELECT count(*) FROM ledger WHERE scope = ?", (scope.key,)))
+
+
+def _change(row: Sequence[Any]) -> Change:
+    kind, object_id, action, before, token = row
+    return Change(
+        str(kind),
+        str(object_id),
+        str(action),
+        None if before is None else str(before),
+        None if token is None else int(token),
+    )
+
+
+def _entry(row: Sequence[Any], changes: list[Change]) -> LedgerEntry:
+    seq, scope, op, at, actor, via, turn_user, request_id, reverts, reverted_by, scrubbed = row
+    return LedgerEntry(
+        seq=int(seq),
+        scope=parse_key(str(scope)),
+        op=str(op),
+        at=from_us(int(at)),
+        actor=str(actor),
+        via=str(via),
+        turn_user=None if turn_user is None else str(turn_user),
+        request_id=None if request_id is None else str(request_id),
+        reverts=None if reverts is None else int(reverts),
+        reverted_by=None if reverted_by is None else int(reverted_by),
+        scrubbed=bool(scrubbed),
+        changes=tuple(changes),
+    )

@@ -14,7 +14,7 @@ from engram import Memory, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.schema import LOG_FLOOR
+from engram.storage.sqlite.schema import LOG_FLOOR, MIGRATIONS
 from engram.storage.sqlite.store import SQLiteStore
 from stores import UNDO_CHANGE_LOG, all_facts
 
@@ -147,7 +147,7 @@ def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: P
         assert isinstance(store, SQLiteStore)
         store.texts.index_above = 100
         conn = store.db.connection()
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         assert mem.recall(BIG, facts[1].content, top_k=3, mode="text")  # copies load
         seq = conn.execute("SELECT seq FROM facts WHERE id = ?", (facts[1].id,)).fetchone()[0]
         mem.forget(BIG, facts[1].id)

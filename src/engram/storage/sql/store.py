@@ -12,7 +12,14 @@ from typing import Protocol, TypeVar
 
 from engram.core.ports import CandidateRows, Tx
 from engram.core.scopes import Scope
-from engram.storage.sql.tables import AgentTable, FactTable, ModelTable, ShareTable, WorkingTable
+from engram.storage.sql.tables import (
+    AgentTable,
+    FactTable,
+    ModelTable,
+    SessionTable,
+    ShareTable,
+    WorkingTable,
+)
 from engram.storage.sql.tx import SQLTx
 
 T = TypeVar("T")
@@ -46,6 +53,7 @@ class SQLStore:
         self.models = models or ModelTable()
         self.agents = AgentTable()
         self.shares = ShareTable()
+        self.sessions = SessionTable()
 
     @property
     def schema_version(self) -> int:

@@ -126,6 +126,14 @@ class Sessions:
             raise NotFound(f"no session {session_id!r} in this scope")
         return found
 
+    def latest(self, ref: Scope) -> Session:
+        """The scope's newest session. Raises NotFound when it has none."""
+        store = self._store
+        found = store.run(lambda tx: store.sessions.latest(tx, ref), write=False)
+        if found is None:
+            raise NotFound("this scope has no session yet", hint="start one first")
+        return found
+
     def find(self, session_id: str) -> Session:
         """A session by id alone, whatever its scope (for an edge that checks the scope
         itself). Raises NotFound."""

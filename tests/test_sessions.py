@@ -347,3 +347,37 @@ def test_lineage_and_tree_match_a_brute_force_model(
             got = [(e.session_id, e.index) for e in page.entries]
             assert got == model.lineage(ref, own=branch == "own"), branch
         assert shape(memory.episodic_tree(ref)) == model.tree(ref)
+
+
+# -- the command line ------------------------------------------------------------------------
+def test_the_command_line_starts_appends_and_reads(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from engram.cli.main import main
+
+    def run(*argv: str) -> tuple[int, str]:
+        code = main(["--json", *argv, "--db", str(target), "--embedder", "none"])
+        out, _ = capsys.readouterr()
+        return code, out
+
+    scope = ["--resource", "planner", "--team", "acme"]
+    code, out = run("session", "start", "--name", "first", *scope)
+    assert code == 0
+    sid = json.loads(out)["id"]
+    code, out = run("session", "append", "message", "hello", "--role", "user", *scope)
+    assert code == 0 and json.loads(out) == {"session_id": sid, "start": 0, "stop": 1}
+    data = ["--data", '{"a": 1}', "--at", "2024-05-01T09:00:00Z", "--session", sid]
+    assert run("session", "append", "tool_call", "ran", *data, *scope)[0] == 0
+    assert run("session", "append", "m", "late", "--expected-next", "0", *scope)[0] == 4
+    fork = ["--fork-of", f"{sid}:1", "--resource", "worker", "--team", "acme"]
+    code, out = run("session", "start", *fork)
+    assert code == 0 and json.loads(out)["fork_of"] == {"sandbox_id": sid, "entry_index": 1}
+    code, out = run("episodes", "--lineage", "--resource", "worker", "--team", "acme")
+    assert [e["content"] for e in json.loads(out)["entries"]] == ["ran", "hello"]
+    code, out = run("episodes", "--tree", *scope)
+    [root] = json.loads(out)["roots"]
+    assert root["session"]["id"] == sid and len(root["children"]) == 1
+    assert run("episodes", "--after", "2024-05-01", *scope)[0] == 2  # naive: refused
+    assert run("session", "append", "m", "x", "--resource", "nobody")[0] == 3

@@ -43,8 +43,10 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 
 if TYPE_CHECKING:
     from engram.client import Client
+    from engram.core.episodes import EntryPage, SessionNode
     from engram.core.memory import Memory, Note
     from engram.core.people import Acting, AppMemory
+    from engram.core.sessions import Entry, Session
     from engram.embedders.hashing import HashingEmbedder
     from engram.embedders.remote import RemoteEmbedder
     from engram.opening import open
@@ -54,10 +56,14 @@ _LAZY = {
     "Acting": "engram.core.people",
     "AppMemory": "engram.core.people",
     "Client": "engram.client",
+    "Entry": "engram.core.sessions",
+    "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
     "RemoteEmbedder": "engram.embedders.remote",
+    "Session": "engram.core.sessions",
+    "SessionNode": "engram.core.episodes",
     "open": "engram.opening",
 }
 
@@ -84,6 +90,8 @@ __all__ = [
     "Conflict",
     "EmbedderMismatch",
     "EngramError",
+    "Entry",
+    "EntryPage",
     "Fact",
     "FactPage",
     "Forbidden",
@@ -97,6 +105,8 @@ __all__ = [
     "RecallHit",
     "RemoteEmbedder",
     "ResourceRef",
+    "Session",
+    "SessionNode",
     "SourceRef",
     "StorageFailure",
     "Unauthenticated",

@@ -381,3 +381,28 @@ def test_the_command_line_starts_appends_and_reads(
     assert root["session"]["id"] == sid and len(root["children"]) == 1
     assert run("episodes", "--after", "2024-05-01", *scope)[0] == 2  # naive: refused
     assert run("session", "append", "m", "x", "--resource", "nobody")[0] == 3
+
+
+def test_concurrent_appends_take_turns(memory: engram.Memory) -> None:
+    import threading
+
+    ref = ResourceRef("busy")
+    session = memory.sessions.start(ref)
+    ranges: list[range] = []
+    failures: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        try:
+            for i in range(20):
+                ranges.append(memory.sessions.append(session, said(f"{name} {i}", "and more")))
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert sorted(i for r in ranges for i in r) == list(range(80))
+    assert memory.sessions.get(ref, session.id).next_index == 80

@@ -105,7 +105,7 @@ class Sessions:
         now, store = self._now(), self._store
 
         def write(tx: Tx) -> Session:
-            existing = store.sessions.get(tx, sid)
+            existing = store.sessions.get(tx, sid, hold=True)  # two starts take turns
             wanted = (ref, title, point)
             if existing is not None:
                 if (existing.scope, existing.name, existing.fork_of) == wanted:

@@ -19,15 +19,17 @@ import pytest
 
 Target = str | Path
 
-# Takes a SQLite file from schema 5 back to 4 (no change log), for migration tests.
-# Takes a SQLite store back to schema 4: migration 7's strength, 6's triggers, then
-# 5's change log.
+# Takes a SQLite store back to schema 4, for migration tests: migration 9's sessions, 8's
+# history,
+# 7's strength, 6's triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
 DROP TABLE fact_trash;
 DROP TABLE ledger;
 DROP TABLE ledger_items;
 DROP INDEX facts_by_turn_user;
 ALTER TABLE facts DROP COLUMN turn_user;
+DROP TABLE session_entries;
+DROP TABLE sessions;
 ALTER TABLE facts DROP COLUMN strength;
 DROP TRIGGER facts_ai_state;
 DROP TRIGGER facts_ad_state;

@@ -142,7 +142,7 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         hits = memory.recall(REF, "w1 w2 w3", top_k=5, mode="vector", tags=["rare"])
         assert [h.fact.id for h in hits] == [tagged.id]
 
-        memory.forget_all(REF, expected_count=memory.count(REF))
+        memory.forget_all(REF, expected_count=memory.count(REF), hard=True)
         indexes = stores.rows(
             postgres_url,
             "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')",

@@ -51,8 +51,10 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 
 if TYPE_CHECKING:
     from engram.client import Client
+    from engram.core.episodes import EntryPage, SessionNode
     from engram.core.memory import Memory, Note
     from engram.core.people import Acting, AppMemory
+    from engram.core.sessions import Entry, Session
     from engram.embedders.hashing import HashingEmbedder
     from engram.embedders.remote import RemoteEmbedder
     from engram.opening import open
@@ -62,10 +64,14 @@ _LAZY = {
     "Acting": "engram.core.people",
     "AppMemory": "engram.core.people",
     "Client": "engram.client",
+    "Entry": "engram.core.sessions",
+    "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
     "RemoteEmbedder": "engram.embedders.remote",
+    "Session": "engram.core.sessions",
+    "SessionNode": "engram.core.episodes",
     "open": "engram.opening",
 }
 
@@ -94,6 +100,8 @@ __all__ = [
     "DeletionReceipt",
     "EmbedderMismatch",
     "EngramError",
+    "Entry",
+    "EntryPage",
     "Fact",
     "FactPage",
     "Forbidden",
@@ -110,6 +118,8 @@ __all__ = [
     "RemoteEmbedder",
     "ResourceRef",
     "RevertBlocked",
+    "Session",
+    "SessionNode",
     "SourceRef",
     "StorageFailure",
     "TrashPage",

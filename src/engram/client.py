@@ -17,6 +17,8 @@ from pydantic import ValidationError
 
 from engram import wire
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput
+from engram.core.models import SourceRef
+from engram.core.sessions import Entry
 
 JSON = dict[str, Any]
 _BY_CODE: dict[str, type[EngramError]] = {cls.code: cls for cls in ALL_ERRORS}
@@ -39,6 +41,7 @@ class Client:
         self._http = http or httpx.Client(base_url=base_url, timeout=timeout)
         self._headers = headers
         self.working = WorkingClient(self)
+        self.sessions = SessionsClient(self)
 
     def close(self) -> None:
         self._http.close()
@@ -201,6 +204,29 @@ class Client:
         spec = _body(wire.CompactionSpec, **fields)
         return self.send("POST", f"/agents/{_quote(agent_id)}/compactions", spec)
 
+    # -- an agent's episodes ---------------------------------------------------------
+    def episodic_recall(
+        self,
+        agent_id: str,
+        *,
+        branch: Literal["own", "lineage"] = "own",
+        limit: int | None = None,
+        after: datetime | None = None,
+        query: str | None = None,
+    ) -> JSON:
+        """The agent's session entries in time order (``nextAfter`` when more follow)."""
+        params = _params(
+            branch=None if branch == "own" else branch,
+            limit=limit,
+            after=None if after is None else after.isoformat(),
+            query=query,
+        )
+        return self.call_json("GET", f"/agents/{_quote(agent_id)}/episodes", params=params)
+
+    def episodic_tree(self, agent_id: str) -> list[JSON]:
+        """The fork trees holding the agent's sessions (each root with its children)."""
+        return list(self.call_json("GET", f"/agents/{_quote(agent_id)}/episodes/tree")["roots"])
+
     # -- people ----------------------------------------------------------------------
     def app(self, app: str) -> AppClient:
         """What ``app`` remembers of the person this client's token names."""
@@ -275,6 +301,48 @@ class WorkingClient:
     def list(self, agent_id: str, *, after: str | None = None, limit: int | None = None) -> JSON:
         params = _params(after=after, limit=limit)
         return self._client.call_json("GET", f"/agents/{_quote(agent_id)}/memory", params=params)
+
+
+class SessionsClient:
+    """Sessions, as ``Memory.sessions`` with an agent id for a scope."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def start(
+        self,
+        agent_id: str,
+        *,
+        session_id: str | None = None,
+        name: str | None = None,
+        fork_of: SourceRef | None = None,
+    ) -> JSON:
+        fields = _params(sessionId=session_id, name=name)
+        if fork_of is not None:
+            fields["forkOf"] = _body(
+                wire.SourceRefBody, sandboxId=fork_of.sandbox_id, entryIndex=fork_of.entry_index
+            )
+        spec = _body(wire.SessionSpec, **fields)
+        return self._client.send("POST", f"/agents/{_quote(agent_id)}/sessions", spec)
+
+    def append(
+        self, session_id: str, entries: Sequence[Entry], *, expected_next: int | None = None
+    ) -> range:
+        """Appends the entries; the indexes written (a retry with ``expected_next``
+        answers the same range; Conflict when it is stale)."""
+        bodies = [
+            _body(
+                wire.EntryBody,
+                **_params(kind=e.kind, content=e.content, role=e.role, at=e.at, data=e.data),
+            )
+            for e in entries
+        ]
+        fields: dict[str, Any] = {"entries": bodies}
+        if expected_next is not None:
+            fields["expectedNext"] = expected_next
+        path = f"/sessions/{_quote(session_id)}/entries"
+        answer = self._client.send("POST", path, _body(wire.NewEntries, **fields))
+        return range(int(answer["start"]), int(answer["stop"]))
 
 
 class AppClient:

@@ -23,6 +23,7 @@ from engram.core import limits
 from engram.core.agents import MAX_NAME_CHARS, Agent
 from engram.core.models import Compaction, Fact, ForkResult, RecallHit, WorkingEntry
 from engram.core.scopes import MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
+from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES, MAX_SESSION_NAME_CHARS, Entry, Session
 from engram.core.sharing import Share
 
 MAX_TTL_SECONDS = int(limits.MAX_TTL.total_seconds())
@@ -113,6 +114,37 @@ class NewFact(Body):
         le=limits.MAX_STRENGTH,
         description="0 to 10 (default 1): multiplies the fact's score in recall",
     )
+
+
+class SessionSpec(Body):
+    """A new session of the agent; ``forkOf`` starts it from an entry of another (of an
+    agent of the same team). The same ``sessionId`` again with the same name and fork
+    point answers the session as it is."""
+
+    session_id: Label | None = Field(default=None, alias="sessionId")
+    name: str | None = Field(default=None, min_length=1, max_length=MAX_SESSION_NAME_CHARS)
+    fork_of: SourceRefBody | None = Field(default=None, alias="forkOf")
+
+
+class EntryBody(Body):
+    kind: Label
+    content: str = Field(
+        max_length=MAX_ENTRY_BYTES, description="at most 64 KiB once UTF-8 encoded"
+    )
+    role: Label | None = None
+    at: Time | None = Field(default=None, description="when it happened (default: now)")
+    data: Any = Field(default=None, description="any JSON up to 64 KiB")
+
+    def entry(self) -> Entry:
+        return Entry(self.kind, self.content, role=self.role, at=self.at, data=self.data)
+
+
+class NewEntries(Body):
+    """``expectedNext`` is where the caller believes the session ends: a retry whose
+    entries are already there answers the same range; any other stale value is a 409."""
+
+    entries: list[EntryBody] = Field(max_length=MAX_APPEND)
+    expected_next: int | None = Field(default=None, alias="expectedNext", ge=0, le=limits.MAX_COUNT)
 
 
 class FactCorrection(Body):
@@ -209,9 +241,13 @@ class AgentPageOut(Answer):
 
 
 class ForkOut(Answer):
+    """``sessionId``: the child's session a spawn started, forked from the parent's
+    last entry (absent when the parent had none to continue)."""
+
     resource_ref: ResourceRefOut
     working_keys_copied: int
     semantic_facts_copied: int
+    session_id: str | None = _unset_when_none()
 
     @classmethod
     def of(cls, fork: ForkResult) -> ForkOut:
@@ -219,12 +255,84 @@ class ForkOut(Answer):
             resource_ref=ResourceRefOut.of(fork.ref),
             working_keys_copied=fork.working_keys_copied,
             semantic_facts_copied=fork.facts_copied,
+            session_id=fork.session_id,
         )
 
 
 class SpawnOut(Answer):
     agent: AgentOut
     fork: ForkOut
+
+
+class SessionOut(Answer):
+    id: str
+    scope: ResourceRefOut | PersonScopeOut
+    name: str | None
+    fork_of: SourceRefOut | None
+    depth: int
+    created_at: datetime
+    next_index: int
+
+    @classmethod
+    def of(cls, session: Session) -> SessionOut:
+        fork = session.fork_of
+        return cls(
+            id=session.id,
+            scope=scope_out(session.scope),
+            name=session.name,
+            fork_of=None
+            if fork is None
+            else SourceRefOut(sandbox_id=fork.sandbox_id, entry_index=fork.entry_index),
+            depth=session.depth,
+            created_at=session.created_at,
+            next_index=session.next_index,
+        )
+
+
+class AppendOut(Answer):
+    """The indexes written: ``start`` up to (not including) ``stop``."""
+
+    session_id: str
+    start: int
+    stop: int
+
+
+class SessionEntryOut(Answer):
+    session_id: str
+    index: int
+    kind: str
+    role: str | None
+    content: str
+    at: datetime
+    data: Any
+
+    @classmethod
+    def of(cls, entry: Entry) -> SessionEntryOut:
+        assert entry.session_id is not None and entry.index is not None and entry.at
+        return cls(
+            session_id=entry.session_id,
+            index=entry.index,
+            kind=entry.kind,
+            role=entry.role,
+            content=entry.content,
+            at=entry.at,
+            data=entry.data,
+        )
+
+
+class EntryPageOut(Answer):
+    entries: list[SessionEntryOut]
+    next_after: datetime | None = _unset_when_none()
+
+
+class SessionNodeOut(Answer):
+    session: SessionOut
+    entries: list[SessionEntryOut]
+    children: list[SessionNodeOut]
+
+
+class TreeOut(Answer):
+    roots: list[SessionNodeOut]
 
 
 class EntryOut(Answer):

@@ -208,7 +208,9 @@ def test_bodies_over_a_mebibyte_are_413(client: TestClient, target: Target) -> N
 def test_every_route_refuses_a_parameter_it_does_not_take(client: TestClient) -> None:
     agent = _agent_with_facts(client, 1)
     fact = client.get(f"/agents/{agent}/facts").json()["facts"][0]["id"]
+    session = client.post(f"/agents/{agent}/sessions", json={}).json()["id"]
     fill = {"agent_id": agent, "key": "plan", "fact_id": fact, "app": "app:a", "memory_id": "m"}
+    fill["session_id"] = session
     schema = client.get("/openapi.json").json()
     checked = 0
     for template, item in schema["paths"].items():

@@ -48,6 +48,13 @@ def memory_of(request: Request) -> Memory:
     return memory
 
 
+def enabled_memory(request: Request) -> Memory:
+    """The store, for a memory route; CapabilityMissing when memory is disabled."""
+    if not request.app.state.memory_enabled:
+        raise CapabilityMissing("memory is disabled (ENGRAM_MEMORY_ENABLED=false)")
+    return memory_of(request)
+
+
 def agent_memory(
     request: Request, agent_id: str, *, write: bool = False, facts: bool = False
 ) -> tuple[Memory, Agent]:
@@ -56,9 +63,7 @@ def agent_memory(
     Raises CapabilityMissing (memory disabled; ``facts`` without an embedder), NotFound
     (no such agent) and, for a ``write``, Conflict when the agent has ended.
     """
-    memory = memory_of(request)
-    if not request.app.state.memory_enabled:
-        raise CapabilityMissing("memory is disabled (ENGRAM_MEMORY_ENABLED=false)")
+    memory = enabled_memory(request)
     agent = memory.agents.get(agent_id)
     if write and agent.ended_at is not None:
         raise Conflict(

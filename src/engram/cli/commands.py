@@ -22,6 +22,7 @@ from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue
 from engram.core.people import Acting, AppMemory
 from engram.core.scopes import ResourceRef
+from engram.core.sessions import Entry
 from engram.opening import describe
 
 Handler = Callable[[Memory, argparse.Namespace], Output]
@@ -110,6 +111,37 @@ def compact(mem: Memory, args: argparse.Namespace) -> Output:
     return render.compacted(
         mem.compact(_ref(args), max_facts=args.max_facts, max_age=args.max_age_seconds)
     )
+
+
+# -- sessions and episodes ------------------------------------------------------------
+def session_start(mem: Memory, args: argparse.Namespace) -> Output:
+    started = mem.sessions.start(
+        _ref(args), session_id=args.session_id, name=args.name, fork_of=args.fork_of
+    )
+    return render.session(started)
+
+
+def session_append(mem: Memory, args: argparse.Namespace) -> Output:
+    """Appends one entry to ``--session``, or to the scope's newest session."""
+    data = None if args.data is None else _json_value(args.data)
+    entry = Entry(args.kind, args.text, role=args.role, at=args.at, data=data)
+    ref = _ref(args)
+    sid = args.session if args.session is not None else mem.sessions.latest(ref).id
+    written = mem.sessions.append(ref, [entry], session_id=sid, expected_next=args.expected_next)
+    return render.appended(sid, written)
+
+
+def episodes(mem: Memory, args: argparse.Namespace) -> Output:
+    if args.tree:
+        return render.tree(mem.episodic_tree(_ref(args)))
+    page = mem.episodic_recall(
+        _ref(args),
+        branch="lineage" if args.lineage else "own",
+        limit=args.limit,
+        after=args.after,
+        query=args.query,
+    )
+    return render.episodes(page)
 
 
 # -- working memory -------------------------------------------------------------------
@@ -207,6 +239,9 @@ HANDLERS: dict[str, Handler] = {
     "correct": correct,
     "fork": fork,
     "compact": compact,
+    "session start": session_start,
+    "session append": session_append,
+    "episodes": episodes,
     "working get": working_get,
     "working set": working_set,
     "working delete": working_delete,

@@ -13,7 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NoReturn
 
 import engram
@@ -83,6 +83,19 @@ def _source(text: str) -> SourceRef:
             f"expected SANDBOX_ID:ENTRY_INDEX (an integer from 0 to {MAX_COUNT}), got {text!r}"
         ) from exc
     return SourceRef(sandbox, entry)
+
+
+def _time(text: str) -> datetime:
+    """An ISO 8601 time with its UTC offset."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        moment = None
+    if moment is None or moment.utcoffset() is None:
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO 8601 time with its offset (2024-05-01T09:30:00Z), got {text!r}"
+        )
+    return moment
 
 
 def _strength(text: str) -> float:
@@ -258,6 +271,44 @@ def _add_app_commands(sub: Subparsers) -> None:
     )
 
 
+def _add_session_commands(sub: Subparsers) -> None:
+    session = sub.add_parser(
+        "session", parents=_parents()[1], help="episodic sessions: start one, append entries"
+    )
+    inner = session.add_subparsers(dest="session_command", metavar="ACTION", required=True)
+    p = _command(inner, "start", "session start", "start a session of the scope")
+    p.add_argument("--name", metavar="NAME")
+    p.add_argument("--session-id", metavar="ID", help="its id (default: a new one)")
+    p.add_argument(
+        "--fork-of",
+        metavar="SESSION_ID:ENTRY_INDEX",
+        type=_source,
+        help="start from this entry of another session (of the scope, or of its team)",
+    )
+    p = _command(inner, "append", "session append", "append one entry to a session")
+    p.add_argument("kind", metavar="KIND", help="what the entry is: message, tool_call, ...")
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--session", metavar="ID", help="the session (default: the newest)")
+    p.add_argument("--role", metavar="ROLE")
+    p.add_argument("--data", metavar="JSON", help="a JSON value carried with the entry")
+    p.add_argument("--at", metavar="TIME", type=_time, help="when it happened (default: now)")
+    p.add_argument(
+        "--expected-next",
+        metavar="N",
+        type=COUNT,
+        help="the index the entry should take: a retry is idempotent, a stale one exit 4",
+    )
+    p = _command(sub, "episodes", "episodes", "the scope's session entries in time order")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--lineage", action="store_true", help="with each ancestor's entries up to its fork"
+    )
+    which.add_argument("--tree", action="store_true", help="the fork trees, siblings apart")
+    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument("--after", metavar="TIME", type=_time, help="entries after this time")
+    p.add_argument("--query", metavar="WORDS", help="entries holding every word")
+
+
 def _add_scope_commands(sub: Subparsers) -> None:
     p = _command(sub, "fork", "fork", "copy this scope's memory into another resource")
     p.add_argument("child_resource_id", metavar="CHILD_RESOURCE_ID")
@@ -328,6 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_forgetting_commands(sub)
     _add_working_commands(sub)
     _add_app_commands(sub)
+    _add_session_commands(sub)
     _add_scope_commands(sub)
     _add_service_commands(sub)
     return parser
@@ -426,7 +478,8 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
 
 def _run(args: argparse.Namespace) -> Output:
     if args.scoped and args.resource is None:
-        command = " ".join(filter(None, (args.command, getattr(args, "working_command", None))))
+        inner = getattr(args, "working_command", None) or getattr(args, "session_command", None)
+        command = " ".join(filter(None, (args.command, inner)))
         raise InvalidInput(
             f"'engram {command}' needs --resource ID",
             hint="the resource whose memory it reads or writes",

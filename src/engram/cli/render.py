@@ -22,7 +22,9 @@ from engram.core.models import (
 from engram.core.scopes import PersonAppRef, Scope
 
 if TYPE_CHECKING:
+    from engram.core.episodes import EntryPage, SessionNode
     from engram.core.ports import Embedder
+    from engram.core.sessions import Entry, Session
 
 JSONData = dict[str, Any]
 
@@ -151,6 +153,59 @@ def forked(result: ForkResult) -> Output:
         },
         [line],
     )
+
+
+def session(started: Session) -> Output:
+    fork = started.fork_of
+    origin = "" if fork is None else f" from {fork.sandbox_id}:{fork.entry_index}"
+    return Output(
+        wire.SessionOut.of(started).model_dump(mode="json"),
+        [f"session {started.id}{origin} ({started.next_index} entries)"],
+    )
+
+
+def appended(session_id: str, written: range) -> Output:
+    count = len(written)
+    return Output(
+        {"session_id": session_id, "start": written.start, "stop": written.stop},
+        [f"appended {count} entr{'y' if count == 1 else 'ies'} to {session_id} at {written.start}"],
+    )
+
+
+def session_entry_line(entry: Entry, indent: str = "") -> str:
+    at = entry.at.isoformat() if entry.at else "?"
+    who = f" {entry.role}" if entry.role else ""
+    return f"{indent}{at}  {entry.session_id}:{entry.index}  [{entry.kind}{who}]  {entry.content}"
+
+
+def episodes(page: EntryPage) -> Output:
+    data = wire.EntryPageOut(
+        entries=[wire.SessionEntryOut.of(e) for e in page.entries], next_after=page.next_after
+    ).model_dump(mode="json")
+    lines = [session_entry_line(e) for e in page.entries] or ["no session entries"]
+    if page.next_after is not None:
+        lines.append(f"more follow: --after {page.next_after.isoformat()}")
+    return Output({"next_after": None, **data}, lines)
+
+
+def tree(roots: Sequence[SessionNode]) -> Output:
+    def node_data(node: SessionNode) -> JSONData:
+        return {
+            "session": wire.SessionOut.of(node.session).model_dump(mode="json"),
+            "entries": [wire.SessionEntryOut.of(e).model_dump(mode="json") for e in node.entries],
+            "children": [node_data(c) for c in node.children],
+        }
+
+    def node_lines(node: SessionNode, depth: int) -> list[str]:
+        pad = "  " * depth
+        lines = [f"{pad}session {node.session.id} ({len(node.entries)} entries)"]
+        lines += [session_entry_line(e, pad + "  ") for e in node.entries]
+        for child in node.children:
+            lines += node_lines(child, depth + 1)
+        return lines
+
+    lines = [line for root in roots for line in node_lines(root, 0)] or ["no sessions"]
+    return Output({"roots": [node_data(r) for r in roots]}, lines)
 
 
 def compacted(result: Compaction) -> Output:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from engram.core import ledger, limits, rules
+from engram.core import ledger, limits, rules, sessions
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound
 from engram.core.models import LIBRARY, ForkResult, Writer
@@ -100,6 +100,11 @@ class Agents:
         A child whose resource already holds memory (another agent's, say) is refused
         with Conflict, registering nothing, unless ``into_existing``: then the parent's
         working keys overwrite the child's of the same name and its facts join theirs.
+
+        With memory, the child's session starts forked from the last entry of the
+        parent's newest session (``ForkResult.session_id``); when the parent has no
+        session, or its newest has no entry yet, none is started (a fork point must be
+        an entry) and the child starts its own when it first works.
         """
         parent = self.get(parent_id)
         checked = check_text(name, "name", max_chars=MAX_NAME_CHARS)
@@ -108,18 +113,21 @@ class Agents:
         fork_from = parent.ref if copy_memory and ref != parent.ref else None
         now, store = self._now(), self._store
 
-        def write(rec: ledger.Entry) -> tuple[int, int]:
+        def write(rec: ledger.Entry) -> ForkResult:
             store.agents.insert(rec.tx, child)
             rec.record("agent", child.id, "register")
-            if fork_from is None:
-                return (0, 0)
-            return rules.fork(rec, fork_from, into_existing=into_existing)
+            keys, facts = 0, 0
+            if fork_from is not None:
+                keys, facts = rules.fork(rec, fork_from, into_existing=into_existing)
+            session = (
+                sessions.fork_latest(store, rec.tx, parent.ref, ref, now) if copy_memory else None
+            )
+            return ForkResult(ref, keys, facts, None if session is None else session.id)
 
-        keys, facts = store.run(
+        return child, store.run(
             lambda tx: ledger.write(store, tx, ref, "agent.spawn", self._writer, now, write),
             lock=[] if fork_from is None else [fork_from, ref],
         )
-        return child, ForkResult(ref, keys, facts)
 
     def list(
         self, *, after: str | None = None, limit: int | None = None, name: str | None = None

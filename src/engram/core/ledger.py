@@ -139,11 +139,7 @@ def decode(before: str | None) -> dict[str, Any]:
     return {} if before is None else dict(json.loads(before))
 
 
-def vector_of(words_state: dict[str, Any]) -> Any:
-    """The vector a words before-state holds (float32), or None."""
+def vector_of(words_state: dict[str, Any]) -> bytes | None:
+    """The vector a words before-state holds, as little-endian float32 bytes, or None."""
     raw = words_state.get("vector")
-    if raw is None:
-        return None
-    import numpy as np  # only a revert of a correct needs it
-
-    return np.frombuffer(base64.b64decode(raw), dtype="<f4").astype(np.float32)
+    return None if raw is None else base64.b64decode(raw)

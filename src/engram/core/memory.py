@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from engram.core import ledger, limits, query, rules, undo
+from engram.core import episodes, ledger, limits, query, rules, undo
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
@@ -38,6 +38,8 @@ from engram.core.models import (
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store, Tx
 from engram.core.ranking import Candidate, fuse, rank_by_strength
 from engram.core.scopes import ResourceRef, Scope
+from engram.core.sessions import Entry as SessionEntry
+from engram.core.sessions import Sessions
 from engram.core.sharing import Sharing
 from engram.core.text import check_text
 from engram.core.working import WorkingMemory
@@ -84,6 +86,7 @@ class Memory:
         self.working = WorkingMemory(store, clock=clock, writer=writer)
         self.agents = Agents(store, clock=clock, writer=writer)
         self.sharing = Sharing(store, clock=clock, writer=writer)
+        self.sessions = Sessions(store, clock=clock)
 
     def acting(
         self,
@@ -543,6 +546,31 @@ class Memory:
             ]
 
         return store.run(read, write=False)
+
+    # -- episodes ------------------------------------------------------------------
+    def episodic_recall(
+        self,
+        ref: Scope,
+        *,
+        branch: episodes.Branch = "own",
+        limit: int | None = None,
+        after: datetime | None = None,
+        query: str | None = None,
+    ) -> episodes.EntryPage:
+        """The scope's session entries in time order (default 100, max 1000): its own,
+        or with ``branch="lineage"`` each ancestor's up to its fork point too. See
+        :func:`engram.core.episodes.recall`."""
+        return episodes.recall(
+            self._store, ref, branch=branch, limit=limit, after=after, query=query
+        )
+
+    def episodic_tree(self, ref: Scope) -> list[episodes.SessionNode]:
+        """The fork trees holding the scope's sessions, siblings kept apart."""
+        return episodes.tree(self._store, ref)
+
+    def source(self, fact: Fact) -> SessionEntry | None:
+        """The session entry a verified fact came from, or None."""
+        return episodes.source(self._store, fact)
 
     def _require_embedder(self, what: str) -> Embedder:
         if self._embedder is None:

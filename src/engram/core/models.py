@@ -128,11 +128,13 @@ class WorkingPage:
 
 @dataclass(frozen=True, slots=True)
 class ForkResult:
-    """What a fork copied into the child's scope."""
+    """What a fork copied into the child's scope; a spawn also names the session it
+    started for the child (forked from the parent's last entry), if any."""
 
     ref: ResourceRef
     working_keys_copied: int
     facts_copied: int
+    session_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from engram.core.agents import Agent
+    from engram.core.sessions import Entry, Session
     from engram.core.sharing import Share
 
     Vectors: TypeAlias = npt.NDArray[np.float32]
@@ -58,6 +59,15 @@ class NewFact:
     content_hash: str
     metadata_json: str
     vector: Vectors
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    """A session entry ready to be written: the entry as it will read back (session,
+    index and time set) and its data as stored JSON (None without data)."""
+
+    entry: Entry
+    data_json: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,12 +209,13 @@ class FactRows(Protocol):
         fact_id: str,
         content: str,
         content_hash: str,
-        vector: Vectors | None,
+        vector: Vectors | bytes | None,
         by: str | None,
         by_at_us: int | None,
         now_us: int,
     ) -> Fact | None:
-        """Gives a fact new words (and, with ``vector``, a new vector), corrected by
+        """Gives a fact new words (and, with ``vector``, a new vector: an array, or
+        little-endian float32 bytes as the ledger keeps one), corrected by
         ``by`` at ``by_at_us``, and returns it as stored; None when the scope has no such
         fact. The caller checks that no other fact of the scope holds ``content_hash``."""
         ...
@@ -438,8 +449,61 @@ class ShareRows(Protocol):
         ...
 
 
+class SessionRows(Protocol):
+    """Episodic sessions and their append-only entries. The core checks scopes and fork
+    points; ``get`` finds a session whatever its scope."""
+
+    def get(self, tx: Tx, session_id: str, *, hold: bool = False) -> Session | None:
+        """The session, or None. ``hold`` first makes every other writer that holds it
+        wait until ``tx`` ends (write transactions only): appends take turns."""
+        ...
+
+    def latest(self, tx: Tx, scope: Scope) -> Session | None:
+        """The scope's newest session (by start time, then id), or None."""
+        ...
+
+    def insert(self, tx: Tx, session: Session) -> None:
+        """Writes a new session. Raises StorageFailure when the id is taken (the core
+        looks first)."""
+        ...
+
+    def append(self, tx: Tx, session_id: str, start: int, entries: Sequence[NewEntry]) -> None:
+        """Writes the entries at ``start``, ``start + 1``, ... and moves the session's
+        next index past them. The caller holds the session and checked ``start``."""
+        ...
+
+    def entries(self, tx: Tx, session_id: str, start: int, stop: int) -> list[Entry]:
+        """The session's entries with indexes in [start, stop), in index order."""
+        ...
+
+    def episodes(
+        self,
+        tx: Tx,
+        scope: Scope,
+        *,
+        depth: int,
+        after_us: int | None,
+        words: Sequence[str],
+        limit: int,
+    ) -> list[Entry]:
+        """Up to ``limit`` entries of the scope's sessions and of their ancestors up to
+        ``depth`` forks back (0: the scope's own), each ancestor's up to its fork point,
+        ordered by (at, depth, session id, index); only those after ``after_us`` and
+        containing every one of ``words`` (ASCII letters compared case-insensitively)."""
+        ...
+
+    def forest(self, tx: Tx, scope: Scope) -> list[Session]:
+        """Every session of the trees holding the scope's sessions: their roots and all
+        that descends from them, in order of start time, then id."""
+        ...
+
+    def entries_of(self, tx: Tx, session_ids: Sequence[str]) -> list[Entry]:
+        """Every entry of these sessions, by session, then index."""
+        ...
+
+
 class Store(Protocol):
-    """A unit of work over working memory, facts, agents and allowances."""
+    """A unit of work over working memory, facts, agents, allowances and sessions."""
 
     @property
     def working(self) -> WorkingRows: ...
@@ -461,6 +525,9 @@ class Store(Protocol):
 
     @property
     def ledger(self) -> LedgerRows: ...
+
+    @property
+    def sessions(self) -> SessionRows: ...
 
     @property
     def schema_version(self) -> int:

@@ -14,6 +14,7 @@ from engram.core.clock import from_us
 from engram.core.errors import StorageFailure
 from engram.core.models import Fact, SourceRef, WorkingEntry
 from engram.core.scopes import ResourceRef, parse_key
+from engram.core.sessions import Entry, Session
 
 FACT_COLUMNS = (
     "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
@@ -21,6 +22,8 @@ FACT_COLUMNS = (
 )
 WORKING_COLUMNS = "key, value, version, updated_at, expires_at"
 AGENT_COLUMNS = "id, name, scope, parent_id, created_at, ended_at"
+SESSION_COLUMNS = "id, scope, name, parent_id, fork_entry, depth, created_at, next_index"
+ENTRY_COLUMNS = "session_id, idx, at, kind, role, content, data"
 
 
 def to_fact(row: tuple[Any, ...]) -> Fact:
@@ -95,4 +98,30 @@ def to_agent(row: tuple[Any, ...]) -> Agent:
         parent_id=None if parent_id is None else str(parent_id),
         created_at=from_us(int(created)),
         ended_at=None if ended is None else from_us(int(ended)),
+    )
+
+
+def to_session(row: tuple[Any, ...]) -> Session:
+    sid, scope, name, parent_id, fork_entry, depth, created, next_index = row
+    return Session(
+        id=str(sid),
+        scope=parse_key(str(scope)),
+        name=None if name is None else str(name),
+        fork_of=None if parent_id is None else SourceRef(str(parent_id), int(fork_entry)),
+        depth=int(depth),
+        created_at=from_us(int(created)),
+        next_index=int(next_index),
+    )
+
+
+def to_session_entry(row: tuple[Any, ...]) -> Entry:
+    sid, idx, at, kind, role, content, data = row
+    return Entry(
+        kind=str(kind),
+        content=str(content),
+        role=None if role is None else str(role),
+        at=from_us(int(at)),
+        data=None if data is None else json.loads(str(data)),
+        session_id=str(sid),
+        index=int(idx),
     )

@@ -176,6 +176,32 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX ledger_items_by_object ON ledger_items (kind, object_id, entry);
     """,
+    # 5: episodic sessions and their append-only entries, as on SQLite.
+    """
+    CREATE TABLE sessions (
+        id text PRIMARY KEY,
+        scope text NOT NULL,
+        parent_id text,
+        fork_entry bigint,
+        depth integer NOT NULL,
+        name text,
+        created_at bigint NOT NULL,
+        next_index bigint NOT NULL
+    );
+    CREATE INDEX sessions_by_scope ON sessions (scope, created_at, id);
+    CREATE INDEX sessions_by_parent ON sessions (parent_id);
+
+    CREATE TABLE session_entries (
+        session_id text NOT NULL,
+        idx bigint NOT NULL,
+        at bigint NOT NULL,
+        kind text NOT NULL,
+        role text,
+        content text NOT NULL,
+        data text,
+        PRIMARY KEY (session_id, idx)
+    );
+    """,
 )
 
 

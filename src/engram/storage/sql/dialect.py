@@ -33,6 +33,10 @@ class Dialect:
         """``text`` (``?`` placeholders) in this driver's spelling."""
         return text if self.mark == "?" else _spelled(text, self.mark)
 
+    def unvector_bytes(self, raw: bytes) -> Any:
+        """A vector from little-endian float32 bytes."""
+        return _floats(raw, "<f4")
+
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[object]]:
         """``column IN (values)`` as one parameter, whatever the number of values."""
         return self.member.format(column=column), [self.listed(list(values))]

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engram.storage.rows import AGENT_COLUMNS, FACT_COLUMNS, WORKING_COLUMNS
+from engram.storage.rows import (
+    AGENT_COLUMNS,
+    ENTRY_COLUMNS,
+    FACT_COLUMNS,
+    SESSION_COLUMNS,
+    WORKING_COLUMNS,
+)
 from engram.storage.sql.dialect import Dialect
 
 Query = tuple[str, tuple[Any, ...]]
@@ -337,4 +343,99 @@ def shares_listed(person: str, source: str | None, reader: str | None) -> Query:
         "SELECT source, reader, allowed_at FROM shares WHERE person = ? "
         f"AND (CAST(? AS TEXT) IS NULL OR {column} = ?) ORDER BY allowed_at, source, reader",
         (person, value, value),
+    )
+
+
+# -- sessions ----------------------------------------------------------------------
+def session_get(session_id: str) -> Query:
+    return f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+
+
+def session_latest(scope: str) -> Query:
+    return (
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE scope = ? "
+        "ORDER BY created_at DESC, id DESC LIMIT 1",
+        (scope,),
+    )
+
+
+def session_insert(row: tuple[Any, ...]) -> Query:
+    return f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row
+
+
+ENTRY_INSERT = f"INSERT INTO session_entries ({ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+def session_advance(session_id: str, next_index: int) -> Query:
+    return "UPDATE sessions SET next_index = ? WHERE id = ?", (next_index, session_id)
+
+
+def session_entries(session_id: str, start: int, stop: int) -> Query:
+    return (
+        f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = ? "
+        "AND idx >= ? AND idx < ? ORDER BY idx",
+        (session_id, start, stop),
+    )
+
+
+def entries_of(d: Dialect, session_ids: Sequence[str]) -> Query:
+    member, params = d.in_list("session_id", session_ids)
+    return (
+        f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE {member} ORDER BY session_id, idx",
+        tuple(params),
+    )
+
+
+def episodes(
+    scope: str, depth: int, after_us: int | None, words: Sequence[str], limit: int
+) -> Query:
+    """The scope's sessions and their ancestors (``walk``: one row per path, with the
+    fork point that cuts the ancestor; NULL for the scope's own, which keep every
+    entry), merged per session (``reach``: the furthest cut, the nearest depth), then
+    their entries in (at, depth, session, index) order. ``words`` are matched as
+    substrings of the content, both lower-cased by the database (ASCII letters on both
+    backends), through LIKE with its wildcards escaped."""
+    matches = "".join(" AND lower(e.content) LIKE lower(?) ESCAPE '!'" for _ in words)
+    return (
+        "WITH RECURSIVE walk (id, parent_id, fork_entry, upto, depth) AS ("
+        " SELECT id, parent_id, fork_entry, CAST(NULL AS BIGINT), 0 FROM sessions"
+        " WHERE scope = ?"
+        " UNION ALL"
+        " SELECT s.id, s.parent_id, s.fork_entry, w.fork_entry, w.depth + 1"
+        " FROM sessions s JOIN walk w ON s.id = w.parent_id WHERE w.depth < ?"
+        "), reach (id, upto, depth) AS ("
+        " SELECT id, CASE WHEN count(upto) < count(*) THEN NULL ELSE max(upto) END,"
+        " min(depth) FROM walk GROUP BY id"
+        ") "
+        f"SELECT {', '.join('e.' + c for c in ENTRY_COLUMNS.split(', '))}"
+        " FROM reach r JOIN session_entries e ON e.session_id = r.id"
+        " WHERE (r.upto IS NULL OR e.idx <= r.upto)"
+        " AND (CAST(? AS BIGINT) IS NULL OR e.at > ?)"
+        f"{matches} ORDER BY e.at, r.depth, e.session_id, e.idx LIMIT ?",
+        (scope, depth, after_us, after_us, *(_pattern(w) for w in words), limit),
+    )
+
+
+def _pattern(word: str) -> str:
+    escaped = word.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return f"%{escaped}%"
+
+
+def session_forest(scope: str, max_depth: int) -> Query:
+    """The roots above the scope's sessions, then everything below those roots."""
+    return (
+        "WITH RECURSIVE up (id, parent_id, depth) AS ("
+        " SELECT id, parent_id, 0 FROM sessions WHERE scope = ?"
+        " UNION"
+        " SELECT s.id, s.parent_id, u.depth + 1 FROM sessions s JOIN up u ON s.id = u.parent_id"
+        " WHERE u.depth < ?"
+        "), down (id, depth) AS ("
+        " SELECT id, 0 FROM up WHERE parent_id IS NULL"
+        " UNION"
+        " SELECT s.id, d.depth + 1 FROM sessions s JOIN down d ON s.parent_id = d.id"
+        " WHERE d.depth < ?"
+        ") "
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN (SELECT id FROM down)"
+        " ORDER BY created_at, id",
+        (scope, max_depth, max_depth),
     )

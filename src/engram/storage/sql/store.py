@@ -13,7 +13,14 @@ from typing import Protocol, TypeVar
 from engram.core.ports import CandidateRows, Tx
 from engram.core.scopes import Scope
 from engram.storage.sql.ledger import LedgerTable
-from engram.storage.sql.tables import AgentTable, FactTable, ModelTable, ShareTable, WorkingTable
+from engram.storage.sql.tables import (
+    AgentTable,
+    FactTable,
+    ModelTable,
+    SessionTable,
+    ShareTable,
+    WorkingTable,
+)
 from engram.storage.sql.tx import SQLTx
 
 T = TypeVar("T")
@@ -48,6 +55,7 @@ class SQLStore:
         self.agents = AgentTable()
         self.shares = ShareTable()
         self.ledger = LedgerTable()
+        self.sessions = SessionTable()
 
     @property
     def schema_version(self) -> int:

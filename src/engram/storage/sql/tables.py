@@ -14,13 +14,14 @@ from engram.core.clock import from_us, to_us
 from engram.core.models import Fact, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Tx
 from engram.core.scopes import Scope, parse_key
+from engram.core.sessions import MAX_FORK_DEPTH, Entry, Session
 from engram.core.sharing import Share
-from engram.storage.rows import to_agent, to_entry, to_fact
+from engram.storage.rows import to_agent, to_entry, to_fact, to_session, to_session_entry
 from engram.storage.sql import queries as q
-from engram.storage.sql.tx import KEYS, MODEL, sql
+from engram.storage.sql.tx import KEYS, MODEL, SESSIONS, sql
 
 if TYPE_CHECKING:
-    from engram.core.ports import Vectors
+    from engram.core.ports import NewEntry, Vectors
 
 _NEVER = (1 << 62, 1 << 62)  # a position after every fact
 
@@ -128,12 +129,14 @@ class FactTable:
         fact_id: str,
         content: str,
         content_hash: str,
-        vector: Vectors | None,
+        vector: Vectors | bytes | None,
         by: str | None,
         by_at_us: int | None,
         now_us: int,
     ) -> Fact | None:
         t = sql(tx)
+        if isinstance(vector, bytes):
+            vector = t.dialect.unvector_bytes(vector)
         rewrite = q.fact_rewrite(
             t.dialect, scope.key, fact_id, content, content_hash, by, by_at_us, now_us
         )
@@ -293,3 +296,74 @@ class ShareTable:
     def listed(self, tx: Tx, person: str, source: str | None, reader: str | None) -> list[Share]:
         rows = sql(tx).rows(*q.shares_listed(person, source, reader))
         return [Share(person, str(s), str(r), from_us(int(at))) for s, r, at in rows]
+
+
+class SessionTable:
+    def get(self, tx: Tx, session_id: str, *, hold: bool = False) -> Session | None:
+        t = sql(tx)
+        if hold:
+            t.hold(SESSIONS, session_id)
+        row = t.execute(*q.session_get(session_id)).fetchone()
+        return None if row is None else to_session(row)
+
+    def latest(self, tx: Tx, scope: Scope) -> Session | None:
+        row = sql(tx).execute(*q.session_latest(scope.key)).fetchone()
+        return None if row is None else to_session(row)
+
+    def insert(self, tx: Tx, session: Session) -> None:
+        fork = session.fork_of
+        row = (
+            session.id,
+            session.scope.key,
+            session.name,
+            None if fork is None else fork.sandbox_id,
+            None if fork is None else fork.entry_index,
+            session.depth,
+            to_us(session.created_at),
+            session.next_index,
+        )
+        sql(tx).execute(*q.session_insert(row))
+
+    def append(self, tx: Tx, session_id: str, start: int, entries: Sequence[NewEntry]) -> None:
+        t = sql(tx)
+        rows = [_entry_row(new) for new in entries]
+        cursor = t.conn.cursor()  # both drivers batch a statement through a cursor
+        try:
+            cursor.executemany(t.dialect.sql(q.ENTRY_INSERT), rows)
+        finally:
+            cursor.close()
+        t.execute(*q.session_advance(session_id, start + len(rows)))
+
+    def entries(self, tx: Tx, session_id: str, start: int, stop: int) -> list[Entry]:
+        rows = sql(tx).rows(*q.session_entries(session_id, start, stop))
+        return [to_session_entry(r) for r in rows]
+
+    def episodes(
+        self,
+        tx: Tx,
+        scope: Scope,
+        *,
+        depth: int,
+        after_us: int | None,
+        words: Sequence[str],
+        limit: int,
+    ) -> list[Entry]:
+        rows = sql(tx).rows(*q.episodes(scope.key, depth, after_us, words, limit))
+        return [to_session_entry(r) for r in rows]
+
+    def forest(self, tx: Tx, scope: Scope) -> list[Session]:
+        rows = sql(tx).rows(*q.session_forest(scope.key, MAX_FORK_DEPTH))
+        return [to_session(r) for r in rows]
+
+    def entries_of(self, tx: Tx, session_ids: Sequence[str]) -> list[Entry]:
+        if not session_ids:
+            return []
+        t = sql(tx)
+        return [to_session_entry(r) for r in t.rows(*q.entries_of(t.dialect, session_ids))]
+
+
+def _entry_row(new: NewEntry) -> tuple[Any, ...]:
+    entry = new.entry
+    assert entry.at is not None and entry.index is not None  # the core sets both
+    at = to_us(entry.at)
+    return (entry.session_id, entry.index, at, entry.kind, entry.role, entry.content, new.data_json)

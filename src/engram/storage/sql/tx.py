@@ -12,8 +12,8 @@ from engram.core.ports import Tx
 from engram.core.scopes import Scope
 from engram.storage.sql.dialect import Dialect
 
-# Lock spaces: a scope's facts, one working-memory key, the model record.
-SCOPES, KEYS, MODEL = 1, 0, 2
+# Lock spaces: a scope's facts, one working-memory key, the model record, one session.
+SCOPES, KEYS, MODEL, SESSIONS = 1, 0, 2, 3
 
 
 class Cursor(Protocol):

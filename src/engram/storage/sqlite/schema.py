@@ -243,6 +243,33 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX ledger_items_by_object ON ledger_items (kind, object_id, entry);
     """,
+    # 9: episodic sessions, append-only entries numbered from 0, each session perhaps
+    # forked from an entry of an earlier one (parent_id, fork_entry; depth from the root).
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        scope TEXT NOT NULL,
+        parent_id TEXT,
+        fork_entry INTEGER,
+        depth INTEGER NOT NULL,
+        name TEXT,
+        created_at INTEGER NOT NULL,
+        next_index INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX sessions_by_scope ON sessions (scope, created_at, id);
+    CREATE INDEX sessions_by_parent ON sessions (parent_id);
+
+    CREATE TABLE session_entries (
+        session_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        role TEXT,
+        content TEXT NOT NULL,
+        data TEXT,
+        PRIMARY KEY (session_id, idx)
+    );
+    """,
 )
 
 

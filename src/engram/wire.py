@@ -21,7 +21,16 @@ from pydantic.alias_generators import to_camel
 
 from engram.core import limits
 from engram.core.agents import MAX_NAME_CHARS, Agent
-from engram.core.models import Compaction, Fact, ForkResult, RecallHit, WorkingEntry
+from engram.core.models import (
+    Compaction,
+    DeletionReceipt,
+    Fact,
+    ForkResult,
+    LedgerEntry,
+    RecallHit,
+    Trashed,
+    WorkingEntry,
+)
 from engram.core.scopes import MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
 from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES, MAX_SESSION_NAME_CHARS, Entry, Session
 from engram.core.sharing import Share
@@ -155,6 +164,23 @@ class FactCorrection(Body):
 class CompactionSpec(Body):
     max_facts: int | None = Field(default=None, alias="maxFacts", ge=0, le=limits.MAX_COUNT)
     max_age_ms: int | None = Field(default=None, alias="maxAgeMs", ge=0, le=MAX_AGE_MS)
+
+
+class Deletions(Body):
+    """A deletion for good: the facts ``factIds`` (at most 1,000), or, with ``scope:
+    true``, every fact of the agent's scope, confirming ``expectedCount`` (live and
+    trashed; more means nothing is deleted) and perhaps only ``turnUserId``'s."""
+
+    fact_ids: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
+        default=None, alias="factIds", min_length=1, max_length=limits.MAX_IDS
+    )
+    scope: bool = False
+    expected_count: int | None = Field(
+        default=None, alias="expectedCount", ge=0, le=limits.MAX_COUNT
+    )
+    turn_user_id: Annotated[str, Field(min_length=1, max_length=256)] | None = Field(
+        default=None, alias="turnUserId"
+    )
 
 
 class MemoryWords(Body):
@@ -441,10 +467,91 @@ class RecallOut(Answer):
 class FactForgotten(Answer):
     id: str
     forgotten: bool
+    hard: bool = False
 
 
 class FactsForgotten(Answer):
     forgotten: int
+
+
+class TrashedFact(FactOut):
+    deleted_at: datetime
+    purge_at: datetime
+
+    @classmethod
+    def of_trashed(cls, trashed: Trashed) -> TrashedFact:
+        return cls(
+            **_fact_fields(trashed.fact), deleted_at=trashed.deleted_at, purge_at=trashed.purge_at
+        )
+
+
+class TrashOut(Answer):
+    facts: list[TrashedFact]
+    next_before: str | None = _unset_when_none()
+
+
+class DeletionOut(Answer):
+    """What a deletion for good removed: live facts, trashed facts, and the ledger items
+    whose before-states it erased."""
+
+    facts: int
+    trashed: int
+    ledger_items_scrubbed: int
+
+    @classmethod
+    def of(cls, receipt: DeletionReceipt) -> DeletionOut:
+        return cls(
+            facts=receipt.facts,
+            trashed=receipt.trashed,
+            ledger_items_scrubbed=receipt.ledger_items_scrubbed,
+        )
+
+
+class ChangeOut(Answer):
+    kind: str
+    object_id: str
+    action: str
+
+
+class LedgerEntryOut(Answer):
+    """One write: what (``op``), who (``actor``) and through what (``via``), when, what it
+    changed, and its links to the entry it reverts and the one that reverted it."""
+
+    seq: int
+    op: str
+    at: datetime
+    actor: str
+    via: str
+    turn_user: str | None
+    request_id: str | None
+    reverts: int | None
+    reverted_by: int | None
+    scrubbed: bool
+    changes: list[ChangeOut]
+
+    @classmethod
+    def of(cls, entry: LedgerEntry) -> LedgerEntryOut:
+        return cls(
+            seq=entry.seq,
+            op=entry.op,
+            at=entry.at,
+            actor=entry.actor,
+            via=entry.via,
+            turn_user=entry.turn_user,
+            request_id=entry.request_id,
+            reverts=entry.reverts,
+            reverted_by=entry.reverted_by,
+            scrubbed=entry.scrubbed,
+            changes=[
+                ChangeOut(kind=c.kind, object_id=c.object_id, action=c.action)
+                for c in entry.changes
+            ],
+        )
+
+
+class LedgerOut(Answer):
+    entries: list[LedgerEntryOut]
+    next_before: int | None = _unset_when_none()
 
 
 class CompactionOut(Answer):

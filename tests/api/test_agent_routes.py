@@ -70,8 +70,10 @@ def test_facts_by_id(client: TestClient) -> None:
     _error(taken, 409, "conflict")
     _error(client.patch(f"{base}/f_nope", json={"content": "x"}), 404, "not_found")
     _error(client.patch(f"{base}/{fact['id']}", json={"content": ""}), 400, "invalid_input")
-    assert client.delete(f"{base}/{fact['id']}").json() == {"id": fact["id"], "forgotten": True}
-    assert client.delete(f"{base}/{fact['id']}").json() == {"id": fact["id"], "forgotten": False}
+    forgotten = {"id": fact["id"], "forgotten": True, "hard": False}
+    assert client.delete(f"{base}/{fact['id']}").json() == forgotten
+    again = client.delete(f"{base}/{fact['id']}").json()
+    assert again == {**forgotten, "forgotten": False}
     _error(client.get(f"{base}/{fact['id']}"), 404, "not_found")
 
 

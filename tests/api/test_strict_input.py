@@ -211,6 +211,7 @@ def test_every_route_refuses_a_parameter_it_does_not_take(client: TestClient) ->
     session = client.post(f"/agents/{agent}/sessions", json={}).json()["id"]
     fill = {"agent_id": agent, "key": "plan", "fact_id": fact, "app": "app:a", "memory_id": "m"}
     fill["session_id"] = session
+    fill["entry_id"] = "1"
     schema = client.get("/openapi.json").json()
     checked = 0
     for template, item in schema["paths"].items():

@@ -44,8 +44,16 @@ Person = Annotated[str, Depends(person)]
 
 
 def memory_of(request: Request) -> Memory:
+    """The store, writing as the caller the request's token verified, through HTTP; an
+    ``X-Request-Id`` header (up to 128 printable characters) goes into the ledger too."""
     memory: Memory = request.app.state.memory
-    return memory
+    actor = request.app.state.verifier.actor(request.headers.get("authorization"))
+    request_id = request.headers.get("x-request-id")
+    if request_id is not None and not (
+        0 < len(request_id) <= 128 and request_id.isascii() and request_id.isprintable()
+    ):
+        request_id = None
+    return memory.acting(actor=actor, via="http", request_id=request_id)
 
 
 def enabled_memory(request: Request) -> Memory:

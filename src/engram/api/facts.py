@@ -109,12 +109,20 @@ def facts(
     return RecallOut(facts=[RecalledFact.of_hit(h) for h in hits])
 
 
+Hard = Annotated[
+    bool,
+    Query(description="delete for good (no trash; the ledger keeps none of its words)"),
+    Flag,
+]
+
+
 @router.delete("/facts", responses=errors(409))
-def forget_all(agent_id: str, request: Request, count: Count) -> FactsForgotten:
+def forget_all(agent_id: str, request: Request, count: Count, hard: Hard = False) -> FactsForgotten:
     """Forgets every fact, confirming ``count``: when there are more now, nothing is
-    forgotten (409)."""
+    forgotten (409). Softly (to the trash) unless ``hard=true``."""
     memory, agent = agent_memory(request, agent_id, write=True, facts=True)
-    return FactsForgotten(forgotten=memory.forget_all(agent.ref, expected_count=count))
+    forgotten = memory.forget_all(agent.ref, expected_count=count, hard=hard)
+    return FactsForgotten(forgotten=forgotten)
 
 
 @router.get("/facts/{fact_id}")
@@ -132,10 +140,13 @@ def correct(agent_id: str, fact_id: str, body: FactCorrection, request: Request)
 
 
 @router.delete("/facts/{fact_id}", responses=errors(409))
-def forget(agent_id: str, fact_id: str, request: Request) -> FactForgotten:
-    """Forgets one fact; idempotent: ``forgotten`` says whether it was there."""
+def forget(agent_id: str, fact_id: str, request: Request, hard: Hard = False) -> FactForgotten:
+    """Forgets one fact; idempotent: ``forgotten`` says whether it was there. Softly:
+    the fact goes to the trash (``GET /trash``, ``POST /trash/{id}/restore``) unless
+    ``hard=true``, which deletes it for good."""
     memory, agent = agent_memory(request, agent_id, write=True, facts=True)
-    return FactForgotten(id=fact_id, forgotten=memory.forget(agent.ref, fact_id))
+    forgotten = memory.forget(agent.ref, fact_id, hard=hard)
+    return FactForgotten(id=fact_id, forgotten=forgotten, hard=hard)
 
 
 @router.post("/compactions", responses=errors(409, 413))

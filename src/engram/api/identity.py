@@ -59,6 +59,21 @@ class Verifier:
             raise Forbidden("this token names no person; people's memories need one")
         return caller.uid
 
+    def actor(self, authorization: str | None) -> str:
+        """Who the ledger names as a request's writer, from what was verified, never from
+        a body: a person's uid, ``service:<first 8 hex of the token's SHA-256>``, or
+        ``anonymous`` on a service that asks for no token."""
+        try:
+            caller = self.caller(authorization)
+        except Unauthenticated:
+            return "anonymous"  # an open service let it through; it proves nothing
+        if caller.kind == "person" and caller.uid is not None:
+            return caller.uid
+        if caller.kind == "service" and authorization:
+            token = authorization.partition(" ")[2].strip()
+            return "service:" + hashlib.sha256(token.encode("utf-8")).hexdigest()[:8]
+        return caller.kind
+
     def service(self, authorization: str | None) -> None:
         """Lets a service token through when auth is configured; open otherwise."""
         if not self._settings.auth_configured:

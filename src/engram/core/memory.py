@@ -342,19 +342,36 @@ class Memory:
 
         return store.run(lambda tx: self._entry(tx, ref, "delete", now, write), lock=[ref])
 
-    def delete_scope(self, ref: Scope, *, turn_user_id: str | None = None) -> DeletionReceipt:
+    def delete_scope(
+        self,
+        ref: Scope,
+        *,
+        turn_user_id: str | None = None,
+        expected_count: int | None = None,
+    ) -> DeletionReceipt:
         """Deletes every fact of the scope for good (live and trashed), with the
         ledger's before-states of them; with ``turn_user_id``, only the facts written
         for that second user (see :meth:`acting`). An account's deletion calls it.
-        Working memory stays (``working.delete`` removes keys)."""
-        if not ref.key or any(not part for part in _scope_ids(ref)):
+        Working memory stays (``working.delete`` removes keys).
+
+        ``expected_count`` confirms how many facts (live and trashed) the caller saw:
+        when more would go, nothing is deleted and Conflict is raised."""
+        if not ref.key or any(not part.strip() for part in _scope_ids(ref)):
             raise InvalidInput("a scope to delete needs a non-empty id")
         user = None
         if turn_user_id is not None:
             user = check_text(turn_user_id, "turn_user_id", max_chars=256)
+        if expected_count is not None:
+            limits.check_count(expected_count, "expected_count")
         now, store = self._now(), self._store
 
         def write(rec: Entry) -> DeletionReceipt:
+            if expected_count is not None:
+                tx = rec.tx
+                held = len(store.facts.ids(tx, ref, turn_user=user)) + len(
+                    store.facts.trash_ids(tx, ref, turn_user=user)
+                )
+                rules.confirm_count(held, expected_count)
             return rules.erase_scope(rec, user)
 
         return store.run(lambda tx: self._entry(tx, ref, "delete_scope", now, write), lock=[ref])

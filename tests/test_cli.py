@@ -173,7 +173,8 @@ def test_forget_all_conflict_forgets_nothing(capsys: pytest.CaptureFixture[str],
     assert err.startswith("error[conflict]: ")
     assert json.loads(out)["error"]["code"] == "conflict"
     assert len(run_json(capsys, "facts", *scoped(db))["facts"]) == 2
-    assert run_json(capsys, "forget-all", "--expected-count", "2", *scoped(db)) == {"forgotten": 2}
+    forgotten = run_json(capsys, "forget-all", "--expected-count", "2", *scoped(db))
+    assert forgotten == {"forgotten": 2, "hard": False}
     assert run_json(capsys, "facts", *scoped(db))["facts"] == []
 
 
@@ -494,7 +495,8 @@ def test_app_commands_act_as_the_owner_its_own_memories_only(
     code, _, _ = run(capsys, "app", "app:a", "forget-all", "--count", "0", "--db", db)
     assert code == 4
     assert run_json(capsys, "app", "app:a", "forget-all", "--count", "1", "--db", db) == {
-        "forgotten": 1
+        "forgotten": 1,
+        "hard": True,
     }
     with engram.open(db, embedder=None) as memory:
         assert memory.count(engram.PersonAppRef("ana", "app:a")) == 0

@@ -82,6 +82,8 @@ def recall(mem: Memory, args: argparse.Namespace) -> Output:
             verified_only=args.verified_only,
             mode=args.mode,
             min_strength=args.min_strength,
+            created_after=args.after,
+            created_before=args.before,
         )
     )
 
@@ -91,11 +93,49 @@ def facts(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 def forget(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.forgotten(args.fact_id, mem.forget(_ref(args), args.fact_id))
+    existed = mem.forget(_ref(args), args.fact_id, hard=args.hard)
+    return render.forgotten(args.fact_id, existed, hard=args.hard)
 
 
 def forget_all(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.forgotten_all(mem.forget_all(_ref(args), expected_count=args.expected_count))
+    count = mem.forget_all(_ref(args), expected_count=args.expected_count, hard=args.hard)
+    return render.forgotten_all(count, hard=args.hard)
+
+
+# -- history --------------------------------------------------------------------------
+def trash(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.trash(mem.trash(_ref(args), limit=args.limit, before=args.before))
+
+
+def restore(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.fact(mem.restore(_ref(args), args.fact_id))
+
+
+def delete(mem: Memory, args: argparse.Namespace) -> Output:
+    """Deletion for good: the ids given, or (``--scope``) every fact of the scope."""
+    if bool(args.fact_ids) == bool(args.scope):
+        raise InvalidInput("give fact ids, or --scope with --confirm-count, not both")
+    if args.fact_ids:
+        if args.confirm_count is not None or args.turn_user is not None:
+            raise InvalidInput("--confirm-count and --turn-user go with --scope")
+        return render.deleted(mem.delete_traces(_ref(args), args.fact_ids))
+    if args.confirm_count is None:
+        raise InvalidInput(
+            "deleting a scope needs --confirm-count N", hint="how many facts you expect to go"
+        )
+    receipt = mem.delete_scope(
+        _ref(args), turn_user_id=args.turn_user, expected_count=args.confirm_count
+    )
+    return render.deleted(receipt)
+
+
+def ledger(mem: Memory, args: argparse.Namespace) -> Output:
+    page = mem.ledger(_ref(args), limit=args.limit, before=args.before, object_id=args.fact)
+    return render.ledger(page)
+
+
+def revert(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.ledger_entry(mem.revert(_ref(args), args.entry))
 
 
 def correct(mem: Memory, args: argparse.Namespace) -> Output:
@@ -206,12 +246,12 @@ def app_correct(mem: Memory, args: argparse.Namespace) -> Output:
 def app_forget(mem: Memory, args: argparse.Namespace) -> Output:
     app, owner = _owner_app(mem, args)
     app.forget(owner, args.memory_id)
-    return render.forgotten(args.memory_id, True)
+    return render.forgotten(args.memory_id, True, hard=True)
 
 
 def app_forget_all(mem: Memory, args: argparse.Namespace) -> Output:
     app, owner = _owner_app(mem, args)
-    return render.forgotten_all(app.forget_all(owner, count=args.count))
+    return render.forgotten_all(app.forget_all(owner, count=args.count), hard=True)
 
 
 # -- the store ------------------------------------------------------------------------
@@ -236,6 +276,11 @@ HANDLERS: dict[str, Handler] = {
     "facts": facts,
     "forget": forget,
     "forget-all": forget_all,
+    "trash": trash,
+    "unforget": restore,
+    "delete": delete,
+    "ledger": ledger,
+    "revert": revert,
     "correct": correct,
     "fork": fork,
     "compact": compact,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import getpass
 import math
 import os
 import sys
@@ -198,6 +199,8 @@ def _add_reading_commands(sub: Subparsers) -> None:
     p.add_argument("--top-k", metavar="N", type=TOP_K)
     p.add_argument("--verified-only", action="store_true")
     p.add_argument("--min-strength", metavar="S", type=_strength, help="only facts this strong")
+    p.add_argument("--after", metavar="TIME", type=_time, help="only facts created after it")
+    p.add_argument("--before", metavar="TIME", type=_time, help="only facts created before it")
     p.add_argument("--mode", choices=("hybrid", "text", "vector"), default="hybrid")
     _filters(p)
     p = _command(sub, "facts", "facts", "list facts, newest first")
@@ -206,8 +209,10 @@ def _add_reading_commands(sub: Subparsers) -> None:
 
 
 def _add_forgetting_commands(sub: Subparsers) -> None:
-    p = _command(sub, "forget", "forget", "forget one fact")
+    hard = "delete for good: no trash, and the ledger keeps none of its words"
+    p = _command(sub, "forget", "forget", "forget one fact (to the trash unless --hard)")
     p.add_argument("fact_id", metavar="FACT_ID")
+    p.add_argument("--hard", action="store_true", help=hard)
     p = _command(sub, "forget-all", "forget-all", "forget every fact of the scope")
     p.add_argument(
         "--expected-count",
@@ -216,6 +221,33 @@ def _add_forgetting_commands(sub: Subparsers) -> None:
         required=True,
         help="how many facts you expect; more means nothing is forgotten",
     )
+    p.add_argument("--hard", action="store_true", help=hard)
+    p = _command(sub, "trash", "trash", "list softly forgotten facts, newest first")
+    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument("--before", metavar="CURSOR", help="the cursor printed by the previous page")
+    p = _command(sub, "unforget", "unforget", "bring a softly forgotten fact back from the trash")
+    p.add_argument("fact_id", metavar="FACT_ID")
+    p = _command(sub, "delete", "delete", "delete facts for good, live or trashed, ledger included")
+    p.add_argument("fact_ids", metavar="FACT_ID", nargs="*")
+    p.add_argument("--scope", action="store_true", help="every fact of the scope")
+    p.add_argument(
+        "--confirm-count",
+        metavar="N",
+        type=COUNT,
+        help="with --scope: how many facts (live and trashed) you expect to go",
+    )
+    p.add_argument("--turn-user", metavar="UID", help="with --scope: only this user's facts")
+
+
+def _add_history_commands(sub: Subparsers) -> None:
+    p = _command(sub, "ledger", "ledger", "every write to the scope, newest first")
+    p.add_argument("--fact", metavar="ID", help="only the writes that changed this fact or key")
+    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument(
+        "--before", metavar="ENTRY", type=_integer(1, MAX_COUNT), help="entries before this one"
+    )
+    p = _command(sub, "revert", "revert", "undo one ledger entry (as a new entry)")
+    p.add_argument("entry", metavar="ENTRY", type=_integer(1, MAX_COUNT))
 
 
 def _add_working_commands(sub: Subparsers) -> None:
@@ -377,6 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_writing_commands(sub)
     _add_reading_commands(sub)
     _add_forgetting_commands(sub)
+    _add_history_commands(sub)
     _add_working_commands(sub)
     _add_app_commands(sub)
     _add_session_commands(sub)
@@ -493,7 +526,15 @@ def _run(args: argparse.Namespace) -> Output:
     args.store = str(args.db) if args.db is not None else settings.db_path
     args.owner = settings.owner_uid
     with _open(args, settings) as mem:
-        return HANDLERS[args.handler](mem, args)
+        return HANDLERS[args.handler](mem.acting(actor=_user(), via="cli"), args)
+
+
+def _user() -> str:
+    """Who runs the command, as the system names them: the ledger's writer."""
+    try:
+        return getpass.getuser() or "cli"
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        return "cli"
 
 
 def _fail(code: str, message: str, exit_code: int, as_json: bool, hint: str | None = None) -> int:

@@ -11,11 +11,15 @@ from typing import TYPE_CHECKING, Any
 from engram import wire
 from engram.core.models import (
     Compaction,
+    DeletionReceipt,
     Fact,
     FactPage,
     ForkResult,
     JSONValue,
+    LedgerEntry,
+    LedgerPage,
     RecallHit,
+    TrashPage,
     WorkingEntry,
     WorkingPage,
 )
@@ -99,13 +103,66 @@ def recall_hits(hits: Sequence[RecallHit]) -> Output:
     return Output({"hits": data}, lines)
 
 
-def forgotten(fact_id: str, existed: bool) -> Output:
-    line = f"forgot {fact_id}" if existed else f"no fact {fact_id} in this scope; nothing to forget"
-    return Output({"id": fact_id, "forgotten": existed}, [line])
+def forgotten(fact_id: str, existed: bool, *, hard: bool = False) -> Output:
+    how = " for good" if hard else " (to the trash: engram unforget brings it back)"
+    line = f"forgot {fact_id}{how}" if existed else f"no fact {fact_id} in this scope"
+    return Output({"id": fact_id, "forgotten": existed, "hard": hard}, [line])
 
 
-def forgotten_all(count: int) -> Output:
-    return Output({"forgotten": count}, [f"forgot {count} fact{'' if count == 1 else 's'}"])
+def forgotten_all(count: int, *, hard: bool = False) -> Output:
+    how = " for good" if hard else " (to the trash)"
+    return Output(
+        {"forgotten": count, "hard": hard}, [f"forgot {count} fact{'' if count == 1 else 's'}{how}"]
+    )
+
+
+def trash(page: TrashPage) -> Output:
+    data = wire.TrashOut(
+        facts=[wire.TrashedFact.of_trashed(t) for t in page.facts], next_before=page.next_before
+    ).model_dump(mode="json", by_alias=False)
+    lines = [
+        f"{fact_line(t.fact)}  forgotten {t.deleted_at:%Y-%m-%d %H:%M}, "
+        f"purged {t.purge_at:%Y-%m-%d}"
+        for t in page.facts
+    ] or ["the trash is empty"]
+    if page.next_before is not None:
+        lines.append(f"more follow: --before {page.next_before}")
+    return Output(data, lines)
+
+
+def deleted(receipt: DeletionReceipt) -> Output:
+    data = wire.DeletionOut.of(receipt).model_dump(mode="json", by_alias=False)
+    line = (
+        f"deleted for good: {receipt.facts} live and {receipt.trashed} trashed facts; "
+        f"{receipt.ledger_items_scrubbed} ledger before-states erased"
+    )
+    return Output(data, [line])
+
+
+def entry_line(entry: LedgerEntry) -> str:
+    """``#12  2026-11-30 14:03:44  forget  by alice via cli  fact f_…: trash``"""
+    changes = ", ".join(f"{c.kind} {c.object_id}: {c.action}" for c in entry.changes[:3])
+    if len(entry.changes) > 3:
+        changes += f" and {len(entry.changes) - 3} more"
+    marks = [m for m, on in (("reverted", entry.reverted_by), ("scrubbed", entry.scrubbed)) if on]
+    shown = f"#{entry.seq}  {entry.at:%Y-%m-%d %H:%M:%S}  {entry.op}  by {entry.actor} via "
+    shown += entry.via + (f"  [{', '.join(marks)}]" if marks else "")
+    return f"{shown}  {changes}" if changes else shown
+
+
+def ledger_entry(entry: LedgerEntry) -> Output:
+    data = wire.LedgerEntryOut.of(entry).model_dump(mode="json", by_alias=False)
+    return Output(data, [entry_line(entry)])
+
+
+def ledger(page: LedgerPage) -> Output:
+    data = wire.LedgerOut(
+        entries=[wire.LedgerEntryOut.of(e) for e in page.entries], next_before=page.next_before
+    ).model_dump(mode="json", by_alias=False)
+    lines = [entry_line(e) for e in page.entries] or ["no writes recorded"]
+    if page.next_before is not None:
+        lines.append(f"more follow: --before {page.next_before}")
+    return Output(data, lines)
 
 
 def entry_data(entry: WorkingEntry) -> JSONData:

@@ -52,6 +52,7 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 if TYPE_CHECKING:
     from engram.client import Client
     from engram.core.episodes import EntryPage, SessionNode
+    from engram.core.health import HealthReport
     from engram.core.memory import Memory, Note
     from engram.core.people import Acting, AppMemory
     from engram.core.sessions import Entry, Session
@@ -67,6 +68,7 @@ _LAZY = {
     "Entry": "engram.core.sessions",
     "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
+    "HealthReport": "engram.core.health",
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
     "RemoteEmbedder": "engram.embedders.remote",
@@ -107,6 +109,7 @@ __all__ = [
     "Forbidden",
     "ForkResult",
     "HashingEmbedder",
+    "HealthReport",
     "InvalidInput",
     "LedgerEntry",
     "LedgerPage",

@@ -82,6 +82,13 @@ class Client:
     def healthz(self) -> JSON:
         return self.call_json("GET", "/healthz")
 
+    def health(self, agent_id: str | None = None) -> JSON:
+        """The health report of the agent's memory (ended or not), or, without one, of
+        the whole store (with its bytes): the library's ``Memory.health``, camelCase."""
+        if agent_id is None:
+            return self.call_json("GET", "/health/report")
+        return self.call_json("GET", f"/agents/{_quote(agent_id)}/health")
+
     # -- agents --------------------------------------------------------------------
     def register(
         self, name: str, *, resource_id: str | None = None, team_id: str | None = None

@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 
 from engram.core import limits
 from engram.core.agents import MAX_NAME_CHARS, Agent
+from engram.core.health import HealthReport
 from engram.core.models import (
     Compaction,
     DeletionReceipt,
@@ -567,6 +568,124 @@ class CompactionOut(Answer):
 class Health(Answer):
     ok: bool
     semantic: bool
+
+
+class TypeCountOut(Answer):
+    type: str | None
+    live: int
+    trashed: int
+
+
+class StrengthOut(Answer):
+    """The live facts' strengths (null without facts); ``offDefault``: not at 1.0."""
+
+    min: float | None
+    p50: float | None
+    max: float | None
+    off_default: int
+
+
+class FactHealthOut(Answer):
+    live: int
+    trashed: int
+    by_type: list[TypeCountOut]
+    verified: int
+    without_vector: int
+    strength: StrengthOut
+
+
+class FullTextOut(Answer):
+    """SQLite: rows of the FTS5 index; PostgreSQL: facts whose words hold a lexeme."""
+
+    rows: int
+    facts: int
+    in_step: bool
+
+
+class LedgerHealthOut(Answer):
+    entries: int
+    scrubbed: int
+
+
+class SessionHealthOut(Answer):
+    sessions: int
+    entries: int
+
+
+class ModelOut(Answer):
+    model: str
+    dimension: int
+
+
+class StorageOut(Answer):
+    """SQLite: the file's, its log's and its free pages' bytes; PostgreSQL: the
+    database's bytes (``walBytes`` and ``freeBytes`` null)."""
+
+    backend: str
+    bytes: int
+    wal_bytes: int | None
+    free_bytes: int | None
+
+
+class HealthReportOut(Answer):
+    """A scope's health (``storage`` null), or the store's (``scope`` null)."""
+
+    scope: ResourceRefOut | PersonScopeOut | None
+    schema_version: int
+    model: ModelOut | None
+    facts: FactHealthOut
+    full_text: FullTextOut
+    working_keys: int
+    ledger: LedgerHealthOut
+    sessions: SessionHealthOut
+    storage: StorageOut | None
+
+    @classmethod
+    def of(cls, report: HealthReport) -> HealthReportOut:
+        facts, strength, model, storage = (
+            report.facts,
+            report.facts.strength,
+            report.model,
+            report.storage,
+        )
+        return cls(
+            scope=None if report.scope is None else scope_out(report.scope),
+            schema_version=report.schema_version,
+            model=None if model is None else ModelOut(model=model.model, dimension=model.dimension),
+            facts=FactHealthOut(
+                live=facts.live,
+                trashed=facts.trashed,
+                by_type=[
+                    TypeCountOut(type=t.type, live=t.live, trashed=t.trashed) for t in facts.by_type
+                ],
+                verified=facts.verified,
+                without_vector=facts.without_vector,
+                strength=StrengthOut(
+                    min=strength.min,
+                    p50=strength.p50,
+                    max=strength.max,
+                    off_default=strength.off_default,
+                ),
+            ),
+            full_text=FullTextOut(
+                rows=report.fulltext.rows,
+                facts=report.fulltext.facts,
+                in_step=report.fulltext.in_step,
+            ),
+            working_keys=report.working_keys,
+            ledger=LedgerHealthOut(entries=report.ledger.entries, scrubbed=report.ledger.scrubbed),
+            sessions=SessionHealthOut(
+                sessions=report.sessions.sessions, entries=report.sessions.entries
+            ),
+            storage=None
+            if storage is None
+            else StorageOut(
+                backend=storage.backend,
+                bytes=storage.bytes,
+                wal_bytes=storage.wal_bytes,
+                free_bytes=storage.free_bytes,
+            ),
+        )
 
 
 # -- answers of the people routes (spec 003: snake_case) -------------------------------

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from engram.api import agents, errors, facts, history, memory, openapi, people, sessions
+from engram.api import agents, errors, facts, health, history, memory, openapi, people, sessions
 from engram.api.bodies import BodyGate
 from engram.api.context import require_service
 from engram.api.identity import Verifier
@@ -61,6 +61,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(facts.router, dependencies=service_only)
     app.include_router(history.router, dependencies=service_only)
     app.include_router(sessions.router, dependencies=service_only)
+    app.include_router(health.router, dependencies=service_only)
     app.include_router(people.router)
 
     @app.get("/healthz", tags=["service"], responses=openapi.errors(400))

@@ -255,6 +255,14 @@ def app_forget_all(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 # -- the store ------------------------------------------------------------------------
+def health(mem: Memory, args: argparse.Namespace) -> Output:
+    """The scope's report with --resource, else the whole store's (--store says so)."""
+    if args.store_wide and args.resource is not None:
+        raise InvalidInput("--store reports the whole store; it takes no --resource")
+    ref = None if args.resource is None else _ref(args)
+    return render.health(mem.health(ref), describe(args.store))
+
+
 def status(mem: Memory, args: argparse.Namespace) -> Output:
     target: str = args.store
     shown = describe(target)
@@ -298,4 +306,5 @@ HANDLERS: dict[str, Handler] = {
     "app forget": app_forget,
     "app forget-all": app_forget_all,
     "status": status,
+    "health": health,
 }

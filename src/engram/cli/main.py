@@ -356,6 +356,17 @@ def _add_scope_commands(sub: Subparsers) -> None:
     _command(
         sub, "status", "status", "open the store and show how to use it", scoped=False, embeds=True
     )
+    p = _command(
+        sub,
+        "health",
+        "health",
+        "what a scope (--resource) or the whole store holds: facts, full text, working "
+        "keys, ledger, sessions, bytes; only reads",
+    )
+    p.set_defaults(scoped=False)  # the scope is optional: without one, the whole store
+    p.add_argument(
+        "--store", dest="store_wide", action="store_true", help="the whole store (the default)"
+    )
 
 
 def _add_service_commands(sub: Subparsers) -> None:

@@ -27,6 +27,7 @@ from engram.core.scopes import PersonAppRef, Scope
 
 if TYPE_CHECKING:
     from engram.core.episodes import EntryPage, SessionNode
+    from engram.core.health import HealthReport, StorageHealth
     from engram.core.ports import Embedder
     from engram.core.sessions import Entry, Session
 
@@ -271,6 +272,53 @@ def compacted(result: Compaction) -> Output:
         f"{len(result.over_cap)} over the max count)"
     )
     return Output(wire.CompactionOut.of(result).model_dump(mode="json"), [line])
+
+
+def health(report: HealthReport, where: str) -> Output:
+    """A health report: one line per part, ``where`` naming the store."""
+    facts, strength, text = report.facts, report.facts.strength, report.fulltext
+    scope = report.scope
+    whose = (
+        "the store"
+        if scope is None
+        else "scope " + " ".join(f"{k}={v}" for k, v in scope_data(scope).items() if v is not None)
+    )
+    lines = [
+        f"health of {whose} at {where}",
+        f"facts: {facts.live} live, {facts.trashed} in the trash, {facts.verified} verified, "
+        f"{facts.without_vector} without a vector",
+        *(
+            f"  {t.type if t.type is not None else '(untyped)'}: {t.live} live, "
+            f"{t.trashed} in the trash"
+            for t in facts.by_type
+        ),
+        "strength: no facts"
+        if strength.p50 is None
+        else f"strength: min {strength.min:g}, p50 {strength.p50:g}, max {strength.max:g} "
+        f"({strength.off_default} not at 1.0)",
+        f"full text: {text.rows} rows for {text.facts} facts "
+        + ("(in step)" if text.in_step else "(OUT OF STEP)"),
+        f"working keys: {report.working_keys} live",
+        f"ledger: {report.ledger.entries} entries, {report.ledger.scrubbed} scrubbed",
+        f"sessions: {report.sessions.sessions}, with {report.sessions.entries} entries",
+    ]
+    if report.storage is not None:
+        lines.append(_storage_line(report.storage))
+    model = report.model
+    lines.append(
+        f"schema version {report.schema_version}, model "
+        + ("none yet" if model is None else f"{model.model} ({model.dimension} dimensions)")
+    )
+    return Output(wire.HealthReportOut.of(report).model_dump(mode="json"), lines)
+
+
+def _storage_line(storage: StorageHealth) -> str:
+    line = f"storage: {storage.backend}, {storage.bytes} bytes"
+    if storage.wal_bytes is not None:
+        line += f", {storage.wal_bytes} in the write-ahead log"
+    if storage.free_bytes is not None:
+        line += f", {storage.free_bytes} free"
+    return line
 
 
 def error_data(code: str, message: str, hint: str | None = None) -> JSONData:

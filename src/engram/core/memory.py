@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from engram.core import episodes, ledger, limits, query, rules, undo
+from engram.core import episodes, health, ledger, limits, query, rules, undo
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
@@ -491,6 +491,11 @@ class Memory:
 
     def count(self, ref: Scope) -> int:
         return self._store.run(lambda tx: self._store.facts.count(tx, ref), write=False)
+
+    def health(self, ref: Scope | None = None) -> health.HealthReport:
+        """What the scope holds (without ``ref``, the whole store, with the bytes it
+        takes), counted in one snapshot; see :mod:`engram.core.health`. Never writes."""
+        return health.report(self._store, ref, self._now())
 
     def recall(
         self,

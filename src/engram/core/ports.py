@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from engram.core.agents import Agent
+    from engram.core.health import HealthCounts
     from engram.core.sessions import Entry, Session
     from engram.core.sharing import Share
 
@@ -502,6 +503,16 @@ class SessionRows(Protocol):
         ...
 
 
+class HealthRows(Protocol):
+    """What a scope, or the whole store, holds: counts and bytes, read, never written."""
+
+    def report(self, tx: Tx, scope: Scope | None, now_us: int) -> HealthCounts:
+        """The scope's counts (None: the whole store's, with the bytes it takes), all
+        read in ``tx``; working keys count when unexpired at ``now_us``. Runs in a read
+        transaction: it writes nothing, not even a check that would."""
+        ...
+
+
 class Store(Protocol):
     """A unit of work over working memory, facts, agents, allowances and sessions."""
 
@@ -528,6 +539,9 @@ class Store(Protocol):
 
     @property
     def sessions(self) -> SessionRows: ...
+
+    @property
+    def health(self) -> HealthRows: ...
 
     @property
     def schema_version(self) -> int:

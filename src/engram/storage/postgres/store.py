@@ -20,6 +20,7 @@ from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 from engram.storage.postgres import fulltext, vectors
 from engram.storage.postgres.database import Conn, Database
+from engram.storage.postgres.health import PostgresHealth
 from engram.storage.rows import FACT_COLUMNS, to_fact
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
@@ -36,7 +37,9 @@ class PostgresStore(SQLStore):
     def __init__(self, url: str, *, apply_migrations: bool = True) -> None:
         db = Database(url, apply_migrations=apply_migrations)
         self.ann_above = vectors.ANN_ABOVE
-        super().__init__(db, PostgresFacts(self), PostgresCandidates(), models=PostgresModels())
+        super().__init__(
+            db, PostgresFacts(self), PostgresCandidates(), PostgresHealth(), models=PostgresModels()
+        )
         self.pg = db
 
     @property

@@ -1,7 +1,8 @@
 """A store over one SQL database: the unit of work and the rows of every table.
 
 A backend gives its database (which opens transactions, retries them and translates
-driver errors) and its own fact rows and candidates; everything else is shared.
+driver errors), its own fact rows and candidates, and the part of the health report
+that is its own (full-text rows, bytes); everything else is shared.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Protocol, TypeVar
 
 from engram.core.ports import CandidateRows, Tx
 from engram.core.scopes import Scope
+from engram.storage.sql.health import HealthTable
 from engram.storage.sql.ledger import LedgerTable
 from engram.storage.sql.tables import (
     AgentTable,
@@ -44,6 +46,7 @@ class SQLStore:
         db: Database,
         facts: FactTable,
         candidates: CandidateRows,
+        health: HealthTable,
         *,
         models: ModelTable | None = None,
     ) -> None:
@@ -56,6 +59,7 @@ class SQLStore:
         self.shares = ShareTable()
         self.ledger = LedgerTable()
         self.sessions = SessionTable()
+        self.health = health
 
     @property
     def schema_version(self) -> int:

@@ -22,6 +22,7 @@ from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
+from engram.storage.sqlite.health import SQLiteHealth
 from engram.storage.sqlite.index import RecallIndex
 
 if TYPE_CHECKING:
@@ -35,7 +36,10 @@ class SQLiteStore(SQLStore):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.index = RecallIndex()
-        super().__init__(Database(path), SQLiteFacts(self.index), SQLiteCandidates(self.index))
+        db = Database(path)
+        super().__init__(
+            db, SQLiteFacts(self.index), SQLiteCandidates(self.index), SQLiteHealth(db.path)
+        )
 
     @property
     def path(self) -> str:

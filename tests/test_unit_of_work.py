@@ -14,6 +14,7 @@ from engram import ResourceRef
 from engram.core.agents import Agent
 from engram.core.clock import from_us, now_us
 from engram.core.errors import StorageFailure
+from engram.core.models import LIBRARY
 from engram.core.ports import Store, Tx
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import scope_token
@@ -37,6 +38,8 @@ def _keys(store: Store) -> list[str]:
 
 
 def _put(store: Store, tx: Tx, key: str) -> None:
+    """A working key written as the core writes: inside a ledger entry."""
+    store.ledger.begin(tx, REF, "test", LIBRARY, now_us())
     store.working.put(tx, REF, key, '"v"', 1, now_us(), None)
 
 

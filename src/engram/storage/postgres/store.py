@@ -53,9 +53,9 @@ class PostgresFacts(FactTable):
         self._store = store
 
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
+        conn: Conn = sql(tx).recorded().conn
         if not facts:
             return set()
-        conn: Conn = sql(tx).conn
         columns = list(zip(*fact_columns(facts), strict=True))
         rows = conn.execute(
             "INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
@@ -91,7 +91,7 @@ class PostgresFacts(FactTable):
         return gone
 
     def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
-        conn: Conn = sql(tx).conn
+        conn: Conn = sql(tx).recorded().conn
         row = conn.execute(
             f"INSERT INTO facts ({TRASH_COLUMNS}) SELECT {TRASH_COLUMNS} "
             "FROM fact_trash WHERE id = %s AND scope = %s ON CONFLICT DO NOTHING "
@@ -115,7 +115,7 @@ class PostgresFacts(FactTable):
         return to_fact(row)
 
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
-        conn: Conn = sql(tx).conn
+        conn: Conn = sql(tx).recorded().conn
         # Set-based: copies get the given ids in the parent's order; vectors and tags
         # follow them by content hash (unique in a scope) from the rows it returns.
         conn.execute(

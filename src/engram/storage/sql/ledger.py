@@ -27,8 +27,10 @@ class LedgerTable:
         now_us: int,
         reverts: int | None = None,
     ) -> int:
+        t = sql(tx)
+        t.entries += 1
         return int(
-            sql(tx).one(
+            t.one(
                 "INSERT INTO ledger (scope, op, at, actor, via, turn_user, request_id, "
                 "reverts) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
                 (

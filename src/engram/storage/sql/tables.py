@@ -48,10 +48,12 @@ class WorkingTable:
         now_us: int,
         expires_at_us: int | None,
     ) -> None:
-        sql(tx).execute(*q.working_put(scope.key, key, value_json, version, now_us, expires_at_us))
+        sql(tx).recorded().execute(
+            *q.working_put(scope.key, key, value_json, version, now_us, expires_at_us)
+        )
 
     def delete(self, tx: Tx, scope: Scope, key: str) -> bool:
-        return sql(tx).execute(*q.working_delete(scope.key, key)).rowcount > 0
+        return sql(tx).recorded().execute(*q.working_delete(scope.key, key)).rowcount > 0
 
     def page(
         self, tx: Tx, scope: Scope, after: str | None, limit: int, now_us: int
@@ -63,7 +65,8 @@ class WorkingTable:
         return int(sql(tx).one(*q.working_live_count(scope.key, now_us)))
 
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, now_us: int) -> int:
-        return int(sql(tx).execute(*q.working_copy(parent.key, child.key, now_us)).rowcount)
+        copied = sql(tx).recorded().execute(*q.working_copy(parent.key, child.key, now_us))
+        return int(copied.rowcount)
 
     def raw(
         self, tx: Tx, scope: Scope, keys: Sequence[str] | None = None
@@ -134,7 +137,7 @@ class FactTable:
         by_at_us: int | None,
         now_us: int,
     ) -> Fact | None:
-        t = sql(tx)
+        t = sql(tx).recorded()
         if isinstance(vector, bytes):
             vector = t.dialect.unvector_bytes(vector)
         rewrite = q.fact_rewrite(
@@ -162,9 +165,9 @@ class FactTable:
         return [str(r[0]) for r in sql(tx).rows(*q.facts_oldest(scope.key, count))]
 
     def trash(self, tx: Tx, scope: Scope, ids: Sequence[str], now_us: int) -> list[str]:
+        t = sql(tx).recorded()
         if not ids:
             return []
-        t = sql(tx)
         t.execute(*q.trash_move(t.dialect, scope.key, ids, now_us))
         gone = {str(r[0]) for r in t.rows(*q.facts_erase(t.dialect, scope.key, ids))}
         return [i for i in dict.fromkeys(ids) if i in gone]
@@ -195,15 +198,15 @@ class FactTable:
         raise NotImplementedError
 
     def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:
+        t = sql(tx).recorded()
         if not ids:
             return [], []
-        t = sql(tx)
         live = [str(r[0]) for r in t.rows(*q.facts_erase(t.dialect, scope.key, ids))]
         trashed = [str(r[0]) for r in t.rows(*q.trash_erase(t.dialect, scope.key, ids))]
         return live, trashed
 
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
-        t = sql(tx)
+        t = sql(tx).recorded()
         live = t.execute(*q.facts_erase_scope(scope.key, turn_user)).rowcount
         trashed = t.execute(*q.trash_erase_scope(scope.key, turn_user)).rowcount
         return int(live), int(trashed)
@@ -266,7 +269,7 @@ class ModelTable:
 class AgentTable:
     def insert(self, tx: Tx, agent: Agent) -> None:
         created = to_us(agent.created_at)
-        sql(tx).execute(
+        sql(tx).recorded().execute(
             *q.agent_insert(agent.id, agent.name, agent.ref.key, agent.parent_id, created)
         )
 
@@ -275,7 +278,7 @@ class AgentTable:
         return None if row is None else to_agent(row)
 
     def end(self, tx: Tx, agent_id: str, now_us: int) -> None:
-        sql(tx).execute(*q.agent_end(agent_id, now_us))
+        sql(tx).recorded().execute(*q.agent_end(agent_id, now_us))
 
     def page(self, tx: Tx, after: str | None, limit: int, name: str | None) -> list[Agent]:
         return [to_agent(row) for row in sql(tx).rows(*q.agents_page(after or "", limit, name))]
@@ -284,14 +287,14 @@ class AgentTable:
 class ShareTable:
     def put(self, tx: Tx, share: Share) -> None:
         allowed = to_us(share.allowed_at)
-        sql(tx).execute(*q.share_put(share.person, share.source, share.reader, allowed))
+        sql(tx).recorded().execute(*q.share_put(share.person, share.source, share.reader, allowed))
 
     def get(self, tx: Tx, person: str, source: str, reader: str) -> Share | None:
         row = sql(tx).execute(*q.share_get(person, source, reader)).fetchone()
         return None if row is None else Share(person, source, reader, from_us(int(row[0])))
 
     def delete(self, tx: Tx, person: str, source: str, reader: str) -> bool:
-        return sql(tx).execute(*q.share_delete(person, source, reader)).rowcount > 0
+        return sql(tx).recorded().execute(*q.share_delete(person, source, reader)).rowcount > 0
 
     def listed(self, tx: Tx, person: str, source: str | None, reader: str | None) -> list[Share]:
         rows = sql(tx).rows(*q.shares_listed(person, source, reader))

@@ -35,6 +35,7 @@ class SQLTx:
         self.conn = conn
         self.write = write
         self.depth = 0
+        self.entries = 0  # ledger entries opened in this transaction
         self._after: list[Callable[[], None]] = []
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
@@ -71,6 +72,15 @@ class SQLTx:
         cannot deadlock)."""
         for key in sorted({scope.key for scope in scopes}):
             self.hold(SCOPES, key)
+
+    def recorded(self) -> SQLTx:
+        """This transaction, for a write to memory: refused (StorageFailure) unless a
+        ledger entry was opened in it, so no write path can skip the ledger."""
+        if not self.entries:
+            raise StorageFailure(
+                "a write to memory outside a ledger entry: open one with engram.core.ledger"
+            )
+        return self
 
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)

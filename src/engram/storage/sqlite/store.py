@@ -59,7 +59,7 @@ class SQLiteFacts(FactTable):
         self._index = index
 
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
-        conn, token, written = sql(tx).conn, scope_token(scope.key), set()
+        conn, token, written = sql(tx).recorded().conn, scope_token(scope.key), set()
         for new, row in zip(facts, fact_columns(facts), strict=True):
             cursor = conn.execute(
                 "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
@@ -97,7 +97,7 @@ class SQLiteFacts(FactTable):
         return gone
 
     def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
-        conn = sql(tx).conn
+        conn = sql(tx).recorded().conn
         row = conn.execute(
             f"INSERT INTO facts ({TRASH_COLUMNS}, scope_token) SELECT {TRASH_COLUMNS}, ? "
             "FROM fact_trash WHERE id = ? AND scope = ? ON CONFLICT DO NOTHING "
@@ -121,7 +121,7 @@ class SQLiteFacts(FactTable):
         return to_fact(row)
 
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
-        conn = sql(tx).conn
+        conn = sql(tx).recorded().conn
         # Set-based: the copies get the given ids in the parent's order and row numbers
         # above every existing one, then vectors and tags follow them by content hash
         # (unique in a scope).

@@ -1,0 +1,496 @@
+"""Every write is recorded, and no path can skip it.
+
+Three enumerations, each found by introspection, so a write path added later without a
+ledger entry (or without a line here) fails:
+- every public method of the library's write surfaces (Memory, working memory, agents,
+  allowances, an application's memory of people): each write adds exactly one entry,
+  naming the writer the library was told (``acting``);
+- every POST/PUT/PATCH/DELETE route of the service: one entry, through ``http``, naming
+  the caller its token verified (never a body field);
+- every command of the command line that writes: one entry, through ``cli``;
+and the storage seam itself: each row write on the port, called without a ledger entry,
+is refused.
+
+Sessions are the episodic record, a log of their own kept apart from the write ledger
+(their appends are not ledger entries); they are listed apart here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import hashlib
+import inspect
+import json
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import jwt
+import pytest
+from fastapi.testclient import TestClient
+
+import engram
+from engram import PersonAppRef, ResourceRef
+from engram.api.app import create_app
+from engram.cli.main import build_parser, main
+from engram.core import ports
+from engram.core.agents import Agents
+from engram.core.clock import now_us
+from engram.core.errors import StorageFailure
+from engram.core.memory import Memory
+from engram.core.people import AppMemory
+from engram.core.ports import NewFact
+from engram.core.sharing import Share, Sharing
+from engram.core.working import WorkingMemory
+from engram.settings import Settings
+from stores import Target, rows
+
+REF = ResourceRef("writer")
+OTHER = ResourceRef("other")
+
+# What only reads (or configures a view): everything else public is a write.
+READS = {
+    Memory: {
+        "acting",
+        "close",
+        "count",
+        "episodic_recall",
+        "episodic_tree",
+        "fact",
+        "facts",
+        "health",
+        "history",
+        "ledger",
+        "recall",
+        "scope_of",
+        "source",
+        "trash",
+        "writer",
+        "embedder",
+    },
+    WorkingMemory: {"entry", "get", "list"},
+    Agents: {"get", "list"},
+    Sharing: {"shares", "sources_for"},
+    AppMemory: {"listing", "recall", "require_semantic", "scope"},
+}
+
+
+def _entries(target: Target) -> list[tuple[int, str, str, str]]:
+    return [
+        (int(seq), str(op), str(actor), str(via))
+        for seq, op, actor, via in rows(
+            target, "SELECT seq, op, actor, via FROM ledger ORDER BY seq"
+        )
+    ]
+
+
+def _one_new_entry(target: Target, before: list[Any], actor: str, via: str) -> str:
+    after = _entries(target)
+    new = after[len(before) :]
+    assert len(new) == 1, new
+    _, op, who, through = new[0]
+    assert (who, through) == (actor, via), new[0]
+    return op
+
+
+# -- the library ------------------------------------------------------------------------
+def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
+    """One call per write method, each changing something."""
+    fact = mem.remember(REF, "the plan is pro")
+    other = mem.remember(REF, "the trip is in May")
+    gone = mem.remember(REF, "the old door code")
+    mem.forget(REF, gone.id)
+    agent = mem.agents.register("parent")
+    app = AppMemory(mem, "app:notes")
+    kept = app.remember("ana", "ana likes tea")
+    mem.working.set(REF, "doomed", 1)
+    mem.remember(REF, "an old fact", created_at=_days_ago(400))
+    mem.sharing.allow("ana", "app:notes", "app:mail")
+    return {
+        "Memory.remember": lambda: mem.remember(REF, "a new fact"),
+        "Memory.remember_many": lambda: mem.remember_many(REF, ["one more", "and another"]),
+        "Memory.correct": lambda: mem.correct(REF, fact.id, "the plan is team"),
+        "Memory.forget": lambda: mem.forget(REF, other.id),
+        "Memory.forget_all": lambda: mem.forget_all(OTHER_SEEDED, expected_count=1),
+        "Memory.restore": lambda: mem.restore(REF, gone.id),
+        "Memory.delete_traces": lambda: mem.delete_traces(REF, [fact.id]),
+        "Memory.delete_scope": lambda: mem.delete_scope(DELETED_SEEDED),
+        "Memory.compact": lambda: mem.compact(REF, max_age=timedelta(days=365)),
+        "Memory.fork": lambda: mem.fork(REF, "fork-child"),
+        "Memory.revert": lambda: mem.revert(REF, mem.ledger(REF, limit=1).entries[0].seq),
+        "WorkingMemory.set": lambda: mem.working.set(REF, "plan", {"tier": "pro"}),
+        "WorkingMemory.delete": lambda: mem.working.delete(REF, "doomed"),
+        "Agents.register": lambda: mem.agents.register("another"),
+        "Agents.spawn": lambda: mem.agents.spawn(agent.id, "child"),
+        "Agents.end": lambda: mem.agents.end(agent.id),
+        "Sharing.allow": lambda: mem.sharing.allow("ana", "app:notes", "app:calendar"),
+        "Sharing.stop": lambda: mem.sharing.stop("ana", "app:notes", "app:mail"),
+        "AppMemory.remember": lambda: app.remember("ana", "ana walks daily"),
+        "AppMemory.correct": lambda: app.correct("ana", kept.id, "ana likes green tea", by="ana"),
+        "AppMemory.forget": lambda: app.forget("ana", kept.id),
+        "AppMemory.forget_all": lambda: app.forget_all("bo", count=1),
+    }
+
+
+OTHER_SEEDED = ResourceRef("seeded")
+DELETED_SEEDED = ResourceRef("deleted")
+
+
+def _days_ago(days: int) -> datetime:
+    return datetime.now(UTC) - timedelta(days=days)
+
+
+def test_every_library_write_adds_one_entry_naming_its_writer(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as plain:
+        plain.remember(OTHER_SEEDED, "seeded fact")
+        plain.remember(DELETED_SEEDED, "a fact to delete")
+        AppMemory(plain, "app:notes").remember("bo", "bo's only memory")
+        mem = plain.acting(actor="tester", via="tool", request_id="r-1")
+        writes = _library_writes(mem)
+        surfaces = {"Memory": Memory, "WorkingMemory": WorkingMemory, "Agents": Agents}
+        surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory}
+        found = {
+            f"{name}.{method}"
+            for name, cls in surfaces.items()
+            for method, _ in inspect.getmembers(cls, callable)
+            if not method.startswith("_") and method not in READS[cls]
+        }
+        assert found == set(writes), "a write method without a check here (or a stale one)"
+        for write in writes.values():
+            before = _entries(target)
+            write()
+            _one_new_entry(target, before, "tester", "tool")
+        request_ids = rows(target, "SELECT DISTINCT request_id FROM ledger WHERE actor = 'tester'")
+        assert request_ids == [("r-1",)]
+
+
+def test_a_write_that_changes_nothing_adds_no_entry(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        fact = mem.remember(REF, "the plan is pro")
+        before = _entries(target)
+        mem.remember(REF, "the plan is pro")  # a duplicate
+        assert mem.forget(REF, "f_unknown") is False
+        assert mem.working.delete(REF, "never-set") is False
+        mem.sharing.allow("ana", "app:a", "app:b")
+        mem.sharing.allow("ana", "app:a", "app:b")  # allowed already
+        with pytest.raises(engram.Conflict):
+            mem.forget_all(REF, expected_count=0)
+        with pytest.raises(engram.NotFound):
+            mem.correct(REF, "f_unknown", "x")
+        assert len(_entries(target)) == len(before) + 1  # the first allow alone
+        assert mem.fact(REF, fact.id).content == "the plan is pro"
+
+
+# -- the storage seam -------------------------------------------------------------------
+# Row methods that only read, lock, or are no write to memory (re-embedding replaces
+# every vector of the store in place; the model record; the episodic log).
+ROW_READS = {
+    "get",
+    "by_ids",
+    "by_hashes",
+    "strengths",
+    "page",
+    "count",
+    "any",
+    "scope_of",
+    "vector_of",
+    "ids",
+    "created_before",
+    "oldest",
+    "trashed",
+    "trash_page",
+    "trash_ids",
+    "trash_expired",
+    "trash_count",
+    "texts_after",
+    "live_count",
+    "raw",
+    "claim",
+    "listed",
+}
+ROW_EXEMPT = {"replace_vectors"}
+
+
+def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
+    import numpy as np
+
+    from engram.core.agents import Agent
+    from engram.core.clock import from_us
+    from engram.core.models import Fact
+
+    now = now_us()
+    fact = Fact("f_row", REF, "row words", from_us(now), from_us(now))
+    new = NewFact(fact, "h" * 64, "{}", np.ones(16, np.float32) / 4)
+    agent = Agent("a_row", "row", REF, None, from_us(now))
+    share = Share("ana", "app:a", "app:b", from_us(now))
+    return {
+        "working.put": lambda tx: store.working.put(tx, REF, "k", "1", 1, now, None),
+        "working.delete": lambda tx: store.working.delete(tx, REF, "k"),
+        "working.copy_scope": lambda tx: store.working.copy_scope(tx, REF, OTHER, now),
+        "facts.insert": lambda tx: store.facts.insert(tx, REF, [new]),
+        "facts.rewrite": lambda tx: store.facts.rewrite(
+            tx, REF, "f_x", "w", "h", None, None, None, now
+        ),
+        "facts.trash": lambda tx: store.facts.trash(tx, REF, ["f_x"], now),
+        "facts.restore": lambda tx: store.facts.restore(tx, REF, "f_x"),
+        "facts.erase": lambda tx: store.facts.erase(tx, REF, ["f_x"]),
+        "facts.erase_scope": lambda tx: store.facts.erase_scope(tx, REF),
+        "facts.copy_scope": lambda tx: store.facts.copy_scope(tx, REF, OTHER, []),
+        "agents.insert": lambda tx: store.agents.insert(tx, agent),
+        "agents.end": lambda tx: store.agents.end(tx, "a_row", now),
+        "shares.put": lambda tx: store.shares.put(tx, share),
+        "shares.delete": lambda tx: store.shares.delete(tx, "ana", "app:a", "app:b"),
+    }
+
+
+def test_the_storage_seam_refuses_a_write_outside_a_ledger_entry(target: Target) -> None:
+    interfaces = {
+        "working": ports.WorkingRows,
+        "facts": ports.FactRows,
+        "agents": ports.AgentRows,
+        "shares": ports.ShareRows,
+    }
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        store = mem._store
+        writes = _row_writes(store)
+        found = {
+            f"{name}.{method}"
+            for name, interface in interfaces.items()
+            for method, _ in inspect.getmembers(interface, inspect.isfunction)
+            if not method.startswith("_") and method not in ROW_READS | ROW_EXEMPT
+        }
+        assert found == set(writes), "a row write without a check here (or a stale one)"
+        for write in writes.values():
+            with pytest.raises(StorageFailure, match="outside a ledger entry"):
+                store.run(write)
+            # and inside an entry, the same call is let through
+            store.run(lambda tx, w=write: (store.ledger.begin(tx, REF, "t", mem.writer, 0), w(tx)))
+
+
+# -- the service -----------------------------------------------------------------------
+SECRET = "ledger-secret-0123456789abcdef0123456789"
+SERVICE = "ledger-service-token"
+EPISODIC = {("POST", "/agents/{agent_id}/sessions"), ("POST", "/sessions/{session_id}/entries")}
+
+
+def _person(uid: str) -> dict[str, str]:
+    signed = jwt.encode({"sub": uid, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
+    return {"Authorization": f"Bearer {signed}"}
+
+
+@pytest.fixture
+def service(target: Target) -> Iterator[TestClient]:
+    settings = Settings(
+        db_path=str(target),
+        jwt_secret=SECRET,
+        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
+    )
+    memory = engram.open(target, embedder=engram.HashingEmbedder(16))
+    with TestClient(create_app(settings, memory_store=memory)) as client:
+        client.headers["Authorization"] = f"Bearer {SERVICE}"
+        yield client
+
+
+def test_every_write_route_adds_one_entry_naming_the_verified_caller(
+    service: TestClient, target: Target
+) -> None:
+    c = service
+    agent = c.post("/agents", json={"name": "a"}).json()["id"]
+    spare = c.post("/agents", json={"name": "spare"}).json()["id"]
+    base = f"/agents/{agent}"
+    f1 = c.post(f"{base}/facts", json={"content": "fact one"}).json()["id"]
+    f2 = c.post(f"{base}/facts", json={"content": "fact two"}).json()["id"]
+    f3 = c.post(f"{base}/facts", json={"content": "fact three"}).json()["id"]
+    c.post(f"{base}/facts", json={"content": "old", "createdAt": "2020-01-01T00:00:00Z"})
+    c.delete(f"{base}/facts/{f3}")
+    c.put(f"{base}/memory/doomed", json={"value": 1})
+    spare_base = f"/agents/{spare}"
+    c.post(f"{spare_base}/facts", json={"content": "spare fact"})
+    ana = _person("ana")
+    m1 = c.post("/api/v1/apps/app:a/memories", json={"memory": "ana one"}, headers=ana).json()
+    m2 = c.post("/api/v1/apps/app:a/memories", json={"memory": "ana two"}, headers=ana).json()
+    c.post("/api/v1/apps/app:b/memories", json={"memory": "ana in b"}, headers=ana)
+    c.post("/api/v1/apps/app:c/memories", json={"memory": "ana in c"}, headers=ana)
+    c.put("/api/v1/memory-shares", json={"source": "app:a", "reader": "app:d"}, headers=ana)
+    service_actor = "service:" + hashlib.sha256(SERVICE.encode()).hexdigest()[:8]
+
+    calls: dict[tuple[str, str], Callable[[], Any]] = {
+        ("POST", "/agents"): lambda: c.post("/agents", json={"name": "b"}),
+        ("POST", "/agents/{agent_id}/spawn"): lambda: c.post(f"{base}/spawn", json={"name": "kid"}),
+        ("PUT", "/agents/{agent_id}/memory/{key}"): lambda: c.put(
+            f"{base}/memory/plan", json={"value": "pro"}
+        ),
+        ("DELETE", "/agents/{agent_id}/memory/{key}"): lambda: c.delete(f"{base}/memory/doomed"),
+        ("POST", "/agents/{agent_id}/facts"): lambda: c.post(
+            f"{base}/facts", json={"content": "fact four"}
+        ),
+        ("PATCH", "/agents/{agent_id}/facts/{fact_id}"): lambda: c.patch(
+            f"{base}/facts/{f1}", json={"content": "fact one, corrected"}
+        ),
+        ("DELETE", "/agents/{agent_id}/facts/{fact_id}"): lambda: c.delete(f"{base}/facts/{f2}"),
+        ("POST", "/agents/{agent_id}/compactions"): lambda: c.post(
+            f"{base}/compactions", json={"maxAgeMs": 86_400_000}
+        ),
+        ("POST", "/agents/{agent_id}/trash/{fact_id}/restore"): lambda: c.post(
+            f"{base}/trash/{f3}/restore"
+        ),
+        ("POST", "/agents/{agent_id}/ledger/{entry_id}/revert"): lambda: c.post(
+            f"{base}/ledger/{_newest(c, base)}/revert"
+        ),
+        ("POST", "/agents/{agent_id}/deletions"): lambda: c.post(
+            f"{base}/deletions", json={"factIds": [f1]}
+        ),
+        ("DELETE", "/agents/{agent_id}/facts"): lambda: c.delete(
+            f"{spare_base}/facts", params={"count": 1}
+        ),
+        ("POST", "/agents/{agent_id}/end"): lambda: c.post(f"{spare_base}/end"),
+        ("POST", "/api/v1/apps/{app}/memories"): lambda: c.post(
+            "/api/v1/apps/app:a/memories", json={"memory": "ana three"}, headers=ana
+        ),
+        ("PATCH", "/api/v1/apps/memories/{app}/{memory_id}"): lambda: c.patch(
+            f"/api/v1/apps/memories/app:a/{m1['id']}", json={"memory": "ana one!"}, headers=ana
+        ),
+        ("DELETE", "/api/v1/apps/memories/{app}/{memory_id}"): lambda: c.delete(
+            f"/api/v1/apps/memories/app:a/{m1['id']}", headers=ana
+        ),
+        ("PATCH", "/api/v1/memories/{memory_id}"): lambda: c.patch(
+            f"/api/v1/memories/{m2['id']}", json={"memory": "ana two!"}, headers=ana
+        ),
+        ("DELETE", "/api/v1/memories/{memory_id}"): lambda: c.delete(
+            f"/api/v1/memories/{m2['id']}", headers=ana
+        ),
+        ("DELETE", "/api/v1/apps/memories/{app}"): lambda: c.delete(
+            "/api/v1/apps/memories/app:b", params={"count": 1}, headers=ana
+        ),
+        ("DELETE", "/api/v1/memories"): lambda: c.delete(
+            "/api/v1/memories", params={"agent_id": "app:c", "count": 1}, headers=ana
+        ),
+        ("PUT", "/api/v1/memory-shares"): lambda: c.put(
+            "/api/v1/memory-shares", json={"source": "app:a", "reader": "app:e"}, headers=ana
+        ),
+        ("DELETE", "/api/v1/memory-shares"): lambda: c.delete(
+            "/api/v1/memory-shares", params={"source": "app:a", "reader": "app:d"}, headers=ana
+        ),
+    }
+    schema = c.get("/openapi.json").json()
+    routes = {
+        (method.upper(), path)
+        for path, item in schema["paths"].items()
+        for method in item
+        if method in ("post", "put", "patch", "delete")
+    }
+    assert routes - EPISODIC == set(calls), "a write route without a check here (or stale)"
+    for (method, path), call in calls.items():
+        before = _entries(target)
+        answer = call()
+        assert answer.is_success, (method, path, answer.text)
+        actor = "ana" if path.startswith("/api/v1") else service_actor
+        _one_new_entry(target, before, actor, "http")
+
+
+def _newest(client: TestClient, base: str) -> int:
+    seq: int = client.get(f"{base}/ledger", params={"limit": 1}).json()["entries"][0]["seq"]
+    return seq
+
+
+# -- the command line -------------------------------------------------------------------
+CLI_READS = {
+    "recall",
+    "facts",
+    "trash",
+    "ledger",
+    "episodes",
+    "working get",
+    "working list",
+    "app recall",
+    "app list",
+    "status",
+    "health",
+}
+CLI_EPISODIC = {"session start", "session append"}
+
+
+def test_every_writing_command_adds_one_entry_through_the_command_line(
+    capsys: pytest.CaptureFixture[str], target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = str(target)
+    monkeypatch.setenv("ENGRAM_OWNER_UID", "owner")
+    scoped = ["--db", db, "--resource", "cli", "--embedder", "none"]
+    embeds = ["--db", db, "--resource", "cli"]
+
+    def run(*argv: str) -> Any:
+        code = main(["--json", *argv])
+        out, err = capsys.readouterr()
+        assert code == 0, (argv, err)
+        return json.loads(out)
+
+    fact = run("remember", "the plan is pro", *embeds)["id"]
+    gone = run("remember", "the old code", *embeds)["id"]
+    run("remember", "kept for forget", *embeds)
+    run("forget", gone, *scoped)
+    owned = run("app", "app:a", "remember", "owner likes tea", "--db", db)["id"]
+    run("app", "app:b", "remember", "owner in b", "--db", db)
+    run("working", "set", "doomed", "1", *scoped)
+    forgettable = run("remember", "to forget", *embeds)["id"]
+    calls: dict[str, Callable[[], Any]] = {  # in this order
+        "remember": lambda: run("remember", "another fact", *embeds),
+        "correct": lambda: run("correct", fact, "the plan is team", *embeds),
+        "forget": lambda: run("forget", forgettable, *scoped),
+        "unforget": lambda: run("unforget", gone, *scoped),
+        "revert": lambda: run("revert", str(_entries(target)[-1][0]), *scoped),
+        "delete": lambda: run("delete", fact, *scoped),
+        "compact": lambda: run("compact", "--max-facts", "1", *scoped),
+        "forget-all": lambda: run("forget-all", "--expected-count", "9", *scoped),
+        "working set": lambda: run("working", "set", "plan", '"pro"', *scoped),
+        "fork": lambda: run("fork", "cli-child", *scoped),
+        "working delete": lambda: run("working", "delete", "doomed", *scoped),
+        "app remember": lambda: run("app", "app:a", "remember", "owner walks", "--db", db),
+        "app correct": lambda: run(
+            "app", "app:a", "correct", owned, "owner likes tea!", "--db", db
+        ),
+        "app forget": lambda: run("app", "app:a", "forget", owned, "--db", db),
+        "app forget-all": lambda: run("app", "app:b", "forget-all", "--count", "1", "--db", db),
+    }
+    handlers = _handlers(build_parser())
+    assert handlers - CLI_READS - CLI_EPISODIC == set(calls), "a command without a check here"
+    user = _user()
+    for name, call in calls.items():
+        before = _entries(target)
+        call()
+        op = _one_new_entry(target, before, user, "cli")
+        assert op, name
+
+
+def _handlers(parser: Any) -> set[str]:
+    found: set[str] = set()
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for child in action.choices.values():
+            handler = child.get_default("handler")
+            if handler is not None:
+                found.add(handler)
+            found |= _handlers(child)
+    return found
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser() or "cli"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def test_a_writer_names_what_it_is_for_and_a_bad_one_is_refused(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        with pytest.raises(engram.InvalidInput):
+            mem.acting(via="carrier-pigeon")  # type: ignore[arg-type]
+        with pytest.raises(engram.InvalidInput):
+            mem.acting(actor="")
+        turn = mem.acting(actor="assistant", turn_user="bo")
+        fact = turn.remember(PersonAppRef("ana", "app:chat"), "bo asked about the trip")
+        assert fact.turn_user == "bo"
+        entry = mem.ledger(PersonAppRef("ana", "app:chat")).entries[0]
+        assert (entry.actor, entry.via, entry.turn_user) == ("assistant", "library", "bo")

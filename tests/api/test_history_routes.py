@@ -213,7 +213,7 @@ def test_a_hard_forget_deletes_for_good(client: TestClient) -> None:
     assert _ok(client.delete(f"{base}/facts", params={"count": 2})) == {"forgotten": 2}
     assert len(_ok(client.get(f"{base}/trash"))["facts"]) == 2
     _remember(client, agent, "one more fact")
-    hard = {"count": 1, "hard": "true"}
+    hard: dict[str, str | int] = {"count": 1, "hard": "true"}
     assert _ok(client.delete(f"{base}/facts", params=hard)) == {"forgotten": 1}
     assert _ok(client.get(f"{base}/trash"))["facts"] == []
     assert _ok(client.get(f"{base}/facts"))["facts"] == []
@@ -273,7 +273,7 @@ def test_bad_deletion_bodies_are_refused_and_change_nothing(client: TestClient) 
     fact = _remember(client, agent, "the deploy runs nightly")
     client.delete(f"{base}/facts/{_remember(client, agent, 'a trashed fact')}")
     before = _state(client, agent)
-    for body in (
+    bodies: tuple[dict[str, Any], ...] = (
         {"factIds": [fact], "scope": True},
         {"factIds": [fact], "scope": True, "expectedCount": 2},
         {},
@@ -290,7 +290,8 @@ def test_bad_deletion_bodies_are_refused_and_change_nothing(client: TestClient) 
         {"scope": True, "expectedCount": "2"},
         {"factIds": fact},
         {"factIds": [fact], "actor": "someone else"},
-    ):
+    )
+    for body in bodies:
         _error(client.post(f"{base}/deletions", json=body), 400, "invalid_input")
     assert _state(client, agent) == before
 
@@ -519,7 +520,7 @@ def test_the_people_routes_name_the_person_and_forget_for_good(
 
     for words in ("likes black tea", "likes oolong"):
         _ok(client.post("/api/v1/apps/app:a/memories", json={"memory": words}, headers=p1), 201)
-    everything = {"agent_id": "app:a", "count": 2}
+    everything: dict[str, str | int] = {"agent_id": "app:a", "count": 2}
     assert _ok(client.delete("/api/v1/memories", params=everything, headers=p1)) == {"forgotten": 2}
     assert library.trash(scope).facts == [] and library.count(scope) == 0
     assert {e.actor for e in library.ledger(scope).entries} == {"p1"}

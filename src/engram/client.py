@@ -2,7 +2,8 @@
 
 Request bodies are built from :mod:`engram.wire`, the models the service validates them
 with. Errors come back as the same classes the library raises (by their stable ``code``).
-Answers are the service's JSON, as dicts.
+Answers are the service's JSON, as dicts; a blocked revert raises
+:class:`~engram.core.errors.RevertBlocked` with ``later`` as the service names them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import httpx
 from pydantic import ValidationError
 
 from engram import wire
-from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput
+from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
 
@@ -64,9 +65,7 @@ class Client:
             body = None
         if answer.is_success:
             return body
-        error = body.get("error", {}) if isinstance(body, dict) else {}
-        cls = _BY_CODE.get(error.get("code", ""), EngramError)
-        raise cls(error.get("message") or f"HTTP {answer.status_code}", hint=error.get("hint"))
+        raise _error(answer.status_code, body)
 
     def call_json(self, method: str, path: str, **kwargs: Any) -> JSON:
         result: JSON = self.call(method, path, **kwargs)
@@ -188,15 +187,72 @@ class Client:
         path = f"{_facts(agent_id)}/{_quote(fact_id)}"
         return self.send("PATCH", path, _body(wire.FactCorrection, **fields))
 
-    def forget(self, agent_id: str, fact_id: str) -> bool:
-        """Forgets one fact; idempotent. Returns whether it existed."""
+    def forget(self, agent_id: str, fact_id: str, *, hard: bool = False) -> bool:
+        """Forgets one fact; idempotent. Returns whether it existed. Softly (to the trash,
+        see :meth:`trash` and :meth:`restore`) unless ``hard``: then for good."""
         path = f"{_facts(agent_id)}/{_quote(fact_id)}"
-        return bool(self.call_json("DELETE", path)["forgotten"])
+        return bool(self.call_json("DELETE", path, params=_hard(hard))["forgotten"])
 
-    def forget_all(self, agent_id: str, *, expected_count: int) -> int:
-        """Forgets every fact, confirming how many the caller saw (Conflict when more)."""
-        params = {"count": expected_count}
+    def forget_all(self, agent_id: str, *, expected_count: int, hard: bool = False) -> int:
+        """Forgets every fact, confirming how many the caller saw (Conflict when more);
+        softly unless ``hard``."""
+        params = {"count": expected_count} | _hard(hard)
         return int(self.call_json("DELETE", _facts(agent_id), params=params)["forgotten"])
+
+    # -- an agent's history ----------------------------------------------------------
+    def trash(self, agent_id: str, *, limit: int | None = None, before: str | None = None) -> JSON:
+        """One page of softly forgotten facts, most recently forgotten first, each with
+        ``deletedAt`` and ``purgeAt`` (``nextBefore`` when more follow)."""
+        path = f"/agents/{_quote(agent_id)}/trash"
+        return self.call_json("GET", path, params=_params(limit=limit, before=before))
+
+    def restore(self, agent_id: str, fact_id: str) -> JSON:
+        """Brings a softly forgotten fact back (same id and times): the fact. Conflict
+        when the agent holds its words again; NotFound when it is not in the trash."""
+        path = f"/agents/{_quote(agent_id)}/trash/{_quote(fact_id)}/restore"
+        return self.call_json("POST", path)
+
+    def delete_traces(self, agent_id: str, ids: Sequence[str]) -> JSON:
+        """Deletes these facts for good, live or trashed (unknown ids are skipped; at
+        most 1,000): how many ``facts``, ``trashed`` and ``ledgerItemsScrubbed``."""
+        spec = _body(wire.Deletions, factIds=list(ids))
+        return self.send("POST", f"/agents/{_quote(agent_id)}/deletions", spec)
+
+    def delete_scope(
+        self, agent_id: str, *, expected_count: int, turn_user_id: str | None = None
+    ) -> JSON:
+        """Deletes every fact of the agent for good (live and trashed; only
+        ``turn_user_id``'s when given), confirming ``expected_count`` (Conflict when
+        more would go, and nothing is deleted)."""
+        fields = _params(scope=True, expectedCount=expected_count, turnUserId=turn_user_id)
+        return self.send(
+            "POST", f"/agents/{_quote(agent_id)}/deletions", _body(wire.Deletions, **fields)
+        )
+
+    def ledger(
+        self,
+        agent_id: str,
+        *,
+        limit: int | None = None,
+        before: int | None = None,
+        object_id: str | None = None,
+    ) -> JSON:
+        """One page of the agent's write ledger, newest first (``nextBefore`` when more
+        follow); ``object_id`` keeps the entries that changed that fact or key."""
+        params = _params(limit=limit, before=before, objectId=object_id)
+        return self.call_json("GET", f"/agents/{_quote(agent_id)}/ledger", params=params)
+
+    def history(self, agent_id: str, fact_id: str) -> list[JSON]:
+        """The ledger entries that changed one fact, newest first."""
+        path = f"{_facts(agent_id)}/{_quote(fact_id)}/history"
+        return list(self.call_json("GET", path)["entries"])
+
+    def revert(self, agent_id: str, entry_id: int) -> JSON:
+        """Undoes one ledger entry as a new one, which it answers. RevertBlocked (its
+        ``later`` names the later entries) when later writes changed the same objects;
+        Conflict for an entry whose before-states were erased or that cannot be undone."""
+        path = f"/agents/{_quote(agent_id)}/ledger/{int(entry_id)}/revert"
+        return self.call_json("POST", path)
 
     def compact(
         self,
@@ -398,6 +454,23 @@ def _body(shape: type[B], **fields: Any) -> B:
             for error in exc.errors()[:5]
         )
         raise InvalidInput(f"invalid request: {problems}") from None
+
+
+def _error(status: int, body: object) -> EngramError:
+    """The engram error an answer carries, by its ``code`` (with what it names)."""
+    error = body.get("error", {}) if isinstance(body, dict) else {}
+    error = error if isinstance(error, dict) else {}
+    message = error.get("message") or f"HTTP {status}"
+    cls = _BY_CODE.get(error.get("code", ""), EngramError)
+    if cls is RevertBlocked:
+        later = error.get("later")
+        numbers = tuple(n for n in later if isinstance(n, int)) if isinstance(later, list) else ()
+        return RevertBlocked(message, later=numbers, hint=error.get("hint"))
+    return cls(message, hint=error.get("hint"))
+
+
+def _hard(hard: bool) -> JSON:
+    return {"hard": "true"} if hard else {}
 
 
 def _params(**given: Any) -> JSON:

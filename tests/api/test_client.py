@@ -178,3 +178,83 @@ def test_shares_with_neither_argument_lists_them_all(app_client: TestClient) -> 
     }
     with pytest.raises(engram.InvalidInput, match="not both"):
         p1.shares(source="app:a", reader="app:b")
+
+
+def test_history_through_the_client(app_client: TestClient) -> None:
+    client = engram.Client(token=SERVICE, http=app_client)
+    agent = client.register("historian")["id"]
+    due = client.remember(agent, "the invoice is due Friday")
+    assert client.forget(agent, due["id"]) is True
+    trash = client.trash(agent)
+    assert [t["id"] for t in trash["facts"]] == [due["id"]] and "purgeAt" in trash["facts"][0]
+    assert client.restore(agent, due["id"])["createdAt"] == due["createdAt"]
+    with pytest.raises(engram.NotFound):
+        client.restore(agent, due["id"])
+    assert client.forget(agent, due["id"], hard=True) is True
+    assert client.trash(agent)["facts"] == []
+    with pytest.raises(engram.NotFound):
+        client.fact(agent, due["id"])
+
+    for i in range(3):
+        client.remember(agent, f"fact number {i}")
+    assert client.forget_all(agent, expected_count=3) == 3
+    first = client.trash(agent, limit=2)
+    rest = client.trash(agent, limit=2, before=first["nextBefore"])
+    assert len(first["facts"]) == 2 and len(rest["facts"]) == 1 and "nextBefore" not in rest
+    client.remember(agent, "one more fact")
+    assert client.forget_all(agent, expected_count=1, hard=True) == 1
+    assert client.trash(agent)["facts"] == []  # for good: the trash's too
+
+    kept = client.remember(agent, "the office is in Lisbon")["id"]
+    gone = client.remember(agent, "the door code is 4711")["id"]
+    receipt = client.delete_traces(agent, [gone, "f_nope"])
+    assert (receipt["facts"], receipt["trashed"]) == (1, 0)
+    with pytest.raises(engram.InvalidInput):
+        client.delete_traces(agent, [])  # refused before it is sent
+    client.forget(agent, client.remember(agent, "a trashed fact")["id"])
+    with pytest.raises(engram.Conflict):
+        client.delete_scope(agent, expected_count=1)  # one live, one trashed
+    assert client.delete_scope(agent, expected_count=0, turn_user_id="nobody")["facts"] == 0
+    receipt = client.delete_scope(agent, expected_count=2)
+    assert (receipt["facts"], receipt["trashed"]) == (1, 1) and receipt["ledgerItemsScrubbed"] > 0
+    assert client.facts(agent)["facts"] == [] and client.trash(agent)["facts"] == []
+    newest = client.ledger(agent, limit=1)["entries"][0]
+    assert newest["op"] == "delete_scope" and newest["changes"][0]["kind"] == "scope"
+    assert [e["scrubbed"] for e in client.history(agent, kept)] == [True]
+
+
+def test_reverts_through_the_client(app_client: TestClient) -> None:
+    client = engram.Client(token=SERVICE, http=app_client)
+    agent = client.register("historian")["id"]
+    fact = client.remember(agent, "the meeting is at noon")["id"]
+    added = client.history(agent, fact)[0]["seq"]
+    client.correct(agent, fact, "the meeting is at one")
+    client.correct(agent, fact, "the meeting is at two")
+    later = [e["seq"] for e in client.history(agent, fact)[:2]][::-1]
+    with pytest.raises(engram.RevertBlocked) as blocked:
+        client.revert(agent, added)
+    assert blocked.value.later == tuple(later) and blocked.value.hint
+    assert isinstance(blocked.value, engram.Conflict)
+    assert client.fact(agent, fact)["content"] == "the meeting is at two"
+
+    undone = client.revert(agent, later[1])
+    assert (undone["op"], undone["reverts"]) == ("revert", later[1])
+    assert undone["actor"].startswith("service:") and undone["via"] == "http"
+    assert client.fact(agent, fact)["content"] == "the meeting is at one"
+
+    page = client.ledger(agent, limit=2)
+    assert [e["seq"] for e in page["entries"]] == [undone["seq"], later[1]]
+    assert page["entries"][1]["revertedBy"] == undone["seq"]
+    older = client.ledger(agent, limit=100, before=page["nextBefore"])
+    assert older["entries"][0]["seq"] == later[0]
+    assert client.ledger(agent, object_id=fact)["entries"] == client.history(agent, fact)
+    with pytest.raises(engram.NotFound):
+        client.revert(agent, 999_999)
+    client.forget(agent, fact, hard=True)
+    with pytest.raises(engram.Conflict, match="erased") as scrubbed:
+        client.revert(agent, later[0])
+    assert not isinstance(scrubbed.value, engram.RevertBlocked)
+    client.end(agent)
+    with pytest.raises(engram.Conflict, match="ended"):
+        client.revert(agent, undone["seq"])
+    assert client.ledger(agent)["entries"][0]["op"] == "agent.end"

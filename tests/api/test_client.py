@@ -219,8 +219,14 @@ def test_history_through_the_client(app_client: TestClient) -> None:
     assert (receipt["facts"], receipt["trashed"]) == (1, 1) and receipt["ledgerItemsScrubbed"] > 0
     assert client.facts(agent)["facts"] == [] and client.trash(agent)["facts"] == []
     newest = client.ledger(agent, limit=1)["entries"][0]
-    assert newest["op"] == "delete_scope" and newest["changes"][0]["kind"] == "scope"
-    assert [e["scrubbed"] for e in client.history(agent, kept)] == [True]
+    assert newest["op"] == "delete_scope"
+    assert {(c["kind"], c["action"]) for c in newest["changes"]} == {("fact", "erase")}
+    assert len(newest["changes"]) == 2  # each fact's history ends with its deletion
+    history = client.history(agent, kept)
+    assert [(e["op"], e["scrubbed"]) for e in history] == [
+        ("delete_scope", False),
+        ("remember", True),
+    ]
 
 
 def test_reverts_through_the_client(app_client: TestClient) -> None:

@@ -79,18 +79,19 @@ def erase(rec: ledger.Entry, ids: Sequence[str]) -> DeletionReceipt:
 
 def erase_scope(rec: ledger.Entry, turn_user: str | None) -> DeletionReceipt:
     """Deletion for good of every fact of the scope (only those written for
-    ``turn_user``, if given), with the ledger's before-states of them."""
+    ``turn_user``, if given), with the ledger's before-states of them; each fact's
+    history ends with its deletion."""
     store, tx, scope = rec.store, rec.tx, rec.scope
+    ids = [
+        *store.facts.ids(tx, scope, turn_user=turn_user),
+        *store.facts.trash_ids(tx, scope, turn_user=turn_user),
+    ]
     if turn_user is not None:
-        ids = [
-            *store.facts.ids(tx, scope, turn_user=turn_user),
-            *store.facts.trash_ids(tx, scope, turn_user=turn_user),
-        ]
         return erase(rec, ids)
     live, trashed = store.facts.erase_scope(tx, scope)
     scrubbed = store.ledger.scrub(tx, scope, None)
-    if live or trashed:
-        rec.record("scope", scope.key, "erase")
+    for fact_id in ids:
+        rec.record("fact", fact_id, "erase")
     return DeletionReceipt(live, trashed, scrubbed)
 
 

@@ -1,0 +1,235 @@
+"""History: soft forgets and the trash, deletion for good that leaves the words nowhere,
+retention, and the refusals; on both backends."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+import engram
+from engram import Conflict, InvalidInput, NotFound, PersonAppRef, ResourceRef
+from engram.core.models import Caps
+from stores import ManualClock, Target, is_postgres, rows
+
+REF = ResourceRef("history")
+
+
+def _open(target: Target, clock: ManualClock | None = None) -> engram.Memory:
+    return engram.open(target, embedder=engram.HashingEmbedder(32), clock=clock)
+
+
+def test_a_soft_forget_leaves_every_retriever_at_once_and_restores_whole(
+    target: Target,
+) -> None:
+    with _open(target) as mem:
+        kept = mem.remember(REF, "the invoice is due friday")
+        gone = mem.remember(
+            REF, "the door code is 4711", tags=["home"], context="Ana asked", strength=2.0
+        )
+        assert mem.forget(REF, gone.id) is True
+        assert mem.forget(REF, gone.id) is False  # idempotent: nothing live to forget
+        for mode in ("text", "vector", "hybrid"):
+            hits = mem.recall(REF, "door code 4711", mode=mode, top_k=10)
+            assert gone.id not in [h.fact.id for h in hits], mode
+        assert [f.id for f in mem.facts(REF).facts] == [kept.id]
+        with pytest.raises(NotFound):
+            mem.fact(REF, gone.id)
+        assert mem.count(REF) == 1
+        (trashed,) = mem.trash(REF).facts
+        assert trashed.fact == gone
+        assert trashed.purge_at - trashed.deleted_at == timedelta(days=30)
+
+        back = mem.restore(REF, gone.id)
+        assert back == gone  # same id, words, tags, context, strength and times
+        hits = mem.recall(REF, "door code", mode="text", top_k=1)
+        assert hits[0].fact.id == gone.id
+        assert mem.recall(REF, "door", tags=["home"], top_k=1)[0].fact.id == gone.id
+        assert mem.recall(REF, "door code 4711", mode="vector", top_k=1)[0].fact.id == gone.id
+        assert mem.trash(REF).facts == []
+        with pytest.raises(NotFound):
+            mem.restore(REF, gone.id)  # not in the trash any more
+
+
+def test_a_restore_is_refused_when_its_words_are_live_again(target: Target) -> None:
+    with _open(target) as mem:
+        first = mem.remember(REF, "the plan is pro")
+        mem.forget(REF, first.id)
+        second = mem.remember(REF, "the plan is pro")
+        assert second.id != first.id
+        entries = len(mem.ledger(REF).entries)
+        with pytest.raises(Conflict, match=second.id):
+            mem.restore(REF, first.id)
+        assert len(mem.ledger(REF).entries) == entries  # nothing written
+        assert [t.fact.id for t in mem.trash(REF).facts] == [first.id]
+
+
+def test_the_trash_is_emptied_for_good_after_its_retention(
+    target: Target, clock: ManualClock
+) -> None:
+    with _open(target, clock) as mem:
+        old = mem.remember(REF, "forgotten long ago")
+        mem.forget(REF, old.id)
+        clock.advance(timedelta(days=29))
+        recent = mem.remember(REF, "forgotten lately")
+        mem.forget(REF, recent.id)
+        assert {t.fact.id for t in mem.trash(REF).facts} == {old.id, recent.id}
+        clock.advance(timedelta(days=2))  # old is 31 days in the trash, recent 2
+        mem.compact(REF)
+        assert [t.fact.id for t in mem.trash(REF).facts] == [recent.id]
+        history = mem.history(REF, old.id)
+        assert history[0].op == "compact" and history[0].changes[0].action == "erase"
+        assert all(e.scrubbed for e in history[1:])
+        with pytest.raises(NotFound):
+            mem.restore(REF, old.id)
+
+
+def test_the_ledger_keeps_entries_for_its_retention(target: Target, clock: ManualClock) -> None:
+    with _open(target, clock) as mem:
+        mem.working.set(REF, "plan", "pro")
+        clock.advance(timedelta(days=91))
+        mem.working.set(REF, "plan", "team")
+        mem.compact(REF)
+        assert [e.op for e in mem.ledger(REF).entries] == ["working.set"]
+
+
+def test_the_trash_pages_most_recently_forgotten_first(target: Target, clock: ManualClock) -> None:
+    with _open(target, clock) as mem:
+        facts = mem.remember_many(REF, [f"fact {i}" for i in range(5)])
+        for fact in facts:
+            clock.advance(timedelta(seconds=1))
+            mem.forget(REF, fact.id)
+        seen, before = [], None
+        while True:
+            page = mem.trash(REF, limit=2, before=before)
+            seen += [t.fact.id for t in page.facts]
+            if page.next_before is None:
+                break
+            before = page.next_before
+        assert seen == [f.id for f in reversed(facts)]
+        with pytest.raises(InvalidInput):
+            mem.trash(REF, before="not-a-cursor")
+
+
+def test_forget_all_is_soft_unless_hard(target: Target) -> None:
+    with _open(target) as mem:
+        mem.remember_many(REF, ["one", "two"])
+        assert mem.forget_all(REF, expected_count=2) == 2
+        assert len(mem.trash(REF).facts) == 2
+        entry = mem.ledger(REF, limit=1).entries[0]
+        assert entry.op == "forget_all" and len(entry.changes) == 2  # one entry, two items
+        mem.revert(REF, entry.seq)
+        assert mem.count(REF) == 2 and mem.trash(REF).facts == []
+        assert mem.forget_all(REF, expected_count=2, hard=True) == 2
+        assert mem.trash(REF).facts == [] and mem.count(REF) == 0
+
+
+def test_deletion_for_good_refuses_what_it_cannot_do_and_writes_nothing(
+    target: Target,
+) -> None:
+    with _open(target) as mem:
+        fact = mem.remember(REF, "a fact")
+        entries = len(mem.ledger(REF).entries)
+        for bad in ([], "f_x", [f"f_{i}" for i in range(1001)], [""], [None]):
+            with pytest.raises(InvalidInput):
+                mem.delete_traces(REF, bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput, match="non-empty id"):
+            mem.delete_scope(ResourceRef("  "))
+        with pytest.raises(InvalidInput):
+            mem.delete_scope(REF, turn_user_id="")
+        with pytest.raises(Conflict):
+            mem.delete_scope(REF, expected_count=0)
+        assert len(mem.ledger(REF).entries) == entries
+        assert mem.fact(REF, fact.id) == fact
+        receipt = mem.delete_traces(REF, [fact.id, "f_unknown", fact.id])
+        assert (receipt.facts, receipt.trashed) == (1, 0)
+        with pytest.raises(Conflict, match="erased"):
+            mem.revert(REF, mem.history(REF, fact.id)[-1].seq)
+        with pytest.raises(Conflict, match="cannot be reverted"):
+            mem.revert(REF, mem.history(REF, fact.id)[0].seq)
+
+
+def test_a_scope_deletion_can_take_only_a_second_users_facts(target: Target) -> None:
+    scope = PersonAppRef("ana", "app:chat")
+    with _open(target) as mem:
+        mine = mem.remember(scope, "ana likes tea")
+        bo = mem.acting(turn_user="bo")
+        theirs = bo.remember(scope, "bo asked about flights")
+        trashed = bo.remember(scope, "bo's old question")
+        mem.forget(scope, trashed.id)
+        receipt = mem.delete_scope(scope, turn_user_id="bo", expected_count=2)
+        assert (receipt.facts, receipt.trashed) == (1, 1)
+        assert [f.id for f in mem.facts(scope).facts] == [mine.id]
+        assert mem.trash(scope).facts == []
+        assert theirs.turn_user == "bo" and mine.turn_user is None
+
+
+def _planted(mem: engram.Memory, word: str) -> list[str]:
+    """Facts that carry ``word`` in every place the store keeps words: live rows, a
+    correction's before-state in the ledger, the trash; returns their ids."""
+    live = mem.remember(REF, f"the vault word is {word}", context=f"said {word} twice")
+    mem.correct(REF, live.id, "the vault word changed")  # the old words, in the ledger
+    trashed = mem.remember(REF, f"{word} was the old alarm code")
+    mem.forget(REF, trashed.id)  # in the trash
+    tagged = mem.remember(REF, "a fact with a tag", tags=[word])
+    return [live.id, trashed.id, tagged.id]
+
+
+def _sqlite_bytes_hold(path: Path, word: str) -> list[str]:
+    files = [path, path.with_name(path.name + "-wal")]
+    return [p.name for p in files if p.exists() and word.encode() in p.read_bytes()]
+
+
+def _postgres_tables_hold(url: str, word: str) -> list[str]:
+    tables = [
+        str(name)
+        for (name,) in rows(
+            url,
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+        )
+    ]
+    holding = "SELECT count(*) FROM {} x WHERE strpos(x::text, ?) > 0"
+    return [t for t in tables if rows(url, holding.format(t), (word,))[0][0]]
+
+
+@pytest.mark.parametrize("how", ["traces", "scope"])
+def test_deleted_words_are_nowhere_in_the_store(target: Target, how: str) -> None:
+    word = "w" + uuid.uuid4().hex
+    with _open(target) as mem:
+        mem.remember_many(ResourceRef("neighbour"), [f"unrelated {i}" for i in range(20)])
+        ids = _planted(mem, word)
+        held = (
+            _postgres_tables_hold(str(target), word)
+            if is_postgres(target)
+            else _sqlite_bytes_hold(Path(target), word)
+        )
+        assert held  # the probe finds the word while it is remembered
+        if how == "traces":
+            receipt = mem.delete_traces(REF, ids)
+            assert (receipt.facts, receipt.trashed) == (2, 1)
+        else:
+            receipt = mem.delete_scope(REF, expected_count=3)
+        assert receipt.ledger_items_scrubbed >= 4
+        assert mem.recall(REF, word, mode="text") == []
+        if is_postgres(target):
+            assert _postgres_tables_hold(str(target), word) == []
+        else:
+            assert _sqlite_bytes_hold(Path(target), word) == []
+        assert mem.count(ResourceRef("neighbour")) == 20
+    if not is_postgres(target):
+        assert _sqlite_bytes_hold(Path(target), word) == []
+
+
+def test_caps_move_facts_to_the_trash_and_a_revert_brings_them_back(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(32), max_facts=2) as mem:
+        first = mem.remember(REF, "first")
+        mem.remember_many(REF, ["second", "third"])
+        assert [t.fact.id for t in mem.trash(REF).facts] == [first.id]
+        entry = mem.ledger(REF, limit=1).entries[0]
+        assert {c.action for c in entry.changes} == {"add", "trash"}
+        mem.revert(REF, entry.seq)  # the batch goes, and what its cap trashed comes back
+        assert [f.id for f in mem.facts(REF).facts] == [first.id]
+        assert Caps().trash_retention_us  # the trash keeps them for its retention

@@ -290,7 +290,7 @@ class Memory:
             rules.confirm_count(store.facts.count(rec.tx, ref), expected_count)
             if hard:
                 return rules.erase_scope(rec, None).facts
-            moved = rules.trash(rec, store.facts.ids(rec.tx, ref))
+            moved = rules.trash(rec, None)
             rules.purge_trash(rec, self._caps.trash_retention_us)
             return len(moved)
 

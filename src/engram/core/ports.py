@@ -238,10 +238,10 @@ class FactRows(Protocol):
         """The ids of the scope's ``count`` oldest facts (by position)."""
         ...
 
-    def trash(self, tx: Tx, scope: Scope, ids: Sequence[str], now_us: int) -> list[str]:
-        """Moves the scope's facts among ``ids`` to the trash, row and vector as they are
-        (out of full text, vectors, listing and fetch at once); the ids moved, in the
-        order given. Ids not live in the scope are skipped."""
+    def trash(self, tx: Tx, scope: Scope, ids: Sequence[str] | None, now_us: int) -> list[str]:
+        """Moves the scope's facts among ``ids`` (every one, for None) to the trash, row
+        and vector as they are (out of full text, vectors, listing and fetch at once);
+        the ids moved, in the order given. Ids not live in the scope are skipped."""
         ...
 
     def trashed(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[Fact, int]]:

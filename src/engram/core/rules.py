@@ -41,8 +41,9 @@ def apply_caps(rec: ledger.Entry, caps: Caps) -> Compaction:
     return Compaction(expired, over)
 
 
-def trash(rec: ledger.Entry, ids: Sequence[str]) -> list[str]:
-    """Soft forget: the scope's live facts among ``ids`` go to the trash; the ids moved."""
+def trash(rec: ledger.Entry, ids: Sequence[str] | None) -> list[str]:
+    """Soft forget: the scope's live facts among ``ids`` (every one, for None) go to the
+    trash; the ids moved."""
     moved = rec.store.facts.trash(rec.tx, rec.scope, ids, rec.now)
     for fact_id in moved:
         rec.record("fact", fact_id, "trash", ledger.LIVE)

@@ -210,14 +210,22 @@ TRASHED_FACT = (
 )
 
 
-def trash_move(d: Dialect, scope: str, ids: Sequence[str], now_us: int) -> Query:
-    member, params = d.in_list("id", ids)
+def trash_move(d: Dialect, scope: str, ids: Sequence[str] | None, now_us: int) -> Query:
+    """Copies the scope's facts among ``ids`` (every one, for None) into the trash."""
+    which, params = "scope = ?", list[object]([scope])
+    if ids is not None:
+        member, listed = d.in_list("id", ids)
+        which, params = f"{member} AND {d.scope_by_id}", [*listed, scope]
     return (
         f"INSERT INTO fact_trash ({TRASH_COLUMNS}, vector, deleted_at) "
         f"SELECT {TRASH_COLUMNS}, (SELECT v.vector FROM fact_vectors v WHERE v.fact = f.seq), "
-        f"? FROM facts f WHERE {member} AND {d.scope_by_id} ORDER BY seq",
-        (now_us, *params, scope),
+        f"? FROM facts f WHERE {which} ORDER BY seq",
+        (now_us, *params),
     )
+
+
+def facts_delete_scope(scope: str) -> Query:
+    return "DELETE FROM facts WHERE scope = ? RETURNING id", (scope,)
 
 
 def trash_get(d: Dialect, scope: str, ids: Sequence[str]) -> Query:

@@ -164,11 +164,13 @@ class FactTable:
     def oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
         return [str(r[0]) for r in sql(tx).rows(*q.facts_oldest(scope.key, count))]
 
-    def trash(self, tx: Tx, scope: Scope, ids: Sequence[str], now_us: int) -> list[str]:
+    def trash(self, tx: Tx, scope: Scope, ids: Sequence[str] | None, now_us: int) -> list[str]:
         t = sql(tx).recorded()
-        if not ids:
+        if ids is not None and not ids:
             return []
         t.execute(*q.trash_move(t.dialect, scope.key, ids, now_us))
+        if ids is None:
+            return [str(r[0]) for r in t.rows(*q.facts_delete_scope(scope.key))]
         gone = {str(r[0]) for r in t.rows(*q.facts_erase(t.dialect, scope.key, ids))}
         return [i for i in dict.fromkeys(ids) if i in gone]
 

@@ -192,7 +192,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX facts_by_turn_user ON facts (scope, turn_user) WHERE turn_user IS NOT NULL;
 
     CREATE TABLE fact_trash (
-        id TEXT PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
         scope TEXT NOT NULL,
         content TEXT NOT NULL,
         content_hash TEXT NOT NULL,
@@ -210,7 +210,7 @@ MIGRATIONS: tuple[str, ...] = (
         turn_user TEXT,
         vector BLOB,
         deleted_at INTEGER NOT NULL
-    ) WITHOUT ROWID;
+    );
     CREATE INDEX fact_trash_by_scope ON fact_trash (scope, deleted_at, id);
     CREATE TRIGGER fact_trash_ad AFTER DELETE ON fact_trash BEGIN
         INSERT INTO fact_changes (scope, seq) VALUES (old.scope, 0);

@@ -81,6 +81,13 @@ class SQLiteFacts(FactTable):
             )
         return written
 
+    def trash(self, tx: Tx, scope: Scope, ids: Sequence[str] | None, now_us: int) -> list[str]:
+        # A soft forget takes the words out of the full-text index as a deletion does.
+        conn = sql(tx).conn
+        count = len(ids) if ids is not None else _facts_in(conn, scope.key)
+        with forgetting.deleting(conn, count):
+            return super().trash(tx, scope, ids, now_us)
+
     def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:
         with forgetting.deleting(sql(tx).conn, len(ids)):
             return super().erase(tx, scope, ids)
@@ -88,9 +95,7 @@ class SQLiteFacts(FactTable):
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
         t = sql(tx)
         # The triggers' count: how many facts the scope holds, at most, go.
-        held = t.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope.key,))
-        row = held.fetchone()
-        with forgetting.deleting(t.conn, 0 if row is None else int(row[0])):
+        with forgetting.deleting(t.conn, _facts_in(t.conn, scope.key)):
             gone = super().erase_scope(tx, scope, turn_user=turn_user)
         if turn_user is None:
             t.after_commit(lambda: self._index.forget(scope.key))
@@ -192,6 +197,12 @@ class SQLiteCandidates:
                 )
             }
         return self._index.nearest(conn, scope.key, vector, allowed, limit)
+
+
+def _facts_in(conn: sqlite3.Connection, scope: str) -> int:
+    """How many facts the scope holds, as the triggers count them."""
+    row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def _facts_outside(conn: sqlite3.Connection, scope: str) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import engram
+import engram.settings
 from engram import Conflict, InvalidInput, NotFound, PersonAppRef, ResourceRef
 from engram.core.models import Caps
 from stores import ManualClock, Target, is_postgres, rows
@@ -233,3 +234,37 @@ def test_caps_move_facts_to_the_trash_and_a_revert_brings_them_back(target: Targ
         mem.revert(REF, entry.seq)  # the batch goes, and what its cap trashed comes back
         assert [f.id for f in mem.facts(REF).facts] == [first.id]
         assert Caps().trash_retention_us  # the trash keeps them for its retention
+
+
+def test_the_retentions_are_settings(target: Target, clock: ManualClock) -> None:
+    settings = engram.settings.Settings.from_env(
+        {"ENGRAM_TRASH_RETENTION_DAYS": "1", "ENGRAM_LEDGER_RETENTION_DAYS": "0"}
+    )
+    assert settings.trash_retention == timedelta(days=1) and settings.ledger_retention is None
+    with engram.open(
+        target,
+        embedder=engram.HashingEmbedder(32),
+        clock=clock,
+        trash_retention=settings.trash_retention,
+        ledger_retention=settings.ledger_retention,
+    ) as mem:
+        fact = mem.remember(REF, "short-lived")
+        mem.forget(REF, fact.id)
+        assert mem.trash(REF).facts[0].purge_at - mem.trash(REF).facts[0].deleted_at == timedelta(
+            days=1
+        )
+        clock.advance(timedelta(days=400))
+        mem.compact(REF)
+        assert mem.trash(REF).facts == []
+        assert len(mem.history(REF, fact.id)) == 3  # the ledger keeps everything (0: kept)
+    with engram.open(
+        target, embedder=engram.HashingEmbedder(32), clock=clock, trash_retention=None
+    ) as keeping:
+        fact = keeping.remember(REF, "kept in the trash")
+        keeping.forget(REF, fact.id)
+        clock.advance(timedelta(days=4000))
+        keeping.compact(REF)
+        (kept,) = keeping.trash(REF).facts
+        assert kept.fact.id == fact.id and kept.purge_at is None
+    with pytest.raises(InvalidInput, match="trash_retention"):
+        engram.open(target, trash_retention=timedelta(days=-1))

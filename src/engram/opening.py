@@ -33,6 +33,8 @@ def open(
     max_age: timedelta | None = None,
     reembed: bool = False,
     clock: Clock | None = None,
+    trash_retention: timedelta | None = timedelta(days=30),
+    ledger_retention: timedelta | None = timedelta(days=90),
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -50,10 +52,19 @@ def open(
 
     ``clock`` (microseconds since the epoch) replaces the system clock for every time
     the memory stamps or compares: expiry, caps, created and updated times.
+
+    ``trash_retention`` (30 days) is how long a softly forgotten fact waits in the trash
+    before it is deleted for good; ``ledger_retention`` (90 days) how long the ledger
+    keeps an entry, until a compaction. None keeps them.
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
-    caps = Caps(limits.check_max_facts(max_facts), limits.check_max_age(max_age))
+    caps = Caps(
+        limits.check_max_facts(max_facts),
+        limits.check_max_age(max_age),
+        limits.check_max_age(trash_retention, "trash_retention"),
+        limits.check_max_age(ledger_retention, "ledger_retention"),
+    )
     from engram.core.clock import now_us
     from engram.core.memory import Memory
 

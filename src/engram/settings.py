@@ -65,6 +65,8 @@ class Settings:
     embeddings_timeout_ms: int = 30_000
     max_facts: int = 0
     max_age_ms: int = 0
+    trash_retention_days: int = 30
+    ledger_retention_days: int = 90
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     owner_uid: str = ""
@@ -110,6 +112,14 @@ class Settings:
     @property
     def max_age(self) -> timedelta | None:
         return timedelta(milliseconds=self.max_age_ms) if self.max_age_ms else None
+
+    @property
+    def trash_retention(self) -> timedelta | None:
+        return timedelta(days=self.trash_retention_days) if self.trash_retention_days else None
+
+    @property
+    def ledger_retention(self) -> timedelta | None:
+        return timedelta(days=self.ledger_retention_days) if self.ledger_retention_days else None
 
     def make_embedder(self, kind: EmbedderKind | None = None) -> Embedder | None:
         """The embedder these settings name (or ``kind``); None for ``none``."""
@@ -295,6 +305,20 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(),
         "0",
         "drop facts older than this when a scope next remembers (0: never)",
+    ),
+    Setting(
+        "ENGRAM_TRASH_RETENTION_DAYS",
+        "trash_retention_days",
+        _integer(maximum=36_500),
+        "30",
+        "a softly forgotten fact is deleted for good after this many days (0: kept)",
+    ),
+    Setting(
+        "ENGRAM_LEDGER_RETENTION_DAYS",
+        "ledger_retention_days",
+        _integer(maximum=36_500),
+        "90",
+        "a compaction drops ledger entries older than this many days (0: kept)",
     ),
     Setting("ENGRAM_HOST", "host", _text, "127.0.0.1", "the address `engram serve` listens on"),
     Setting(

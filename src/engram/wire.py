@@ -477,7 +477,7 @@ class FactsForgotten(Answer):
 
 class TrashedFact(FactOut):
     deleted_at: datetime
-    purge_at: datetime
+    purge_at: datetime | None
 
     @classmethod
     def of_trashed(cls, trashed: Trashed) -> TrashedFact:

@@ -34,6 +34,8 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         embedder=settings.make_embedder(),
         max_facts=settings.max_facts,
         max_age=settings.max_age,
+        trash_retention=settings.trash_retention,
+        ledger_retention=settings.ledger_retention,
     )
 
     @asynccontextmanager

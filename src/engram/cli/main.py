@@ -517,6 +517,8 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
         embedder=settings.make_embedder(kind),
         max_facts=settings.max_facts,
         max_age=settings.max_age,
+        trash_retention=settings.trash_retention,
+        ledger_retention=settings.ledger_retention,
     )
 
 

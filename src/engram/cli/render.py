@@ -123,7 +123,7 @@ def trash(page: TrashPage) -> Output:
     ).model_dump(mode="json", by_alias=False)
     lines = [
         f"{fact_line(t.fact)}  forgotten {t.deleted_at:%Y-%m-%d %H:%M}, "
-        f"purged {t.purge_at:%Y-%m-%d}"
+        + (f"deleted for good {t.purge_at:%Y-%m-%d}" if t.purge_at else "kept")
         for t in page.facts
     ] or ["the trash is empty"]
     if page.next_before is not None:

@@ -185,12 +185,12 @@ def check_count(value: object, name: str) -> int:
     return value
 
 
-def check_max_age(value: object) -> int:
+def check_max_age(value: object, name: str = "max_age") -> int:
     """A max age as microseconds; 0 means facts never expire."""
     if value is None:
         return 0
     if not isinstance(value, timedelta) or not timedelta(0) <= value <= timedelta(days=10**6):
-        raise InvalidInput(f"max_age must be a timedelta from 0 to a million days, got {value!r}")
+        raise InvalidInput(f"{name} must be a timedelta from 0 to a million days, got {value!r}")
     return value // timedelta(microseconds=1)
 
 

@@ -227,11 +227,11 @@ class LedgerPage:
 @dataclass(frozen=True, slots=True)
 class Trashed:
     """A softly forgotten fact, as it was, with when it was forgotten and when the
-    trash purges it for good."""
+    trash deletes it for good (None: the trash keeps it)."""
 
     fact: Fact
     deleted_at: datetime
-    purge_at: datetime
+    purge_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)

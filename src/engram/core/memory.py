@@ -324,8 +324,7 @@ class Memory:
         rows = rows[:size]
         keep = self._caps.trash_retention_us
         page = [
-            Trashed(fact, from_us(at), from_us(at + keep) if keep else None)
-            for fact, at in rows
+            Trashed(fact, from_us(at), from_us(at + keep) if keep else None) for fact, at in rows
         ]
         cursor = _encode_trash_cursor(rows[-1][1], rows[-1][0].id) if more else None
         return TrashPage(page, cursor)

@@ -19,10 +19,12 @@ import pytest
 
 Target = str | Path
 
-# Takes a SQLite store back to schema 4, for migration tests: migration 9's sessions, 8's
+# Takes a SQLite store back to schema 4, for migration tests: migration 10's index, 9's
+# sessions, 8's
 # history,
 # 7's strength, 6's triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
+DROP INDEX facts_by_source;
 DROP TABLE fact_trash;
 DROP TABLE ledger;
 DROP TABLE ledger_items;

@@ -25,6 +25,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import jwt
@@ -32,7 +33,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import engram
-from engram import PersonAppRef, ResourceRef
+from engram import PersonAppRef, ResourceRef, Turn
 from engram.api.app import create_app
 from engram.cli.main import build_parser, main
 from engram.core import ports
@@ -111,6 +112,9 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
     return {
         "Memory.remember": lambda: mem.remember(REF, "a new fact"),
         "Memory.remember_many": lambda: mem.remember_many(REF, ["one more", "and another"]),
+        "Memory.remember_conversation": lambda: mem.remember_conversation(
+            REF, [Turn("Ana", "been to Lisbon?"), Turn("Bo", "twice")]
+        ),
         "Memory.correct": lambda: mem.correct(REF, fact.id, "the plan is team"),
         "Memory.forget": lambda: mem.forget(REF, other.id),
         "Memory.forget_all": lambda: mem.forget_all(OTHER_SEEDED, expected_count=1),
@@ -233,6 +237,7 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "facts.rewrite": lambda tx: store.facts.rewrite(
             tx, REF, "f_x", "w", "h", None, None, None, now
         ),
+        "facts.set_context": lambda tx: store.facts.set_context(tx, REF, "f_x", "c", now),
         "facts.trash": lambda tx: store.facts.trash(tx, REF, ["f_x"], now),
         "facts.restore": lambda tx: store.facts.restore(tx, REF, "f_x"),
         "facts.erase": lambda tx: store.facts.erase(tx, REF, ["f_x"]),
@@ -326,6 +331,9 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
         ("POST", "/agents/{agent_id}/facts"): lambda: c.post(
             f"{base}/facts", json={"content": "fact four"}
         ),
+        ("POST", "/agents/{agent_id}/conversations"): lambda: c.post(
+            f"{base}/conversations", json={"turns": [{"speaker": "Ana", "text": "hi there"}]}
+        ),
         ("PATCH", "/agents/{agent_id}/facts/{fact_id}"): lambda: c.patch(
             f"{base}/facts/{f1}", json={"content": "fact one, corrected"}
         ),
@@ -413,7 +421,10 @@ CLI_EPISODIC = {"session start", "session append"}
 
 
 def test_every_writing_command_adds_one_entry_through_the_command_line(
-    capsys: pytest.CaptureFixture[str], target: Target, monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    target: Target,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     db = str(target)
     monkeypatch.setenv("ENGRAM_OWNER_UID", "owner")
@@ -434,8 +445,11 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     run("app", "app:b", "remember", "owner in b", "--db", db)
     run("working", "set", "doomed", "1", *scoped)
     forgettable = run("remember", "to forget", *embeds)["id"]
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text('{"speaker": "Ana", "text": "a turn of the command line"}\n')
     calls: dict[str, Callable[[], Any]] = {  # in this order
         "remember": lambda: run("remember", "another fact", *embeds),
+        "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
         "correct": lambda: run("correct", fact, "the plan is team", *embeds),
         "forget": lambda: run("forget", forgettable, *scoped),
         "unforget": lambda: run("unforget", gone, *scoped),

@@ -51,6 +51,7 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 
 if TYPE_CHECKING:
     from engram.client import Client
+    from engram.core.conversations import Conversation, Turn
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport
     from engram.core.memory import Memory, Note
@@ -73,6 +74,8 @@ _LAZY = {
     "Note": "engram.core.memory",
     "RemoteEmbedder": "engram.embedders.remote",
     "Session": "engram.core.sessions",
+    "Conversation": "engram.core.conversations",
+    "Turn": "engram.core.conversations",
     "SessionNode": "engram.core.episodes",
     "open": "engram.opening",
 }
@@ -99,6 +102,7 @@ __all__ = [
     "Client",
     "Compaction",
     "Conflict",
+    "Conversation",
     "DeletionReceipt",
     "EmbedderMismatch",
     "EngramError",
@@ -127,6 +131,7 @@ __all__ = [
     "StorageFailure",
     "TrashPage",
     "Trashed",
+    "Turn",
     "Unauthenticated",
     "Unavailable",
     "Unprocessable",

@@ -17,6 +17,7 @@ import httpx
 from pydantic import ValidationError
 
 from engram import wire
+from engram.core.conversations import Turn
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
@@ -148,6 +149,29 @@ class Client:
             strength=strength,
         )
         return self.send("POST", _facts(agent_id), _body(wire.NewFact, **fields))
+
+    def remember_conversation(
+        self,
+        agent_id: str,
+        turns: Sequence[Turn | dict[str, Any]],
+        *,
+        session_id: str | None = None,
+        expected_next: int | None = None,
+        context_turns: int | None = None,
+    ) -> JSON:
+        """Remembers a conversation's turns (``engram.Turn`` or ``{speaker, text, at?}``);
+        the answer names the session, the entries and one fact per turn."""
+        shaped = [
+            _body(wire.TurnBody, speaker=t.speaker, text=t.text, at=t.at, metadata=t.metadata)
+            if isinstance(t, Turn)
+            else _body(wire.TurnBody, **t)
+            for t in turns
+        ]
+        fields = _params(
+            sessionId=session_id, expectedNext=expected_next, contextTurns=context_turns
+        )
+        body = _body(wire.NewConversation, turns=shaped, **fields)
+        return self.send("POST", f"/agents/{_quote(agent_id)}/conversations", body)
 
     def recall(
         self,

@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 
 from engram.core import limits
 from engram.core.agents import MAX_NAME_CHARS, Agent
+from engram.core.conversations import Conversation, Turn
 from engram.core.health import HealthReport
 from engram.core.models import (
     Compaction,
@@ -147,6 +148,27 @@ class EntryBody(Body):
 
     def entry(self) -> Entry:
         return Entry(self.kind, self.content, role=self.role, at=self.at, data=self.data)
+
+
+class TurnBody(Body):
+    speaker: str = Field(min_length=1, max_length=128)
+    text: str = Field(min_length=1, max_length=limits.MAX_FACT_CHARS)
+    at: Time | None = Field(default=None, description="when it was said (default: now)")
+    metadata: dict[str, Any] | None = None
+
+    def turn(self) -> Turn:
+        return Turn(self.speaker, self.text, self.at, self.metadata)
+
+
+class NewConversation(Body):
+    """Turns of one session (``sessionId``; a new session without it), each remembered
+    as ``"speaker: text"`` with ``contextTurns`` neighbouring turns as its context;
+    ``expectedNext`` makes a retry idempotent."""
+
+    turns: list[TurnBody] = Field(min_length=1, max_length=MAX_APPEND)
+    session_id: str | None = Field(default=None, alias="sessionId", min_length=1, max_length=64)
+    expected_next: int | None = Field(default=None, alias="expectedNext", ge=0, le=limits.MAX_COUNT)
+    context_turns: int = Field(default=1, alias="contextTurns", ge=0, le=5)
 
 
 class NewEntries(Body):
@@ -473,6 +495,25 @@ class FactForgotten(Answer):
 
 class FactsForgotten(Answer):
     forgotten: int
+
+
+class ConversationOut(Answer):
+    """The session the turns went to, the entry indexes they took (``first`` to
+    ``first + count - 1``), and one fact per turn, in order."""
+
+    session_id: str
+    first: int
+    count: int
+    facts: list[FactOut]
+
+    @classmethod
+    def of(cls, done: Conversation) -> ConversationOut:
+        return cls(
+            session_id=done.session_id,
+            first=done.entries.start,
+            count=len(done.entries),
+            facts=[FactOut.of(f) for f in done.facts],
+        )
 
 
 class TrashedFact(FactOut):

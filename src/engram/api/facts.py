@@ -20,11 +20,13 @@ from engram.core.models import SourceRef
 from engram.wire import (
     CompactionOut,
     CompactionSpec,
+    ConversationOut,
     FactCorrection,
     FactForgotten,
     FactOut,
     FactsForgotten,
     FactsOut,
+    NewConversation,
     NewFact,
     RecalledFact,
     RecallOut,
@@ -65,6 +67,25 @@ def remember(agent_id: str, body: NewFact, request: Request) -> FactOut:
         strength=body.strength,
     )
     return FactOut.of(fact)
+
+
+@router.post("/conversations", status_code=201, responses=errors(409, 413, 502))
+def remember_conversation(
+    agent_id: str, body: NewConversation, request: Request
+) -> ConversationOut:
+    """Remembers a conversation's turns: each a fact ``"speaker: text"`` at its time,
+    its neighbouring turns as context, and an entry of the session ``sessionId``
+    (started when new) that the fact points at. Later turns appended to the session
+    complete the context of the turns before them."""
+    memory, agent = agent_memory(request, agent_id, write=True, facts=True)
+    done = memory.remember_conversation(
+        agent.ref,
+        [t.turn() for t in body.turns],
+        session_id=body.session_id,
+        expected_next=body.expected_next,
+        context_turns=body.context_turns,
+    )
+    return ConversationOut.of(done)
 
 
 @router.get("/facts", responses=errors(502))

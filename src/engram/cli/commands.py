@@ -12,11 +12,13 @@ import os
 import shutil
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from engram.backends import is_url
 from engram.cli import render
 from engram.cli.render import Output
+from engram.core.conversations import Turn
 from engram.core.errors import InvalidInput
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue
@@ -68,6 +70,50 @@ def remember(mem: Memory, args: argparse.Namespace) -> Output:
             context=args.context,
             strength=args.strength,
         )
+    )
+
+
+def remember_conversation(mem: Memory, args: argparse.Namespace) -> Output:
+    lines = sys.stdin.read() if args.file == "-" else _read(args.file)
+    turns = []
+    for n, line in enumerate(lines.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            turns.append(_turn(json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            raise InvalidInput(
+                f"line {n} is not a turn: {exc}",
+                hint='one JSON object a line: {"speaker": "Ana", "text": "…", "at": "…"}',
+            ) from exc
+    done = mem.remember_conversation(
+        _ref(args),
+        turns,
+        session_id=args.session,
+        expected_next=args.expected_next,
+        context_turns=args.context_turns,
+    )
+    return render.conversation(done)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from exc
+
+
+def _turn(raw: object) -> Turn:
+    """A turn from one JSON line (``at`` an ISO 8601 time with its offset); the library
+    checks its fields."""
+    if not isinstance(raw, dict) or set(raw) - {"speaker", "text", "at", "metadata"}:
+        raise ValueError("expected an object with speaker, text and perhaps at, metadata")
+    at = raw.get("at")
+    return Turn(
+        raw.get("speaker"),  # type: ignore[arg-type]  # checked by the library
+        raw.get("text"),  # type: ignore[arg-type]
+        datetime.fromisoformat(at) if isinstance(at, str) else at,
+        raw.get("metadata"),
     )
 
 
@@ -290,6 +336,7 @@ HANDLERS: dict[str, Handler] = {
     "ledger": ledger,
     "revert": revert,
     "correct": correct,
+    "remember-conversation": remember_conversation,
     "fork": fork,
     "compact": compact,
     "session start": session_start,

@@ -191,6 +191,26 @@ def _add_writing_commands(sub: Subparsers) -> None:
     p.add_argument("fact_id", metavar="FACT_ID")
     p.add_argument("text", metavar="TEXT")
     p.add_argument("--by", metavar="WHO", help="who made the correction")
+    p = _command(
+        sub,
+        "remember-conversation",
+        "remember-conversation",
+        "remember a conversation's turns, one JSON object a line: "
+        '{"speaker", "text", "at"?} (FILE, or - for stdin)',
+        embeds=True,
+    )
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--session", metavar="ID", help="the session (a new one without it)")
+    p.add_argument(
+        "--expected-next", metavar="N", type=COUNT, help="where the session ends (a retry)"
+    )
+    p.add_argument(
+        "--context-turns",
+        metavar="N",
+        type=_integer(0, 5),
+        default=1,
+        help="neighbouring turns kept as each turn's context (default 1)",
+    )
 
 
 def _add_reading_commands(sub: Subparsers) -> None:

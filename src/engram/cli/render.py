@@ -26,6 +26,7 @@ from engram.core.models import (
 from engram.core.scopes import PersonAppRef, Scope
 
 if TYPE_CHECKING:
+    from engram.core.conversations import Conversation
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport, StorageHealth
     from engram.core.ports import Embedder
@@ -88,6 +89,14 @@ def facts_page(page: FactPage) -> Output:
     return Output(
         {"facts": [fact_data(f) for f in page.facts], "next_before": page.next_before}, lines
     )
+
+
+def conversation(done: Conversation) -> Output:
+    data = wire.ConversationOut.of(done).model_dump(mode="json", by_alias=False)
+    last = done.entries.stop - 1
+    lines = [f"session {done.session_id}: entries {done.entries.start}-{last}"]
+    lines += [fact_line(f) for f in done.facts]
+    return Output(data, lines)
 
 
 def recall_hits(hits: Sequence[RecallHit]) -> Output:

@@ -9,9 +9,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from engram.core import episodes, health, ledger, limits, query, rules, undo
+from engram.core import (
+    conversations,
+    episodes,
+    health,
+    ledger,
+    limits,
+    query,
+    rules,
+    sessions,
+    undo,
+)
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
+from engram.core.conversations import Conversation, Turn
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.ledger import Entry
 from engram.core.models import (
@@ -46,6 +57,22 @@ from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
 T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Batch:
+    """Notes checked and embedded, ready for one write: each (note, content hash,
+    metadata JSON), the facts already stored by hash, the new ones by hash."""
+
+    checked: list[tuple[Note, str, str]]
+    existing: dict[str, Fact]
+    new: dict[str, NewFact]
+    model: ModelRecord
+    now: int
+
+    def facts(self, stored: dict[str, Fact]) -> list[Fact]:
+        """One fact per note, in order."""
+        return [self.existing.get(digest) or stored[digest] for _, digest, _ in self.checked]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,19 +192,69 @@ class Memory:
         All or nothing: one invalid note refuses the whole batch before anything is
         embedded. Returns one fact per note, in order (duplicates return the stored one).
         """
-        embedder = self._require_embedder("remembering facts")
         if not isinstance(notes, Sequence) or isinstance(notes, str):
             raise InvalidInput("notes must be a list")
-        checked = [_check_note(n if isinstance(n, Note) else Note(n)) for n in notes]
-        if not checked:
+        batch = self._prepare(ref, notes)
+        if not batch.checked:
             return []
+        stored = self._store.run(
+            lambda tx: self._entry(
+                tx, ref, "remember", batch.now, lambda rec: self._write(rec, batch)
+            ),
+            lock=[ref],
+        )
+        return batch.facts(stored)
+
+    def remember_conversation(
+        self,
+        ref: Scope,
+        turns: Sequence[Turn],
+        *,
+        session_id: str | None = None,
+        expected_next: int | None = None,
+        context_turns: int = 1,
+    ) -> Conversation:
+        """Remembers a conversation's turns, each as a fact (``"speaker: text"``, at its
+        time) whose context is its ``context_turns`` neighbouring turns (0 to 5, default
+        1), and each as an entry of the session ``session_id`` (started when new; a new
+        one without it), which the fact points at (``source_ref``: verified).
+
+        Appending later turns to the session updates the context of the turns before
+        them. ``expected_next`` makes a retry idempotent, as for a session's append.
+        One embedding request and one transaction; all or nothing.
+        """
+        checked = conversations.check_turns(turns)
+        width = conversations.check_width(context_turns)
+        sid = sessions.check_session_id(session_id) if session_id is not None else None
+        if expected_next is not None:
+            limits.check_count(expected_next, "expected_next")
+        notes = [
+            Note(conversations.content(t), created_at=t.at, metadata=conversations.metadata(t))
+            for t in checked
+        ]
+        batch = self._prepare(ref, notes)
         store = self._store
+
+        def write(rec: Entry) -> Conversation:
+            return conversations.write(rec, checked, sid, expected_next, width, batch, self._write)
+
+        return store.run(
+            lambda tx: self._entry(tx, ref, "remember_conversation", batch.now, write),
+            lock=[ref],
+        )
+
+    def _prepare(self, ref: Scope, notes: Sequence[Note | str]) -> Batch:
+        """Checks and embeds the notes, outside any transaction: the facts to write."""
+        embedder = self._require_embedder("remembering facts")
+        checked = [_check_note(n if isinstance(n, Note) else Note(n)) for n in notes]
+        store, now = self._store, self._now()
+        if not checked:
+            return Batch(checked, {}, {}, _model_of(embedder), now)
         hashes = list(dict.fromkeys(c[1] for c in checked))
         existing = store.run(lambda tx: store.facts.by_hashes(tx, ref, hashes), write=False)
         fresh = list(dict.fromkeys(c[0].content for c in checked if c[1] not in existing))
         vectors = embedder.embed(fresh, "passage") if fresh else None
         by_text = {text: i for i, text in enumerate(fresh)}
-        now = self._now()
         new: dict[str, NewFact] = {}
         for note, digest, meta in checked:
             if vectors is None or note.content not in by_text or digest in new:
@@ -198,22 +275,22 @@ class Memory:
                 turn_user=self._writer.turn_user,
             )
             new[digest] = NewFact(fact, digest, meta, vectors[by_text[note.content]])
-        model = _model_of(embedder)
+        return Batch(checked, existing, new, _model_of(embedder), now)
 
-        def write(rec: Entry) -> dict[str, Fact]:
-            tx = rec.tx
-            rules.check_model(store, tx, model, [n.vector for n in new.values()])
-            written = store.facts.insert(tx, ref, list(new.values()))
-            for digest in written:
-                rec.record("fact", new[digest].fact.id, "add", ledger.ABSENT)
-            # A hash skipped was remembered by another writer since the lookup: as stored.
-            skipped = [h for h in new if h not in written]
-            present = store.facts.by_hashes(tx, ref, skipped) if skipped else {}
-            rules.apply_caps(rec, self._caps)
-            return {**{h: new[h].fact for h in written}, **present}
-
-        stored = store.run(lambda tx: self._entry(tx, ref, "remember", now, write), lock=[ref])
-        return [existing.get(digest) or stored[digest] for _, digest, _ in checked]
+    def _write(self, rec: Entry, batch: Batch) -> dict[str, Fact]:
+        """Writes a prepared batch in the entry's transaction, with the caps; the stored
+        fact of each new content hash."""
+        store, tx, ref = self._store, rec.tx, rec.scope
+        new = batch.new
+        rules.check_model(store, tx, batch.model, [n.vector for n in new.values()])
+        written = store.facts.insert(tx, ref, list(new.values()))
+        for digest in written:
+            rec.record("fact", new[digest].fact.id, "add", ledger.ABSENT)
+        # A hash skipped was remembered by another writer since the lookup: as stored.
+        skipped = [h for h in new if h not in written]
+        present = store.facts.by_hashes(tx, ref, skipped) if skipped else {}
+        rules.apply_caps(rec, self._caps)
+        return {**{h: new[h].fact for h in written}, **present}
 
     def correct(self, ref: Scope, fact_id: str, content: str, *, by: str | None = None) -> Fact:
         """Changes a fact's words in place and embeds them again; ``created_at`` stays.

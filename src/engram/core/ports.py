@@ -221,6 +221,20 @@ class FactRows(Protocol):
         fact. The caller checks that no other fact of the scope holds ``content_hash``."""
         ...
 
+    def by_source(
+        self, tx: Tx, scope: Scope, sandbox_id: str, entries: Sequence[int]
+    ) -> dict[int, Fact]:
+        """The scope's facts pointing at these entries of the session ``sandbox_id``, by
+        entry index."""
+        ...
+
+    def set_context(
+        self, tx: Tx, scope: Scope, fact_id: str, context: str | None, now_us: int
+    ) -> bool:
+        """Gives a fact another context (what full text matches beside its words);
+        whether the scope has the fact."""
+        ...
+
     def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
         """The fact's vector, or None."""
         ...

@@ -183,6 +183,28 @@ class Sessions:
         return store.run(write)
 
 
+def write_entries(
+    store: Store, tx: Tx, session: Session, entries: Sequence[Entry], now_us: int
+) -> range:
+    """Appends checked ``entries`` to a session held in ``tx``; the indexes written."""
+    start = session.next_index
+    rows = [
+        _stored(entry, data, session.id, start + n, now_us)
+        for n, (entry, data) in enumerate(check_entries(entries))
+    ]
+    if rows:
+        store.sessions.append(tx, session.id, start, rows)
+    return range(start, start + len(rows))
+
+
+def retried(
+    store: Store, tx: Tx, session: Session, entries: Sequence[Entry], expected: int
+) -> range:
+    """The range of a retry whose ``entries`` are stored already from ``expected``; else
+    Conflict."""
+    return _retried(store, tx, session, check_entries(entries), expected)
+
+
 def new_session_id() -> str:
     return "s_" + secrets.token_hex(12)
 

@@ -10,6 +10,7 @@ revert redoes it, and reverting every entry newest first gives back the first st
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
@@ -93,6 +94,13 @@ def _fact(
         if live is not None:
             store.facts.trash(tx, scope, [fact_id], rec.now)
         rec.record("fact", fact_id, "trash", ledger.LIVE if live else ledger.TRASHED, token)
+        return
+    if "context" in target:  # a conversation's later turns completed its context
+        if live is None:
+            raise Conflict(f"fact {fact_id} is no longer live; nothing was changed")
+        store.facts.set_context(tx, scope, fact_id, target["context"], rec.now)
+        before = json.dumps({"state": "live", "context": live.context})
+        rec.record("fact", fact_id, "context", before, token)
         return
     words = target.get("words")
     if words is None:  # it was live as the trash holds it now: restore it

@@ -202,6 +202,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session_id, idx)
     );
     """,
+    # 6: a fact by the session entry it came from, as on SQLite.
+    """
+    CREATE INDEX facts_by_source ON facts (source_sandbox, source_entry)
+        WHERE source_sandbox IS NOT NULL;
+    """,
 )
 
 

@@ -164,6 +164,23 @@ def vector_of(d: Dialect, scope: str, fact_id: str) -> Query:
     )
 
 
+def facts_by_source(d: Dialect, scope: str, sandbox: str, entries: Sequence[int]) -> Query:
+    member, params = d.in_list("source_entry", entries)
+    return (
+        f"{SELECT_FACT} WHERE source_sandbox = ? AND {member} AND scope = ?",
+        (sandbox, *params, scope),
+    )
+
+
+def fact_set_context(
+    d: Dialect, scope: str, fact_id: str, context: str | None, now_us: int
+) -> Query:
+    return (
+        f"UPDATE facts SET context = ?, updated_at = ? WHERE id = ? AND {d.scope_by_id}",
+        (context, now_us, fact_id, scope),
+    )
+
+
 def facts_ids(scope: str, turn_user: str | None) -> Query:
     return (
         "SELECT id FROM facts WHERE scope = ? AND (CAST(? AS TEXT) IS NULL OR turn_user = ?) "

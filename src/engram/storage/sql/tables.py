@@ -150,6 +150,25 @@ class FactTable:
             t.execute(*q.vector_set(t.dialect, row[-1], vector))
         return to_fact(row)
 
+    def by_source(
+        self, tx: Tx, scope: Scope, sandbox_id: str, entries: Sequence[int]
+    ) -> dict[int, Fact]:
+        if not entries:
+            return {}
+        t = sql(tx)
+        rows = t.rows(*q.facts_by_source(t.dialect, scope.key, sandbox_id, entries))
+        found = [to_fact(r) for r in rows]
+        return {f.source_ref.entry_index: f for f in found if f.source_ref is not None}
+
+    def set_context(
+        self, tx: Tx, scope: Scope, fact_id: str, context: str | None, now_us: int
+    ) -> bool:
+        t = sql(tx).recorded()
+        return (
+            t.execute(*q.fact_set_context(t.dialect, scope.key, fact_id, context, now_us)).rowcount
+            > 0
+        )
+
     def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
         t = sql(tx)
         row = t.execute(*q.vector_of(t.dialect, scope.key, fact_id)).fetchone()

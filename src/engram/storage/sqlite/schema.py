@@ -270,6 +270,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (session_id, idx)
     );
     """,
+    # 10: a fact by the session entry it came from (a conversation's turns find the
+    # facts of the turns before them).
+    """
+    CREATE INDEX facts_by_source ON facts (source_sandbox, source_entry)
+        WHERE source_sandbox IS NOT NULL;
+    """,
 )
 
 

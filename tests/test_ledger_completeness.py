@@ -200,6 +200,7 @@ ROW_READS = {
     "any",
     "scope_of",
     "vector_of",
+    "by_source",
     "ids",
     "created_before",
     "oldest",

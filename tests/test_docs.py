@@ -22,6 +22,11 @@ def _cli_examples() -> list[list[str]]:
 def test_the_readme_cli_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     examples = _cli_examples()
     assert len(examples) >= 4
+    # The input file an example names, in the working directory the test runs in.
+    Path("turns.jsonl").write_text(
+        '{"speaker": "Ana", "text": "been to Lisbon?", "at": "2024-05-01T10:00:00Z"}\n'
+        '{"speaker": "Bo", "text": "Yes, twice!", "at": "2024-05-01T10:01:00Z"}\n'
+    )
     for argv in examples:
         argv = [str(tmp_path / "e.db") if a == "./engram.db" else a for a in argv]
         assert main(argv) == 0, (argv, capsys.readouterr().err)

@@ -186,6 +186,7 @@ class Client:
         verified_only: bool = False,
         mode: Literal["hybrid", "text", "vector"] = "hybrid",
         min_strength: float | None = None,
+        min_score: float | None = None,
     ) -> list[JSON]:
         params = _params(
             query=query,
@@ -197,6 +198,7 @@ class Client:
             verifiedOnly="true" if verified_only else None,
             mode=None if mode == "hybrid" else mode,
             minStrength=min_strength,
+            minScore=min_score,
         )
         return list(self.call_json("GET", _facts(agent_id), params=params)["facts"])
 

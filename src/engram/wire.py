@@ -462,11 +462,14 @@ def _fact_fields(fact: Fact) -> dict[str, Any]:
 
 
 class RecalledFact(FactOut):
-    """A recalled fact: its fused score, and its rank in each half (1-based, or null)."""
+    """A recalled fact: its fused score (the order of this query's hits), its rank in each
+    half (1-based, or null), and its relevance to the query in [0, 1], one scale for every
+    query (``minScore`` filters by it)."""
 
     score: float
     text_rank: int | None
     vector_rank: int | None
+    relevance: float
 
     @classmethod
     def of_hit(cls, hit: RecallHit) -> RecalledFact:
@@ -475,6 +478,7 @@ class RecalledFact(FactOut):
             score=hit.score,
             text_rank=hit.text_rank,
             vector_rank=hit.vector_rank,
+            relevance=hit.relevance,
         )
 
 

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, Request
 
 from engram.api.context import agent_memory
 from engram.api.openapi import errors
-from engram.api.params import Count, Flag, Limit, MinStrength, Time, TopK
+from engram.api.params import Count, Flag, Limit, MinScore, MinStrength, Time, TopK
 from engram.core import limits
 from engram.core.errors import InvalidInput
 from engram.core.models import SourceRef
@@ -46,6 +46,7 @@ RECALL_ONLY = (
     "createdAfter",
     "createdBefore",
     "minStrength",
+    "minScore",
 )
 LISTING_ONLY = ("limit", "before")
 
@@ -101,6 +102,7 @@ def facts(
     created_after: Annotated[Time, Query(alias="createdAfter")] = None,
     created_before: Annotated[Time, Query(alias="createdBefore")] = None,
     min_strength: MinStrength = None,
+    min_score: MinScore = None,
     limit: Limit = limits.DEFAULT_PAGE,
     before: Annotated[str | None, Query(description="nextBefore of the previous page")] = None,
 ) -> RecallOut | FactsOut:
@@ -126,6 +128,7 @@ def facts(
         verified_only=verified_only,
         mode=mode,
         min_strength=min_strength,
+        min_score=min_score,
     )
     return RecallOut(facts=[RecalledFact.of_hit(h) for h in hits])
 

@@ -63,6 +63,15 @@ MinStrength = Annotated[
         description="recall: only facts at least this strong (0 to 10)",
     ),
 ]
+MinScore = Annotated[
+    float | None,
+    Query(
+        alias="minScore",
+        ge=0,
+        le=1,
+        description="recall: only hits at least this relevant (0 to 1, one scale for every query)",
+    ),
+]
 Count = Annotated[
     int,
     Query(

@@ -130,6 +130,7 @@ def recall(mem: Memory, args: argparse.Namespace) -> Output:
             min_strength=args.min_strength,
             created_after=args.after,
             created_before=args.before,
+            min_score=args.min_score,
         )
     )
 

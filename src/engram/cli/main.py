@@ -99,6 +99,16 @@ def _time(text: str) -> datetime:
     return moment
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
+    return value
+
+
 def _strength(text: str) -> float:
     """A strength from 0 to 10, written as a plain decimal number."""
     try:
@@ -219,6 +229,9 @@ def _add_reading_commands(sub: Subparsers) -> None:
     p.add_argument("--top-k", metavar="N", type=TOP_K)
     p.add_argument("--verified-only", action="store_true")
     p.add_argument("--min-strength", metavar="S", type=_strength, help="only facts this strong")
+    p.add_argument(
+        "--min-score", metavar="R", type=_share, help="only hits at least this relevant (0-1)"
+    )
     p.add_argument("--after", metavar="TIME", type=_time, help="only facts created after it")
     p.add_argument("--before", metavar="TIME", type=_time, help="only facts created before it")
     p.add_argument("--mode", choices=("hybrid", "text", "vector"), default="hybrid")

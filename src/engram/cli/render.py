@@ -106,10 +106,11 @@ def recall_hits(hits: Sequence[RecallHit]) -> Output:
             "score": h.score,
             "text_rank": h.text_rank,
             "vector_rank": h.vector_rank,
+            "relevance": h.relevance,
         }
         for h in hits
     ]
-    lines = [f"{h.score:.4f}  {fact_line(h.fact)}" for h in hits] or ["nothing recalled"]
+    lines = [f"{h.relevance:.2f}  {fact_line(h.fact)}" for h in hits] or ["nothing recalled"]
     return Output({"hits": data}, lines)
 
 

@@ -220,3 +220,12 @@ def check_ids(ids: object, name: str = "ids") -> list[str]:
     if len(ids) > MAX_IDS:
         raise InvalidInput(f"{name} may name at most {MAX_IDS} facts, got {len(ids)}")
     return list(dict.fromkeys(check_text(i, "fact id", max_chars=64) for i in ids))
+
+
+def check_share(value: object, name: str) -> float:
+    """A number from 0 to 1 (a relevance to filter by)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(f"{name} must be a number from 0 to 1, got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:  # NaN fails this too
+        raise InvalidInput(f"{name} must be a number from 0 to 1, got {value!r}")
+    return float(value)

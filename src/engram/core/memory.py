@@ -16,6 +16,7 @@ from engram.core import (
     ledger,
     limits,
     query,
+    relevance,
     rules,
     sessions,
     undo,
@@ -586,16 +587,21 @@ class Memory:
         verified_only: bool = False,
         mode: RecallMode = "hybrid",
         min_strength: float | None = None,
+        min_score: float | None = None,
     ) -> list[RecallHit]:
         """Facts by meaning: full-text and vector candidates, fused by score (see
         :mod:`engram.core.ranking`).
 
         Filters bind both halves before fusion; ``min_strength`` keeps facts at least
         that strong. A fact's strength multiplies its fused score (all at the default
-        1.0, the ranking is the fusion's alone). Raises CapabilityMissing without an
-        embedder (never an empty list that would look like "nothing matched"), except
-        in ``mode="text"``, which needs none.
+        1.0, the ranking is the fusion's alone). Each hit carries its ``relevance`` to
+        the query in [0, 1], one scale for every query (:mod:`engram.core.relevance`);
+        ``min_score`` keeps the hits at least that relevant (perhaps none: "nothing
+        relevant" is an answer). Raises CapabilityMissing without an embedder (never an
+        empty list that would look like "nothing matched"), except in ``mode="text"``,
+        which needs none.
         """
+        floor = None if min_score is None else limits.check_share(min_score, "min_score")
         text = limits.check_query(query_text)
         k = limits.check_top_k(top_k)
         filters = Filters(
@@ -635,13 +641,24 @@ class Memory:
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)
-            fused = fused[:k]
+            # Relevance is read for the hits (the whole pool when it filters them).
+            fused = fused[:k] if floor is None else fused
             found = store.facts.by_ids(tx, ref, [f.id for f in fused])
-            return [
-                RecallHit(found[f.id], f.score, f.text_rank, f.vector_rank)
-                for f in fused
-                if f.id in found
-            ]
+            cosines = {c.id: c.score for c in semantic}
+            if vector is not None:
+                unseen = [f.id for f in fused if f.id not in cosines]
+                for fact_id, other in store.facts.vectors(tx, ref, unseen).items():
+                    cosines[fact_id] = float(other @ vector)
+            hits = []
+            for f in fused:
+                fact = found.get(f.id)
+                if fact is None:
+                    continue
+                cosine = cosines.get(f.id) if vector is not None else None
+                score = relevance.of(text, fact.content, fact.context, cosine)
+                if floor is None or score >= floor:
+                    hits.append(RecallHit(fact, f.score, f.text_rank, f.vector_rank, score))
+            return hits[:k]
 
         return store.run(read, write=False)
 

@@ -73,12 +73,15 @@ class FactPage:
 
 @dataclass(frozen=True, slots=True)
 class RecallHit:
-    """A recalled fact, its fused score and its rank in each half (1-based, None if absent)."""
+    """A recalled fact, its fused score (which orders one query's hits), its rank in each
+    half (1-based, None if absent), and its ``relevance`` to the query in [0, 1], on one
+    scale for every query (:mod:`engram.core.relevance`)."""
 
     fact: Fact
     score: float
     text_rank: int | None
     vector_rank: int | None
+    relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

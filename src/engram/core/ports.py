@@ -235,6 +235,10 @@ class FactRows(Protocol):
         whether the scope has the fact."""
         ...
 
+    def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:
+        """The vectors of the scope's facts among ``ids``, by id."""
+        ...
+
     def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
         """The fact's vector, or None."""
         ...

@@ -156,6 +156,15 @@ def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
     return "UPDATE fact_vectors SET vector = ? WHERE fact = ?", (d.vector(vector), seq)
 
 
+def vectors_of(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    member, params = d.in_list("f.id", ids)
+    return (
+        "SELECT f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+        f"WHERE {member} AND f.scope = ?",
+        (*params, scope),
+    )
+
+
 def vector_of(d: Dialect, scope: str, fact_id: str) -> Query:
     return (
         "SELECT v.vector FROM fact_vectors v WHERE v.fact = "

@@ -169,6 +169,13 @@ class FactTable:
             > 0
         )
 
+    def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:
+        if not ids:
+            return {}
+        t = sql(tx)
+        rows = t.rows(*q.vectors_of(t.dialect, scope.key, ids))
+        return {str(i): t.dialect.unvector(raw) for i, raw in rows}
+
     def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
         t = sql(tx)
         row = t.execute(*q.vector_of(t.dialect, scope.key, fact_id)).fetchone()

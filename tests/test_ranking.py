@@ -56,3 +56,36 @@ def test_ties_break_deterministically() -> None:
     flat = [Candidate("x", 1.0), Candidate("y", 1.0)]
     assert [f.id for f in fuse(flat, [])] == ["x", "y"]
     assert [f.id for f in fuse([], list(reversed(flat)))] == ["y", "x"]
+
+
+def test_feedback_words_come_from_a_majority_of_the_best_hits() -> None:
+    from engram.core import feedback
+
+    top = [
+        "Ana: the trams of Lisbon are yellow",
+        "Bo: yellow trams, old and slow",
+        "Bo: I took the ferry",
+    ]
+    assert feedback.words(["trams"], top) == ["yellow"]  # in two of three; trams is asked, bo short
+    assert feedback.words(["trams"], top[:1]) == []  # one hit agrees with nothing
+    assert feedback.words([], []) == []
+
+
+def test_feedback_scores_only_the_candidates_and_only_those_holding_a_word() -> None:
+    from engram.core import feedback
+
+    texts = {"a": "yellow trams in Lisbon", "b": "a yellow door", "c": "the ferry"}
+    ranked = feedback.scores(["trams", "yellow"], texts)
+    assert [c.id for c in ranked] == ["a", "b"]  # c holds neither word
+    assert ranked[0].score > ranked[1].score > 0
+    assert feedback.scores(["x"], {}) == [] and feedback.scores([], texts) == []
+
+
+def test_a_feedback_list_reorders_the_candidates_and_never_adds_one() -> None:
+    text = [Candidate("a", 3.0), Candidate("b", 2.0)]
+    vector = [Candidate("c", 0.9), Candidate("b", 0.5)]
+    plain = fuse(text, vector)
+    assert fuse(text, vector, ()) == plain  # no feedback, the fusion as it was
+    with_feedback = fuse(text, vector, [Candidate("b", 5.0), Candidate("a", 1.0)])
+    assert {f.id for f in with_feedback} == {f.id for f in plain}
+    assert with_feedback[0].id == "b"

@@ -15,7 +15,7 @@ import engram
 from engram import InvalidInput, Note, ResourceRef
 from engram.api import create_app
 from engram.cli.main import main
-from engram.core import query
+from engram.core import feedback, query
 from engram.core.models import Filters
 from engram.core.ranking import fuse
 from engram.settings import Settings
@@ -96,14 +96,22 @@ def test_at_the_default_strength_the_ranking_is_the_fusion_s(mem: engram.Memory)
     for text in ("apple pie", "vinegar tips", "green tart recipe"):
         vector = embedder.embed([text], "query")[0]
         expected = store.run(
-            lambda tx, text=text, vector=vector: fuse(
-                store.candidates.text(tx, ref, query.terms(text), Filters(), 50),
-                store.candidates.vector(tx, ref, vector, Filters(), 50),
-            ),
+            lambda tx, text=text, vector=vector: _fusion(store, tx, ref, text, vector),
             write=False,
         )[:10]
         hits = mem.recall(ref, text, top_k=10)
         assert [(h.fact.id, h.score) for h in hits] == [(f.id, f.score) for f in expected]
+
+
+def _fusion(store: Any, tx: Any, ref: ResourceRef, text: str, vector: Any) -> list[Any]:
+    """Both halves and the feedback list over their candidates, fused, as recall does."""
+    terms = query.terms(text)
+    lexical = store.candidates.text(tx, ref, terms, Filters(), 50)
+    semantic = store.candidates.vector(tx, ref, vector, Filters(), 50)
+    texts = store.facts.texts(tx, ref, [c.id for c in [*lexical, *semantic]])
+    more = feedback.words(terms, [texts[c.id] for c in lexical[: feedback.HITS]])
+    extra = feedback.scores([*terms, *more], texts) if more else []
+    return fuse(lexical, semantic, extra)
 
 
 @pytest.fixture

@@ -235,6 +235,11 @@ class FactRows(Protocol):
         whether the scope has the fact."""
         ...
 
+    def texts(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+        """The words of the scope's facts among ``ids``, each with its context on the
+        lines after it, by id."""
+        ...
+
     def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:
         """The vectors of the scope's facts among ``ids``, by id."""
         ...

@@ -53,14 +53,19 @@ def normalise(scores: Sequence[float]) -> list[float]:
     return [min(1.0, max(0.0, (s - low) / width)) for s in scores]
 
 
-def fuse(text: Sequence[Candidate], vector: Sequence[Candidate]) -> list[Fused]:
-    """Both lists fused by normalised score, best first.
+def fuse(
+    text: Sequence[Candidate],
+    vector: Sequence[Candidate],
+    feedback: Sequence[Candidate] = (),
+) -> list[Fused]:
+    """Both lists fused by normalised score, best first; ``feedback`` (candidates of the
+    two, rescored: :mod:`engram.core.feedback`) adds its normalised scores too.
 
     Each list must be best first. Ties break by the better single rank, then by the
     full-text rank, then by id, so the order is total and deterministic.
     """
     total: dict[str, float] = {}
-    for candidates in (text, vector):
+    for candidates in (text, vector, feedback):
         for candidate, score in zip(
             candidates, normalise([c.score for c in candidates]), strict=True
         ):

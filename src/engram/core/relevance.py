@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from engram.core import query
 
@@ -25,6 +26,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _ENDINGS = ("ies", "ing", "ed", "es", "s")
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """``word`` lower-cased without a common English ending (``trams`` -> ``tram``,
     ``visited`` -> ``visit``), kept whole when short."""
@@ -39,7 +41,7 @@ def lexical(terms: Sequence[str], text: str) -> float:
     """The share of ``terms`` (a query's content words) found in ``text``."""
     if not terms:
         return 0.0
-    words = {stem(w) for w in _WORD.findall(text)}
+    words = {stem(w) for w in set(_WORD.findall(text.lower()))}
     wanted = {stem(t) for t in terms}
     return len(wanted & words) / len(wanted)
 

@@ -169,6 +169,13 @@ class FactTable:
             > 0
         )
 
+    def texts(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        t = sql(tx)
+        rows = t.rows(*q.facts_texts(t.dialect, scope.key, ids))
+        return {str(i): str(c) if x is None else f"{c}\n{x}" for i, c, x in rows}
+
     def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:
         if not ids:
             return {}

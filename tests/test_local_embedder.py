@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import engram
-from engram.embedders import local
+from engram.embedders import checksum, local
 from engram.embedders.local import LocalEmbedder
 
 FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.json"
@@ -117,6 +117,26 @@ def test_batching_does_not_change_results(
     assert worst <= 1e-5, f"batched and one-by-one vectors differ by up to {worst:.2e}"
 
 
+def test_sorting_by_length_changes_no_vector(local_embedder: LocalEmbedder) -> None:
+    """The rows embed() returns, batched by token count, against the same texts batched in
+    the caller's order (each batch padded to its longest text), row for row."""
+    texts = [
+        " ".join(["word"] * (1 + (i * 37) % 120)) if i % 4 == 0 else f"turn {i}: " + "ok " * (i % 9)
+        for i in range(3 * local.BATCH + 5)
+    ]
+    tokens = [e.ids for e in local_embedder._tokenizer.encode_batch(texts)]
+    assert [len(t) for t in tokens] != sorted(len(t) for t in tokens)
+    unsorted = np.concatenate(
+        [
+            local_embedder._embed_batch(tokens[start : start + local.BATCH])
+            for start in range(0, len(texts), local.BATCH)
+        ]
+    )
+    sorted_ = local_embedder.embed(texts, "passage")
+    worst = float(np.abs(sorted_ - unsorted).max())
+    assert worst <= 1e-5, f"sorted and unsorted batches differ by up to {worst:.2e}"
+
+
 def test_embedding_nothing(local_embedder: LocalEmbedder) -> None:
     out = local_embedder.embed([], "passage")
     assert out.shape == (0, DIMENSION)
@@ -125,8 +145,8 @@ def test_embedding_nothing(local_embedder: LocalEmbedder) -> None:
 
 def test_a_model_file_with_the_wrong_hash_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local, "MODEL_SHA256", "0" * 64)
-    monkeypatch.setattr(local, "_verified", set())  # forget the files already checked
+    monkeypatch.setattr(checksum, "_verified", set())  # forget the files already checked
     with pytest.raises(engram.StorageFailure, match="sha256") as caught:
         LocalEmbedder()
     assert "model file" in str(caught.value)
-    assert not local._verified  # nothing was marked good
+    assert not checksum._verified  # nothing was marked good

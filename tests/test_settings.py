@@ -52,7 +52,7 @@ def test_every_variable_is_read() -> None:
     [
         ({"ENGRAM_EMBEDDINGS_URL": "http://x/v1/embeddings"}, "only ENGRAM_EMBEDDINGS_URL"),
         ({"ENGRAM_EMBEDDINGS_MODEL": "m"}, "only ENGRAM_EMBEDDINGS_MODEL"),
-        ({"ENGRAM_EMBEDDER": "magic"}, "ENGRAM_EMBEDDER must be local, remote or none"),
+        ({"ENGRAM_EMBEDDER": "magic"}, "ENGRAM_EMBEDDER must be local, e5, remote or none"),
         ({"ENGRAM_EMBEDDINGS_ASYMMETRIC": "perhaps"}, "ENGRAM_EMBEDDINGS_ASYMMETRIC"),
         ({"ENGRAM_EMBEDDINGS_TIMEOUT_MS": "0"}, "ENGRAM_EMBEDDINGS_TIMEOUT_MS"),
         ({"ENGRAM_MAX_FACTS": "-1"}, "ENGRAM_MAX_FACTS"),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from engram.core.memory import Memory
     from engram.core.ports import Embedder, Store
 
-EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'none'] | None"
+EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
 
 
@@ -41,9 +41,10 @@ def open(
     ``path`` is a SQLite file, or a ``postgresql://`` URL of a database with pgvector
     (its schema is brought up to date on open, as ``engram migrate`` does).
 
-    ``embedder`` is ``"local"`` (the packaged all-MiniLM-L6-v2), an :class:`Embedder`
-    (e.g. :class:`engram.RemoteEmbedder`), or ``None``/``"none"`` (working memory and
-    listing only; recall raises CapabilityMissing). ``max_facts`` and ``max_age`` cap
+    ``embedder`` is ``"local"`` (the packaged all-MiniLM-L6-v2), ``"e5"``
+    (multilingual-e5-small, ``engram[e5]``), an :class:`Embedder` (e.g.
+    :class:`engram.RemoteEmbedder`), or ``None``/``"none"`` (working memory and listing
+    only; recall raises CapabilityMissing). ``max_facts`` and ``max_age`` cap
     every scope when it next remembers.
 
     Raises StorageFailure naming the path when it cannot be opened, and
@@ -93,12 +94,12 @@ def describe(target: str | os.PathLike[str]) -> str:
 def _embedder(choice: EmbedderChoice) -> Embedder | None:
     if choice is None or choice == "none":
         return None
-    if choice == "local":
-        from engram.embedders.local import LocalEmbedder
+    if choice == "local" or choice == "e5":
+        from engram.embedders import packaged
 
-        return LocalEmbedder()
+        return packaged.load(choice)
     if isinstance(choice, str):
-        raise InvalidInput(f"embedder must be 'local', 'none' or an Embedder, got {choice!r}")
+        raise InvalidInput(f"embedder must be 'local', 'e5', 'none' or an Embedder, got {choice!r}")
     return choice
 
 

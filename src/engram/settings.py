@@ -30,7 +30,7 @@ from engram.core.limits import MAX_COUNT
 if TYPE_CHECKING:
     from engram.core.ports import Embedder
 
-EmbedderKind = Literal["local", "remote", "none"]
+EmbedderKind = Literal["local", "e5", "remote", "none"]
 DEFAULT_DB_PATH = "./engram.db"
 DEFAULT_PORT = 4600
 MAX_PORT = 65535
@@ -126,10 +126,10 @@ class Settings:
         chosen = kind or self.embedder
         if chosen == "none":
             return None
-        if chosen == "local":
-            from engram.embedders.local import LocalEmbedder
+        if chosen == "local" or chosen == "e5":
+            from engram.embedders import packaged
 
-            return LocalEmbedder()
+            return packaged.load(chosen)
         if not self.embeddings_url:
             raise InvalidInput(
                 "the remote embedder needs ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL"
@@ -179,11 +179,13 @@ def _embedder_kind(value: str, name: str) -> EmbedderKind:
     chosen = value.lower()
     if chosen == "local":
         return "local"
+    if chosen == "e5":
+        return "e5"
     if chosen == "remote":
         return "remote"
     if chosen == "none":
         return "none"
-    raise InvalidInput(f"{name} must be local, remote or none, got {value!r}")
+    raise InvalidInput(f"{name} must be local, e5, remote or none, got {value!r}")
 
 
 def _postgres_url(value: str, name: str) -> str:
@@ -257,7 +259,8 @@ SETTINGS: tuple[Setting, ...] = (
         "embedder",
         _embedder_kind,
         "local",
-        "`local`, `remote` or `none`",
+        "`local` (all-MiniLM-L6-v2), `e5` (multilingual-e5-small, `engram[e5]`), `remote` "
+        "or `none`; a store written by another model opens only with `reembed`",
         default_note="`remote` when a URL is set",
     ),
     Setting(

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from engram.cli.render import Output
     from engram.core.memory import Memory
 
-EMBEDDERS = ("local", "remote", "none")
+EMBEDDERS = ("local", "e5", "remote", "none")
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 MAX_SECONDS = 86_400 * 10**6  # a million days, as the library's max_age
@@ -414,6 +414,13 @@ def _add_service_commands(sub: Subparsers) -> None:
         help="log no line per request (default: $ENGRAM_ACCESS_LOG, on)",
     )
     _file_command(sub, "migrate", _migrate, "bring the store's schema up to date")
+    _file_command(
+        sub,
+        "reembed",
+        _reembed,
+        "embed every stored fact again with the chosen embedder (--embedder, $ENGRAM_EMBEDDER), "
+        "so a store written by another model opens with it",
+    )
     p = _file_command(sub, "backup", _backup, "copy the store into DEST_DIR, verified")
     p.add_argument("dest_dir", metavar="DEST_DIR")
     p.add_argument("--keep", metavar="N", type=_integer(1, MAX_COUNT), help="keep the N newest")
@@ -477,6 +484,21 @@ def _migrate(args: argparse.Namespace) -> Output:
         {"store": describe(target), "schema_version": version},
         [f"{describe(target)} is at schema version {version}"],
     )
+
+
+def _reembed(args: argparse.Namespace) -> Output:
+    from engram.cli.render import Output
+
+    settings = Settings.from_env(os.environ)
+    target = _db_path(args)
+    embedder = settings.make_embedder(args.embedder or settings.embedder)
+    if embedder is None:
+        raise InvalidInput("reembed needs an embedder, not none", hint="pass --embedder")
+    with engram.open(target, embedder=embedder, reembed=True):
+        pass
+    model = {"model": embedder.model, "dimension": embedder.dimension}
+    line = f"{describe(target)}: every fact is embedded by {embedder.model}"
+    return Output({"store": describe(target), "embedder": model}, [line])
 
 
 def _serve(args: argparse.Namespace) -> Output:

@@ -7,8 +7,8 @@ model was trained for it: mean pooling over the attention mask, then L2 normalis
 
 A batch runs padded to its longest text, and conversation turns vary a lot in length, so
 texts are tokenised first, sorted by token count and batched 16 at a time; rows come back
-in the caller's order. On real LoCoMo turns that runs ~1.3x faster than batches of 64
-sorted by characters and ~3x faster than batches in arrival order (BENCHMARKS.md,
+in the caller's order. On real LoCoMo turns that runs ~1.28x faster than batches of 64
+sorted by characters and ~2.6x faster than batches in arrival order (BENCHMARKS.md,
 "Embedding throughput"). Padding never changes a text's vector: the mask keeps pad tokens
 out of attention and out of the mean.
 """

@@ -12,7 +12,6 @@ import pytest
 import engram
 import engram.settings
 from engram import Conflict, InvalidInput, NotFound, PersonAppRef, ResourceRef
-from engram.core.models import Caps
 from stores import ManualClock, Target, is_postgres, rows
 
 REF = ResourceRef("history")
@@ -233,7 +232,6 @@ def test_caps_move_facts_to_the_trash_and_a_revert_brings_them_back(target: Targ
         assert {c.action for c in entry.changes} == {"add", "trash"}
         mem.revert(REF, entry.seq)  # the batch goes, and what its cap trashed comes back
         assert [f.id for f in mem.facts(REF).facts] == [first.id]
-        assert Caps().trash_retention_us  # the trash keeps them for its retention
 
 
 def test_the_retentions_are_settings(target: Target, clock: ManualClock) -> None:

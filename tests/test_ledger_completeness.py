@@ -18,7 +18,6 @@ Sessions are the episodic record, a log of their own kept apart from the write l
 from __future__ import annotations
 
 import argparse
-import getpass
 import hashlib
 import inspect
 import json
@@ -35,6 +34,7 @@ from fastapi.testclient import TestClient
 import engram
 from engram import PersonAppRef, ResourceRef, Turn
 from engram.api.app import create_app
+from engram.cli.main import _user as cli_user
 from engram.cli.main import build_parser, main
 from engram.core import ports
 from engram.core.agents import Agents
@@ -472,7 +472,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     }
     handlers = _handlers(build_parser())
     assert handlers - CLI_READS - CLI_EPISODIC == set(calls), "a command without a check here"
-    user = _user()
+    user = cli_user()
     for name, call in calls.items():
         before = _entries(target)
         call()
@@ -491,13 +491,6 @@ def _handlers(parser: Any) -> set[str]:
                 found.add(handler)
             found |= _handlers(child)
     return found
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser() or "cli"
-    except (KeyError, OSError):
-        return "cli"
 
 
 def test_a_writer_names_what_it_is_for_and_a_bad_one_is_refused(target: Target) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NoReturn
 import engram
 from engram.backends import backend_for
 from engram.core.errors import EngramError, InvalidInput
-from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K, check_strength
+from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K
 from engram.core.models import SourceRef
 from engram.opening import describe
 from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging, parse_integer
@@ -99,26 +99,20 @@ def _time(text: str) -> datetime:
     return moment
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
-    return value
+def _decimal(maximum: float) -> Callable[[str], float]:
+    """A plain decimal number from 0 to ``maximum``."""
+
+    def decimal(text: str) -> float:
+        if not text.strip().replace(".", "", 1).isdigit() or not 0 <= float(text) <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"expected a number from 0 to {maximum:g}, got {text!r}"
+            )
+        return float(text)
+
+    return decimal
 
 
-def _strength(text: str) -> float:
-    """A strength from 0 to 10, written as a plain decimal number."""
-    try:
-        if not text.strip().replace(".", "", 1).isdigit():
-            raise ValueError(text)
-        return check_strength(float(text))
-    except (ValueError, InvalidInput) as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected a number from 0 to {MAX_STRENGTH:g}, got {text!r}"
-        ) from exc
+_strength, _share = _decimal(MAX_STRENGTH), _decimal(1.0)
 
 
 TOP_K, PAGE, COUNT = _integer(1, MAX_TOP_K), _integer(1, MAX_PAGE), _integer(0, MAX_COUNT)

@@ -12,10 +12,10 @@ frequencies are the candidates' own.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from engram.core import query
 from engram.core.query import STOPWORDS
 from engram.core.ranking import Candidate
 from engram.core.relevance import stem
@@ -24,13 +24,12 @@ HITS = 3  # the top full-text hits the words come from
 AGREE = 2  # in how many of them a word must be
 WORDS = 5  # at most this many words join the query
 K1, B = 1.2, 0.75
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def tokens(text: str) -> Counter[str]:
     """The stemmed words of ``text`` with their counts (each distinct word stemmed once)."""
     counted: Counter[str] = Counter()
-    for word, n in Counter(_WORD.findall(text.lower())).items():
+    for word, n in Counter(query.WORD.findall(text.lower())).items():
         counted[stem(word)] += n
     return counted
 
@@ -52,7 +51,7 @@ def words(query_terms: Sequence[str], top: Sequence[str]) -> list[str]:
 
 def _counts(text: str, wanted: set[str]) -> tuple[int, dict[str, int]]:
     """How many words ``text`` has, and how often each ``wanted`` stem occurs in it."""
-    raw = _WORD.findall(text.lower())
+    raw = query.WORD.findall(text.lower())
     found: dict[str, int] = {}
     for word, n in Counter(raw).items():
         stemmed = stem(word)

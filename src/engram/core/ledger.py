@@ -76,10 +76,6 @@ class Entry:
             kind, object_id, action, kept, self.seq if token == OWN else token
         )
 
-    @property
-    def changed(self) -> int:
-        return len(self._changes)
-
     def close(self) -> None:
         if self._changes:
             self.store.ledger.add(self.tx, self.seq, list(self._changes.values()))

@@ -171,10 +171,15 @@ def check_max_facts(value: object) -> int:
 
 def check_strength(value: object, name: str = "strength") -> float:
     """A strength: a finite number from 0 to 10."""
+    return _check_number(value, name, MAX_STRENGTH)
+
+
+def _check_number(value: object, name: str, maximum: float) -> float:
+    """A number from 0 to ``maximum`` (not a bool, not NaN)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInput(f"{name} must be a number from 0 to {MAX_STRENGTH:g}, got {value!r}")
-    if not 0.0 <= float(value) <= MAX_STRENGTH:  # NaN fails this too
-        raise InvalidInput(f"{name} must be a number from 0 to {MAX_STRENGTH:g}, got {value!r}")
+        raise InvalidInput(f"{name} must be a number from 0 to {maximum:g}, got {value!r}")
+    if not 0.0 <= float(value) <= maximum:  # NaN fails this too
+        raise InvalidInput(f"{name} must be a number from 0 to {maximum:g}, got {value!r}")
     return float(value)
 
 
@@ -224,8 +229,4 @@ def check_ids(ids: object, name: str = "ids") -> list[str]:
 
 def check_share(value: object, name: str) -> float:
     """A number from 0 to 1 (a relevance to filter by)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInput(f"{name} must be a number from 0 to 1, got {value!r}")
-    if not 0.0 <= float(value) <= 1.0:  # NaN fails this too
-        raise InvalidInput(f"{name} must be a number from 0 to 1, got {value!r}")
-    return float(value)
+    return _check_number(value, name, 1.0)

@@ -11,7 +11,7 @@ import re
 
 MAX_TERMS = 64
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(r"\w+", re.UNICODE)  # a word, as every part of recall splits text
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
@@ -27,6 +27,6 @@ STOPWORDS = frozenset(
 
 def terms(query: str) -> list[str]:
     """The distinct lower-cased words of ``query``, stopwords dropped unless nothing is left."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    words = list(dict.fromkeys(w.lower() for w in WORD.findall(query)))
     content = [w for w in words if w not in STOPWORDS]
     return (content or words)[:MAX_TERMS]

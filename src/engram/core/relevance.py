@@ -16,13 +16,11 @@ threshold means the same for every query and every scope:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
 from engram.core import query
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _ENDINGS = ("ies", "ing", "ed", "es", "s")
 
 
@@ -41,7 +39,7 @@ def lexical(terms: Sequence[str], text: str) -> float:
     """The share of ``terms`` (a query's content words) found in ``text``."""
     if not terms:
         return 0.0
-    words = {stem(w) for w in set(_WORD.findall(text.lower()))}
+    words = {stem(w) for w in set(query.WORD.findall(text.lower()))}
     wanted = {stem(t) for t in terms}
     return len(wanted & words) / len(wanted)
 

@@ -3,7 +3,9 @@
 
 For each sample: a fresh store with the chosen packaged model (``--embedder``), one
 scope per conversation, one memory per turn ("{speaker}: {text}", plus the photo caption
-on image turns) at the session's time, all turns in one ``remember_many``. Each question
+on image turns, its speaker in its metadata) at the session's time, each session in one
+``remember_conversation`` (with ``--context N``, each turn's N neighbours in its session
+as its context). Each question
 of categories 1-4 is asked as ``recall(top_k=10)``; the evidence dia_ids found in the top
 k are scored as recall@1/5/10 and nDCG@10 (binary relevance). The LLM-written
 ``observation``, ``session_summary`` and ``event_summary`` fields are never read.
@@ -40,7 +42,8 @@ from harness import (
 from targets import BACKENDS, Targets
 
 import engram
-from engram import Memory, Note, ResourceRef
+from engram import Memory, ResourceRef
+from engram import Turn as ConversationTurn
 from engram.core.models import RecallMode
 from engram.embedders.packaged import PACKAGED, PackagedName
 
@@ -154,36 +157,24 @@ def normalise_evidence(raw: Sequence[str], known: set[str]) -> tuple[tuple[str, 
 
 
 # -- writing and asking -------------------------------------------------------------
-def neighbours(turns: Sequence[Turn], index: int, width: int) -> str | None:
-    """The ``width`` turns on each side of ``turns[index]`` in the same session."""
-    session = turns[index].dia_id.split(":")[0]
-    around = [
-        turns[j].memory()
-        for j in range(max(0, index - width), min(len(turns), index + width + 1))
-        if j != index and turns[j].dia_id.split(":")[0] == session
-    ]
-    return "\n".join(around) or None
-
-
 def store_conversation(
     mem: Memory, ref: ResourceRef, turns: Sequence[Turn], context: int
 ) -> Stored:
-    """All turns in one remember_many, each with ``context`` neighbouring turns of its
-    session as the fact's context; a turn whose text deduplicated onto another fact is
-    credited to that fact, so no evidence is lost."""
-    notes = [
-        Note(
-            t.memory(),
-            metadata={"dia_id": t.dia_id},
-            created_at=t.at,
-            context=neighbours(turns, i, context) if context else None,
-        )
-        for i, t in enumerate(turns)
-    ]
-    facts, write_ms = timed(mem.remember_many, ref, notes)
+    """Each session's turns in one ``remember_conversation``, each turn a fact with its
+    speaker, its session's time and ``context`` neighbouring turns of its session as
+    context; a turn whose text deduplicated onto another fact is credited to that fact,
+    so no evidence is lost."""
+    sessions: dict[str, list[Turn]] = defaultdict(list)
+    for turn in turns:
+        sessions[turn.dia_id.split(":")[0]].append(turn)
     covers: dict[str, set[str]] = defaultdict(set)
-    for turn, fact in zip(turns, facts, strict=True):
-        covers[fact.id].add(turn.dia_id)
+    write_ms = 0.0
+    for said in sessions.values():
+        spoken = [ConversationTurn(t.speaker, t.memory().partition(": ")[2], t.at) for t in said]
+        conversation, ms = timed(mem.remember_conversation, ref, spoken, context_turns=context)
+        write_ms += ms
+        for turn, fact in zip(said, conversation.facts, strict=True):
+            covers[fact.id].add(turn.dia_id)
     return Stored({fid: frozenset(ids) for fid, ids in covers.items()}, write_ms)
 
 
@@ -312,7 +303,7 @@ def latency_table(results: dict[str, dict[str, Any]], write: dict[str, Any]) -> 
     text = table(["mode", "queries", "p50 ms", "p95 ms"], rows)
     return (
         f"{text}\nwrite: {write['turns']} turns in {write['seconds']:.2f} s = "
-        f"{write['turns_per_s']:.1f} turns/s (remember_many, embedding included)"
+        f"{write['turns_per_s']:.1f} turns/s (remember_conversation, embedding included)"
     )
 
 

@@ -201,7 +201,7 @@ ROW_READS = {
     "scope_of",
     "vector_of",
     "by_source",
-    "texts",
+    "traits",
     "vectors",
     "ids",
     "created_before",

@@ -86,6 +86,6 @@ def test_a_feedback_list_reorders_the_candidates_and_never_adds_one() -> None:
     vector = [Candidate("c", 0.9), Candidate("b", 0.5)]
     plain = fuse(text, vector)
     assert fuse(text, vector, ()) == plain  # no feedback, the fusion as it was
-    with_feedback = fuse(text, vector, [Candidate("b", 5.0), Candidate("a", 1.0)])
+    with_feedback = fuse(text, vector, [[Candidate("b", 5.0), Candidate("a", 1.0)]])
     assert {f.id for f in with_feedback} == {f.id for f in plain}
     assert with_feedback[0].id == "b"

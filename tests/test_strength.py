@@ -15,7 +15,7 @@ import engram
 from engram import InvalidInput, Note, ResourceRef
 from engram.api import create_app
 from engram.cli.main import main
-from engram.core import feedback, query
+from engram.core import query, signals
 from engram.core.models import Filters
 from engram.core.ranking import fuse
 from engram.settings import Settings
@@ -104,14 +104,12 @@ def test_at_the_default_strength_the_ranking_is_the_fusion_s(mem: engram.Memory)
 
 
 def _fusion(store: Any, tx: Any, ref: ResourceRef, text: str, vector: Any) -> list[Any]:
-    """Both halves and the feedback list over their candidates, fused, as recall does."""
+    """Both halves and the lists over their candidates, fused, as recall does."""
     terms = query.terms(text)
     lexical = store.candidates.text(tx, ref, terms, Filters(), 50)
     semantic = store.candidates.vector(tx, ref, vector, Filters(), 50)
-    texts = store.facts.texts(tx, ref, [c.id for c in [*lexical, *semantic]])
-    more = feedback.words(terms, [texts[c.id] for c in lexical[: feedback.HITS]])
-    extra = feedback.scores([*terms, *more], texts) if more else []
-    return fuse(lexical, semantic, extra)
+    traits = store.facts.traits(tx, ref, [c.id for c in [*lexical, *semantic]])
+    return fuse(lexical, semantic, signals.lists(text, terms, lexical, traits))
 
 
 @pytest.fixture

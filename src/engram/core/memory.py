@@ -12,7 +12,6 @@ from typing import TypeVar
 from engram.core import (
     conversations,
     episodes,
-    feedback,
     health,
     ledger,
     limits,
@@ -20,6 +19,7 @@ from engram.core import (
     relevance,
     rules,
     sessions,
+    signals,
     undo,
 )
 from engram.core.agents import Agents
@@ -638,15 +638,12 @@ class Memory:
             semantic: list[Candidate] = []
             if vector is not None:
                 semantic = store.candidates.vector(tx, ref, vector, filters, pool)
-            extra: list[Candidate] = []
-            if lexical and semantic:  # hybrid: the query, widened by the best hits' words
+            more: list[list[Candidate]] = []
+            if lexical and semantic:  # hybrid: what else the candidates' rows know
                 pooled = dict.fromkeys([c.id for c in lexical] + [c.id for c in semantic])
-                texts = store.facts.texts(tx, ref, list(pooled))
-                top = [texts[c.id] for c in lexical[: feedback.HITS] if c.id in texts]
-                more = feedback.words(terms, top)
-                if more:
-                    extra = feedback.scores([*terms, *more], texts)
-            fused = fuse(lexical, semantic, extra)
+                traits = store.facts.traits(tx, ref, list(pooled))
+                more = signals.lists(text, terms, lexical, traits)
+            fused = fuse(lexical, semantic, more)
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)

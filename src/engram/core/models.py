@@ -85,6 +85,17 @@ class RecallHit:
 
 
 @dataclass(frozen=True, slots=True)
+class Traits:
+    """What recall reads of a candidate beyond its scores: its words (content, then its
+    context on the lines after), when it happened (``created_at``), and who said it (its
+    metadata's ``speaker``, as a conversation's turns carry it)."""
+
+    text: str
+    at: datetime
+    speaker: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Filters:
     """Recall filters; each binds both halves (full-text and vector) before fusion."""
 

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar
 
-from engram.core.models import Change, Fact, Filters, LedgerEntry, WorkingEntry, Writer
+from engram.core.models import Change, Fact, Filters, LedgerEntry, Traits, WorkingEntry, Writer
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 
@@ -235,9 +235,8 @@ class FactRows(Protocol):
         whether the scope has the fact."""
         ...
 
-    def texts(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
-        """The words of the scope's facts among ``ids``, each with its context on the
-        lines after it, by id."""
+    def traits(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Traits]:
+        """The words, time and speaker of the scope's facts among ``ids``, by id."""
         ...
 
     def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:

@@ -56,16 +56,17 @@ def normalise(scores: Sequence[float]) -> list[float]:
 def fuse(
     text: Sequence[Candidate],
     vector: Sequence[Candidate],
-    feedback: Sequence[Candidate] = (),
+    more: Sequence[Sequence[Candidate]] = (),
 ) -> list[Fused]:
-    """Both lists fused by normalised score, best first; ``feedback`` (candidates of the
-    two, rescored: :mod:`engram.core.feedback`) adds its normalised scores too.
+    """Both lists fused by normalised score, best first; each list of ``more`` (candidates
+    of the two, reordered by what else is known of them: :mod:`engram.core.signals`) adds
+    its normalised scores too.
 
     Each list must be best first. Ties break by the better single rank, then by the
     full-text rank, then by id, so the order is total and deterministic.
     """
     total: dict[str, float] = {}
-    for candidates in (text, vector, feedback):
+    for candidates in (text, vector, *more):
         for candidate, score in zip(
             candidates, normalise([c.score for c in candidates]), strict=True
         ):

@@ -12,7 +12,7 @@ from engram.core import limits
 from engram.core.agents import Agent
 from engram.core.clock import from_us
 from engram.core.errors import StorageFailure
-from engram.core.models import Fact, SourceRef, WorkingEntry
+from engram.core.models import Fact, SourceRef, Traits, WorkingEntry
 from engram.core.scopes import ResourceRef, parse_key
 from engram.core.sessions import Entry, Session
 
@@ -60,6 +60,17 @@ def to_fact(row: tuple[Any, ...]) -> Fact:
         context=None if context is None else str(context),
         strength=float(strength),
         turn_user=None if turn_user is None else str(turn_user),
+    )
+
+
+def to_traits(row: tuple[Any, ...]) -> Traits:
+    """A row of ``id, content, context, created_at, metadata`` as a candidate's traits."""
+    _id, content, context, created, metadata = row
+    speaker = json.loads(str(metadata)).get("speaker")
+    return Traits(
+        text=str(content) if context is None else f"{content}\n{context}",
+        at=from_us(int(created)),
+        speaker=speaker if isinstance(speaker, str) else None,
     )
 
 

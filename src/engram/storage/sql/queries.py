@@ -156,10 +156,11 @@ def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
     return "UPDATE fact_vectors SET vector = ? WHERE fact = ?", (d.vector(vector), seq)
 
 
-def facts_texts(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+def facts_traits(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     member, params = d.in_list("id", ids)
     return (
-        f"SELECT id, content, context FROM facts WHERE {member} AND {d.scope_by_id}",
+        f"SELECT id, content, context, created_at, metadata FROM facts "
+        f"WHERE {member} AND {d.scope_by_id}",
         (*params, scope),
     )
 

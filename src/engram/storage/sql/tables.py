@@ -11,12 +11,19 @@ from typing import TYPE_CHECKING, Any
 
 from engram.core.agents import Agent
 from engram.core.clock import from_us, to_us
-from engram.core.models import Fact, WorkingEntry
+from engram.core.models import Fact, Traits, WorkingEntry
 from engram.core.ports import ModelRecord, NewFact, Tx
 from engram.core.scopes import Scope, parse_key
 from engram.core.sessions import MAX_FORK_DEPTH, Entry, Session
 from engram.core.sharing import Share
-from engram.storage.rows import to_agent, to_entry, to_fact, to_session, to_session_entry
+from engram.storage.rows import (
+    to_agent,
+    to_entry,
+    to_fact,
+    to_session,
+    to_session_entry,
+    to_traits,
+)
 from engram.storage.sql import queries as q
 from engram.storage.sql.tx import KEYS, MODEL, SESSIONS, sql
 
@@ -169,12 +176,11 @@ class FactTable:
             > 0
         )
 
-    def texts(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+    def traits(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Traits]:
         if not ids:
             return {}
         t = sql(tx)
-        rows = t.rows(*q.facts_texts(t.dialect, scope.key, ids))
-        return {str(i): str(c) if x is None else f"{c}\n{x}" for i, c, x in rows}
+        return {str(r[0]): to_traits(r) for r in t.rows(*q.facts_traits(t.dialect, scope.key, ids))}
 
     def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:
         if not ids:

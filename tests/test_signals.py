@@ -1,0 +1,122 @@
+"""What recall knows beyond words: the periods a question names, who said a candidate,
+and both reordering a hybrid recall (on both backends) without adding a candidate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+import engram
+from engram import ResourceRef
+from engram.core.models import Traits
+from engram.core.signals import by_speaker, by_time, lists
+from engram.core.when import Period, periods
+from stores import Target
+
+REF = ResourceRef("signals")
+JUNE = datetime(2023, 6, 14, 9, 0, tzinfo=UTC)
+JULY = datetime(2023, 7, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("When did Melanie go camping in June?", [Period(None, 6)]),
+        ("What did she paint in July 2023?", [Period(2023, 7)]),
+        ("What did Gina find on 1 February, 2023?", [Period(2023, 2, 1)]),
+        ("What did she show on October 13, 2023?", [Period(2023, 10, 13)]),
+        ("Who came on the 3rd of May 2023?", [Period(2023, 5, 3)]),
+        ("What happened on Sept. 9 2024?", [Period(2024, 9, 9)]),
+        ("What happened on 2023-10-13, or in 2023-11?", [Period(2023, 10, 13), Period(2023, 11)]),
+        ("How often did he swim in 2022 and during March?", [Period(2022), Period(None, 3)]),
+        ("What may I bring to the party?", []),  # "may" is a word before it is a month
+        ("What did she do last week?", []),  # relative times are not read
+        ("What happened on February 30, 2023?", []),  # no such day
+        ("What happened in 2023-13?", []),  # no such month
+    ],
+)
+def test_a_question_names_the_periods_it_states(question: str, expected: list[Period]) -> None:
+    assert periods(question) == expected
+
+
+def test_a_period_holds_in_utc_for_times_of_any_zone() -> None:
+    day = Period(2023, 6, 14)
+    assert day.holds(JUNE)
+    late_in_new_york = datetime(2023, 6, 13, 22, 0, tzinfo=timezone(timedelta(hours=-4)))
+    assert day.holds(late_in_new_york)  # 02:00 on the 14th in UTC
+    assert not day.holds(JUNE + timedelta(days=1))
+    assert Period(None, 6).holds(JUNE.replace(year=1999))
+    assert not Period(2024).holds(JUNE)
+
+
+def _traits(*rows: tuple[str, str, datetime, str | None]) -> dict[str, Traits]:
+    return {fid: Traits(text, at, speaker) for fid, text, at, speaker in rows}
+
+
+def test_the_speaker_list_holds_the_turns_of_whoever_the_question_names() -> None:
+    traits = _traits(
+        ("a", "Caroline: I went to a support group", JUNE, "Caroline Wu"),
+        ("b", "Melanie: how was it?", JUNE, "Melanie"),
+        ("c", "a note with nobody's voice", JUNE, None),
+        ("d", "The Bot: hello", JUNE, "The Bot"),
+    )
+    assert [c.id for c in by_speaker("What did caroline go to?", traits)] == ["a"]
+    assert {c.score for c in by_speaker("Did Caroline or Melanie go?", traits)} == {1.0}
+    assert [c.id for c in by_speaker("Did Caroline or Melanie go?", traits)] == ["a", "b"]
+    assert by_speaker("What did the bot say?", traits) == []  # "the" names nobody
+    assert by_speaker("Who went to a support group?", traits) == []
+
+
+def test_the_time_list_holds_the_candidates_of_the_periods_asked_about() -> None:
+    traits = _traits(("june", "camping", JUNE, None), ("july", "camping", JULY, None))
+    assert [c.id for c in by_time("When did she go camping in June?", traits)] == ["june"]
+    assert [c.id for c in by_time("camping in June or in July?", traits)] == ["july", "june"]
+    assert by_time("When did she go camping?", traits) == []
+
+
+def test_only_lists_with_members_join_the_fusion() -> None:
+    traits = _traits(("a", "Ana: camping by the lake", JUNE, "Ana"))
+    assert lists("camping", ["camping"], [], traits) == []
+    named = lists("Where did Ana camp in June?", ["ana", "camp", "june"], [], traits)
+    assert [[c.id for c in found] for found in named] == [["a"], ["a"]]
+
+
+@pytest.fixture
+def mem(target: Target) -> Iterator[engram.Memory]:
+    with engram.open(target, embedder=engram.HashingEmbedder(64)) as memory:
+        yield memory
+
+
+def test_a_question_naming_a_speaker_ranks_their_words_first(mem: engram.Memory) -> None:
+    # The same words in two voices: only the speaker tells them apart, and whichever
+    # speaker is asked about comes first, so neither order can come from the ids.
+    ana = mem.remember(REF, "I love the sea at dawn.", metadata={"speaker": "Ana"})
+    bo = mem.remember(REF, "I love the sea at dawn!", metadata={"speaker": "Bo"})
+    for name, first in (("Ana", ana), ("Bo", bo)):
+        hits = mem.recall(REF, f"What does {name} love about the sea?", top_k=2)
+        assert hits[0].fact.id == first.id
+        assert {h.fact.id for h in hits} == {ana.id, bo.id}
+
+
+def test_a_question_naming_a_period_ranks_what_happened_in_it_first(mem: engram.Memory) -> None:
+    june = mem.remember(REF, "We went camping by the lake.", created_at=JUNE)
+    july = mem.remember(REF, "We went camping by the lake!", created_at=JULY)
+    for month, first in (("June", june), ("July", july)):
+        hits = mem.recall(REF, f"Where did we go camping in {month}?", top_k=2)
+        assert hits[0].fact.id == first.id
+
+
+def test_a_conversation_turn_carries_its_speaker_to_recall(mem: engram.Memory) -> None:
+    done = mem.remember_conversation(
+        REF,
+        [
+            engram.Turn("Ana", "my sister paints birds", JUNE),
+            engram.Turn("Bo", "my sister paints birds too", JUNE),
+        ],
+        context_turns=0,
+    )
+    hits = mem.recall(REF, "What does Bo's sister paint?", top_k=2)
+    assert hits[0].fact.id == done.facts[1].id
+    assert hits[0].fact.metadata["speaker"] == "Bo"

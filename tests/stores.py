@@ -19,11 +19,17 @@ import pytest
 
 Target = str | Path
 
-# Takes a SQLite store back to schema 4, for migration tests: migration 10's index, 9's
-# sessions, 8's
-# history,
-# 7's strength, 6's triggers, then 5's change log.
+# Takes a SQLite store back to schema 4, for migration tests: migration 11's graph, 10's
+# index, 9's sessions, 8's history, 7's strength, 6's triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
+DROP TRIGGER facts_ad_graph;
+DROP TRIGGER facts_au_graph;
+DROP TABLE relation_types;
+DROP TABLE relation_support;
+DROP TABLE relations;
+DROP TABLE mentions;
+DROP TABLE entity_aliases;
+DROP TABLE entities;
 DROP INDEX facts_by_source;
 DROP TABLE fact_trash;
 DROP TABLE ledger;

@@ -40,6 +40,8 @@ from engram.core import ports
 from engram.core.agents import Agents
 from engram.core.clock import now_us
 from engram.core.errors import StorageFailure
+from engram.core.graph.graph import Graph
+from engram.core.graph.models import Entity, Mention, Relation
 from engram.core.memory import Memory
 from engram.core.people import AppMemory
 from engram.core.ports import NewFact
@@ -75,6 +77,7 @@ READS = {
     Agents: {"get", "list"},
     Sharing: {"shares", "sources_for"},
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
+    Graph: {"entity", "relations"},
 }
 
 
@@ -109,6 +112,10 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
     mem.working.set(REF, "doomed", 1)
     mem.remember(REF, "an old fact", created_at=_days_ago(400))
     mem.sharing.allow("ana", "app:notes", "app:mail")
+    for name in ("Ana", "Bo", "Cy", "Doomed"):
+        mem.graph.upsert_entity(REF, name)
+    ending = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows")
+    dropped = mem.graph.upsert_relation(REF, "Bo", "Cy", "knows")
     return {
         "Memory.remember": lambda: mem.remember(REF, "a new fact"),
         "Memory.remember_many": lambda: mem.remember_many(REF, ["one more", "and another"]),
@@ -135,6 +142,14 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "AppMemory.correct": lambda: app.correct("ana", kept.id, "ana likes green tea", by="ana"),
         "AppMemory.forget": lambda: app.forget("ana", kept.id),
         "AppMemory.forget_all": lambda: app.forget_all("bo", count=1),
+        "Graph.upsert_entity": lambda: mem.graph.upsert_entity(REF, "Eve", type="person"),
+        "Graph.delete_entity": lambda: mem.graph.delete_entity(REF, "Doomed"),
+        "Graph.declare_relation_type": lambda: mem.graph.declare_relation_type(
+            REF, "lives_in", single_valued=True
+        ),
+        "Graph.upsert_relation": lambda: mem.graph.upsert_relation(REF, "Ana", "Cy", "knows"),
+        "Graph.expire_relation": lambda: mem.graph.expire_relation(REF, ending.id),
+        "Graph.delete_relation": lambda: mem.graph.delete_relation(REF, dropped.id),
     }
 
 
@@ -154,7 +169,7 @@ def test_every_library_write_adds_one_entry_naming_its_writer(target: Target) ->
         mem = plain.acting(actor="tester", via="tool", request_id="r-1")
         writes = _library_writes(mem)
         surfaces = {"Memory": Memory, "WorkingMemory": WorkingMemory, "Agents": Agents}
-        surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory}
+        surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory, "Graph": Graph}
         found = {
             f"{name}.{method}"
             for name, cls in surfaces.items()
@@ -216,6 +231,11 @@ ROW_READS = {
     "raw",
     "claim",
     "listed",
+    "entities",
+    "named",
+    "mentions",
+    "relation_type",
+    "relations",
 }
 ROW_EXEMPT = {"replace_vectors"}
 
@@ -232,6 +252,8 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
     new = NewFact(fact, "h" * 64, "{}", np.ones(16, np.float32) / 4)
     agent = Agent("a_row", "row", REF, None, from_us(now))
     share = Share("ana", "app:a", "app:b", from_us(now))
+    entity = Entity("e_x", "X", "x", None, (), None, {}, "asserted", from_us(now), from_us(now))
+    relation = Relation("r_x", "e_x", "e_x", "t", "asserted", None, None, from_us(now), None)
     return {
         "working.put": lambda tx: store.working.put(tx, REF, "k", "1", 1, now, None),
         "working.delete": lambda tx: store.working.delete(tx, REF, "k"),
@@ -250,6 +272,15 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "agents.end": lambda tx: store.agents.end(tx, "a_row", now),
         "shares.put": lambda tx: store.shares.put(tx, share),
         "shares.delete": lambda tx: store.shares.delete(tx, "ana", "app:a", "app:b"),
+        "graph.put_entity": lambda tx: store.graph.put_entity(tx, REF, entity, []),
+        "graph.delete_entity": lambda tx: store.graph.delete_entity(tx, REF, "e_x"),
+        "graph.add_mentions": lambda tx: store.graph.add_mentions(
+            tx, REF, [Mention("f_x", 0, 3, "e_x", True)]
+        ),
+        "graph.drop_mentions": lambda tx: store.graph.drop_mentions(tx, REF, ["f_x"]),
+        "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
+        "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
+        "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),
     }
 
 
@@ -259,6 +290,7 @@ def test_the_storage_seam_refuses_a_write_outside_a_ledger_entry(target: Target)
         "facts": ports.FactRows,
         "agents": ports.AgentRows,
         "shares": ports.ShareRows,
+        "graph": ports.GraphRows,
     }
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         store = mem._store

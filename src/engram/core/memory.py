@@ -26,6 +26,7 @@ from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
+from engram.core.graph.graph import Graph
 from engram.core.ledger import Entry
 from engram.core.models import (
     LIBRARY,
@@ -116,6 +117,7 @@ class Memory:
         self.agents = Agents(store, clock=clock, writer=writer)
         self.sharing = Sharing(store, clock=clock, writer=writer)
         self.sessions = Sessions(store, clock=clock)
+        self.graph = Graph(store, clock=clock, writer=writer)
 
     def acting(
         self,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from engram.core.agents import Agent
+    from engram.core.graph.models import Entity, Mention, Relation
     from engram.core.health import HealthCounts
     from engram.core.sessions import Entry, Session
     from engram.core.sharing import Share
@@ -472,6 +473,82 @@ class ShareRows(Protocol):
         ...
 
 
+class GraphRows(Protocol):
+    """The knowledge graph's rows: entities with their aliases, mentions, relations with
+    their support, and relation types. The database itself drops a fact's mentions and
+    support when the fact goes (or its words change), an extracted entity left with no
+    grounding mention, and an extracted relation left with no support."""
+
+    def entities(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
+        """The scope's entities among ``ids`` (with their aliases), by id."""
+        ...
+
+    def named(self, tx: Tx, scope: Scope, norms: Sequence[str]) -> dict[str, str]:
+        """Which of ``norms`` the scope knows, as an entity's normalised name or alias:
+        norm -> entity id."""
+        ...
+
+    def put_entity(self, tx: Tx, scope: Scope, entity: Entity, alias_norms: Sequence[str]) -> None:
+        """Writes the entity (a new one, or new values for its id) and makes its aliases
+        exactly ``entity.aliases`` (normalised as ``alias_norms``). The core checks that
+        no name or alias is another entity's."""
+        ...
+
+    def delete_entity(self, tx: Tx, scope: Scope, entity_id: str) -> bool:
+        """Deletes the entity with its aliases, mentions and relations; whether it was
+        there."""
+        ...
+
+    def add_mentions(self, tx: Tx, scope: Scope, mentions: Sequence[Mention]) -> None:
+        """Writes mentions; one already there (same fact and start) is left as it is."""
+        ...
+
+    def mentions(
+        self, tx: Tx, scope: Scope, *, facts: Sequence[str] = (), entities: Sequence[str] = ()
+    ) -> list[Mention]:
+        """The scope's mentions in ``facts`` or of ``entities``, by fact then start."""
+        ...
+
+    def drop_mentions(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> None:
+        """Deletes the mentions in these facts (an extracted entity left with no
+        grounding mention goes too)."""
+        ...
+
+    def relation_type(self, tx: Tx, scope: Scope, type: str) -> bool | None:
+        """Whether the scope declared ``type`` single-valued; None when never declared."""
+        ...
+
+    def put_relation_type(
+        self, tx: Tx, scope: Scope, type: str, single_valued: bool | None
+    ) -> None:
+        """Declares ``type`` single-valued or not; None forgets the declaration."""
+        ...
+
+    def put_relation(self, tx: Tx, scope: Scope, relation: Relation) -> None:
+        """Writes the relation (new, or new values for its id) and makes its support
+        exactly ``relation.facts``."""
+        ...
+
+    def relations(
+        self,
+        tx: Tx,
+        scope: Scope,
+        *,
+        ids: Sequence[str] = (),
+        entity: str | None = None,
+        type: str | None = None,
+        source: str | None = None,
+        limit: int = 1000,
+    ) -> list[Relation]:
+        """The scope's relations, with their support: those among ``ids`` when given,
+        else those touching ``entity`` or leaving ``source``, of ``type``; oldest first."""
+        ...
+
+    def delete_relation(self, tx: Tx, scope: Scope, relation_id: str) -> bool:
+        """Deletes the relation and its support; whether it was there."""
+        ...
+
+
 class SessionRows(Protocol):
     """Episodic sessions and their append-only entries. The core checks scopes and fork
     points; ``get`` finds a session whatever its scope."""
@@ -561,6 +638,9 @@ class Store(Protocol):
 
     @property
     def sessions(self) -> SessionRows: ...
+
+    @property
+    def graph(self) -> GraphRows: ...
 
     @property
     def health(self) -> HealthRows: ...

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from engram.core import ledger, rules
 from engram.core.clock import from_us, to_us
 from engram.core.errors import Conflict, NotFound, RevertBlocked
+from engram.core.graph import assertions
 from engram.core.models import Change, LedgerEntry, Writer
 from engram.core.sharing import Share, share_parts
 
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from engram.core.ports import Store, Tx
     from engram.core.scopes import Scope
 
-REVERTIBLE = ("fact", "working", "share")
+REVERTIBLE = ("entity", "fact", "relation", "relation_type", "share", "working")
 
 
 def revert(
@@ -165,4 +167,22 @@ def _share(
         rec.record("share", change.object_id, "stop", before, token)
 
 
-UNDO = {"fact": _fact, "working": _working, "share": _share}
+def _graph(
+    undo: Callable[[ledger.Entry, Change, int | None], None],
+) -> Callable[[Store, Tx, Scope, Change, ledger.Entry, int | None], None]:
+    def run(
+        store: Store, tx: Tx, scope: Scope, change: Change, rec: ledger.Entry, token: int | None
+    ) -> None:
+        undo(rec, change, token)
+
+    return run
+
+
+UNDO = {
+    "fact": _fact,
+    "working": _working,
+    "share": _share,
+    "entity": _graph(assertions.undo_entity),
+    "relation": _graph(assertions.undo_relation),
+    "relation_type": _graph(assertions.undo_relation_type),
+}

@@ -207,6 +207,124 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX facts_by_source ON facts (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
     """,
+    # 7: the knowledge graph, as on SQLite (migration 11), its triggers as functions.
+    """
+    CREATE TABLE entities (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        scope text NOT NULL,
+        name text NOT NULL,
+        norm text NOT NULL,
+        type text,
+        summary text,
+        attributes text NOT NULL,
+        origin text NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        UNIQUE (scope, norm)
+    );
+
+    CREATE TABLE entity_aliases (
+        scope text NOT NULL,
+        norm text NOT NULL,
+        name text NOT NULL,
+        entity text NOT NULL,
+        PRIMARY KEY (scope, norm)
+    );
+    CREATE INDEX entity_aliases_by_entity ON entity_aliases (entity);
+
+    CREATE TABLE mentions (
+        fact_id text NOT NULL,
+        start integer NOT NULL,
+        "end" integer NOT NULL,
+        entity text NOT NULL,
+        scope text NOT NULL,
+        grounds integer NOT NULL,
+        PRIMARY KEY (fact_id, start)
+    );
+    CREATE INDEX mentions_by_entity ON mentions (entity, grounds);
+
+    CREATE TABLE relations (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        scope text NOT NULL,
+        source text NOT NULL,
+        target text NOT NULL,
+        type text NOT NULL,
+        attributes text NOT NULL,
+        origin text NOT NULL,
+        valid_at bigint,
+        invalid_at bigint,
+        created_at bigint NOT NULL,
+        expired_at bigint
+    );
+    CREATE INDEX relations_by_source ON relations (scope, source, type);
+    CREATE INDEX relations_by_target ON relations (scope, target, type);
+
+    CREATE TABLE relation_support (
+        relation text NOT NULL,
+        fact_id text NOT NULL,
+        PRIMARY KEY (relation, fact_id)
+    );
+    CREATE INDEX relation_support_by_fact ON relation_support (fact_id);
+
+    CREATE TABLE relation_types (
+        scope text NOT NULL,
+        type text NOT NULL,
+        single_valued integer NOT NULL,
+        PRIMARY KEY (scope, type)
+    );
+
+    CREATE FUNCTION engram_fact_left_graph() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM mentions WHERE fact_id = OLD.id;
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM relation_support WHERE fact_id = OLD.id;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_left_graph();
+    CREATE TRIGGER facts_au_graph AFTER UPDATE OF content ON facts
+        FOR EACH ROW WHEN (NEW.content IS DISTINCT FROM OLD.content)
+        EXECUTE FUNCTION engram_fact_left_graph();
+
+    CREATE FUNCTION engram_mention_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM entities WHERE id = OLD.entity AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = OLD.entity AND grounds = 1);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions
+        FOR EACH ROW WHEN (OLD.grounds = 1) EXECUTE FUNCTION engram_mention_left();
+
+    CREATE FUNCTION engram_entity_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM entity_aliases WHERE entity = OLD.id;
+        DELETE FROM mentions WHERE entity = OLD.id;
+        DELETE FROM relations WHERE source = OLD.id OR target = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER entities_ad_graph AFTER DELETE ON entities
+        FOR EACH ROW EXECUTE FUNCTION engram_entity_left();
+
+    CREATE FUNCTION engram_support_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM relations WHERE id = OLD.relation AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM relation_support WHERE relation = OLD.relation);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER relation_support_ad_graph AFTER DELETE ON relation_support
+        FOR EACH ROW EXECUTE FUNCTION engram_support_left();
+
+    CREATE FUNCTION engram_relation_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM relation_support WHERE relation = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER relations_ad_graph AFTER DELETE ON relations
+        FOR EACH ROW EXECUTE FUNCTION engram_relation_left();
+    """,
 )
 
 

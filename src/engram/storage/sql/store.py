@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 
 from engram.core.ports import CandidateRows, Tx
 from engram.core.scopes import Scope
+from engram.storage.sql.graph import GraphTable
 from engram.storage.sql.health import HealthTable
 from engram.storage.sql.ledger import LedgerTable
 from engram.storage.sql.tables import (
@@ -59,6 +60,7 @@ class SQLStore:
         self.shares = ShareTable()
         self.ledger = LedgerTable()
         self.sessions = SessionTable()
+        self.graph = GraphTable()
         self.health = health
 
     @property

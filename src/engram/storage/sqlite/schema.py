@@ -276,6 +276,106 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX facts_by_source ON facts (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
     """,
+    # 11: the knowledge graph. Entities (unique per scope by normalised name, with
+    # aliases), relations with the time they held in the world (valid_at, invalid_at)
+    # and the time engram knew them (created_at, expired_at), and what ties them to
+    # facts: mentions (a grounding mention is one the text alone gives) and support.
+    # A fact leaving takes its mentions and support with it (new words, its mentions:
+    # the core finds them again), an extracted entity left
+    # with no grounding mention goes, and an extracted relation left with no support:
+    # triggers, so no path that deletes a fact can leave the graph behind.
+    """
+    CREATE TABLE entities (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        scope TEXT NOT NULL,
+        name TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        type TEXT,
+        summary TEXT,
+        attributes TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (scope, norm)
+    );
+
+    CREATE TABLE entity_aliases (
+        scope TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        name TEXT NOT NULL,
+        entity TEXT NOT NULL,
+        PRIMARY KEY (scope, norm)
+    ) WITHOUT ROWID;
+    CREATE INDEX entity_aliases_by_entity ON entity_aliases (entity);
+
+    CREATE TABLE mentions (
+        fact_id TEXT NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        entity TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        grounds INTEGER NOT NULL,
+        PRIMARY KEY (fact_id, start)
+    ) WITHOUT ROWID;
+    CREATE INDEX mentions_by_entity ON mentions (entity, grounds);
+
+    CREATE TABLE relations (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        scope TEXT NOT NULL,
+        source TEXT NOT NULL,
+        target TEXT NOT NULL,
+        type TEXT NOT NULL,
+        attributes TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        valid_at INTEGER,
+        invalid_at INTEGER,
+        created_at INTEGER NOT NULL,
+        expired_at INTEGER
+    );
+    CREATE INDEX relations_by_source ON relations (scope, source, type);
+    CREATE INDEX relations_by_target ON relations (scope, target, type);
+
+    CREATE TABLE relation_support (
+        relation TEXT NOT NULL,
+        fact_id TEXT NOT NULL,
+        PRIMARY KEY (relation, fact_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX relation_support_by_fact ON relation_support (fact_id);
+
+    CREATE TABLE relation_types (
+        scope TEXT NOT NULL,
+        type TEXT NOT NULL,
+        single_valued INTEGER NOT NULL,
+        PRIMARY KEY (scope, type)
+    ) WITHOUT ROWID;
+
+    CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts BEGIN
+        DELETE FROM mentions WHERE fact_id = old.id;
+        DELETE FROM relation_support WHERE fact_id = old.id;
+    END;
+    CREATE TRIGGER facts_au_graph AFTER UPDATE OF content ON facts
+        WHEN new.content IS NOT old.content BEGIN
+        DELETE FROM mentions WHERE fact_id = old.id;
+    END;
+    CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions WHEN old.grounds = 1 BEGIN
+        DELETE FROM entities WHERE id = old.entity AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = old.entity AND grounds = 1);
+    END;
+    CREATE TRIGGER entities_ad_graph AFTER DELETE ON entities BEGIN
+        DELETE FROM entity_aliases WHERE entity = old.id;
+        DELETE FROM mentions WHERE entity = old.id;
+        DELETE FROM relations WHERE source = old.id OR target = old.id;
+    END;
+    CREATE TRIGGER relation_support_ad_graph AFTER DELETE ON relation_support BEGIN
+        DELETE FROM relations WHERE id = old.relation AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM relation_support WHERE relation = old.relation);
+    END;
+    CREATE TRIGGER relations_ad_graph AFTER DELETE ON relations BEGIN
+        DELETE FROM relation_support WHERE relation = old.id;
+    END;
+    """,
 )
 
 

@@ -1,0 +1,164 @@
+"""``mem.graph``: a scope's knowledge graph through the library. Every write is one
+ledger entry (revertable); every read sees one snapshot. An ``entity`` argument is an
+entity's id, name or alias."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TypeVar
+
+from engram.core import ledger, limits
+from engram.core.clock import Clock, now_us
+from engram.core.graph import assertions, models
+from engram.core.graph.models import Entity, Relation
+from engram.core.models import JSONValue, Writer
+from engram.core.ports import Store, Tx
+from engram.core.scopes import Scope
+
+T = TypeVar("T")
+
+
+class Graph:
+    def __init__(self, store: Store, *, clock: Clock = now_us, writer: Writer) -> None:
+        self._store = store
+        self._now = clock
+        self._writer = writer
+
+    # -- writes ----------------------------------------------------------------------
+    def upsert_entity(
+        self,
+        ref: Scope,
+        name: str,
+        *,
+        type: str | None = None,
+        aliases: Sequence[str] = (),
+        summary: str | None = None,
+        attributes: dict[str, JSONValue] | None = None,
+    ) -> Entity:
+        """The entity called ``name`` (or holding it as an alias), created or given
+        these values (a value left None stays as it is; aliases join its own). Raises
+        InvalidInput (an empty or over-long name or type, over 64 aliases) and Conflict
+        (an alias that is another entity's name or alias)."""
+        return self._write(
+            ref,
+            "graph.entity",
+            lambda rec: assertions.upsert_entity(
+                rec,
+                name,
+                type=type,
+                aliases=aliases,
+                summary=summary,
+                attributes=attributes,
+            ),
+        )
+
+    def delete_entity(self, ref: Scope, entity: str) -> Entity:
+        """Deletes the entity, its aliases, mentions and relations; never a fact."""
+        return self._write(
+            ref, "graph.entity.delete", lambda rec: assertions.delete_entity(rec, entity)
+        )
+
+    def declare_relation_type(self, ref: Scope, type: str, *, single_valued: bool) -> bool:
+        """Declares whether ``type`` holds one target per source at a time (``lives_in``:
+        a new target retires the old relation); whether that changed anything."""
+        return self._write(
+            ref,
+            "graph.relation_type",
+            lambda rec: assertions.declare_relation_type(rec, type, single_valued),
+        )
+
+    def upsert_relation(
+        self,
+        ref: Scope,
+        source: str,
+        target: str,
+        type: str,
+        *,
+        facts: Sequence[str] = (),
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+        attributes: dict[str, JSONValue] | None = None,
+    ) -> Relation:
+        """``source`` -[type]-> ``target``, supported by ``facts`` (the scope's live
+        facts), holding in the world from ``valid_at`` to ``invalid_at`` (either
+        unknown). Raises NotFound (an entity or fact not in the scope) and InvalidInput
+        (``valid_at`` later than ``invalid_at``, a single-valued self-loop)."""
+        return self._write(
+            ref,
+            "graph.relation",
+            lambda rec: assertions.upsert_relation(
+                rec,
+                source,
+                target,
+                type,
+                facts=facts,
+                valid_at=valid_at,
+                invalid_at=invalid_at,
+                attributes=attributes,
+            ),
+        )
+
+    def expire_relation(
+        self, ref: Scope, relation_id: str, *, at: datetime | None = None
+    ) -> Relation:
+        """Retires the relation (engram no longer holds it from now; ``at``: when it
+        stopped holding in the world). It stays readable with ``as_of``."""
+        return self._write(
+            ref,
+            "graph.relation.expire",
+            lambda rec: assertions.expire_relation(rec, relation_id, at),
+        )
+
+    def delete_relation(self, ref: Scope, relation_id: str) -> Relation:
+        """Deletes the relation and its support, as if it had never been."""
+        return self._write(
+            ref,
+            "graph.relation.delete",
+            lambda rec: assertions.delete_relation(rec, relation_id),
+        )
+
+    # -- reads -------------------------------------------------------------------------
+    def entity(self, ref: Scope, entity: str) -> Entity:
+        """The scope's entity with this id, name or alias; NotFound otherwise."""
+        return self._read(lambda tx: assertions.resolve(self._store, tx, ref, entity))
+
+    def relations(
+        self,
+        ref: Scope,
+        *,
+        entity: str | None = None,
+        type: str | None = None,
+        as_of: datetime | None = None,
+        include_expired: bool = False,
+        limit: int | None = None,
+    ) -> list[Relation]:
+        """The scope's relations (touching ``entity``, of ``type``), oldest first: those
+        that hold now; with ``as_of``, those that held in the world then, as engram knows
+        it now (a retired relation with an end still held before it; one retired with no
+        end was withdrawn); with ``include_expired``, every one."""
+        size = limits.check_limit(limit)
+        rtype = None if type is None else models.check_type(type)
+        when = limits.check_time(as_of, "as_of")
+
+        store = self._store
+
+        def read(tx: Tx) -> list[Relation]:
+            found = None if entity is None else assertions.resolve(store, tx, ref, entity).id
+            rows = store.graph.relations(tx, ref, entity=found, type=rtype, limit=1 << 30)
+            kept = [r for r in rows if include_expired or r.live(when)]
+            return kept[:size]
+
+        return self._read(read)
+
+    # -- plumbing ----------------------------------------------------------------------
+    def _write(self, ref: Scope, op: str, work: Callable[[ledger.Entry], T]) -> T:
+        now, store = self._now(), self._store
+
+        def run(tx: Tx) -> T:
+            return ledger.write(store, tx, ref, op, self._writer, now, work)
+
+        return store.run(run, lock=[ref])
+
+    def _read(self, work: Callable[[Tx], T]) -> T:
+        return self._store.run(work, write=False)

@@ -1,0 +1,138 @@
+"""The knowledge graph's records and the checks on what a caller gives for them.
+
+An entity is unique in its scope by its normalised name (and its aliases' normalised
+names). A relation joins two entities of one scope with a type, and keeps two times
+apart: when it held in the world (``valid_at`` to ``invalid_at``, either unknown) and
+when engram knew it (``created_at`` to ``expired_at``, the latter set when a newer
+relation or a caller retired it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from engram.core import limits
+from engram.core.errors import InvalidInput
+from engram.core.models import JSONValue
+from engram.core.scopes import Scope
+from engram.core.text import check_text
+
+Origin = Literal["asserted", "extracted", "imported"]
+ORIGINS: tuple[Origin, ...] = ("asserted", "extracted", "imported")
+
+MAX_NAME_CHARS = 256
+MAX_TYPE_CHARS = 128
+MAX_ALIASES = 64
+MAX_SUMMARY_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """Someone or something the scope's memories are about."""
+
+    id: str
+    name: str
+    norm: str
+    type: str | None
+    aliases: tuple[str, ...]
+    summary: str | None
+    attributes: dict[str, JSONValue]
+    origin: Origin
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """``source`` -[type]-> ``target``, with the facts that support it."""
+
+    id: str
+    source: str
+    target: str
+    type: str
+    origin: Origin
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    created_at: datetime
+    expired_at: datetime | None
+    facts: tuple[str, ...] = ()
+    attributes: dict[str, JSONValue] = field(default_factory=dict)
+
+    def live(self, at: datetime | None = None) -> bool:
+        """Whether it holds now (``at`` None: neither ended nor retired), or held in the
+        world at ``at`` as engram knows it now: valid then, and not retired without an
+        end (a relation retired with no ``invalid_at`` was withdrawn, not ended)."""
+        if at is None:
+            return self.expired_at is None and self.invalid_at is None
+        valid = (self.valid_at is None or self.valid_at <= at) and (
+            self.invalid_at is None or at < self.invalid_at
+        )
+        return valid and (self.expired_at is None or self.invalid_at is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A fact's words ``[start, end)`` name ``entity``; a grounding mention is one the
+    words alone give (not only because the name was known already)."""
+
+    fact_id: str
+    start: int
+    end: int
+    entity: str
+    grounds: bool
+
+
+def entity_id(scope: Scope, norm: str) -> str:
+    """An entity's id, fixed by its scope and normalised name: an entity that goes (its
+    last mention forgotten) and comes back (the fact restored) keeps its id."""
+    digest = hashlib.sha256(f"{scope.key}\x00{norm}".encode()).hexdigest()
+    return "e_" + digest[:24]
+
+
+def new_relation_id() -> str:
+    return "r_" + secrets.token_hex(12)
+
+
+def check_name(value: object, what: str = "name") -> str:
+    return check_text(value, what, max_chars=MAX_NAME_CHARS, strip=True)
+
+
+def check_type(value: object, what: str = "type") -> str:
+    return check_text(value, what, max_chars=MAX_TYPE_CHARS, strip=True)
+
+
+def check_aliases(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidInput("aliases must be a list of names")
+    if len(value) > MAX_ALIASES:
+        raise InvalidInput(f"{len(value)} aliases given; the limit is {MAX_ALIASES}")
+    return tuple(dict.fromkeys(check_name(a, "alias") for a in value))
+
+
+def check_summary(value: object) -> str | None:
+    if value is None:
+        return None
+    return check_text(value, "summary", max_chars=MAX_SUMMARY_CHARS, strip=True) or None
+
+
+def check_attributes(value: object) -> dict[str, JSONValue]:
+    return limits.check_metadata(value)
+
+
+def check_validity(
+    valid_at: datetime | None, invalid_at: datetime | None
+) -> tuple[datetime | None, datetime | None]:
+    start = limits.check_time(valid_at, "valid_at")
+    end = limits.check_time(invalid_at, "invalid_at")
+    if start is not None and end is not None and start > end:
+        raise InvalidInput(
+            f"valid_at ({start.isoformat()}) must not be later than invalid_at ({end.isoformat()})"
+        )
+    return start, end

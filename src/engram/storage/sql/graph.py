@@ -1,0 +1,291 @@
+"""The knowledge graph's rows on both backends (see :class:`engram.core.ports.GraphRows`
+for each method's contract). Every write goes through ``recorded()``: a graph write is a
+write to memory and belongs to a ledger entry. What a fact's leaving does to the graph is
+done by the database's triggers (SQLite migration 11, PostgreSQL 7)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from engram.core.clock import from_us, to_us
+from engram.core.errors import StorageFailure
+from engram.core.graph.models import ORIGINS, Entity, Mention, Origin, Relation
+from engram.core.ports import Tx
+from engram.core.scopes import Scope
+from engram.storage.sql.tx import sql
+
+ENTITY_COLUMNS = "id, name, norm, type, summary, attributes, origin, created_at, updated_at"
+RELATION_COLUMNS = (
+    "id, source, target, type, attributes, origin, valid_at, invalid_at, created_at, expired_at"
+)
+
+
+class GraphTable:
+    def entities(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
+        if not ids:
+            return {}
+        t = sql(tx)
+        member, params = t.dialect.in_list("id", ids)
+        rows = t.rows(
+            f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {member} AND scope = ?",
+            (*params, scope.key),
+        )
+        if not rows:
+            return {}
+        aliases: dict[str, list[str]] = defaultdict(list)
+        member, params = t.dialect.in_list("entity", [r[0] for r in rows])
+        for entity, name in t.rows(
+            f"SELECT entity, name FROM entity_aliases WHERE {member} AND scope = ? "
+            "ORDER BY entity, norm",
+            (*params, scope.key),
+        ):
+            aliases[str(entity)].append(str(name))
+        return {str(r[0]): _entity(r, aliases[str(r[0])]) for r in rows}
+
+    def named(self, tx: Tx, scope: Scope, norms: Sequence[str]) -> dict[str, str]:
+        if not norms:
+            return {}
+        t = sql(tx)
+        member, params = t.dialect.in_list("norm", norms)
+        found = {
+            str(n): str(i)
+            for n, i in t.rows(
+                f"SELECT norm, entity FROM entity_aliases WHERE {member} AND scope = ?",
+                (*params, scope.key),
+            )
+        }
+        found.update(
+            (str(n), str(i))
+            for n, i in t.rows(
+                f"SELECT norm, id FROM entities WHERE {member} AND scope = ?",
+                (*params, scope.key),
+            )
+        )
+        return found
+
+    def put_entity(self, tx: Tx, scope: Scope, entity: Entity, alias_norms: Sequence[str]) -> None:
+        t = sql(tx).recorded()
+        values = (
+            entity.name,
+            entity.norm,
+            entity.type,
+            entity.summary,
+            json.dumps(entity.attributes, sort_keys=True),
+            entity.origin,
+            to_us(entity.updated_at),
+        )
+        updated = t.execute(
+            "UPDATE entities SET name = ?, norm = ?, type = ?, summary = ?, attributes = ?, "
+            "origin = ?, updated_at = ? WHERE id = ? AND scope = ?",
+            (*values, entity.id, scope.key),
+        )
+        if not updated.rowcount:
+            t.execute(
+                f"INSERT INTO entities (scope, {ENTITY_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope.key, entity.id, *values[:6], to_us(entity.created_at), values[6]),
+            )
+        t.execute("DELETE FROM entity_aliases WHERE entity = ?", (entity.id,))
+        t.executemany(
+            "INSERT INTO entity_aliases (scope, norm, name, entity) VALUES (?, ?, ?, ?)",
+            [
+                (scope.key, norm, name, entity.id)
+                for name, norm in zip(entity.aliases, alias_norms, strict=True)
+            ],
+        )
+
+    def delete_entity(self, tx: Tx, scope: Scope, entity_id: str) -> bool:
+        t = sql(tx).recorded()
+        gone = t.execute("DELETE FROM entities WHERE id = ? AND scope = ?", (entity_id, scope.key))
+        return gone.rowcount > 0
+
+    def add_mentions(self, tx: Tx, scope: Scope, mentions: Sequence[Mention]) -> None:
+        if not mentions:
+            return
+        sql(tx).recorded().executemany(
+            'INSERT INTO mentions (fact_id, start, "end", entity, scope, grounds) '
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (fact_id, start) DO NOTHING",
+            [(m.fact_id, m.start, m.end, m.entity, scope.key, int(m.grounds)) for m in mentions],
+        )
+
+    def mentions(
+        self, tx: Tx, scope: Scope, *, facts: Sequence[str] = (), entities: Sequence[str] = ()
+    ) -> list[Mention]:
+        t = sql(tx)
+        found: list[Any] = []
+        for column, values in (("fact_id", facts), ("entity", entities)):
+            if values:
+                member, params = t.dialect.in_list(column, values)
+                found += t.rows(
+                    'SELECT fact_id, start, "end", entity, grounds FROM mentions '
+                    f"WHERE {member} AND scope = ?",
+                    (*params, scope.key),
+                )
+        unique = {(str(r[0]), int(r[1])): r for r in found}
+        return [
+            Mention(str(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]))
+            for _, r in sorted(unique.items())
+        ]
+
+    def drop_mentions(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> None:
+        if not fact_ids:
+            return
+        t = sql(tx).recorded()
+        member, params = t.dialect.in_list("fact_id", fact_ids)
+        t.execute(f"DELETE FROM mentions WHERE {member} AND scope = ?", (*params, scope.key))
+
+    def relation_type(self, tx: Tx, scope: Scope, type: str) -> bool | None:
+        row = (
+            sql(tx)
+            .execute(
+                "SELECT single_valued FROM relation_types WHERE scope = ? AND type = ?",
+                (scope.key, type),
+            )
+            .fetchone()
+        )
+        return None if row is None else bool(row[0])
+
+    def put_relation_type(
+        self, tx: Tx, scope: Scope, type: str, single_valued: bool | None
+    ) -> None:
+        t = sql(tx).recorded()
+        if single_valued is None:
+            t.execute("DELETE FROM relation_types WHERE scope = ? AND type = ?", (scope.key, type))
+            return
+        t.execute(
+            "INSERT INTO relation_types (scope, type, single_valued) VALUES (?, ?, ?) "
+            "ON CONFLICT (scope, type) DO UPDATE SET single_valued = excluded.single_valued",
+            (scope.key, type, int(single_valued)),
+        )
+
+    def put_relation(self, tx: Tx, scope: Scope, relation: Relation) -> None:
+        t = sql(tx).recorded()
+        values = (
+            relation.source,
+            relation.target,
+            relation.type,
+            json.dumps(relation.attributes, sort_keys=True),
+            relation.origin,
+            _us(relation.valid_at),
+            _us(relation.invalid_at),
+            to_us(relation.created_at),
+            _us(relation.expired_at),
+        )
+        updated = t.execute(
+            "UPDATE relations SET source = ?, target = ?, type = ?, attributes = ?, "
+            "origin = ?, valid_at = ?, invalid_at = ?, created_at = ?, expired_at = ? "
+            "WHERE id = ? AND scope = ?",
+            (*values, relation.id, scope.key),
+        )
+        if not updated.rowcount:
+            t.execute(
+                f"INSERT INTO relations (scope, {RELATION_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope.key, relation.id, *values),
+            )
+        t.execute("DELETE FROM relation_support WHERE relation = ?", (relation.id,))
+        t.executemany(
+            "INSERT INTO relation_support (relation, fact_id) VALUES (?, ?)",
+            [(relation.id, fact_id) for fact_id in relation.facts],
+        )
+
+    def relations(
+        self,
+        tx: Tx,
+        scope: Scope,
+        *,
+        ids: Sequence[str] = (),
+        entity: str | None = None,
+        type: str | None = None,
+        source: str | None = None,
+        limit: int = 1000,
+    ) -> list[Relation]:
+        t = sql(tx)
+        where, params = ["scope = ?"], list[object]([scope.key])
+        if ids:
+            member, listed = t.dialect.in_list("id", ids)
+            where.append(member)
+            params += listed
+        if entity is not None:
+            where.append("(source = ? OR target = ?)")
+            params += [entity, entity]
+        if source is not None:
+            where.append("source = ?")
+            params.append(source)
+        if type is not None:
+            where.append("type = ?")
+            params.append(type)
+        rows = t.rows(
+            f"SELECT {RELATION_COLUMNS} FROM relations WHERE {' AND '.join(where)} "
+            "ORDER BY seq LIMIT ?",
+            (*params, limit),
+        )
+        if not rows:
+            return []
+        support: dict[str, list[str]] = defaultdict(list)
+        member, listed = t.dialect.in_list("relation", [r[0] for r in rows])
+        for relation, fact_id in t.rows(
+            f"SELECT relation, fact_id FROM relation_support WHERE {member} "
+            "ORDER BY relation, fact_id",
+            listed,
+        ):
+            support[str(relation)].append(str(fact_id))
+        return [_relation(r, support[str(r[0])]) for r in rows]
+
+    def delete_relation(self, tx: Tx, scope: Scope, relation_id: str) -> bool:
+        t = sql(tx).recorded()
+        gone = t.execute(
+            "DELETE FROM relations WHERE id = ? AND scope = ?", (relation_id, scope.key)
+        )
+        return gone.rowcount > 0
+
+
+def _us(at: Any) -> int | None:
+    return None if at is None else to_us(at)
+
+
+def _at(us: Any) -> Any:
+    return None if us is None else from_us(int(us))
+
+
+def _origin(value: Any) -> Origin:
+    for origin in ORIGINS:
+        if value == origin:
+            return origin
+    raise StorageFailure(f"a graph row has an unknown origin {value!r}")
+
+
+def _entity(row: Sequence[Any], aliases: list[str]) -> Entity:
+    eid, name, norm, etype, summary, attributes, origin, created, updated = row
+    return Entity(
+        id=str(eid),
+        name=str(name),
+        norm=str(norm),
+        type=None if etype is None else str(etype),
+        aliases=tuple(aliases),
+        summary=None if summary is None else str(summary),
+        attributes=json.loads(str(attributes)),
+        origin=_origin(origin),
+        created_at=from_us(int(created)),
+        updated_at=from_us(int(updated)),
+    )
+
+
+def _relation(row: Sequence[Any], facts: list[str]) -> Relation:
+    rid, source, target, rtype, attributes, origin, valid, invalid, created, expired = row
+    return Relation(
+        id=str(rid),
+        source=str(source),
+        target=str(target),
+        type=str(rtype),
+        origin=_origin(origin),
+        valid_at=_at(valid),
+        invalid_at=_at(invalid),
+        created_at=from_us(int(created)),
+        expired_at=_at(expired),
+        facts=tuple(facts),
+        attributes=json.loads(str(attributes)),
+    )

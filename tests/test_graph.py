@@ -1,0 +1,172 @@
+"""The knowledge graph's assertions on both backends: entities unique by normalised name
+and alias, relations with world and engram times, single-valued types, lifecycle with
+the facts that support them, refusals that write nothing, and reverts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import engram
+from engram import Conflict, InvalidInput, NotFound, ResourceRef
+from stores import Target
+
+REF = ResourceRef("grapher")
+OTHER = ResourceRef("someone-else")
+T0 = datetime(2023, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def mem(target: Target) -> Iterator[engram.Memory]:
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
+        yield memory
+
+
+def test_an_entity_is_one_per_normalised_name_or_alias(mem: engram.Memory) -> None:
+    g = mem.graph
+    ana = g.upsert_entity(REF, "Ana Lima", type="person", aliases=["Ana", "A. Lima"])
+    assert ana.norm == "ana lima" and ana.aliases == ("A. Lima", "Ana") and ana.origin == "asserted"
+    again = g.upsert_entity(REF, "  ANA  lima ", summary="a painter")
+    assert again.id == ana.id and again.name == "Ana Lima" and again.summary == "a painter"
+    by_alias = g.upsert_entity(REF, "ana", aliases=["Lima"])
+    assert by_alias.id == ana.id and by_alias.aliases == ("A. Lima", "Ana", "Lima")
+    assert g.entity(REF, "a. lima").id == ana.id
+    assert g.entity(REF, ana.id).summary == "a painter"
+    with pytest.raises(NotFound, match="no entity"):
+        g.entity(OTHER, ana.id)  # another scope's entity is not there at all
+
+
+def test_an_alias_that_names_another_entity_is_refused(mem: engram.Memory) -> None:
+    g = mem.graph
+    g.upsert_entity(REF, "Bo")
+    ledger_before = mem.ledger(REF).entries
+    with pytest.raises(Conflict, match="another entity"):
+        g.upsert_entity(REF, "Robert", aliases=["bo"])
+    with pytest.raises(NotFound):
+        g.entity(REF, "Robert")  # nothing written
+    assert mem.ledger(REF).entries == ledger_before
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda g: g.upsert_entity(REF, "  "), "must not be empty"),
+        (lambda g: g.upsert_entity(REF, "x" * 257), "limit is 256"),
+        (lambda g: g.upsert_entity(REF, "Ana", type="t" * 129), "limit is 128"),
+        (lambda g: g.upsert_entity(REF, "Ana", aliases=[f"a{i}" for i in range(65)]), "64"),
+        (lambda g: g.upsert_entity(REF, "?!"), "nothing left"),
+        (
+            lambda g: g.upsert_relation(
+                REF, "Ana", "Bo", "knows", valid_at=T0, invalid_at=T0 - timedelta(days=1)
+            ),
+            "valid_at",
+        ),
+    ],
+)
+def test_bad_input_is_refused_and_writes_nothing(
+    mem: engram.Memory, call: object, message: str
+) -> None:
+    mem.graph.upsert_entity(REF, "Bo")
+    before = mem.ledger(REF).entries
+    with pytest.raises(InvalidInput, match=message):
+        call(mem.graph)  # type: ignore[operator]
+    assert mem.ledger(REF).entries == before
+    assert mem.graph.relations(REF, include_expired=True) == []
+
+
+def test_a_single_valued_type_retires_the_old_target(mem: engram.Memory) -> None:
+    g = mem.graph
+    for name in ("Ana", "Lisbon", "Porto", "Braga"):
+        g.upsert_entity(REF, name)
+    assert g.declare_relation_type(REF, "lives_in", single_valued=True)
+    assert not g.declare_relation_type(REF, "lives_in", single_valued=True)  # no change
+    first = g.upsert_relation(REF, "Ana", "Lisbon", "lives_in", valid_at=T0)
+    moved = T0 + timedelta(days=200)
+    second = g.upsert_relation(REF, "Ana", "Porto", "lives_in", valid_at=moved)
+    [live] = g.relations(REF, entity="Ana")
+    assert live.id == second.id
+    [old] = [r for r in g.relations(REF, include_expired=True) if r.id == first.id]
+    assert old.invalid_at == moved and old.expired_at is not None
+    # Known then and valid then: as_of reads the world as engram knew it.
+    [then] = g.relations(REF, entity="Ana", as_of=T0 + timedelta(days=10))
+    assert then.id == first.id
+    # A late arrival, older than the live one, is stored already over.
+    late = g.upsert_relation(REF, "Ana", "Braga", "lives_in", valid_at=T0 - timedelta(days=50))
+    assert late.invalid_at == T0 and late.expired_at is None
+    assert [r.id for r in g.relations(REF, entity="Ana")] == [second.id]
+    with pytest.raises(InvalidInput, match="its own"):
+        g.upsert_relation(REF, "Ana", "Ana", "lives_in")
+
+
+def test_a_relation_asserted_twice_is_one_relation_with_both_supports(
+    mem: engram.Memory,
+) -> None:
+    g = mem.graph
+    g.upsert_entity(REF, "Ana")
+    g.upsert_entity(REF, "Bo")
+    a = mem.remember(REF, "Ana met Bo at the market")
+    b = mem.remember(REF, "Bo and Ana had lunch")
+    one = g.upsert_relation(REF, "Ana", "Bo", "knows", facts=[a.id])
+    two = g.upsert_relation(REF, "ana", "bo", "knows", facts=[b.id])
+    assert one.id == two.id and two.facts == (a.id, b.id)
+    with pytest.raises(NotFound, match="no live fact"):
+        g.upsert_relation(REF, "Ana", "Bo", "knows", facts=["f_missing"])
+    with pytest.raises(NotFound, match="no entity"):
+        g.upsert_relation(REF, "Ana", "Cy", "knows")
+
+
+def test_forgetting_a_fact_takes_its_support_and_never_an_asserted_relation(
+    mem: engram.Memory,
+) -> None:
+    g = mem.graph
+    g.upsert_entity(REF, "Ana")
+    g.upsert_entity(REF, "Bo")
+    fact = mem.remember(REF, "Ana met Bo at the market")
+    made = g.upsert_relation(REF, "Ana", "Bo", "knows", facts=[fact.id])
+    mem.forget(REF, fact.id)
+    [kept] = g.relations(REF)
+    assert kept.id == made.id and kept.facts == ()
+    mem.forget(REF, mem.remember(REF, "another fact").id, hard=True)
+    assert g.relations(REF)[0].id == made.id
+
+
+def test_deleting_an_entity_takes_its_relations_and_a_revert_brings_both_back(
+    mem: engram.Memory,
+) -> None:
+    g = mem.graph
+    g.upsert_entity(REF, "Ana", aliases=["Annie"])
+    g.upsert_entity(REF, "Bo")
+    fact = mem.remember(REF, "Ana met Bo")
+    made = g.upsert_relation(REF, "Ana", "Bo", "knows", facts=[fact.id])
+    g.delete_entity(REF, "Annie")
+    assert g.relations(REF, include_expired=True) == []
+    with pytest.raises(NotFound):
+        g.entity(REF, "Ana")
+    assert mem.fact(REF, fact.id).id == fact.id  # never a fact
+    deletion = mem.ledger(REF).entries[0]
+    assert deletion.op == "graph.entity.delete"
+    mem.revert(REF, deletion.seq)
+    assert g.entity(REF, "Annie").name == "Ana"
+    [back] = g.relations(REF)
+    assert back.id == made.id and back.facts == (fact.id,)
+
+
+def test_every_graph_write_reverts_to_what_was_before(mem: engram.Memory) -> None:
+    g = mem.graph
+    g.upsert_entity(REF, "Ana")
+    g.upsert_entity(REF, "Lisbon")
+    g.upsert_entity(REF, "Porto")
+    g.declare_relation_type(REF, "lives_in", single_valued=True)
+    first = g.upsert_relation(REF, "Ana", "Lisbon", "lives_in", valid_at=T0)
+    g.upsert_relation(REF, "Ana", "Porto", "lives_in", valid_at=T0 + timedelta(days=9))
+    g.upsert_entity(REF, "Ana", summary="moved north")
+    for entry in mem.ledger(REF).entries:  # newest first
+        mem.revert(REF, entry.seq)
+    assert g.relations(REF, include_expired=True) == []
+    for name in ("Ana", "Lisbon", "Porto"):
+        with pytest.raises(NotFound):
+            g.entity(REF, name)
+    assert g.declare_relation_type(REF, "lives_in", single_valued=True)  # undeclared again
+    assert first.id not in {r.id for r in g.relations(REF, include_expired=True)}

@@ -170,3 +170,85 @@ def test_every_graph_write_reverts_to_what_was_before(mem: engram.Memory) -> Non
             g.entity(REF, name)
     assert g.declare_relation_type(REF, "lives_in", single_valued=True)  # undeclared again
     assert first.id not in {r.id for r in g.relations(REF, include_expired=True)}
+
+
+def _chain(mem: engram.Memory) -> None:
+    """Ana -knows-> Bo -knows-> Cy -works_at-> Acme -knows-> Ana (a cycle), and Dee alone."""
+    g = mem.graph
+    for name in ("Ana", "Bo", "Cy", "Acme", "Dee"):
+        g.upsert_entity(REF, name)
+    g.upsert_relation(REF, "Ana", "Bo", "knows")
+    g.upsert_relation(REF, "Bo", "Cy", "knows")
+    g.upsert_relation(REF, "Cy", "Acme", "works_at")
+    g.upsert_relation(REF, "Acme", "Ana", "knows")
+
+
+def _names(mem: engram.Memory, ids: tuple[str, ...]) -> list[str]:
+    return [mem.graph.entity(REF, i).name for i in ids]
+
+
+def test_a_traversal_follows_direction_and_types_and_never_revisits(
+    mem: engram.Memory,
+) -> None:
+    _chain(mem)
+    g = mem.graph
+    out = g.traverse(REF, "Ana", depth=3, direction="out")
+    assert [_names(mem, p.entities) for p in out] == [
+        ["Ana", "Bo"],
+        ["Ana", "Bo", "Cy"],
+        ["Ana", "Bo", "Cy", "Acme"],
+    ]
+    both = g.traverse(REF, "Ana", depth=3)
+    assert all(len(set(p.entities)) == len(p.entities) for p in both)  # the cycle guard
+    assert {tuple(_names(mem, p.entities)) for p in both if len(p.relations) == 1} == {
+        ("Ana", "Bo"),
+        ("Ana", "Acme"),
+    }
+    assert len(both) == 6  # two ways round the four-cycle, three lengths each
+    typed = g.traverse(REF, "Bo", depth=3, types=["knows"], direction="out")
+    assert [_names(mem, p.entities) for p in typed] == [["Bo", "Cy"]]
+    assert g.traverse(REF, "Dee", depth=3) == []
+    assert len(g.traverse(REF, "Ana", depth=3, limit=2)) == 2
+
+
+def test_a_neighbourhood_grows_with_depth(mem: engram.Memory) -> None:
+    _chain(mem)
+    g = mem.graph
+    one = g.neighbourhood(REF, "Ana")
+    assert [e.name for e in one.entities] == ["Ana", "Acme", "Bo"]
+    assert len(one.relations) == 2 and not one.truncated
+    two = g.neighbourhood(REF, "Ana", depth=2)
+    assert [e.name for e in two.entities] == ["Ana", "Acme", "Bo", "Cy"]
+    assert len(two.relations) == 4
+    small = g.neighbourhood(REF, "Ana", depth=2, limit=2)
+    assert small.truncated and len(small.entities) == 2
+
+
+def test_a_retired_relation_leaves_the_walks_but_not_history(mem: engram.Memory) -> None:
+    _chain(mem)
+    g = mem.graph
+    [knows] = [r for r in g.relations(REF, entity="Ana") if r.target != g.entity(REF, "Ana").id]
+    g.expire_relation(REF, knows.id, at=T0)
+    assert [_names(mem, p.entities) for p in g.traverse(REF, "Ana", depth=1)] == [["Ana", "Acme"]]
+    assert [e.name for e in g.neighbourhood(REF, "Ana").entities] == ["Ana", "Acme"]
+    before_the_end = g.neighbourhood(REF, "Ana", as_of=T0 - timedelta(days=1))
+    assert [e.name for e in before_the_end.entities] == ["Ana", "Acme", "Bo"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda g: g.traverse(REF, "Ana", depth=0), "depth"),
+        (lambda g: g.traverse(REF, "Ana", depth=4), "depth"),
+        (lambda g: g.neighbourhood(REF, "Ana", depth=True), "depth"),
+        (lambda g: g.traverse(REF, "Ana", direction="up"), "direction"),
+        (lambda g: g.traverse(REF, "Ana", limit=1001), "limit"),
+        (lambda g: g.traverse(REF, "Ana", types="knows"), "types"),
+    ],
+)
+def test_walks_refuse_bad_bounds(mem: engram.Memory, call: object, message: str) -> None:
+    mem.graph.upsert_entity(REF, "Ana")
+    with pytest.raises(InvalidInput, match=message):
+        call(mem.graph)  # type: ignore[operator]
+    with pytest.raises(NotFound):
+        mem.graph.neighbourhood(OTHER, "Ana")

@@ -535,13 +535,14 @@ class GraphRows(Protocol):
         scope: Scope,
         *,
         ids: Sequence[str] = (),
-        entity: str | None = None,
-        type: str | None = None,
+        entities: Sequence[str] = (),
+        types: Sequence[str] = (),
         source: str | None = None,
         limit: int = 1000,
     ) -> list[Relation]:
-        """The scope's relations, with their support: those among ``ids`` when given,
-        else those touching ``entity`` or leaving ``source``, of ``type``; oldest first."""
+        """The scope's relations with their support, oldest first: among ``ids`` (when
+        given), touching any of ``entities`` (when given), leaving ``source``, of one of
+        ``types``."""
         ...
 
     def delete_relation(self, tx: Tx, scope: Scope, relation_id: str) -> bool:

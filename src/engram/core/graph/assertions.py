@@ -95,7 +95,7 @@ def delete_entity(rec: ledger.Entry, entity: str) -> Entity:
     """Deletes the entity with its aliases, mentions and relations (never a fact)."""
     store, tx, scope = rec.store, rec.tx, rec.scope
     found = _resolve(rec, entity)
-    for relation in store.graph.relations(tx, scope, entity=found.id, limit=1 << 30):
+    for relation in store.graph.relations(tx, scope, entities=[found.id], limit=1 << 30):
         rec.record("relation", relation.id, "delete", _relation_state(relation))
     store.graph.delete_entity(tx, scope, found.id)
     rec.record("entity", found.id, "delete", _entity_state(found))
@@ -145,7 +145,7 @@ def upsert_relation(
     now = from_us(rec.now)
     live = [
         r
-        for r in store.graph.relations(tx, scope, source=head.id, type=rtype, limit=1 << 30)
+        for r in store.graph.relations(tx, scope, source=head.id, types=[rtype], limit=1 << 30)
         if r.expired_at is None
     ]
     same = next((r for r in live if r.target == tail.id and r.invalid_at is None), None)
@@ -176,7 +176,7 @@ def upsert_relation(
         attrs or {},
     )
     if single:
-        history = store.graph.relations(tx, scope, source=head.id, type=rtype, limit=1 << 30)
+        history = store.graph.relations(tx, scope, source=head.id, types=[rtype], limit=1 << 30)
         later = [
             r.valid_at
             for r in history
@@ -352,7 +352,7 @@ def undo_entity(rec: ledger.Entry, change: Change, token: int | None) -> None:
     before = ABSENT if current is None else _entity_state(current)
     if target.get("state") != "live":
         if current is not None:
-            for gone in store.graph.relations(tx, scope, entity=current.id, limit=1 << 30):
+            for gone in store.graph.relations(tx, scope, entities=[current.id], limit=1 << 30):
                 rec.record("relation", gone.id, "delete", _relation_state(gone))
             store.graph.delete_entity(tx, scope, current.id)
         rec.record("entity", change.object_id, "delete", before, token)

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from engram.core import ledger, limits
 from engram.core.clock import Clock, now_us
-from engram.core.graph import assertions, models
+from engram.core.graph import assertions, models, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import JSONValue, Writer
 from engram.core.ports import Store, Tx
@@ -145,9 +145,67 @@ class Graph:
 
         def read(tx: Tx) -> list[Relation]:
             found = None if entity is None else assertions.resolve(store, tx, ref, entity).id
-            rows = store.graph.relations(tx, ref, entity=found, type=rtype, limit=1 << 30)
+            rows = store.graph.relations(
+                tx,
+                ref,
+                entities=() if found is None else [found],
+                types=() if rtype is None else [rtype],
+                limit=1 << 30,
+            )
             kept = [r for r in rows if include_expired or r.live(when)]
             return kept[:size]
+
+        return self._read(read)
+
+    def neighbourhood(
+        self,
+        ref: Scope,
+        entity: str,
+        *,
+        depth: int = 1,
+        limit: int | None = None,
+        as_of: datetime | None = None,
+    ) -> walks.Subgraph:
+        """The entities, relations and mentioning facts within ``depth`` (1 to 3) of the
+        entity: relations lead to their other ends, and facts to the entities they
+        mention. At most ``limit`` (default 50, max 1000) of each; with ``as_of``, the
+        relations that held then and the facts remembered by then."""
+        steps = walks.check_depth(depth)
+        size = walks.check_limit(limit, 50)
+        when = limits.check_time(as_of, "as_of")
+        store = self._store
+
+        def read(tx: Tx) -> walks.Subgraph:
+            center = assertions.resolve(store, tx, ref, entity)
+            return walks.neighbourhood(store, tx, ref, center, depth=steps, limit=size, as_of=when)
+
+        return self._read(read)
+
+    def traverse(
+        self,
+        ref: Scope,
+        start: str,
+        *,
+        depth: int = 2,
+        types: Sequence[str] = (),
+        direction: walks.Direction = "both",
+        limit: int | None = None,
+    ) -> list[walks.Path]:
+        """The paths from ``start`` along relations that hold now, 1 to ``depth`` (at
+        most 3) relations long, of ``types`` when given, following ``direction``
+        (``out``, ``in`` or ``both``), no entity twice on a path; shortest first, at
+        most ``limit`` (default 100, max 1000)."""
+        steps = walks.check_depth(depth)
+        size = walks.check_limit(limit, 100)
+        kinds = walks.check_types(types)
+        way = walks.check_direction(direction)
+        store = self._store
+
+        def read(tx: Tx) -> list[walks.Path]:
+            first = assertions.resolve(store, tx, ref, start)
+            return walks.traverse(
+                store, tx, ref, first, depth=steps, types=kinds, direction=way, limit=size
+            )
 
         return self._read(read)
 

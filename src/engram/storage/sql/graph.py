@@ -198,8 +198,8 @@ class GraphTable:
         scope: Scope,
         *,
         ids: Sequence[str] = (),
-        entity: str | None = None,
-        type: str | None = None,
+        entities: Sequence[str] = (),
+        types: Sequence[str] = (),
         source: str | None = None,
         limit: int = 1000,
     ) -> list[Relation]:
@@ -209,15 +209,18 @@ class GraphTable:
             member, listed = t.dialect.in_list("id", ids)
             where.append(member)
             params += listed
-        if entity is not None:
-            where.append("(source = ? OR target = ?)")
-            params += [entity, entity]
+        if entities:
+            heads, listed = t.dialect.in_list("source", entities)
+            tails, more = t.dialect.in_list("target", entities)
+            where.append(f"({heads} OR {tails})")
+            params += [*listed, *more]
         if source is not None:
             where.append("source = ?")
             params.append(source)
-        if type is not None:
-            where.append("type = ?")
-            params.append(type)
+        if types:
+            member, listed = t.dialect.in_list("type", types)
+            where.append(member)
+            params += listed
         rows = t.rows(
             f"SELECT {RELATION_COLUMNS} FROM relations WHERE {' AND '.join(where)} "
             "ORDER BY seq LIMIT ?",

@@ -77,7 +77,7 @@ READS = {
     Agents: {"get", "list"},
     Sharing: {"shares", "sources_for"},
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
-    Graph: {"entity", "relations"},
+    Graph: {"entity", "neighbourhood", "relations", "traverse"},
 }
 
 

@@ -252,3 +252,28 @@ def test_walks_refuse_bad_bounds(mem: engram.Memory, call: object, message: str)
         call(mem.graph)  # type: ignore[operator]
     with pytest.raises(NotFound):
         mem.graph.neighbourhood(OTHER, "Ana")
+
+
+def test_entity_search_by_name_alias_and_summary(mem: engram.Memory) -> None:
+    g = mem.graph
+    g.upsert_entity(REF, "Ana Lima", type="person", aliases=["Annie"], summary="paints birds")
+    g.upsert_entity(REF, "Banana Republic", type="shop")
+    g.upsert_entity(REF, "Lima", type="place")
+    assert [h.entity.name for h in g.search(REF, "annie", mode="text")] == ["Ana Lima"]
+    assert [h.entity.name for h in g.search(REF, "who paints?", mode="text")] == ["Ana Lima"]
+    names = [h.entity.name for h in g.search(REF, "lima", mode="text")]
+    assert set(names) == {"Ana Lima", "Lima"}  # "ana" inside "Banana" is no word match
+    assert [h.entity.name for h in g.search(REF, "lima", types=["place"])] == ["Lima"]
+    assert g.search(OTHER, "lima") == []
+    with pytest.raises(InvalidInput, match="mode"):
+        g.search(REF, "lima", mode="vector")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        g.search(REF, "   ")
+
+
+def test_entity_search_by_meaning_needs_an_embedder(target: Target) -> None:
+    with engram.open(target, embedder=None) as bare:
+        bare.graph.upsert_entity(REF, "Ana")
+        assert [h.entity.name for h in bare.graph.search(REF, "ana", mode="text")] == ["Ana"]
+        with pytest.raises(engram.CapabilityMissing):
+            bare.graph.search(REF, "ana")

@@ -77,7 +77,7 @@ READS = {
     Agents: {"get", "list"},
     Sharing: {"shares", "sources_for"},
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
-    Graph: {"entity", "neighbourhood", "relations", "traverse"},
+    Graph: {"entity", "neighbourhood", "relations", "search", "traverse"},
 }
 
 
@@ -236,6 +236,7 @@ ROW_READS = {
     "mentions",
     "relation_type",
     "relations",
+    "named_like",
 }
 ROW_EXEMPT = {"replace_vectors"}
 

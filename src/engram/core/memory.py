@@ -117,7 +117,7 @@ class Memory:
         self.agents = Agents(store, clock=clock, writer=writer)
         self.sharing = Sharing(store, clock=clock, writer=writer)
         self.sessions = Sessions(store, clock=clock)
-        self.graph = Graph(store, clock=clock, writer=writer)
+        self.graph = Graph(store, embedder, clock=clock, writer=writer)
 
     def acting(
         self,

@@ -499,6 +499,12 @@ class GraphRows(Protocol):
         there."""
         ...
 
+    def named_like(self, tx: Tx, scope: Scope, words: Sequence[str], limit: int) -> dict[str, str]:
+        """Up to ``limit`` of the scope's entities whose name, an alias or the summary
+        holds any of ``words`` (case-insensitively), each as one text: its name, its
+        aliases and its summary on lines of their own; by id."""
+        ...
+
     def add_mentions(self, tx: Tx, scope: Scope, mentions: Sequence[Mention]) -> None:
         """Writes mentions; one already there (same fact and start) is left as it is."""
         ...

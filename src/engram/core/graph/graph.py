@@ -6,22 +6,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from engram.core import ledger, limits
 from engram.core.clock import Clock, now_us
-from engram.core.graph import assertions, models, walks
+from engram.core.errors import CapabilityMissing, InvalidInput
+from engram.core.graph import assertions, models, search, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import JSONValue, Writer
-from engram.core.ports import Store, Tx
+from engram.core.ports import Embedder, Store, Tx
 from engram.core.scopes import Scope
 
 T = TypeVar("T")
 
 
 class Graph:
-    def __init__(self, store: Store, *, clock: Clock = now_us, writer: Writer) -> None:
+    def __init__(
+        self, store: Store, embedder: Embedder | None, *, clock: Clock = now_us, writer: Writer
+    ) -> None:
         self._store = store
+        self._embedder = embedder
         self._now = clock
         self._writer = writer
 
@@ -208,6 +212,38 @@ class Graph:
             )
 
         return self._read(read)
+
+    def search(
+        self,
+        ref: Scope,
+        query: str,
+        *,
+        top_k: int = 10,
+        types: Sequence[str] = (),
+        mode: Literal["hybrid", "text"] = "hybrid",
+    ) -> list[search.EntityHit]:
+        """The scope's entities for ``query``, best first: by their names, aliases and
+        summaries (full text) and, in ``hybrid`` mode, by the facts that mention them
+        (meaning), fused as recall fuses facts; only of ``types`` when given. Raises
+        CapabilityMissing in ``hybrid`` mode without an embedder."""
+        text = limits.check_query(query)
+        k = limits.check_top_k(top_k)
+        kinds = walks.check_types(types)
+        if mode not in ("hybrid", "text"):
+            raise InvalidInput(f"mode must be hybrid or text, got {mode!r}")
+        vector = None
+        if mode == "hybrid":
+            if self._embedder is None:
+                raise CapabilityMissing(
+                    "searching entities by meaning needs an embedder, and this store was "
+                    "opened without one",
+                    hint="use mode='text', or open the store with an embedder",
+                )
+            vector = self._embedder.embed([text], "query")[0]
+        store = self._store
+        return self._read(
+            lambda tx: search.search(store, tx, ref, text, vector, top_k=k, types=kinds)
+        )
 
     # -- plumbing ----------------------------------------------------------------------
     def _write(self, ref: Scope, op: str, work: Callable[[ledger.Entry], T]) -> T:

@@ -15,6 +15,7 @@ from engram.core.errors import StorageFailure
 from engram.core.graph.models import ORIGINS, Entity, Mention, Origin, Relation
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
+from engram.storage.sql.queries import like_pattern
 from engram.storage.sql.tx import sql
 
 ENTITY_COLUMNS = "id, name, norm, type, summary, attributes, origin, created_at, updated_at"
@@ -101,6 +102,29 @@ class GraphTable:
         t = sql(tx).recorded()
         gone = t.execute("DELETE FROM entities WHERE id = ? AND scope = ?", (entity_id, scope.key))
         return gone.rowcount > 0
+
+    def named_like(self, tx: Tx, scope: Scope, words: Sequence[str], limit: int) -> dict[str, str]:
+        if not words:
+            return {}
+        t = sql(tx)
+        patterns = [like_pattern(w) for w in words]
+        fields = " OR ".join(
+            "lower(e.name) LIKE lower(?) ESCAPE '!' OR lower(coalesce(e.summary, '')) "
+            "LIKE lower(?) ESCAPE '!'"
+            for _ in words
+        )
+        aliases = " OR ".join("lower(a.name) LIKE lower(?) ESCAPE '!'" for _ in words)
+        rows = t.rows(
+            "SELECT e.id, e.name, e.summary FROM entities e WHERE e.scope = ? AND "
+            f"({fields} OR EXISTS (SELECT 1 FROM entity_aliases a WHERE a.entity = e.id "
+            f"AND ({aliases}))) ORDER BY e.seq LIMIT ?",
+            (scope.key, *[p for p in patterns for _ in range(2)], *patterns, limit),
+        )
+        found = self.entities(tx, scope, [str(r[0]) for r in rows])
+        return {
+            e.id: "\n".join([e.name, *e.aliases, *([e.summary] if e.summary else [])])
+            for e in found.values()
+        }
 
     def add_mentions(self, tx: Tx, scope: Scope, mentions: Sequence[Mention]) -> None:
         if not mentions:

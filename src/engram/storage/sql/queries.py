@@ -459,6 +459,11 @@ def episodes(
     )
 
 
+def like_pattern(word: str) -> str:
+    """``word`` anywhere in a text, for ``LIKE ... ESCAPE '!'``."""
+    return _pattern(word)
+
+
 def _pattern(word: str) -> str:
     escaped = word.replace("!", "!!").replace("%", "!%").replace("_", "!_")
     return f"%{escaped}%"

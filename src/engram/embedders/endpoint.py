@@ -20,7 +20,7 @@ import math
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -137,6 +137,52 @@ class JSONEndpoint:
 
     def _redact(self, message: str) -> str:
         return message.replace(self._api_key, "[api key]") if self._api_key else message
+
+
+class RemoteModel:
+    """What every model served over HTTP has: its name, its endpoint, and closing it.
+
+    Raises InvalidInput naming the bad setting (``url``, ``model``, ``timeout``,
+    ``api_key``); ``example`` shows a good url in the message.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key: str | None,
+        timeout: float,
+        example: str,
+        noun: str,
+        failed: str,
+    ) -> None:
+        checked_url = check_url(url, example)
+        self._model = check_model(model)
+        self._endpoint = JSONEndpoint(
+            checked_url,
+            api_key=check_api_key(api_key),
+            timeout=check_timeout(timeout),
+            noun=noun,
+            failed=failed,
+        )
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def close(self) -> None:
+        """Closes the HTTP client and its connections."""
+        self._endpoint.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._endpoint.where()!r}, {self._model!r})"
 
 
 class _DeadlinePassed(Exception):

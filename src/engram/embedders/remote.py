@@ -19,20 +19,13 @@ import numpy.typing as npt
 
 from engram.core.errors import EmbedderMismatch, InvalidInput, UpstreamFailure
 from engram.core.ports import EmbedKind, Vectors
-from engram.embedders.endpoint import (
-    JSONEndpoint,
-    check_api_key,
-    check_model,
-    check_timeout,
-    check_url,
-    parse_json,
-)
+from engram.embedders.endpoint import RemoteModel, parse_json
 
 PROBE_TEXT = "dimension probe"
 NOUN = "the embeddings endpoint"
 
 
-class RemoteEmbedder:
+class RemoteEmbedder(RemoteModel):
     """Embeddings from an OpenAI-compatible endpoint; thread-safe, one client reused.
 
     ``url`` is the full endpoint (e.g. ``http://127.0.0.1:8080/v1/embeddings``).
@@ -54,24 +47,19 @@ class RemoteEmbedder:
         timeout: float = 30.0,
         dimension: int | None = None,
     ) -> None:
-        checked_url = check_url(url, "http://host:port/v1/embeddings")
-        self._model = check_model(model)
-        checked_timeout = check_timeout(timeout)
-        self._dimension = _check_dimension(dimension)
-        self._endpoint = JSONEndpoint(
-            checked_url,
-            api_key=check_api_key(api_key),
-            timeout=checked_timeout,
+        super().__init__(
+            url,
+            model,
+            api_key=api_key,
+            timeout=timeout,
+            example="http://host:port/v1/embeddings",
             noun=NOUN,
             failed="nothing was embedded",
         )
+        self._dimension = _check_dimension(dimension)
         self._asymmetric = bool(asymmetric)
         self._lock = threading.Lock()  # guards _dimension
         self._probe_lock = threading.Lock()  # one probe at a time
-
-    @property
-    def model(self) -> str:
-        return self._model
 
     @property
     def dimension(self) -> int:
@@ -109,19 +97,6 @@ class RemoteEmbedder:
         self._settle_dimension(vectors.shape[1])
         return vectors
 
-    def close(self) -> None:
-        """Closes the HTTP client and its connections."""
-        self._endpoint.close()
-
-    def __enter__(self) -> RemoteEmbedder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"RemoteEmbedder({self._where()!r}, {self._model!r})"
-
     # -- internals ---------------------------------------------------------------
     def _settle_dimension(self, width: int) -> None:
         with self._lock:
@@ -132,11 +107,8 @@ class RemoteEmbedder:
             raise EmbedderMismatch(
                 f"the embeddings endpoint returned {width}-dimensional vectors; "
                 f"expected {expected}",
-                hint=f"check that {self._where()} serves model {self._model!r}",
+                hint=f"check that {self._endpoint.where()} serves model {self._model!r}",
             )
-
-    def _where(self) -> str:
-        return self._endpoint.where()
 
 
 def _parse(body: bytes, expected: int) -> Vectors:

@@ -15,6 +15,7 @@ from engram import InvalidInput
 from engram.cli.main import main
 from engram.embedders.local import LocalEmbedder
 from engram.embedders.remote import RemoteEmbedder
+from engram.embedders.reranker import RemoteReranker
 from engram.settings import Settings
 
 
@@ -52,6 +53,15 @@ def test_every_variable_is_read() -> None:
     [
         ({"ENGRAM_EMBEDDINGS_URL": "http://x/v1/embeddings"}, "only ENGRAM_EMBEDDINGS_URL"),
         ({"ENGRAM_EMBEDDINGS_MODEL": "m"}, "only ENGRAM_EMBEDDINGS_MODEL"),
+        (
+            {"ENGRAM_RERANK_URL": "http://x/v1/rerank"},
+            "ENGRAM_RERANK_URL and ENGRAM_RERANK_MODEL go together: only ENGRAM_RERANK_URL",
+        ),
+        (
+            {"ENGRAM_RERANK_MODEL": "m", "ENGRAM_EMBEDDINGS_URL": "", "ENGRAM_RERANK_URL": " "},
+            "ENGRAM_RERANK_URL and ENGRAM_RERANK_MODEL go together: only ENGRAM_RERANK_MODEL",
+        ),
+        ({"ENGRAM_RERANK_TIMEOUT_MS": "0"}, "ENGRAM_RERANK_TIMEOUT_MS"),
         ({"ENGRAM_EMBEDDER": "magic"}, "ENGRAM_EMBEDDER must be local, e5, remote or none"),
         ({"ENGRAM_EMBEDDINGS_ASYMMETRIC": "perhaps"}, "ENGRAM_EMBEDDINGS_ASYMMETRIC"),
         ({"ENGRAM_EMBEDDINGS_TIMEOUT_MS": "0"}, "ENGRAM_EMBEDDINGS_TIMEOUT_MS"),
@@ -77,6 +87,32 @@ def test_a_database_url_names_the_store() -> None:
 def test_remote_without_an_endpoint_is_refused() -> None:
     with pytest.raises(InvalidInput, match="ENGRAM_EMBEDDINGS_URL"):
         Settings.from_env({"ENGRAM_EMBEDDER": "remote"}).make_embedder()
+
+
+def test_the_rerank_variables_make_a_remote_reranker() -> None:
+    assert Settings.from_env({}).make_reranker() is None  # no reranker unless asked for
+    settings = Settings.from_env(
+        {
+            "ENGRAM_RERANK_URL": "http://127.0.0.1:9/v1/rerank",
+            "ENGRAM_RERANK_MODEL": "rerank-m",
+            "ENGRAM_RERANK_API_KEY": "rk",
+            "ENGRAM_RERANK_TIMEOUT_MS": "2500",
+        }
+    )
+    assert (settings.rerank_api_key, settings.rerank_timeout_ms) == ("rk", 2500)
+    assert settings.embedder == "local"  # a reranker is no embedder
+    reranker = settings.make_reranker()
+    assert isinstance(reranker, RemoteReranker) and reranker.model == "rerank-m"
+    reranker.close()
+
+
+def test_a_bad_rerank_url_names_the_rerank_settings() -> None:
+    settings = Settings.from_env(
+        {"ENGRAM_RERANK_URL": "ftp://host/rerank", "ENGRAM_RERANK_MODEL": "m"}
+    )
+    with pytest.raises(InvalidInput, match="the rerank settings are invalid: url must be") as e:
+        settings.make_reranker()
+    assert e.value.hint is not None and "ENGRAM_RERANK_URL" in e.value.hint
 
 
 def test_local_is_the_packaged_model() -> None:

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from engram.core.sessions import Entry, Session
     from engram.embedders.hashing import HashingEmbedder
     from engram.embedders.remote import RemoteEmbedder
+    from engram.embedders.reranker import RemoteReranker
     from engram.opening import open
 
 # name -> the module that defines it, imported when the name is first used
@@ -73,6 +74,7 @@ _LAZY = {
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
     "RemoteEmbedder": "engram.embedders.remote",
+    "RemoteReranker": "engram.embedders.reranker",
     "Session": "engram.core.sessions",
     "Conversation": "engram.core.conversations",
     "Turn": "engram.core.conversations",
@@ -123,6 +125,7 @@ __all__ = [
     "PersonAppRef",
     "RecallHit",
     "RemoteEmbedder",
+    "RemoteReranker",
     "ResourceRef",
     "RevertBlocked",
     "Session",

@@ -1,4 +1,5 @@
-"""``engram.open``: a store, an embedder and the caps, wired into a Memory.
+"""``engram.open``: a store, an embedder, a reranker if any, and the caps, wired into a
+Memory.
 
 The stores, numpy and the models load when a store is opened, not when this module is
 imported: the command line imports it to parse and to answer ``--help``.
@@ -19,7 +20,7 @@ from engram.core.models import Caps
 if TYPE_CHECKING:
     from engram.core.clock import Clock
     from engram.core.memory import Memory
-    from engram.core.ports import Embedder, Store
+    from engram.core.ports import Embedder, Reranker, Store
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
@@ -35,6 +36,7 @@ def open(
     clock: Clock | None = None,
     trash_retention: timedelta | None = timedelta(days=30),
     ledger_retention: timedelta | None = timedelta(days=90),
+    reranker: Reranker | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -57,6 +59,10 @@ def open(
     ``trash_retention`` (30 days) is how long a softly forgotten fact waits in the trash
     before it is deleted for good; ``ledger_retention`` (90 days) how long the ledger
     keeps an entry, until a compaction. None keeps them.
+
+    ``reranker`` (optional, e.g. :class:`engram.RemoteReranker`) reorders a hybrid
+    recall's best candidates by its scores (:mod:`engram.core.reranking`); it stores
+    nothing, so any reranker opens any store.
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
@@ -70,6 +76,7 @@ def open(
     from engram.core.memory import Memory
 
     chosen = _embedder(embedder)
+    _check_reranker(reranker)
     store = open_store(path)
     try:
         if chosen is not None:
@@ -77,7 +84,7 @@ def open(
     except BaseException:
         store.close()
         raise
-    return Memory(store, chosen, caps=caps, clock=clock or now_us)
+    return Memory(store, chosen, caps=caps, clock=clock or now_us, reranker=reranker)
 
 
 def open_store(target: str | os.PathLike[str], *, apply_migrations: bool = True) -> Store:
@@ -101,6 +108,13 @@ def _embedder(choice: EmbedderChoice) -> Embedder | None:
     if isinstance(choice, str):
         raise InvalidInput(f"embedder must be 'local', 'e5', 'none' or an Embedder, got {choice!r}")
     return choice
+
+
+def _check_reranker(reranker: object) -> None:
+    if reranker is not None and not callable(getattr(reranker, "rerank", None)):
+        raise InvalidInput(
+            f"reranker must be None or a Reranker (e.g. engram.RemoteReranker), got {reranker!r}"
+        )
 
 
 def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:

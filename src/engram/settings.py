@@ -7,8 +7,8 @@ and the README's settings table is generated from it (``make settings-table``, o
 and one field of ``Settings``.
 
 A blank variable is an unset one. Every bad value is an InvalidInput naming the variable;
-setting only one of the embeddings URL and model is one too, and so is setting both
-``ENGRAM_DB_PATH`` and ``ENGRAM_DB_URL``.
+setting only one of the embeddings URL and model is one too, as is only one of the rerank
+URL and model, and so is setting both ``ENGRAM_DB_PATH`` and ``ENGRAM_DB_URL``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from engram.core.errors import InvalidInput
 from engram.core.limits import MAX_COUNT
 
 if TYPE_CHECKING:
-    from engram.core.ports import Embedder
+    from engram.core.ports import Embedder, Reranker
 
 EmbedderKind = Literal["local", "e5", "remote", "none"]
 DEFAULT_DB_PATH = "./engram.db"
@@ -63,6 +63,10 @@ class Settings:
     embeddings_api_key: str = ""
     embeddings_asymmetric: bool = False
     embeddings_timeout_ms: int = 30_000
+    rerank_url: str = ""
+    rerank_model: str = ""
+    rerank_api_key: str = ""
+    rerank_timeout_ms: int = 30_000
     max_facts: int = 0
     max_age_ms: int = 0
     trash_retention_days: int = 30
@@ -144,15 +148,40 @@ class Settings:
             timeout=self.embeddings_timeout_ms / 1000,
         )
 
+    def make_reranker(self) -> Reranker | None:
+        """The remote reranker these settings name; None when no rerank URL is set."""
+        if not self.rerank_url:
+            return None
+        from engram.embedders.reranker import RemoteReranker
+
+        try:
+            return RemoteReranker(
+                self.rerank_url,
+                self.rerank_model,
+                api_key=self.rerank_api_key or None,
+                timeout=self.rerank_timeout_ms / 1000,
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(
+                f"the rerank settings are invalid: {exc.message}",
+                hint="check ENGRAM_RERANK_URL, ENGRAM_RERANK_MODEL and ENGRAM_RERANK_API_KEY",
+            ) from exc
+
+
+# Variables that go together: each names a model and where it is served.
+PAIRS = (
+    ("ENGRAM_EMBEDDINGS_URL", "ENGRAM_EMBEDDINGS_MODEL"),
+    ("ENGRAM_RERANK_URL", "ENGRAM_RERANK_MODEL"),
+)
+
 
 def _check_combination(given: Collection[str]) -> None:
     """The rules across variables, checked on which are set, before any value is parsed."""
-    url, model = "ENGRAM_EMBEDDINGS_URL" in given, "ENGRAM_EMBEDDINGS_MODEL" in given
-    if url != model:
-        raise InvalidInput(
-            "ENGRAM_EMBEDDINGS_URL and ENGRAM_EMBEDDINGS_MODEL go together: "
-            f"only {'ENGRAM_EMBEDDINGS_URL' if url else 'ENGRAM_EMBEDDINGS_MODEL'} is set"
-        )
+    for url, model in PAIRS:
+        if (url in given) != (model in given):
+            raise InvalidInput(
+                f"{url} and {model} go together: only {url if url in given else model} is set"
+            )
     if "ENGRAM_DB_PATH" in given and "ENGRAM_DB_URL" in given:
         raise InvalidInput("set one of ENGRAM_DB_PATH (a SQLite file) and ENGRAM_DB_URL, not both")
 
@@ -294,6 +323,32 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(minimum=1),
         "30000",
         "bound on one embeddings request, body included",
+    ),
+    Setting(
+        "ENGRAM_RERANK_URL",
+        "rerank_url",
+        _text,
+        help="a Cohere-style rerank endpoint (e.g. `/v1/rerank`): hybrid recall reorders its "
+        "best 30 candidates (or `top_k`, if more) by its scores; unset, none",
+    ),
+    Setting(
+        "ENGRAM_RERANK_MODEL",
+        "rerank_model",
+        _text,
+        help="the model name sent to it; setting only one of URL and model is an error",
+    ),
+    Setting(
+        "ENGRAM_RERANK_API_KEY",
+        "rerank_api_key",
+        _text,
+        help="bearer token; empty sends no `Authorization` header",
+    ),
+    Setting(
+        "ENGRAM_RERANK_TIMEOUT_MS",
+        "rerank_timeout_ms",
+        _integer(minimum=1),
+        "30000",
+        "bound on one rerank request, body included",
     ),
     Setting(
         "ENGRAM_MAX_FACTS",

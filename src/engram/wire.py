@@ -463,13 +463,16 @@ def _fact_fields(fact: Fact) -> dict[str, Any]:
 
 class RecalledFact(FactOut):
     """A recalled fact: its fused score (the order of this query's hits), its rank in each
-    half (1-based, or null), and its relevance to the query in [0, 1], one scale for every
-    query (``minScore`` filters by it)."""
+    half (1-based, or null), its relevance to the query in [0, 1], one scale for every
+    query (``minScore`` filters by it), and, when a reranker is configured, the reranker's
+    score, which orders the best hits of a hybrid recall ahead of the rest (null on the
+    hits it did not read)."""
 
     score: float
     text_rank: int | None
     vector_rank: int | None
     relevance: float
+    rerank_score: float | None
 
     @classmethod
     def of_hit(cls, hit: RecallHit) -> RecalledFact:
@@ -479,6 +482,7 @@ class RecalledFact(FactOut):
             text_rank=hit.text_rank,
             vector_rank=hit.vector_rank,
             relevance=hit.relevance,
+            rerank_score=hit.rerank_score,
         )
 
 

@@ -32,6 +32,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     store = memory_store or open_memory(
         settings.db_path,
         embedder=settings.make_embedder(),
+        reranker=settings.make_reranker(),
         max_facts=settings.max_facts,
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,

@@ -559,11 +559,13 @@ def _db_path(args: argparse.Namespace) -> str:
 
 def _open(args: argparse.Namespace, settings: Settings) -> Memory:
     """The store with the settings of the environment; commands that never embed
-    (listing, working memory, fork, compact) open it without loading a model."""
+    (listing, working memory, fork, compact) open it without loading a model or making a
+    reranker."""
     kind = args.embedder or settings.embedder if args.embeds else "none"
     return engram.open(
         args.db if args.db is not None else settings.db_path,
         embedder=settings.make_embedder(kind),
+        reranker=settings.make_reranker() if args.embeds else None,
         max_facts=settings.max_facts,
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,

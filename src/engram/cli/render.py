@@ -107,6 +107,7 @@ def recall_hits(hits: Sequence[RecallHit]) -> Output:
             "text_rank": h.text_rank,
             "vector_rank": h.vector_rank,
             "relevance": h.relevance,
+            "rerank_score": h.rerank_score,
         }
         for h in hits
     ]

@@ -39,13 +39,14 @@ def serve(settings: Settings) -> None:
     sockets = bind(settings.host, settings.port)
     try:
         app = create_app(settings)
-        embedder = app.state.memory.embedder
+        embedder, reranker = app.state.memory.embedder, app.state.memory.reranker
         port = sockets[0].getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         print(
             f"engram listening on http://{host}:{port} "
             f"(store {describe(settings.db_path)}, "
             f"embedder {embedder.model if embedder else 'none'}, "
+            f"{f'reranker {reranker.model}, ' if reranker else ''}"
             f"access log {'on' if settings.access_log else 'off'})",
             file=sys.stderr,
             flush=True,

@@ -1,4 +1,5 @@
-"""The memory of engram: working memory and facts over one store and one embedder."""
+"""The memory of engram: working memory and facts over one store and one embedder (and,
+optionally, a reranker for hybrid recall)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from engram.core import (
     limits,
     query,
     relevance,
+    reranking,
     rules,
     sessions,
     signals,
@@ -49,8 +51,8 @@ from engram.core.models import (
     Via,
     Writer,
 )
-from engram.core.ports import Embedder, ModelRecord, NewFact, Store, Tx
-from engram.core.ranking import Candidate, fuse, rank_by_strength
+from engram.core.ports import Embedder, ModelRecord, NewFact, Reranker, Store, Tx
+from engram.core.ranking import Candidate, Fused, fuse, rank_by_strength
 from engram.core.scopes import ResourceRef, Scope
 from engram.core.sessions import Entry as SessionEntry
 from engram.core.sessions import Sessions
@@ -107,9 +109,11 @@ class Memory:
         caps: Caps | None = None,
         clock: Clock = now_us,
         writer: Writer = LIBRARY,
+        reranker: Reranker | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
+        self._reranker = reranker
         self._caps = caps or Caps()
         self._now = clock
         self._writer = writer
@@ -144,7 +148,14 @@ class Memory:
             if request_id is None
             else check_text(request_id, "request_id", max_chars=128),
         )
-        return Memory(self._store, self._embedder, caps=self._caps, clock=self._now, writer=writer)
+        return Memory(
+            self._store,
+            self._embedder,
+            caps=self._caps,
+            clock=self._now,
+            writer=writer,
+            reranker=self._reranker,
+        )
 
     @property
     def writer(self) -> Writer:
@@ -153,6 +164,10 @@ class Memory:
     @property
     def embedder(self) -> Embedder | None:
         return self._embedder
+
+    @property
+    def reranker(self) -> Reranker | None:
+        return self._reranker
 
     def close(self) -> None:
         self._store.close()
@@ -603,6 +618,11 @@ class Memory:
         relevant" is an answer). Raises CapabilityMissing without an embedder (never an
         empty list that would look like "nothing matched"), except in ``mode="text"``,
         which needs none.
+
+        With a reranker, hybrid recall orders its best ``max(top_k, 30)`` candidates by
+        the reranker's scores (``RecallHit.rerank_score``), ahead of the rest in their
+        fused order (:mod:`engram.core.reranking`); a failing reranker raises
+        UpstreamFailure, never a silent fallback to the fused order.
         """
         floor = None if min_score is None else limits.check_share(min_score, "min_score")
         text = limits.check_query(query_text)
@@ -627,6 +647,7 @@ class Memory:
             raise InvalidInput(f"mode must be hybrid, text or vector, got {mode!r}")
         pool = max(CANDIDATE_POOL, 2 * k)
         embedder = self._require_embedder("recall by meaning") if mode != "text" else None
+        reranker = self._reranker if mode == "hybrid" else None
         # The query is embedded first; then both halves and the rows are read from one
         # snapshot, so a concurrent forget cannot leave a candidate without its row. The
         # halves run one after the other: the model and the matrix product each use every
@@ -634,8 +655,11 @@ class Memory:
         vector = None if embedder is None else embedder.embed([text], "query")[0]
         terms = query.terms(text) if mode != "vector" else []
         store = self._store
+        # Rows are read for the hits, for what the reranker reads, or for the whole pool
+        # when relevance filters the hits.
+        rows = None if floor is not None else k if reranker is None else reranking.depth(k)
 
-        def read(tx: Tx) -> list[RecallHit]:
+        def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]]:
             lexical = store.candidates.text(tx, ref, terms, filters, pool) if terms else []
             semantic: list[Candidate] = []
             if vector is not None:
@@ -649,26 +673,32 @@ class Memory:
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)
-            # Relevance is read for the hits (the whole pool when it filters them).
-            fused = fused[:k] if floor is None else fused
+            fused = fused if rows is None else fused[:rows]
             found = store.facts.by_ids(tx, ref, [f.id for f in fused])
             cosines = {c.id: c.score for c in semantic}
             if vector is not None:
                 unseen = [f.id for f in fused if f.id not in cosines]
                 for fact_id, other in store.facts.vectors(tx, ref, unseen).items():
                     cosines[fact_id] = float(other @ vector)
-            hits = []
-            for f in fused:
-                fact = found.get(f.id)
-                if fact is None:
-                    continue
-                cosine = cosines.get(f.id) if vector is not None else None
-                score = relevance.of(text, fact.content, fact.context, cosine)
-                if floor is None or score >= floor:
-                    hits.append(RecallHit(fact, f.score, f.text_rank, f.vector_rank, score))
-            return hits[:k]
+            return fused, found, cosines
 
-        return store.run(read, write=False)
+        fused, found, cosines = store.run(read, write=False)
+        # The reranker is asked once the snapshot has ended: none is held across its call.
+        ordered = (
+            reranking.unranked(fused)
+            if reranker is None
+            else reranking.reorder(reranker, text, fused, found, k)
+        )
+        hits = []
+        for f, reranked in ordered:
+            fact = found.get(f.id)
+            if fact is None:
+                continue
+            cosine = cosines.get(f.id) if vector is not None else None
+            score = relevance.of(text, fact.content, fact.context, cosine)
+            if floor is None or score >= floor:
+                hits.append(RecallHit(fact, f.score, f.text_rank, f.vector_rank, score, reranked))
+        return hits[:k]
 
     # -- episodes ------------------------------------------------------------------
     def episodic_recall(

@@ -75,13 +75,19 @@ class FactPage:
 class RecallHit:
     """A recalled fact, its fused score (which orders one query's hits), its rank in each
     half (1-based, None if absent), and its ``relevance`` to the query in [0, 1], on one
-    scale for every query (:mod:`engram.core.relevance`)."""
+    scale for every query (:mod:`engram.core.relevance`).
+
+    With a reranker (hybrid recall only), the best candidates are ordered by
+    ``rerank_score``, the reranker's score, ahead of the rest; ``score`` stays the fused
+    score, and ``rerank_score`` is None on every hit the reranker did not read
+    (:mod:`engram.core.reranking`)."""
 
     fact: Fact
     score: float
     text_rank: int | None
     vector_rank: int | None
     relevance: float = 0.0
+    rerank_score: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engram.core import limits
+from engram.core import limits, reranking
 from engram.core.errors import InvalidInput, NotFound, Unavailable, Unprocessable
 from engram.core.models import Fact, FactPage, RecallHit
 from engram.core.scopes import PersonAppRef, check_app
@@ -86,8 +86,8 @@ class AppMemory:
 
     def recall(self, person: Person, query: str, *, top_k: int | None = None) -> list[SharedHit]:
         """This application's memories of the person, then, for a verified person, other
-        applications' where the person allowed it (each ranked by score, up to ``top_k``
-        of each kind). The owner acting without a session reads its own only."""
+        applications' where the person allowed it (each ranked as one recall ranks, up to
+        ``top_k`` of each kind). The owner acting without a session reads its own only."""
         self.require_semantic()
         who = _acting(person)
         own = [SharedHit(h) for h in self._memory.recall(self.scope(who), query, top_k=top_k)]
@@ -98,7 +98,7 @@ class AppMemory:
             for source in self._memory.sharing.sources_for(who.person, self.app)
             for hit in self._memory.recall(PersonAppRef(who.person, source), query, top_k=top_k)
         ]
-        others.sort(key=lambda shared: -shared.hit.score)
+        others.sort(key=lambda shared: reranking.merged(shared.hit))
         return own + others[: limits.check_top_k(top_k)]
 
     def listing(self, person: Person, *, limit: int | None = None) -> tuple[int, FactPage]:

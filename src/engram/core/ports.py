@@ -1,4 +1,4 @@
-"""The seams between the core and the outside: a store and an embedder.
+"""The seams between the core and the outside: a store, an embedder and a reranker.
 
 A :class:`Store` is a unit of work and a handful of row interfaces. The core opens a
 transaction (``with store.transaction() as tx``, or ``store.run(work)``, which retries
@@ -49,6 +49,22 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
         """One row per text, L2-normalised. Raises UpstreamFailure when the provider fails."""
+        ...
+
+
+class Reranker(Protocol):
+    """Scores texts by how relevant each is to a query, reading the two together (a
+    cross-encoder, or a remote rerank endpoint). Optional: hybrid recall reorders its
+    best candidates by it (:mod:`engram.core.reranking`). It stores nothing, so no store
+    records which reranker read it."""
+
+    @property
+    def model(self) -> str: ...
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One finite score per text, in the texts' order; higher is more relevant. Scores
+        compare within one call only. Raises UpstreamFailure when the provider fails or
+        answers malformed."""
         ...
 
 

@@ -1,1 +1,2 @@
-"""Embedders: the packaged local model, any OpenAI-compatible endpoint, a deterministic one."""
+"""Embedders: the packaged local model, any OpenAI-compatible endpoint, a deterministic one;
+and a reranker over any Cohere-style rerank endpoint."""

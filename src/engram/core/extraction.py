@@ -1,0 +1,436 @@
+"""Entity mentions in a text, by rules, with no model and no network.
+
+It runs inline on every write, so it reads one text in tens of microseconds and the same
+text always gives the same mentions. In order:
+
+1. names the scope already knows, and their aliases: the longest run of words whose normal
+   form (:func:`engram.core.entities.normalise`) is known, beginning and ending with a word
+   that has a capital ("new york" in lowercase is not matched, nor "max" for Max);
+2. runs of capitalised words that do not start a sentence ("New York", "Lord of the
+   Rings", "George R. R. Martin"), and titles in double quotes ("The Name of the Wind");
+3. a word that starts a sentence only when the scope knows it ("Max looks happy");
+4. @handles, #hashtags, emails and URLs.
+
+Ordinary words are never names, capitalised or not (:mod:`engram.core.ordinary`):
+pronouns and other function words, deictics (This, Now, Here, Today), greetings and
+interjections ("Hey John" names John), contractions (I'm, Let's), time expressions
+(Monday, June, Christmas: a fact's time carries them), family words and titles (Mom, Dr.),
+single letters. A possessive is not part of a name ("Ed Sheeran's" names Ed Sheeran), but
+"Charlotte's Web" is one name unless the scope knows Charlotte.
+
+A conversation's turn is stored as ``"{speaker}: {text}"``: given ``speaker``, the prefix
+is a mention of them (kind ``speaker``) and the text after it starts a sentence. Without
+it, a short prefix before a colon ("Caroline: ", "Note: ") is read as a sentence of its
+own, so its first word is a name only when known.
+
+Measured on 616 hand-labelled LoCoMo dev turns in BENCHMARKS.md (``bench/extraction.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from engram.core import entities
+from engram.core.ordinary import (
+    ABBREVIATIONS,
+    CONNECTORS,
+    FUNCTION,
+    HOLIDAYS,
+    INSIDE_NAMES,
+    NOT_NAMES,
+    TITLE_WORDS,
+)
+
+Kind = Literal["name", "speaker", "handle", "hashtag", "email", "url"]
+MAX_NAME_WORDS = 8  # a known name or a capitalised run is at most this many words
+
+_normalise = lru_cache(maxsize=8192)(entities.normalise)  # names repeat; it is pure
+
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[^\W_](?:[\w-]*\w)?(?:\.[^\W_](?:[\w-]*\w)?)+")
+_HANDLE = re.compile(r"(?<![\w@/.])@\w+(?:[.]\w+)*")
+_HASHTAG = re.compile(r"(?<![\w#&/])#\w+")
+_SPECIALS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    ("url", _URL),  # first: a URL may hold an @ or a #
+    ("email", _EMAIL),
+    ("handle", _HANDLE),
+    ("hashtag", _HASHTAG),
+)
+_URL_TAIL = ".,;:!?'\")]}>"
+# A word: letters and digits, with ' - . & inside it and + at its end ("Spider-Man",
+# "O'Brien", "U.S", "AT&T", "LGBTQ+").
+_WORD = re.compile(r"[^\W_](?:\w|['\u2019.&-](?=[^\W_]))*\+*")
+_QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d\n]{1,120})[\"\u201d]")
+_LABEL = re.compile(r"[^\W\d_][\w .'\u2019-]{0,60}?:[ \t]+")
+# A word from its first capital, or first letter beyond ASCII (a word with a capital inside,
+# "iPhone", is read again from its start).
+_CAPITAL = re.compile(r"[^\W\d_a-z](?:\w|['\u2019.&-](?=[^\W_]))*\+*")
+_INSIDE = "'\u2019.&-"  # what may join two parts of one word
+_LETTER = re.compile(r"\w")
+_INITIALISM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # "J.K", "U.S", "D.C"
+# A sentence ends in a gap between words: a stop, a newline or an emoji, then no word.
+_ENDS = re.compile(r"[.!?\u2026\n\U0001f000-\U0001faff\u2600-\u27bf][^\w]*$")
+# What may lie between two words of one name: spaces, "&", connectors ("Bank of America",
+# "Lord of the Rings", "Juan de la Cruz").
+_JOIN = re.compile(
+    r"[ \t]*&[ \t]*|[ \t]+(?:(?:" + "|".join(sorted(CONNECTORS)) + r")[ \t]+(?:the[ \t]+)?)*"
+)
+_CONTRACTION = re.compile(r"(?:n't|'m|'re|'ve|'ll|'d)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A mention of an entity: ``text[start:end] == surface``; ``name`` is its normal form;
+    ``entity`` is what the scope's known names gave for it, if anything."""
+
+    surface: str
+    start: int
+    end: int
+    name: str
+    kind: Kind
+    entity: str | None = None
+
+
+@dataclass(slots=True)
+class _Word:
+    start: int
+    end: int  # before a possessive 's
+    folded: str  # case folded, possessive dropped, ' for every apostrophe
+    capital: bool  # has a capital letter: "Max", "NYC", "iPhone"
+    initial: bool  # starts a sentence
+    ordinary: bool  # never a name (:mod:`engram.core.ordinary`)
+    possessive: bool
+    joined: bool  # joined to the word before it: spaces only, " & ", or "R. R."
+    abbreviation: bool = False  # a stop after it may not end a sentence: "Dr.", "R."
+    dotted: bool = False  # followed by a full stop
+
+
+_PLAIN = _Word(
+    0, 0, "", capital=False, initial=False, ordinary=True, possessive=False, joined=False
+)
+
+
+def extract(
+    text: str, known: Mapping[str, str] | None = None, *, speaker: str | None = None
+) -> list[Mention]:
+    """The mentions in ``text``, in order of position, none overlapping. ``known`` maps
+    the scope's normal names and aliases to their entities; ``speaker`` names who said a
+    ``"{speaker}: ..."`` turn. Deterministic: the same arguments give the same list."""
+    return read(text, speaker=speaker).mentions(known or {})
+
+
+def read(text: str, *, speaker: str | None = None) -> Reading:
+    """``text`` split into words once, for a caller that looks its names up elsewhere:
+    ``reading.lookups`` are the normal forms to ask the scope about, then
+    ``reading.mentions(answers)``."""
+    return Reading(text, speaker)
+
+
+class Reading:
+    """One text read for names; :attr:`lookups` is every normal form :meth:`mentions` may
+    look up, so a map holding only the known ones among them gives the same mentions as a
+    map of the whole scope."""
+
+    def __init__(self, text: str, speaker: str | None = None) -> None:
+        self._text = text
+        self._fixed: list[Mention] = []
+        body = self._speaker(speaker)
+        scan = body if self._fixed else 0  # a speaker's prefix is read already
+        specials = _specials(text)
+        self._fixed += specials
+        self._words = _scan(text, scan, body, [(m.start, m.end) for m in specials])
+        self._titles = list(_titles(text))
+        self._keys = {(i, j): self._key(i, j) for i, j in self._runs()}
+        self.lookups = frozenset(self._probes())
+        self._holidays = {
+            n for (i, j), key in self._keys.items() if key in HOLIDAYS for n in range(i, j + 1)
+        }
+
+    def _speaker(self, speaker: str | None) -> int:
+        """Where the text after a speaker's or label's prefix begins."""
+        text = self._text
+        if speaker and text.startswith(speaker + ":") and (name := _normalise(speaker)):
+            self._fixed.append(Mention(speaker, 0, len(speaker), name, "speaker"))
+            return len(speaker) + 1
+        label = _LABEL.match(text)
+        if label and len(_WORD.findall(label.group())) <= 4:
+            return label.end()
+        return 0
+
+    def _probes(self) -> Iterator[str]:
+        for mention in self._fixed:
+            yield mention.name
+        yield from self._keys.values()
+        for _, _, name in self._titles:
+            yield name
+
+    def _runs(self) -> Iterator[tuple[int, int]]:
+        """Every run of joined words i..j that begins and ends with a capital."""
+        words = self._words
+        for i, first in enumerate(words):
+            if not _bounds(first) or (first.initial and first.folded == "the"):
+                continue
+            for j in range(i, min(i + MAX_NAME_WORDS, len(words))):
+                if j > i and not words[j].joined:
+                    break
+                if _bounds(words[j]):
+                    yield i, j
+
+    def _key(self, i: int, j: int) -> str:
+        return _normalise(self._text[self._words[i].start : self._words[j].end])
+
+    def mentions(self, known: Mapping[str, str]) -> list[Mention]:
+        """The mentions, in order of position, none overlapping: URLs, emails, handles,
+        tags and the speaker first, then the longest names, a known name before a quoted
+        title before a capitalised run of the same length."""
+        known = {key: known[key] for key in self.lookups if key in known}
+        found: list[tuple[int, int, Mention]] = [
+            (0, 0, m if m.name not in known else _with(m, known[m.name])) for m in self._fixed
+        ]
+        if known:
+            found += [(1, 0, m) for m in self._known(known)]
+        found += [(1, 1, m) for m in self._quoted(known)]
+        found += [(1, 2, m) for m in self._capitalised(known)]
+        found.sort(key=lambda f: (f[0], f[2].start - f[2].end, f[1], f[2].start))
+        chosen: list[Mention] = []
+        for _, _, m in found:
+            if all(m.end <= c.start or c.end <= m.start for c in chosen):
+                chosen.append(m)
+        return sorted(chosen, key=lambda m: m.start)
+
+    def _mention(self, start: int, end: int, known: Mapping[str, str]) -> Mention | None:
+        surface = self._text[start:end]
+        name = _normalise(surface)
+        if not name or name in HOLIDAYS:
+            return None
+        return Mention(surface, start, end, name, "name", known.get(name))
+
+    def _known(self, known: Mapping[str, str]) -> Iterator[Mention]:
+        """The longest known name at each word (rule 1); a known function word ("Will")
+        that starts a sentence is read as the word."""
+        longest: dict[int, int] = {}
+        for (i, j), key in self._keys.items():
+            if key in known:
+                longest[i] = j
+        for i, j in longest.items():
+            word = self._words[i]
+            if i == j and word.initial and word.folded in FUNCTION:
+                continue
+            if mention := self._mention(word.start, self._words[j].end, known):
+                yield mention
+
+    def _quoted(self, known: Mapping[str, str]) -> Iterator[Mention]:
+        for start, end, _ in self._titles:
+            if mention := self._mention(start, end, known):
+                yield mention
+
+    def _capitalised(self, known: Mapping[str, str]) -> Iterator[Mention]:
+        """Runs of capitalised words (rules 2 and 3)."""
+        words, i = self._words, 0
+        while i < len(words):
+            if not self._opens(i, known):
+                i += 1
+                continue
+            j = self._close(i, known)
+            letters = all(w.end - w.start == 1 for w in words[i : j + 1])
+            if not letters and (mention := self._mention(words[i].start, words[j].end, known)):
+                yield mention
+            i = j + 1
+
+    def _opens(self, i: int, known: Mapping[str, str]) -> bool:
+        word = self._words[i]
+        if i in self._holidays:
+            return False
+        if not _nameable(word):
+            return self._the(i)
+        return not word.initial or self._keys.get((i, i)) in known
+
+    def _the(self, i: int) -> bool:
+        """A capital "The" inside a sentence opens a title: "we love The Santa Clause"."""
+        word, after = self._words[i], self._words[i + 1 : i + 2]
+        return (
+            word.folded == "the"
+            and word.capital
+            and not word.initial
+            and bool(after)
+            and after[0].joined
+            and _nameable(after[0])
+        )
+
+    def _close(self, i: int, known: Mapping[str, str]) -> int:
+        """The last word of the capitalised run opened at ``i``: capitalised words, with
+        connectors ("of the") between two of them, not past a known name's possessive."""
+        words, last = self._words, i
+        j = i + 1
+        while j < len(words) and j - i < MAX_NAME_WORDS and words[j].joined:
+            if j in self._holidays:
+                break
+            if words[last].possessive and self._keys.get((last, last)) in known:
+                break
+            if _nameable(words[j]) or (words[j].capital and words[j].folded in INSIDE_NAMES):
+                last = j
+            elif not (words[j].folded in CONNECTORS or _after_of(words, j)):
+                break
+            j += 1
+        return last
+
+
+def _with(mention: Mention, entity: str) -> Mention:
+    return Mention(mention.surface, mention.start, mention.end, mention.name, mention.kind, entity)
+
+
+def _bounds(word: _Word) -> bool:
+    """A word a known name may begin or end with: one with a capital, not a contraction
+    ("I'm") and not a lone letter ("I") unless it is an initial."""
+    return (
+        word.capital
+        and not _CONTRACTION.search(word.folded)
+        and (word.end - word.start > 1 or word.dotted)
+        and word.folded != "i"
+    )
+
+
+def _nameable(word: _Word) -> bool:
+    """A word that may be part of a name: capitalised, not ordinary, not one letter
+    unless it is an initial ("R." in "George R. R. Martin")."""
+    return word.capital and not word.ordinary and (word.end - word.start > 1 or word.dotted)
+
+
+def _after_of(words: list[_Word], j: int) -> bool:
+    return words[j].folded == "the" and j > 0 and words[j - 1].folded in CONNECTORS
+
+
+def _specials(text: str) -> list[Mention]:
+    """URLs, emails, handles and hashtags, none inside another (rule 4)."""
+    found: list[Mention] = []
+    if "@" not in text and "#" not in text and "://" not in text and "www." not in text:
+        return found  # most texts: four scans saved
+    taken: list[tuple[int, int]] = []
+    for kind, pattern in _SPECIALS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if kind == "url":
+                end = _url_end(text, start, end)
+            surface = text[start:end]
+            if any(s < end and start < e for s, e in taken):
+                continue
+            if kind in ("handle", "hashtag") and not any(c.isalpha() for c in surface):
+                continue
+            taken.append((start, end))
+            found.append(Mention(surface, start, end, _normalise(surface), kind))
+    return sorted(found, key=lambda m: m.start)
+
+
+def _url_end(text: str, start: int, end: int) -> int:
+    """Trailing punctuation ends the sentence, not the URL; a ")" closes one it opened."""
+    while end > start and text[end - 1] in _URL_TAIL:
+        if text[end - 1] == ")" and text.count("(", start, end) >= text.count(")", start, end):
+            break
+        end -= 1
+    return end
+
+
+def _scan(text: str, scan: int, body: int, taken: list[tuple[int, int]]) -> list[_Word]:
+    """The words with a capital (or a letter beyond ASCII): the only ones a name may
+    begin or end with. What lies between two of them decides whether they are ``joined``
+    (lowercase words keep them apart, connectors do not)."""
+    words: list[_Word] = []
+    previous: _Word | None = None
+    after = scan  # where the previous word or special mention ended
+    for match in _CAPITAL.finditer(text, scan):
+        start, end = match.span()
+        token = match.group()
+        if start < after:
+            continue
+        if start > after and _glued(text, start):  # "iPhone": read from its start
+            found = _WORD.match(text, _word_start(text, start, after))
+            if found is None or found.end() <= start:
+                continue
+            start, end, token = *found.span(), found.group()
+        if taken and any(s <= start < e for s, e in taken):
+            after, previous = max(e for s, e in taken if s <= start < e), _PLAIN
+            continue
+        if previous is None or after <= body <= start:
+            first = not _LETTER.search(text, max(after, body), start)
+        else:
+            first = False
+        word = _read(token, start, end, text[after:start], previous, first)
+        word.dotted = end - start == 1 and text.startswith(".", end)
+        words.append(word)
+        previous, after = word, end
+    return words
+
+
+def _glued(text: str, at: int) -> bool:
+    """Whether the letter at ``at`` continues a word begun before it."""
+    before = text[at - 1]
+    return (
+        before.isalnum()
+        or before == "_"
+        or (before in _INSIDE and at > 1 and text[at - 2].isalnum())
+    )
+
+
+def _word_start(text: str, at: int, floor: int) -> int:
+    while at > floor and _glued(text, at):
+        at -= 1
+    return at
+
+
+def _read(token: str, start: int, end: int, gap: str, previous: _Word | None, first: bool) -> _Word:
+    folded, possessive, ordinary, capital, abbreviation = _traits(token)
+    if gap == " ":  # the commonest gap: joined, in the same sentence
+        joined, initial = previous is not None, first
+    else:
+        if previous is not None and previous.abbreviation and gap.startswith("."):
+            gap = gap[1:]  # "Dr. Lee", "R. R. Martin": the stop ends no sentence
+        joined = previous is not None and (
+            bool(_JOIN.fullmatch(gap)) or (previous.abbreviation and not gap.strip())
+        )
+        initial = first or bool(_ENDS.search(gap))
+    return _Word(
+        start=start,
+        end=end - 2 if possessive else end,
+        folded=folded,
+        capital=capital,
+        initial=initial,
+        ordinary=ordinary,
+        possessive=possessive,
+        joined=joined,
+        abbreviation=abbreviation,
+    )
+
+
+@lru_cache(maxsize=8192)
+def _traits(token: str) -> tuple[str, bool, bool, bool, bool]:
+    """What a word is wherever it stands: case folded (possessive dropped), possessive,
+    ordinary, capitalised, an abbreviation a stop may follow ("Dr", "R", "J.K"). Words
+    repeat, so this is remembered."""
+    folded = token.casefold().replace("\u2019", "'")
+    stem = folded[:-2] if folded.endswith("'s") else folded  # "gina's", and "it's"
+    possessive = stem != folded and stem not in NOT_NAMES
+    plural = token[-1:] == "s" and token[:-1].isupper() and folded[:-1] in NOT_NAMES  # "DIYs"
+    mixed = not plural and not token[1:].islower() and not token.isupper()  # "GoT", "iPhone"
+    ordinary = not mixed and (stem in NOT_NAMES or plural or bool(_CONTRACTION.search(folded)))
+    capital = token[0].isupper() or (token[0].islower() and not token.islower())
+    abbreviation = len(token) == 1 or stem in ABBREVIATIONS or bool(_INITIALISM.fullmatch(stem))
+    return stem, possessive, ordinary or stem.isdigit(), capital, abbreviation
+
+
+def _titles(text: str) -> Iterator[tuple[int, int, str]]:
+    """Double-quoted titles: every word capitalised but short ones ("of", "the"), the
+    first capitalised, one not ordinary, at most eight words."""
+    for match in _QUOTED.finditer(text):
+        inside = list(_WORD.finditer(text, match.start(1), match.end(1)))
+        if not inside or len(inside) > MAX_NAME_WORDS:
+            continue
+        words = [_read(m.group(), *m.span(), " ", None, n == 0) for n, m in enumerate(inside)]
+        if not words[0].capital or not any(_nameable(w) for w in words):
+            continue
+        if all(w.capital or w.folded in TITLE_WORDS for w in words):
+            start, end = words[0].start, words[-1].end
+            yield start, end, _normalise(text[start:end])

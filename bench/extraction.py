@@ -38,8 +38,8 @@ from typing import Any
 from harness import RESULTS_DIR, environment, one_line, table, write_json
 from locomo import load_samples
 
-from engram.core.entities import normalise
-from engram.core.extraction import Mention, extract, read
+from engram.core.graph.extraction import Mention, extract, read
+from engram.core.graph.names import normalise
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "entities-dev.json"

@@ -22,11 +22,14 @@ Target = str | Path
 # Takes a SQLite store back to schema 4, for migration tests: migration 11's graph, 10's
 # index, 9's sessions, 8's history, 7's strength, 6's triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
+DROP TRIGGER facts_ai_graph;
 DROP TRIGGER facts_ad_graph;
 DROP TRIGGER facts_au_graph;
 DROP TABLE relation_types;
 DROP TABLE relation_support;
 DROP TABLE relations;
+DROP TABLE graph_dirty;
+DROP TABLE groundings;
 DROP TABLE mentions;
 DROP TABLE entity_aliases;
 DROP TABLE entities;

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.core.entities import (
+from engram.core.graph.extraction import Mention, extract, read
+from engram.core.graph.names import (
     Named,
     Resolution,
     Resolver,
@@ -25,7 +26,6 @@ from engram.core.entities import (
     shingles,
     similar,
 )
-from engram.core.extraction import Mention, extract, read
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
@@ -247,11 +247,15 @@ def test_mentions_are_ordered_disjoint_and_point_into_the_text(text: str, known:
 
 
 def test_the_extractor_needs_nothing_beyond_the_standard_library_and_the_core() -> None:
-    import engram.core.entities
-    import engram.core.extraction
-    import engram.core.ordinary
+    import engram.core.graph.extraction
+    import engram.core.graph.names
+    import engram.core.graph.ordinary
 
-    for module in (engram.core.entities, engram.core.extraction, engram.core.ordinary):
+    for module in (
+        engram.core.graph.names,
+        engram.core.graph.extraction,
+        engram.core.graph.ordinary,
+    ):
         tree = ast.parse(Path(str(module.__file__)).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

@@ -277,3 +277,69 @@ def test_entity_search_by_meaning_needs_an_embedder(target: Target) -> None:
         assert [h.entity.name for h in bare.graph.search(REF, "ana", mode="text")] == ["Ana"]
         with pytest.raises(engram.CapabilityMissing):
             bare.graph.search(REF, "ana")
+
+
+def test_remembering_fills_the_graph_and_forgetting_empties_it(mem: engram.Memory) -> None:
+    g = mem.graph
+    g.upsert_entity(REF, "Acme", type="org")
+    said = mem.remember_conversation(
+        REF,
+        [
+            engram.Turn("Caroline", "I met Mel in New York, she works at Acme."),
+            engram.Turn("Mel", "Caroline and I loved @moma, thanks Caroline"),
+        ],
+        context_turns=0,
+    )
+    first, second = said.facts
+    names = {e.name: e for e in g.neighbourhood(REF, "Mel", depth=1).entities}
+    assert {"Mel", "Caroline", "New York", "Acme", "@moma"} <= set(names)
+    assert names["New York"].origin == "extracted" and names["Acme"].origin == "asserted"
+    assert names["@moma"].type == "handle"
+    mel = g.neighbourhood(REF, "Mel")
+    assert {f.id for f in mel.facts} == {first.id, second.id}
+    # "Caroline" opens the second turn's text: known, it is a mention there too.
+    starts = [
+        m
+        for m in mem._store.run(
+            lambda tx: mem._store.graph.mentions(tx, REF, facts=[second.id]), write=False
+        )
+    ]
+    assert [second.content[m.start : m.end] for m in starts] == [
+        "Mel",
+        "Caroline",
+        "@moma",
+        "Caroline",
+    ]
+    mem.forget(REF, first.id)
+    with pytest.raises(NotFound):
+        g.entity(REF, "New York")  # grounded by the forgotten turn alone
+    assert g.entity(REF, "Caroline").origin == "extracted"  # "thanks Caroline" grounds her
+    mem.forget(REF, second.id, hard=True)
+    for gone in ("Caroline", "Mel", "@moma"):
+        with pytest.raises(NotFound):
+            g.entity(REF, gone)
+    assert g.entity(REF, "Acme").origin == "asserted"  # asserted entities stay
+    mem.restore(REF, first.id)
+    assert g.entity(REF, "New York").origin == "extracted"  # back, with the same id
+    assert g.entity(REF, "New York").id == names["New York"].id
+
+
+def test_a_name_that_becomes_known_is_found_where_it_opens_a_sentence(
+    mem: engram.Memory,
+) -> None:
+    fact = mem.remember(REF, "Ziggy loves the sea.")  # opens the sentence: no name yet
+    with pytest.raises(NotFound):
+        mem.graph.entity(REF, "Ziggy")
+    ziggy = mem.graph.upsert_entity(REF, "Ziggy", type="pet")
+    assert [f.id for f in mem.graph.neighbourhood(REF, "Ziggy").facts] == [fact.id]
+    mem.graph.delete_entity(REF, ziggy.id)
+    assert mem.graph.neighbourhood(REF, mem.graph.upsert_entity(REF, "Ziggy").id).facts[0].id == (
+        fact.id
+    )
+
+
+def test_entity_search_by_meaning_goes_through_the_facts(mem: engram.Memory) -> None:
+    mem.remember(REF, "Yesterday Ana Lima painted birds by the river")
+    mem.remember(REF, "Then Bo Silva fixed the old car engine")
+    hits = mem.graph.search(REF, "painted birds")
+    assert hits[0].entity.name == "Ana Lima" and hits[0].vector_rank == 1

@@ -237,8 +237,10 @@ ROW_READS = {
     "relation_type",
     "relations",
     "named_like",
+    "groundings",
+    "queued",
 }
-ROW_EXEMPT = {"replace_vectors"}
+ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
 
 
 def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
@@ -275,10 +277,10 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "shares.delete": lambda tx: store.shares.delete(tx, "ana", "app:a", "app:b"),
         "graph.put_entity": lambda tx: store.graph.put_entity(tx, REF, entity, []),
         "graph.delete_entity": lambda tx: store.graph.delete_entity(tx, REF, "e_x"),
-        "graph.add_mentions": lambda tx: store.graph.add_mentions(
-            tx, REF, [Mention("f_x", 0, 3, "e_x", True)]
+        "graph.set_mentions": lambda tx: store.graph.set_mentions(
+            tx, REF, "f_x", [Mention("f_x", 0, 3, "e_x")], ["e_x"]
         ),
-        "graph.drop_mentions": lambda tx: store.graph.drop_mentions(tx, REF, ["f_x"]),
+        "graph.queue": lambda tx: store.graph.queue(tx, REF, ["f_x"]),
         "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
         "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
         "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),

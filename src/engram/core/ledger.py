@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from engram.core.clock import to_us
+from engram.core.graph import indexing
 from engram.core.models import Change, Fact, Writer
 
 if TYPE_CHECKING:
@@ -77,6 +78,9 @@ class Entry:
         )
 
     def close(self) -> None:
+        # The facts this write added, restored or reworded, and those naming an entity
+        # that went, are read for the graph before it commits (whatever path wrote them).
+        indexing.settle(self.store, self.tx, self.now)
         if self._changes:
             self.store.ledger.add(self.tx, self.seq, list(self._changes.values()))
         else:

@@ -490,10 +490,11 @@ class ShareRows(Protocol):
 
 
 class GraphRows(Protocol):
-    """The knowledge graph's rows: entities with their aliases, mentions, relations with
-    their support, and relation types. The database itself drops a fact's mentions and
-    support when the fact goes (or its words change), an extracted entity left with no
-    grounding mention, and an extracted relation left with no support."""
+    """The knowledge graph's rows: entities with their aliases, mentions and groundings,
+    relations with their support, and relation types. The database itself queues a fact
+    written or given new words for reading, drops a fact's mentions, groundings and
+    support when it goes, an extracted entity left with no grounding (queueing the facts
+    that mentioned it), and an extracted relation left with no support."""
 
     def entities(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
         """The scope's entities among ``ids`` (with their aliases), by id."""
@@ -521,8 +522,16 @@ class GraphRows(Protocol):
         aliases and its summary on lines of their own; by id."""
         ...
 
-    def add_mentions(self, tx: Tx, scope: Scope, mentions: Sequence[Mention]) -> None:
-        """Writes mentions; one already there (same fact and start) is left as it is."""
+    def set_mentions(
+        self,
+        tx: Tx,
+        scope: Scope,
+        fact_id: str,
+        mentions: Sequence[Mention],
+        grounds: Sequence[str],
+    ) -> None:
+        """Makes the fact's mentions exactly ``mentions`` and the entities its words
+        ground exactly ``grounds`` (an extracted entity left with no grounding goes)."""
         ...
 
     def mentions(
@@ -531,10 +540,20 @@ class GraphRows(Protocol):
         """The scope's mentions in ``facts`` or of ``entities``, by fact then start."""
         ...
 
-    def drop_mentions(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> None:
-        """Deletes the mentions in these facts (an extracted entity left with no
-        grounding mention goes too)."""
+    def groundings(self, tx: Tx, scope: Scope) -> dict[str, list[str]]:
+        """The entities each of the scope's facts grounds (by fact, ids sorted)."""
         ...
+
+    def queued(self, tx: Tx, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` facts queued for reading (written, given new words, or naming
+        an entity that went), as (scope key, fact id)."""
+        ...
+
+    def queue(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> None:
+        """Queues facts for reading again (a name they hold became known)."""
+        ...
+
+    def dequeue(self, tx: Tx, items: Sequence[tuple[str, str]]) -> None: ...
 
     def relation_type(self, tx: Tx, scope: Scope, type: str) -> bool | None:
         """Whether the scope declared ``type`` single-valued; None when never declared."""

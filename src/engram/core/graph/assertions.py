@@ -18,7 +18,7 @@ from typing import Any
 from engram.core import ledger
 from engram.core.clock import from_us, to_us
 from engram.core.errors import Conflict, InvalidInput, NotFound
-from engram.core.graph import models
+from engram.core.graph import indexing, models
 from engram.core.graph.models import Entity, Origin, Relation
 from engram.core.graph.names import normalise
 from engram.core.models import Change, JSONValue
@@ -87,6 +87,9 @@ def upsert_entity(
         return current
     entity = dataclasses.replace(entity, updated_at=now)
     store.graph.put_entity(tx, scope, entity, list(merged))
+    fresh = [entity.name] if current is None else []
+    fresh += [a for n, a in merged.items() if current is None or n not in _norms(current)]
+    indexing.queue_holders(store, tx, scope, fresh)  # their words may name it now
     rec.record("entity", entity.id, "upsert", ABSENT if current is None else _entity_state(current))
     return entity
 
@@ -260,6 +263,10 @@ def _facts(rec: ledger.Entry, facts: Sequence[str]) -> list[str]:
     return ids
 
 
+def _norms(entity: Entity) -> set[str]:
+    return {entity.norm, *(normalise(a) for a in entity.aliases)}
+
+
 def _same(a: Entity, b: Entity) -> bool:
     return dataclasses.replace(a, updated_at=b.updated_at) == b
 
@@ -366,6 +373,10 @@ def undo_entity(rec: ledger.Entry, change: Change, token: int | None) -> None:
             f"entity {entity.id} cannot take back its names: entity {taken[0]} holds one now"
         )
     store.graph.put_entity(tx, scope, entity, norms)
+    # Names it had and lost, or takes back: the facts that hold them are read again.
+    mentioning = {m.fact_id for m in store.graph.mentions(tx, scope, entities=[entity.id])}
+    store.graph.queue(tx, scope, sorted(mentioning))
+    indexing.queue_holders(store, tx, scope, [entity.name, *entity.aliases])
     rec.record("entity", entity.id, "upsert", before, token)
 
 

@@ -77,14 +77,12 @@ class Relation:
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """A fact's words ``[start, end)`` name ``entity``; a grounding mention is one the
-    words alone give (not only because the name was known already)."""
+    """A fact's words ``[start, end)`` name ``entity``."""
 
     fact_id: str
     start: int
     end: int
     entity: str
-    grounds: bool
 
 
 def entity_id(scope: Scope, norm: str) -> str:

@@ -239,10 +239,22 @@ MIGRATIONS: tuple[str, ...] = (
         "end" integer NOT NULL,
         entity text NOT NULL,
         scope text NOT NULL,
-        grounds integer NOT NULL,
         PRIMARY KEY (fact_id, start)
     );
-    CREATE INDEX mentions_by_entity ON mentions (entity, grounds);
+    CREATE INDEX mentions_by_entity ON mentions (entity);
+
+    CREATE TABLE groundings (
+        fact_id text NOT NULL,
+        entity text NOT NULL,
+        PRIMARY KEY (fact_id, entity)
+    );
+    CREATE INDEX groundings_by_entity ON groundings (entity);
+
+    CREATE TABLE graph_dirty (
+        scope text NOT NULL,
+        fact_id text NOT NULL,
+        PRIMARY KEY (scope, fact_id)
+    );
 
     CREATE TABLE relations (
         seq bigserial PRIMARY KEY,
@@ -275,33 +287,50 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope, type)
     );
 
+    CREATE FUNCTION engram_fact_came() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' THEN
+            DELETE FROM mentions WHERE fact_id = OLD.id;
+            DELETE FROM groundings WHERE fact_id = OLD.id;
+        END IF;
+        INSERT INTO graph_dirty (scope, fact_id) VALUES (NEW.scope, NEW.id)
+            ON CONFLICT DO NOTHING;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER facts_ai_graph AFTER INSERT ON facts
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_came();
+    CREATE TRIGGER facts_au_graph AFTER UPDATE OF content ON facts
+        FOR EACH ROW WHEN (NEW.content IS DISTINCT FROM OLD.content)
+        EXECUTE FUNCTION engram_fact_came();
+
     CREATE FUNCTION engram_fact_left_graph() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         DELETE FROM mentions WHERE fact_id = OLD.id;
-        IF TG_OP = 'DELETE' THEN
-            DELETE FROM relation_support WHERE fact_id = OLD.id;
-        END IF;
+        DELETE FROM groundings WHERE fact_id = OLD.id;
+        DELETE FROM relation_support WHERE fact_id = OLD.id;
+        DELETE FROM graph_dirty WHERE scope = OLD.scope AND fact_id = OLD.id;
         RETURN NULL;
     END $$;
     CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts
         FOR EACH ROW EXECUTE FUNCTION engram_fact_left_graph();
-    CREATE TRIGGER facts_au_graph AFTER UPDATE OF content ON facts
-        FOR EACH ROW WHEN (NEW.content IS DISTINCT FROM OLD.content)
-        EXECUTE FUNCTION engram_fact_left_graph();
 
-    CREATE FUNCTION engram_mention_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE FUNCTION engram_grounding_left() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         DELETE FROM entities WHERE id = OLD.entity AND origin = 'extracted'
-            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = OLD.entity AND grounds = 1);
+            AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = OLD.entity);
         RETURN NULL;
     END $$;
-    CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions
-        FOR EACH ROW WHEN (OLD.grounds = 1) EXECUTE FUNCTION engram_mention_left();
+    CREATE TRIGGER groundings_ad_graph AFTER DELETE ON groundings
+        FOR EACH ROW EXECUTE FUNCTION engram_grounding_left();
 
     CREATE FUNCTION engram_entity_left() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
+        INSERT INTO graph_dirty (scope, fact_id)
+            SELECT scope, fact_id FROM mentions WHERE entity = OLD.id
+            ON CONFLICT DO NOTHING;
         DELETE FROM entity_aliases WHERE entity = OLD.id;
         DELETE FROM mentions WHERE entity = OLD.id;
+        DELETE FROM groundings WHERE entity = OLD.id;
         DELETE FROM relations WHERE source = OLD.id OR target = OLD.id;
         RETURN NULL;
     END $$;

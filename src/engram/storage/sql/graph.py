@@ -126,14 +126,30 @@ class GraphTable:
             for e in found.values()
         }
 
-    def add_mentions(self, tx: Tx, scope: Scope, mentions: Sequence[Mention]) -> None:
-        if not mentions:
-            return
-        sql(tx).recorded().executemany(
-            'INSERT INTO mentions (fact_id, start, "end", entity, scope, grounds) '
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (fact_id, start) DO NOTHING",
-            [(m.fact_id, m.start, m.end, m.entity, scope.key, int(m.grounds)) for m in mentions],
+    def set_mentions(
+        self,
+        tx: Tx,
+        scope: Scope,
+        fact_id: str,
+        mentions: Sequence[Mention],
+        grounds: Sequence[str],
+    ) -> None:
+        t = sql(tx).recorded()
+        # Groundings first, then stale ones out: an entity still grounded never goes.
+        t.executemany(
+            "INSERT INTO groundings (fact_id, entity) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [(fact_id, entity) for entity in grounds],
         )
+        t.executemany(
+            'INSERT INTO mentions (fact_id, start, "end", entity, scope) VALUES (?, ?, ?, ?, ?) '
+            'ON CONFLICT (fact_id, start) DO UPDATE SET "end" = excluded."end", '
+            "entity = excluded.entity",
+            [(fact_id, m.start, m.end, m.entity, scope.key) for m in mentions],
+        )
+        kept, params = t.dialect.in_list("start", [m.start for m in mentions] or [-1])
+        t.execute(f"DELETE FROM mentions WHERE fact_id = ? AND NOT {kept}", (fact_id, *params))
+        kept, params = t.dialect.in_list("entity", list(grounds) or [""])
+        t.execute(f"DELETE FROM groundings WHERE fact_id = ? AND NOT {kept}", (fact_id, *params))
 
     def mentions(
         self, tx: Tx, scope: Scope, *, facts: Sequence[str] = (), entities: Sequence[str] = ()
@@ -144,22 +160,41 @@ class GraphTable:
             if values:
                 member, params = t.dialect.in_list(column, values)
                 found += t.rows(
-                    'SELECT fact_id, start, "end", entity, grounds FROM mentions '
+                    f'SELECT fact_id, start, "end", entity FROM mentions '
                     f"WHERE {member} AND scope = ?",
                     (*params, scope.key),
                 )
         unique = {(str(r[0]), int(r[1])): r for r in found}
         return [
-            Mention(str(r[0]), int(r[1]), int(r[2]), str(r[3]), bool(r[4]))
-            for _, r in sorted(unique.items())
+            Mention(str(r[0]), int(r[1]), int(r[2]), str(r[3])) for _, r in sorted(unique.items())
         ]
 
-    def drop_mentions(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> None:
-        if not fact_ids:
-            return
-        t = sql(tx).recorded()
-        member, params = t.dialect.in_list("fact_id", fact_ids)
-        t.execute(f"DELETE FROM mentions WHERE {member} AND scope = ?", (*params, scope.key))
+    def groundings(self, tx: Tx, scope: Scope) -> dict[str, list[str]]:
+        grounded: dict[str, list[str]] = defaultdict(list)
+        for fact_id, entity in sql(tx).rows(
+            "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
+            "WHERE e.scope = ? ORDER BY g.fact_id, g.entity",
+            (scope.key,),
+        ):
+            grounded[str(fact_id)].append(str(entity))
+        return dict(grounded)
+
+    def queued(self, tx: Tx, limit: int) -> list[tuple[str, str]]:
+        rows = sql(tx).rows(
+            "SELECT scope, fact_id FROM graph_dirty ORDER BY scope, fact_id LIMIT ?", (limit,)
+        )
+        return [(str(s), str(f)) for s, f in rows]
+
+    def queue(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> None:
+        sql(tx).recorded().executemany(
+            "INSERT INTO graph_dirty (scope, fact_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [(scope.key, f) for f in fact_ids],
+        )
+
+    def dequeue(self, tx: Tx, items: Sequence[tuple[str, str]]) -> None:
+        sql(tx).executemany(
+            "DELETE FROM graph_dirty WHERE scope = ? AND fact_id = ?", [tuple(i) for i in items]
+        )
 
     def relation_type(self, tx: Tx, scope: Scope, type: str) -> bool | None:
         row = (

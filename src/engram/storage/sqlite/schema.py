@@ -278,12 +278,14 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 11: the knowledge graph. Entities (unique per scope by normalised name, with
     # aliases), relations with the time they held in the world (valid_at, invalid_at)
-    # and the time engram knew them (created_at, expired_at), and what ties them to
-    # facts: mentions (a grounding mention is one the text alone gives) and support.
-    # A fact leaving takes its mentions and support with it (new words, its mentions:
-    # the core finds them again), an extracted entity left
-    # with no grounding mention goes, and an extracted relation left with no support:
-    # triggers, so no path that deletes a fact can leave the graph behind.
+    # and the time engram knew them (created_at, expired_at), relation types, and what
+    # ties them to facts: mentions (spans of a fact's words naming an entity), groundings
+    # (the names a fact's words alone give, which keep an extracted entity alive) and
+    # support. The database keeps the graph with its facts, whatever path writes them: a
+    # fact written or given new words is queued (graph_dirty) for the core to read before
+    # the write commits; a fact leaving takes its mentions, groundings and support; an
+    # extracted entity left with no grounding goes, queueing the facts that mentioned it;
+    # an extracted relation left with no support goes.
     """
     CREATE TABLE entities (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -315,10 +317,22 @@ MIGRATIONS: tuple[str, ...] = (
         "end" INTEGER NOT NULL,
         entity TEXT NOT NULL,
         scope TEXT NOT NULL,
-        grounds INTEGER NOT NULL,
         PRIMARY KEY (fact_id, start)
     ) WITHOUT ROWID;
-    CREATE INDEX mentions_by_entity ON mentions (entity, grounds);
+    CREATE INDEX mentions_by_entity ON mentions (entity);
+
+    CREATE TABLE groundings (
+        fact_id TEXT NOT NULL,
+        entity TEXT NOT NULL,
+        PRIMARY KEY (fact_id, entity)
+    ) WITHOUT ROWID;
+    CREATE INDEX groundings_by_entity ON groundings (entity);
+
+    CREATE TABLE graph_dirty (
+        scope TEXT NOT NULL,
+        fact_id TEXT NOT NULL,
+        PRIMARY KEY (scope, fact_id)
+    ) WITHOUT ROWID;
 
     CREATE TABLE relations (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -351,21 +365,31 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope, type)
     ) WITHOUT ROWID;
 
-    CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts BEGIN
-        DELETE FROM mentions WHERE fact_id = old.id;
-        DELETE FROM relation_support WHERE fact_id = old.id;
+    CREATE TRIGGER facts_ai_graph AFTER INSERT ON facts BEGIN
+        INSERT OR IGNORE INTO graph_dirty (scope, fact_id) VALUES (new.scope, new.id);
     END;
     CREATE TRIGGER facts_au_graph AFTER UPDATE OF content ON facts
         WHEN new.content IS NOT old.content BEGIN
         DELETE FROM mentions WHERE fact_id = old.id;
+        DELETE FROM groundings WHERE fact_id = old.id;
+        INSERT OR IGNORE INTO graph_dirty (scope, fact_id) VALUES (new.scope, new.id);
     END;
-    CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions WHEN old.grounds = 1 BEGIN
+    CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts BEGIN
+        DELETE FROM mentions WHERE fact_id = old.id;
+        DELETE FROM groundings WHERE fact_id = old.id;
+        DELETE FROM relation_support WHERE fact_id = old.id;
+        DELETE FROM graph_dirty WHERE scope = old.scope AND fact_id = old.id;
+    END;
+    CREATE TRIGGER groundings_ad_graph AFTER DELETE ON groundings BEGIN
         DELETE FROM entities WHERE id = old.entity AND origin = 'extracted'
-            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = old.entity AND grounds = 1);
+            AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = old.entity);
     END;
     CREATE TRIGGER entities_ad_graph AFTER DELETE ON entities BEGIN
+        INSERT OR IGNORE INTO graph_dirty (scope, fact_id)
+            SELECT scope, fact_id FROM mentions WHERE entity = old.id;
         DELETE FROM entity_aliases WHERE entity = old.id;
         DELETE FROM mentions WHERE entity = old.id;
+        DELETE FROM groundings WHERE entity = old.id;
         DELETE FROM relations WHERE source = old.id OR target = old.id;
     END;
     CREATE TRIGGER relation_support_ad_graph AFTER DELETE ON relation_support BEGIN

@@ -4,14 +4,14 @@ It runs inline on every write, so it reads one text in tens of microseconds and 
 text always gives the same mentions. In order:
 
 1. names the scope already knows, and their aliases: the longest run of words whose normal
-   form (:func:`engram.core.entities.normalise`) is known, beginning and ending with a word
+   form (:func:`engram.core.graph.names.normalise`) is known, beginning and ending with a word
    that has a capital ("new york" in lowercase is not matched, nor "max" for Max);
 2. runs of capitalised words that do not start a sentence ("New York", "Lord of the
    Rings", "George R. R. Martin"), and titles in double quotes ("The Name of the Wind");
 3. a word that starts a sentence only when the scope knows it ("Max looks happy");
 4. @handles, #hashtags, emails and URLs.
 
-Ordinary words are never names, capitalised or not (:mod:`engram.core.ordinary`):
+Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
 pronouns and other function words, deictics (This, Now, Here, Today), greetings and
 interjections ("Hey John" names John), contractions (I'm, Let's), time expressions
 (Monday, June, Christmas: a fact's time carries them), family words and titles (Mom, Dr.),
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from engram.core import entities
-from engram.core.ordinary import (
+from engram.core.graph import names
+from engram.core.graph.ordinary import (
     ABBREVIATIONS,
     CONNECTORS,
     FUNCTION,
@@ -48,7 +48,7 @@ from engram.core.ordinary import (
 Kind = Literal["name", "speaker", "handle", "hashtag", "email", "url"]
 MAX_NAME_WORDS = 8  # a known name or a capitalised run is at most this many words
 
-_normalise = lru_cache(maxsize=8192)(entities.normalise)  # names repeat; it is pure
+_normalise = lru_cache(maxsize=8192)(names.normalise)  # names repeat; it is pure
 
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`]+", re.IGNORECASE)
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[^\W_](?:[\w-]*\w)?(?:\.[^\W_](?:[\w-]*\w)?)+")
@@ -102,7 +102,7 @@ class _Word:
     folded: str  # case folded, possessive dropped, ' for every apostrophe
     capital: bool  # has a capital letter: "Max", "NYC", "iPhone"
     initial: bool  # starts a sentence
-    ordinary: bool  # never a name (:mod:`engram.core.ordinary`)
+    ordinary: bool  # never a name (:mod:`engram.core.graph.ordinary`)
     possessive: bool
     joined: bool  # joined to the word before it: spaces only, " & ", or "R. R."
     abbreviation: bool = False  # a stop after it may not end a sentence: "Dr.", "R."

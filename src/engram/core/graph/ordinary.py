@@ -1,7 +1,7 @@
 """Ordinary words: the ones written with a capital that name nothing.
 
 Case folded, with ``'`` for every apostrophe. The extractor never takes them for a name,
-whatever their case (:mod:`engram.core.extraction`); they were written from English
+whatever their case (:mod:`engram.core.graph.extraction`); they were written from English
 grammar and chat usage, not read off the labelled turns.
 """
 

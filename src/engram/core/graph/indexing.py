@@ -1,0 +1,132 @@
+"""What facts' words give the graph, kept in step with the facts inside every write.
+
+The graph a scope's facts give is a function of its live facts and its assertions, so it
+can always be rebuilt and the incremental one must equal the rebuilt one:
+
+- a fact **grounds** the names its words give alone (:mod:`engram.core.graph.extraction`
+  with nothing known: capitalised runs not opening a sentence, quoted titles, handles,
+  tags, emails, URLs, its speaker); the scope's extracted entities are exactly the names
+  its live facts ground that no asserted entity holds;
+- a fact's **mentions** are what the rules find in its words given every name the scope
+  knows (its asserted and extracted entities and their aliases): a known name also
+  matches where it opens a sentence.
+
+The database queues every fact written or given new words, and every fact that named an
+entity that went (:class:`engram.core.ports.GraphRows`); :func:`settle` reads the queue
+before each write commits (:meth:`engram.core.ledger.Entry.close`), so no write path can
+leave the graph behind. A name new to the scope queues the scope's other facts that hold
+its words, whose mentions it may change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from itertools import groupby
+
+from engram.core import query
+from engram.core.clock import from_us
+from engram.core.graph import models
+from engram.core.graph.extraction import Kind, Reading, read
+from engram.core.graph.models import Entity, Mention
+from engram.core.models import Fact, Filters
+from engram.core.ports import Store, Tx
+from engram.core.scopes import Scope, parse_key
+
+BATCH = 500  # queued facts read at a time
+LOOKUPS = 5000  # names asked of the store at a time
+_TYPES: dict[Kind, str | None] = {
+    "name": None,
+    "speaker": None,
+    "handle": "handle",
+    "hashtag": "hashtag",
+    "email": "email",
+    "url": "url",
+}
+
+
+def settle(store: Store, tx: Tx, now_us: int) -> None:
+    """Reads every queued fact (and the facts the names new to their scopes queue in
+    turn) until the queue is empty."""
+    while True:
+        queued = store.graph.queued(tx, BATCH)
+        if not queued:
+            return
+        for key, items in groupby(queued, key=lambda item: item[0]):
+            scope = parse_key(key)
+            ids = [fact_id for _, fact_id in items]
+            facts = store.facts.by_ids(tx, scope, ids)
+            read_facts(store, tx, scope, [facts[i] for i in ids if i in facts], now_us)
+        store.graph.dequeue(tx, queued)
+
+
+def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Fact], now_us: int) -> None:
+    """Gives ``facts`` their groundings and mentions, creating the entities they ground
+    that the scope does not know, and queues the scope's other facts that hold a name
+    new to it."""
+    if not facts:
+        return
+    readings = [(fact, read(fact.content, speaker=_speaker(fact))) for fact in facts]
+    alone = {fact.id: reading.mentions({}) for fact, reading in readings}
+    wanted = sorted(
+        {key for _, reading in readings for key in reading.lookups}
+        | {m.name for found in alone.values() for m in found}
+    )
+    known: dict[str, str] = {}
+    for start in range(0, len(wanted), LOOKUPS):
+        known.update(store.graph.named(tx, scope, wanted[start : start + LOOKUPS]))
+    at = from_us(now_us)
+    new: dict[str, str] = {}  # norm -> the surface that first gave it
+    for fact, _ in readings:
+        for m in alone[fact.id]:
+            if m.name in known or m.name in new:
+                continue
+            new[m.name] = m.surface
+            entity = Entity(
+                models.entity_id(scope, m.name),
+                m.surface,
+                m.name,
+                _TYPES[m.kind],
+                (),
+                None,
+                {},
+                "extracted",
+                at,
+                at,
+            )
+            store.graph.put_entity(tx, scope, entity, [])
+            known[m.name] = entity.id
+    for fact, reading in readings:
+        grounds = sorted({known[m.name] for m in alone[fact.id]})
+        mentions = [
+            Mention(fact.id, m.start, m.end, known[m.name])
+            for m in reading.mentions(known)
+            if m.name in known
+        ]
+        store.graph.set_mentions(tx, scope, fact.id, mentions, grounds)
+    if new:
+        queue_holders(store, tx, scope, list(new.values()), exclude={f.id for f in facts})
+
+
+def queue_holders(
+    store: Store, tx: Tx, scope: Scope, names: Sequence[str], exclude: Collection[str] = ()
+) -> None:
+    """Queues the scope's live facts whose words hold any of ``names`` (found by full
+    text: every fact holding one of a name's words, read again by the rules)."""
+    terms = sorted({t for name in names for t in query.terms(name)})
+    if not terms:
+        return
+    everything = max(1, store.facts.count(tx, scope))
+    found = store.candidates.text(tx, scope, terms, Filters(), everything)
+    holders = [c.id for c in found if c.id not in exclude]
+    if holders:
+        store.graph.queue(tx, scope, holders)
+
+
+def _speaker(fact: Fact) -> str | None:
+    speaker = fact.metadata.get("speaker")
+    return speaker if isinstance(speaker, str) else None
+
+
+def reading_of(fact: Fact) -> Reading:
+    """The rules' reading of a fact, as :func:`read_facts` reads it."""
+    return read(fact.content, speaker=_speaker(fact))

@@ -1,0 +1,192 @@
+"""The graph a scope's facts give equals the graph rebuilt from scratch, on both backends:
+after any interleaving of remember, correct, forget (soft and for good), restore, revert,
+asserting an entity and deleting one, the entities, their origins, every fact's mentions
+and groundings are what the rules give the live facts and the assertions alone.
+
+Each example works in a scope of its own. The number of examples is
+``ENGRAM_GRAPH_EXAMPLES`` (60 by default; 300 for the acceptance run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+import engram
+from engram import Conflict, NotFound, ResourceRef
+from engram.core.graph.extraction import read
+from engram.core.graph.models import entity_id
+from engram.core.graph.names import normalise
+from stores import Target, rows
+
+EXAMPLES = int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60"))
+# Names that nest ("New York", "York"), open sentences or not, and change case.
+NAMES = ["Ana", "Bo Lima", "New York", "York", "Caroline", "Mel", "Lima"]
+TEMPLATES = [
+    "{0} met {1} in {2}.",
+    "{0} went home. Then {1} called.",
+    "yesterday we saw {0} and {1}",
+    "I told {0} about {2}!",
+    'We read "{0}" together.',
+    "{0}",
+]
+SPEAKERS = [None, "Ana", "Caroline"]
+
+
+def _text(template: str, names: list[str]) -> str:
+    return template.format(*names)
+
+
+class GraphMachine(RuleBasedStateMachine):
+    memory: engram.Memory
+    target: Target
+
+    facts = Bundle("facts")
+    entities = Bundle("entities")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ref = ResourceRef(f"graph-{uuid.uuid4().hex[:10]}")
+
+    @rule(
+        target=facts,
+        template=st.sampled_from(TEMPLATES),
+        names=st.lists(st.sampled_from(NAMES), min_size=3, max_size=3),
+        speaker=st.sampled_from(SPEAKERS),
+    )
+    def remember(self, template: str, names: list[str], speaker: str | None) -> str:
+        text = _text(template, names)
+        content = text if speaker is None else f"{speaker}: {text}"
+        metadata = None if speaker is None else {"speaker": speaker}
+        return self.memory.remember(self.ref, content, metadata=metadata).id
+
+    @rule(
+        fact=facts,
+        template=st.sampled_from(TEMPLATES),
+        names=st.lists(st.sampled_from(NAMES), min_size=3, max_size=3),
+    )
+    def correct(self, fact: str, template: str, names: list[str]) -> None:
+        # Forgotten, or its new words are another fact's: nothing changes.
+        with contextlib.suppress(NotFound, Conflict):
+            self.memory.correct(self.ref, fact, _text(template, names))
+
+    @rule(fact=facts, hard=st.booleans())
+    def forget(self, fact: str, hard: bool) -> None:
+        self.memory.forget(self.ref, fact, hard=hard)
+
+    @rule(fact=facts)
+    def restore(self, fact: str) -> None:
+        with contextlib.suppress(NotFound, Conflict):
+            self.memory.restore(self.ref, fact)
+
+    @rule(
+        target=entities,
+        name=st.sampled_from(NAMES),
+        alias=st.sampled_from([None, *NAMES, "Mellie", "NYC"]),
+    )
+    def assert_entity(self, name: str, alias: str | None) -> str:
+        with contextlib.suppress(Conflict):  # the alias is another entity's name
+            self.memory.graph.upsert_entity(self.ref, name, aliases=[alias] if alias else [])
+        return name
+
+    @rule(entity=entities)
+    def delete_entity(self, entity: str) -> None:
+        with contextlib.suppress(NotFound):
+            self.memory.graph.delete_entity(self.ref, entity)
+
+    @rule()
+    def revert_latest(self) -> None:
+        page = self.memory.ledger(self.ref, limit=1).entries
+        if page:
+            with contextlib.suppress(Conflict):
+                self.memory.revert(self.ref, page[0].seq)
+
+    @invariant()
+    def the_graph_is_the_rebuilt_one(self) -> None:
+        assert stored(self.target, self.ref) == rebuilt(self.memory, self.target, self.ref)
+
+
+def stored(target: Target, ref: ResourceRef) -> dict[str, Any]:
+    key = ref.key
+    entities = rows(target, "SELECT id, norm, origin FROM entities WHERE scope = ?", (key,))
+    mentions = rows(
+        target, 'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
+    )
+    groundings = rows(
+        target,
+        "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
+        "WHERE e.scope = ?",
+        (key,),
+    )
+    return {
+        "entities": sorted((str(i), str(n), str(o)) for i, n, o in entities),
+        "mentions": sorted((str(f), int(s), int(e), str(n)) for f, s, e, n in mentions),
+        "groundings": sorted((str(f), str(e)) for f, e in groundings),
+    }
+
+
+def rebuilt(memory: engram.Memory, target: Target, ref: ResourceRef) -> dict[str, Any]:
+    """The graph from scratch: the asserted entities as stored, and what the rules give
+    the live facts."""
+    asserted = rows(
+        target,
+        "SELECT id, norm, origin FROM entities WHERE scope = ? AND origin <> 'extracted'",
+        (ref.key,),
+    )
+    known: dict[str, str] = {str(n): str(i) for i, n, _ in asserted}
+    for alias, entity in rows(
+        target, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
+    ):
+        if str(entity) in {str(i) for i, _, _ in asserted}:
+            known[str(alias)] = str(entity)
+    facts = memory.facts(ref, limit=1000).facts
+    readings = {}
+    for fact in facts:
+        speaker = fact.metadata.get("speaker")
+        readings[fact.id] = read(
+            fact.content, speaker=speaker if isinstance(speaker, str) else None
+        )
+    extracted: set[tuple[str, str, str]] = set()
+    for reading in readings.values():
+        for m in reading.mentions({}):
+            if m.name not in known:
+                extracted.add((entity_id(ref, m.name), m.name, "extracted"))
+    known.update({norm: eid for eid, norm, _ in extracted})
+    mentions, groundings = [], set()
+    for fact_id, reading in readings.items():
+        mentions += [
+            (fact_id, m.start, m.end, known[m.name])
+            for m in reading.mentions(known)
+            if m.name in known
+        ]
+        groundings |= {(fact_id, known[m.name]) for m in reading.mentions({})}
+    entities = sorted({(str(i), str(n), str(o)) for i, n, o in asserted} | extracted)
+    assert all(normalise(n) == n for _, n, _ in entities)
+    return {"entities": entities, "mentions": sorted(mentions), "groundings": sorted(groundings)}
+
+
+def test_the_graph_equals_the_graph_rebuilt_from_the_live_facts(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as memory:
+        GraphMachine.memory = memory
+        GraphMachine.target = target
+        run_state_machine_as_test(
+            GraphMachine,
+            settings=settings(
+                max_examples=EXAMPLES,
+                stateful_step_count=20,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow],
+            ),
+        )

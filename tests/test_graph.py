@@ -343,3 +343,20 @@ def test_entity_search_by_meaning_goes_through_the_facts(mem: engram.Memory) -> 
     mem.remember(REF, "Then Bo Silva fixed the old car engine")
     hits = mem.graph.search(REF, "painted birds")
     assert hits[0].entity.name == "Ana Lima" and hits[0].vector_rank == 1
+
+
+def test_a_store_without_extraction_reads_its_facts_when_asked(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(32), extractor="off") as off:
+        off.remember(REF, "Yesterday I met Ana Lima in Porto")
+        off.remember(REF, "Ana Lima called.")  # opens a sentence: only once known
+        with pytest.raises(NotFound):
+            off.graph.entity(REF, "Porto")
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as on:
+        assert on.graph.extract(REF) == 2
+        ana = on.graph.neighbourhood(REF, "Ana Lima")
+        assert len(ana.facts) == 2 and {e.name for e in ana.entities} == {"Ana Lima", "Porto"}
+        [entry] = on.ledger(REF, limit=1).entries
+        with pytest.raises(Conflict, match="cannot be reverted"):
+            on.revert(REF, entry.seq)
+    with pytest.raises(InvalidInput, match="extractor must be one of rules, off"):
+        engram.open(target, extractor="spacy")

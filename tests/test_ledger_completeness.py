@@ -150,6 +150,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Graph.upsert_relation": lambda: mem.graph.upsert_relation(REF, "Ana", "Cy", "knows"),
         "Graph.expire_relation": lambda: mem.graph.expire_relation(REF, ending.id),
         "Graph.delete_relation": lambda: mem.graph.delete_relation(REF, dropped.id),
+        "Graph.extract": lambda: mem.graph.extract(REF),
     }
 
 

@@ -37,6 +37,7 @@ def open(
     trash_retention: timedelta | None = timedelta(days=30),
     ledger_retention: timedelta | None = timedelta(days=90),
     reranker: Reranker | None = None,
+    extractor: str = "rules",
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -63,6 +64,10 @@ def open(
     ``reranker`` (optional, e.g. :class:`engram.RemoteReranker`) reorders a hybrid
     recall's best candidates by its scores (:mod:`engram.core.reranking`); it stores
     nothing, so any reranker opens any store.
+
+    ``extractor`` is ``"rules"`` (every fact written is read for the names it holds, in
+    its write: :mod:`engram.core.graph.indexing`) or ``"off"`` (the graph holds only what
+    callers assert; ``mem.graph.extract`` reads a scope's facts later).
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
@@ -77,7 +82,9 @@ def open(
 
     chosen = _embedder(embedder)
     _check_reranker(reranker)
+    reads = check_extractor(extractor)
     store = open_store(path)
+    store.graph.reads_facts = reads
     try:
         if chosen is not None:
             reconcile_model(store, chosen, reembed=reembed)
@@ -85,6 +92,16 @@ def open(
         store.close()
         raise
     return Memory(store, chosen, caps=caps, clock=clock or now_us, reranker=reranker)
+
+
+EXTRACTORS = ("rules", "off")
+
+
+def check_extractor(extractor: object) -> bool:
+    """Whether ``extractor`` reads facts for names; InvalidInput for an unknown one."""
+    if extractor not in EXTRACTORS:
+        raise InvalidInput(f"extractor must be one of {', '.join(EXTRACTORS)}, got {extractor!r}")
+    return extractor == "rules"
 
 
 def open_store(target: str | os.PathLike[str], *, apply_migrations: bool = True) -> Store:

@@ -71,6 +71,7 @@ class Settings:
     max_age_ms: int = 0
     trash_retention_days: int = 30
     ledger_retention_days: int = 90
+    extractor: str = "rules"
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     owner_uid: str = ""
@@ -202,6 +203,13 @@ def _flag(value: str, name: str) -> bool:
     if value.lower() in _FALSE:
         return False
     raise InvalidInput(f"{name} must be true or false, got {value!r}")
+
+
+def _extractor(value: str, name: str) -> str:
+    chosen = value.lower()
+    if chosen in ("rules", "off"):
+        return chosen
+    raise InvalidInput(f"{name} must be rules or off, got {value!r}")
 
 
 def _embedder_kind(value: str, name: str) -> EmbedderKind:
@@ -377,6 +385,13 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(maximum=36_500),
         "90",
         "a compaction drops ledger entries older than this many days (0: kept)",
+    ),
+    Setting(
+        "ENGRAM_EXTRACTOR",
+        "extractor",
+        _extractor,
+        "rules",
+        "how facts' words fill the knowledge graph: rules (inline, no model) or off",
     ),
     Setting("ENGRAM_HOST", "host", _text, "127.0.0.1", "the address `engram serve` listens on"),
     Setting(

@@ -37,6 +37,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,
+        extractor=settings.extractor,
     )
 
     @asynccontextmanager

@@ -570,6 +570,7 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,
+        extractor=settings.extractor,
     )
 
 

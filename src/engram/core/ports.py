@@ -494,7 +494,12 @@ class GraphRows(Protocol):
     relations with their support, and relation types. The database itself queues a fact
     written or given new words for reading, drops a fact's mentions, groundings and
     support when it goes, an extracted entity left with no grounding (queueing the facts
-    that mentioned it), and an extracted relation left with no support."""
+    that mentioned it), and an extracted relation left with no support.
+
+    ``reads_facts`` says whether queued facts are read for names (``extractor="off"``
+    leaves the graph to what callers assert)."""
+
+    reads_facts: bool
 
     def entities(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
         """The scope's entities among ``ids`` (with their aliases), by id."""

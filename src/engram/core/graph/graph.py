@@ -11,7 +11,7 @@ from typing import Literal, TypeVar
 from engram.core import ledger, limits
 from engram.core.clock import Clock, now_us
 from engram.core.errors import CapabilityMissing, InvalidInput
-from engram.core.graph import assertions, models, search, walks
+from engram.core.graph import assertions, indexing, models, search, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import JSONValue, Writer
 from engram.core.ports import Embedder, Store, Tx
@@ -121,6 +121,23 @@ class Graph:
             "graph.relation.delete",
             lambda rec: assertions.delete_relation(rec, relation_id),
         )
+
+    def extract(self, ref: Scope) -> int:
+        """Reads every live fact of the scope for names again (after the store ran with
+        ``extractor="off"``, say); the number of facts read. Not revertable: what it
+        writes follows from the facts."""
+        store = self._store
+
+        def work(rec: ledger.Entry) -> int:
+            ids = store.facts.ids(rec.tx, ref)
+            for _ in range(2):  # the second pass finds the names the first made known
+                for start in range(0, len(ids), indexing.BATCH):
+                    found = store.facts.by_ids(rec.tx, ref, ids[start : start + indexing.BATCH])
+                    indexing.read_facts(store, rec.tx, ref, list(found.values()), rec.now)
+            rec.record("graph", ref.key, "extract")
+            return len(ids)
+
+        return self._write(ref, "graph.extract", work)
 
     # -- reads -------------------------------------------------------------------------
     def entity(self, ref: Scope, entity: str) -> Entity:

@@ -51,6 +51,9 @@ def settle(store: Store, tx: Tx, now_us: int) -> None:
         queued = store.graph.queued(tx, BATCH)
         if not queued:
             return
+        if not store.graph.reads_facts:
+            store.graph.dequeue(tx, queued)
+            continue
         for key, items in groupby(queued, key=lambda item: item[0]):
             scope = parse_key(key)
             ids = [fact_id for _, fact_id in items]

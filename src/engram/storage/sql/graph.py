@@ -25,6 +25,9 @@ RELATION_COLUMNS = (
 
 
 class GraphTable:
+    def __init__(self) -> None:
+        self.reads_facts = True
+
     def entities(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
         if not ids:
             return {}

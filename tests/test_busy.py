@@ -4,8 +4,10 @@ pool with no free connection."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -74,3 +76,29 @@ def test_a_held_store_answers_503_over_http(target: Target, short_waits: None) -
         assert client.get(f"/agents/{agent}/memory/goal").status_code == 404
         assert client.put(f"/agents/{agent}/memory/goal", json={"value": "ship"}).is_success
     memory.close()
+
+
+def test_a_write_of_this_process_held_past_the_timeouts_is_unavailable(
+    db_path: Path, short_waits: None
+) -> None:
+    """The writers of one process take turns on a mutex before SQLite's lock: a turn not
+    given within the waits answers Unavailable too, and the next turn is served."""
+    with engram.open(db_path, embedder=None) as memory:
+        holding, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with memory._store.transaction():  # type: ignore[attr-defined]
+                holding.set()
+                assert release.wait(60)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert holding.wait(60)
+        try:
+            with pytest.raises(engram.Unavailable, match="another write of this process"):
+                memory.working.set(REF, "plan", 1)
+        finally:
+            release.set()
+            holder.join(60)
+        memory.working.set(REF, "plan", 2)
+        assert memory.working.get(REF, "plan") == 2

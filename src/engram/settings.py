@@ -67,6 +67,7 @@ class Settings:
     rerank_model: str = ""
     rerank_api_key: str = ""
     rerank_timeout_ms: int = 30_000
+    coalesce_embeddings: bool = True  # the service's only: engram.open embeds as called
     max_facts: int = 0
     max_age_ms: int = 0
     trash_retention_days: int = 30
@@ -357,6 +358,14 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(minimum=1),
         "30000",
         "bound on one rerank request, body included",
+    ),
+    Setting(
+        "ENGRAM_COALESCE_EMBEDDINGS",
+        "coalesce_embeddings",
+        _flag,
+        "true",
+        "the service embeds the texts of concurrent requests together, one model call per "
+        "batch; `false`: each request alone",
     ),
     Setting(
         "ENGRAM_MAX_FACTS",

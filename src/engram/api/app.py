@@ -13,6 +13,8 @@ from engram.api.context import require_service
 from engram.api.identity import Verifier
 from engram.api.params import KnownQuery
 from engram.core.memory import Memory
+from engram.core.ports import Embedder
+from engram.embedders.coalescing import CoalescingEmbedder
 from engram.opening import open as open_memory
 from engram.settings import Settings
 from engram.wire import Health
@@ -31,7 +33,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     settings = settings or Settings()
     store = memory_store or open_memory(
         settings.db_path,
-        embedder=settings.make_embedder(),
+        embedder=service_embedder(settings),
         reranker=settings.make_reranker(),
         max_facts=settings.max_facts,
         max_age=settings.max_age,
@@ -44,6 +46,8 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         if memory_store is None:  # close only what this app opened; a caller's is theirs
+            if isinstance(store.embedder, CoalescingEmbedder):
+                store.embedder.close()  # a request still waiting answers 503, none hangs
             store.close()
 
     app = FastAPI(
@@ -73,3 +77,12 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         return Health(ok=True, semantic=store.embedder is not None)
 
     return app
+
+
+def service_embedder(settings: Settings) -> Embedder | None:
+    """The embedder ``settings`` name, coalescing concurrent requests' texts into one model
+    call unless ``ENGRAM_COALESCE_EMBEDDINGS`` is false (embedders/coalescing.py)."""
+    embedder = settings.make_embedder()
+    if embedder is None or not settings.coalesce_embeddings:
+        return embedder
+    return CoalescingEmbedder(embedder)

@@ -515,6 +515,11 @@ CLI_READS = {
     "app list",
     "status",
     "health",
+    "graph entity show",
+    "graph entity search",
+    "graph relations",
+    "graph neighbours",
+    "graph traverse",
 }
 CLI_EPISODIC = {"session start", "session append"}
 
@@ -546,6 +551,10 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     forgettable = run("remember", "to forget", *embeds)["id"]
     turns = tmp_path / "turns.jsonl"
     turns.write_text('{"speaker": "Ana", "text": "a turn of the command line"}\n')
+    for name in ("Ana", "Bo", "Doomed"):
+        run("graph", "entity", "add", name, *scoped)
+    ending = run("graph", "relate", "Ana", "knows", "Bo", *scoped)["id"]
+    dropped = run("graph", "relate", "Ana", "likes", "Bo", *scoped)["id"]
     calls: dict[str, Callable[[], Any]] = {  # in this order
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
@@ -565,6 +574,12 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         ),
         "app forget": lambda: run("app", "app:a", "forget", owned, "--db", db),
         "app forget-all": lambda: run("app", "app:b", "forget-all", "--count", "1", "--db", db),
+        "graph entity add": lambda: run("graph", "entity", "add", "Cy", "--type", "x", *scoped),
+        "graph entity rm": lambda: run("graph", "entity", "rm", "Doomed", *scoped),
+        "graph type": lambda: run("graph", "type", "lives_in", "--single-valued", *scoped),
+        "graph relate": lambda: run("graph", "relate", "Ana", "knows", "Cy", *scoped),
+        "graph expire": lambda: run("graph", "expire", ending, *scoped),
+        "graph unrelate": lambda: run("graph", "unrelate", dropped, *scoped),
     }
     handlers = _handlers(build_parser())
     assert handlers - CLI_READS - CLI_EPISODIC == set(calls), "a command without a check here"

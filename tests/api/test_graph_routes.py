@@ -235,6 +235,7 @@ BAD_RELATIONS: list[dict[str, Any]] = [
     {"source": "Ana", "target": "Bo", "type": " "},
     {"source": "Ana", "target": "Bo", "type": "knows", "facts": "f_1"},
     {"source": "Ana", "target": "Ana", "type": "lives_in"},  # a single-valued self-loop
+    {"source": "Ana", "target": "Bo", "type": "knows", "facts": [":\u0000"]},
 ]
 BAD_READS: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/entities", {}),
@@ -274,6 +275,10 @@ def test_bad_input_is_400_and_writes_nothing(http: TestClient, target: Target) -
         _error(http.put(f"{graph}/entities", json=body), 400, "invalid_input")
     for body in BAD_RELATIONS:
         _error(http.post(f"{graph}/relations", json=body), 400, "invalid_input")
+    lone = '{"source": "Ana", "target": "Bo", "type": "knows", "facts": ["\\ud800"]}'
+    json_body = {"content-type": "application/json"}
+    answer = http.post(f"{graph}/relations", content=lone, headers=json_body)
+    _error(answer, 400, "invalid_input")  # a lone surrogate, as JSON may escape one
     for bad_type in ({"singleValued": "true"}, {}, {"single_valued": True}):
         _error(http.put(f"{graph}/relation-types/t", json=bad_type), 400, "invalid_input")
     _error(
@@ -281,6 +286,10 @@ def test_bad_input_is_400_and_writes_nothing(http: TestClient, target: Target) -
     )
     for at in ({"at": "2024-01-01T00:00:00"}, {"at": "2024-01-01T00:00:00Z", "hard": "true"}):
         _error(http.delete(f"{graph}/relations/{relation}", params=at), 400, "invalid_input")
+    for odd in ("r_%00", "r_%ED%A0%80", "%20"):  # NUL, a lone surrogate, only a space
+        for hard in ("false", "true"):
+            answer = http.delete(f"{graph}/relations/{odd}", params={"hard": hard})
+            assert answer.status_code in (400, 404), answer.text
     for method, path, params in BAD_READS:
         answer = http.request(method, graph + path, params=params)
         _error(answer, 400, "invalid_input")

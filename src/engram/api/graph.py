@@ -41,6 +41,7 @@ from engram.wire.graph import (
     RelationSpec,
     RelationTypeOut,
     RelationTypeSpec,
+    StoredId,
     SubgraphOut,
     TraversalSpec,
 )
@@ -60,7 +61,9 @@ EntityRef = Annotated[
         description="an entity's id, name or alias, percent-encoded",
     ),
 ]
-RelationId = Annotated[str, Path(min_length=1, max_length=64, description="a relation's id")]
+RelationId = Annotated[
+    str, Path(min_length=1, max_length=64, description="a relation's id"), StoredId
+]
 TypeName = Annotated[
     str, Path(min_length=1, max_length=models.MAX_TYPE_CHARS, description="a relation type")
 ]

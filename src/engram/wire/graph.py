@@ -12,17 +12,32 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from engram.core import limits
+from engram.core.errors import InvalidInput
 from engram.core.graph import models, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.graph.search import EntityHit
+from engram.core.text import check_text
 from engram.wire import Answer, Body, FactOut, PeopleAnswer, PersonMemory, Time
 
 Name = Annotated[str, Field(min_length=1, max_length=models.MAX_NAME_CHARS)]
 RelationType = Annotated[str, Field(min_length=1, max_length=models.MAX_TYPE_CHARS)]
-FactId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+def stored_id(value: str) -> str:
+    """An id as the store could hold one: text without NUL or lone surrogates. Ids are
+    looked up, not checked, by the graph's library calls, and PostgreSQL refuses a NUL
+    outright: refused here, such an id is a 400 and never a storage failure."""
+    try:
+        return check_text(value, "id", max_chars=64)
+    except InvalidInput as exc:
+        raise ValueError(exc.message) from None
+
+
+StoredId = AfterValidator(stored_id)
+FactId = Annotated[str, Field(min_length=1, max_length=64), StoredId]
 Attributes = dict[str, Any] | None
 ATTRIBUTES = "a JSON object up to 16 KiB, nested at most 64 levels"
 MAX_SUPPORT = limits.MAX_IDS

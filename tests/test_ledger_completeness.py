@@ -317,6 +317,11 @@ def test_the_storage_seam_refuses_a_write_outside_a_ledger_entry(target: Target)
 SECRET = "ledger-secret-0123456789abcdef0123456789"
 SERVICE = "ledger-service-token"
 EPISODIC = {("POST", "/agents/{agent_id}/sessions"), ("POST", "/sessions/{session_id}/entries")}
+# Reads that take a body, so are POSTs: they must add no entry.
+READ_POSTS = {
+    ("POST", "/agents/{agent_id}/graph/traversals"),
+    ("POST", "/api/v1/apps/{app}/graph/traversals"),
+}
 
 
 def _person(uid: str) -> dict[str, str]:
@@ -359,6 +364,14 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
     c.post("/api/v1/apps/app:c/memories", json={"memory": "ana in c"}, headers=ana)
     c.put("/api/v1/memory-shares", json={"source": "app:a", "reader": "app:d"}, headers=ana)
     service_actor = "service:" + hashlib.sha256(SERVICE.encode()).hexdigest()[:8]
+    graph, people_graph = f"{base}/graph", "/api/v1/apps/app:a/graph"
+    for name in ("Ana", "Bo", "Doomed"):
+        c.put(f"{graph}/entities", json={"name": name})
+        c.put(f"{people_graph}/entities", json={"name": name}, headers=ana)
+    knows = {"source": "Ana", "target": "Bo", "type": "knows"}
+    ending = c.post(f"{graph}/relations", json=knows).json()["id"]
+    dropped = c.post(f"{graph}/relations", json={**knows, "type": "likes"}).json()["id"]
+    person_ending = c.post(f"{people_graph}/relations", json=knows, headers=ana).json()["id"]
 
     calls: dict[tuple[str, str], Callable[[], Any]] = {
         ("POST", "/agents"): lambda: c.post("/agents", json={"name": "b"}),
@@ -420,6 +433,46 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
         ("DELETE", "/api/v1/memory-shares"): lambda: c.delete(
             "/api/v1/memory-shares", params={"source": "app:a", "reader": "app:d"}, headers=ana
         ),
+        ("PUT", "/agents/{agent_id}/graph/entities"): lambda: c.put(
+            f"{graph}/entities", json={"name": "Cy", "type": "person"}
+        ),
+        ("DELETE", "/agents/{agent_id}/graph/entities/{entity}"): lambda: c.delete(
+            f"{graph}/entities/Doomed"
+        ),
+        ("PUT", "/agents/{agent_id}/graph/relation-types/{relation_type}"): lambda: c.put(
+            f"{graph}/relation-types/lives_in", json={"singleValued": True}
+        ),
+        ("POST", "/agents/{agent_id}/graph/relations"): lambda: c.post(
+            f"{graph}/relations", json={**knows, "target": "Cy"}
+        ),
+        ("DELETE", "/agents/{agent_id}/graph/relations/{relation_id}"): lambda: c.delete(
+            f"{graph}/relations/{ending}", params={"at": "2024-01-01T00:00:00Z"}
+        ),
+        ("PUT", "/api/v1/apps/{app}/graph/entities"): lambda: c.put(
+            f"{people_graph}/entities", json={"name": "Cy"}, headers=ana
+        ),
+        ("DELETE", "/api/v1/apps/{app}/graph/entities/{entity}"): lambda: c.delete(
+            f"{people_graph}/entities/Doomed", headers=ana
+        ),
+        ("PUT", "/api/v1/apps/{app}/graph/relation-types/{relation_type}"): lambda: c.put(
+            f"{people_graph}/relation-types/lives_in", json={"single_valued": True}, headers=ana
+        ),
+        ("POST", "/api/v1/apps/{app}/graph/relations"): lambda: c.post(
+            f"{people_graph}/relations", json={**knows, "target": "Cy"}, headers=ana
+        ),
+        ("DELETE", "/api/v1/apps/{app}/graph/relations/{relation_id}"): lambda: c.delete(
+            f"{people_graph}/relations/{person_ending}", headers=ana
+        ),
+    }
+    # A second way through one route: a relation deleted for good is one entry too.
+    variants = [lambda: c.delete(f"{graph}/relations/{dropped}", params={"hard": "true"})]
+    reads = {
+        ("POST", "/agents/{agent_id}/graph/traversals"): lambda: c.post(
+            f"{graph}/traversals", json={"start": "Ana"}
+        ),
+        ("POST", "/api/v1/apps/{app}/graph/traversals"): lambda: c.post(
+            f"{people_graph}/traversals", json={"start": "Ana"}, headers=ana
+        ),
     }
     schema = c.get("/openapi.json").json()
     routes = {
@@ -428,13 +481,23 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
         for method in item
         if method in ("post", "put", "patch", "delete")
     }
-    assert routes - EPISODIC == set(calls), "a write route without a check here (or stale)"
+    assert routes - EPISODIC - READ_POSTS == set(calls), "a write route without a check here"
+    assert set(reads) == READ_POSTS
     for (method, path), call in calls.items():
         before = _entries(target)
         answer = call()
         assert answer.is_success, (method, path, answer.text)
         actor = "ana" if path.startswith("/api/v1") else service_actor
         _one_new_entry(target, before, actor, "http")
+    for call in variants:
+        before = _entries(target)
+        assert call().is_success
+        _one_new_entry(target, before, service_actor, "http")
+    for (method, path), call in reads.items():
+        before = _entries(target)
+        answer = call()
+        assert answer.is_success and answer.json()["paths"], (method, path, answer.text)
+        assert _entries(target) == before, (method, path)
 
 
 def _newest(client: TestClient, base: str) -> int:
@@ -455,6 +518,11 @@ CLI_READS = {
     "app list",
     "status",
     "health",
+    "graph entity show",
+    "graph entity search",
+    "graph relations",
+    "graph neighbours",
+    "graph traverse",
 }
 CLI_EPISODIC = {"session start", "session append"}
 
@@ -486,6 +554,10 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     forgettable = run("remember", "to forget", *embeds)["id"]
     turns = tmp_path / "turns.jsonl"
     turns.write_text('{"speaker": "Ana", "text": "a turn of the command line"}\n')
+    for name in ("Ana", "Bo", "Doomed"):
+        run("graph", "entity", "add", name, *scoped)
+    ending = run("graph", "relate", "Ana", "knows", "Bo", *scoped)["id"]
+    dropped = run("graph", "relate", "Ana", "likes", "Bo", *scoped)["id"]
     calls: dict[str, Callable[[], Any]] = {  # in this order
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
@@ -505,6 +577,12 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         ),
         "app forget": lambda: run("app", "app:a", "forget", owned, "--db", db),
         "app forget-all": lambda: run("app", "app:b", "forget-all", "--count", "1", "--db", db),
+        "graph entity add": lambda: run("graph", "entity", "add", "Cy", "--type", "x", *scoped),
+        "graph entity rm": lambda: run("graph", "entity", "rm", "Doomed", *scoped),
+        "graph type": lambda: run("graph", "type", "lives_in", "--single-valued", *scoped),
+        "graph relate": lambda: run("graph", "relate", "Ana", "knows", "Cy", *scoped),
+        "graph expire": lambda: run("graph", "expire", ending, *scoped),
+        "graph unrelate": lambda: run("graph", "unrelate", dropped, *scoped),
     }
     handlers = _handlers(build_parser())
     assert handlers - CLI_READS - CLI_EPISODIC == set(calls), "a command without a check here"

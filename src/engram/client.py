@@ -15,12 +15,14 @@ from urllib.parse import quote
 
 import httpx
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
 from engram import wire
 from engram.core.conversations import Turn
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
+from engram.wire import graph as graph_wire
 
 JSON = dict[str, Any]
 _BY_CODE: dict[str, type[EngramError]] = {cls.code: cls for cls in ALL_ERRORS}
@@ -316,6 +318,11 @@ class Client:
         """The fork trees holding the agent's sessions (each root with its children)."""
         return list(self.call_json("GET", f"/agents/{_quote(agent_id)}/episodes/tree")["roots"])
 
+    # -- an agent's knowledge graph -------------------------------------------------
+    def graph(self, agent_id: str) -> GraphClient:
+        """The agent's knowledge graph, as ``Memory.graph`` with the agent for a scope."""
+        return GraphClient(self, f"/agents/{_quote(agent_id)}/graph", people=False)
+
     # -- people ----------------------------------------------------------------------
     def app(self, app: str) -> AppClient:
         """What ``app`` remembers of the person this client's token names."""
@@ -440,6 +447,7 @@ class AppClient:
     def __init__(self, client: Client, app: str) -> None:
         self._client = client
         self.app = app
+        self.graph = GraphClient(client, f"/api/v1/apps/{_quote(app)}/graph", people=True)
 
     def remember(self, text: str) -> JSON:
         path = f"/api/v1/apps/{_quote(self.app)}/memories"
@@ -464,6 +472,159 @@ class AppClient:
     def forget_all(self, *, count: int) -> int:
         path = f"/api/v1/apps/memories/{_quote(self.app)}"
         return int(self._client.call_json("DELETE", path, params={"count": count})["forgotten"])
+
+
+class GraphClient:
+    """One scope's knowledge graph (an agent's, or the person's in an application), as
+    ``Memory.graph`` with the scope bound: the library's names, each route once. An
+    ``entity`` is an id, a name or an alias; answers are the service's JSON."""
+
+    def __init__(self, client: Client, base: str, *, people: bool) -> None:
+        self._client = client
+        self._base = base
+        self._people = people  # the people routes' bodies are snake_case
+
+    def upsert_entity(
+        self,
+        name: str,
+        *,
+        type: str | None = None,
+        aliases: Sequence[str] = (),
+        summary: str | None = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> JSON:
+        fields = _params(
+            name=name,
+            type=type,
+            aliases=list(aliases) or None,
+            summary=summary,
+            attributes=attributes,
+        )
+        return self._send("PUT", "/entities", _body(graph_wire.EntitySpec, **fields))
+
+    def entity(self, entity: str) -> JSON:
+        return self._client.call_json("GET", self._entity(entity))
+
+    def delete_entity(self, entity: str) -> JSON:
+        """Deletes it with its relations (never a fact); the entity as it was."""
+        return self._client.call_json("DELETE", self._entity(entity))
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        types: Sequence[str] = (),
+        mode: Literal["hybrid", "text"] = "hybrid",
+    ) -> list[JSON]:
+        """Entities for ``query``, best first, each with ``score`` and its ranks."""
+        params = _params(
+            query=query,
+            topK=top_k,
+            type=list(types) or None,
+            mode=None if mode == "hybrid" else mode,
+        )
+        found = self._client.call_json("GET", self._base + "/entities", params=params)
+        return list(found["entities"])
+
+    def declare_relation_type(self, type: str, *, single_valued: bool) -> bool:
+        """Whether that changed anything."""
+        shape = graph_wire.PersonRelationTypeSpec if self._people else graph_wire.RelationTypeSpec
+        body = _body(shape, **self._spell(single_valued=single_valued))
+        return bool(self._send("PUT", f"/relation-types/{_quote(type)}", body)["changed"])
+
+    def upsert_relation(
+        self,
+        source: str,
+        target: str,
+        type: str,
+        *,
+        facts: Sequence[str] = (),
+        valid_at: datetime | None = None,
+        invalid_at: datetime | None = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> JSON:
+        fields = _params(
+            source=source,
+            target=target,
+            type=type,
+            facts=list(facts) or None,
+            valid_at=valid_at,
+            invalid_at=invalid_at,
+            attributes=attributes,
+        )
+        shape = graph_wire.PersonRelationSpec if self._people else graph_wire.RelationSpec
+        return self._send("POST", "/relations", _body(shape, **self._spell(**fields)))
+
+    def relations(
+        self,
+        *,
+        entity: str | None = None,
+        type: str | None = None,
+        as_of: datetime | None = None,
+        include_expired: bool = False,
+        limit: int | None = None,
+    ) -> list[JSON]:
+        params = _params(
+            entity=entity,
+            type=type,
+            asOf=_time(as_of),
+            includeExpired="true" if include_expired else None,
+            limit=limit,
+        )
+        found = self._client.call_json("GET", self._base + "/relations", params=params)
+        return list(found["relations"])
+
+    def expire_relation(self, relation_id: str, *, at: datetime | None = None) -> JSON:
+        """Retires it (``at``: when it stopped holding); it stays readable as of before."""
+        return self._client.call_json(
+            "DELETE", self._relation(relation_id), params=_params(at=_time(at))
+        )
+
+    def delete_relation(self, relation_id: str) -> JSON:
+        """Deletes it, as if it never was."""
+        return self._client.call_json("DELETE", self._relation(relation_id), params=_hard(True))
+
+    def neighbourhood(
+        self,
+        entity: str,
+        *,
+        depth: int | None = None,
+        limit: int | None = None,
+        as_of: datetime | None = None,
+    ) -> JSON:
+        """``{center, entities, relations, facts (memories on a person's), truncated}``."""
+        params = _params(depth=depth, limit=limit, asOf=_time(as_of))
+        return self._client.call_json("GET", self._entity(entity) + "/neighbourhood", params=params)
+
+    def traverse(
+        self,
+        start: str,
+        *,
+        depth: int | None = None,
+        types: Sequence[str] = (),
+        direction: Literal["out", "in", "both"] = "both",
+        limit: int | None = None,
+    ) -> list[JSON]:
+        """The paths from ``start``, shortest first: ``{entities (ids), relations}``."""
+        fields = _params(
+            start=start, depth=depth, types=list(types) or None, direction=direction, limit=limit
+        )
+        body = _body(graph_wire.TraversalSpec, **fields)
+        return list(self._send("POST", "/traversals", body)["paths"])
+
+    def _send(self, method: str, path: str, body: wire.Body) -> JSON:
+        return self._client.send(method, self._base + path, body)
+
+    def _spell(self, **fields: Any) -> JSON:
+        """Body fields as this surface names them: camelCase on the agent routes."""
+        return fields if self._people else {to_camel(k): v for k, v in fields.items()}
+
+    def _entity(self, entity: str) -> str:
+        return f"{self._base}/entities/{_quote(entity)}"
+
+    def _relation(self, relation_id: str) -> str:
+        return f"{self._base}/relations/{_quote(relation_id)}"
 
 
 B = TypeVar("B", bound=wire.Body)
@@ -502,6 +663,10 @@ def _hard(hard: bool) -> JSON:
 def _params(**given: Any) -> JSON:
     """Query parameters, leaving out those not given (the service refuses none of these)."""
     return {name: value for name, value in given.items() if value is not None}
+
+
+def _time(at: datetime | None) -> str | None:
+    return None if at is None else at.isoformat()
 
 
 def _facts(agent_id: str) -> str:

@@ -28,7 +28,10 @@ SNAPSHOT = """SELECT
     (SELECT count(*) FROM working), (SELECT coalesce(sum(version), 0) FROM working),
     (SELECT count(*) FROM facts), (SELECT coalesce(max(updated_at), 0) FROM facts),
     (SELECT count(*) FROM agents), (SELECT count(*) FROM agents WHERE ended_at IS NOT NULL),
-    (SELECT count(*) FROM shares)"""
+    (SELECT count(*) FROM shares), (SELECT count(*) FROM entities),
+    (SELECT coalesce(max(updated_at), 0) FROM entities), (SELECT count(*) FROM relations),
+    (SELECT count(*) FROM relations WHERE expired_at IS NOT NULL),
+    (SELECT count(*) FROM relation_types)"""
 
 
 def _headers(path: str) -> dict[str, str]:
@@ -72,12 +75,20 @@ def _seed(memory: engram.Memory) -> dict[str, list[str]]:
     mine = engram.PersonAppRef("p1", "app:notes")
     kept = memory.remember(mine, "prefers short answers")
     facts = [f.id for f in memory.facts(running.ref).facts]
+    relations = []
+    for scope in (running.ref, mine):
+        for name in ("Ana", "Bo"):
+            memory.graph.upsert_entity(scope, name)
+        relations.append(memory.graph.upsert_relation(scope, "Ana", "Bo", "knows").id)
     return {
         "agent_id": [running.id, ended.id],
         "key": ["plan"],
         "fact_id": facts,
         "memory_id": [kept.id],
         "app": ["app:notes", "notes"],
+        "entity": ["Ana", "Bo"],
+        "relation_id": relations,
+        "relation_type": ["knows"],
     }
 
 

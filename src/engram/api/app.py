@@ -7,7 +7,19 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from engram.api import agents, errors, facts, health, history, memory, openapi, people, sessions
+from engram.api import (
+    agents,
+    errors,
+    facts,
+    graph,
+    health,
+    history,
+    memory,
+    openapi,
+    people,
+    people_graph,
+    sessions,
+)
 from engram.api.bodies import BodyGate
 from engram.api.context import require_service
 from engram.api.identity import Verifier
@@ -20,7 +32,8 @@ from engram.settings import Settings
 from engram.wire import Health
 
 DESCRIPTION = """Durable memory for AI agents: working memory by key, facts recalled by
-meaning, and what applications remember of people.
+meaning, a knowledge graph of entities and relations, and what applications remember of
+people.
 
 Every refusal answers `{"error": {"code", "message", "hint"?}}`. Request bodies are JSON
 (`content-type: application/json`, UTF-8, at most 1 MiB), strictly typed and closed: a
@@ -70,7 +83,9 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(history.router, dependencies=service_only)
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
+    app.include_router(graph.router, dependencies=service_only)
     app.include_router(people.router)
+    app.include_router(people_graph.router)
 
     @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
     def healthz() -> Health:

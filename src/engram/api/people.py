@@ -38,21 +38,22 @@ Before = Annotated[str | None, Query(description="nextBefore of the previous pag
 AgentId = Annotated[str, Query(description="the application, app:<uid>")]
 
 
-def _app(request: Request, app: str) -> AppMemory:
+def app_memory(request: Request, app: str) -> AppMemory:
+    """The memory ``app`` (``app:<uid>``, or its uid) keeps of each person."""
     return AppMemory(memory_of(request), app if app.startswith("app:") else f"app:{app}")
 
 
 # -- as the caller, in an application ------------------------------------------------
 @router.post("/apps/{app}/memories", status_code=201, responses=errors(413))
 def remember(app: str, body: MemoryWords, request: Request, person: Person) -> PersonMemory:
-    return PersonMemory.of(_app(request, app).remember(person, body.memory))
+    return PersonMemory.of(app_memory(request, app).remember(person, body.memory))
 
 
 @router.get("/apps/{app}/memories/search")
 def search(
     app: str, request: Request, person: Person, query: str, top_k: TopK = limits.DEFAULT_TOP_K
 ) -> FoundMemories:
-    memory = _app(request, app)
+    memory = app_memory(request, app)
     found = [
         FoundMemory(
             **PersonMemory.of(shared.hit.fact).model_dump(),
@@ -74,7 +75,7 @@ def listing(
     before: Before = None,
 ) -> AppMemories:
     """How many, and the newest first; ``nextBefore`` when more follow."""
-    memory = _app(request, app)
+    memory = app_memory(request, app)
     scope = memory.scope(person)
     store = memory_of(request)
     page = store.facts(scope, limit=limit, before=before)
@@ -90,7 +91,7 @@ def listing(
 def correct(
     app: str, memory_id: str, body: MemoryWords, request: Request, person: Person
 ) -> Corrected:
-    memory = _app(request, app)
+    memory = app_memory(request, app)
     memory.require_semantic()  # a runtime embeds corrections again
     fact = memory.correct(person, memory_id, body.memory, by=person)
     return Corrected(corrected=True, memory=PersonMemory.of(fact))
@@ -98,13 +99,13 @@ def correct(
 
 @router.delete("/apps/memories/{app}/{memory_id}")
 def forget(app: str, memory_id: str, request: Request, person: Person) -> Forgotten:
-    _app(request, app).forget(person, memory_id)
+    app_memory(request, app).forget(person, memory_id)
     return Forgotten(forgotten=1)
 
 
 @router.delete("/apps/memories/{app}", responses=errors(409))
 def forget_all(app: str, request: Request, person: Person, count: Count) -> Forgotten:
-    return Forgotten(forgotten=_app(request, app).forget_all(person, count=count))
+    return Forgotten(forgotten=app_memory(request, app).forget_all(person, count=count))
 
 
 # -- without a runtime: the person's memories by id, whatever application -----------
@@ -122,13 +123,13 @@ def memories_of(
 @router.patch("/memories/{memory_id}", responses=errors(409, 413, 422))
 def correct_by_id(memory_id: str, body: MemoryWords, request: Request, person: Person) -> Corrected:
     app = _owned_app(request, person, memory_id)
-    fact = _app(request, app).correct(person, memory_id, body.memory, by=person)
+    fact = app_memory(request, app).correct(person, memory_id, body.memory, by=person)
     return Corrected(corrected=True, memory=PersonMemory.of(fact))
 
 
 @router.delete("/memories/{memory_id}")
 def forget_by_id(memory_id: str, request: Request, person: Person) -> Forgotten:
-    _app(request, _owned_app(request, person, memory_id)).forget(person, memory_id)
+    app_memory(request, _owned_app(request, person, memory_id)).forget(person, memory_id)
     return Forgotten(forgotten=1)
 
 

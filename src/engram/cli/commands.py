@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from engram.backends import is_url
-from engram.cli import render
+from engram.cli import graph, render
 from engram.cli.render import Output
 from engram.core.conversations import Turn
 from engram.core.errors import InvalidInput
@@ -355,4 +355,5 @@ HANDLERS: dict[str, Handler] = {
     "app forget-all": app_forget_all,
     "status": status,
     "health": health,
+    **graph.HANDLERS,
 }

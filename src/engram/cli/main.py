@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NoReturn
 import engram
 from engram.backends import backend_for
 from engram.core.errors import EngramError, InvalidInput
+from engram.core.graph.walks import MAX_DEPTH, MAX_LIMIT
 from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K
 from engram.core.models import SourceRef
 from engram.opening import describe
@@ -116,6 +117,7 @@ _strength, _share = _decimal(MAX_STRENGTH), _decimal(1.0)
 
 
 TOP_K, PAGE, COUNT = _integer(1, MAX_TOP_K), _integer(1, MAX_PAGE), _integer(0, MAX_COUNT)
+DEPTH, WALK = _integer(1, MAX_DEPTH), _integer(1, MAX_LIMIT)
 
 
 # -- the parser -----------------------------------------------------------------------
@@ -368,6 +370,94 @@ def _add_session_commands(sub: Subparsers) -> None:
     p.add_argument("--query", metavar="WORDS", help="entries holding every word")
 
 
+def _add_graph_commands(sub: Subparsers) -> None:
+    graph = sub.add_parser(
+        "graph", parents=_parents()[1], help="the knowledge graph: entities, relations, walks"
+    )
+    inner = graph.add_subparsers(dest="graph_command", metavar="ACTION", required=True)
+    _add_entity_commands(inner)
+    p = _command(inner, "relate", "graph relate", "assert the relation A -[TYPE]-> B")
+    p.add_argument("source", metavar="A", help="an entity's id, name or alias")
+    p.add_argument("type", metavar="TYPE")
+    p.add_argument("target", metavar="B", help="an entity's id, name or alias")
+    p.add_argument("--valid-at", metavar="TIME", type=_time, help="it holds from then")
+    p.add_argument("--invalid-at", metavar="TIME", type=_time, help="it held until then")
+    p.add_argument(
+        "--fact", metavar="ID", nargs="+", action="extend", default=[], help="supporting facts"
+    )
+    p = _command(inner, "relations", "graph relations", "relations that hold now, oldest first")
+    p.add_argument("--entity", metavar="E", help="only relations touching it")
+    p.add_argument("--type", metavar="TYPE", help="only relations of this type")
+    p.add_argument("--as-of", metavar="TIME", type=_time, help="those that held then")
+    p.add_argument("--all", action="store_true", help="every one, expired ones too")
+    p.add_argument("--limit", metavar="N", type=PAGE)
+    p = _command(inner, "expire", "graph expire", "retire a relation (it stays in history)")
+    p.add_argument("relation_id", metavar="RELATION_ID")
+    p.add_argument("--at", metavar="TIME", type=_time, help="when it stopped holding")
+    p = _command(inner, "unrelate", "graph unrelate", "delete a relation, as if it never was")
+    p.add_argument("relation_id", metavar="RELATION_ID")
+    p = _command(inner, "type", "graph type", "declare whether a relation type is single-valued")
+    p.add_argument("relation_type", metavar="TYPE")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--single-valued",
+        dest="single_valued",
+        action="store_true",
+        help="one target per source at a time: a new one retires the old",
+    )
+    which.add_argument(
+        "--multi-valued", dest="single_valued", action="store_false", help="any number"
+    )
+    _add_walk_commands(inner)
+
+
+def _add_entity_commands(inner: Subparsers) -> None:
+    entity = inner.add_parser(
+        "entity", parents=_parents()[1], help="entities: add, show, search, rm"
+    )
+    sub = entity.add_subparsers(dest="entity_command", metavar="ACTION", required=True)
+    p = _command(sub, "add", "graph entity add", "create an entity, or give one these values")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--type", metavar="T", help="what it is: person, place, ...")
+    p.add_argument(
+        "--alias", metavar="A", nargs="+", action="extend", default=[], help="other names"
+    )
+    p.add_argument("--summary", metavar="TEXT")
+    p = _command(sub, "show", "graph entity show", "one entity, by id, name or alias")
+    p.add_argument("entity", metavar="E")
+    p = _command(
+        sub,
+        "search",
+        "graph entity search",
+        "find entities by their names and by the facts that mention them",
+        embeds=True,
+    )
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument(
+        "--type", metavar="T", nargs="+", action="extend", default=[], help="only these types"
+    )
+    p.add_argument("--top-k", metavar="N", type=TOP_K, default=10)
+    p.add_argument("--mode", choices=("hybrid", "text"), default="hybrid")
+    p = _command(sub, "rm", "graph entity rm", "delete an entity and its relations, never a fact")
+    p.add_argument("entity", metavar="E")
+
+
+def _add_walk_commands(inner: Subparsers) -> None:
+    p = _command(inner, "neighbours", "graph neighbours", "what lies within --depth of an entity")
+    p.add_argument("entity", metavar="E")
+    p.add_argument("--depth", metavar="N", type=DEPTH, default=1)
+    p.add_argument("--limit", metavar="N", type=WALK, help="of each (default 50)")
+    p.add_argument("--as-of", metavar="TIME", type=_time, help="as the graph held then")
+    p = _command(inner, "traverse", "graph traverse", "the paths from an entity, shortest first")
+    p.add_argument("entity", metavar="E")
+    p.add_argument("--depth", metavar="N", type=DEPTH, default=2)
+    p.add_argument(
+        "--type", metavar="T", nargs="+", action="extend", default=[], help="only these types"
+    )
+    p.add_argument("--direction", choices=("out", "in", "both"), default="both")
+    p.add_argument("--limit", metavar="N", type=WALK, help="(default 100)")
+
+
 def _add_scope_commands(sub: Subparsers) -> None:
     p = _command(sub, "fork", "fork", "copy this scope's memory into another resource")
     p.add_argument("child_resource_id", metavar="CHILD_RESOURCE_ID")
@@ -458,6 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_working_commands(sub)
     _add_app_commands(sub)
     _add_session_commands(sub)
+    _add_graph_commands(sub)
     _add_scope_commands(sub)
     _add_service_commands(sub)
     return parser
@@ -576,8 +667,8 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
 
 def _run(args: argparse.Namespace) -> Output:
     if args.scoped and args.resource is None:
-        inner = getattr(args, "working_command", None) or getattr(args, "session_command", None)
-        command = " ".join(filter(None, (args.command, inner)))
+        inner = ("working_command", "session_command", "graph_command", "entity_command")
+        command = " ".join(filter(None, (args.command, *(getattr(args, n, None) for n in inner))))
         raise InvalidInput(
             f"'engram {command}' needs --resource ID",
             hint="the resource whose memory it reads or writes",

@@ -1,0 +1,217 @@
+"""``engram graph``: the scope's knowledge graph. Each command calls ``mem.graph`` once
+and prints the answer: ``--json`` as the service answers it (by field name), else one
+line per entity, relation or path, relations named by their entities."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable, Sequence
+
+from engram import wire
+from engram.cli.render import Output, fact_line
+from engram.core.errors import NotFound
+from engram.core.graph.graph import Graph
+from engram.core.graph.models import Entity, Relation
+from engram.core.graph.search import EntityHit
+from engram.core.graph.walks import Path, Subgraph
+from engram.core.memory import Memory
+from engram.core.scopes import ResourceRef
+from engram.wire import graph as shapes
+
+
+def _ref(args: argparse.Namespace) -> ResourceRef:
+    return ResourceRef(args.resource, team_id=args.team)
+
+
+# -- entities ------------------------------------------------------------------------------
+def entity_add(mem: Memory, args: argparse.Namespace) -> Output:
+    found = mem.graph.upsert_entity(
+        _ref(args), args.name, type=args.type, aliases=args.alias, summary=args.summary
+    )
+    return _entity(found)
+
+
+def entity_show(mem: Memory, args: argparse.Namespace) -> Output:
+    return _entity(mem.graph.entity(_ref(args), args.entity))
+
+
+def entity_search(mem: Memory, args: argparse.Namespace) -> Output:
+    hits = mem.graph.search(
+        _ref(args), args.query, top_k=args.top_k, types=args.type, mode=args.mode
+    )
+    return _hits(hits)
+
+
+def entity_rm(mem: Memory, args: argparse.Namespace) -> Output:
+    gone = mem.graph.delete_entity(_ref(args), args.entity)
+    shown = _entity(gone)
+    return Output(shown.data, [f"deleted {entity_line(gone)} with its relations"])
+
+
+# -- relation types and relations ----------------------------------------------------------
+def declare_type(mem: Memory, args: argparse.Namespace) -> Output:
+    single: bool = args.single_valued
+    changed = mem.graph.declare_relation_type(_ref(args), args.relation_type, single_valued=single)
+    declared = shapes.RelationTypeOut(
+        type=args.relation_type.strip(), single_valued=single, changed=changed
+    )
+    kind = "single-valued" if single else "multi-valued"
+    line = f"{declared.type} is {kind}" + ("" if changed else " (it already was)")
+    return Output(_dump(declared), [line])
+
+
+def relate(mem: Memory, args: argparse.Namespace) -> Output:
+    ref = _ref(args)
+    made = mem.graph.upsert_relation(
+        ref,
+        args.source,
+        args.target,
+        args.type,
+        facts=args.fact,
+        valid_at=args.valid_at,
+        invalid_at=args.invalid_at,
+    )
+    return _relations(mem.graph, ref, [made], single=True)
+
+
+def relations(mem: Memory, args: argparse.Namespace) -> Output:
+    ref = _ref(args)
+    found = mem.graph.relations(
+        ref,
+        entity=args.entity,
+        type=args.type,
+        as_of=args.as_of,
+        include_expired=args.all,
+        limit=args.limit,
+    )
+    return _relations(mem.graph, ref, found)
+
+
+def expire(mem: Memory, args: argparse.Namespace) -> Output:
+    ref = _ref(args)
+    retired = mem.graph.expire_relation(ref, args.relation_id, at=args.at)
+    return _relations(mem.graph, ref, [retired], single=True)
+
+
+def unrelate(mem: Memory, args: argparse.Namespace) -> Output:
+    ref = _ref(args)
+    gone = mem.graph.delete_relation(ref, args.relation_id)
+    shown = _relations(mem.graph, ref, [gone], single=True)
+    return Output(shown.data, [f"deleted {line}" for line in shown.lines])
+
+
+# -- walks ---------------------------------------------------------------------------------
+def neighbours(mem: Memory, args: argparse.Namespace) -> Output:
+    found = mem.graph.neighbourhood(
+        _ref(args), args.entity, depth=args.depth, limit=args.limit, as_of=args.as_of
+    )
+    return subgraph(found)
+
+
+def traverse(mem: Memory, args: argparse.Namespace) -> Output:
+    ref = _ref(args)
+    paths = mem.graph.traverse(
+        ref,
+        args.entity,
+        depth=args.depth,
+        types=args.type,
+        direction=args.direction,
+        limit=args.limit,
+    )
+    names = _names(mem.graph, ref, (e for p in paths for e in p.entities))
+    data = shapes.PathsOut(paths=[shapes.PathOut.of(p) for p in paths]).model_dump(mode="json")
+    return Output(data, [path_line(p, names) for p in paths] or ["no paths"])
+
+
+# -- rendering -----------------------------------------------------------------------------
+def entity_line(entity: Entity) -> str:
+    """``e_…  Ana Lima (person)  aka Ana, A. Lima  - paints birds``"""
+    line = f"{entity.id}  {entity.name}" + (f" ({entity.type})" if entity.type else "")
+    if entity.aliases:
+        line += "  aka " + ", ".join(entity.aliases)
+    return line + (f"  - {entity.summary}" if entity.summary else "")
+
+
+def relation_line(relation: Relation, names: dict[str, str]) -> str:
+    """``r_…  Ana -[lives_in]-> Lisbon  2023-01-01 to 2023-07-20  [retired]``"""
+    source, target = names.get(relation.source, relation.source), names.get(relation.target)
+    line = f"{relation.id}  {source} -[{relation.type}]-> {target or relation.target}"
+    start, end = relation.valid_at, relation.invalid_at
+    if start is not None or end is not None:
+        line += f"  {start.date() if start else '?'} to {end.date() if end else 'now'}"
+    if relation.facts:
+        line += f"  ({len(relation.facts)} fact{'' if len(relation.facts) == 1 else 's'})"
+    return line + ("  [retired]" if relation.expired_at is not None else "")
+
+
+def path_line(path: Path, names: dict[str, str]) -> str:
+    """``Ana -[knows]-> Bo <-[works_at]- Acme``: each step in its own direction."""
+    line = names.get(path.entities[0], path.entities[0])
+    for step, relation in enumerate(path.relations):
+        here, there = path.entities[step], path.entities[step + 1]
+        name = names.get(there, there)
+        forward = relation.source == here
+        line += f" -[{relation.type}]-> {name}" if forward else f" <-[{relation.type}]- {name}"
+    return line
+
+
+def subgraph(found: Subgraph) -> Output:
+    names = {e.id: e.name for e in found.entities}
+    lines = [f"around {entity_line(found.center)}"]
+    lines += [f"  {entity_line(e)}" for e in found.entities if e.id != found.center.id]
+    lines += [f"  {relation_line(r, names)}" for r in found.relations]
+    lines += [f"  {fact_line(f)}" for f in found.facts]
+    if found.truncated:
+        lines.append("  (cut short: raise --limit to see more)")
+    return Output(_dump(shapes.SubgraphOut.of(found)), lines)
+
+
+def _entity(entity: Entity) -> Output:
+    return Output(_dump(shapes.EntityOut.of(entity)), [entity_line(entity)])
+
+
+def _hits(hits: Sequence[EntityHit]) -> Output:
+    found = [shapes.FoundEntity.of_hit(h) for h in hits]
+    lines = [f"{h.score:.2f}  {entity_line(h.entity)}" for h in hits] or ["no entities found"]
+    return Output(_dump(shapes.EntitiesOut(entities=found)), lines)
+
+
+def _relations(
+    graph: Graph, ref: ResourceRef, found: Sequence[Relation], *, single: bool = False
+) -> Output:
+    names = _names(graph, ref, (end for r in found for end in (r.source, r.target)))
+    lines = [relation_line(r, names) for r in found] or ["no relations"]
+    if single:
+        return Output(_dump(shapes.RelationOut.of(found[0])), lines)
+    listed = shapes.RelationsOut(relations=[shapes.RelationOut.of(r) for r in found])
+    return Output(_dump(listed), lines)
+
+
+def _names(graph: Graph, ref: ResourceRef, ids: Iterable[str]) -> dict[str, str]:
+    """Each entity's name, for the lines (an entity gone meanwhile keeps its id)."""
+    names: dict[str, str] = {}
+    for entity_id in dict.fromkeys(ids):
+        try:
+            names[entity_id] = graph.entity(ref, entity_id).name
+        except NotFound:
+            continue
+    return names
+
+
+def _dump(answer: wire.Answer) -> dict[str, object]:
+    return answer.model_dump(mode="json")
+
+
+HANDLERS: dict[str, Callable[[Memory, argparse.Namespace], Output]] = {
+    "graph entity add": entity_add,
+    "graph entity show": entity_show,
+    "graph entity search": entity_search,
+    "graph entity rm": entity_rm,
+    "graph relate": relate,
+    "graph relations": relations,
+    "graph expire": expire,
+    "graph unrelate": unrelate,
+    "graph type": declare_type,
+    "graph neighbours": neighbours,
+    "graph traverse": traverse,
+}

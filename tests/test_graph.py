@@ -113,6 +113,10 @@ def test_a_relation_asserted_twice_is_one_relation_with_both_supports(
     assert one.id == two.id and two.facts == (a.id, b.id)
     with pytest.raises(NotFound, match="no live fact"):
         g.upsert_relation(REF, "Ana", "Bo", "knows", facts=["f_missing"])
+    with pytest.raises(InvalidInput, match="NUL"):
+        g.upsert_relation(REF, "Ana", "Bo", "knows", facts=["f_\x00"])
+    with pytest.raises(InvalidInput, match="NUL"):
+        g.expire_relation(REF, "r_\x00")
     with pytest.raises(NotFound, match="no entity"):
         g.upsert_relation(REF, "Ana", "Cy", "knows")
 

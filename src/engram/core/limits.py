@@ -216,6 +216,11 @@ def check_ttl(value: object) -> timedelta:
 MAX_IDS = 1000
 
 
+def check_id(value: object, what: str = "fact id") -> str:
+    """An id as engram gives them: text without NUL, at most 64 characters."""
+    return check_text(value, what, max_chars=64)
+
+
 def check_ids(ids: object, name: str = "ids") -> list[str]:
     """A list of 1 to 1,000 fact ids (duplicates dropped, order kept)."""
     if isinstance(ids, str) or not isinstance(ids, (list, tuple)):
@@ -224,7 +229,7 @@ def check_ids(ids: object, name: str = "ids") -> list[str]:
         raise InvalidInput(f"{name} must name at least one fact")
     if len(ids) > MAX_IDS:
         raise InvalidInput(f"{name} may name at most {MAX_IDS} facts, got {len(ids)}")
-    return list(dict.fromkeys(check_text(i, "fact id", max_chars=64) for i in ids))
+    return list(dict.fromkeys(check_id(i) for i in ids))
 
 
 def check_share(value: object, name: str) -> float:

@@ -763,7 +763,7 @@ def _check_note(note: Note) -> tuple[Note, str, str]:
 
 
 def _check_id(fact_id: object) -> str:
-    return check_text(fact_id, "fact id", max_chars=64)
+    return limits.check_id(fact_id)
 
 
 def _encode_cursor(position: tuple[int, int]) -> str:

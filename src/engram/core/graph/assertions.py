@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from engram.core import ledger
+from engram.core import ledger, limits
 from engram.core.clock import from_us, to_us
 from engram.core.errors import Conflict, InvalidInput, NotFound
 from engram.core.graph import indexing, models
@@ -246,7 +246,8 @@ def _resolve(rec: ledger.Entry, entity: str) -> Entity:
 
 
 def relation(rec: ledger.Entry, relation_id: str) -> Relation:
-    found = rec.store.graph.relations(rec.tx, rec.scope, ids=[relation_id])
+    checked = limits.check_id(relation_id, "relation id")
+    found = rec.store.graph.relations(rec.tx, rec.scope, ids=[checked])
     if not found:
         raise NotFound(f"no relation {relation_id!r} in this scope")
     return found[0]
@@ -255,7 +256,11 @@ def relation(rec: ledger.Entry, relation_id: str) -> Relation:
 def _facts(rec: ledger.Entry, facts: Sequence[str]) -> list[str]:
     if isinstance(facts, str):
         facts = [facts]
-    ids = list(dict.fromkeys(facts))
+    if not isinstance(facts, list | tuple):
+        raise InvalidInput("facts must be a list of fact ids")
+    if len(facts) > limits.MAX_IDS:
+        raise InvalidInput(f"a relation may cite at most {limits.MAX_IDS} facts, got {len(facts)}")
+    ids = list(dict.fromkeys(limits.check_id(f) for f in facts))
     found = rec.store.facts.by_ids(rec.tx, rec.scope, ids)
     missing = [i for i in ids if i not in found]
     if missing:

@@ -29,7 +29,8 @@ from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import read
 from engram.core.graph.models import entity_id
 from engram.core.graph.names import normalise
-from stores import Target, rows
+from engram.storage.sql.tx import sql
+from stores import Target
 
 EXAMPLES = int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60"))
 # Names that nest ("New York", "York"), open sentences or not, and change case.
@@ -51,7 +52,6 @@ def _text(template: str, names: list[str]) -> str:
 
 class GraphMachine(RuleBasedStateMachine):
     memory: engram.Memory
-    target: Target
 
     facts = Bundle("facts")
     entities = Bundle("entities")
@@ -115,17 +115,23 @@ class GraphMachine(RuleBasedStateMachine):
 
     @invariant()
     def the_graph_is_the_rebuilt_one(self) -> None:
-        assert stored(self.target, self.ref) == rebuilt(self.memory, self.target, self.ref)
+        assert stored(self.memory, self.ref) == rebuilt(self.memory, self.ref)
 
 
-def stored(target: Target, ref: ResourceRef) -> dict[str, Any]:
+def rows(memory: engram.Memory, text: str, params: tuple[Any, ...]) -> list[Any]:
+    """``text`` read through the store's own connection (one snapshot)."""
+    store = memory._store
+    return list(store.run(lambda tx: sql(tx).rows(text, params), write=False))
+
+
+def stored(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
     key = ref.key
-    entities = rows(target, "SELECT id, norm, origin FROM entities WHERE scope = ?", (key,))
+    entities = rows(memory, "SELECT id, norm, origin FROM entities WHERE scope = ?", (key,))
     mentions = rows(
-        target, 'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
+        memory, 'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
     )
     groundings = rows(
-        target,
+        memory,
         "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
         "WHERE e.scope = ?",
         (key,),
@@ -137,17 +143,17 @@ def stored(target: Target, ref: ResourceRef) -> dict[str, Any]:
     }
 
 
-def rebuilt(memory: engram.Memory, target: Target, ref: ResourceRef) -> dict[str, Any]:
+def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
     """The graph from scratch: the asserted entities as stored, and what the rules give
     the live facts."""
     asserted = rows(
-        target,
+        memory,
         "SELECT id, norm, origin FROM entities WHERE scope = ? AND origin <> 'extracted'",
         (ref.key,),
     )
     known: dict[str, str] = {str(n): str(i) for i, n, _ in asserted}
     for alias, entity in rows(
-        target, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
+        memory, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
     ):
         if str(entity) in {str(i) for i, _, _ in asserted}:
             known[str(alias)] = str(entity)
@@ -180,7 +186,6 @@ def rebuilt(memory: engram.Memory, target: Target, ref: ResourceRef) -> dict[str
 def test_the_graph_equals_the_graph_rebuilt_from_the_live_facts(target: Target) -> None:
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as memory:
         GraphMachine.memory = memory
-        GraphMachine.target = target
         run_state_machine_as_test(
             GraphMachine,
             settings=settings(

@@ -29,6 +29,7 @@ DROP TABLE relation_types;
 DROP TABLE relation_support;
 DROP TABLE relations;
 DROP TABLE graph_dirty;
+DROP TABLE graph_reads;
 DROP TABLE groundings;
 DROP TABLE mentions;
 DROP TABLE entity_aliases;

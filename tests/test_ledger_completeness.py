@@ -240,6 +240,7 @@ ROW_READS = {
     "named_like",
     "groundings",
     "queued",
+    "unread",
 }
 ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
 
@@ -282,6 +283,8 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
             tx, REF, "f_x", [Mention("f_x", 0, 3, "e_x")], ["e_x"]
         ),
         "graph.queue": lambda tx: store.graph.queue(tx, REF, ["f_x"]),
+        "graph.ground": lambda tx: store.graph.ground(tx, REF, [("f_x", "e_x")], "llm"),
+        "graph.mark_read": lambda tx: store.graph.mark_read(tx, REF, "llm", [("f_x", "h")]),
         "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
         "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
         "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from engram.core.memory import Memory, Note
     from engram.core.people import Acting, AppMemory
     from engram.core.sessions import Entry, Session
+    from engram.embedders.chat import RemoteChat
     from engram.embedders.hashing import HashingEmbedder
     from engram.embedders.remote import RemoteEmbedder
     from engram.embedders.reranker import RemoteReranker
@@ -73,6 +74,7 @@ _LAZY = {
     "HealthReport": "engram.core.health",
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
+    "RemoteChat": "engram.embedders.chat",
     "RemoteEmbedder": "engram.embedders.remote",
     "RemoteReranker": "engram.embedders.reranker",
     "Session": "engram.core.sessions",
@@ -124,6 +126,7 @@ __all__ = [
     "Note",
     "PersonAppRef",
     "RecallHit",
+    "RemoteChat",
     "RemoteEmbedder",
     "RemoteReranker",
     "ResourceRef",

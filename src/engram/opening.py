@@ -1,5 +1,5 @@
-"""``engram.open``: a store, an embedder, a reranker if any, and the caps, wired into a
-Memory.
+"""``engram.open``: a store, an embedder, a reranker and a chat model if any, and the caps,
+wired into a Memory.
 
 The stores, numpy and the models load when a store is opened, not when this module is
 imported: the command line imports it to parse and to answer ``--help``.
@@ -20,7 +20,7 @@ from engram.core.models import Caps
 if TYPE_CHECKING:
     from engram.core.clock import Clock
     from engram.core.memory import Memory
-    from engram.core.ports import Embedder, Reranker, Store
+    from engram.core.ports import ChatModel, Embedder, Reranker, Store
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
@@ -38,6 +38,7 @@ def open(
     ledger_retention: timedelta | None = timedelta(days=90),
     reranker: Reranker | None = None,
     extractor: str = "rules",
+    chat: ChatModel | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -68,6 +69,10 @@ def open(
     ``extractor`` is ``"rules"`` (every fact written is read for the names it holds, in
     its write: :mod:`engram.core.graph.indexing`) or ``"off"`` (the graph holds only what
     callers assert; ``mem.graph.extract`` reads a scope's facts later).
+
+    ``chat`` (optional, e.g. :class:`engram.RemoteChat`) is the model that
+    ``mem.graph.extract(ref, extractor="llm")`` reads facts with, never inline; without
+    one, that raises CapabilityMissing.
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
@@ -82,6 +87,7 @@ def open(
 
     chosen = _embedder(embedder)
     _check_reranker(reranker)
+    _check_chat(chat)
     reads = check_extractor(extractor)
     store = open_store(path)
     store.graph.reads_facts = reads
@@ -91,7 +97,7 @@ def open(
     except BaseException:
         store.close()
         raise
-    return Memory(store, chosen, caps=caps, clock=clock or now_us, reranker=reranker)
+    return Memory(store, chosen, caps=caps, clock=clock or now_us, reranker=reranker, chat=chat)
 
 
 EXTRACTORS = ("rules", "off")
@@ -131,6 +137,13 @@ def _check_reranker(reranker: object) -> None:
     if reranker is not None and not callable(getattr(reranker, "rerank", None)):
         raise InvalidInput(
             f"reranker must be None or a Reranker (e.g. engram.RemoteReranker), got {reranker!r}"
+        )
+
+
+def _check_chat(chat: object) -> None:
+    if chat is not None and not callable(getattr(chat, "complete", None)):
+        raise InvalidInput(
+            f"chat must be None or a ChatModel (e.g. engram.RemoteChat), got {chat!r}"
         )
 
 

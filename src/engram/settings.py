@@ -8,7 +8,8 @@ and one field of ``Settings``.
 
 A blank variable is an unset one. Every bad value is an InvalidInput naming the variable;
 setting only one of the embeddings URL and model is one too, as is only one of the rerank
-URL and model, and so is setting both ``ENGRAM_DB_PATH`` and ``ENGRAM_DB_URL``.
+URL and model or of the LLM URL and model, and so is setting both ``ENGRAM_DB_PATH`` and
+``ENGRAM_DB_URL``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from engram.core.errors import InvalidInput
 from engram.core.limits import MAX_COUNT
 
 if TYPE_CHECKING:
-    from engram.core.ports import Embedder, Reranker
+    from engram.core.ports import ChatModel, Embedder, Reranker
 
 EmbedderKind = Literal["local", "e5", "remote", "none"]
 DEFAULT_DB_PATH = "./engram.db"
@@ -68,6 +69,10 @@ class Settings:
     rerank_api_key: str = ""
     rerank_timeout_ms: int = 30_000
     coalesce_embeddings: bool = True  # the service's only: engram.open embeds as called
+    llm_url: str = ""
+    llm_model: str = ""
+    llm_api_key: str = ""
+    llm_timeout_ms: int = 60_000
     max_facts: int = 0
     max_age_ms: int = 0
     trash_retention_days: int = 30
@@ -169,11 +174,32 @@ class Settings:
                 hint="check ENGRAM_RERANK_URL, ENGRAM_RERANK_MODEL and ENGRAM_RERANK_API_KEY",
             ) from exc
 
+    def make_chat(self) -> ChatModel | None:
+        """The remote chat model these settings name (the graph's ``llm`` extractor reads
+        facts with it); None when no LLM URL is set."""
+        if not self.llm_url:
+            return None
+        from engram.embedders.chat import RemoteChat
+
+        try:
+            return RemoteChat(
+                self.llm_url,
+                self.llm_model,
+                api_key=self.llm_api_key or None,
+                timeout=self.llm_timeout_ms / 1000,
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(
+                f"the LLM settings are invalid: {exc.message}",
+                hint="check ENGRAM_LLM_URL, ENGRAM_LLM_MODEL and ENGRAM_LLM_API_KEY",
+            ) from exc
+
 
 # Variables that go together: each names a model and where it is served.
 PAIRS = (
     ("ENGRAM_EMBEDDINGS_URL", "ENGRAM_EMBEDDINGS_MODEL"),
     ("ENGRAM_RERANK_URL", "ENGRAM_RERANK_MODEL"),
+    ("ENGRAM_LLM_URL", "ENGRAM_LLM_MODEL"),
 )
 
 
@@ -366,6 +392,32 @@ SETTINGS: tuple[Setting, ...] = (
         "true",
         "the service embeds the texts of concurrent requests together, one model call per "
         "batch; `false`: each request alone",
+    ),
+    Setting(
+        "ENGRAM_LLM_URL",
+        "llm_url",
+        _text,
+        help="an OpenAI-compatible `/v1/chat/completions` endpoint: `mem.graph.extract(ref, "
+        'extractor="llm")` reads the facts it has not read with it, never inline; unset, none',
+    ),
+    Setting(
+        "ENGRAM_LLM_MODEL",
+        "llm_model",
+        _text,
+        help="the model name sent to it; setting only one of URL and model is an error",
+    ),
+    Setting(
+        "ENGRAM_LLM_API_KEY",
+        "llm_api_key",
+        _text,
+        help="bearer token; empty sends no `Authorization` header",
+    ),
+    Setting(
+        "ENGRAM_LLM_TIMEOUT_MS",
+        "llm_timeout_ms",
+        _integer(minimum=1),
+        "60000",
+        "bound on one chat request, body included",
     ),
     Setting(
         "ENGRAM_MAX_FACTS",

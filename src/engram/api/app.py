@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         settings.db_path,
         embedder=service_embedder(settings),
         reranker=settings.make_reranker(),
+        chat=settings.make_chat(),
         max_facts=settings.max_facts,
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,

@@ -662,6 +662,7 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,
         extractor=settings.extractor,
+        chat=settings.make_chat(),
     )
 
 

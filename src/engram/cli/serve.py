@@ -39,7 +39,8 @@ def serve(settings: Settings) -> None:
     sockets = bind(settings.host, settings.port)
     try:
         app = create_app(settings)
-        embedder, reranker = app.state.memory.embedder, app.state.memory.reranker
+        memory = app.state.memory
+        embedder, reranker, chat = memory.embedder, memory.reranker, memory.chat
         port = sockets[0].getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         print(
@@ -47,6 +48,7 @@ def serve(settings: Settings) -> None:
             f"(store {describe(settings.db_path)}, "
             f"embedder {embedder.model if embedder else 'none'}, "
             f"{f'reranker {reranker.model}, ' if reranker else ''}"
+            f"{f'llm {chat.model}, ' if chat else ''}"
             f"access log {'on' if settings.access_log else 'off'})",
             file=sys.stderr,
             flush=True,

@@ -1,5 +1,5 @@
 """The memory of engram: working memory and facts over one store and one embedder (and,
-optionally, a reranker for hybrid recall)."""
+optionally, a reranker for hybrid recall and a chat model for the graph's llm extractor)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ from engram.core.models import (
     Via,
     Writer,
 )
-from engram.core.ports import Embedder, ModelRecord, NewFact, Reranker, Store, Tx
+from engram.core.ports import ChatModel, Embedder, ModelRecord, NewFact, Reranker, Store, Tx
 from engram.core.ranking import Candidate, Fused, fuse, rank_by_strength
 from engram.core.scopes import ResourceRef, Scope
 from engram.core.sessions import Entry as SessionEntry
@@ -110,10 +110,12 @@ class Memory:
         clock: Clock = now_us,
         writer: Writer = LIBRARY,
         reranker: Reranker | None = None,
+        chat: ChatModel | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._reranker = reranker
+        self._chat = chat
         self._caps = caps or Caps()
         self._now = clock
         self._writer = writer
@@ -121,7 +123,7 @@ class Memory:
         self.agents = Agents(store, clock=clock, writer=writer)
         self.sharing = Sharing(store, clock=clock, writer=writer)
         self.sessions = Sessions(store, clock=clock)
-        self.graph = Graph(store, embedder, clock=clock, writer=writer)
+        self.graph = Graph(store, embedder, clock=clock, writer=writer, chat=chat)
 
     def acting(
         self,
@@ -155,6 +157,7 @@ class Memory:
             clock=self._now,
             writer=writer,
             reranker=self._reranker,
+            chat=self._chat,
         )
 
     @property
@@ -168,6 +171,10 @@ class Memory:
     @property
     def reranker(self) -> Reranker | None:
         return self._reranker
+
+    @property
+    def chat(self) -> ChatModel | None:
+        return self._chat
 
     def close(self) -> None:
         self._store.close()

@@ -1,4 +1,5 @@
-"""The seams between the core and the outside: a store, an embedder and a reranker.
+"""The seams between the core and the outside: a store, an embedder, a reranker and a
+chat model.
 
 A :class:`Store` is a unit of work and a handful of row interfaces. The core opens a
 transaction (``with store.transaction() as tx``, or ``store.run(work)``, which retries
@@ -65,6 +66,21 @@ class Reranker(Protocol):
         """One finite score per text, in the texts' order; higher is more relevant. Scores
         compare within one call only. Raises UpstreamFailure when the provider fails or
         answers malformed."""
+        ...
+
+
+class ChatModel(Protocol):
+    """Answers a message under instructions (an OpenAI-compatible chat endpoint). Optional:
+    the graph's ``llm`` extractor reads facts with it (:mod:`engram.core.graph.backlog`),
+    never inside a transaction."""
+
+    @property
+    def model(self) -> str: ...
+
+    def complete(self, system: str, user: str) -> str:
+        """The model's answer to ``user`` under the ``system`` instructions, as text (the
+        caller checks what it means). Raises UpstreamFailure when the provider fails, times
+        out or answers malformed."""
         ...
 
 
@@ -491,10 +507,12 @@ class ShareRows(Protocol):
 
 class GraphRows(Protocol):
     """The knowledge graph's rows: entities with their aliases, mentions and groundings,
-    relations with their support, and relation types. The database itself queues a fact
-    written or given new words for reading, drops a fact's mentions, groundings and
-    support when it goes, an extracted entity left with no grounding (queueing the facts
-    that mentioned it), and an extracted relation left with no support.
+    relations with their support, relation types, and which facts a model extractor has
+    read. The database itself queues a fact written or given new words for reading, drops
+    a fact's groundings, extracted relations' support and reads when its words change,
+    its mentions, groundings, support and reads when it goes, an extracted entity left
+    with no grounding (queueing the facts that mentioned it), and an extracted relation
+    left with no support.
 
     ``reads_facts`` says whether queued facts are read for names (``extractor="off"``
     leaves the graph to what callers assert)."""
@@ -535,8 +553,32 @@ class GraphRows(Protocol):
         mentions: Sequence[Mention],
         grounds: Sequence[str],
     ) -> None:
-        """Makes the fact's mentions exactly ``mentions`` and the entities its words
-        ground exactly ``grounds`` (an extracted entity left with no grounding goes)."""
+        """Makes the fact's mentions exactly ``mentions`` and the entities the rules find
+        its words ground exactly ``grounds`` (an extracted entity left with no grounding
+        goes); groundings by another extractor stay as they are."""
+        ...
+
+    def ground(
+        self, tx: Tx, scope: Scope, groundings: Sequence[tuple[str, str]], extractor: str
+    ) -> None:
+        """Adds ``(fact id, entity id)`` groundings by ``extractor`` (``"llm"``), each of an
+        entity of the scope; one already there is kept. They go with the fact's words."""
+        ...
+
+    def unread(
+        self, tx: Tx, scope: Scope, extractor: str, limit: int, fact_ids: Sequence[str] = ()
+    ) -> list[str]:
+        """Up to ``limit`` of the scope's live facts (among ``fact_ids``, when given) that
+        ``extractor`` has not read for their current words: the extractor's backlog,
+        oldest row first."""
+        ...
+
+    def mark_read(
+        self, tx: Tx, scope: Scope, extractor: str, reads: Sequence[tuple[str, str]]
+    ) -> None:
+        """Marks ``(fact id, content hash)`` read by ``extractor``: the scope's live facts
+        among them leave its backlog while their words hash so. The mark goes when the
+        fact's words change or the fact leaves."""
         ...
 
     def mentions(
@@ -545,8 +587,11 @@ class GraphRows(Protocol):
         """The scope's mentions in ``facts`` or of ``entities``, by fact then start."""
         ...
 
-    def groundings(self, tx: Tx, scope: Scope) -> dict[str, list[str]]:
-        """The entities each of the scope's facts grounds (by fact, ids sorted)."""
+    def groundings(
+        self, tx: Tx, scope: Scope, entities: Sequence[str] = ()
+    ) -> dict[str, list[str]]:
+        """The entities (among ``entities``, when given) each of the scope's facts
+        grounds, by the rules or a model (by fact, ids sorted, each once)."""
         ...
 
     def queued(self, tx: Tx, limit: int) -> list[tuple[str, str]]:

@@ -1,2 +1,3 @@
 """Embedders: the packaged local model, any OpenAI-compatible endpoint, a deterministic one;
-and a reranker over any Cohere-style rerank endpoint."""
+a reranker over any Cohere-style rerank endpoint, and a chat model over any OpenAI-compatible
+chat endpoint."""

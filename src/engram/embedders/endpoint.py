@@ -1,5 +1,5 @@
-"""One JSON POST to a remote model's HTTP endpoint: the transport that the remote embedder
-and the remote reranker share, and the checks of their settings.
+"""One JSON POST to a remote model's HTTP endpoint: the transport that the remote embedder,
+the remote reranker and the remote chat model share, and the checks of their settings.
 
 ``timeout`` bounds the whole request, reading the body included: each phase (connect,
 write, pool, read) is given the time left, and a monotonic deadline is checked between
@@ -213,6 +213,12 @@ def parse_json(body: bytes, noun: str) -> object:
     except (ValueError, RecursionError) as exc:  # bad UTF-8 and bad JSON are ValueErrors
         raise UpstreamFailure(f"{noun}'s answer is not JSON") from exc
     return document
+
+
+def shown(value: object) -> str:
+    """A value from an answer as a message shows it: short."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:40]}…"
 
 
 # -- settings ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram.core.errors import InvalidInput, UpstreamFailure
-from engram.embedders.endpoint import RemoteModel, parse_json
+from engram.embedders.endpoint import RemoteModel, parse_json, shown
 
 NOUN = "the rerank endpoint"
 
@@ -90,17 +90,11 @@ def _result(result: object, expected: int) -> tuple[int, float]:
     if type(index) is not int or not 0 <= index < expected:
         raise UpstreamFailure(
             f"{NOUN} returned a result whose 'index' is not a document's position "
-            f"(0 to {expected - 1}): {_shown(index)}"
+            f"(0 to {expected - 1}): {shown(index)}"
         )
     score = result.get("relevance_score")
     if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
         raise UpstreamFailure(
-            f"{NOUN} returned a 'relevance_score' that is not a finite number: {_shown(score)}"
+            f"{NOUN} returned a 'relevance_score' that is not a finite number: {shown(score)}"
         )
     return index, float(score)
-
-
-def _shown(value: object) -> str:
-    """A value from the answer as a message shows it: short."""
-    shown = repr(value)
-    return shown if len(shown) <= 40 else f"{shown[:40]}…"

@@ -99,7 +99,7 @@ def delete_entity(rec: ledger.Entry, entity: str) -> Entity:
     store, tx, scope = rec.store, rec.tx, rec.scope
     found = _resolve(rec, entity)
     for relation in store.graph.relations(tx, scope, entities=[found.id], limit=1 << 30):
-        rec.record("relation", relation.id, "delete", _relation_state(relation))
+        rec.record("relation", relation.id, "delete", relation_state(relation))
     store.graph.delete_entity(tx, scope, found.id)
     rec.record("entity", found.id, "delete", _entity_state(found))
     return found
@@ -163,7 +163,7 @@ def upsert_relation(
         )
         if updated != same:
             store.graph.put_relation(tx, scope, updated)
-            rec.record("relation", same.id, "upsert", _relation_state(same))
+            rec.record("relation", same.id, "upsert", relation_state(same))
         return updated
     relation = Relation(
         models.new_relation_id(),
@@ -197,7 +197,7 @@ def upsert_relation(
                     old, invalid_at=start if start is not None else now, expired_at=now
                 )
                 store.graph.put_relation(tx, scope, retired)
-                rec.record("relation", old.id, "retire", _relation_state(old))
+                rec.record("relation", old.id, "retire", relation_state(old))
     store.graph.put_relation(tx, scope, relation)
     rec.record("relation", relation.id, "upsert", ABSENT)
     return relation
@@ -215,7 +215,7 @@ def expire_relation(rec: ledger.Entry, relation_id: str, at: datetime | None = N
         found, invalid_at=end, expired_at=found.expired_at or from_us(rec.now)
     )
     store.graph.put_relation(tx, scope, retired)
-    rec.record("relation", found.id, "retire", _relation_state(found))
+    rec.record("relation", found.id, "retire", relation_state(found))
     return retired
 
 
@@ -223,7 +223,7 @@ def delete_relation(rec: ledger.Entry, relation_id: str) -> Relation:
     store, tx, scope = rec.store, rec.tx, rec.scope
     found = relation(rec, relation_id)
     store.graph.delete_relation(tx, scope, found.id)
-    rec.record("relation", found.id, "delete", _relation_state(found))
+    rec.record("relation", found.id, "delete", relation_state(found))
     return found
 
 
@@ -294,7 +294,7 @@ def _entity_state(entity: Entity) -> str:
     )
 
 
-def _relation_state(relation: Relation) -> str:
+def relation_state(relation: Relation) -> str:
     def us(at: datetime | None) -> int | None:
         return None if at is None else to_us(at)
 
@@ -365,7 +365,7 @@ def undo_entity(rec: ledger.Entry, change: Change, token: int | None) -> None:
     if target.get("state") != "live":
         if current is not None:
             for gone in store.graph.relations(tx, scope, entities=[current.id], limit=1 << 30):
-                rec.record("relation", gone.id, "delete", _relation_state(gone))
+                rec.record("relation", gone.id, "delete", relation_state(gone))
             store.graph.delete_entity(tx, scope, current.id)
         rec.record("entity", change.object_id, "delete", before, token)
         return
@@ -382,6 +382,15 @@ def undo_entity(rec: ledger.Entry, change: Change, token: int | None) -> None:
     mentioning = {m.fact_id for m in store.graph.mentions(tx, scope, entities=[entity.id])}
     store.graph.queue(tx, scope, sorted(mentioning))
     indexing.queue_holders(store, tx, scope, [entity.name, *entity.aliases])
+    if entity.origin == "extracted":
+        # An extracted entity lives while facts' words ground it. The rules ground it
+        # again on reading, if they do; a model's groundings went with it for good.
+        indexing.settle(store, tx, rec.now)
+        if not store.graph.groundings(tx, scope, [entity.id]):
+            raise Conflict(
+                f"entity {entity.id} cannot come back: no fact's words ground it now",
+                hint="assert it (upsert_entity) to keep it whatever the facts say",
+            )
     rec.record("entity", entity.id, "upsert", before, token)
 
 
@@ -389,7 +398,7 @@ def undo_relation(rec: ledger.Entry, change: Change, token: int | None) -> None:
     store, tx, scope = rec.store, rec.tx, rec.scope
     target = ledger.decode(change.before)
     found = store.graph.relations(tx, scope, ids=[change.object_id])
-    before = ABSENT if not found else _relation_state(found[0])
+    before = ABSENT if not found else relation_state(found[0])
     if target.get("state") != "live":
         if found:
             store.graph.delete_relation(tx, scope, change.object_id)

@@ -11,21 +11,29 @@ from typing import Literal, TypeVar
 from engram.core import ledger, limits
 from engram.core.clock import Clock, now_us
 from engram.core.errors import CapabilityMissing, InvalidInput
-from engram.core.graph import assertions, indexing, models, search, walks
+from engram.core.graph import assertions, backlog, indexing, models, search, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import JSONValue, Writer
-from engram.core.ports import Embedder, Store, Tx
+from engram.core.ports import ChatModel, Embedder, Store, Tx
 from engram.core.scopes import Scope
 
 T = TypeVar("T")
+LLM_BATCH = 50  # facts the llm extractor reads per call unless told
 
 
 class Graph:
     def __init__(
-        self, store: Store, embedder: Embedder | None, *, clock: Clock = now_us, writer: Writer
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        clock: Clock = now_us,
+        writer: Writer,
+        chat: ChatModel | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
+        self._chat = chat
         self._now = clock
         self._writer = writer
 
@@ -122,20 +130,62 @@ class Graph:
             lambda rec: assertions.delete_relation(rec, relation_id),
         )
 
-    def extract(self, ref: Scope) -> int:
-        """Reads every live fact of the scope for names again (after the store ran with
-        ``extractor="off"``, say); the number of facts read. Not revertable: what it
-        writes follows from the facts."""
+    def extract(
+        self,
+        ref: Scope,
+        *,
+        extractor: str = "rules",
+        fact_ids: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> models.ExtractionReport:
+        """Reads the scope's facts (``fact_ids`` only, when given: each a live fact of the
+        scope, else NotFound) with ``extractor``, in one ledger entry that cannot be
+        reverted (what it writes follows from the facts).
+
+        ``rules`` reads every fact again (after the store ran with ``extractor="off"``,
+        say). ``llm`` reads, with the chat model the store was opened with, up to
+        ``limit`` (default 50, at most 1000) of the facts it has not read for their
+        current words, oldest first, one model call each and none inside a transaction
+        (:mod:`engram.core.graph.backlog`); a second call reads the next ones. A failing
+        call raises UpstreamFailure and writes nothing. Raises InvalidInput (an unknown
+        extractor, a bad limit, or a limit for ``rules``) and CapabilityMissing (``llm``
+        with no chat model)."""
+        if extractor not in models.EXTRACTORS:
+            raise InvalidInput(
+                f"extractor must be one of {', '.join(models.EXTRACTORS)}, got {extractor!r}"
+            )
+        ids = None if fact_ids is None else limits.check_ids(fact_ids, "fact_ids")
+        if extractor == "rules":
+            if limit is not None:
+                raise InvalidInput("limit bounds the llm extractor's backlog; rules read all")
+            return self._extract_rules(ref, ids)
+        size = limits.check_limit(limit, default=LLM_BATCH)
+        if self._chat is None:
+            raise CapabilityMissing(
+                "the llm extractor needs ENGRAM_LLM_URL and ENGRAM_LLM_MODEL",
+                hint="set them, or open the store with chat=engram.RemoteChat(url, model)",
+            )
+        facts = backlog.unread(self._store, ref, ids, size)
+        if not facts:
+            return models.ExtractionReport("llm")
+        asked = backlog.ask(self._chat, facts)  # no transaction is open
+        return self._write(ref, "graph.extract", lambda rec: backlog.write(rec, asked))
+
+    def _extract_rules(self, ref: Scope, fact_ids: Sequence[str] | None) -> models.ExtractionReport:
         store = self._store
 
-        def work(rec: ledger.Entry) -> int:
-            ids = store.facts.ids(rec.tx, ref)
+        def work(rec: ledger.Entry) -> models.ExtractionReport:
+            if fact_ids is None:
+                ids = store.facts.ids(rec.tx, ref)
+            else:
+                ids = [f.id for f in backlog.live_facts(store, rec.tx, ref, fact_ids)]
+            added = 0
             for _ in range(2):  # the second pass finds the names the first made known
                 for start in range(0, len(ids), indexing.BATCH):
                     found = store.facts.by_ids(rec.tx, ref, ids[start : start + indexing.BATCH])
-                    indexing.read_facts(store, rec.tx, ref, list(found.values()), rec.now)
+                    added += indexing.read_facts(store, rec.tx, ref, list(found.values()), rec.now)
             rec.record("graph", ref.key, "extract")
-            return len(ids)
+            return models.ExtractionReport("rules", facts_read=len(ids), entities_added=added)
 
         return self._write(ref, "graph.extract", work)
 

@@ -6,7 +6,8 @@ can always be rebuilt and the incremental one must equal the rebuilt one:
 - a fact **grounds** the names its words give alone (:mod:`engram.core.graph.extraction`
   with nothing known: capitalised runs not opening a sentence, quoted titles, handles,
   tags, emails, URLs, its speaker); the scope's extracted entities are exactly the names
-  its live facts ground that no asserted entity holds;
+  its live facts ground that no asserted entity holds (and those the llm extractor's
+  groundings keep, :mod:`engram.core.graph.backlog`: the rules manage only their own);
 - a fact's **mentions** are what the rules find in its words given every name the scope
   knows (its asserted and extracted entities and their aliases): a known name also
   matches where it opens a sentence.
@@ -62,12 +63,12 @@ def settle(store: Store, tx: Tx, now_us: int) -> None:
         store.graph.dequeue(tx, queued)
 
 
-def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Fact], now_us: int) -> None:
+def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Fact], now_us: int) -> int:
     """Gives ``facts`` their groundings and mentions, creating the entities they ground
     that the scope does not know, and queues the scope's other facts that hold a name
-    new to it."""
+    new to it; the number of entities created."""
     if not facts:
-        return
+        return 0
     readings = [(fact, read(fact.content, speaker=_speaker(fact))) for fact in facts]
     alone = {fact.id: reading.mentions({}) for fact, reading in readings}
     wanted = sorted(
@@ -108,6 +109,7 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Fact], now_us
         store.graph.set_mentions(tx, scope, fact.id, mentions, grounds)
     if new:
         queue_holders(store, tx, scope, list(new.values()), exclude={f.id for f in facts})
+    return len(new)
 
 
 def queue_holders(

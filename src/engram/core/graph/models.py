@@ -24,6 +24,8 @@ from engram.core.text import check_text
 
 Origin = Literal["asserted", "extracted", "imported"]
 ORIGINS: tuple[Origin, ...] = ("asserted", "extracted", "imported")
+Extractor = Literal["rules", "llm"]
+EXTRACTORS: tuple[Extractor, ...] = ("rules", "llm")
 
 MAX_NAME_CHARS = 256
 MAX_TYPE_CHARS = 128
@@ -83,6 +85,32 @@ class Mention:
     start: int
     end: int
     entity: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionReport:
+    """What one ``mem.graph.extract`` did.
+
+    ``facts_read``: the facts read (and, for ``llm``, marked read for their words);
+    ``entities_added`` and ``relations_added``: the ones new to the scope. For ``llm``
+    only: ``entities_dropped``, names found nowhere in their fact's words;
+    ``relations_dropped``, relations with an end not kept, a bad type, a self-loop, or a
+    single-valued type whose source holds another target; ``times_dropped``, ``valid_at``
+    values that were not ISO 8601 with an offset (their relations kept, without it);
+    ``answers_rejected``, answers that were not the JSON asked for (their facts read,
+    nothing kept); ``facts_skipped``, facts forgotten or reworded while the model read
+    them (left to the next extract).
+    """
+
+    extractor: Extractor
+    facts_read: int = 0
+    entities_added: int = 0
+    relations_added: int = 0
+    entities_dropped: int = 0
+    relations_dropped: int = 0
+    times_dropped: int = 0
+    answers_rejected: int = 0
+    facts_skipped: int = 0
 
 
 def entity_id(scope: Scope, norm: str) -> str:

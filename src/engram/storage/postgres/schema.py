@@ -246,9 +246,17 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE groundings (
         fact_id text NOT NULL,
         entity text NOT NULL,
-        PRIMARY KEY (fact_id, entity)
+        extractor text NOT NULL,
+        PRIMARY KEY (fact_id, entity, extractor)
     );
     CREATE INDEX groundings_by_entity ON groundings (entity);
+
+    CREATE TABLE graph_reads (
+        fact_id text NOT NULL,
+        extractor text NOT NULL,
+        content_hash text NOT NULL,
+        PRIMARY KEY (fact_id, extractor)
+    );
 
     CREATE TABLE graph_dirty (
         scope text NOT NULL,
@@ -292,6 +300,9 @@ MIGRATIONS: tuple[str, ...] = (
         IF TG_OP = 'UPDATE' THEN
             DELETE FROM mentions WHERE fact_id = OLD.id;
             DELETE FROM groundings WHERE fact_id = OLD.id;
+            DELETE FROM relation_support WHERE fact_id = OLD.id
+                AND relation IN (SELECT id FROM relations WHERE origin = 'extracted');
+            DELETE FROM graph_reads WHERE fact_id = OLD.id;
         END IF;
         INSERT INTO graph_dirty (scope, fact_id) VALUES (NEW.scope, NEW.id)
             ON CONFLICT DO NOTHING;
@@ -308,6 +319,7 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM mentions WHERE fact_id = OLD.id;
         DELETE FROM groundings WHERE fact_id = OLD.id;
         DELETE FROM relation_support WHERE fact_id = OLD.id;
+        DELETE FROM graph_reads WHERE fact_id = OLD.id;
         DELETE FROM graph_dirty WHERE scope = OLD.scope AND fact_id = OLD.id;
         RETURN NULL;
     END $$;

@@ -142,7 +142,8 @@ class GraphTable:
         t = sql(tx).recorded()
         # Groundings first, then stale ones out: an entity still grounded never goes.
         t.executemany(
-            "INSERT INTO groundings (fact_id, entity) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO groundings (fact_id, entity, extractor) VALUES (?, ?, 'rules') "
+            "ON CONFLICT DO NOTHING",
             [(fact_id, entity) for entity in grounds],
         )
         t.executemany(
@@ -154,7 +155,45 @@ class GraphTable:
         kept, params = t.dialect.in_list("start", [m.start for m in mentions] or [-1])
         t.execute(f"DELETE FROM mentions WHERE fact_id = ? AND NOT {kept}", (fact_id, *params))
         kept, params = t.dialect.in_list("entity", list(grounds) or [""])
-        t.execute(f"DELETE FROM groundings WHERE fact_id = ? AND NOT {kept}", (fact_id, *params))
+        t.execute(
+            f"DELETE FROM groundings WHERE fact_id = ? AND extractor = 'rules' AND NOT {kept}",
+            (fact_id, *params),
+        )
+
+    def ground(
+        self, tx: Tx, scope: Scope, groundings: Sequence[tuple[str, str]], extractor: str
+    ) -> None:
+        sql(tx).recorded().executemany(
+            "INSERT INTO groundings (fact_id, entity, extractor) "
+            "SELECT ?, id, ? FROM entities WHERE id = ? AND scope = ? ON CONFLICT DO NOTHING",
+            [(fact_id, extractor, entity, scope.key) for fact_id, entity in groundings],
+        )
+
+    def unread(
+        self, tx: Tx, scope: Scope, extractor: str, limit: int, fact_ids: Sequence[str] = ()
+    ) -> list[str]:
+        t = sql(tx)
+        where, params = "", list[object]()
+        if fact_ids:
+            member, params = t.dialect.in_list("f.id", fact_ids)
+            where = f" AND {member}"
+        rows = t.rows(
+            f"SELECT f.id FROM facts f WHERE f.scope = ?{where} AND NOT EXISTS ("
+            "SELECT 1 FROM graph_reads r WHERE r.fact_id = f.id AND r.extractor = ? "
+            "AND r.content_hash = f.content_hash) ORDER BY f.seq LIMIT ?",
+            (scope.key, *params, extractor, limit),
+        )
+        return [str(r[0]) for r in rows]
+
+    def mark_read(
+        self, tx: Tx, scope: Scope, extractor: str, reads: Sequence[tuple[str, str]]
+    ) -> None:
+        sql(tx).recorded().executemany(
+            "INSERT INTO graph_reads (fact_id, extractor, content_hash) "
+            "SELECT id, ?, ? FROM facts WHERE id = ? AND scope = ? "
+            "ON CONFLICT (fact_id, extractor) DO UPDATE SET content_hash = excluded.content_hash",
+            [(extractor, digest, fact_id, scope.key) for fact_id, digest in reads],
+        )
 
     def mentions(
         self, tx: Tx, scope: Scope, *, facts: Sequence[str] = (), entities: Sequence[str] = ()
@@ -174,12 +213,20 @@ class GraphTable:
             Mention(str(r[0]), int(r[1]), int(r[2]), str(r[3])) for _, r in sorted(unique.items())
         ]
 
-    def groundings(self, tx: Tx, scope: Scope) -> dict[str, list[str]]:
+    def groundings(
+        self, tx: Tx, scope: Scope, entities: Sequence[str] = ()
+    ) -> dict[str, list[str]]:
+        t = sql(tx)
+        where, params = "", list[object]()
+        if entities:
+            member, params = t.dialect.in_list("g.entity", entities)
+            where = f" AND {member}"
         grounded: dict[str, list[str]] = defaultdict(list)
-        for fact_id, entity in sql(tx).rows(
-            "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
-            "WHERE e.scope = ? ORDER BY g.fact_id, g.entity",
-            (scope.key,),
+        for fact_id, entity in t.rows(
+            "SELECT DISTINCT g.fact_id, g.entity FROM groundings g "
+            f"JOIN entities e ON e.id = g.entity WHERE e.scope = ?{where} "
+            "ORDER BY g.fact_id, g.entity",
+            (scope.key, *params),
         ):
             grounded[str(fact_id)].append(str(entity))
         return dict(grounded)
@@ -250,10 +297,16 @@ class GraphTable:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (scope.key, relation.id, *values),
             )
-        t.execute("DELETE FROM relation_support WHERE relation = ?", (relation.id,))
+        # Support first, then stale support out: an extracted relation still supported
+        # never goes (its last support leaving deletes it).
         t.executemany(
-            "INSERT INTO relation_support (relation, fact_id) VALUES (?, ?)",
+            "INSERT INTO relation_support (relation, fact_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
             [(relation.id, fact_id) for fact_id in relation.facts],
+        )
+        kept, params = t.dialect.in_list("fact_id", list(relation.facts) or [""])
+        t.execute(
+            f"DELETE FROM relation_support WHERE relation = ? AND NOT {kept}",
+            (relation.id, *params),
         )
 
     def relations(

@@ -280,12 +280,15 @@ MIGRATIONS: tuple[str, ...] = (
     # aliases), relations with the time they held in the world (valid_at, invalid_at)
     # and the time engram knew them (created_at, expired_at), relation types, and what
     # ties them to facts: mentions (spans of a fact's words naming an entity), groundings
-    # (the names a fact's words alone give, which keep an extracted entity alive) and
-    # support. The database keeps the graph with its facts, whatever path writes them: a
-    # fact written or given new words is queued (graph_dirty) for the core to read before
-    # the write commits; a fact leaving takes its mentions, groundings and support; an
-    # extracted entity left with no grounding goes, queueing the facts that mentioned it;
-    # an extracted relation left with no support goes.
+    # (the names a fact's words give, by the rules or by a model, which keep an extracted
+    # entity alive) and support; graph_reads marks the facts a model extractor has read,
+    # for the words it read. The database keeps the graph with its facts, whatever path
+    # writes them: a fact written or given new words is queued (graph_dirty) for the core
+    # to read before the write commits; a fact given new words loses its groundings, its
+    # support of extracted relations and its reads; a fact leaving takes its mentions,
+    # groundings, support and reads; an extracted entity left with no grounding goes,
+    # queueing the facts that mentioned it; an extracted relation left with no support
+    # goes.
     """
     CREATE TABLE entities (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -324,9 +327,17 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE groundings (
         fact_id TEXT NOT NULL,
         entity TEXT NOT NULL,
-        PRIMARY KEY (fact_id, entity)
+        extractor TEXT NOT NULL,
+        PRIMARY KEY (fact_id, entity, extractor)
     ) WITHOUT ROWID;
     CREATE INDEX groundings_by_entity ON groundings (entity);
+
+    CREATE TABLE graph_reads (
+        fact_id TEXT NOT NULL,
+        extractor TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        PRIMARY KEY (fact_id, extractor)
+    ) WITHOUT ROWID;
 
     CREATE TABLE graph_dirty (
         scope TEXT NOT NULL,
@@ -372,12 +383,16 @@ MIGRATIONS: tuple[str, ...] = (
         WHEN new.content IS NOT old.content BEGIN
         DELETE FROM mentions WHERE fact_id = old.id;
         DELETE FROM groundings WHERE fact_id = old.id;
+        DELETE FROM relation_support WHERE fact_id = old.id
+            AND relation IN (SELECT id FROM relations WHERE origin = 'extracted');
+        DELETE FROM graph_reads WHERE fact_id = old.id;
         INSERT OR IGNORE INTO graph_dirty (scope, fact_id) VALUES (new.scope, new.id);
     END;
     CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts BEGIN
         DELETE FROM mentions WHERE fact_id = old.id;
         DELETE FROM groundings WHERE fact_id = old.id;
         DELETE FROM relation_support WHERE fact_id = old.id;
+        DELETE FROM graph_reads WHERE fact_id = old.id;
         DELETE FROM graph_dirty WHERE scope = old.scope AND fact_id = old.id;
     END;
     CREATE TRIGGER groundings_ad_graph AFTER DELETE ON groundings BEGIN

@@ -328,6 +328,19 @@ def test_remembering_fills_the_graph_and_forgetting_empties_it(mem: engram.Memor
     assert g.entity(REF, "New York").id == names["New York"].id
 
 
+def test_a_deleted_entity_that_a_fact_grounds_without_mentioning_comes_back(
+    mem: engram.Memory,
+) -> None:
+    ana = mem.graph.upsert_entity(REF, "Ana", aliases=["Bo Lima"])
+    fact = mem.remember(REF, "Bo Lima met Ana in Porto.")  # "Bo Lima" is mentioned as Ana
+    lima = mem.graph.entity(REF, "Lima")  # but the words alone ground Lima
+    assert lima.origin == "extracted"
+    mem.graph.delete_entity(REF, lima.id)
+    back = mem.graph.entity(REF, "Lima")  # the fact grounding it was read again
+    assert (back.id, back.origin) == (lima.id, "extracted")
+    assert [f.id for f in mem.graph.neighbourhood(REF, ana.id).facts] == [fact.id]
+
+
 def test_a_name_that_becomes_known_is_found_where_it_opens_a_sentence(
     mem: engram.Memory,
 ) -> None:

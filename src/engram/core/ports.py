@@ -511,8 +511,8 @@ class GraphRows(Protocol):
     read. The database itself queues a fact written or given new words for reading, drops
     a fact's groundings, extracted relations' support and reads when its words change,
     its mentions, groundings, support and reads when it goes, an extracted entity left
-    with no grounding (queueing the facts that mentioned it), and an extracted relation
-    left with no support.
+    with no grounding, and an extracted relation left with no support; an entity that
+    goes queues the facts that mentioned or grounded it.
 
     ``reads_facts`` says whether queued facts are read for names (``extractor="off"``
     leaves the graph to what callers assert)."""

@@ -340,6 +340,9 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT INTO graph_dirty (scope, fact_id)
             SELECT scope, fact_id FROM mentions WHERE entity = OLD.id
             ON CONFLICT DO NOTHING;
+        INSERT INTO graph_dirty (scope, fact_id)
+            SELECT OLD.scope, fact_id FROM groundings WHERE entity = OLD.id
+            ON CONFLICT DO NOTHING;
         DELETE FROM entity_aliases WHERE entity = OLD.id;
         DELETE FROM mentions WHERE entity = OLD.id;
         DELETE FROM groundings WHERE entity = OLD.id;

@@ -286,9 +286,9 @@ MIGRATIONS: tuple[str, ...] = (
     # writes them: a fact written or given new words is queued (graph_dirty) for the core
     # to read before the write commits; a fact given new words loses its groundings, its
     # support of extracted relations and its reads; a fact leaving takes its mentions,
-    # groundings, support and reads; an extracted entity left with no grounding goes,
-    # queueing the facts that mentioned it; an extracted relation left with no support
-    # goes.
+    # groundings, support and reads; an entity that goes queues the facts that mentioned
+    # or grounded it (an extracted one goes when left with no grounding); an extracted
+    # relation left with no support goes.
     """
     CREATE TABLE entities (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -402,6 +402,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER entities_ad_graph AFTER DELETE ON entities BEGIN
         INSERT OR IGNORE INTO graph_dirty (scope, fact_id)
             SELECT scope, fact_id FROM mentions WHERE entity = old.id;
+        INSERT OR IGNORE INTO graph_dirty (scope, fact_id)
+            SELECT old.scope, fact_id FROM groundings WHERE entity = old.id;
         DELETE FROM entity_aliases WHERE entity = old.id;
         DELETE FROM mentions WHERE entity = old.id;
         DELETE FROM groundings WHERE entity = old.id;

@@ -38,7 +38,8 @@ import engram
 from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import read
 from engram.core.graph.models import entity_id
-from stores import Target, rows
+from engram.storage.sql.tx import sql
+from stores import Target
 
 EXAMPLES = max(1, int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60")) // 2)
 NAMES = ["Ana", "Bo Lima", "New York", "York", "Lima", "ana", "bo lima", "new york"]
@@ -73,7 +74,6 @@ class Reader:
 
 class ReadingMachine(RuleBasedStateMachine):
     memory: engram.Memory
-    target: Target
 
     facts = Bundle("facts")
 
@@ -129,21 +129,27 @@ class ReadingMachine(RuleBasedStateMachine):
 
     @invariant()
     def the_rules_part_is_the_rebuilt_one(self) -> None:
-        assert stored(self.target, self.ref) == rebuilt(self.memory, self.target, self.ref)
+        assert stored(self.memory, self.ref) == rebuilt(self.memory, self.ref)
 
     @invariant()
     def what_the_model_left_belongs_to_live_facts_as_worded_now(self) -> None:
-        assert strays(self.target, self.ref) == {}
+        assert strays(self.memory, self.ref) == {}
 
 
-def stored(target: Target, ref: ResourceRef) -> dict[str, Any]:
+def rows(memory: engram.Memory, text: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    """``text`` read through the store's own connection (one snapshot)."""
+    store = memory._store
+    return list(store.run(lambda tx: sql(tx).rows(text, params), write=False))
+
+
+def stored(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
     key = ref.key
-    entities = rows(target, "SELECT id, norm, origin FROM entities WHERE scope = ?", (key,))
+    entities = rows(memory, "SELECT id, norm, origin FROM entities WHERE scope = ?", (key,))
     mentions = rows(
-        target, 'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
+        memory, 'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
     )
     groundings = rows(
-        target,
+        memory,
         "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
         "WHERE e.scope = ? AND g.extractor = 'rules'",
         (key,),
@@ -155,11 +161,11 @@ def stored(target: Target, ref: ResourceRef) -> dict[str, Any]:
     }
 
 
-def rebuilt(memory: engram.Memory, target: Target, ref: ResourceRef) -> dict[str, Any]:
+def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
     """The rules' graph from scratch, knowing the asserted names and the names the model's
     groundings keep (taken as stored: a model's reading cannot be rebuilt)."""
     given = rows(
-        target,
+        memory,
         "SELECT id, norm, origin FROM entities e WHERE scope = ? AND (origin <> 'extracted' "
         "OR EXISTS (SELECT 1 FROM groundings g WHERE g.entity = e.id AND g.extractor = 'llm'))",
         (ref.key,),
@@ -167,7 +173,7 @@ def rebuilt(memory: engram.Memory, target: Target, ref: ResourceRef) -> dict[str
     ids = {str(i) for i, _, _ in given}
     known: dict[str, str] = {str(n): str(i) for i, n, _ in given}
     for alias, entity in rows(
-        target, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
+        memory, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
     ):
         if str(entity) in ids:
             known[str(alias)] = str(entity)
@@ -190,7 +196,7 @@ def rebuilt(memory: engram.Memory, target: Target, ref: ResourceRef) -> dict[str
     return {"entities": entities, "mentions": sorted(mentions), "groundings": sorted(groundings)}
 
 
-def strays(target: Target, ref: ResourceRef) -> dict[str, list[Any]]:
+def strays(memory: engram.Memory, ref: ResourceRef) -> dict[str, list[Any]]:
     """What the model left that no live fact, as worded now, holds up."""
     key = ref.key
     checks = {
@@ -213,9 +219,9 @@ def strays(target: Target, ref: ResourceRef) -> dict[str, list[Any]]:
         "(NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = r.source) "
         "OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = r.target))",
     }
-    found = {what: rows(target, sql, (key,)) for what, sql in checks.items()}
+    found = {what: rows(memory, sql, (key,)) for what, sql in checks.items()}
     orphans = rows(
-        target,
+        memory,
         "SELECT r.fact_id FROM graph_reads r WHERE NOT EXISTS "
         "(SELECT 1 FROM facts f WHERE f.id = r.fact_id)",
     )
@@ -226,7 +232,6 @@ def strays(target: Target, ref: ResourceRef) -> dict[str, list[Any]]:
 def test_a_models_reading_leaves_the_rules_graph_as_the_rebuilt_one(target: Target) -> None:
     with engram.open(target, embedder=engram.HashingEmbedder(16), chat=Reader()) as memory:
         ReadingMachine.memory = memory
-        ReadingMachine.target = target
         run_state_machine_as_test(
             ReadingMachine,
             settings=settings(

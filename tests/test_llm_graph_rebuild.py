@@ -236,6 +236,7 @@ def test_a_models_reading_leaves_the_rules_graph_as_the_rebuilt_one(target: Targ
             ReadingMachine,
             settings=settings(
                 max_examples=EXAMPLES,
+                derandomize=True,  # the suite runs the same examples every time
                 stateful_step_count=20,
                 deadline=None,
                 suppress_health_check=[HealthCheck.too_slow],

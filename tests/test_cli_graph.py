@@ -13,6 +13,7 @@ import pytest
 
 import engram
 import stores
+from chat_server import ChatEndpoint
 from engram.cli.main import main
 from stores import Target
 
@@ -151,6 +152,10 @@ def test_neighbours_and_traversals(capsys: pytest.CaptureFixture[str], db: str) 
         (["expire", "r_missing"], 3),
         (["unrelate", "r_missing"], 3),
         (["entity", "rm", "Nobody"], 3),
+        (["extract", "--with", "spelling"], 2),
+        (["extract", "--limit", "5"], 2),  # the rules read every fact
+        (["extract", "--with", "llm"], 5),  # no ENGRAM_LLM_URL here
+        (["extract", "--fact", "f_missing"], 3),
     ],
 )
 def test_refusals_exit_with_their_code_and_write_nothing(
@@ -183,6 +188,34 @@ def test_another_resource_s_graph_is_not_there(capsys: pytest.CaptureFixture[str
         graph_json(capsys, db, "relations", resource="other")["relations"][0]["id"]
         == (hidden["id"])
     )
+
+
+def test_extract_reads_facts_by_rules_or_a_chat_model(
+    capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["remember", "ziggy chased the red ball", "--db", db, "--resource", "user-42"]) == 0
+    capsys.readouterr()
+    code, out, _ = graph(capsys, db, "extract")
+    assert code == 0 and out == "read 1 fact with rules: nothing new\n"
+    served = ChatEndpoint()
+    try:
+        served.answers["ziggy chased the red ball"] = {
+            "entities": [{"name": "Ziggy", "type": "animal"}, {"name": "Bruno", "type": None}],
+            "relations": [],
+        }
+        monkeypatch.setenv("ENGRAM_LLM_URL", served.url)
+        monkeypatch.setenv("ENGRAM_LLM_MODEL", "test-chat")
+        code, out, err = graph(capsys, db, "extract", "--with", "llm", "--limit", "10")
+        assert code == 0, err
+        assert out.splitlines() == [
+            "read 1 fact with llm: 1 entity new",
+            "  1 entity not in its fact's words, dropped",
+        ]
+        again = graph_json(capsys, db, "extract", "--with", "llm")
+        assert (again["facts_read"], again["extractor"]) == (0, "llm")
+        assert graph_json(capsys, db, "entity", "show", "ziggy")["origin"] == "extracted"
+    finally:
+        served.close()
 
 
 def test_graph_commands_need_a_resource(capsys: pytest.CaptureFixture[str], db: str) -> None:

@@ -466,6 +466,12 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
         ("DELETE", "/api/v1/apps/{app}/graph/relations/{relation_id}"): lambda: c.delete(
             f"{people_graph}/relations/{person_ending}", headers=ana
         ),
+        ("POST", "/agents/{agent_id}/graph/extractions"): lambda: c.post(
+            f"{graph}/extractions", json={}
+        ),
+        ("POST", "/api/v1/apps/{app}/graph/extractions"): lambda: c.post(
+            f"{people_graph}/extractions", json={"extractor": "rules"}, headers=ana
+        ),
     }
     # A second way through one route: a relation deleted for good is one entry too.
     variants = [lambda: c.delete(f"{graph}/relations/{dropped}", params={"hard": "true"})]
@@ -586,6 +592,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         "graph relate": lambda: run("graph", "relate", "Ana", "knows", "Cy", *scoped),
         "graph expire": lambda: run("graph", "expire", ending, *scoped),
         "graph unrelate": lambda: run("graph", "unrelate", dropped, *scoped),
+        "graph extract": lambda: run("graph", "extract", *scoped),
     }
     handlers = _handlers(build_parser())
     assert handlers - CLI_READS - CLI_EPISODIC == set(calls), "a command without a check here"

@@ -613,6 +613,19 @@ class GraphClient:
         body = _body(graph_wire.TraversalSpec, **fields)
         return list(self._send("POST", "/traversals", body)["paths"])
 
+    def extract(
+        self,
+        *,
+        extractor: str = "rules",
+        fact_ids: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> JSON:
+        """Reads the scope's facts for the graph (``fact_ids`` only, when given) with
+        ``extractor``; what it did (``factsRead``, ``entitiesAdded``, ... on an agent's)."""
+        facts = None if fact_ids is None else list(fact_ids)
+        fields = _params(extractor=extractor, facts=facts, limit=limit)
+        return self._send("POST", "/extractions", _body(graph_wire.ExtractionSpec, **fields))
+
     def _send(self, method: str, path: str, body: wire.Body) -> JSON:
         return self._client.send(method, self._base + path, body)
 

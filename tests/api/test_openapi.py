@@ -56,9 +56,18 @@ class Service:
     agent: str
 
 
+class Reader:
+    """A chat model that finds nothing in any fact: the llm extractor's routes answer."""
+
+    model = "reads-nothing"
+
+    def complete(self, system: str, user: str) -> str:
+        return '{"entities": [], "relations": []}'
+
+
 @pytest.fixture
 def service(target: Target) -> Iterator[Service]:
-    memory = engram.open(target, embedder=engram.HashingEmbedder(16))
+    memory = engram.open(target, embedder=engram.HashingEmbedder(16), chat=Reader())
     agent = memory.agents.register("conformance").id
     yield Service(create_app(_settings(target), memory_store=memory), agent)
     memory.close()

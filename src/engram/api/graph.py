@@ -32,6 +32,8 @@ from engram.wire.graph import (
     EntitiesOut,
     EntityOut,
     EntitySpec,
+    ExtractionOut,
+    ExtractionSpec,
     FoundEntity,
     PathOut,
     PathsOut,
@@ -259,6 +261,19 @@ def traverse(agent_id: str, body: TraversalSpec, request: Request) -> PathsOut:
     return PathsOut(paths=[PathOut.of(p) for p in walk(memory.graph, agent.ref, body)])
 
 
+# -- reading facts for the graph -------------------------------------------------------------
+@router.post("/extractions", responses=errors(502))
+def extract(agent_id: str, body: ExtractionSpec, request: Request) -> ExtractionOut:
+    """Reads the agent's facts for the graph with ``extractor`` and answers what it did.
+    ``rules`` reads every fact (or ``facts``) again, as every write does inline; ``llm``
+    reads up to ``limit`` (default 50) of the facts the chat model has not read, keeping
+    only what each fact's words hold, and a second call reads the next ones. 501 when the
+    service has no such model, 502 when it fails (nothing written), 404 for a fact the
+    agent does not have."""
+    memory, agent = agent_memory(request, agent_id, write=True)
+    return ExtractionOut.of(read_facts(memory.graph, agent.ref, body))
+
+
 # -- what both surfaces do -------------------------------------------------------------------
 def upsert(graph: Graph, scope: Scope, body: EntitySpec) -> Entity:
     return graph.upsert_entity(
@@ -284,6 +299,10 @@ def assert_relation(
         invalid_at=body.invalid_at,
         attributes=body.attributes,
     )
+
+
+def read_facts(graph: Graph, scope: Scope, body: ExtractionSpec) -> models.ExtractionReport:
+    return graph.extract(scope, extractor=body.extractor, fact_ids=body.facts, limit=body.limit)
 
 
 def find(graph: Graph, scope: Scope, asked: EntityQuery) -> list[EntityHit]:

@@ -26,6 +26,7 @@ from engram.api.graph import (
     end_relation,
     find,
     list_relations,
+    read_facts,
     upsert,
     walk,
 )
@@ -36,8 +37,10 @@ from engram.core.graph.graph import Graph
 from engram.core.scopes import PersonAppRef
 from engram.wire.graph import (
     EntitySpec,
+    ExtractionSpec,
     PersonEntitiesOut,
     PersonEntityOut,
+    PersonExtractionOut,
     PersonFoundEntity,
     PersonPathOut,
     PersonPathsOut,
@@ -140,3 +143,12 @@ def neighbourhood(
 def traverse(app: str, body: TraversalSpec, request: Request, person: Person) -> PersonPathsOut:
     graph, scope = _graph(request, app, person)
     return PersonPathsOut(paths=[PersonPathOut.of(p) for p in walk(graph, scope, body)])
+
+
+@router.post("/extractions", responses=errors(501, 502))
+def extract(
+    app: str, body: ExtractionSpec, request: Request, person: Person
+) -> PersonExtractionOut:
+    """Reads the person's memories here for the graph, as the agent route does."""
+    graph, scope = _graph(request, app, person)
+    return PersonExtractionOut.of(read_facts(graph, scope, body))

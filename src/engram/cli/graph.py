@@ -11,7 +11,7 @@ from engram import wire
 from engram.cli.render import Output, fact_line
 from engram.core.errors import NotFound
 from engram.core.graph.graph import Graph
-from engram.core.graph.models import Entity, Relation
+from engram.core.graph.models import Entity, ExtractionReport, Relation
 from engram.core.graph.search import EntityHit
 from engram.core.graph.walks import Path, Subgraph
 from engram.core.memory import Memory
@@ -123,6 +123,42 @@ def traverse(mem: Memory, args: argparse.Namespace) -> Output:
     return Output(data, [path_line(p, names) for p in paths] or ["no paths"])
 
 
+# -- reading facts -------------------------------------------------------------------------
+def extract(mem: Memory, args: argparse.Namespace) -> Output:
+    report = mem.graph.extract(
+        _ref(args), extractor=args.extractor, fact_ids=args.fact, limit=args.limit
+    )
+    return Output(_dump(shapes.ExtractionOut.of(report)), extraction_lines(report))
+
+
+def extraction_lines(report: ExtractionReport) -> list[str]:
+    """``read 12 facts with llm: 3 entities and 2 relations new, 1 entity dropped``"""
+    line = f"read {_count(report.facts_read, 'fact')} with {report.extractor}"
+    added = [
+        _count(n, noun) + " new"
+        for n, noun in ((report.entities_added, "entity"), (report.relations_added, "relation"))
+        if n
+    ]
+    line += ": " + ", ".join(added) if added else ": nothing new"
+    dropped = [
+        f"{_count(n, noun)} {why}"
+        for n, noun, why in (
+            (report.entities_dropped, "entity", "not in its fact's words, dropped"),
+            (report.relations_dropped, "relation", "dropped"),
+            (report.times_dropped, "time", "not ISO 8601, dropped"),
+            (report.answers_rejected, "answer", "not the JSON asked for"),
+            (report.facts_skipped, "fact", "changed while read, left for the next run"),
+        )
+        if n
+    ]
+    return [line, *(f"  {d}" for d in dropped)]
+
+
+def _count(n: int, noun: str) -> str:
+    plural = "entities" if noun == "entity" else noun + "s"
+    return f"{n} {noun if n == 1 else plural}"
+
+
 # -- rendering -----------------------------------------------------------------------------
 def entity_line(entity: Entity) -> str:
     """``e_…  Ana Lima (person)  aka Ana, A. Lima  - paints birds``"""
@@ -214,4 +250,5 @@ HANDLERS: dict[str, Callable[[Memory, argparse.Namespace], Output]] = {
     "graph type": declare_type,
     "graph neighbours": neighbours,
     "graph traverse": traverse,
+    "graph extract": extract,
 }

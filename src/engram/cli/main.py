@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NoReturn
 import engram
 from engram.backends import backend_for
 from engram.core.errors import EngramError, InvalidInput
+from engram.core.graph.models import EXTRACTORS
 from engram.core.graph.walks import MAX_DEPTH, MAX_LIMIT
 from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K
 from engram.core.models import SourceRef
@@ -409,6 +410,18 @@ def _add_graph_commands(sub: Subparsers) -> None:
         "--multi-valued", dest="single_valued", action="store_false", help="any number"
     )
     _add_walk_commands(inner)
+    p = _command(inner, "extract", "graph extract", "read facts for the graph, by rules or a model")
+    p.add_argument(
+        "--with",
+        dest="extractor",
+        choices=EXTRACTORS,
+        default="rules",
+        help="rules: every fact again; llm: the facts the chat model (ENGRAM_LLM_*) has not read",
+    )
+    p.add_argument(
+        "--fact", metavar="ID", nargs="+", action="extend", default=None, help="only these facts"
+    )
+    p.add_argument("--limit", metavar="N", type=PAGE, help="a model reads at most N (default 50)")
 
 
 def _add_entity_commands(inner: Subparsers) -> None:

@@ -9,6 +9,7 @@ each surface's model takes them with its own base: ``EntityOut`` (camelCase) and
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
@@ -103,6 +104,16 @@ class PersonRelationSpec(_RelationFields, Body):
     ``facts`` (live memories here), holding from ``valid_at`` to ``invalid_at``."""
 
 
+class ExtractionSpec(Body):
+    """Read the scope's facts (``facts`` only, when given) with ``extractor``: ``rules``
+    reads every one again; a model extractor reads up to ``limit`` of those it has not
+    read for their current words (its backlog), oldest first."""
+
+    extractor: models.Extractor = "rules"
+    facts: list[FactId] | None = Field(default=None, min_length=1, max_length=limits.MAX_IDS)
+    limit: int | None = Field(default=None, ge=1, le=limits.MAX_PAGE)
+
+
 # -- the records' fields, once ---------------------------------------------------------
 class _EntityFields(BaseModel):
     id: str
@@ -195,6 +206,22 @@ class _RelationTypeOutFields(BaseModel):
 
 
 # -- answers of the agent routes (camelCase) -------------------------------------------
+class _ExtractionFields(BaseModel):
+    extractor: str
+    facts_read: int
+    entities_added: int
+    relations_added: int
+    entities_dropped: int
+    relations_dropped: int
+    times_dropped: int
+    answers_rejected: int
+    facts_skipped: int
+
+    @classmethod
+    def of(cls, report: models.ExtractionReport) -> Self:
+        return cls(**dataclasses.asdict(report))
+
+
 class EntityOut(_EntityFields, Answer):
     pass
 
@@ -258,6 +285,12 @@ class SubgraphOut(Answer):
         )
 
 
+class ExtractionOut(_ExtractionFields, Answer):
+    """What one extraction did: the facts read, the entities and relations new to the
+    scope, and (model extractors) what was dropped because the fact's words do not hold
+    it, answers that were not the JSON asked for, and facts that changed while read."""
+
+
 # -- answers of the people routes (snake_case) -----------------------------------------
 class PersonEntityOut(_EntityFields, PeopleAnswer):
     pass
@@ -315,3 +348,7 @@ class PersonSubgraphOut(PeopleAnswer):
             memories=[PersonMemory.of(f) for f in found.facts],
             truncated=found.truncated,
         )
+
+
+class PersonExtractionOut(_ExtractionFields, PeopleAnswer):
+    pass

@@ -55,6 +55,16 @@ class ChatEndpoint(Endpoint):
         super().close()
 
 
+class ReadsNothing:
+    """A chat model in-process that finds nothing in any fact: the llm extractor's routes
+    answer 200 where the service under test would otherwise have no model (501)."""
+
+    model = "reads-nothing"
+
+    def complete(self, system: str, user: str) -> str:
+        return json.dumps(NOTHING)
+
+
 def completion(content: Any) -> bytes:
     """A chat completion whose one choice's message holds ``content``."""
     return json.dumps(

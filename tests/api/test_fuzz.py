@@ -1,5 +1,6 @@
 """Generated requests from the service's own OpenAPI schema, valid and invalid, on every
-route: no input is a 5xx, and a refused request stores nothing. On both backends
+route: no input is a 5xx, every answer matches its documented status, content type and
+schema (schemathesis' checks), and a refused request stores nothing. On both backends
 (PostgreSQL refuses some text SQLite would take, so both are fuzzed)."""
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
+from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 
 import engram
 import stores
+from chat_server import ReadsNothing
 from engram.api import create_app
 from engram.settings import Settings
 from stores import Target
@@ -44,7 +47,7 @@ def _headers(path: str) -> dict[str, str]:
 
 
 def test_no_input_is_a_server_error_and_a_refusal_stores_nothing(target: Target) -> None:
-    memory = engram.open(target, embedder=engram.HashingEmbedder(16))
+    memory = engram.open(target, embedder=engram.HashingEmbedder(16), chat=ReadsNothing())
     known = _seed(memory)
     settings_ = Settings(
         db_path=str(target),
@@ -98,15 +101,23 @@ def _fuzz(
     @given(case=operation.as_strategy(generation_mode=mode), data=st.data())
     @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
     def check(case: Any, data: st.DataObject) -> None:
+        replaced = False
         for name in list(case.path_parameters or {}):
             if name in known and data.draw(st.booleans()):
                 case.path_parameters[name] = data.draw(st.sampled_from(known[name]))
+                replaced = True
         before = stores.rows(target, SNAPSHOT)
-        response = case.call(headers=_headers(case.path))
+        headers = _headers(case.path)
+        response = case.call(headers=headers)
         where = (case.method, case.formatted_path, case.query, response.text[:300])
         assert response.status_code < 500, where
         if response.status_code >= 400:
             assert stores.rows(target, SNAPSHOT) == before, where
+        # engram refuses some text a schema cannot describe (NUL characters, words that are
+        # only whitespace, a cursor no page gave): 400, which this check counts as a failure.
+        # A known id put in a path may have mended what made a request invalid.
+        excluded = [positive_data_acceptance] + [negative_data_rejection] * replaced
+        case.validate_response(response, headers=headers, excluded_checks=excluded)
 
     try:
         check()

@@ -262,7 +262,7 @@ def traverse(agent_id: str, body: TraversalSpec, request: Request) -> PathsOut:
 
 
 # -- reading facts for the graph -------------------------------------------------------------
-@router.post("/extractions", responses=errors(502))
+@router.post("/extractions", responses=errors(409, 502))
 def extract(agent_id: str, body: ExtractionSpec, request: Request) -> ExtractionOut:
     """Reads the agent's facts for the graph with ``extractor`` and answers what it did.
     ``rules`` reads every fact (or ``facts``) again, as every write does inline; ``llm``

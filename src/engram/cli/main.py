@@ -416,7 +416,7 @@ def _add_graph_commands(sub: Subparsers) -> None:
         dest="extractor",
         choices=EXTRACTORS,
         default="rules",
-        help="rules: every fact again; llm: the facts the chat model (ENGRAM_LLM_*) has not read",
+        help="rules: every fact again; llm: the facts the chat model (ENGRAM_LLM_URL) has not read",
     )
     p.add_argument(
         "--fact", metavar="ID", nargs="+", action="extend", default=None, help="only these facts"

@@ -62,6 +62,17 @@ def postgres_url(postgres_admin: str) -> Iterator[str]:
     postgres_server.drop_database(postgres_admin, url)
 
 
+@pytest.fixture
+def postgres_store_url(postgres_admin: str) -> Iterator[str]:
+    """A fresh database holding engram's schema and no row, copied from a migrated
+    template; dropped afterwards. (Opening it migrates nothing: ``postgres_url`` is the
+    empty one, for tests of migrating.)"""
+    template = postgres_server.migrated_template(postgres_admin)
+    url = postgres_server.create_database(postgres_admin, template=template)
+    yield url
+    postgres_server.drop_database(postgres_admin, url)
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -71,7 +82,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 def target(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Target:
     """Where a store lives on this backend: a SQLite file, or a PostgreSQL URL."""
     if backend == "postgres":
-        return str(request.getfixturevalue("postgres_url"))
+        return str(request.getfixturevalue("postgres_store_url"))
     return tmp_path / "engram.db"
 
 

@@ -145,6 +145,22 @@ def create_database(admin_url: str, template: str | None = None) -> str:
     return url
 
 
+_TEMPLATES: dict[str, str] = {}
+
+
+def migrated_template(admin_url: str) -> str:
+    """The name of a database on this server holding engram's schema and nothing else,
+    made on first use: a store copied from it (``create_database(admin, template=...)``)
+    skips running every migration again, about 0.1 s a store."""
+    if admin_url not in _TEMPLATES:
+        import engram
+
+        url = create_database(admin_url)
+        engram.open(url, embedder=None).close()  # migrates; writes no row
+        _TEMPLATES[admin_url] = url.rpartition("/")[2]
+    return _TEMPLATES[admin_url]
+
+
 def drop_database(admin_url: str, url: str) -> None:
     import psycopg
 

@@ -118,9 +118,10 @@ def fresh_stores(backend: str, postgres_admin: Callable[[], str]) -> FreshStore:
         import postgres_server
 
         admin = postgres_admin()
+        template = postgres_server.migrated_template(admin)
 
         def database() -> tuple[Target, Callable[[], None]]:
-            url = postgres_server.create_database(admin)
+            url = postgres_server.create_database(admin, template=template)
             return url, lambda: postgres_server.drop_database(admin, url)
 
         return database

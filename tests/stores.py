@@ -211,3 +211,31 @@ class ManualClock:
 
     def advance(self, by: timedelta) -> None:
         self.now += by // timedelta(microseconds=1)
+
+
+class WatchedStore:
+    """A store that counts the transactions open through it (every call delegated): for
+    tests that a model (a reranker, a chat model) is asked with none open."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.open = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def run(self, work: Callable[[Any], Any], **options: Any) -> Any:
+        with self.transaction(**options) as tx:
+            return work(tx)
+
+    def transaction(self, **options: Any) -> Any:
+        @contextmanager
+        def counted() -> Iterator[Any]:
+            with self._store.transaction(**options) as tx:
+                self.open += 1
+                try:
+                    yield tx
+                finally:
+                    self.open -= 1
+
+        return counted()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,9 +22,8 @@ from engram import UpstreamFailure as Upstream
 from engram.core.graph import llm
 from engram.core.graph.models import ExtractionReport
 from engram.core.memory import Memory
-from engram.core.ports import Store, Tx
 from engram.opening import open_store
-from stores import Target, rows
+from stores import Target, WatchedStore, rows
 
 REF = ResourceRef("reader")
 ZIGGY = "Ziggy chased the red ball near Porto."
@@ -263,40 +261,13 @@ def test_a_failing_call_writes_nothing_and_the_backlog_stays(
         assert mem.graph.extract(REF, extractor="llm").facts_read == 2  # the backlog stayed
 
 
-class _Watched:
-    """A store that counts the transactions open through it (every call delegated)."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self.open = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def run(self, work: Callable[[Tx], Any], **options: Any) -> Any:
-        with self.transaction(**options) as tx:
-            return work(tx)
-
-    def transaction(self, **options: Any) -> AbstractContextManager[Tx]:
-        @contextmanager
-        def counted() -> Iterator[Tx]:
-            with self._store.transaction(**options) as tx:
-                self.open += 1
-                try:
-                    yield tx
-                finally:
-                    self.open -= 1
-
-        return counted()
-
-
 class _Chat:
     """A chat model in this process: it names the last word of each text, notes the
     transactions open when asked, and may do something in between (``meanwhile``)."""
 
     model = "in-process"
 
-    def __init__(self, watched: _Watched) -> None:
+    def __init__(self, watched: WatchedStore) -> None:
         self.watched = watched
         self.open_when_asked: list[int] = []
         self.meanwhile: Callable[[str], None] = lambda asked: None
@@ -313,7 +284,7 @@ def test_the_model_is_asked_outside_any_transaction_and_a_fact_changed_meanwhile
 ) -> None:
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as other:
         first, second = other.remember_many(REF, ["one names quill.", "two names rook."])
-        watched = _Watched(open_store(target))
+        watched = WatchedStore(open_store(target))
         chat = _Chat(watched)
 
         def correct_the_first(asked: str) -> None:

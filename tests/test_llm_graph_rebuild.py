@@ -38,7 +38,7 @@ import engram
 from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import read
 from engram.core.graph.models import entity_id
-from engram.storage.sql.tx import sql
+from graph_state import rows, stored
 from stores import Target
 
 EXAMPLES = max(1, int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60")) // 2)
@@ -137,31 +137,6 @@ class ReadingMachine(RuleBasedStateMachine):
     @invariant()
     def what_the_model_left_belongs_to_live_facts_as_worded_now(self) -> None:
         assert strays(self.memory, self.ref) == {}
-
-
-def rows(memory: engram.Memory, text: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    """``text`` read through the store's own connection (one snapshot)."""
-    store = memory._store
-    return list(store.run(lambda tx: sql(tx).rows(text, params), write=False))
-
-
-def stored(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
-    key = ref.key
-    entities = rows(memory, "SELECT id, norm, origin FROM entities WHERE scope = ?", (key,))
-    mentions = rows(
-        memory, 'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
-    )
-    groundings = rows(
-        memory,
-        "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
-        "WHERE e.scope = ? AND g.extractor = 'rules'",
-        (key,),
-    )
-    return {
-        "entities": sorted((str(i), str(n), str(o)) for i, n, o in entities),
-        "mentions": sorted((str(f), int(s), int(e), str(n)) for f, s, e, n in mentions),
-        "groundings": sorted((str(f), str(e)) for f, e in groundings),
-    }
 
 
 def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +23,10 @@ from engram.cli.main import main
 from engram.core import reranking
 from engram.core.memory import Memory
 from engram.core.models import Fact, RecallHit
-from engram.core.ports import Store, Tx
 from engram.core.ranking import Fused
 from engram.opening import open_store
 from rerank_server import MODEL, RerankEndpoint
-from stores import Target
+from stores import Target, WatchedStore
 
 REF = ResourceRef("user-1")
 EMBEDDER = HashingEmbedder(16)
@@ -129,39 +127,12 @@ def test_acting_keeps_the_reranker(endpoint: RerankEndpoint, target: Target) -> 
     assert [h.fact.content for h in hits] == ["tea note 6", "tea note 5"]
 
 
-class _Watched:
-    """A store that counts the transactions open through it (every call delegated)."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self.open = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def run(self, work: Callable[[Tx], Any], **options: Any) -> Any:
-        with self.transaction(**options) as tx:
-            return work(tx)
-
-    def transaction(self, **options: Any) -> AbstractContextManager[Tx]:
-        @contextmanager
-        def counted() -> Iterator[Tx]:
-            with self._store.transaction(**options) as tx:
-                self.open += 1
-                try:
-                    yield tx
-                finally:
-                    self.open -= 1
-
-        return counted()
-
-
 class _Reranker:
     """A reranker in this process: it notes how many transactions are open when asked."""
 
     model = "in-process"
 
-    def __init__(self, watched: _Watched) -> None:
+    def __init__(self, watched: WatchedStore) -> None:
         self.watched = watched
         self.open_when_asked: list[int] = []
 
@@ -173,7 +144,7 @@ class _Reranker:
 def test_the_reranker_is_asked_after_the_read_transaction(target: Target) -> None:
     with engram.open(target, embedder=EMBEDDER) as plain:
         plain.remember_many(REF, ["tea", "tea and cake", "tea cake and scones"])
-    watched = _Watched(open_store(target))
+    watched = WatchedStore(open_store(target))
     reranker = _Reranker(watched)
     with Memory(watched, EMBEDDER, reranker=reranker) as mem:  # type: ignore[arg-type]
         hits = mem.recall(REF, "tea")

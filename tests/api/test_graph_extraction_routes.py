@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import jwt
 import pytest
@@ -15,6 +14,8 @@ from fastapi.testclient import TestClient
 
 import engram
 import stores
+from answers import error as _error
+from answers import ok as _ok
 from chat_server import ChatEndpoint
 from engram import CapabilityMissing, InvalidInput, NotFound
 from engram.api import create_app
@@ -68,18 +69,6 @@ def http(target: Target, endpoint: ChatEndpoint) -> Iterator[TestClient]:
 def plain(target: Target) -> Iterator[TestClient]:
     """A service with no chat model."""
     yield from _serve(target, None)
-
-
-def _ok(answer: Any, status: int = 200) -> Any:
-    assert answer.status_code == status, answer.text
-    return answer.json()
-
-
-def _error(answer: Any, status: int, code: str) -> dict[str, Any]:
-    assert answer.status_code == status, answer.text
-    error: dict[str, Any] = answer.json()["error"]
-    assert error["code"] == code, answer.text
-    return error
 
 
 def _agent(http: TestClient, name: str) -> str:

@@ -16,6 +16,8 @@ from fastapi.testclient import TestClient
 
 import engram
 import stores
+from answers import error as _error
+from answers import ok as _ok
 from engram import Conflict, InvalidInput, NotFound
 from engram.api import create_app
 from engram.settings import Settings
@@ -56,18 +58,6 @@ def _agent(http: TestClient, name: str) -> str:
     made = http.post("/agents", json={"name": name})
     assert made.status_code == 201, made.text
     return f"/agents/{made.json()['id']}/graph"
-
-
-def _ok(answer: Any, status: int = 200) -> Any:
-    assert answer.status_code == status, answer.text
-    return answer.json()
-
-
-def _error(answer: Any, status: int, code: str) -> dict[str, Any]:
-    assert answer.status_code == status, answer.text
-    error: dict[str, Any] = answer.json()["error"]
-    assert error["code"] == code, answer.text
-    return error
 
 
 def _chain(http: TestClient, graph: str, headers: dict[str, str] | None = None) -> None:

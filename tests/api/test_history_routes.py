@@ -15,6 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 import engram
+from answers import error as _error
+from answers import ok as _ok
 from engram.api import create_app
 from engram.core.scopes import PersonAppRef
 from engram.settings import Settings
@@ -64,18 +66,6 @@ def _agent(client: TestClient, name: str = "planner") -> str:
     assert made.status_code == 201, made.text
     agent: str = made.json()["id"]
     return agent
-
-
-def _error(answer: Any, status: int, code: str) -> dict[str, Any]:
-    assert answer.status_code == status, answer.text
-    error: dict[str, Any] = answer.json()["error"]
-    assert error["code"] == code, answer.text
-    return error
-
-
-def _ok(answer: Any, status: int = 200) -> Any:
-    assert answer.status_code == status, answer.text
-    return answer.json()
 
 
 def _remember(client: TestClient, agent: str, content: str) -> str:

@@ -8,6 +8,8 @@ from typing import Any
 
 import engram
 from engram import ResourceRef
+from engram.core.graph.extraction import Reading
+from engram.core.graph.models import entity_id
 from engram.storage.sql.tx import sql
 
 
@@ -34,3 +36,36 @@ def stored(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
         "mentions": sorted((str(f), int(s), int(e), str(n)) for f, s, e, n in mentions),
         "groundings": sorted((str(f), str(e)) for f, e in groundings),
     }
+
+
+def rules_graph(
+    memory: engram.Memory, ref: ResourceRef, given: list[Any], readings: dict[str, Reading]
+) -> dict[str, Any]:
+    """The graph the rules make from scratch, as :func:`stored` reads it: the ``given``
+    entities (id, normal name, origin rows, kept as they are) with their aliases known,
+    and what the rules find in each fact's ``readings``: names new to the scope become
+    extracted entities, then every known name is mentioned and what the words alone give
+    is grounded."""
+    ids = {str(i) for i, _, _ in given}
+    known: dict[str, str] = {str(n): str(i) for i, n, _ in given}
+    for alias, entity in rows(
+        memory, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
+    ):
+        if str(entity) in ids:
+            known[str(alias)] = str(entity)
+    extracted: set[tuple[str, str, str]] = set()
+    for reading in readings.values():
+        for m in reading.mentions({}):
+            if m.name not in known:
+                extracted.add((entity_id(ref, m.name), m.name, "extracted"))
+    known.update({norm: eid for eid, norm, _ in extracted})
+    mentions, groundings = [], set()
+    for fact_id, reading in readings.items():
+        mentions += [
+            (fact_id, m.start, m.end, known[m.name])
+            for m in reading.mentions(known)
+            if m.name in known
+        ]
+        groundings |= {(fact_id, known[m.name]) for m in reading.mentions({})}
+    entities = sorted({(str(i), str(n), str(o)) for i, n, o in given} | extracted)
+    return {"entities": entities, "mentions": sorted(mentions), "groundings": sorted(groundings)}

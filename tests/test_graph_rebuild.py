@@ -28,9 +28,8 @@ from hypothesis.stateful import (
 import engram
 from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import read
-from engram.core.graph.models import entity_id
 from engram.core.graph.names import normalise
-from graph_state import rows, stored
+from graph_state import rows, rules_graph, stored
 from stores import Target
 
 EXAMPLES = int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60"))
@@ -130,12 +129,6 @@ def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
         "SELECT id, norm, origin FROM entities WHERE scope = ? AND origin <> 'extracted'",
         (ref.key,),
     )
-    known: dict[str, str] = {str(n): str(i) for i, n, _ in asserted}
-    for alias, entity in rows(
-        memory, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
-    ):
-        if str(entity) in {str(i) for i, _, _ in asserted}:
-            known[str(alias)] = str(entity)
     facts = memory.facts(ref, limit=1000).facts
     readings = {}
     for fact in facts:
@@ -143,23 +136,9 @@ def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
         readings[fact.id] = read(
             fact.content, speaker=speaker if isinstance(speaker, str) else None
         )
-    extracted: set[tuple[str, str, str]] = set()
-    for reading in readings.values():
-        for m in reading.mentions({}):
-            if m.name not in known:
-                extracted.add((entity_id(ref, m.name), m.name, "extracted"))
-    known.update({norm: eid for eid, norm, _ in extracted})
-    mentions, groundings = [], set()
-    for fact_id, reading in readings.items():
-        mentions += [
-            (fact_id, m.start, m.end, known[m.name])
-            for m in reading.mentions(known)
-            if m.name in known
-        ]
-        groundings |= {(fact_id, known[m.name]) for m in reading.mentions({})}
-    entities = sorted({(str(i), str(n), str(o)) for i, n, o in asserted} | extracted)
-    assert all(normalise(n) == n for _, n, _ in entities)
-    return {"entities": entities, "mentions": sorted(mentions), "groundings": sorted(groundings)}
+    graph = rules_graph(memory, ref, asserted, readings)
+    assert all(normalise(n) == n for _, n, _ in graph["entities"])
+    return graph
 
 
 def test_the_graph_equals_the_graph_rebuilt_from_the_live_facts(target: Target) -> None:

@@ -37,8 +37,7 @@ from hypothesis.stateful import (
 import engram
 from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import read
-from engram.core.graph.models import entity_id
-from graph_state import rows, stored
+from graph_state import rows, rules_graph, stored
 from stores import Target
 
 EXAMPLES = max(1, int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60")) // 2)
@@ -148,30 +147,8 @@ def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
         "OR EXISTS (SELECT 1 FROM groundings g WHERE g.entity = e.id AND g.extractor = 'llm'))",
         (ref.key,),
     )
-    ids = {str(i) for i, _, _ in given}
-    known: dict[str, str] = {str(n): str(i) for i, n, _ in given}
-    for alias, entity in rows(
-        memory, "SELECT norm, entity FROM entity_aliases WHERE scope = ?", (ref.key,)
-    ):
-        if str(entity) in ids:
-            known[str(alias)] = str(entity)
     readings = {f.id: read(f.content) for f in memory.facts(ref, limit=1000).facts}
-    extracted: set[tuple[str, str, str]] = set()
-    for reading in readings.values():
-        for m in reading.mentions({}):
-            if m.name not in known:
-                extracted.add((entity_id(ref, m.name), m.name, "extracted"))
-    known.update({norm: eid for eid, norm, _ in extracted})
-    mentions, groundings = [], set()
-    for fact_id, reading in readings.items():
-        mentions += [
-            (fact_id, m.start, m.end, known[m.name])
-            for m in reading.mentions(known)
-            if m.name in known
-        ]
-        groundings |= {(fact_id, known[m.name]) for m in reading.mentions({})}
-    entities = sorted({(str(i), str(n), str(o)) for i, n, o in given} | extracted)
-    return {"entities": entities, "mentions": sorted(mentions), "groundings": sorted(groundings)}
+    return rules_graph(memory, ref, given, readings)
 
 
 def strays(memory: engram.Memory, ref: ResourceRef) -> dict[str, list[Any]]:

@@ -11,13 +11,14 @@ from typing import Literal, TypeVar
 from engram.core import ledger, limits
 from engram.core.clock import Clock, now_us
 from engram.core.errors import CapabilityMissing, InvalidInput
-from engram.core.graph import assertions, backlog, indexing, models, search, walks
+from engram.core.graph import assertions, backlog, indexing, llm, models, search, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import JSONValue, Writer
 from engram.core.ports import ChatModel, Embedder, Store, Tx
 from engram.core.scopes import Scope
 
 T = TypeVar("T")
+A = TypeVar("A")
 LLM_BATCH = 50  # facts the llm extractor reads per call unless told
 
 
@@ -165,11 +166,16 @@ class Graph:
                 "the llm extractor needs ENGRAM_LLM_URL and ENGRAM_LLM_MODEL",
                 hint="set them, or open the store with chat=engram.RemoteChat(url, model)",
             )
-        facts = backlog.unread(self._store, ref, ids, size)
+        return self._extract_backlog(ref, llm.ChatReader(self._chat), ids, size)
+
+    def _extract_backlog(
+        self, ref: Scope, reader: backlog.Reader[A], fact_ids: Sequence[str] | None, limit: int
+    ) -> models.ExtractionReport:
+        facts = backlog.unread(self._store, ref, reader.extractor, fact_ids, limit)
         if not facts:
-            return models.ExtractionReport("llm")
-        asked = backlog.ask(self._chat, facts)  # no transaction is open
-        return self._write(ref, "graph.extract", lambda rec: backlog.write(rec, asked))
+            return models.ExtractionReport(reader.extractor)
+        reads = backlog.read(reader, facts)  # no transaction is open
+        return self._write(ref, "graph.extract", lambda rec: backlog.write(rec, reader, reads))
 
     def _extract_rules(self, ref: Scope, fact_ids: Sequence[str] | None) -> models.ExtractionReport:
         store = self._store

@@ -663,6 +663,7 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
         ledger_retention=settings.ledger_retention,
         extractor=settings.extractor,
         chat=settings.make_chat(),
+        recogniser=settings.make_recogniser(),
     )
 
 

@@ -65,7 +65,7 @@ class SpacyRecogniser:
         self._batch_size = batch_size
         self._lock = threading.Lock()
         self._nlp: Any = None
-        if isinstance(nlp, str | os.PathLike):
+        if isinstance(nlp, str | os.PathLike) and str(nlp).strip():
             self._name = os.fspath(nlp)
             _check_installed(self._name)
         elif callable(getattr(nlp, "pipe", None)):

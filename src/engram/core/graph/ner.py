@@ -111,7 +111,7 @@ def _name(text: str, start: int, end: int, words: str) -> tuple[str, str] | None
     """The span's name and normal name, trimmed as the rules read words; None when the
     rules' hygiene refuses it."""
     span = trim(text, start, end)
-    if span is None:
+    if span is None or normalise(text[start:end]) in HOLIDAYS:  # before "Christmas" goes
         return None
     surface = text[span[0] : span[1]]
     norm = normalise(surface)

@@ -262,6 +262,55 @@ def test_a_name_met_twice_takes_its_first_type() -> None:
     assert found == ner.Found({"zorblat": ner.Named("Zorblat", "person")}, 0)
 
 
+class _Recording:
+    """A recogniser that keeps the texts it was given, and reads them with spaCy."""
+
+    def __init__(self, inner: SpacyRecogniser) -> None:
+        self.inner, self.model = inner, inner.model
+        self.texts: list[str] = []
+
+    def recognise(self, texts: Sequence[str]) -> list[list[Span]]:
+        self.texts += texts
+        return self.inner.recognise(texts)
+
+
+def test_a_turn_is_read_after_its_speakers_prefix(target: Target) -> None:
+    recording = _Recording(SpacyRecogniser(pipeline()))
+    with engram.open(target, embedder=engram.HashingEmbedder(16), recogniser=recording) as mem:
+        turn, plain = mem.remember_many(
+            REF,
+            [
+                engram.Note("Ziggy: hey, ziggy ran to Porto.", metadata={"speaker": "Ziggy"}),
+                "Ziggy: nobody said so.",
+            ],
+        )
+        mem.graph.extract(REF, extractor="spacy")
+        assert recording.texts == ["hey, ziggy ran to Porto.", "Ziggy: nobody said so."]
+        ziggy, porto = mem.graph.entity(REF, "ziggy"), mem.graph.entity(REF, "Porto")
+        assert _groundings(target) == {
+            (turn.id, ziggy.id),  # from the text, not the prefix: the spans were moved
+            (turn.id, porto.id),
+            (plain.id, ziggy.id),  # no speaker named: read whole
+        }
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "start"),
+    [
+        ("Mel: hi there", "Mel", 5),
+        ("Mel:hi", "Mel", 4),
+        ("Mel:   hi", "Mel", 7),
+        ("Mel: hi", None, 0),
+        ("Mel: hi", "", 0),
+        ("Mel: hi", 7, 0),
+        ("Melissa: hi", "Mel", 0),
+        ("Ana Lima: hi", "Ana Lima", 10),
+    ],
+)
+def test_where_a_turns_words_begin(text: str, speaker: object, start: int) -> None:
+    assert ner.body(text, speaker) == start
+
+
 # -- the backlog ----------------------------------------------------------------------
 def test_a_second_extract_reads_the_next_facts(mem: Memory, target: Target) -> None:
     facts = mem.remember_many(REF, ["ziggy one.", "ziggy two.", "ziggy three."])

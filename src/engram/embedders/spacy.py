@@ -15,7 +15,7 @@ the install hint. So the service and the command line, which make one from
 ``ENGRAM_SPACY_MODEL`` at start, fail early on a wrong name and pay the load only when
 the extractor runs. A pipeline loaded by name keeps only what its entities need when
 only trained ``ner`` components set them (its tagger, parser and lemmatizer are
-disabled: half the time on the labelled turns, the same entities, BENCHMARKS.md); one
+disabled: half the time, and the same entities on the labelled turns, BENCHMARKS.md); one
 with an ``entity_ruler`` or any other component setting entities keeps them all, since
 its patterns may read any attribute.
 

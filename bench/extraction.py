@@ -207,6 +207,32 @@ def score(
     return report
 
 
+def scores(
+    turns: Sequence[LabelledTurn], settings: Mapping[str, Mapping[str, list[Mention]]]
+) -> tuple[dict[str, Any], list[list[object]]]:
+    """Each split's scores under each setting, on all mentions and on the text: for the
+    JSON, and as the printed table's rows."""
+    scored: dict[str, Any] = {}
+    rows: list[list[object]] = []
+    for split in SPLITS:
+        part = [t for t in turns if t.split == split]
+        for setting, found in settings.items():
+            for text_only in (False, True):
+                report = score(part, found, text_only=text_only)
+                what = "text" if text_only else "all"
+                scored[f"{split} / {setting} / {what}"] = {
+                    "turns": len(part),
+                    "exact": report.exact.row(),
+                    "names": report.names.row(),
+                    "by_kind": {k: s.row() for k, s in sorted(report.by_kind.items())},
+                    "by_type": {k: s.row() for k, s in sorted(report.by_type.items())},
+                }
+                e, n = report.exact, report.names
+                rows.append([split, setting, what, e.tp + e.fn, e.precision, e.recall, e.f1,
+                             n.precision, n.recall, n.f1])  # fmt: skip
+    return scored, rows
+
+
 def errors(turns: Iterable[LabelledTurn], found: Mapping[str, list[Mention]]) -> list[str]:
     """Each wrong or missed mention, by exact span, one line each."""
     lines = []
@@ -379,23 +405,9 @@ def measure_spacy(
     found = predict_spacy(turns, named)
     settings = {"spacy": found, "rules (running) + spacy": union(running, found)}
     same = predict_spacy(turns, whole) == found
-    results: dict[str, Any] = {"pipeline": pipeline, "pruned_equals_whole": same, "scores": {}}
-    rows = []
-    for split in SPLITS:
-        part = [t for t in turns if t.split == split]
-        for setting, predicted in settings.items():
-            for text_only in (False, True):
-                report = score(part, predicted, text_only=text_only)
-                what = "text" if text_only else "all"
-                results["scores"][f"{split} / {setting} / {what}"] = {
-                    "exact": report.exact.row(),
-                    "names": report.names.row(),
-                    "by_label": {k: v.row() for k, v in sorted(report.by_kind.items())},
-                    "by_type": {k: v.row() for k, v in sorted(report.by_type.items())},
-                }
-                e, n = report.exact, report.names
-                rows.append([split, setting, what, e.tp + e.fn, e.precision, e.recall, e.f1,
-                             n.precision, n.recall, n.f1])  # fmt: skip
+    scored, rows = scores(turns, settings)
+    results: dict[str, Any] = {"pipeline": pipeline, "pruned_equals_whole": same}
+    results["scores"] = scored  # by_kind: by the pipeline's label
     print(f"\nspacy: {pipeline} (pruned as loaded by name equals whole: {same})")
     print(table(["split", "extractor", "mentions", "gold", "P exact", "R exact", "F1 exact",
                  "P names", "R names", "F1 names"], rows))  # fmt: skip
@@ -437,24 +449,8 @@ def main() -> None:
         "running": predict_running(turns, args.dataset),
         "running, no speaker given": predict_running(turns, args.dataset, speaker=False),
     }
-    results: dict[str, Any] = {"environment": environment(), "goal": GOAL, "scores": {}}
-    rows = []
-    for split in SPLITS:
-        part = [t for t in turns if t.split == split]
-        for setting, found in settings.items():
-            for text_only in (False, True):
-                report = score(part, found, text_only=text_only)
-                what = "text" if text_only else "all"
-                results["scores"][f"{split} / {setting} / {what}"] = {
-                    "turns": len(part),
-                    "exact": report.exact.row(),
-                    "names": report.names.row(),
-                    "by_kind": {k: s.row() for k, s in sorted(report.by_kind.items())},
-                    "by_type": {k: s.row() for k, s in sorted(report.by_type.items())},
-                }
-                e, n = report.exact, report.names
-                rows.append([split, setting, what, e.tp + e.fn, e.precision, e.recall, e.f1,
-                             n.precision, n.recall, n.f1])  # fmt: skip
+    scored, rows = scores(turns, settings)
+    results: dict[str, Any] = {"environment": environment(), "goal": GOAL, "scores": scored}
     print(table(["split", "known", "mentions", "gold", "P exact", "R exact", "F1 exact",
                  "P names", "R names", "F1 names"], rows))  # fmt: skip
     for split in SPLITS:

@@ -18,7 +18,19 @@ found, left out; the prefix is right whenever the speaker is given). Speed: micr
 per turn to read a turn, look up its candidate names in the scope's known names and
 extract, over all 2,760 turns with the running names, best of ``--rounds``.
 
+``--with spacy:PIPELINE`` (an installed package name or a pipeline's directory; needs
+``engram[nlp]``) measures the ``spacy`` extractor on the same turns: the spans it keeps
+(the recogniser's on the text after the speaker's prefix, its labels of times and
+amounts left out, trimmed and checked by the rules' hygiene:
+:func:`engram.core.graph.ner.span`), alone and added to the rules'
+running mentions where they overlap none (the graph holds both). Speed: seconds per
+1,000 turns over the 2,760, best of ``--model-rounds``, the pipeline as loaded by name
+(pruned to what its entities need) and whole; and ``mem.graph.extract(ref,
+extractor="spacy")`` over the first 1,000 turns written to a fresh SQLite store, the
+writes included.
+
     .venv/bin/python bench/extraction.py [--dataset PATH] [--errors dev] [--json OUT]
+    .venv/bin/python bench/extraction.py --with spacy:PIPELINE --json OUT
 
 The last line of stdout is the summary as one line of JSON.
 """
@@ -28,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +51,8 @@ from typing import Any
 from harness import RESULTS_DIR, environment, one_line, table, write_json
 from locomo import load_samples
 
+import engram
+from engram.core.graph import ner
 from engram.core.graph.extraction import Mention, extract, read
 from engram.core.graph.names import normalise
 
@@ -192,6 +207,32 @@ def score(
     return report
 
 
+def scores(
+    turns: Sequence[LabelledTurn], settings: Mapping[str, Mapping[str, list[Mention]]]
+) -> tuple[dict[str, Any], list[list[object]]]:
+    """Each split's scores under each setting, on all mentions and on the text: for the
+    JSON, and as the printed table's rows."""
+    scored: dict[str, Any] = {}
+    rows: list[list[object]] = []
+    for split in SPLITS:
+        part = [t for t in turns if t.split == split]
+        for setting, found in settings.items():
+            for text_only in (False, True):
+                report = score(part, found, text_only=text_only)
+                what = "text" if text_only else "all"
+                scored[f"{split} / {setting} / {what}"] = {
+                    "turns": len(part),
+                    "exact": report.exact.row(),
+                    "names": report.names.row(),
+                    "by_kind": {k: s.row() for k, s in sorted(report.by_kind.items())},
+                    "by_type": {k: s.row() for k, s in sorted(report.by_type.items())},
+                }
+                e, n = report.exact, report.names
+                rows.append([split, setting, what, e.tp + e.fn, e.precision, e.recall, e.f1,
+                             n.precision, n.recall, n.f1])  # fmt: skip
+    return scored, rows
+
+
 def errors(turns: Iterable[LabelledTurn], found: Mapping[str, list[Mention]]) -> list[str]:
     """Each wrong or missed mention, by exact span, one line each."""
     lines = []
@@ -257,6 +298,127 @@ def _with_lookups(conversation: Sequence[tuple[str, str]]) -> None:
             known.setdefault(m.name, m.entity or m.name)
 
 
+# -- the spacy extractor -----------------------------------------------------------------
+def kept(text: str, spans: Iterable[tuple[int, int, str]]) -> list[Mention]:
+    """The spans the spacy extractor keeps of a recogniser's, as mentions (kind: label)."""
+    words = normalise(text)
+    found = []
+    for start, end, label in sorted(spans):
+        if label.upper() in ner.NEVER:
+            continue
+        span = ner.span(text, start, end, words)
+        if span is not None:
+            surface = text[span[0] : span[1]]
+            found.append(Mention(surface, *span, normalise(surface), label))  # type: ignore[arg-type]
+    return found
+
+
+def read_turns(recogniser: Any, turns: Sequence[tuple[str, str]]) -> list[list[Mention]]:
+    """``(text, speaker)`` turns read as the extractor reads them: the text after the
+    speaker's prefix recognised, the spans kept."""
+    starts = [ner.body(text, speaker) for text, speaker in turns]
+    spans = recogniser.recognise([text[n:] for (text, _), n in zip(turns, starts, strict=True)])
+    return [
+        kept(text, [(s + n, e + n, label) for s, e, label in found])
+        for (text, _), n, found in zip(turns, starts, spans, strict=True)
+    ]
+
+
+def predict_spacy(turns: Sequence[LabelledTurn], recogniser: Any) -> dict[str, list[Mention]]:
+    found = read_turns(recogniser, [(t.text, t.speaker) for t in turns])
+    return {_key(t): mentions for t, mentions in zip(turns, found, strict=True)}
+
+
+def union(
+    rules: Mapping[str, list[Mention]], model: Mapping[str, list[Mention]]
+) -> dict[str, list[Mention]]:
+    """The rules' mentions, and the model's that overlap none of them."""
+    return {
+        key: sorted(
+            found
+            + [m for m in model[key] if all(m.end <= r.start or r.end <= m.start for r in found)],
+            key=lambda m: m.start,
+        )
+        for key, found in rules.items()
+    }
+
+
+def spacy_speed(dataset: Path, recognisers: Mapping[str, Any], rounds: int) -> dict[str, Any]:
+    """Seconds per 1,000 turns over every turn of the split, recognised in one call and
+    kept, best of ``rounds``; wall and CPU time."""
+    turns = [(t.memory(), t.speaker) for s in load_samples(dataset) for t in s.turns]
+    found: dict[str, Any] = {"turns": len(turns), "rounds": rounds}
+    for name, recogniser in recognisers.items():
+        read_turns(recogniser, turns[:16])  # loads a named pipeline
+        wall, cpu = [], []
+        for _ in range(rounds):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            read_turns(recogniser, turns)
+            wall.append((time.perf_counter() - start) / len(turns) * 1000)
+            cpu.append((time.process_time() - start_cpu) / len(turns) * 1000)
+        found[name] = {
+            "best_s_per_1000": round(min(wall), 3),
+            "median_s_per_1000": round(statistics.median(wall), 3),
+            "best_cpu_s_per_1000": round(min(cpu), 3),
+        }
+    return found
+
+
+def spacy_extract(dataset: Path, recogniser: Any, rounds: int, size: int = 1000) -> dict[str, Any]:
+    """``mem.graph.extract(ref, extractor="spacy")`` until the backlog is empty, over the
+    first ``size`` turns written (with their speakers) to a fresh SQLite store; the
+    median of ``rounds``, and what it wrote."""
+    turns = [t for s in load_samples(dataset) for t in s.turns][:size]
+    notes = [engram.Note(t.memory(), metadata={"speaker": t.speaker}) for t in turns]
+    times: list[float] = []
+    calls = added = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in range(rounds):
+            with engram.open(
+                Path(tmp) / f"{n}.db", embedder=engram.HashingEmbedder(16), recogniser=recogniser
+            ) as mem:
+                ref = engram.ResourceRef("turns")
+                mem.remember_many(ref, notes)
+                start, calls, added = time.perf_counter(), 0, 0
+                while (report := mem.graph.extract(ref, extractor="spacy")).facts_read:
+                    calls, added = calls + 1, added + report.entities_added
+                times.append(time.perf_counter() - start)
+    return {
+        "facts": len(notes),
+        "calls": calls,
+        "median_s": round(statistics.median(times), 3),
+        "rounds_s": [round(t, 3) for t in times],
+        "entities_added": added,
+    }
+
+
+def measure_spacy(
+    pipeline: str,
+    turns: Sequence[LabelledTurn],
+    running: Mapping[str, list[Mention]],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    import spacy
+
+    named = engram.SpacyRecogniser(pipeline)
+    whole = engram.SpacyRecogniser(spacy.load(pipeline))
+    found = predict_spacy(turns, named)
+    settings = {"spacy": found, "rules (running) + spacy": union(running, found)}
+    same = predict_spacy(turns, whole) == found
+    scored, rows = scores(turns, settings)
+    results: dict[str, Any] = {"pipeline": pipeline, "pruned_equals_whole": same}
+    results["scores"] = scored  # by_kind: by the pipeline's label
+    print(f"\nspacy: {pipeline} (pruned as loaded by name equals whole: {same})")
+    print(table(["split", "extractor", "mentions", "gold", "P exact", "R exact", "F1 exact",
+                 "P names", "R names", "F1 names"], rows))  # fmt: skip
+    recognisers = {"by name (pruned)": named, "whole": whole}
+    results["speed"] = spacy_speed(args.dataset, recognisers, args.model_rounds)
+    print(f"spacy speed: {one_line(results['speed'])}")
+    results["extract"] = spacy_extract(args.dataset, named, args.model_rounds)
+    print(f"spacy extract: {one_line(results['extract'])}")
+    return results
+
+
 # -- the run -----------------------------------------------------------------------------
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -264,7 +426,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--errors", choices=SPLITS, help="list the split's errors (running)")
     parser.add_argument("--json", type=Path, default=RESULTS_DIR / "extraction.json")
+    parser.add_argument(
+        "--with",
+        dest="models",
+        action="append",
+        default=[],
+        metavar="spacy:PIPELINE",
+        help="also measure the spacy extractor with this pipeline (package name or directory)",
+    )
+    parser.add_argument("--model-rounds", type=int, default=3)
     args = parser.parse_args()
+    pipelines = []
+    for model in args.models:
+        kind, _, pipeline = model.partition(":")
+        if kind != "spacy" or not pipeline:
+            parser.error(f"--with takes spacy:PIPELINE, got {model!r}")
+        pipelines.append(pipeline)
     turns = load_fixture()
     settings = {
         "cold": predict_cold(turns),
@@ -272,24 +449,8 @@ def main() -> None:
         "running": predict_running(turns, args.dataset),
         "running, no speaker given": predict_running(turns, args.dataset, speaker=False),
     }
-    results: dict[str, Any] = {"environment": environment(), "goal": GOAL, "scores": {}}
-    rows = []
-    for split in SPLITS:
-        part = [t for t in turns if t.split == split]
-        for setting, found in settings.items():
-            for text_only in (False, True):
-                report = score(part, found, text_only=text_only)
-                what = "text" if text_only else "all"
-                results["scores"][f"{split} / {setting} / {what}"] = {
-                    "turns": len(part),
-                    "exact": report.exact.row(),
-                    "names": report.names.row(),
-                    "by_kind": {k: s.row() for k, s in sorted(report.by_kind.items())},
-                    "by_type": {k: s.row() for k, s in sorted(report.by_type.items())},
-                }
-                e, n = report.exact, report.names
-                rows.append([split, setting, what, e.tp + e.fn, e.precision, e.recall, e.f1,
-                             n.precision, n.recall, n.f1])  # fmt: skip
+    scored, rows = scores(turns, settings)
+    results: dict[str, Any] = {"environment": environment(), "goal": GOAL, "scores": scored}
     print(table(["split", "known", "mentions", "gold", "P exact", "R exact", "F1 exact",
                  "P names", "R names", "F1 names"], rows))  # fmt: skip
     for split in SPLITS:
@@ -304,6 +465,13 @@ def main() -> None:
     if args.errors:
         part = [t for t in turns if t.split == args.errors]
         print("\n".join(errors(part, settings["running"])))
+    for pipeline in pipelines:
+        results.setdefault("spacy", []).append(
+            measure_spacy(pipeline, turns, settings["running"], args)
+        )
+        if args.errors:
+            part = [t for t in turns if t.split == args.errors]
+            print("\n".join(errors(part, predict_spacy(part, engram.SpacyRecogniser(pipeline)))))
     write_json(args.json, results)
     summary = {k: results["scores"][f"{k} / running / all"]["exact"] for k in SPLITS}
     print(one_line({"running_exact": summary, "speed": results["speed"]}))

@@ -430,8 +430,8 @@ def test_without_a_chat_model_the_llm_extractor_is_missing(target: Target) -> No
 @pytest.mark.parametrize(
     ("arguments", "words"),
     [
-        ({"extractor": "spacy"}, "extractor must be one of rules, llm"),
-        ({"extractor": "rules", "limit": 5}, "limit bounds the llm extractor"),
+        ({"extractor": "gliner"}, "extractor must be one of rules, llm, spacy"),
+        ({"extractor": "rules", "limit": 5}, "limit bounds a model extractor"),
         ({"extractor": "llm", "limit": 0}, "limit must be between 1 and 1000"),
         ({"extractor": "llm", "fact_ids": "f_1"}, "fact_ids must be a list"),
     ],

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from engram.embedders.hashing import HashingEmbedder
     from engram.embedders.remote import RemoteEmbedder
     from engram.embedders.reranker import RemoteReranker
+    from engram.embedders.spacy import SpacyRecogniser
     from engram.opening import open
 
 # name -> the module that defines it, imported when the name is first used
@@ -81,6 +82,7 @@ _LAZY = {
     "Conversation": "engram.core.conversations",
     "Turn": "engram.core.conversations",
     "SessionNode": "engram.core.episodes",
+    "SpacyRecogniser": "engram.embedders.spacy",
     "open": "engram.opening",
 }
 
@@ -134,6 +136,7 @@ __all__ = [
     "Session",
     "SessionNode",
     "SourceRef",
+    "SpacyRecogniser",
     "StorageFailure",
     "TrashPage",
     "Trashed",

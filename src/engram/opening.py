@@ -1,5 +1,5 @@
-"""``engram.open``: a store, an embedder, a reranker and a chat model if any, and the caps,
-wired into a Memory.
+"""``engram.open``: a store, an embedder, a reranker, a chat model and a name recogniser
+if any, and the caps, wired into a Memory.
 
 The stores, numpy and the models load when a store is opened, not when this module is
 imported: the command line imports it to parse and to answer ``--help``.
@@ -20,7 +20,7 @@ from engram.core.models import Caps
 if TYPE_CHECKING:
     from engram.core.clock import Clock
     from engram.core.memory import Memory
-    from engram.core.ports import ChatModel, Embedder, Reranker, Store
+    from engram.core.ports import ChatModel, Embedder, NameRecogniser, Reranker, Store
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
@@ -39,6 +39,7 @@ def open(
     reranker: Reranker | None = None,
     extractor: str = "rules",
     chat: ChatModel | None = None,
+    recogniser: NameRecogniser | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -72,7 +73,9 @@ def open(
 
     ``chat`` (optional, e.g. :class:`engram.RemoteChat`) is the model that
     ``mem.graph.extract(ref, extractor="llm")`` reads facts with, never inline; without
-    one, that raises CapabilityMissing.
+    one, that raises CapabilityMissing. ``recogniser`` (optional, e.g.
+    :class:`engram.SpacyRecogniser`) is, likewise, what ``extractor="spacy"`` reads them
+    with.
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
@@ -88,6 +91,7 @@ def open(
     chosen = _embedder(embedder)
     _check_reranker(reranker)
     _check_chat(chat)
+    _check_recogniser(recogniser)
     reads = check_extractor(extractor)
     store = open_store(path)
     store.graph.reads_facts = reads
@@ -97,7 +101,15 @@ def open(
     except BaseException:
         store.close()
         raise
-    return Memory(store, chosen, caps=caps, clock=clock or now_us, reranker=reranker, chat=chat)
+    return Memory(
+        store,
+        chosen,
+        caps=caps,
+        clock=clock or now_us,
+        reranker=reranker,
+        chat=chat,
+        recogniser=recogniser,
+    )
 
 
 EXTRACTORS = ("rules", "off")
@@ -144,6 +156,14 @@ def _check_chat(chat: object) -> None:
     if chat is not None and not callable(getattr(chat, "complete", None)):
         raise InvalidInput(
             f"chat must be None or a ChatModel (e.g. engram.RemoteChat), got {chat!r}"
+        )
+
+
+def _check_recogniser(recogniser: object) -> None:
+    if recogniser is not None and not callable(getattr(recogniser, "recognise", None)):
+        raise InvalidInput(
+            "recogniser must be None or a NameRecogniser (e.g. engram.SpacyRecogniser), "
+            f"got {recogniser!r}"
         )
 
 

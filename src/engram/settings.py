@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from engram.backends import is_url
-from engram.core.errors import InvalidInput
+from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.limits import MAX_COUNT
 
 if TYPE_CHECKING:
-    from engram.core.ports import ChatModel, Embedder, Reranker
+    from engram.core.ports import ChatModel, Embedder, NameRecogniser, Reranker
 
 EmbedderKind = Literal["local", "e5", "remote", "none"]
 DEFAULT_DB_PATH = "./engram.db"
@@ -73,6 +73,7 @@ class Settings:
     llm_model: str = ""
     llm_api_key: str = ""
     llm_timeout_ms: int = 60_000
+    spacy_model: str = ""
     max_facts: int = 0
     max_age_ms: int = 0
     trash_retention_days: int = 30
@@ -193,6 +194,19 @@ class Settings:
                 f"the LLM settings are invalid: {exc.message}",
                 hint="check ENGRAM_LLM_URL, ENGRAM_LLM_MODEL and ENGRAM_LLM_API_KEY",
             ) from exc
+
+    def make_recogniser(self) -> NameRecogniser | None:
+        """The spaCy pipeline these settings name (the graph's ``spacy`` extractor reads
+        facts with it), checked as installed now and loaded on first use; None when
+        ``ENGRAM_SPACY_MODEL`` is unset."""
+        if not self.spacy_model:
+            return None
+        from engram.embedders.spacy import SpacyRecogniser
+
+        try:
+            return SpacyRecogniser(self.spacy_model)
+        except CapabilityMissing as exc:
+            raise CapabilityMissing(f"ENGRAM_SPACY_MODEL: {exc.message}", hint=exc.hint) from exc
 
 
 # Variables that go together: each names a model and where it is served.
@@ -418,6 +432,14 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(minimum=1),
         "60000",
         "bound on one chat request, body included",
+    ),
+    Setting(
+        "ENGRAM_SPACY_MODEL",
+        "spacy_model",
+        _text,
+        help="an installed spaCy pipeline, by package name or directory (`engram[nlp]`; "
+        'never downloaded): `mem.graph.extract(ref, extractor="spacy")` reads the facts it '
+        "has not read with it, never inline; loaded on first use; unset, none",
     ),
     Setting(
         "ENGRAM_MAX_FACTS",

@@ -49,6 +49,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         embedder=service_embedder(settings),
         reranker=settings.make_reranker(),
         chat=settings.make_chat(),
+        recogniser=settings.make_recogniser(),
         max_facts=settings.max_facts,
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,

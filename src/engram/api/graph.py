@@ -267,7 +267,8 @@ def extract(agent_id: str, body: ExtractionSpec, request: Request) -> Extraction
     """Reads the agent's facts for the graph with ``extractor`` and answers what it did.
     ``rules`` reads every fact (or ``facts``) again, as every write does inline; ``llm``
     reads up to ``limit`` (default 50) of the facts the chat model has not read, keeping
-    only what each fact's words hold, and a second call reads the next ones. 501 when the
+    only what each fact's words hold, and a second call reads the next ones; ``spacy``
+    does the same with a spaCy pipeline (default 500), for entities. 501 when the
     service has no such model, 502 when it fails (nothing written), 404 for a fact the
     agent does not have."""
     memory, agent = agent_memory(request, agent_id, write=True)

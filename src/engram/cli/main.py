@@ -416,12 +416,15 @@ def _add_graph_commands(sub: Subparsers) -> None:
         dest="extractor",
         choices=EXTRACTORS,
         default="rules",
-        help="rules: every fact again; llm: the facts the chat model (ENGRAM_LLM_URL) has not read",
+        help="rules: every fact again; llm, spacy: the facts that model (ENGRAM_LLM_URL, "
+        "ENGRAM_SPACY_MODEL) has not read",
     )
     p.add_argument(
         "--fact", metavar="ID", nargs="+", action="extend", default=None, help="only these facts"
     )
-    p.add_argument("--limit", metavar="N", type=PAGE, help="a model reads at most N (default 50)")
+    p.add_argument(
+        "--limit", metavar="N", type=PAGE, help="a model reads at most N (llm 50, spacy 500)"
+    )
 
 
 def _add_entity_commands(inner: Subparsers) -> None:
@@ -676,6 +679,7 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
         ledger_retention=settings.ledger_retention,
         extractor=settings.extractor,
         chat=settings.make_chat(),
+        recogniser=settings.make_recogniser(),
     )
 
 

@@ -41,6 +41,7 @@ def serve(settings: Settings) -> None:
         app = create_app(settings)
         memory = app.state.memory
         embedder, reranker, chat = memory.embedder, memory.reranker, memory.chat
+        recogniser = memory.recogniser
         port = sockets[0].getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         print(
@@ -49,6 +50,7 @@ def serve(settings: Settings) -> None:
             f"embedder {embedder.model if embedder else 'none'}, "
             f"{f'reranker {reranker.model}, ' if reranker else ''}"
             f"{f'llm {chat.model}, ' if chat else ''}"
+            f"{f'spacy {recogniser.model}, ' if recogniser else ''}"
             f"access log {'on' if settings.access_log else 'off'})",
             file=sys.stderr,
             flush=True,

@@ -1,5 +1,6 @@
 """The memory of engram: working memory and facts over one store and one embedder (and,
-optionally, a reranker for hybrid recall and a chat model for the graph's llm extractor)."""
+optionally, a reranker for hybrid recall, and a chat model and a name recogniser for the
+graph's llm and spacy extractors)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,16 @@ from engram.core.models import (
     Via,
     Writer,
 )
-from engram.core.ports import ChatModel, Embedder, ModelRecord, NewFact, Reranker, Store, Tx
+from engram.core.ports import (
+    ChatModel,
+    Embedder,
+    ModelRecord,
+    NameRecogniser,
+    NewFact,
+    Reranker,
+    Store,
+    Tx,
+)
 from engram.core.ranking import Candidate, Fused, fuse, rank_by_strength
 from engram.core.scopes import ResourceRef, Scope
 from engram.core.sessions import Entry as SessionEntry
@@ -111,11 +121,13 @@ class Memory:
         writer: Writer = LIBRARY,
         reranker: Reranker | None = None,
         chat: ChatModel | None = None,
+        recogniser: NameRecogniser | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._reranker = reranker
         self._chat = chat
+        self._recogniser = recogniser
         self._caps = caps or Caps()
         self._now = clock
         self._writer = writer
@@ -123,7 +135,9 @@ class Memory:
         self.agents = Agents(store, clock=clock, writer=writer)
         self.sharing = Sharing(store, clock=clock, writer=writer)
         self.sessions = Sessions(store, clock=clock)
-        self.graph = Graph(store, embedder, clock=clock, writer=writer, chat=chat)
+        self.graph = Graph(
+            store, embedder, clock=clock, writer=writer, chat=chat, recogniser=recogniser
+        )
 
     def acting(
         self,
@@ -158,6 +172,7 @@ class Memory:
             writer=writer,
             reranker=self._reranker,
             chat=self._chat,
+            recogniser=self._recogniser,
         )
 
     @property
@@ -175,6 +190,10 @@ class Memory:
     @property
     def chat(self) -> ChatModel | None:
         return self._chat
+
+    @property
+    def recogniser(self) -> NameRecogniser | None:
+        return self._recogniser
 
     def close(self) -> None:
         self._store.close()

@@ -1,5 +1,5 @@
-"""The seams between the core and the outside: a store, an embedder, a reranker and a
-chat model.
+"""The seams between the core and the outside: a store, an embedder, a reranker, a chat
+model and a name recogniser.
 
 A :class:`Store` is a unit of work and a handful of row interfaces. The core opens a
 transaction (``with store.transaction() as tx``, or ``store.run(work)``, which retries
@@ -71,7 +71,7 @@ class Reranker(Protocol):
 
 class ChatModel(Protocol):
     """Answers a message under instructions (an OpenAI-compatible chat endpoint). Optional:
-    the graph's ``llm`` extractor reads facts with it (:mod:`engram.core.graph.backlog`),
+    the graph's ``llm`` extractor reads facts with it (:mod:`engram.core.graph.llm`),
     never inside a transaction."""
 
     @property
@@ -81,6 +81,26 @@ class ChatModel(Protocol):
         """The model's answer to ``user`` under the ``system`` instructions, as text (the
         caller checks what it means). Raises UpstreamFailure when the provider fails, times
         out or answers malformed."""
+        ...
+
+
+Span: TypeAlias = tuple[int, int, str]
+"""A name a recogniser found: ``(start, end, label)``, ``text[start:end]`` its words."""
+
+
+class NameRecogniser(Protocol):
+    """Finds named entities in texts (a spaCy pipeline: :class:`engram.SpacyRecogniser`).
+    Optional: the graph's ``spacy`` extractor reads facts with it
+    (:mod:`engram.core.graph.ner`), never inside a transaction."""
+
+    @property
+    def model(self) -> str: ...
+
+    def recognise(self, texts: Sequence[str]) -> list[list[Span]]:
+        """For each text, in order, the entities it names: character offsets into that
+        text and the model's label for each (spaCy's: ``PERSON``, ``GPE``, ``DATE``...).
+        The caller decides which labels are entities. Raises UpstreamFailure when the
+        model fails."""
         ...
 
 
@@ -561,8 +581,9 @@ class GraphRows(Protocol):
     def ground(
         self, tx: Tx, scope: Scope, groundings: Sequence[tuple[str, str]], extractor: str
     ) -> None:
-        """Adds ``(fact id, entity id)`` groundings by ``extractor`` (``"llm"``), each of an
-        entity of the scope; one already there is kept. They go with the fact's words."""
+        """Adds ``(fact id, entity id)`` groundings by ``extractor`` (``"llm"``,
+        ``"spacy"``), each of an entity of the scope; one already there is kept. They go
+        with the fact's words."""
         ...
 
     def unread(

@@ -1,59 +1,129 @@
-"""The ``llm`` extractor: a chat model reads the facts it has not read for their current
-words (its backlog), never inline, and what their words hold of its answers joins the
-graph.
+"""A model extractor's backlog: the facts it has not read for their current words, read
+never inline, and what their words hold of its reading written in one ledger entry.
 
-Three steps, so no transaction is ever held open across a model call:
+Two extractors work it, each a :class:`Reader`: ``llm``, a chat model asked about each
+fact (:class:`engram.core.graph.llm.ChatReader`), and ``spacy``, a name recogniser
+reading them in batches (:class:`engram.core.graph.ner.NameReader`). The steps are the
+same for both, so no transaction is ever held open across a model call:
 
 1. :func:`unread`, in one read snapshot: the backlog's oldest facts
    (:meth:`engram.core.ports.GraphRows.unread`: the scope's live facts with no mark of
    the extractor for their words);
-2. :func:`ask`, outside any transaction: one model call per fact, each answer parsed
-   (:func:`engram.core.graph.llm.parse`); a failing call raises UpstreamFailure and
-   nothing is written;
+2. :func:`read`, outside any transaction: the model reads them (:meth:`Reader.read`); a
+   failure raises UpstreamFailure and nothing is written;
 3. :func:`write`, in one ledger entry: for the facts still live with the words the model
    read (the others are skipped, left to the next extract), what their words hold of the
-   answers (:func:`engram.core.graph.llm.ground`), and a mark of each fact read for its
-   words, a rejected answer included (at temperature 0 the model would answer the same).
+   reading (:meth:`Reader.keep`), and a mark of each fact read for its words, by this
+   extractor, a rejected answer included (the same words would get the same answer).
 
 What it writes keeps the rules' graph as it is (:mod:`engram.core.graph.indexing`). A
 name the scope does not know becomes an extracted entity kept alive by a grounding
-marked as the model's (the rules manage only theirs); a known entity gains such a
-grounding. When the fact goes, or its words change, the database drops its groundings
-(an extracted entity left with none goes), its support of extracted relations and its
-mark, so it is in the backlog again. A relation becomes an extracted relation supported
-by the fact, or adds the fact to the support of the same live extracted relation; one
-the scope holds as asserted is left alone, and so is a single-valued type whose source
-holds another target (the relation is dropped: a model's reading never retires what is
-held). Relations are recorded as the entry's items; the entry, like the rules' extract,
-cannot be reverted (what it wrote follows from the facts and the model).
+marked as the extractor's (the rules manage only theirs); a known entity gains such a
+grounding, nothing else (:class:`Names`); the names new to the scope queue the facts
+holding them for the rules, as a new name always does. When the fact goes, or its words
+change, the database drops its groundings whichever extractor made them (an extracted
+entity left with none goes), its support of extracted relations and its marks, so it is
+in every backlog again. The entry records a ``graph`` item, so, like the rules' extract,
+it cannot be reverted (what it wrote follows from the facts and the model).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from engram.core import ledger, rules
 from engram.core.clock import from_us
-from engram.core.errors import NotFound, UpstreamFailure
-from engram.core.graph import assertions, indexing, llm, models
-from engram.core.graph.models import Entity, ExtractionReport, Relation
+from engram.core.errors import NotFound
+from engram.core.graph import indexing, models
+from engram.core.graph.models import Entity, ExtractionReport, Extractor
 from engram.core.graph.names import normalise
 from engram.core.models import Fact
-from engram.core.ports import ChatModel, Store, Tx
+from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
 
-EXTRACTOR = "llm"
+A = TypeVar("A")
 
 
 @dataclass(frozen=True, slots=True)
-class Asked:
-    """A fact as the model read it: its words' hash, and its answer (None: rejected)."""
+class Named:
+    """An entity as a model named it: the name (stripped) and its type, if any."""
+
+    name: str
+    type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Read(Generic[A]):
+    """A fact as the model read it: its words' hash, and the reading (None: rejected)."""
 
     fact: Fact
     digest: str
-    answer: llm.Answer | None
+    answer: A | None
+
+
+class Names:
+    """The scope's entities among the names one entry's readings give (normal name ->
+    id), growing as the entry creates them, and the names it made new to the scope."""
+
+    def __init__(self, rec: ledger.Entry, extractor: Extractor, names: Iterable[str]) -> None:
+        self._rec = rec
+        self._extractor = extractor
+        wanted = sorted({n for n in map(normalise, names) if n})
+        self.known: dict[str, str] = {}
+        for start in range(0, len(wanted), indexing.LOOKUPS):
+            chunk = wanted[start : start + indexing.LOOKUPS]
+            self.known.update(rec.store.graph.named(rec.tx, rec.scope, chunk))
+        self.new: list[str] = []  # as the model wrote them
+
+    def add(self, norm: str, named: Named) -> bool:
+        """Makes the normal name ``norm`` known: a new extracted entity called as
+        ``named`` says when the scope does not know it (True), else nothing (False)."""
+        if norm in self.known:
+            return False
+        rec = self._rec
+        at = from_us(rec.now)
+        entity_id = models.entity_id(rec.scope, norm)
+        entity = Entity(entity_id, named.name, norm, named.type, (), None, {}, "extracted", at, at)
+        rec.store.graph.put_entity(rec.tx, rec.scope, entity, [])
+        self.known[norm] = entity_id
+        self.new.append(named.name)
+        return True
+
+    def ground(self, fact_id: str, norms: Iterable[str]) -> None:
+        """Grounds the known entities ``norms`` in the fact, as this extractor's."""
+        rec = self._rec
+        pairs = [(fact_id, self.known[n]) for n in norms]
+        rec.store.graph.ground(rec.tx, rec.scope, pairs, self._extractor)
+
+    def entities(self, fact_id: str, named: Mapping[str, Named]) -> int:
+        """Adds the entities ``named`` (normal name -> as named) that are new, grounds
+        them all in the fact; how many were new."""
+        added = sum(self.add(norm, one) for norm, one in named.items())
+        self.ground(fact_id, named)
+        return added
+
+
+class Reader(Protocol[A]):
+    """One model extractor, as the backlog works it."""
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    def read(self, facts: Sequence[Fact]) -> list[A | None]:
+        """The model's reading of each fact, in order (None: an answer rejected). Called
+        outside any transaction; raises UpstreamFailure when the model fails."""
+        ...
+
+    def names(self, answer: A) -> Iterable[str]:
+        """Every name the reading gives that the scope may already know."""
+        ...
+
+    def keep(self, rec: ledger.Entry, fact: Fact, answer: A, names: Names) -> ExtractionReport:
+        """Writes what the fact's words hold of the reading; what it added and dropped."""
+        ...
 
 
 def live_facts(store: Store, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[Fact]:
@@ -66,142 +136,55 @@ def live_facts(store: Store, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[F
     return [found[i] for i in ids]
 
 
-def unread(store: Store, scope: Scope, fact_ids: Sequence[str] | None, limit: int) -> list[Fact]:
-    """Up to ``limit`` of the backlog's facts (among ``fact_ids``, each a live fact of the
-    scope, when given), oldest first, read in one snapshot."""
+def unread(
+    store: Store, scope: Scope, extractor: Extractor, fact_ids: Sequence[str] | None, limit: int
+) -> list[Fact]:
+    """Up to ``limit`` of the extractor's backlog (among ``fact_ids``, each a live fact
+    of the scope, when given), oldest first, read in one snapshot."""
 
-    def read(tx: Tx) -> list[Fact]:
+    def snapshot(tx: Tx) -> list[Fact]:
         if fact_ids is not None:
             live_facts(store, tx, scope, fact_ids)
-        ids = store.graph.unread(tx, scope, EXTRACTOR, limit, fact_ids or ())
+        ids = store.graph.unread(tx, scope, extractor, limit, fact_ids or ())
         found = store.facts.by_ids(tx, scope, ids)
         return [found[i] for i in ids if i in found]
 
-    return store.run(read, write=False)
+    return store.run(snapshot, write=False)
 
 
-def ask(chat: ChatModel, facts: Sequence[Fact]) -> list[Asked]:
-    """The model's answer about each fact, one call each, in order. Call it outside any
-    transaction. Raises UpstreamFailure when a call fails (the answers so far are lost)."""
-    asked = []
-    for fact in facts:
-        answer = chat.complete(llm.SYSTEM, llm.question(fact.content, fact.created_at))
-        if not isinstance(answer, str):
-            raise UpstreamFailure(f"the chat model {chat.model!r} answered no text")
-        try:
-            parsed: llm.Answer | None = llm.parse(answer)
-        except llm.Malformed:
-            parsed = None
-        asked.append(Asked(fact, rules.content_hash(fact.content), parsed))
-    return asked
+def read(reader: Reader[A], facts: Sequence[Fact]) -> list[Read[A]]:
+    """The model's reading of ``facts``, each with its words' hash. Call it outside any
+    transaction. Raises UpstreamFailure when the model fails (nothing is kept)."""
+    answers = reader.read(facts)
+    return [
+        Read(fact, rules.content_hash(fact.content), answer)
+        for fact, answer in zip(facts, answers, strict=True)
+    ]
 
 
-def write(rec: ledger.Entry, asked: Sequence[Asked]) -> ExtractionReport:
+def write(rec: ledger.Entry, reader: Reader[A], reads: Sequence[Read[A]]) -> ExtractionReport:
     """Writes what the words of the facts still live as the model read them hold of its
-    answers, and marks those facts read; the report."""
+    reading, and marks those facts read by the extractor; the report."""
     store, tx, scope = rec.store, rec.tx, rec.scope
-    live = store.facts.by_ids(tx, scope, [a.fact.id for a in asked])
-    current = [a for a in asked if a.fact.id in live and live[a.fact.id].content == a.fact.content]
+    live = store.facts.by_ids(tx, scope, [r.fact.id for r in reads])
+    current = [r for r in reads if r.fact.id in live and live[r.fact.id].content == r.fact.content]
     report = ExtractionReport(
-        "llm",
+        reader.extractor,
         facts_read=len(current),
-        facts_skipped=len(asked) - len(current),
-        answers_rejected=sum(a.answer is None for a in current),
+        facts_skipped=len(reads) - len(current),
+        answers_rejected=sum(r.answer is None for r in current),
     )
     if not current:
         return report
-    known = _known(store, tx, scope, [a.answer for a in current if a.answer is not None])
-    new: list[str] = []  # names new to the scope, as the model wrote them
-    for item in current:
-        if item.answer is not None:
-            report = _add(report, _write_one(rec, item.fact, item.answer, known, new))
-    store.graph.mark_read(tx, scope, EXTRACTOR, [(a.fact.id, a.digest) for a in current])
-    if new:  # the rules may now find them in other facts' words
-        indexing.queue_holders(store, tx, scope, new)
+    answers = [(r.fact, r.answer) for r in current if r.answer is not None]
+    names = Names(rec, reader.extractor, [n for _, a in answers for n in reader.names(a)])
+    for fact, answer in answers:
+        report = _add(report, reader.keep(rec, fact, answer, names))
+    store.graph.mark_read(tx, scope, reader.extractor, [(r.fact.id, r.digest) for r in current])
+    if names.new:  # the rules may now find them in other facts' words
+        indexing.queue_holders(store, tx, scope, names.new)
     rec.record("graph", scope.key, "extract")
     return report
-
-
-def _write_one(
-    rec: ledger.Entry, fact: Fact, answer: llm.Answer, known: dict[str, str], new: list[str]
-) -> ExtractionReport:
-    """One fact's kept entities (created when new), groundings and relations; what it
-    added and dropped. ``known`` (normal name -> entity id) and ``new`` grow."""
-    store, tx, scope = rec.store, rec.tx, rec.scope
-    kept = llm.ground(answer, fact.content, known)
-    at = from_us(rec.now)
-    added = 0
-    for norm, named in kept.entities.items():
-        if norm in known:
-            continue
-        entity_id = models.entity_id(scope, norm)
-        entity = Entity(entity_id, named.name, norm, named.type, (), None, {}, "extracted", at, at)
-        store.graph.put_entity(tx, scope, entity, [])
-        known[norm] = entity_id
-        new.append(named.name)
-        added += 1
-    store.graph.ground(tx, scope, [(fact.id, known[n]) for n in kept.entities], EXTRACTOR)
-    outcomes = [_relate(rec, fact.id, link, known) for link in kept.relations]
-    return ExtractionReport(
-        "llm",
-        entities_added=added,
-        relations_added=outcomes.count("added"),
-        entities_dropped=kept.entities_dropped,
-        relations_dropped=kept.relations_dropped + outcomes.count("dropped"),
-        times_dropped=kept.times_dropped,
-    )
-
-
-def _relate(rec: ledger.Entry, fact_id: str, link: llm.Link, known: dict[str, str]) -> str:
-    """Writes one kept relation: ``added`` (a new extracted relation), ``held`` (the same
-    relation lives already; an extracted one gains the fact's support) or ``dropped``."""
-    store, tx, scope = rec.store, rec.tx, rec.scope
-    head, tail = known[link.source], known[link.target]
-    if head == tail:  # two names of one entity
-        return "dropped"
-    holding = [
-        r
-        for r in store.graph.relations(tx, scope, source=head, types=[link.type], limit=1 << 30)
-        if r.expired_at is None and r.invalid_at is None
-    ]
-    same = next((r for r in holding if r.target == tail), None)
-    if same is not None:
-        if same.origin == "extracted" and fact_id not in same.facts:
-            store.graph.put_relation(
-                tx, scope, dataclasses.replace(same, facts=(*same.facts, fact_id))
-            )
-            rec.record("relation", same.id, "upsert", assertions.relation_state(same))
-        return "held"
-    if holding and store.graph.relation_type(tx, scope, link.type):
-        return "dropped"  # single-valued, and the source holds another target
-    relation = Relation(
-        models.new_relation_id(),
-        head,
-        tail,
-        link.type,
-        "extracted",
-        link.valid_at,
-        None,
-        from_us(rec.now),
-        None,
-        (fact_id,),
-    )
-    store.graph.put_relation(tx, scope, relation)
-    rec.record("relation", relation.id, "upsert", assertions.ABSENT)
-    return "added"
-
-
-def _known(store: Store, tx: Tx, scope: Scope, answers: Sequence[llm.Answer]) -> dict[str, str]:
-    """The scope's entities among the names the answers give: normal name -> id."""
-    names = {n for a in answers for e in a.entities for n in [normalise(e.name)] if n}
-    for answer in answers:
-        for r in answer.relations:
-            names |= {n for n in (normalise(r.source), normalise(r.target)) if n}
-    wanted = sorted(names)
-    known: dict[str, str] = {}
-    for start in range(0, len(wanted), indexing.LOOKUPS):
-        known.update(store.graph.named(tx, scope, wanted[start : start + indexing.LOOKUPS]))
-    return known
 
 
 def _add(a: ExtractionReport, b: ExtractionReport) -> ExtractionReport:

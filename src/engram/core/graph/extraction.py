@@ -123,6 +123,30 @@ def extract(
     return read(text, speaker=speaker).mentions(known or {})
 
 
+def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span ``text[start:end]`` (a name another reader found) without the ordinary
+    words at its ends, as the rules read words: leading ones ("Hey Mel", "Dr. Lee", "the
+    Beatles"; a capital "The" stays, as in a title), trailing ones but those that may end
+    a name ("Iron Man", "Apple TV"), and a final possessive ("Ed Sheeran's"). None when
+    no word is left. Numbers stay ("Cyberpunk 2077")."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text, start, end)]
+    while words and _trimmed(words[0][2]) and words[0][2] != "The":
+        words.pop(0)
+    while words and _trimmed(words[-1][2]) and _traits(words[-1][2])[0] not in INSIDE_NAMES:
+        words.pop()
+    if not words:
+        return None
+    last = words[-1][2]
+    possessive = _traits(last)[1]
+    return words[0][0], words[-1][1] - (2 if possessive else 0)
+
+
+def _trimmed(word: str) -> bool:
+    """An ordinary word (:mod:`engram.core.graph.ordinary`, contractions), not a number."""
+    stem, _, ordinary, _, _ = _traits(word)
+    return ordinary and not stem.isdigit()
+
+
 def read(text: str, *, speaker: str | None = None) -> Reading:
     """``text`` split into words once, for a caller that looks its names up elsewhere:
     ``reading.lookups`` are the normal forms to ask the scope about, then

@@ -11,14 +11,17 @@ from typing import Literal, TypeVar
 from engram.core import ledger, limits
 from engram.core.clock import Clock, now_us
 from engram.core.errors import CapabilityMissing, InvalidInput
-from engram.core.graph import assertions, backlog, indexing, models, search, walks
+from engram.core.graph import assertions, backlog, indexing, llm, models, ner, search, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import JSONValue, Writer
-from engram.core.ports import ChatModel, Embedder, Store, Tx
+from engram.core.ports import ChatModel, Embedder, NameRecogniser, Store, Tx
 from engram.core.scopes import Scope
 
 T = TypeVar("T")
-LLM_BATCH = 50  # facts the llm extractor reads per call unless told
+A = TypeVar("A")
+# Facts a model extractor reads per call unless told: a chat model answers one fact in
+# seconds; a spaCy pipeline reads hundreds a second (BENCHMARKS.md).
+BATCH = {"llm": 50, "spacy": 500}
 
 
 class Graph:
@@ -30,10 +33,12 @@ class Graph:
         clock: Clock = now_us,
         writer: Writer,
         chat: ChatModel | None = None,
+        recogniser: NameRecogniser | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._chat = chat
+        self._recogniser = recogniser
         self._now = clock
         self._writer = writer
 
@@ -143,13 +148,15 @@ class Graph:
         reverted (what it writes follows from the facts).
 
         ``rules`` reads every fact again (after the store ran with ``extractor="off"``,
-        say). ``llm`` reads, with the chat model the store was opened with, up to
-        ``limit`` (default 50, at most 1000) of the facts it has not read for their
-        current words, oldest first, one model call each and none inside a transaction
-        (:mod:`engram.core.graph.backlog`); a second call reads the next ones. A failing
-        call raises UpstreamFailure and writes nothing. Raises InvalidInput (an unknown
-        extractor, a bad limit, or a limit for ``rules``) and CapabilityMissing (``llm``
-        with no chat model)."""
+        say). The model extractors read up to ``limit`` (at most 1000) of the facts they
+        have not read for their current words, oldest first, none inside a transaction
+        (:mod:`engram.core.graph.backlog`); a second call reads the next ones: ``llm``
+        with the chat model the store was opened with, one call a fact (default 50),
+        ``spacy`` with its name recogniser, entities only (default 500,
+        :mod:`engram.core.graph.ner`). A failing model raises UpstreamFailure and writes
+        nothing. Raises InvalidInput (an unknown extractor, a bad limit, or a limit for
+        ``rules``) and CapabilityMissing (``llm`` with no chat model, ``spacy`` with no
+        recogniser)."""
         if extractor not in models.EXTRACTORS:
             raise InvalidInput(
                 f"extractor must be one of {', '.join(models.EXTRACTORS)}, got {extractor!r}"
@@ -157,19 +164,32 @@ class Graph:
         ids = None if fact_ids is None else limits.check_ids(fact_ids, "fact_ids")
         if extractor == "rules":
             if limit is not None:
-                raise InvalidInput("limit bounds the llm extractor's backlog; rules read all")
+                raise InvalidInput("limit bounds a model extractor's backlog; rules read all")
             return self._extract_rules(ref, ids)
-        size = limits.check_limit(limit, default=LLM_BATCH)
-        if self._chat is None:
+        size = limits.check_limit(limit, default=BATCH[extractor])
+        if extractor == "llm":
+            if self._chat is None:
+                raise CapabilityMissing(
+                    "the llm extractor needs ENGRAM_LLM_URL and ENGRAM_LLM_MODEL",
+                    hint="set them, or open the store with chat=engram.RemoteChat(url, model)",
+                )
+            return self._extract_backlog(ref, llm.ChatReader(self._chat), ids, size)
+        if self._recogniser is None:
             raise CapabilityMissing(
-                "the llm extractor needs ENGRAM_LLM_URL and ENGRAM_LLM_MODEL",
-                hint="set them, or open the store with chat=engram.RemoteChat(url, model)",
+                "the spacy extractor needs a spaCy pipeline: ENGRAM_SPACY_MODEL",
+                hint="pip install 'engram[nlp]' and a pipeline, then set ENGRAM_SPACY_MODEL, "
+                "or open the store with recogniser=engram.SpacyRecogniser(nlp)",
             )
-        facts = backlog.unread(self._store, ref, ids, size)
+        return self._extract_backlog(ref, ner.NameReader(self._recogniser), ids, size)
+
+    def _extract_backlog(
+        self, ref: Scope, reader: backlog.Reader[A], fact_ids: Sequence[str] | None, limit: int
+    ) -> models.ExtractionReport:
+        facts = backlog.unread(self._store, ref, reader.extractor, fact_ids, limit)
         if not facts:
-            return models.ExtractionReport("llm")
-        asked = backlog.ask(self._chat, facts)  # no transaction is open
-        return self._write(ref, "graph.extract", lambda rec: backlog.write(rec, asked))
+            return models.ExtractionReport(reader.extractor)
+        reads = backlog.read(reader, facts)  # no transaction is open
+        return self._write(ref, "graph.extract", lambda rec: backlog.write(rec, reader, reads))
 
     def _extract_rules(self, ref: Scope, fact_ids: Sequence[str] | None) -> models.ExtractionReport:
         store = self._store

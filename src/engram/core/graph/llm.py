@@ -16,20 +16,41 @@ words; a relation only when both its ends were kept, or are names the scope know
 occur in the text, and its type passes the graph's check. A ``valid_at`` that is not ISO
 8601 with an offset is dropped (the relation kept without it). Each drop is counted: a
 model's reading is never trusted beyond the words it read.
+
+:class:`ChatReader` is the ``llm`` extractor as :mod:`engram.core.graph.backlog` works
+it: one call per fact, then, in the backlog's ledger entry, the kept entities (created
+when new, grounded as ``llm``'s) and relations. A relation becomes an extracted relation
+supported by the fact, or adds the fact to the support of the same live extracted
+relation; one the scope holds as asserted is left alone, and so is a single-valued type
+whose source holds another target (the relation is dropped: a model's reading never
+retires what is held). Relations are recorded as the entry's items.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from engram.core import limits
-from engram.core.errors import InvalidInput
-from engram.core.graph.models import MAX_NAME_CHARS, MAX_TYPE_CHARS, check_type
-from engram.core.graph.names import normalise
+from engram.core import ledger, limits
+from engram.core.clock import from_us
+from engram.core.errors import InvalidInput, UpstreamFailure
+from engram.core.graph import assertions, models
+from engram.core.graph.backlog import Named, Names
+from engram.core.graph.models import (
+    MAX_NAME_CHARS,
+    MAX_TYPE_CHARS,
+    ExtractionReport,
+    Extractor,
+    Relation,
+    check_type,
+)
+from engram.core.graph.names import normalise, occurs
+from engram.core.models import Fact
+from engram.core.ports import ChatModel
 from engram.core.text import check_text
 
 MAX_ENTITIES = 100  # a fact holds at most 2,000 characters
@@ -65,14 +86,6 @@ _FENCE = re.compile(r"\A```[\w-]*[ \t]*\n(.*)\n```\Z", re.DOTALL)
 
 class Malformed(ValueError):
     """A model's answer that is not the JSON asked for; the message says how."""
-
-
-@dataclass(frozen=True, slots=True)
-class Named:
-    """An entity as the model named it: the name (stripped) and its type, if any."""
-
-    name: str
-    type: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,12 +230,6 @@ def ground(answer: Answer, text: str, known: Collection[str]) -> Kept:
     return Kept(entities, tuple(links.values()), entities_dropped, relations_dropped, times_dropped)
 
 
-def occurs(norm: str, words: str) -> bool:
-    """Whether the normal name ``norm`` occurs in ``words`` (a normal form) as whole
-    words: no letter or digit right before or after it."""
-    return re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", words) is not None
-
-
 def _type(value: str) -> str | None:
     try:
         return check_type(value)
@@ -239,3 +246,88 @@ def _time(value: str | None) -> datetime | None:
         return limits.check_time(at, "valid_at")
     except (ValueError, InvalidInput):
         return None
+
+
+# -- the extractor ---------------------------------------------------------------------
+class ChatReader:
+    """The ``llm`` extractor for :mod:`engram.core.graph.backlog`: ``chat`` asked about
+    each fact, one call each, at temperature 0."""
+
+    extractor: Extractor = "llm"
+
+    def __init__(self, chat: ChatModel) -> None:
+        self._chat = chat
+
+    def read(self, facts: Sequence[Fact]) -> list[Answer | None]:
+        """The model's answer about each fact, in order (None: malformed). Raises
+        UpstreamFailure when a call fails (the answers so far are lost)."""
+        answers: list[Answer | None] = []
+        for fact in facts:
+            answer = self._chat.complete(SYSTEM, question(fact.content, fact.created_at))
+            if not isinstance(answer, str):
+                raise UpstreamFailure(f"the chat model {self._chat.model!r} answered no text")
+            try:
+                answers.append(parse(answer))
+            except Malformed:
+                answers.append(None)
+        return answers
+
+    def names(self, answer: Answer) -> Iterator[str]:
+        for named in answer.entities:
+            yield named.name
+        for related in answer.relations:
+            yield related.source
+            yield related.target
+
+    def keep(self, rec: ledger.Entry, fact: Fact, answer: Answer, names: Names) -> ExtractionReport:
+        """The fact's kept entities and relations, written; what it added and dropped."""
+        kept = ground(answer, fact.content, names.known)
+        added = names.entities(fact.id, kept.entities)
+        outcomes = [_relate(rec, fact.id, link, names.known) for link in kept.relations]
+        return ExtractionReport(
+            "llm",
+            entities_added=added,
+            relations_added=outcomes.count("added"),
+            entities_dropped=kept.entities_dropped,
+            relations_dropped=kept.relations_dropped + outcomes.count("dropped"),
+            times_dropped=kept.times_dropped,
+        )
+
+
+def _relate(rec: ledger.Entry, fact_id: str, link: Link, known: Mapping[str, str]) -> str:
+    """Writes one kept relation: ``added`` (a new extracted relation), ``held`` (the same
+    relation lives already; an extracted one gains the fact's support) or ``dropped``."""
+    store, tx, scope = rec.store, rec.tx, rec.scope
+    head, tail = known[link.source], known[link.target]
+    if head == tail:  # two names of one entity
+        return "dropped"
+    holding = [
+        r
+        for r in store.graph.relations(tx, scope, source=head, types=[link.type], limit=1 << 30)
+        if r.expired_at is None and r.invalid_at is None
+    ]
+    same = next((r for r in holding if r.target == tail), None)
+    if same is not None:
+        if same.origin == "extracted" and fact_id not in same.facts:
+            store.graph.put_relation(
+                tx, scope, dataclasses.replace(same, facts=(*same.facts, fact_id))
+            )
+            rec.record("relation", same.id, "upsert", assertions.relation_state(same))
+        return "held"
+    if holding and store.graph.relation_type(tx, scope, link.type):
+        return "dropped"  # single-valued, and the source holds another target
+    relation = Relation(
+        models.new_relation_id(),
+        head,
+        tail,
+        link.type,
+        "extracted",
+        link.valid_at,
+        None,
+        from_us(rec.now),
+        None,
+        (fact_id,),
+    )
+    store.graph.put_relation(tx, scope, relation)
+    rec.record("relation", relation.id, "upsert", assertions.ABSENT)
+    return "added"

@@ -24,8 +24,8 @@ from engram.core.text import check_text
 
 Origin = Literal["asserted", "extracted", "imported"]
 ORIGINS: tuple[Origin, ...] = ("asserted", "extracted", "imported")
-Extractor = Literal["rules", "llm"]
-EXTRACTORS: tuple[Extractor, ...] = ("rules", "llm")
+Extractor = Literal["rules", "llm", "spacy"]
+EXTRACTORS: tuple[Extractor, ...] = ("rules", "llm", "spacy")
 
 MAX_NAME_CHARS = 256
 MAX_TYPE_CHARS = 128
@@ -91,15 +91,17 @@ class Mention:
 class ExtractionReport:
     """What one ``mem.graph.extract`` did.
 
-    ``facts_read``: the facts read (and, for ``llm``, marked read for their words);
-    ``entities_added`` and ``relations_added``: the ones new to the scope. For ``llm``
-    only: ``entities_dropped``, names found nowhere in their fact's words;
-    ``relations_dropped``, relations with an end not kept, a bad type, a self-loop, or a
-    single-valued type whose source holds another target; ``times_dropped``, ``valid_at``
-    values that were not ISO 8601 with an offset (their relations kept, without it);
-    ``answers_rejected``, answers that were not the JSON asked for (their facts read,
-    nothing kept); ``facts_skipped``, facts forgotten or reworded while the model read
-    them (left to the next extract).
+    ``facts_read``: the facts read (and, for ``llm`` and ``spacy``, marked read for their
+    words); ``entities_added`` and ``relations_added``: the ones new to the scope. For the
+    model extractors: ``entities_dropped``, names found nowhere in their fact's words
+    (``llm``) or that the rules' hygiene refuses (``spacy``: ordinary words alone, over
+    256 characters; a label that is never an entity, such as ``DATE``, is not counted);
+    ``facts_skipped``, facts forgotten or reworded while the model read them (left to the
+    next extract). For ``llm`` only: ``relations_dropped``, relations with an end not
+    kept, a bad type, a self-loop, or a single-valued type whose source holds another
+    target; ``times_dropped``, ``valid_at`` values that were not ISO 8601 with an offset
+    (their relations kept, without it); ``answers_rejected``, answers that were not the
+    JSON asked for (their facts read, nothing kept).
     """
 
     extractor: Extractor

@@ -62,6 +62,12 @@ def normalise(name: str) -> str:
     return text
 
 
+def occurs(norm: str, words: str) -> bool:
+    """Whether the normal name ``norm`` occurs in ``words`` (a normal form) as whole
+    words: no letter or digit right before or after it."""
+    return re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", words) is not None
+
+
 def _strip(text: str) -> str:
     """``text`` without surrounding punctuation, keeping a leading ``@``/``#`` and a final
     bracket that closes one inside ("a_(b)")."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import jwt
 import schemathesis
+import spacy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
@@ -47,7 +48,12 @@ def _headers(path: str) -> dict[str, str]:
 
 
 def test_no_input_is_a_server_error_and_a_refusal_stores_nothing(target: Target) -> None:
-    memory = engram.open(target, embedder=engram.HashingEmbedder(16), chat=ReadsNothing())
+    memory = engram.open(
+        target,
+        embedder=engram.HashingEmbedder(16),
+        chat=ReadsNothing(),
+        recogniser=engram.SpacyRecogniser(spacy.blank("en")),  # finds nothing
+    )
     known = _seed(memory)
     settings_ = Settings(
         db_path=str(target),

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import jwt
 import pytest
+import spacy
 from fastapi.testclient import TestClient
 
 import engram
@@ -46,13 +47,17 @@ def endpoint() -> Iterator[ChatEndpoint]:
     served.close()
 
 
-def _serve(target: Target, chat: engram.RemoteChat | None) -> Iterator[TestClient]:
+def _serve(
+    target: Target, chat: engram.RemoteChat | None, recogniser: engram.SpacyRecogniser | None = None
+) -> Iterator[TestClient]:
     settings = Settings(
         db_path=str(target),
         jwt_secret=SECRET,
         service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
     )
-    memory = engram.open(target, embedder=engram.HashingEmbedder(32), chat=chat)
+    memory = engram.open(
+        target, embedder=engram.HashingEmbedder(32), chat=chat, recogniser=recogniser
+    )
     with TestClient(
         create_app(settings, memory_store=memory), headers={"Authorization": f"Bearer {SERVICE}"}
     ) as test:
@@ -60,9 +65,19 @@ def _serve(target: Target, chat: engram.RemoteChat | None) -> Iterator[TestClien
     memory.close()
 
 
+def _ruled() -> engram.SpacyRecogniser:
+    """A real spaCy pipeline that knows two names."""
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns(  # type: ignore[attr-defined]
+        [{"label": "ANIMAL", "pattern": "ziggy"}, {"label": "GPE", "pattern": "porto"}]
+    )
+    return engram.SpacyRecogniser(nlp)
+
+
 @pytest.fixture
 def http(target: Target, endpoint: ChatEndpoint) -> Iterator[TestClient]:
-    yield from _serve(target, endpoint.chat())
+    yield from _serve(target, endpoint.chat(), _ruled())
 
 
 @pytest.fixture
@@ -105,6 +120,10 @@ def test_a_chat_model_reads_the_agent_s_backlog(http: TestClient, endpoint: Chat
     assert _ok(http.post(f"{agent}/graph/extractions", json={"extractor": "llm"}))["factsRead"] == 1
     assert _ok(http.post(f"{agent}/graph/extractions", json={"extractor": "llm"}))["factsRead"] == 0
     assert len(endpoint.asked()) == 2
+    # A spaCy pipeline works its own backlog: every fact, entities only.
+    ner = _ok(http.post(f"{agent}/graph/extractions", json={"extractor": "spacy"}))
+    assert (ner["extractor"], ner["factsRead"], ner["entitiesAdded"]) == ("spacy", 2, 1)
+    assert _ok(http.get(f"{agent}/graph/entities/porto"))["type"] == "place"
     # The rules read every fact again, or those named.
     again = _ok(http.post(f"{agent}/graph/extractions", json={}))
     assert (again["extractor"], again["factsRead"], again["entitiesAdded"]) == ("rules", 2, 0)
@@ -152,6 +171,12 @@ def test_without_a_chat_model_the_llm_extractor_is_501(plain: TestClient, target
         "capability_missing",
     )
     assert "ENGRAM_LLM_URL" in error["message"]
+    spacy_error = _error(
+        plain.post(f"{agent}/graph/extractions", json={"extractor": "spacy"}),
+        501,
+        "capability_missing",
+    )
+    assert "ENGRAM_SPACY_MODEL" in spacy_error["message"] + spacy_error.get("hint", "")
     people = plain.post(
         "/api/v1/apps/app:notes/graph/extractions", json={"extractor": "llm"}, headers=_person("p")
     )

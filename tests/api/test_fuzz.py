@@ -6,6 +6,7 @@ schema (schemathesis' checks), and a refused request stores nothing. On both bac
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from typing import Any
 
@@ -25,6 +26,9 @@ from engram.api import create_app
 from engram.settings import Settings
 from stores import Target
 
+# ENGRAM_FUZZ_RANDOM=1 draws new requests (a deeper run). Unset, the suite sends the same
+# ones every time, and cannot pass or fail by chance.
+RANDOM = os.environ.get("ENGRAM_FUZZ_RANDOM") == "1"
 SECRET = "fuzz-secret-0123456789abcdef0123456789"
 SERVICE = "fuzz-service-token"
 # What a refusal must leave as it was: every table a request can write.
@@ -102,16 +106,22 @@ def _seed(memory: engram.Memory) -> dict[str, list[str]]:
 
 
 def _fuzz(
-    operation: Any, mode: GenerationMode, known: dict[str, list[str]], target: Target
+    operation: Any,
+    mode: GenerationMode,
+    known: dict[str, list[str]],
+    target: Target,
 ) -> None:
     @given(case=operation.as_strategy(generation_mode=mode), data=st.data())
-    @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=10,
+        derandomize=not RANDOM,  # the suite sends the same requests every time
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
     def check(case: Any, data: st.DataObject) -> None:
-        replaced = False
         for name in list(case.path_parameters or {}):
             if name in known and data.draw(st.booleans()):
                 case.path_parameters[name] = data.draw(st.sampled_from(known[name]))
-                replaced = True
         before = stores.rows(target, SNAPSHOT)
         headers = _headers(case.path)
         response = case.call(headers=headers)
@@ -119,10 +129,12 @@ def _fuzz(
         assert response.status_code < 500, where
         if response.status_code >= 400:
             assert stores.rows(target, SNAPSHOT) == before, where
-        # engram refuses some text a schema cannot describe (NUL characters, words that are
-        # only whitespace, a cursor no page gave): 400, which this check counts as a failure.
-        # A known id put in a path may have mended what made a request invalid.
-        excluded = [positive_data_acceptance] + [negative_data_rejection] * replaced
+        # What engram answers must be what its schema says. Whether a request was the
+        # schema's to refuse is not checked here: engram refuses some text a schema cannot
+        # describe (NUL characters, words that are only whitespace, a cursor no page gave),
+        # and the checks take some valid requests for invalid ones (a known id put in the
+        # path, one value of a repeatable parameter, text measured in surrogate halves).
+        excluded = [positive_data_acceptance, negative_data_rejection]
         case.validate_response(response, headers=headers, excluded_checks=excluded)
 
     try:

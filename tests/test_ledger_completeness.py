@@ -59,6 +59,7 @@ READS = {
         "acting",
         "close",
         "count",
+        "create_tools",  # the tools' calls are the writes below
         "episodic_recall",
         "episodic_tree",
         "fact",
@@ -104,6 +105,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
     """One call per write method, each changing something."""
     fact = mem.remember(REF, "the plan is pro")
     other = mem.remember(REF, "the trip is in May")
+    may, travel = mem.remember_many(REF, ["the trip is in spring", "we travel in May"])
     gone = mem.remember(REF, "the old door code")
     mem.forget(REF, gone.id)
     agent = mem.agents.register("parent")
@@ -131,6 +133,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Memory.compact": lambda: mem.compact(REF, max_age=timedelta(days=365)),
         "Memory.fork": lambda: mem.fork(REF, "fork-child"),
         "Memory.revert": lambda: mem.revert(REF, mem.ledger(REF, limit=1).entries[0].seq),
+        "Memory.merge": lambda: mem.merge(REF, [may.id, travel.id], "the trip is in late May"),
         "WorkingMemory.set": lambda: mem.working.set(REF, "plan", {"tier": "pro"}),
         "WorkingMemory.delete": lambda: mem.working.delete(REF, "doomed"),
         "Agents.register": lambda: mem.agents.register("another"),
@@ -465,6 +468,12 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
         ),
         ("DELETE", "/api/v1/apps/{app}/graph/relations/{relation_id}"): lambda: c.delete(
             f"{people_graph}/relations/{person_ending}", headers=ana
+        ),
+        ("POST", "/agents/{agent_id}/tools/{name}"): lambda: c.post(
+            f"{base}/tools/memory_add", json={"content": "added by a tool"}
+        ),
+        ("POST", "/api/v1/apps/{app}/tools/{name}"): lambda: c.post(
+            "/api/v1/apps/app:a/tools/memory_add", json={"content": "ana swims"}, headers=ana
         ),
         ("POST", "/agents/{agent_id}/graph/extractions"): lambda: c.post(
             f"{graph}/extractions", json={}

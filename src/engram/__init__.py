@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from engram.core.memory import Memory, Note
     from engram.core.people import Acting, AppMemory
     from engram.core.sessions import Entry, Session
+    from engram.core.tools import Tool, ToolResult
     from engram.embedders.chat import RemoteChat
     from engram.embedders.hashing import HashingEmbedder
     from engram.embedders.remote import RemoteEmbedder
@@ -75,6 +76,8 @@ _LAZY = {
     "HealthReport": "engram.core.health",
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
+    "Tool": "engram.core.tools",
+    "ToolResult": "engram.core.tools",
     "RemoteChat": "engram.embedders.chat",
     "RemoteEmbedder": "engram.embedders.remote",
     "RemoteReranker": "engram.embedders.reranker",
@@ -138,6 +141,8 @@ __all__ = [
     "SourceRef",
     "SpacyRecogniser",
     "StorageFailure",
+    "Tool",
+    "ToolResult",
     "TrashPage",
     "Trashed",
     "Turn",

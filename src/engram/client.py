@@ -319,6 +319,18 @@ class Client:
         return list(self.call_json("GET", f"/agents/{_quote(agent_id)}/episodes/tree")["roots"])
 
     # -- an agent's knowledge graph -------------------------------------------------
+    def tools(self, agent_id: str) -> list[JSON]:
+        """The agent's memory tools as a host registers them: name, description and the
+        JSON Schema of their arguments."""
+        path = f"/agents/{_quote(agent_id)}/tools"
+        return list(self.call_json("GET", path)["tools"])
+
+    def call_tool(self, agent_id: str, name: str, arguments: dict[str, Any]) -> JSON:
+        """Calls one memory tool on the agent's memory: ``{text, isError}``, the text the
+        tool answers the model (a refusal too, with nothing written)."""
+        path = f"/agents/{_quote(agent_id)}/tools/{_quote(name)}"
+        return self.call_json("POST", path, json=arguments)
+
     def graph(self, agent_id: str) -> GraphClient:
         """The agent's knowledge graph, as ``Memory.graph`` with the agent for a scope."""
         return GraphClient(self, f"/agents/{_quote(agent_id)}/graph", people=False)
@@ -448,6 +460,16 @@ class AppClient:
         self._client = client
         self.app = app
         self.graph = GraphClient(client, f"/api/v1/apps/{_quote(app)}/graph", people=True)
+        self._tools = f"/api/v1/apps/{_quote(app)}/tools"
+
+    def tools(self) -> list[JSON]:
+        """The memory tools of the application's agent over the person."""
+        return list(self._client.call_json("GET", f"{self._tools}")["tools"])
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> JSON:
+        """Calls one tool on what the application remembers of the person: ``{text,
+        is_error}``."""
+        return self._client.call_json("POST", f"{self._tools}/{_quote(name)}", json=arguments)
 
     def remember(self, text: str) -> JSON:
         path = f"/api/v1/apps/{_quote(self.app)}/memories"

@@ -19,6 +19,7 @@ from engram.api import (
     people,
     people_graph,
     sessions,
+    tools,
 )
 from engram.api.bodies import BodyGate
 from engram.api.context import require_service
@@ -88,6 +89,8 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(graph.router, dependencies=service_only)
     app.include_router(people.router)
     app.include_router(people_graph.router)
+    app.include_router(tools.router, dependencies=service_only)
+    app.include_router(tools.people_router)
 
     @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
     def healthz() -> Health:

@@ -23,6 +23,7 @@ from engram.core import (
     rules,
     sessions,
     signals,
+    tools,
     undo,
 )
 from engram.core.agents import Agents
@@ -71,6 +72,7 @@ from engram.core.text import check_text
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
+MERGE_MIN, MERGE_MAX = 2, 10  # facts one merge folds
 T = TypeVar("T")
 
 
@@ -372,6 +374,67 @@ class Memory:
             return fact
 
         return store.run(lambda tx: self._entry(tx, ref, "correct", now, write), lock=[ref])
+
+    def merge(
+        self, ref: Scope, fact_ids: Sequence[str], content: str, *, hard: bool = False
+    ) -> Fact:
+        """Folds 2 to 10 of the scope's live facts into one fact of ``content``, in one
+        ledger entry: the merged fact carries the union of their tags, their type when
+        they share one, and the highest strength; the others go to the trash (``hard``:
+        for good, as :meth:`delete_traces` deletes). When ``content`` is one of theirs
+        (or another live fact's) words, that fact stays and takes the others' place.
+
+        No model writes the merged words here: ``content`` is required. Raises
+        InvalidInput (fewer than 2 or more than 10 ids, bad content), NotFound (an id
+        that is not a live fact of the scope), UpstreamFailure (nothing written)."""
+        ids = limits.check_ids(fact_ids, "fact_ids")
+        if not MERGE_MIN <= len(ids) <= MERGE_MAX:
+            raise InvalidInput(
+                f"fact_ids must name {MERGE_MIN} to {MERGE_MAX} facts, got {len(ids)}"
+            )
+        text, store = limits.check_content(content), self._store
+        sources = self._live(ref, ids)
+        types = {f.type for f in sources}
+        note = Note(
+            text,
+            type=types.pop() if len(types) == 1 else None,
+            tags=list(dict.fromkeys(t for f in sources for t in f.tags)),
+            strength=max(f.strength for f in sources),
+        )
+        batch = self._prepare(ref, [note])
+
+        def write(rec: Entry) -> Fact:
+            self._live(ref, ids, rec.tx)  # none forgotten since they were read
+            merged = batch.facts(self._write(rec, batch))[0]
+            others = [i for i in ids if i != merged.id]
+            if hard:
+                rules.erase(rec, others)
+            else:
+                rules.trash(rec, others)
+            return merged
+
+        return store.run(lambda tx: self._entry(tx, ref, "merge", batch.now, write), lock=[ref])
+
+    def _live(self, ref: Scope, ids: Sequence[str], tx: Tx | None = None) -> list[Fact]:
+        """The scope's live facts ``ids``, in order; NotFound names the first missing."""
+
+        def read(tx: Tx) -> list[Fact]:
+            found = self._store.facts.by_ids(tx, ref, ids)
+            missing = [i for i in ids if i not in found]
+            if missing:
+                raise NotFound(f"no fact {missing[0]!r} in this scope")
+            return [found[i] for i in ids]
+
+        return read(tx) if tx is not None else self._store.run(read, write=False)
+
+    def create_tools(self, ref: Scope, *, include_reflect: bool = True) -> list[tools.Tool]:
+        """The memory tools bound to ``ref`` (:mod:`engram.core.tools`): add, search,
+        update, delete and merge, each a name, a description, a JSON Schema and a call
+        answering text. ``memory_reflect`` is never among them: this memory runs no
+        consolidation cycle behind it (``include_reflect`` changes nothing)."""
+        if not isinstance(include_reflect, bool):
+            raise InvalidInput("include_reflect must be true or false")
+        return tools.create(tools.AgentBacking(self, ref))
 
     def scope_of(self, fact_id: str) -> Scope | None:
         """The scope a fact belongs to (for callers that check it is theirs)."""

@@ -1,0 +1,344 @@
+"""The memory tools an agent calls: one specification each (name, description, JSON
+Schema of the arguments, handler), the same for the library (``mem.create_tools``), the
+service (``/agents/{id}/tools/...`` and a person's in an application) and any host that
+registers tools with a model.
+
+The scope is bound when the tools are made: no argument names one, so the agent never
+chooses whose memory it reads or writes. A call answers text for the model, never an
+exception: arguments the schema refuses and every engram error come back as a sentence
+the model can act on (``is_error``), with nothing written. Each call that writes is one
+ledger entry, as the library call behind it is.
+
+- ``memory_add{content, tags?, type?, context?}``: remembers a fact.
+- ``memory_search{query, topK?, tags?, type?}``: one line a fact, ``- [id] words
+  (relevance)``, best first.
+- ``memory_update{id, content}``: new words for a fact.
+- ``memory_delete{id}``: forgets it (to the trash; a person's memories for good).
+- ``memory_merge{ids, content}``: folds 2 to 10 facts into one, in the words given.
+- ``memory_reflect`` is left out: it needs a consolidation cycle, which this memory does
+  not run (``include_reflect`` is accepted for hosts that ask for it, and changes nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from engram.core.errors import EngramError, InvalidInput
+from engram.core.models import Fact, RecallMode
+from engram.core.scopes import Scope
+
+if TYPE_CHECKING:
+    from engram.core.memory import Memory
+    from engram.core.people import AppMemory, Person
+
+MAX_TOP_K = 20
+DEFAULT_TOP_K = 5
+NAMES = ("memory_add", "memory_search", "memory_update", "memory_delete", "memory_merge")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a call answers the model: text, and whether it is an error to act on."""
+
+    text: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A fact a search found: its relevance, and the application it came from when it
+    is another application's memory of the person."""
+
+    fact: Fact
+    relevance: float
+    remembered_by: str | None = None
+
+
+class Backing(Protocol):
+    """What the tools do, bound to one scope (an agent's, or a person's in an app)."""
+
+    def add(
+        self, content: str, tags: Sequence[str], type: str | None, context: str | None
+    ) -> Fact: ...
+
+    def search(
+        self, query: str, top_k: int, tags: Sequence[str], type: str | None
+    ) -> list[Found]: ...
+
+    def update(self, fact_id: str, content: str) -> Fact: ...
+
+    def delete(self, fact_id: str) -> bool: ...
+
+    def merge(self, fact_ids: Sequence[str], content: str) -> Fact: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One memory tool: call it with the arguments a model gave (a JSON object)."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]  # a JSON Schema object
+    handler: Callable[[Mapping[str, Any]], str]
+
+    def __call__(self, arguments: object) -> ToolResult:
+        try:
+            checked = check(self.name, self.parameters, arguments)
+            return ToolResult(self.handler(checked))
+        except EngramError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            return ToolResult(f"{self.name} failed: {exc.message}{hint}", is_error=True)
+
+    def spec(self) -> dict[str, Any]:
+        """The specification a host registers: name, description, JSON Schema."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": dict(self.parameters),
+        }
+
+
+class AgentBacking:
+    """The tools over one scope of a memory (an agent's resource)."""
+
+    def __init__(self, memory: Memory, ref: Scope) -> None:
+        self._memory = memory
+        self._ref = ref
+
+    def add(self, content: str, tags: Sequence[str], type: str | None, context: str | None) -> Fact:
+        return self._memory.remember(self._ref, content, tags=tags, type=type, context=context)
+
+    def search(self, query: str, top_k: int, tags: Sequence[str], type: str | None) -> list[Found]:
+        mode: RecallMode = "hybrid" if self._memory.embedder is not None else "text"
+        hits = self._memory.recall(self._ref, query, top_k=top_k, tags=tags, type=type, mode=mode)
+        return [Found(h.fact, h.relevance) for h in hits]
+
+    def update(self, fact_id: str, content: str) -> Fact:
+        return self._memory.correct(self._ref, fact_id, content)
+
+    def delete(self, fact_id: str) -> bool:
+        return self._memory.forget(self._ref, fact_id)
+
+    def merge(self, fact_ids: Sequence[str], content: str) -> Fact:
+        return self._memory.merge(self._ref, fact_ids, content)
+
+
+class PersonBacking(AgentBacking):
+    """The tools an application's agent has over what it remembers of one person: its
+    searches also read what other applications remember of the person where the person
+    allowed it (marked ``remembered by``); what it forgets is forgotten for good (spec
+    003: a person's forget is real)."""
+
+    def __init__(self, memory: Memory, app: AppMemory, person: Person) -> None:
+        super().__init__(memory, app.scope(person))
+        self._app = app
+        self._person = person
+
+    def add(self, content: str, tags: Sequence[str], type: str | None, context: str | None) -> Fact:
+        self._app.require_semantic()
+        return super().add(content, tags, type, context)
+
+    def search(self, query: str, top_k: int, tags: Sequence[str], type: str | None) -> list[Found]:
+        if tags or type:  # filters read this application's memories alone
+            return super().search(query, top_k, tags, type)
+        hits = self._app.recall(self._person, query, top_k=top_k)
+        return [Found(s.hit.fact, s.hit.relevance, s.remembered_by) for s in hits]
+
+    def delete(self, fact_id: str) -> bool:
+        return self._memory.forget(self._ref, fact_id, hard=True)
+
+    def merge(self, fact_ids: Sequence[str], content: str) -> Fact:
+        return self._memory.merge(self._ref, fact_ids, content, hard=True)
+
+
+# -- the specifications -------------------------------------------------------------------
+_ID = {"type": "string", "minLength": 1, "maxLength": 64, "description": "a fact's id"}
+_CONTENT = {"type": "string", "minLength": 1, "maxLength": 2000}
+_TAGS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 64},
+    "maxItems": 32,
+}
+_TYPE = {"type": "string", "minLength": 1, "maxLength": 64}
+
+
+def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def create(backing: Backing) -> list[Tool]:
+    """The memory tools over ``backing``, in a fixed order."""
+
+    def add(args: Mapping[str, Any]) -> str:
+        fact = backing.add(
+            args["content"], args.get("tags", []), args.get("type"), args.get("context")
+        )
+        return f"Remembered [{fact.id}]: {fact.content}"
+
+    def search(args: Mapping[str, Any]) -> str:
+        top_k = args.get("topK", DEFAULT_TOP_K)
+        found = backing.search(args["query"], top_k, args.get("tags", []), args.get("type"))
+        if not found:
+            return "No memory matches."
+        return "\n".join(_line(f) for f in found)
+
+    def update(args: Mapping[str, Any]) -> str:
+        fact = backing.update(args["id"], args["content"])
+        return f"Updated [{fact.id}]: {fact.content}"
+
+    def delete(args: Mapping[str, Any]) -> str:
+        if not backing.delete(args["id"]):
+            return f"There was no memory [{args['id']}]; nothing changed."
+        return f"Forgot [{args['id']}]."
+
+    def merge(args: Mapping[str, Any]) -> str:
+        fact = backing.merge(args["ids"], args["content"])
+        gone = ", ".join(f"[{i}]" for i in dict.fromkeys(args["ids"]) if i != fact.id)
+        return f"Merged {gone} into [{fact.id}]: {fact.content}"
+
+    return [
+        Tool(
+            "memory_add",
+            "Remember a fact worth keeping beyond this conversation: one self-contained "
+            "statement. The same words twice are kept once.",
+            _object(
+                {
+                    "content": _CONTENT | {"description": "the fact, in a sentence"},
+                    "tags": _TAGS | {"description": "labels to filter by later"},
+                    "type": _TYPE | {"description": "a kind: preference, event, ..."},
+                    "context": {
+                        "type": "string",
+                        "maxLength": 8000,
+                        "description": "text that helps find it, not part of it",
+                    },
+                },
+                ["content"],
+            ),
+            add,
+        ),
+        Tool(
+            "memory_search",
+            "Find remembered facts by meaning and words, best first: one line each, "
+            "'- [id] words (relevance 0-1)'. Use the ids to update, delete or merge.",
+            _object(
+                {
+                    "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "topK": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_TOP_K,
+                        "description": f"how many (default {DEFAULT_TOP_K})",
+                    },
+                    "tags": _TAGS | {"description": "only facts with all these tags"},
+                    "type": _TYPE | {"description": "only facts of this type"},
+                },
+                ["query"],
+            ),
+            search,
+        ),
+        Tool(
+            "memory_update",
+            "Give a remembered fact new words (it keeps its id).",
+            _object({"id": _ID, "content": _CONTENT}, ["id", "content"]),
+            update,
+        ),
+        Tool(
+            "memory_delete",
+            "Forget a remembered fact that is wrong or no longer true.",
+            _object({"id": _ID}, ["id"]),
+            delete,
+        ),
+        Tool(
+            "memory_merge",
+            "Fold 2 to 10 facts that say the same thing into one, in the words given; "
+            "the others are forgotten.",
+            _object(
+                {
+                    "ids": {"type": "array", "items": _ID, "minItems": 2, "maxItems": 10},
+                    "content": _CONTENT | {"description": "the merged fact"},
+                },
+                ["ids", "content"],
+            ),
+            merge,
+        ),
+    ]
+
+
+def answering(sentence: str) -> list[Tool]:
+    """The memory tools, each answering ``sentence`` whatever it is asked (once its
+    arguments pass): for a visitor who is not signed in, of whom nothing is remembered
+    and nothing read."""
+    return [
+        Tool(t.name, t.description, t.parameters, lambda _args: sentence)
+        for t in create(_Nowhere())
+    ]
+
+
+class _Nowhere:
+    """A backing never called: :func:`answering` replaces every handler."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"{name} called on no memory")
+
+
+def _line(found: Found) -> str:
+    source = f", remembered by {found.remembered_by}" if found.remembered_by else ""
+    return f"- [{found.fact.id}] {found.fact.content} ({found.relevance:.2f}{source})"
+
+
+# -- checking arguments against the schema ------------------------------------------------
+def check(tool: str, schema: Mapping[str, Any], arguments: object) -> dict[str, Any]:
+    """``arguments`` as the schema (the subset these tools use) allows them; Refused, in
+    a sentence naming the argument, otherwise."""
+    if not isinstance(arguments, Mapping):
+        raise InvalidInput(f"the arguments of {tool} must be a JSON object")
+    properties: Mapping[str, Any] = schema["properties"]
+    unknown = sorted(str(k) for k in arguments if k not in properties)
+    if unknown:
+        raise InvalidInput(
+            f"{tool} takes no argument {unknown[0]!r}",
+            hint=f"it takes {', '.join(properties)}",
+        )
+    for name in schema["required"]:
+        if name not in arguments:
+            raise InvalidInput(f"{tool} needs the argument {name!r}")
+    return {
+        str(name): _value(str(name), properties[str(name)], value)
+        for name, value in arguments.items()
+    }
+
+
+def _value(where: str, schema: Mapping[str, Any], value: object) -> Any:
+    kind = schema["type"]
+    if kind == "string":
+        if not isinstance(value, str):
+            raise InvalidInput(f"{where} must be a string")
+        if not schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value)):
+            raise InvalidInput(
+                f"{where} must be {schema.get('minLength', 0)} to "
+                f"{schema['maxLength']} characters, got {len(value)}"
+            )
+        return value
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidInput(f"{where} must be an integer")
+        if not schema["minimum"] <= value <= schema["maximum"]:
+            raise InvalidInput(
+                f"{where} must be from {schema['minimum']} to {schema['maximum']}, got {value}"
+            )
+        return value
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where} must be a list")
+    if not schema.get("minItems", 0) <= len(value) <= schema["maxItems"]:
+        raise InvalidInput(
+            f"{where} must hold {schema.get('minItems', 0)} to {schema['maxItems']} items, "
+            f"got {len(value)}"
+        )
+    return [_value(f"{where}[{i}]", schema["items"], item) for i, item in enumerate(value)]

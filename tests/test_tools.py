@@ -1,0 +1,173 @@
+"""The memory tools on both backends: their specifications, each call one ledger entry
+answering text, refusals as sentences that write nothing, the scope bound when they are
+made, and merge's one entry that a revert undoes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+import engram
+import stores
+from engram import ResourceRef
+from stores import Target
+
+REF = ResourceRef("tools-user")
+OTHER = ResourceRef("someone-else")
+ROWS = "SELECT (SELECT count(*) FROM facts), (SELECT count(*) FROM ledger)"
+NAMES = ["memory_add", "memory_search", "memory_update", "memory_delete", "memory_merge"]
+
+
+def _tools(mem: engram.Memory, ref: ResourceRef = REF) -> dict[str, engram.Tool]:
+    return {t.name: t for t in mem.create_tools(ref)}
+
+
+def _ok(tool: engram.Tool, args: dict[str, Any]) -> str:
+    result = tool(args)
+    assert not result.is_error, result.text
+    return result.text
+
+
+def _id(text: str) -> str:
+    found = re.findall(r"\[(f_[0-9a-f]+)\]", text)
+    assert found, text
+    return found[-1]
+
+
+def _entries(mem: engram.Memory, ref: ResourceRef = REF) -> int:
+    return len(mem.ledger(ref, limit=1000).entries)
+
+
+def test_the_specifications_are_closed_json_schemas(mem: engram.Memory) -> None:
+    specs = [t.spec() for t in mem.create_tools(REF)]
+    assert [s["name"] for s in specs] == NAMES
+    for spec in specs:
+        schema = spec["parameters"]
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert set(schema["required"]) <= set(schema["properties"])
+        assert "scope" not in schema["properties"] and spec["description"]
+    assert "memory_reflect" not in [t.name for t in mem.create_tools(REF, include_reflect=True)]
+    with pytest.raises(engram.InvalidInput):
+        mem.create_tools(REF, include_reflect="yes")  # type: ignore[arg-type]
+
+
+def test_each_call_writes_one_entry_and_answers_text(mem: engram.Memory) -> None:
+    t = _tools(mem)
+    before = _entries(mem)
+    tea = _id(_ok(t["memory_add"], {"content": "Ana drinks green tea", "tags": ["drinks"]}))
+    coffee = _id(_ok(t["memory_add"], {"content": "Ana drinks black coffee", "type": "preference"}))
+    assert _entries(mem) == before + 2
+    found = _ok(t["memory_search"], {"query": "what does Ana drink", "topK": 5})
+    lines = found.splitlines()
+    assert len(lines) == 2 and all(re.fullmatch(r"- \[f_\w+\] .+ \(\d\.\d\d\)", x) for x in lines)
+    only = _ok(t["memory_search"], {"query": "Ana drinks", "tags": ["drinks"]})
+    assert _id(only) == tea and len(only.splitlines()) == 1
+    typed = _ok(t["memory_search"], {"query": "Ana drinks", "type": "preference"})
+    assert _id(typed) == coffee
+    assert _entries(mem) == before + 2  # a search writes nothing
+    _ok(t["memory_update"], {"id": tea, "content": "Ana drinks jasmine tea"})
+    assert mem.fact(REF, tea).content == "Ana drinks jasmine tea"
+    assert _entries(mem) == before + 3
+    assert _ok(t["memory_delete"], {"id": coffee}) == f"Forgot [{coffee}]."
+    assert [t.fact.id for t in mem.trash(REF).facts] == [coffee]  # softly, revertable
+    assert _entries(mem) == before + 4
+    assert "nothing changed" in _ok(t["memory_delete"], {"id": coffee})
+
+
+def test_merge_folds_facts_in_one_entry_that_a_revert_undoes(mem: engram.Memory) -> None:
+    a = mem.remember(REF, "the deploy runs at 2am", tags=["ops"], type="schedule")
+    b = mem.remember(REF, "deploys happen nightly at 2", tags=["deploy"], type="schedule")
+    c = mem.remember(REF, "the deploy is at two in the morning", strength=3.0, type="schedule")
+    before = _entries(mem)
+    text = _ok(
+        _tools(mem)["memory_merge"],
+        {"ids": [a.id, b.id, c.id], "content": "the deploy runs nightly at 2am"},
+    )
+    merged = mem.fact(REF, _id(text))
+    assert (merged.tags, merged.type, merged.strength) == (("deploy", "ops"), "schedule", 3.0)
+    assert [f.content for f in mem.facts(REF).facts] == ["the deploy runs nightly at 2am"]
+    assert _entries(mem) == before + 1
+    entry = mem.ledger(REF, limit=1).entries[0]
+    assert entry.op == "merge"
+    mem.revert(REF, entry.seq)
+    assert sorted(f.id for f in mem.facts(REF).facts) == sorted([a.id, b.id, c.id])
+
+
+def test_merging_into_one_of_their_own_words_keeps_that_fact(mem: engram.Memory) -> None:
+    a = mem.remember(REF, "Bo likes jazz")
+    b = mem.remember(REF, "Bo is fond of jazz music")
+    kept = mem.merge(REF, [a.id, b.id], "Bo likes jazz")
+    assert kept.id == a.id
+    assert [f.id for f in mem.facts(REF).facts] == [a.id]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "says"),
+    [
+        ("memory_add", {}, "needs the argument 'content'"),
+        ("memory_add", {"content": ""}, "content must be 1 to 2000 characters"),
+        ("memory_add", {"content": "x" * 2001}, "content must be 1 to 2000"),
+        ("memory_add", {"content": "x", "scope": "other"}, "takes no argument 'scope'"),
+        ("memory_add", {"content": 5}, "content must be a string"),
+        ("memory_add", {"content": "x", "tags": "t"}, "tags must be a list"),
+        ("memory_add", {"content": "x", "tags": [""]}, "tags[0] must be 1 to 64"),
+        ("memory_search", {"query": "x", "topK": 21}, "topK must be from 1 to 20"),
+        ("memory_search", {"query": "x", "topK": True}, "topK must be an integer"),
+        ("memory_update", {"id": "f_nope", "content": "x"}, "no fact 'f_nope'"),
+        ("memory_merge", {"ids": ["f_1"], "content": "x"}, "ids must hold 2 to 10 items"),
+        ("memory_merge", {"ids": ["f_1"] * 11, "content": "x"}, "ids must hold 2 to 10"),
+        ("memory_merge", {"ids": ["f_1", "f_1"], "content": "x"}, "must name 2 to 10 facts"),
+        ("memory_merge", {"ids": ["f_1", "f_2"]}, "needs the argument 'content'"),
+        ("memory_merge", {"ids": ["f_1", "f_2"], "content": "x"}, "no fact 'f_1'"),
+    ],
+)
+def test_refusals_are_sentences_that_write_nothing(
+    mem: engram.Memory, target: Target, name: str, args: dict[str, Any], says: str
+) -> None:
+    mem.remember(REF, "something to keep")
+    before = stores.rows(target, ROWS)
+    result = _tools(mem)[name](args)
+    assert result.is_error and says in result.text, result.text
+    assert result.text.startswith(f"{name} failed: ")
+    assert stores.rows(target, ROWS) == before
+
+
+def test_the_agent_never_reaches_another_scope(mem: engram.Memory) -> None:
+    theirs = mem.remember(OTHER, "their secret plan")
+    mine = mem.remember(REF, "my own plan")
+    t = _tools(mem)
+    for name, args in (
+        ("memory_update", {"id": theirs.id, "content": "changed"}),
+        ("memory_merge", {"ids": [theirs.id, mine.id], "content": "one plan"}),
+    ):
+        result = t[name](args)
+        assert result.is_error and "no fact" in result.text
+    assert "nothing changed" in _ok(t["memory_delete"], {"id": theirs.id})
+    assert theirs.id not in _ok(t["memory_search"], {"query": "secret plan"})
+    assert mem.fact(OTHER, theirs.id).content == "their secret plan"
+
+
+def test_without_an_embedder_search_reads_words_and_add_is_refused(target: Target) -> None:
+    with engram.open(target, embedder=None) as plain:
+        t = _tools(plain)
+        added = t["memory_add"]({"content": "Ana drinks tea"})
+        assert added.is_error and "embed" in added.text.lower()
+        assert _ok(t["memory_search"], {"query": "tea"}) == "No memory matches."
+
+
+def test_a_visitor_not_signed_in_is_told_so() -> None:
+    from engram.core import tools
+    from engram.core.people import NOT_SIGNED_IN
+
+    answering = tools.answering(NOT_SIGNED_IN)
+    assert [t.name for t in answering] == NAMES
+    for tool in answering:
+        assert tool(_minimal(tool)) == engram.ToolResult(NOT_SIGNED_IN)
+        assert tool({"bogus": 1}).is_error  # its arguments are still checked
+
+
+def _minimal(tool: engram.Tool) -> dict[str, Any]:
+    values = {"content": "x", "query": "x", "id": "f_1", "ids": ["f_1", "f_2"]}
+    return {k: values[k] for k in tool.parameters["required"]}

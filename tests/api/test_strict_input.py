@@ -212,7 +212,12 @@ def test_every_route_refuses_a_parameter_it_does_not_take(client: TestClient) ->
     fill = {"agent_id": agent, "key": "plan", "fact_id": fact, "app": "app:a", "memory_id": "m"}
     fill["session_id"] = session
     fill["entry_id"] = "1"
-    fill |= {"entity": "Ana", "relation_id": "r_1", "relation_type": "knows"}
+    fill |= {
+        "entity": "Ana",
+        "relation_id": "r_1",
+        "relation_type": "knows",
+        "name": "memory_search",
+    }
     schema = client.get("/openapi.json").json()
     checked = 0
     for template, item in schema["paths"].items():

@@ -10,13 +10,7 @@ import engram
 from engram import ResourceRef
 from engram.core.graph.extraction import Reading
 from engram.core.graph.models import entity_id
-from engram.storage.sql.tx import sql
-
-
-def rows(memory: engram.Memory, text: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    """``text`` read through the store's own connection (one snapshot)."""
-    store = memory._store
-    return list(store.run(lambda tx: sql(tx).rows(text, params), write=False))
+from stores import rows_through as rows
 
 
 def stored(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:

@@ -239,3 +239,11 @@ class WatchedStore:
                     self.open -= 1
 
         return counted()
+
+
+def rows_through(memory: Any, text: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    """``text`` (``?`` placeholders) read through the store's own connection, in one
+    snapshot: no connection made per read, as :func:`rows` makes."""
+    from engram.storage.sql.tx import sql
+
+    return list(memory._store.run(lambda tx: sql(tx).rows(text, params), write=False))

@@ -20,11 +20,10 @@ from schemathesis import GenerationMode
 from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 
 import engram
-import stores
 from chat_server import ReadsNothing
 from engram.api import create_app
 from engram.settings import Settings
-from stores import Target
+from stores import Target, rows_through
 
 # ENGRAM_FUZZ_RANDOM=1 draws new requests (a deeper run). Unset, the suite sends the same
 # ones every time, and cannot pass or fail by chance.
@@ -71,7 +70,7 @@ def test_no_input_is_a_server_error_and_a_refusal_stores_nothing(target: Target)
     try:
         for operation in operations:
             for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-                _fuzz(operation, mode, known, target)
+                _fuzz(operation, mode, known, memory)
     finally:
         memory.close()
 
@@ -109,7 +108,7 @@ def _fuzz(
     operation: Any,
     mode: GenerationMode,
     known: dict[str, list[str]],
-    target: Target,
+    memory: engram.Memory,
 ) -> None:
     @given(case=operation.as_strategy(generation_mode=mode), data=st.data())
     @settings(
@@ -122,13 +121,13 @@ def _fuzz(
         for name in list(case.path_parameters or {}):
             if name in known and data.draw(st.booleans()):
                 case.path_parameters[name] = data.draw(st.sampled_from(known[name]))
-        before = stores.rows(target, SNAPSHOT)
+        before = rows_through(memory, SNAPSHOT)
         headers = _headers(case.path)
         response = case.call(headers=headers)
         where = (case.method, case.formatted_path, case.query, response.text[:300])
         assert response.status_code < 500, where
         if response.status_code >= 400:
-            assert stores.rows(target, SNAPSHOT) == before, where
+            assert rows_through(memory, SNAPSHOT) == before, where
         # What engram answers must be what its schema says. Whether a request was the
         # schema's to refuse is not checked here: engram refuses some text a schema cannot
         # describe (NUL characters, words that are only whitespace, a cursor no page gave),

@@ -81,7 +81,7 @@ def _person_tools(request: Request, app: str, header: str | None) -> list[tools.
 
 # A token is optional here (the bearer scheme, or nothing): a visitor with none is
 # answered, not refused.
-OPTIONAL_TOKEN = {"security": [{}]}
+OPTIONAL_TOKEN: dict[str, Any] = {"security": [{}]}
 
 
 @people_router.get("", openapi_extra=OPTIONAL_TOKEN)

@@ -46,6 +46,7 @@ from engram.core.memory import Memory
 from engram.core.people import AppMemory
 from engram.core.ports import NewFact
 from engram.core.sharing import Share, Sharing
+from engram.core.usage import Feedback, Usage
 from engram.core.working import WorkingMemory
 from engram.settings import Settings
 from stores import Target, rows
@@ -78,6 +79,7 @@ READS = {
     Sharing: {"shares", "sources_for"},
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
     Graph: {"entity", "neighbourhood", "relations", "search", "traverse"},
+    Usage: {"signals"},
 }
 
 
@@ -116,6 +118,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         mem.graph.upsert_entity(REF, name)
     ending = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows")
     dropped = mem.graph.upsert_relation(REF, "Bo", "Cy", "knows")
+    read = mem.remember(REF, "Ana reads in Lisbon")
     return {
         "Memory.remember": lambda: mem.remember(REF, "a new fact"),
         "Memory.remember_many": lambda: mem.remember_many(REF, ["one more", "and another"]),
@@ -151,6 +154,8 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Graph.expire_relation": lambda: mem.graph.expire_relation(REF, ending.id),
         "Graph.delete_relation": lambda: mem.graph.delete_relation(REF, dropped.id),
         "Graph.extract": lambda: mem.graph.extract(REF),
+        "Usage.record": lambda: mem.usage.record(REF, read.id, "used"),
+        "Usage.detect": lambda: mem.usage.detect(REF, [read.id], "Ana reads in Lisbon."),
     }
 
 
@@ -170,7 +175,7 @@ def test_every_library_write_adds_one_entry_naming_its_writer(target: Target) ->
         mem = plain.acting(actor="tester", via="tool", request_id="r-1")
         writes = _library_writes(mem)
         surfaces = {"Memory": Memory, "WorkingMemory": WorkingMemory, "Agents": Agents}
-        surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory, "Graph": Graph}
+        surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory, "Graph": Graph, "Usage": Usage}
         found = {
             f"{name}.{method}"
             for name, cls in surfaces.items()
@@ -241,6 +246,7 @@ ROW_READS = {
     "groundings",
     "queued",
     "unread",
+    "of_fact",
 }
 ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
 
@@ -288,6 +294,9 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
         "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
         "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),
+        "usage.add": lambda tx: store.usage.add(
+            tx, REF, [Feedback("u_x", "f_x", "used", None, None, None, from_us(now))]
+        ),
     }
 
 
@@ -298,6 +307,7 @@ def test_the_storage_seam_refuses_a_write_outside_a_ledger_entry(target: Target)
         "agents": ports.AgentRows,
         "shares": ports.ShareRows,
         "graph": ports.GraphRows,
+        "usage": ports.UsageRows,
     }
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         store = mem._store

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import engram
+from engram import Conflict, InvalidInput, NotFound, ResourceRef
 from engram.core.usage import Injected, Signal, detect
 from engram.embedders.hashing import HashingEmbedder
 from engram.embedders.local import LocalEmbedder
+from stores import Target
 
 FIXTURE = Path(__file__).parent / "fixtures" / "feedback.jsonl"
 
@@ -101,3 +105,94 @@ def test_precision_and_recall_of_used_on_the_fixture(
     precision, recall = score(local_embedder if with_model else None)
     assert precision >= 0.9
     assert recall >= 0.7
+
+
+# -- the library, on both backends ---------------------------------------------------------
+
+REF = ResourceRef("reader")
+OTHER = ResourceRef("someone-else")
+
+
+@pytest.fixture
+def mem(target: Target) -> Iterator[engram.Memory]:
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
+        yield memory
+
+
+def entries(mem: engram.Memory, ref: ResourceRef = REF) -> int:
+    return len(mem.ledger(ref).entries)
+
+
+def test_detect_records_one_row_per_fact_in_one_entry(mem: engram.Memory) -> None:
+    lisbon = mem.remember(REF, "Alice lives in Lisbon with two cats.").id
+    nurse = mem.remember(REF, "Alice works as a nurse.").id
+    before = entries(mem)
+    signals = mem.usage.detect(REF, [lisbon, nurse], "Alice lives in Lisbon.", query="Where?")
+    assert [(s.fact_id, s.signal, s.reason) for s in signals] == [
+        (lisbon, "used", "terms"),
+        (nurse, "ignored", "none"),
+    ]
+    assert entries(mem) == before + 1
+    [row] = mem.usage.signals(REF, lisbon)
+    assert (row.signal, row.reason, row.query) == ("used", "terms", "Where?")
+    assert row.score == signals[0].score
+    assert [r.signal for r in mem.usage.signals(REF, nurse)] == ["ignored"]
+    assert mem.usage.signals(OTHER, lisbon) == []
+    assert mem.usage.detect(REF, [nurse], "See [1].", record=False)[0].reason == "cited"
+    assert entries(mem) == before + 1 and len(mem.usage.signals(REF, nurse)) == 1
+
+
+def test_a_recorded_signal_is_read_back_oldest_first(mem: engram.Memory) -> None:
+    fact = mem.remember(REF, "Bob is a chef.").id
+    first = mem.usage.record(REF, fact, "used", reason="thumbs up")
+    second = mem.usage.record(REF, fact, "ignored")
+    got = mem.usage.signals(REF, fact)
+    assert [r.id for r in got] == [first.id, second.id]
+    assert (got[0].reason, got[0].score, got[1].reason) == ("thumbs up", None, None)
+
+
+def test_refusals_write_nothing(mem: engram.Memory) -> None:
+    fact = mem.remember(REF, "Bob is a chef.").id
+    theirs = mem.remember(OTHER, "Carol is a pilot.").id
+    before = entries(mem)
+    with pytest.raises(InvalidInput, match="signal"):
+        mem.usage.record(REF, fact, "liked")
+    with pytest.raises(NotFound):
+        mem.usage.record(REF, theirs, "used")
+    with pytest.raises(NotFound):
+        mem.usage.detect(REF, [fact, theirs], "Bob is a chef.")
+    with pytest.raises(InvalidInput, match="response"):
+        mem.usage.detect(REF, [fact], "x" * 100_001)
+    with pytest.raises(InvalidInput, match="twice"):
+        mem.usage.detect(REF, [fact, fact], "Bob is a chef.")
+    with pytest.raises(InvalidInput):
+        mem.usage.detect(REF, [], "Bob is a chef.")
+    assert entries(mem) == before and mem.usage.signals(REF, fact) == []
+
+
+def test_signals_outlive_a_soft_forget_and_go_with_a_deletion_for_good(
+    mem: engram.Memory,
+) -> None:
+    kept = mem.remember(REF, "Bob is a chef.").id
+    erased = mem.remember(REF, "Bob lives in Porto.").id
+    trashed = mem.remember(REF, "Bob has a dog.").id
+    for fact in (kept, erased, trashed):
+        mem.usage.record(REF, fact, "used")
+    mem.forget(REF, trashed)
+    assert len(mem.usage.signals(REF, trashed)) == 1
+    mem.restore(REF, trashed)
+    assert len(mem.usage.signals(REF, trashed)) == 1
+    mem.forget(REF, erased, hard=True)
+    mem.forget(REF, trashed)
+    mem.forget(REF, trashed, hard=True)  # from the trash, for good
+    assert mem.usage.signals(REF, erased) == [] and mem.usage.signals(REF, trashed) == []
+    assert len(mem.usage.signals(REF, kept)) == 1
+
+
+def test_a_feedback_entry_cannot_be_reverted(mem: engram.Memory) -> None:
+    fact = mem.remember(REF, "Bob is a chef.").id
+    mem.usage.record(REF, fact, "used")
+    newest = mem.ledger(REF).entries[0]
+    assert newest.op == "usage.record"
+    with pytest.raises(Conflict, match="feedback"):
+        mem.revert(REF, newest.seq)

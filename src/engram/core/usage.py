@@ -43,13 +43,22 @@ method's (half the weight, two terms, 0.80), not fitted to any labelled set
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
 
-from engram.core import query
-from engram.core.ports import Embedder
+from engram.core import ledger, limits, query
+from engram.core.clock import Clock, from_us, now_us
+from engram.core.errors import InvalidInput, NotFound
+from engram.core.models import Writer
 from engram.core.relevance import stem
+from engram.core.text import check_text
+
+if TYPE_CHECKING:
+    from engram.core.ports import Embedder, Store, Tx
+    from engram.core.scopes import Scope
 
 SignalKind = Literal["used", "ignored"]
 Reason = Literal["cited", "terms", "sentence", "none"]
@@ -84,6 +93,21 @@ class Signal:
     signal: SignalKind
     reason: Reason
     score: float
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """A stored signal: a response used or ignored fact ``fact_id`` at ``at``, the rule
+    that said so (``reason``; None when a caller recorded it without one), the score, and
+    the query the fact was recalled for."""
+
+    id: str
+    fact_id: str
+    signal: SignalKind
+    reason: str | None
+    score: float | None
+    query: str | None
+    at: datetime
 
 
 @dataclass(frozen=True)
@@ -228,3 +252,126 @@ def _cosines(
         if agrees(fact.text, sentences[j]):
             best[fact.id] = row[j]
     return best
+
+
+MAX_RESPONSE_CHARS = 100_000  # a response read for feedback
+MAX_INJECTED = 100  # facts per detection (recall's largest top_k)
+
+
+class Usage:
+    """``mem.usage``: retrieval feedback through the library. Each write is one ledger
+    entry (op ``usage.record`` or ``usage.detect``, one ``feedback`` item per row); such
+    an entry cannot be reverted (a signal is an observation, only added). Strength
+    changes from signals are not made here: the rows are stored for whatever reads them.
+    Recall never writes them."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder | None, *, clock: Clock = now_us, writer: Writer
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._now = clock
+        self._writer = writer
+
+    def record(
+        self,
+        ref: Scope,
+        fact_id: str,
+        signal: str,
+        *,
+        reason: str | None = None,
+        query: str | None = None,
+    ) -> Feedback:
+        """Stores that a response used or ignored the scope's fact ``fact_id``; the row.
+        Raises InvalidInput (a signal other than used or ignored, a reason over 128
+        characters, a query over 8000) and NotFound (no such fact in the scope)."""
+        kind = _kind(signal)
+        why = None if reason is None else limits.check_label(reason, "reason")
+        asked = _query(query)
+        at = self._now()
+        row = Feedback(new_feedback_id(), fact_id, kind, why, None, asked, from_us(at))
+        self._write(ref, "usage.record", [fact_id], [row], at)
+        return row
+
+    def detect(
+        self,
+        ref: Scope,
+        injected_ids: Sequence[str],
+        response: str,
+        *,
+        query: str | None = None,
+        record: bool = True,
+    ) -> list[Signal]:
+        """One signal per injected fact, in the given order (``[n]`` cites the n-th), by
+        :func:`detect` with the store's embedder; stored as one ledger entry unless
+        ``record`` is false. The facts are read in one snapshot and the embedder runs
+        outside any transaction. Raises InvalidInput (no ids, more than 100, an id
+        twice, a response over 100,000 characters, a query over 8000) and NotFound (an
+        id that is no fact of the scope; nothing is stored)."""
+        ids = _injected(injected_ids)
+        text = check_text(response, "response", max_chars=MAX_RESPONSE_CHARS, empty=True)
+        asked = _query(query)
+        found = self._store.run(lambda tx: self._facts(tx, ref, ids), write=False)
+        facts = [Injected(i, found[i]) for i in ids]
+        signals = detect(facts, text, embedder=self._embedder, query=asked)
+        if record:
+            at = self._now()
+            rows = [
+                Feedback(
+                    new_feedback_id(), s.fact_id, s.signal, s.reason, s.score, asked, from_us(at)
+                )
+                for s in signals
+            ]
+            self._write(ref, "usage.detect", ids, rows, at)
+        return signals
+
+    def signals(self, ref: Scope, fact_id: str) -> list[Feedback]:
+        """The signals stored about the scope's fact (live or in the trash), oldest
+        first; none for a fact the scope never held."""
+        return self._store.run(lambda tx: self._store.usage.of_fact(tx, ref, fact_id), write=False)
+
+    def _facts(self, tx: Tx, ref: Scope, ids: Sequence[str]) -> dict[str, str]:
+        found = self._store.facts.by_ids(tx, ref, ids)
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFound(f"no fact {missing[0]} in this scope")
+        return {i: f.content for i, f in found.items()}
+
+    def _write(
+        self, ref: Scope, op: str, ids: Sequence[str], rows: Sequence[Feedback], at: int
+    ) -> None:
+        store = self._store
+
+        def work(rec: ledger.Entry) -> None:
+            self._facts(rec.tx, ref, ids)  # still there: a forget may have come between
+            store.usage.add(rec.tx, ref, rows)
+            for row in rows:
+                rec.record("feedback", row.id, "add")
+
+        store.run(lambda tx: ledger.write(store, tx, ref, op, self._writer, at, work), lock=[ref])
+
+
+def new_feedback_id() -> str:
+    return "u_" + secrets.token_hex(12)
+
+
+def _kind(signal: object) -> SignalKind:
+    for kind in SIGNALS:
+        if signal == kind:
+            return kind
+    raise InvalidInput(f"signal must be one of {', '.join(SIGNALS)}, got {signal!r}")
+
+
+def _query(query: object) -> str | None:
+    return None if query is None else limits.check_query(query)
+
+
+def _injected(ids: object) -> list[str]:
+    if isinstance(ids, str) or not isinstance(ids, Sequence):
+        raise InvalidInput("injected_ids must be a list of fact ids")
+    if not ids or len(ids) > MAX_INJECTED:
+        raise InvalidInput(f"injected_ids must hold 1 to {MAX_INJECTED} ids, got {len(ids)}")
+    checked = [check_text(i, "a fact id", max_chars=limits.MAX_KEY_CHARS) for i in ids]
+    if len(set(checked)) != len(checked):
+        raise InvalidInput("injected_ids holds an id twice; [n] citations need each once")
+    return checked

@@ -365,6 +365,7 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
     f1 = c.post(f"{base}/facts", json={"content": "fact one"}).json()["id"]
     f2 = c.post(f"{base}/facts", json={"content": "fact two"}).json()["id"]
     f3 = c.post(f"{base}/facts", json={"content": "fact three"}).json()["id"]
+    read = c.post(f"{base}/facts", json={"content": "Ana reads in Lisbon"}).json()["id"]
     c.post(f"{base}/facts", json={"content": "old", "createdAt": "2020-01-01T00:00:00Z"})
     c.delete(f"{base}/facts/{f3}")
     c.put(f"{base}/memory/doomed", json={"value": 1})
@@ -419,6 +420,12 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
             f"{spare_base}/facts", params={"count": 1}
         ),
         ("POST", "/agents/{agent_id}/end"): lambda: c.post(f"{spare_base}/end"),
+        ("POST", "/agents/{agent_id}/feedback"): lambda: c.post(
+            f"{base}/feedback", json={"factIds": [read], "response": "Ana reads in Lisbon."}
+        ),
+        ("POST", "/agents/{agent_id}/feedback/{fact_id}"): lambda: c.post(
+            f"{base}/feedback/{read}", json={"signal": "used"}
+        ),
         ("POST", "/api/v1/apps/{app}/memories"): lambda: c.post(
             "/api/v1/apps/app:a/memories", json={"memory": "ana three"}, headers=ana
         ),

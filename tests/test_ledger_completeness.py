@@ -549,6 +549,7 @@ CLI_READS = {
     "graph relations",
     "graph neighbours",
     "graph traverse",
+    "feedback show",
 }
 CLI_EPISODIC = {"session start", "session append"}
 
@@ -578,6 +579,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     run("app", "app:b", "remember", "owner in b", "--db", db)
     run("working", "set", "doomed", "1", *scoped)
     forgettable = run("remember", "to forget", *embeds)["id"]
+    read = run("remember", "Ana reads in Lisbon", *embeds)["id"]
     turns = tmp_path / "turns.jsonl"
     turns.write_text('{"speaker": "Ana", "text": "a turn of the command line"}\n')
     for name in ("Ana", "Bo", "Doomed"):
@@ -585,6 +587,10 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     ending = run("graph", "relate", "Ana", "knows", "Bo", *scoped)["id"]
     dropped = run("graph", "relate", "Ana", "likes", "Bo", *scoped)["id"]
     calls: dict[str, Callable[[], Any]] = {  # in this order
+        "feedback detect": lambda: run(
+            "feedback", "detect", read, "--response", "Ana reads in Lisbon.", *embeds
+        ),
+        "feedback record": lambda: run("feedback", "record", read, "used", *scoped),
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
         "correct": lambda: run("correct", fact, "the plan is team", *embeds),

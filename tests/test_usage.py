@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -196,3 +197,32 @@ def test_a_feedback_entry_cannot_be_reverted(mem: engram.Memory) -> None:
     assert newest.op == "usage.record"
     with pytest.raises(Conflict, match="feedback"):
         mem.revert(REF, newest.seq)
+
+
+def test_the_command_line_detects_records_and_shows(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engram.cli.main import main
+
+    embeds = ["--db", str(target), "--resource", "cli"]
+    scoped = [*embeds, "--embedder", "none"]
+
+    def run(*argv: str, options: list[str] = scoped) -> Any:
+        code = main(["--json", *argv, *options])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return json.loads(out)
+
+    fact = run("remember", "Alice lives in Lisbon", options=embeds)["id"]
+    said = "Alice lives in Lisbon."
+    dry = run("feedback", "detect", fact, "--response", said, "--dry-run")["signals"]
+    assert [(s["fact_id"], s["signal"], s["reason"]) for s in dry] == [(fact, "used", "terms")]
+    assert run("feedback", "show", fact) == {"feedback": []}
+    run("feedback", "detect", fact, "--response", said, "--query", "where?")
+    run("feedback", "record", fact, "ignored", "--reason", "wrong")
+    shown = run("feedback", "show", fact)["feedback"]
+    assert [(r["signal"], r["reason"], r["query"]) for r in shown] == [
+        ("used", "terms", "where?"),
+        ("ignored", "wrong", None),
+    ]
+    assert main(["feedback", "record", fact, "liked", *scoped]) == 2

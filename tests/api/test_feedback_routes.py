@@ -82,3 +82,18 @@ def test_refusals_write_nothing(http: TestClient, target: Target) -> None:
         "not_found",
     )
     assert _rows(target) == 0
+
+
+def test_the_client_speaks_the_library_s_names(http: TestClient) -> None:
+    client = engram.Client(token=SERVICE, http=http)
+    agent = client.register("reader")["id"]
+    fact = client.remember(agent, "Alice lives in Lisbon.")["id"]
+    usage = client.usage(agent)
+    [signal] = usage.detect([fact], "Alice lives in Lisbon.", query="where?")
+    assert (signal["factId"], signal["signal"], signal["reason"]) == (fact, "used", "terms")
+    assert usage.record(fact, "ignored", reason="wrong")["reason"] == "wrong"
+    assert [r["signal"] for r in usage.signals(fact)] == ["used", "ignored"]
+    with pytest.raises(engram.InvalidInput):
+        usage.record(fact, "liked")  # refused before anything is sent
+    with pytest.raises(engram.NotFound):
+        usage.detect(["f_nope"], "x")

@@ -111,6 +111,19 @@ class Feedback:
 
 
 @dataclass(frozen=True)
+class _Read:
+    """A text read once: its words (as terms match them) and its clauses' words."""
+
+    words: frozenset[str]
+    clauses: tuple[tuple[str, frozenset[str]], ...]
+
+    @classmethod
+    def of(cls, text: str) -> _Read:
+        parts = [c for c in _CLAUSE.split(text) if c and c.strip()] or [text]
+        return cls(frozenset(_words(text)), tuple((c, frozenset(_words(c))) for c in parts))
+
+
+@dataclass(frozen=True)
 class _Term:
     stem: str
     weight: int
@@ -128,11 +141,11 @@ def detect(
     embedder is called once (the facts and the response's sentences together), and only
     when some fact is neither cited nor used by its terms."""
     cited = citations(facts, response)
-    sentences = split(response)
+    read = _Read.of(response)
     asked = _words(query or "")
-    shares = {f.id: _terms_share(f.text, response, asked) for f in facts}
+    shares = {f.id: _terms_share(f.text, read, asked) for f in facts}
     pending = [f for f in facts if f.id not in cited and shares[f.id][1] is False]
-    cosines = _cosines(pending, sentences, response, embedder) if pending else {}
+    cosines = _cosines(pending, split(response), read, embedder) if pending else {}
     return [_signal(f, cited, shares[f.id], cosines.get(f.id)) for f in facts]
 
 
@@ -189,15 +202,14 @@ def _words(text: str) -> set[str]:
     return {w if any(c.isdigit() for c in w) else stem(w) for w in words}
 
 
-def _terms_share(fact: str, response: str, asked: set[str]) -> tuple[float, bool]:
+def _terms_share(fact: str, response: _Read, asked: set[str]) -> tuple[float, bool]:
     """The share of the fact's salient weight the response holds, and whether rule 2 and
     its checks take it as used."""
     terms = salient(fact)
     total = sum(t.weight for t in terms)
     if not total:
         return 0.0, False
-    said = _words(response)
-    matched = [t for t in terms if t.stem in said]
+    matched = [t for t in terms if t.stem in response.words]
     share = sum(t.weight for t in matched) / total
     enough = share >= SHARE and len(matched) >= MIN_TERMS
     new = not asked or any(t.stem not in asked for t in matched)
@@ -206,22 +218,23 @@ def _terms_share(fact: str, response: str, asked: set[str]) -> tuple[float, bool
     return share, agrees(fact, response)
 
 
-def agrees(fact: str, text: str) -> bool:
+def agrees(fact: str, text: str | _Read) -> bool:
     """Whether ``text`` negates as ``fact`` does, read in the clause of ``text`` holding
     most of the fact's salient weight (the whole text when no clause holds any)."""
+    read = _Read.of(text) if isinstance(text, str) else text
     terms = salient(fact)
-    clauses = [c for c in _CLAUSE.split(text) if c and c.strip()] or [text]
-    weights = [sum(t.weight for t in terms if t.stem in _words(c)) for c in clauses]
-    best = clauses[weights.index(max(weights))] if max(weights) else text
-    return _negated(best) == _negated(fact)
+    weights = [sum(t.weight for t in terms if t.stem in words) for _, words in read.clauses]
+    if not max(weights):
+        return _negated(" ".join(c for c, _ in read.clauses)) == _negated(fact)
+    return _negated(read.clauses[weights.index(max(weights))][0]) == _negated(fact)
 
 
-def _other_figure(terms: Sequence[_Term], response: str) -> bool:
+def _other_figure(terms: Sequence[_Term], response: _Read) -> bool:
     """Whether the fact holds numbers, the response none of them and numbers of its own."""
     numbers = {t.stem for t in terms if t.number}
     if not numbers:
         return False
-    stated = {w for w in _words(response) if any(c.isdigit() for c in w)}
+    stated = {w for w in response.words if any(c.isdigit() for c in w)}
     return bool(stated) and not numbers & stated
 
 
@@ -234,7 +247,7 @@ def _negated(text: str) -> bool:
 def _cosines(
     facts: Sequence[Injected],
     sentences: Sequence[str],
-    response: str,
+    response: _Read,
     embedder: Embedder | None,
 ) -> dict[str, float]:
     """Each fact's best cosine to a response sentence of the same polarity and holding no

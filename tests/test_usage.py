@@ -188,6 +188,8 @@ def test_signals_outlive_a_soft_forget_and_go_with_a_deletion_for_good(
     mem.forget(REF, trashed, hard=True)  # from the trash, for good
     assert mem.usage.signals(REF, erased) == [] and mem.usage.signals(REF, trashed) == []
     assert len(mem.usage.signals(REF, kept)) == 1
+    mem.delete_scope(REF)  # every fact for good, and with them their signals
+    assert mem.usage.signals(REF, kept) == []
 
 
 def test_a_feedback_entry_cannot_be_reverted(mem: engram.Memory) -> None:

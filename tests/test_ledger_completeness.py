@@ -46,6 +46,7 @@ from engram.core.memory import Memory
 from engram.core.people import AppMemory
 from engram.core.ports import NewFact
 from engram.core.sharing import Share, Sharing
+from engram.core.usage import Feedback, Usage
 from engram.core.working import WorkingMemory
 from engram.settings import Settings
 from stores import Target, rows
@@ -79,6 +80,7 @@ READS = {
     Sharing: {"shares", "sources_for"},
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
     Graph: {"entity", "neighbourhood", "relations", "search", "traverse"},
+    Usage: {"signals"},
 }
 
 
@@ -118,6 +120,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         mem.graph.upsert_entity(REF, name)
     ending = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows")
     dropped = mem.graph.upsert_relation(REF, "Bo", "Cy", "knows")
+    read = mem.remember(REF, "Ana reads in Lisbon")
     return {
         "Memory.remember": lambda: mem.remember(REF, "a new fact"),
         "Memory.remember_many": lambda: mem.remember_many(REF, ["one more", "and another"]),
@@ -154,6 +157,8 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Graph.expire_relation": lambda: mem.graph.expire_relation(REF, ending.id),
         "Graph.delete_relation": lambda: mem.graph.delete_relation(REF, dropped.id),
         "Graph.extract": lambda: mem.graph.extract(REF),
+        "Usage.record": lambda: mem.usage.record(REF, read.id, "used"),
+        "Usage.detect": lambda: mem.usage.detect(REF, [read.id], "Ana reads in Lisbon."),
     }
 
 
@@ -173,7 +178,7 @@ def test_every_library_write_adds_one_entry_naming_its_writer(target: Target) ->
         mem = plain.acting(actor="tester", via="tool", request_id="r-1")
         writes = _library_writes(mem)
         surfaces = {"Memory": Memory, "WorkingMemory": WorkingMemory, "Agents": Agents}
-        surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory, "Graph": Graph}
+        surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory, "Graph": Graph, "Usage": Usage}
         found = {
             f"{name}.{method}"
             for name, cls in surfaces.items()
@@ -244,6 +249,7 @@ ROW_READS = {
     "groundings",
     "queued",
     "unread",
+    "of_fact",
 }
 ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
 
@@ -291,6 +297,9 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
         "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
         "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),
+        "usage.add": lambda tx: store.usage.add(
+            tx, REF, [Feedback("u_x", "f_x", "used", None, None, None, from_us(now))]
+        ),
     }
 
 
@@ -301,6 +310,7 @@ def test_the_storage_seam_refuses_a_write_outside_a_ledger_entry(target: Target)
         "agents": ports.AgentRows,
         "shares": ports.ShareRows,
         "graph": ports.GraphRows,
+        "usage": ports.UsageRows,
     }
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         store = mem._store
@@ -358,6 +368,7 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
     f1 = c.post(f"{base}/facts", json={"content": "fact one"}).json()["id"]
     f2 = c.post(f"{base}/facts", json={"content": "fact two"}).json()["id"]
     f3 = c.post(f"{base}/facts", json={"content": "fact three"}).json()["id"]
+    read = c.post(f"{base}/facts", json={"content": "Ana reads in Lisbon"}).json()["id"]
     c.post(f"{base}/facts", json={"content": "old", "createdAt": "2020-01-01T00:00:00Z"})
     c.delete(f"{base}/facts/{f3}")
     c.put(f"{base}/memory/doomed", json={"value": 1})
@@ -412,6 +423,12 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
             f"{spare_base}/facts", params={"count": 1}
         ),
         ("POST", "/agents/{agent_id}/end"): lambda: c.post(f"{spare_base}/end"),
+        ("POST", "/agents/{agent_id}/feedback"): lambda: c.post(
+            f"{base}/feedback", json={"factIds": [read], "response": "Ana reads in Lisbon."}
+        ),
+        ("POST", "/agents/{agent_id}/feedback/{fact_id}"): lambda: c.post(
+            f"{base}/feedback/{read}", json={"signal": "used"}
+        ),
         ("POST", "/api/v1/apps/{app}/memories"): lambda: c.post(
             "/api/v1/apps/app:a/memories", json={"memory": "ana three"}, headers=ana
         ),
@@ -541,6 +558,7 @@ CLI_READS = {
     "graph relations",
     "graph neighbours",
     "graph traverse",
+    "feedback show",
 }
 CLI_EPISODIC = {"session start", "session append"}
 
@@ -570,6 +588,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     run("app", "app:b", "remember", "owner in b", "--db", db)
     run("working", "set", "doomed", "1", *scoped)
     forgettable = run("remember", "to forget", *embeds)["id"]
+    read = run("remember", "Ana reads in Lisbon", *embeds)["id"]
     turns = tmp_path / "turns.jsonl"
     turns.write_text('{"speaker": "Ana", "text": "a turn of the command line"}\n')
     for name in ("Ana", "Bo", "Doomed"):
@@ -577,6 +596,10 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     ending = run("graph", "relate", "Ana", "knows", "Bo", *scoped)["id"]
     dropped = run("graph", "relate", "Ana", "likes", "Bo", *scoped)["id"]
     calls: dict[str, Callable[[], Any]] = {  # in this order
+        "feedback detect": lambda: run(
+            "feedback", "detect", read, "--response", "Ana reads in Lisbon.", *embeds
+        ),
+        "feedback record": lambda: run("feedback", "record", read, "used", *scoped),
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
         "correct": lambda: run("correct", fact, "the plan is team", *embeds),

@@ -23,6 +23,7 @@ from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBloc
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
 from engram.wire import graph as graph_wire
+from engram.wire import usage as usage_wire
 
 JSON = dict[str, Any]
 _BY_CODE: dict[str, type[EngramError]] = {cls.code: cls for cls in ALL_ERRORS}
@@ -335,6 +336,11 @@ class Client:
         """The agent's knowledge graph, as ``Memory.graph`` with the agent for a scope."""
         return GraphClient(self, f"/agents/{_quote(agent_id)}/graph", people=False)
 
+    # -- an agent's retrieval feedback ----------------------------------------------
+    def usage(self, agent_id: str) -> UsageClient:
+        """The agent's retrieval feedback, as ``Memory.usage`` with the agent for a scope."""
+        return UsageClient(self, f"/agents/{_quote(agent_id)}/feedback")
+
     # -- people ----------------------------------------------------------------------
     def app(self, app: str) -> AppClient:
         """What ``app`` remembers of the person this client's token names."""
@@ -494,6 +500,41 @@ class AppClient:
     def forget_all(self, *, count: int) -> int:
         path = f"/api/v1/apps/memories/{_quote(self.app)}"
         return int(self._client.call_json("DELETE", path, params={"count": count})["forgotten"])
+
+
+class UsageClient:
+    """One agent's retrieval feedback, as ``Memory.usage`` with the scope bound: which
+    injected facts a response used. Answers are the service's JSON."""
+
+    def __init__(self, client: Client, base: str) -> None:
+        self._client = client
+        self._base = base
+
+    def detect(
+        self, injected_ids: Sequence[str], response: str, *, query: str | None = None
+    ) -> list[JSON]:
+        """One signal per fact, in the given order, stored: ``{factId, signal, reason,
+        score}``. NotFound when an id is no fact of the agent (nothing is stored)."""
+        fields = _params(factIds=list(injected_ids), response=response, query=query)
+        spec = _body(usage_wire.DetectionSpec, **fields)
+        return list(self._client.send("POST", self._base, spec)["signals"])
+
+    def record(
+        self,
+        fact_id: str,
+        signal: str,
+        *,
+        reason: str | None = None,
+        query: str | None = None,
+    ) -> JSON:
+        """Stores that a response used or ignored the fact: the stored row."""
+        spec = _body(usage_wire.SignalSpec, **_params(signal=signal, reason=reason, query=query))
+        return self._client.send("POST", f"{self._base}/{_quote(fact_id)}", spec)
+
+    def signals(self, fact_id: str) -> list[JSON]:
+        """The fact's stored signals, oldest first."""
+        path = f"{self._base}/{_quote(fact_id)}"
+        return list(self._client.call_json("GET", path)["feedback"])
 
 
 class GraphClient:

@@ -20,6 +20,7 @@ from engram.api import (
     people_graph,
     sessions,
     tools,
+    usage,
 )
 from engram.api.bodies import BodyGate
 from engram.api.context import require_service
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
     app.include_router(graph.router, dependencies=service_only)
+    app.include_router(usage.router, dependencies=service_only)
     app.include_router(people.router)
     app.include_router(people_graph.router)
     app.include_router(tools.router, dependencies=service_only)

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from engram.backends import is_url
-from engram.cli import graph, render
+from engram.cli import feedback, graph, render
 from engram.cli.render import Output
 from engram.core.conversations import Turn
 from engram.core.errors import InvalidInput
@@ -356,4 +356,5 @@ HANDLERS: dict[str, Handler] = {
     "status": status,
     "health": health,
     **graph.HANDLERS,
+    **feedback.HANDLERS,
 }

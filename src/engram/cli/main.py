@@ -427,6 +427,33 @@ def _add_graph_commands(sub: Subparsers) -> None:
     )
 
 
+def _add_feedback_commands(sub: Subparsers) -> None:
+    feedback = sub.add_parser(
+        "feedback", parents=_parents()[1], help="retrieval feedback: which facts a response used"
+    )
+    inner = feedback.add_subparsers(dest="feedback_command", metavar="ACTION", required=True)
+    p = _command(
+        inner,
+        "detect",
+        "feedback detect",
+        "which of the injected facts a response used, stored per fact",
+        embeds=True,
+    )
+    p.add_argument("fact_id", metavar="FACT_ID", nargs="+", help="the facts, in the order shown")
+    p.add_argument("--response", metavar="TEXT", required=True, help="the response ('-': stdin)")
+    p.add_argument("--query", metavar="WORDS", help="what the facts were recalled for")
+    p.add_argument("--dry-run", action="store_true", help="answer only, store nothing")
+    p = _command(
+        inner, "record", "feedback record", "record that a response used or ignored a fact"
+    )
+    p.add_argument("fact_id", metavar="FACT_ID")
+    p.add_argument("signal", choices=("used", "ignored"))
+    p.add_argument("--reason", metavar="TEXT")
+    p.add_argument("--query", metavar="WORDS")
+    p = _command(inner, "show", "feedback show", "a fact's stored signals, oldest first")
+    p.add_argument("fact_id", metavar="FACT_ID")
+
+
 def _add_entity_commands(inner: Subparsers) -> None:
     entity = inner.add_parser(
         "entity", parents=_parents()[1], help="entities: add, show, search, rm"
@@ -565,6 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_app_commands(sub)
     _add_session_commands(sub)
     _add_graph_commands(sub)
+    _add_feedback_commands(sub)
     _add_scope_commands(sub)
     _add_service_commands(sub)
     return parser
@@ -685,7 +713,13 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
 
 def _run(args: argparse.Namespace) -> Output:
     if args.scoped and args.resource is None:
-        inner = ("working_command", "session_command", "graph_command", "entity_command")
+        inner = (
+            "working_command",
+            "session_command",
+            "graph_command",
+            "entity_command",
+            "feedback_command",
+        )
         command = " ".join(filter(None, (args.command, *(getattr(args, n, None) for n in inner))))
         raise InvalidInput(
             f"'engram {command}' needs --resource ID",

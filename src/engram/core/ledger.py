@@ -13,7 +13,8 @@ Before-states, as JSON:
   {...}}`` (its words, correction and vector before a correct: undoing needs no embedder);
 - a working key: ``{"unset": true}`` or ``{"value": <JSON text>, "expires_at": us}``;
 - an allowance: ``{"allowed": bool, "allowed_at": us}``;
-- an agent: none (a registration is not undone).
+- an agent: none (a registration is not undone);
+- a feedback row: none (a signal is only added, and its entry is not reverted).
 """
 
 from __future__ import annotations

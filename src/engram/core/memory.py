@@ -69,6 +69,7 @@ from engram.core.sessions import Entry as SessionEntry
 from engram.core.sessions import Sessions
 from engram.core.sharing import Sharing
 from engram.core.text import check_text
+from engram.core.usage import Usage
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
@@ -140,6 +141,7 @@ class Memory:
         self.graph = Graph(
             store, embedder, clock=clock, writer=writer, chat=chat, recogniser=recogniser
         )
+        self.usage = Usage(store, embedder, clock=clock, writer=writer)
 
     def acting(
         self,

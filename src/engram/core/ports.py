@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from engram.core.health import HealthCounts
     from engram.core.sessions import Entry, Session
     from engram.core.sharing import Share
+    from engram.core.usage import Feedback
 
     Vectors: TypeAlias = npt.NDArray[np.float32]
 else:  # only annotations name it: working memory and listing never load numpy
@@ -715,6 +716,21 @@ class SessionRows(Protocol):
         ...
 
 
+class UsageRows(Protocol):
+    """Retrieval feedback: whether a response used or ignored an injected fact. Rows are
+    only added; a fact's go with its deletion for good (the database's triggers), not
+    with a soft forget."""
+
+    def add(self, tx: Tx, scope: Scope, rows: Sequence[Feedback]) -> None:
+        """Inserts the rows (their ids new). A write to memory: refused outside a ledger
+        entry."""
+        ...
+
+    def of_fact(self, tx: Tx, scope: Scope, fact_id: str) -> list[Feedback]:
+        """The scope's rows about ``fact_id``, oldest first (then in order of writing)."""
+        ...
+
+
 class HealthRows(Protocol):
     """What a scope, or the whole store, holds: counts and bytes, read, never written."""
 
@@ -754,6 +770,9 @@ class Store(Protocol):
 
     @property
     def graph(self) -> GraphRows: ...
+
+    @property
+    def usage(self) -> UsageRows: ...
 
     @property
     def health(self) -> HealthRows: ...

@@ -369,6 +369,34 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER relations_ad_graph AFTER DELETE ON relations
         FOR EACH ROW EXECUTE FUNCTION engram_relation_left();
     """,
+    # 8: retrieval feedback, as on SQLite (migration 12).
+    """
+    CREATE TABLE retrieval_feedback (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        scope text NOT NULL,
+        fact_id text NOT NULL,
+        signal text NOT NULL,
+        reason text,
+        score double precision,
+        query text,
+        at bigint NOT NULL
+    );
+    CREATE INDEX retrieval_feedback_by_fact ON retrieval_feedback (fact_id, at);
+
+    CREATE FUNCTION engram_fact_left_feedback() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NOT EXISTS (SELECT 1 FROM facts WHERE id = OLD.id)
+            AND NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = OLD.id) THEN
+            DELETE FROM retrieval_feedback WHERE fact_id = OLD.id;
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER facts_ad_feedback AFTER DELETE ON facts
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_left_feedback();
+    CREATE TRIGGER fact_trash_ad_feedback AFTER DELETE ON fact_trash
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_left_feedback();
+    """,
 )
 
 

@@ -25,6 +25,7 @@ from engram.storage.sql.tables import (
     WorkingTable,
 )
 from engram.storage.sql.tx import SQLTx
+from engram.storage.sql.usage import UsageTable
 
 T = TypeVar("T")
 
@@ -61,6 +62,7 @@ class SQLStore:
         self.ledger = LedgerTable()
         self.sessions = SessionTable()
         self.graph = GraphTable()
+        self.usage = UsageTable()
         self.health = health
 
     @property

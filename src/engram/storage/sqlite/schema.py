@@ -417,6 +417,34 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM relation_support WHERE relation = old.id;
     END;
     """,
+    # 12: retrieval feedback, whether a response used or ignored an injected fact, with
+    # the rule that said so (core/usage.py). A fact's signals outlive its soft forget
+    # (it may come back) and go with its deletion for good: when it leaves facts with no
+    # trash row (a soft forget writes the trash row first), or leaves the trash with no
+    # live row (a restore writes the live row first).
+    """
+    CREATE TABLE retrieval_feedback (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        scope TEXT NOT NULL,
+        fact_id TEXT NOT NULL,
+        signal TEXT NOT NULL,
+        reason TEXT,
+        score REAL,
+        query TEXT,
+        at INTEGER NOT NULL
+    );
+    CREATE INDEX retrieval_feedback_by_fact ON retrieval_feedback (fact_id, at);
+
+    CREATE TRIGGER facts_ad_feedback AFTER DELETE ON facts
+        WHEN NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN
+        DELETE FROM retrieval_feedback WHERE fact_id = old.id;
+    END;
+    CREATE TRIGGER fact_trash_ad_feedback AFTER DELETE ON fact_trash
+        WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        DELETE FROM retrieval_feedback WHERE fact_id = old.id;
+    END;
+    """,
 )
 
 

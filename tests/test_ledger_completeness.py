@@ -39,6 +39,7 @@ from engram.cli.main import build_parser, main
 from engram.core import ports
 from engram.core.agents import Agents
 from engram.core.clock import now_us
+from engram.core.documents.models import Document
 from engram.core.errors import StorageFailure
 from engram.core.graph.graph import Graph
 from engram.core.graph.models import Entity, Mention, Relation
@@ -69,6 +70,8 @@ READS = {
         "recall",
         "scope_of",
         "source",
+        "document",
+        "documents",
         "trash",
         "writer",
         "embedder",
@@ -116,7 +119,10 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         mem.graph.upsert_entity(REF, name)
     ending = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows")
     dropped = mem.graph.upsert_relation(REF, "Bo", "Cy", "knows")
+    doomed = mem.ingest_text(REF, "# Doomed\n\nA document to forget.", name="doomed.md")
     return {
+        "Memory.ingest_text": lambda: mem.ingest_text(REF, "# Notes\n\nSome words.", name="n.md"),
+        "Memory.forget_document": lambda: mem.forget_document(REF, doomed.document_id or ""),
         "Memory.remember": lambda: mem.remember(REF, "a new fact"),
         "Memory.remember_many": lambda: mem.remember_many(REF, ["one more", "and another"]),
         "Memory.remember_conversation": lambda: mem.remember_conversation(
@@ -241,6 +247,8 @@ ROW_READS = {
     "groundings",
     "queued",
     "unread",
+    "list",
+    "naming",
 }
 ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
 
@@ -259,6 +267,9 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
     share = Share("ana", "app:a", "app:b", from_us(now))
     entity = Entity("e_x", "X", "x", None, (), None, {}, "asserted", from_us(now), from_us(now))
     relation = Relation("r_x", "e_x", "e_x", "t", "asserted", None, None, from_us(now), None)
+    document = Document(
+        "d_x", "x.md", "text/markdown", "X", "h", 1, "markdown:200", {}, *[from_us(now)] * 2
+    )
     return {
         "working.put": lambda tx: store.working.put(tx, REF, "k", "1", 1, now, None),
         "working.delete": lambda tx: store.working.delete(tx, REF, "k"),
@@ -288,6 +299,8 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
         "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
         "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),
+        "documents.put": lambda tx: store.documents.put(tx, REF, document),
+        "documents.delete": lambda tx: store.documents.delete(tx, REF, "d_x"),
     }
 
 
@@ -298,6 +311,7 @@ def test_the_storage_seam_refuses_a_write_outside_a_ledger_entry(target: Target)
         "agents": ports.AgentRows,
         "shares": ports.ShareRows,
         "graph": ports.GraphRows,
+        "documents": ports.DocumentRows,
     }
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         store = mem._store

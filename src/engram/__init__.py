@@ -52,6 +52,7 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 if TYPE_CHECKING:
     from engram.client import Client
     from engram.core.conversations import Conversation, Turn
+    from engram.core.documents.models import Document, IngestReport, StoredChunk
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport
     from engram.core.memory import Memory, Note
@@ -69,7 +70,10 @@ _LAZY = {
     "Acting": "engram.core.people",
     "AppMemory": "engram.core.people",
     "Client": "engram.client",
+    "Document": "engram.core.documents.models",
     "Entry": "engram.core.sessions",
+    "IngestReport": "engram.core.documents.models",
+    "StoredChunk": "engram.core.documents.models",
     "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
     "HealthReport": "engram.core.health",
@@ -110,6 +114,7 @@ __all__ = [
     "Conflict",
     "Conversation",
     "DeletionReceipt",
+    "Document",
     "EmbedderMismatch",
     "EngramError",
     "Entry",
@@ -120,6 +125,7 @@ __all__ = [
     "ForkResult",
     "HashingEmbedder",
     "HealthReport",
+    "IngestReport",
     "InvalidInput",
     "LedgerEntry",
     "LedgerPage",
@@ -138,6 +144,7 @@ __all__ = [
     "SourceRef",
     "SpacyRecogniser",
     "StorageFailure",
+    "StoredChunk",
     "TrashPage",
     "Trashed",
     "Turn",

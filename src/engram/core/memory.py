@@ -28,6 +28,8 @@ from engram.core import (
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
+from engram.core.documents.documents import Documents
+from engram.core.documents.models import DEFAULT_CHUNK_TOKENS, Document, IngestReport
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.graph.graph import Graph
 from engram.core.ledger import Entry
@@ -137,6 +139,14 @@ class Memory:
         self.sessions = Sessions(store, clock=clock)
         self.graph = Graph(
             store, embedder, clock=clock, writer=writer, chat=chat, recogniser=recogniser
+        )
+        self._documents = Documents(
+            store,
+            lambda: self._require_embedder("ingesting documents"),
+            self._prepare,
+            self._write,
+            clock=clock,
+            writer=writer,
         )
 
     def acting(
@@ -372,6 +382,46 @@ class Memory:
             return fact
 
         return store.run(lambda tx: self._entry(tx, ref, "correct", now, write), lock=[ref])
+
+    # -- documents ---------------------------------------------------------------
+    def ingest_text(
+        self,
+        ref: Scope,
+        data: str | bytes,
+        *,
+        name: str,
+        media_type: str = "text/markdown",
+        strategy: str = "auto",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        tags: Sequence[str] = (),
+        type: str = "document",
+    ) -> IngestReport:
+        """Ingests text or bytes in hand as the document ``name``; see
+        :meth:`engram.core.documents.documents.Documents.ingest_text`."""
+        return self._documents.ingest_text(
+            ref,
+            data,
+            name=name,
+            media_type=media_type,
+            strategy=strategy,
+            chunk_tokens=chunk_tokens,
+            tags=tags,
+            type=type,
+        )
+
+    def documents(
+        self, ref: Scope, *, limit: int | None = None, after: str | None = None
+    ) -> list[Document]:
+        """The scope's documents by source, without their chunks."""
+        return self._documents.documents(ref, limit=limit, after=after)
+
+    def document(self, ref: Scope, document_id: str) -> Document:
+        """The scope's document with its chunks; NotFound otherwise."""
+        return self._documents.document(ref, document_id)
+
+    def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
+        """Forgets the document and the facts only it names; whether it existed."""
+        return self._documents.forget_document(ref, document_id, hard=hard)
 
     def scope_of(self, fact_id: str) -> Scope | None:
         """The scope a fact belongs to (for callers that check it is theirs)."""

@@ -12,6 +12,7 @@ import pytest
 
 import engram
 from engram import InvalidInput, NotFound, ResourceRef, Unprocessable
+from engram.core.ports import TokenCounter
 from stores import Target
 
 REF = ResourceRef("reader")
@@ -184,3 +185,28 @@ def reading_sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_deleting_the_scope_deletes_its_documents(mem: engram.Memory) -> None:
+    mem.ingest_text(REF, GUIDE, name="guide.md")
+    mem.delete_scope(REF)
+    assert mem.documents(REF) == [] and mem.count(REF) == 0
+
+
+def test_with_the_local_model_no_chunk_exceeds_its_tokens(local_mem: engram.Memory) -> None:
+    sections = [
+        f"## Part {n}\n\n"
+        + " ".join(f"Sentence {n}.{i} about antidisestablishmentarianism." for i in range(60))
+        for n in range(4)
+    ]
+    text = "# Long\n\n" + "\n\n".join(sections)
+    report = local_mem.ingest_text(REF, text, name="long.md", chunk_tokens=254)
+    doc = local_mem.document(REF, report.document_id or "")
+    embedder = local_mem.embedder
+    assert isinstance(embedder, TokenCounter) and len(doc.chunks) > 4
+    for chunk in doc.chunks:
+        words = text[chunk.start : chunk.end]
+        assert 0 < embedder.count_tokens(words) <= 254
+        assert local_mem.fact(REF, chunk.fact_id or "").content == words
+    hits = local_mem.recall(REF, "Sentence 2.30", top_k=3)
+    assert hits and "Part 2" in (hits[0].fact.context or "") + hits[0].fact.content

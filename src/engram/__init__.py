@@ -25,6 +25,7 @@ from engram.core.errors import (
     NotFound,
     RevertBlocked,
     StorageFailure,
+    TooLarge,
     Unauthenticated,
     Unavailable,
     Unprocessable,
@@ -52,7 +53,7 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 if TYPE_CHECKING:
     from engram.client import Client
     from engram.core.conversations import Conversation, Turn
-    from engram.core.documents.models import Document, IngestReport, StoredChunk
+    from engram.core.documents.models import Document, IngestReport, StoredChunk, WalkReport
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport
     from engram.core.memory import Memory, Note
@@ -74,6 +75,7 @@ _LAZY = {
     "Entry": "engram.core.sessions",
     "IngestReport": "engram.core.documents.models",
     "StoredChunk": "engram.core.documents.models",
+    "WalkReport": "engram.core.documents.models",
     "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
     "HealthReport": "engram.core.health",
@@ -145,6 +147,7 @@ __all__ = [
     "SpacyRecogniser",
     "StorageFailure",
     "StoredChunk",
+    "TooLarge",
     "TrashPage",
     "Trashed",
     "Turn",
@@ -152,6 +155,7 @@ __all__ = [
     "Unavailable",
     "Unprocessable",
     "UpstreamFailure",
+    "WalkReport",
     "WorkingEntry",
     "WorkingPage",
     "Writer",

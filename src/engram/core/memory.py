@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,8 +29,9 @@ from engram.core import (
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
+from engram.core.documents import files
 from engram.core.documents.documents import Documents
-from engram.core.documents.models import DEFAULT_CHUNK_TOKENS, Document, IngestReport
+from engram.core.documents.models import DEFAULT_CHUNK_TOKENS, Document, IngestReport, WalkReport
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.graph.graph import Graph
 from engram.core.ledger import Entry
@@ -407,6 +409,37 @@ class Memory:
             chunk_tokens=chunk_tokens,
             tags=tags,
             type=type,
+        )
+
+    def ingest(
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        include: Sequence[str] = files.DEFAULT_INCLUDE,
+        exclude: Sequence[str] = (),
+        max_files: int = 10_000,
+        max_bytes: int = 50_000_000,
+        strategy: str = "auto",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        tags: Sequence[str] = (),
+        type: str = "document",
+        progress: Callable[[IngestReport], None] | None = None,
+    ) -> WalkReport:
+        """Ingests a file or a directory's files; see
+        :meth:`engram.core.documents.documents.Documents.ingest`."""
+        return self._documents.ingest(
+            ref,
+            path,
+            include=include,
+            exclude=exclude,
+            max_files=max_files,
+            max_bytes=max_bytes,
+            strategy=strategy,
+            chunk_tokens=chunk_tokens,
+            tags=tags,
+            type=type,
+            progress=progress,
         )
 
     def documents(

@@ -12,20 +12,23 @@ out of the trash (:mod:`engram.core.undo`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, from_us, to_us
-from engram.core.documents import chunking, reading
+from engram.core.documents import chunking, files, reading
 from engram.core.documents.models import (
     DEFAULT_CHUNK_TOKENS,
     Document,
     IngestReport,
     StoredChunk,
+    WalkReport,
 )
-from engram.core.errors import NotFound
+from engram.core.errors import NotFound, Unprocessable
 from engram.core.limits import MAX_CONTEXT_CHARS
 from engram.core.models import Fact, Writer
 from engram.core.ports import Embedder, Store, TokenCounter, Tx
@@ -154,6 +157,70 @@ class Documents:
         if current is None:
             return IngestReport("created", doc.source, new.id, len(chunks))
         return IngestReport("replaced", doc.source, new.id, len(chunks))
+
+    def ingest(
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        include: Sequence[str] = files.DEFAULT_INCLUDE,
+        exclude: Sequence[str] = (),
+        max_files: int = 10_000,
+        max_bytes: int = 50_000_000,
+        strategy: str = "auto",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        tags: Sequence[str] = (),
+        type: str = "document",
+        progress: Callable[[IngestReport], None] | None = None,
+    ) -> WalkReport:
+        """Ingests a file, or every file of a directory that ``include`` matches and
+        ``exclude`` does not (see :mod:`engram.core.documents.files`), each as the
+        document named by its absolute path, in path order, one ledger entry each
+        (``progress`` hears each report). In a directory, a file of a type engram does
+        not read, or one that is not text, is ``skipped`` with its reason. Raises
+        NotFound, InvalidInput (bad arguments, a single file of another type),
+        TooLarge (over ``max_files`` files or ``max_bytes`` bytes) before anything is
+        written, and what :meth:`ingest_text` raises."""
+        limit_files, limit_bytes = files.check_limits(max_files, max_bytes)
+        globs = files.check_globs(include, "include"), files.check_globs(exclude, "exclude")
+        reading.check_chunk_tokens(chunk_tokens, self._embedder())
+        reading.check_strategy(strategy, "text/plain")
+        found = files.find(path, *globs, limit_files, limit_bytes)
+        single, reports = len(found) == 1 and Path(path).is_file(), []
+        for item in found:
+            report = self._ingest_file(item, single, ref, strategy, chunk_tokens, tags, type)
+            reports.append(report)
+            if progress is not None:
+                progress(report)
+        return WalkReport(tuple(reports))
+
+    def _ingest_file(
+        self,
+        item: files.Found,
+        single: bool,
+        ref: Scope,
+        strategy: str,
+        chunk_tokens: int,
+        tags: Sequence[str],
+        kind: str,
+    ) -> IngestReport:
+        if item.media_type is None:
+            return IngestReport("skipped", item.source, reason="unsupported")
+        try:
+            return self.ingest_text(
+                ref,
+                item.path.read_bytes(),
+                name=item.source,
+                media_type=item.media_type,
+                strategy=strategy,
+                chunk_tokens=chunk_tokens,
+                tags=tags,
+                type=kind,
+            )
+        except Unprocessable as exc:
+            if single:
+                raise
+            return IngestReport("skipped", item.source, reason=exc.message)
 
     # -- reading and forgetting ---------------------------------------------------
     def documents(

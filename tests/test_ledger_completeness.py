@@ -121,6 +121,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
     dropped = mem.graph.upsert_relation(REF, "Bo", "Cy", "knows")
     doomed = mem.ingest_text(REF, "# Doomed\n\nA document to forget.", name="doomed.md")
     return {
+        "Memory.ingest": lambda: mem.ingest(REF, _notes_dir()),
         "Memory.ingest_text": lambda: mem.ingest_text(REF, "# Notes\n\nSome words.", name="n.md"),
         "Memory.forget_document": lambda: mem.forget_document(REF, doomed.document_id or ""),
         "Memory.remember": lambda: mem.remember(REF, "a new fact"),
@@ -162,6 +163,14 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
 
 OTHER_SEEDED = ResourceRef("seeded")
 DELETED_SEEDED = ResourceRef("deleted")
+
+
+def _notes_dir() -> Path:
+    """A directory of one Markdown file, in the test's own working directory."""
+    folder = Path("notes").resolve()
+    folder.mkdir(exist_ok=True)
+    (folder / "walk.md").write_text("# Walk\n\nA file in a directory.\n")
+    return folder
 
 
 def _days_ago(days: int) -> datetime:
@@ -389,6 +398,7 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
     ending = c.post(f"{graph}/relations", json=knows).json()["id"]
     dropped = c.post(f"{graph}/relations", json={**knows, "type": "likes"}).json()["id"]
     person_ending = c.post(f"{people_graph}/relations", json=knows, headers=ana).json()["id"]
+    doomed_doc = c.post(f"{base}/documents", json={"text": "# D\n\nDoomed.", "name": "d.md"})
 
     calls: dict[tuple[str, str], Callable[[], Any]] = {
         ("POST", "/agents"): lambda: c.post("/agents", json={"name": "b"}),
@@ -482,6 +492,12 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
         ),
         ("POST", "/agents/{agent_id}/graph/extractions"): lambda: c.post(
             f"{graph}/extractions", json={}
+        ),
+        ("POST", "/agents/{agent_id}/documents"): lambda: c.post(
+            f"{base}/documents", json={"text": "# N\n\nNotes.", "name": "n.md"}
+        ),
+        ("DELETE", "/agents/{agent_id}/documents/{document_id}"): lambda: c.delete(
+            f"{base}/documents/{doomed_doc.json()['documentId']}"
         ),
         ("POST", "/api/v1/apps/{app}/graph/extractions"): lambda: c.post(
             f"{people_graph}/extractions", json={"extractor": "rules"}, headers=ana

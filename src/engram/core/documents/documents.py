@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
 Prepare = Callable[[Scope, Sequence["Note"]], "Batch"]
 WriteBatch = Callable[[ledger.Entry, "Batch"], dict[str, Fact]]
 ATTEMPTS = 3  # an ingest whose reused facts left meanwhile is prepared again
+
+
+def new_document_id() -> str:
+    return "d_" + secrets.token_hex(12)
 
 
 class Stale(Exception):
@@ -95,7 +100,7 @@ class Documents:
             return IngestReport("unchanged", source, now.id, len(now.chunks))
         cut = chunking.cut(text, how, size, _counter(embedder))
         doc = Document(
-            id=now.id if now is not None else rules.new_fact_id(),
+            id=now.id if now is not None else new_document_id(),
             source=source,
             media_type=media,
             title=(cut.title or source)[:1024],

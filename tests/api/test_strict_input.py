@@ -213,6 +213,7 @@ def test_every_route_refuses_a_parameter_it_does_not_take(client: TestClient) ->
     fill["session_id"] = session
     fill["entry_id"] = "1"
     fill |= {"entity": "Ana", "relation_id": "r_1", "relation_type": "knows"}
+    fill["document_id"] = "d_1"
     schema = client.get("/openapi.json").json()
     checked = 0
     for template, item in schema["paths"].items():

@@ -210,3 +210,54 @@ def test_with_the_local_model_no_chunk_exceeds_its_tokens(local_mem: engram.Memo
         assert local_mem.fact(REF, chunk.fact_id or "").content == words
     hits = local_mem.recall(REF, "Sentence 2.30", top_k=3)
     assert hits and "Part 2" in (hits[0].fact.context or "") + hits[0].fact.content
+
+
+def test_a_fact_trashed_between_embedding_and_writing_comes_back(mem: engram.Memory) -> None:
+    """Another writer replaces the document after this ingest looked up the facts it
+    reuses and before it writes: the reused fact it trashed is brought back, so no chunk
+    names a fact in the trash."""
+
+    def ingest(text: str) -> engram.IngestReport:
+        return mem.ingest_text(REF, text, name="d.txt", media_type="text/plain", chunk_tokens=16)
+
+    ingest(f"{ONE}\n\n{TWO}")
+    documents = mem._documents
+    prepare = documents._prepare
+    raced: list[bool] = []
+
+    def racing(ref: ResourceRef, notes: list[engram.Note]) -> object:
+        batch = prepare(ref, notes)  # finds ONE's fact live, to reuse
+        if not raced:
+            raced.append(True)
+            ingest(THREE)  # trashes ONE's and TWO's facts
+        return batch
+
+    documents._prepare = racing  # type: ignore[assignment]
+    report = ingest(f"{ONE}\n\n{THREE}")
+    assert raced and report.status == "replaced"
+    doc = mem.document(REF, report.document_id or "")
+    live = {f.id: f.content for f in mem.facts(REF).facts}
+    assert [live[c.fact_id or ""] for c in doc.chunks] == [ONE, THREE]
+    assert set(live.values()) == {ONE, THREE}
+
+
+def test_a_fact_deleted_for_good_meanwhile_is_embedded_again(mem: engram.Memory) -> None:
+    mem.ingest_text(REF, ONE, name="a.txt", media_type="text/plain")
+    documents = mem._documents
+    prepare = documents._prepare
+    calls: list[int] = []
+
+    def racing(ref: ResourceRef, notes: list[engram.Note]) -> object:
+        batch = prepare(ref, notes)
+        if not calls:
+            mem.delete_traces(REF, [f.id for f in mem.facts(REF).facts])
+        calls.append(1)
+        return batch
+
+    documents._prepare = racing  # type: ignore[assignment]
+    report = mem.ingest_text(
+        REF, f"{ONE}\n\n{TWO}", name="a.txt", media_type="text/plain", chunk_tokens=16
+    )
+    assert len(calls) == 2 and report.status == "replaced"
+    doc = mem.document(REF, report.document_id or "")
+    assert [mem.fact(REF, c.fact_id or "").content for c in doc.chunks] == [ONE, TWO]

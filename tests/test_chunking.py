@@ -4,6 +4,7 @@ model's tokens and the fact limit, and a heading inside a code fence is never on
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -72,3 +73,22 @@ def test_without_the_extra_markdown_chunking_names_the_install(
     with pytest.raises(CapabilityMissing) as raised:
         chunking.cut("# a\n\nb", "markdown", 200, chunking.estimate_tokens)
     assert raised.value.hint == chunking.INSTALL
+
+
+def test_the_estimate_exceeds_the_local_model_on_real_text(local_embedder: LocalEmbedder) -> None:
+    root = Path(__file__).resolve().parent.parent
+    paragraphs = [
+        p
+        for name in ("README.md", "DEVELOPERS.md", "BENCHMARKS.md")
+        for p in (root / name).read_text().split("\n\n")
+        if p.strip()
+    ]
+    paragraphs += [
+        "東京は日本の首都です。",
+        "Привет, как дела? Это текст.",
+        "Crème brûlée, déjà vu.",
+    ]
+    counts = [(chunking.estimate_tokens(p), local_embedder.count_tokens(p)) for p in paragraphs]
+    assert len(counts) > 250
+    assert [(e, c) for e, c in counts if e < c and c >= 20] == []  # a chunk's size and up
+    assert sum(e for e, _ in counts) > sum(c for _, c in counts)

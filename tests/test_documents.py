@@ -17,10 +17,7 @@ from stores import Target
 
 REF = ResourceRef("reader")
 # Each paragraph is a chunk of its own at chunk_tokens=16: two never fit together.
-ONE, TWO, THREE = (
-    f"The {n} paragraph says something rather different from the others here."
-    for n in ("first", "second", "third")
-)
+ONE, TWO, THREE = (f"The {n} one differs from the rest." for n in ("first", "second", "third"))
 GUIDE = """---
 title: The guide
 author: Ana

@@ -92,3 +92,11 @@ def test_the_estimate_exceeds_the_local_model_on_real_text(local_embedder: Local
     assert len(counts) > 250
     assert [(e, c) for e, c in counts if e < c and c >= 20] == []  # a chunk's size and up
     assert sum(e for e, _ in counts) > sum(c for _, c in counts)
+
+
+def test_a_heading_goes_with_the_long_section_it_heads() -> None:
+    text = "# Top\n\n## Long\n\n" + "word " * 200 + "\n\n## Next\n\nend"
+    cut = chunking.cut(text, "markdown", 50, chunking.estimate_tokens)
+    firsts = [c.words.split("\n")[0] for c in cut.chunks]
+    assert "## Long" not in [c.words for c in cut.chunks]
+    assert "## Long" in firsts and all(chunking.estimate_tokens(c.words) <= 50 for c in cut.chunks)

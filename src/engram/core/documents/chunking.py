@@ -150,10 +150,19 @@ def _pack(text: str, blocks: Blocks, limit: int, count: Counter) -> Iterator[tup
         if open_at >= 0 and held + size <= limit and b - open_at <= MAX_FACT_CHARS:
             close_at, held = b, held + size
             continue
+        fits = size <= limit and b - a <= MAX_FACT_CHARS
+        if not fits and _heading_alone(text, open_at, close_at, held, limit):
+            # A heading alone goes with the first part of the long block it heads: the
+            # block is split with room left for it.
+            pieces = list(_split(text, a, b, limit - held, count, a - open_at))
+            yield open_at, pieces[0][1] if pieces else close_at
+            yield from pieces[1:]
+            open_at = -1
+            continue
         if open_at >= 0:
             yield open_at, close_at
-            open_at = -1
-        if size <= limit and b - a <= MAX_FACT_CHARS:
+        open_at = -1
+        if fits:
             open_at, close_at, held = a, b, size
         else:
             yield from _split(text, a, b, limit, count)
@@ -161,14 +170,21 @@ def _pack(text: str, blocks: Blocks, limit: int, count: Counter) -> Iterator[tup
         yield open_at, close_at
 
 
-def _split(text: str, a: int, b: int, limit: int, count: Counter) -> Iterator[tuple[int, int]]:
+def _heading_alone(text: str, a: int, b: int, held: int, limit: int) -> bool:
+    """Whether the open chunk is one short line (a heading, never a fence)."""
+    return a >= 0 and held <= limit // 4 and "\n" not in text[a:b].strip()
+
+
+def _split(
+    text: str, a: int, b: int, limit: int, count: Counter, reserved: int = 0
+) -> Iterator[tuple[int, int]]:
     try:
         import semchunk
     except ImportError as exc:
         raise CapabilityMissing("splitting long text needs semchunk", hint=INSTALL) from exc
 
     def bounded(piece: str) -> int:  # over the character limit counts as over the tokens
-        return count(piece) if len(piece) <= MAX_FACT_CHARS else limit + 1
+        return count(piece) if len(piece) <= MAX_FACT_CHARS - reserved else limit + 1
 
     chunker = semchunk.chunkerify(bounded, limit)  # type: ignore[attr-defined]
     _, offsets = chunker(text[a:b], offsets=True)

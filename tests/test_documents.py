@@ -258,3 +258,14 @@ def test_a_fact_deleted_for_good_meanwhile_is_embedded_again(mem: engram.Memory)
     assert len(calls) == 2 and report.status == "replaced"
     doc = mem.document(REF, report.document_id or "")
     assert [mem.fact(REF, c.fact_id or "").content for c in doc.chunks] == [ONE, TWO]
+
+
+def test_documents_page_by_source(mem: engram.Memory) -> None:
+    for name in ("c.md", "a.md", "b.md"):
+        mem.ingest_text(REF, f"# {name}\n\nWords of {name}.", name=name)
+    assert [d.source for d in mem.documents(REF, limit=2)] == ["a.md", "b.md"]
+    assert [d.source for d in mem.documents(REF, after="b.md")] == ["c.md"]
+    with pytest.raises(InvalidInput):
+        mem.documents(REF, after="\x00")
+    with pytest.raises(InvalidInput):
+        mem.documents(REF, limit=0)

@@ -234,9 +234,10 @@ class Documents:
         """Up to ``limit`` (default 100, max 1000) of the scope's documents by source,
         those after the source ``after``; without their chunks."""
         size = limits.check_limit(limit)
+        start = None if after is None else reading.check_source(after)
         store = self._store
         return store.run(
-            lambda tx: store.documents.list(tx, ref, after=after, limit=size), write=False
+            lambda tx: store.documents.list(tx, ref, after=start, limit=size), write=False
         )
 
     def document(self, ref: Scope, document_id: str) -> Document:

@@ -600,6 +600,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     calls: dict[str, Callable[[], Any]] = {  # in this order
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
+        "ingest": lambda: run("ingest", str(_notes_dir()), *embeds),
         "correct": lambda: run("correct", fact, "the plan is team", *embeds),
         "forget": lambda: run("forget", forgettable, *scoped),
         "unforget": lambda: run("unforget", gone, *scoped),

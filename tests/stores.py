@@ -19,10 +19,13 @@ import pytest
 
 Target = str | Path
 
-# Takes a SQLite store back to schema 4, for migration tests: migration 12's feedback, 11's
-# graph, 10's index, 9's sessions, 8's history, 7's strength, 6's triggers, then 5's change
-# log.
+# Takes a SQLite store back to schema 4, for migration tests: migration 13's documents,
+# 12's feedback, 11's graph, 10's index, 9's sessions, 8's history, 7's strength, 6's
+# triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
+DROP TRIGGER facts_ad_documents;
+DROP TABLE document_chunks;
+DROP TABLE documents;
 DROP TRIGGER facts_ad_feedback;
 DROP TABLE retrieval_feedback;
 DROP TRIGGER facts_ai_graph;

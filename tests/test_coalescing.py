@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import engram
+from engram.core.documents import chunking
 from engram.core.ports import EmbedKind
 from engram.embedders.coalescing import CoalescingEmbedder
 from engram.embedders.hashing import HashingEmbedder
@@ -197,3 +198,14 @@ def test_it_is_the_wrapped_model() -> None:
     coalescer = CoalescingEmbedder(HashingEmbedder(48))
     assert (coalescer.model, coalescer.dimension) == ("hashing-48", 48)
     assert coalescer.embed([], "query").shape == (0, 48)
+
+
+def test_it_counts_tokens_as_the_embedder_it_wraps(local_embedder: LocalEmbedder) -> None:
+    text = "東京 and antidisestablishmentarianism, counted."
+    wrapped = CoalescingEmbedder(local_embedder)
+    assert (wrapped.max_tokens, wrapped.count_tokens(text)) == (
+        256,
+        local_embedder.count_tokens(text),
+    )
+    plain = CoalescingEmbedder(HashingEmbedder(8))
+    assert (plain.max_tokens, plain.count_tokens(text)) == (256, chunking.estimate_tokens(text))

@@ -16,7 +16,7 @@ def test_every_error_has_a_stable_code_status_and_exit_code() -> None:
     codes = [c.code for c in errors.ALL_ERRORS]
     assert len(codes) == len(set(codes))
     for cls in errors.ALL_ERRORS:
-        assert cls.http_status in {400, 401, 403, 404, 409, 422, 501, 502, 503, 500}
+        assert cls.http_status in {400, 401, 403, 404, 409, 413, 422, 501, 502, 503, 500}
         assert cls.exit_code not in (0, 1)
     assert not issubclass(errors.Unprocessable, errors.InvalidInput)
 
@@ -26,6 +26,7 @@ def test_every_error_has_a_stable_code_status_and_exit_code() -> None:
     [
         (engram.InvalidInput, "invalid_input", 400),
         (engram.NotFound, "not_found", 404),
+        (engram.TooLarge, "too_large", 413),
         (engram.Unauthenticated, "unauthenticated", 401),
         (engram.Forbidden, "forbidden", 403),
         (engram.Unprocessable, "unprocessable", 422),

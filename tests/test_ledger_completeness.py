@@ -39,6 +39,7 @@ from engram.cli.main import build_parser, main
 from engram.core import ports
 from engram.core.agents import Agents
 from engram.core.clock import now_us
+from engram.core.documents.models import Document
 from engram.core.errors import StorageFailure
 from engram.core.graph.graph import Graph
 from engram.core.graph.models import Entity, Mention, Relation
@@ -71,6 +72,8 @@ READS = {
         "recall",
         "scope_of",
         "source",
+        "document",
+        "documents",
         "trash",
         "writer",
         "embedder",
@@ -121,7 +124,11 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
     ending = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows")
     dropped = mem.graph.upsert_relation(REF, "Bo", "Cy", "knows")
     read = mem.remember(REF, "Ana reads in Lisbon")
+    doomed = mem.ingest_text(REF, "# Doomed\n\nA document to forget.", name="doomed.md")
     return {
+        "Memory.ingest": lambda: mem.ingest(REF, _notes_dir()),
+        "Memory.ingest_text": lambda: mem.ingest_text(REF, "# Notes\n\nSome words.", name="n.md"),
+        "Memory.forget_document": lambda: mem.forget_document(REF, doomed.document_id or ""),
         "Memory.remember": lambda: mem.remember(REF, "a new fact"),
         "Memory.remember_many": lambda: mem.remember_many(REF, ["one more", "and another"]),
         "Memory.remember_conversation": lambda: mem.remember_conversation(
@@ -164,6 +171,14 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
 
 OTHER_SEEDED = ResourceRef("seeded")
 DELETED_SEEDED = ResourceRef("deleted")
+
+
+def _notes_dir() -> Path:
+    """A directory of one Markdown file, in the test's own working directory."""
+    folder = Path("notes").resolve()
+    folder.mkdir(exist_ok=True)
+    (folder / "walk.md").write_text("# Walk\n\nA file in a directory.\n")
+    return folder
 
 
 def _days_ago(days: int) -> datetime:
@@ -250,6 +265,8 @@ ROW_READS = {
     "queued",
     "unread",
     "of_fact",
+    "list",
+    "naming",
 }
 ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
 
@@ -268,6 +285,9 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
     share = Share("ana", "app:a", "app:b", from_us(now))
     entity = Entity("e_x", "X", "x", None, (), None, {}, "asserted", from_us(now), from_us(now))
     relation = Relation("r_x", "e_x", "e_x", "t", "asserted", None, None, from_us(now), None)
+    document = Document(
+        "d_x", "x.md", "text/markdown", "X", "h", 1, "markdown:200", {}, *[from_us(now)] * 2
+    )
     return {
         "working.put": lambda tx: store.working.put(tx, REF, "k", "1", 1, now, None),
         "working.delete": lambda tx: store.working.delete(tx, REF, "k"),
@@ -300,6 +320,8 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "usage.add": lambda tx: store.usage.add(
             tx, REF, [Feedback("u_x", "f_x", "used", None, None, None, from_us(now))]
         ),
+        "documents.put": lambda tx: store.documents.put(tx, REF, document),
+        "documents.delete": lambda tx: store.documents.delete(tx, REF, "d_x"),
     }
 
 
@@ -311,6 +333,7 @@ def test_the_storage_seam_refuses_a_write_outside_a_ledger_entry(target: Target)
         "shares": ports.ShareRows,
         "graph": ports.GraphRows,
         "usage": ports.UsageRows,
+        "documents": ports.DocumentRows,
     }
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         store = mem._store
@@ -389,6 +412,7 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
     ending = c.post(f"{graph}/relations", json=knows).json()["id"]
     dropped = c.post(f"{graph}/relations", json={**knows, "type": "likes"}).json()["id"]
     person_ending = c.post(f"{people_graph}/relations", json=knows, headers=ana).json()["id"]
+    doomed_doc = c.post(f"{base}/documents", json={"text": "# D\n\nDoomed.", "name": "d.md"})
 
     calls: dict[tuple[str, str], Callable[[], Any]] = {
         ("POST", "/agents"): lambda: c.post("/agents", json={"name": "b"}),
@@ -494,6 +518,12 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
         ),
         ("POST", "/agents/{agent_id}/graph/extractions"): lambda: c.post(
             f"{graph}/extractions", json={}
+        ),
+        ("POST", "/agents/{agent_id}/documents"): lambda: c.post(
+            f"{base}/documents", json={"text": "# N\n\nNotes.", "name": "n.md"}
+        ),
+        ("DELETE", "/agents/{agent_id}/documents/{document_id}"): lambda: c.delete(
+            f"{base}/documents/{doomed_doc.json()['documentId']}"
         ),
         ("POST", "/api/v1/apps/{app}/graph/extractions"): lambda: c.post(
             f"{people_graph}/extractions", json={"extractor": "rules"}, headers=ana
@@ -602,6 +632,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         "feedback record": lambda: run("feedback", "record", read, "used", *scoped),
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
+        "ingest": lambda: run("ingest", str(_notes_dir()), *embeds),
         "correct": lambda: run("correct", fact, "the plan is team", *embeds),
         "forget": lambda: run("forget", forgettable, *scoped),
         "unforget": lambda: run("unforget", gone, *scoped),

@@ -25,6 +25,7 @@ from engram.core.errors import (
     NotFound,
     RevertBlocked,
     StorageFailure,
+    TooLarge,
     Unauthenticated,
     Unavailable,
     Unprocessable,
@@ -52,6 +53,7 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 if TYPE_CHECKING:
     from engram.client import Client
     from engram.core.conversations import Conversation, Turn
+    from engram.core.documents.models import Document, IngestReport, StoredChunk, WalkReport
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport
     from engram.core.memory import Memory, Note
@@ -70,7 +72,11 @@ _LAZY = {
     "Acting": "engram.core.people",
     "AppMemory": "engram.core.people",
     "Client": "engram.client",
+    "Document": "engram.core.documents.models",
     "Entry": "engram.core.sessions",
+    "IngestReport": "engram.core.documents.models",
+    "StoredChunk": "engram.core.documents.models",
+    "WalkReport": "engram.core.documents.models",
     "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
     "HealthReport": "engram.core.health",
@@ -113,6 +119,7 @@ __all__ = [
     "Conflict",
     "Conversation",
     "DeletionReceipt",
+    "Document",
     "EmbedderMismatch",
     "EngramError",
     "Entry",
@@ -123,6 +130,7 @@ __all__ = [
     "ForkResult",
     "HashingEmbedder",
     "HealthReport",
+    "IngestReport",
     "InvalidInput",
     "LedgerEntry",
     "LedgerPage",
@@ -141,6 +149,8 @@ __all__ = [
     "SourceRef",
     "SpacyRecogniser",
     "StorageFailure",
+    "StoredChunk",
+    "TooLarge",
     "Tool",
     "ToolResult",
     "TrashPage",
@@ -150,6 +160,7 @@ __all__ = [
     "Unavailable",
     "Unprocessable",
     "UpstreamFailure",
+    "WalkReport",
     "WorkingEntry",
     "WorkingPage",
     "Writer",

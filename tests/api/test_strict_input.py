@@ -218,6 +218,7 @@ def test_every_route_refuses_a_parameter_it_does_not_take(client: TestClient) ->
         "relation_type": "knows",
         "name": "memory_search",
     }
+    fill["document_id"] = "d_1"
     schema = client.get("/openapi.json").json()
     checked = 0
     for template, item in schema["paths"].items():

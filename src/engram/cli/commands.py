@@ -11,7 +11,8 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from engram.backends import is_url
 from engram.cli import feedback, graph, render
 from engram.cli.render import Output
 from engram.core.conversations import Turn
+from engram.core.documents import files
 from engram.core.errors import InvalidInput
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue
@@ -71,6 +73,42 @@ def remember(mem: Memory, args: argparse.Namespace) -> Output:
             strength=args.strength,
         )
     )
+
+
+def ingest(mem: Memory, args: argparse.Namespace) -> Output:
+    """The walk's reports; a tqdm bar on stderr while it runs, only on a terminal and
+    never with --json."""
+    with _progress(quiet=bool(args.json)) as bar:
+        walked = mem.ingest(
+            _ref(args),
+            args.path,
+            include=args.include or files.DEFAULT_INCLUDE,
+            exclude=args.exclude,
+            max_files=args.max_files,
+            max_bytes=args.max_bytes,
+            strategy=args.strategy,
+            chunk_tokens=args.chunk_tokens,
+            tags=args.tag,
+            type=args.type or "document",
+            progress=lambda report: bar(report.source),
+        )
+    return render.walk(walked)
+
+
+@contextmanager
+def _progress(*, quiet: bool) -> Iterator[Callable[[str], None]]:
+    if quiet or not sys.stderr.isatty():
+        yield lambda _: None
+        return
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    with tqdm(unit="file", file=sys.stderr, leave=False) as bar:
+
+        def step(source: str) -> None:
+            bar.set_postfix_str(Path(source).name, refresh=False)
+            bar.update(1)
+
+        yield step
 
 
 def remember_conversation(mem: Memory, args: argparse.Namespace) -> Output:
@@ -327,6 +365,7 @@ def _program() -> str:
 
 HANDLERS: dict[str, Handler] = {
     "remember": remember,
+    "ingest": ingest,
     "recall": recall,
     "facts": facts,
     "forget": forget,

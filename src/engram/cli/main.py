@@ -220,6 +220,31 @@ def _add_writing_commands(sub: Subparsers) -> None:
     )
 
 
+def _add_ingest_command(sub: Subparsers) -> None:
+    p = _command(
+        sub,
+        "ingest",
+        "ingest",
+        "ingest a Markdown or text file, or a directory's, each chunk a fact "
+        "(a progress bar on a terminal; none with --json)",
+        embeds=True,
+    )
+    p.add_argument("path", metavar="PATH")
+    p.add_argument(
+        "--include", metavar="GLOB", nargs="+", action="extend", help="files to take (*.md ...)"
+    )
+    p.add_argument(
+        "--exclude", metavar="GLOB", nargs="+", action="extend", default=[], help="files to skip"
+    )
+    p.add_argument("--strategy", choices=("auto", "markdown", "paragraph"), default="auto")
+    p.add_argument(
+        "--chunk-tokens", metavar="N", type=_integer(16, 254), default=200, help="16 to 254"
+    )
+    p.add_argument("--max-files", metavar="N", type=_integer(1, 1_000_000), default=10_000)
+    p.add_argument("--max-bytes", metavar="N", type=_integer(1, 500_000_000), default=50_000_000)
+    _filters(p)
+
+
 def _add_reading_commands(sub: Subparsers) -> None:
     p = _command(sub, "recall", "recall", "recall facts by meaning and words", embeds=True)
     p.add_argument("query", metavar="QUERY")
@@ -585,6 +610,7 @@ def build_parser() -> argparse.ArgumentParser:
     _options(parser, top=True, scope=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_writing_commands(sub)
+    _add_ingest_command(sub)
     _add_reading_commands(sub)
     _add_forgetting_commands(sub)
     _add_history_commands(sub)

@@ -27,6 +27,7 @@ from engram.core.scopes import PersonAppRef, Scope
 
 if TYPE_CHECKING:
     from engram.core.conversations import Conversation
+    from engram.core.documents.models import WalkReport
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport, StorageHealth
     from engram.core.ports import Embedder
@@ -76,6 +77,28 @@ def fact_line(fact: Fact) -> str:
 
 def fact(found: Fact) -> Output:
     return Output(fact_data(found), [fact_line(found)])
+
+
+def walk(walked: WalkReport) -> Output:
+    reports = [
+        {
+            "status": r.status,
+            "source": r.source,
+            "document_id": r.document_id,
+            "chunks": r.chunks,
+            "reason": r.reason,
+        }
+        for r in walked.reports
+    ]
+    lines = [
+        f"{r.status:<9} {r.source}"
+        + (f" ({r.reason})" if r.reason else f" [{r.document_id}, {r.chunks} chunks]")
+        for r in walked.reports
+    ]
+    counts = ", ".join(
+        f"{walked.count(s)} {s}" for s in ("created", "replaced", "unchanged", "skipped")
+    )
+    return Output({"documents": reports}, [*lines, counts])
 
 
 def facts(remembered: Sequence[Fact]) -> Output:

@@ -38,6 +38,14 @@ class InvalidInput(EngramError):
     exit_code = 2
 
 
+class TooLarge(InvalidInput):
+    """A source over a documented size: too many bytes or files (the service's 413)."""
+
+    code = "too_large"
+    http_status = 413
+    exit_code = 2
+
+
 class Unauthenticated(EngramError):
     """No verified identity: no token, a bad signature, an expired token."""
 
@@ -134,6 +142,7 @@ class StorageFailure(EngramError):
 
 ALL_ERRORS: tuple[type[EngramError], ...] = (
     InvalidInput,
+    TooLarge,
     Unauthenticated,
     Forbidden,
     Unprocessable,

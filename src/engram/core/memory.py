@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -29,6 +30,9 @@ from engram.core import (
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
+from engram.core.documents import files
+from engram.core.documents.documents import Documents
+from engram.core.documents.models import DEFAULT_CHUNK_TOKENS, Document, IngestReport, WalkReport
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.graph.graph import Graph
 from engram.core.ledger import Entry
@@ -142,6 +146,14 @@ class Memory:
             store, embedder, clock=clock, writer=writer, chat=chat, recogniser=recogniser
         )
         self.usage = Usage(store, embedder, clock=clock, writer=writer)
+        self._documents = Documents(
+            store,
+            lambda: self._require_embedder("ingesting documents"),
+            self._prepare,
+            self._write,
+            clock=clock,
+            writer=writer,
+        )
 
     def acting(
         self,
@@ -437,6 +449,77 @@ class Memory:
         if not isinstance(include_reflect, bool):
             raise InvalidInput("include_reflect must be true or false")
         return tools.create(tools.AgentBacking(self, ref))
+
+    # -- documents ---------------------------------------------------------------
+    def ingest_text(
+        self,
+        ref: Scope,
+        data: str | bytes,
+        *,
+        name: str,
+        media_type: str = "text/markdown",
+        strategy: str = "auto",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        tags: Sequence[str] = (),
+        type: str = "document",
+    ) -> IngestReport:
+        """Ingests text or bytes in hand as the document ``name``; see
+        :meth:`engram.core.documents.documents.Documents.ingest_text`."""
+        return self._documents.ingest_text(
+            ref,
+            data,
+            name=name,
+            media_type=media_type,
+            strategy=strategy,
+            chunk_tokens=chunk_tokens,
+            tags=tags,
+            type=type,
+        )
+
+    def ingest(
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        include: Sequence[str] = files.DEFAULT_INCLUDE,
+        exclude: Sequence[str] = (),
+        max_files: int = 10_000,
+        max_bytes: int = 50_000_000,
+        strategy: str = "auto",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        tags: Sequence[str] = (),
+        type: str = "document",
+        progress: Callable[[IngestReport], None] | None = None,
+    ) -> WalkReport:
+        """Ingests a file or a directory's files; see
+        :meth:`engram.core.documents.documents.Documents.ingest`."""
+        return self._documents.ingest(
+            ref,
+            path,
+            include=include,
+            exclude=exclude,
+            max_files=max_files,
+            max_bytes=max_bytes,
+            strategy=strategy,
+            chunk_tokens=chunk_tokens,
+            tags=tags,
+            type=type,
+            progress=progress,
+        )
+
+    def documents(
+        self, ref: Scope, *, limit: int | None = None, after: str | None = None
+    ) -> list[Document]:
+        """The scope's documents by source, without their chunks."""
+        return self._documents.documents(ref, limit=limit, after=after)
+
+    def document(self, ref: Scope, document_id: str) -> Document:
+        """The scope's document with its chunks; NotFound otherwise."""
+        return self._documents.document(ref, document_id)
+
+    def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
+        """Forgets the document and the facts only it names; whether it existed."""
+        return self._documents.forget_document(ref, document_id, hard=hard)
 
     def scope_of(self, fact_id: str) -> Scope | None:
         """The scope a fact belongs to (for callers that check it is theirs)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from engram.core.models import Change, Fact, Filters, LedgerEntry, Traits, WorkingEntry, Writer
 from engram.core.ranking import Candidate
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from engram.core.agents import Agent
+    from engram.core.documents.models import Document
     from engram.core.graph.models import Entity, Mention, Relation
     from engram.core.health import HealthCounts
     from engram.core.sessions import Entry, Session
@@ -51,6 +52,21 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
         """One row per text, L2-normalised. Raises UpstreamFailure when the provider fails."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """An embedder that counts its own tokens (the local model): documents are cut into
+    chunks that fit its window. One that does not is counted by an estimate."""
+
+    @property
+    def max_tokens(self) -> int:
+        """The tokens it reads of one text, special tokens included; more are cut off."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """The tokens ``text`` takes, special tokens excluded; never truncated."""
         ...
 
 
@@ -741,6 +757,38 @@ class HealthRows(Protocol):
         ...
 
 
+class DocumentRows(Protocol):
+    """Documents and their chunks. A document is unique per (scope, source); its chunks
+    are written whole with it. The database clears a chunk's ``fact_id`` when that fact
+    is deleted for good."""
+
+    def get(self, tx: Tx, scope: Scope, document_id: str) -> Document | None:
+        """The scope's document with this id, its chunks in order."""
+        ...
+
+    def by_source(self, tx: Tx, scope: Scope, source: str) -> Document | None:
+        """The scope's document named ``source``, its chunks in order."""
+        ...
+
+    def list(self, tx: Tx, scope: Scope, *, after: str | None, limit: int) -> list[Document]:
+        """Up to ``limit`` of the scope's documents by source, those after ``after``,
+        without their chunks."""
+        ...
+
+    def put(self, tx: Tx, scope: Scope, document: Document) -> None:
+        """Writes the document and exactly its chunks, replacing any stored under its id
+        (a write to memory: inside a ledger entry)."""
+        ...
+
+    def delete(self, tx: Tx, scope: Scope, document_id: str) -> None:
+        """Deletes the document and its chunks (inside a ledger entry)."""
+        ...
+
+    def naming(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> set[str]:
+        """Those of ``fact_ids`` that a chunk of one of the scope's documents names."""
+        ...
+
+
 class Store(Protocol):
     """A unit of work over working memory, facts, agents, allowances and sessions."""
 
@@ -773,6 +821,9 @@ class Store(Protocol):
 
     @property
     def usage(self) -> UsageRows: ...
+
+    @property
+    def documents(self) -> DocumentRows: ...
 
     @property
     def health(self) -> HealthRows: ...

@@ -90,10 +90,20 @@ def erase_scope(rec: ledger.Entry, turn_user: str | None) -> DeletionReceipt:
     if turn_user is not None:
         return erase(rec, ids)
     live, trashed = store.facts.erase_scope(tx, scope)
+    _erase_documents(rec)
     scrubbed = store.ledger.scrub(tx, scope, None)
     for fact_id in ids:
         rec.record("fact", fact_id, "erase")
     return DeletionReceipt(live, trashed, scrubbed)
+
+
+def _erase_documents(rec: ledger.Entry) -> None:
+    """The scope's documents go with its facts: their titles and spans are its words too."""
+    store, tx, scope = rec.store, rec.tx, rec.scope
+    while found := store.documents.list(tx, scope, after=None, limit=1000):
+        for document in found:
+            store.documents.delete(tx, scope, document.id)
+            rec.record("document", document.id, "erase")
 
 
 def purge_trash(rec: ledger.Entry, retention_us: int) -> int:

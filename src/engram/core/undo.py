@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from engram.core import ledger, rules
 from engram.core.clock import from_us, to_us
+from engram.core.documents import documents
 from engram.core.errors import Conflict, NotFound, RevertBlocked
 from engram.core.graph import assertions
 from engram.core.models import Change, LedgerEntry, Writer
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from engram.core.ports import Store, Tx
     from engram.core.scopes import Scope
 
-REVERTIBLE = ("entity", "fact", "relation", "relation_type", "share", "working")
+REVERTIBLE = ("document", "entity", "fact", "relation", "relation_type", "share", "working")
 
 
 def revert(
@@ -181,6 +182,7 @@ def _graph(
 UNDO = {
     "fact": _fact,
     "working": _working,
+    "document": documents.undo,
     "share": _share,
     "entity": _graph(assertions.undo_entity),
     "relation": _graph(assertions.undo_relation),

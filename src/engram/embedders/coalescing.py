@@ -26,8 +26,10 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from engram.core.documents.chunking import estimate_tokens
+from engram.core.documents.models import DEFAULT_MAX_TOKENS
 from engram.core.errors import Unavailable
-from engram.core.ports import Embedder, EmbedKind, Vectors
+from engram.core.ports import Embedder, EmbedKind, TokenCounter, Vectors
 
 MAX_BATCH = 64
 """Texts per batch at most: 4 of the local model's sorted runs of 16. More waiting calls
@@ -79,6 +81,20 @@ class CoalescingEmbedder:
     @property
     def inner(self) -> Embedder:
         return self._inner
+
+    @property
+    def max_tokens(self) -> int:
+        """The wrapped embedder's window (chunks of a document are cut to fit it)."""
+        inner = self._inner
+        return inner.max_tokens if isinstance(inner, TokenCounter) else DEFAULT_MAX_TOKENS
+
+    def count_tokens(self, text: str) -> int:
+        """The wrapped embedder's count, or the estimate it would get unwrapped: counting
+        needs no turn at the model."""
+        inner = self._inner
+        if isinstance(inner, TokenCounter):
+            return inner.count_tokens(text)
+        return estimate_tokens(text)
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
         """One row per text, in ``texts``' order, as ``inner.embed(texts, kind)`` gives

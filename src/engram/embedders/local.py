@@ -60,6 +60,10 @@ class LocalEmbedder:
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()  # each batch is padded to its own longest text
+        # Counting must see every token: the shipped file truncates at 128 by itself.
+        self._counter = Tokenizer.from_file(str(TOKENIZER_PATH))
+        self._counter.no_truncation()
+        self._counter.no_padding()
 
     @property
     def model(self) -> str:
@@ -68,6 +72,14 @@ class LocalEmbedder:
     @property
     def dimension(self) -> int:
         return DIMENSION
+
+    @property
+    def max_tokens(self) -> int:
+        return MAX_TOKENS
+
+    def count_tokens(self, text: str) -> int:
+        """The model's tokens in ``text``, special tokens excluded, never truncated."""
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
         """One unit vector per text, in ``texts``' order; symmetric model, so ``kind``

@@ -397,6 +397,42 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER fact_trash_ad_feedback AFTER DELETE ON fact_trash
         FOR EACH ROW EXECUTE FUNCTION engram_fact_left_feedback();
     """,
+    # 9: documents and their chunks, as on SQLite (migration 13); each chunk names the
+    # fact holding its words (NULL once that fact is deleted for good, which the trigger
+    # sees to).
+    """
+    CREATE TABLE documents (
+        id text PRIMARY KEY,
+        scope text NOT NULL,
+        source text NOT NULL,
+        media_type text NOT NULL,
+        title text NOT NULL,
+        sha256 text NOT NULL,
+        bytes bigint NOT NULL,
+        chunker text NOT NULL,
+        metadata text NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        UNIQUE (scope, source)
+    );
+    CREATE TABLE document_chunks (
+        document text NOT NULL,
+        idx integer NOT NULL,
+        start bigint NOT NULL,
+        "end" bigint NOT NULL,
+        heading text NOT NULL,
+        fact_id text,
+        PRIMARY KEY (document, idx)
+    );
+    CREATE INDEX document_chunks_fact ON document_chunks (fact_id);
+    CREATE FUNCTION engram_fact_left_documents() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER facts_ad_documents AFTER DELETE ON facts
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_left_documents();
+    """,
 )
 
 

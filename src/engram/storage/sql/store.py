@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 
 from engram.core.ports import CandidateRows, Tx
 from engram.core.scopes import Scope
+from engram.storage.sql.documents import DocumentTable
 from engram.storage.sql.graph import GraphTable
 from engram.storage.sql.health import HealthTable
 from engram.storage.sql.ledger import LedgerTable
@@ -63,6 +64,7 @@ class SQLStore:
         self.sessions = SessionTable()
         self.graph = GraphTable()
         self.usage = UsageTable()
+        self.documents = DocumentTable()
         self.health = health
 
     @property

@@ -443,6 +443,36 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER fact_trash_ad_feedback AFTER DELETE ON fact_trash
         WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
         DELETE FROM retrieval_feedback WHERE fact_id = old.id;
+    """,
+    # 13: documents and their chunks; each chunk names the fact holding its words (NULL
+    # once that fact is deleted for good, which the trigger sees to).
+    """
+    CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        scope TEXT NOT NULL,
+        source TEXT NOT NULL,
+        media_type TEXT NOT NULL,
+        title TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        chunker TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (scope, source)
+    );
+    CREATE TABLE document_chunks (
+        document TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        heading TEXT NOT NULL,
+        fact_id TEXT,
+        PRIMARY KEY (document, idx)
+    ) WITHOUT ROWID;
+    CREATE INDEX document_chunks_fact ON document_chunks (fact_id);
+    CREATE TRIGGER facts_ad_documents AFTER DELETE ON facts BEGIN
+        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = old.id;
     END;
     """,
 )

@@ -1,0 +1,71 @@
+"""Routes for an agent's documents: ingest text (never a path on the server), list them,
+read one with its chunks, forget one. Each write is one ledger entry naming the caller."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from engram.api.context import agent_memory
+from engram.api.openapi import errors
+from engram.api.params import Flag, Limit
+from engram.core import limits
+from engram.core.errors import NotFound
+from engram.wire.documents import DocumentOut, DocumentsOut, DocumentText, IngestOut
+
+router = APIRouter(
+    prefix="/agents/{agent_id}/documents",
+    tags=["documents"],
+    responses=errors(400, 401, 403, 404, 500, 501, 503),
+)
+Hard = Annotated[bool, Query(description="delete the facts for good"), Flag]
+
+
+@router.post("", responses=errors(409, 413, 422, 502))
+def ingest(agent_id: str, body: DocumentText, request: Request) -> IngestOut:
+    """Ingests ``text`` as the agent's document ``name``, each chunk a fact: ``created``,
+    ``unchanged`` (the same text: nothing written) or ``replaced`` (its old chunks' facts
+    that no other document names go to the trash). A body over the service's limit is
+    413; nothing is half-written on any refusal."""
+    memory, agent = agent_memory(request, agent_id, write=True, facts=True)
+    report = memory.ingest_text(
+        agent.ref,
+        body.text,
+        name=body.name,
+        media_type=body.media_type,
+        strategy=body.strategy,
+        chunk_tokens=body.chunk_tokens,
+        tags=body.tags or (),
+        type=body.type,
+    )
+    return IngestOut.of(report)
+
+
+@router.get("")
+def listing(
+    agent_id: str,
+    request: Request,
+    limit: Limit = limits.DEFAULT_PAGE,
+    after: Annotated[str | None, Query(description="the last source of the previous page")] = None,
+) -> DocumentsOut:
+    """The agent's documents by source, without their chunks."""
+    memory, agent = agent_memory(request, agent_id)
+    docs = memory.documents(agent.ref, limit=limit, after=after)
+    return DocumentsOut(documents=[DocumentOut.of(d) for d in docs])
+
+
+@router.get("/{document_id}")
+def document(agent_id: str, document_id: str, request: Request) -> DocumentOut:
+    """The document with its chunks in order."""
+    memory, agent = agent_memory(request, agent_id)
+    return DocumentOut.of(memory.document(agent.ref, document_id), chunks=True)
+
+
+@router.delete("/{document_id}", status_code=204, response_class=Response, responses=errors(409))
+def forget(agent_id: str, document_id: str, request: Request, hard: Hard = False) -> None:
+    """Forgets the document and the facts only it names (to the trash, unless
+    ``hard=true``); 404 when the agent has no such document."""
+    memory, agent = agent_memory(request, agent_id, write=True)
+    if not memory.forget_document(agent.ref, document_id, hard=hard):
+        raise NotFound(f"no document {document_id!r} for this agent")

@@ -1,0 +1,369 @@
+"""Ingesting documents: each chunk a fact, a document replaced whole or not at all.
+
+An ingest reads and cuts the text, then embeds the chunks that are new words, outside any
+transaction; then one ledger entry (``ingest``), under the scope's lock, writes the new
+facts, the document with exactly its new chunks, and trashes the old chunks' facts that
+no chunk of the scope names any more. Two writers ingesting the same source one after the
+other under that lock: the last one wins whole. The same bytes cut the same way again
+write nothing. Reverting the entry brings the old version back: its chunks, and its facts
+out of the trash (:mod:`engram.core.undo`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engram.core import ledger, limits, rules
+from engram.core.clock import Clock, from_us, to_us
+from engram.core.documents import chunking, files, reading
+from engram.core.documents.models import (
+    DEFAULT_CHUNK_TOKENS,
+    Document,
+    IngestReport,
+    StoredChunk,
+    WalkReport,
+)
+from engram.core.errors import NotFound, Unprocessable
+from engram.core.limits import MAX_CONTEXT_CHARS
+from engram.core.models import Fact, Writer
+from engram.core.ports import Embedder, Store, TokenCounter, Tx
+from engram.core.scopes import Scope
+
+if TYPE_CHECKING:
+    from engram.core.memory import Batch, Note
+
+Prepare = Callable[[Scope, Sequence["Note"]], "Batch"]
+WriteBatch = Callable[[ledger.Entry, "Batch"], dict[str, Fact]]
+ATTEMPTS = 3  # an ingest whose reused facts left meanwhile is prepared again
+
+
+def new_document_id() -> str:
+    return "d_" + secrets.token_hex(12)
+
+
+class Stale(Exception):
+    """A fact the prepared batch reuses was deleted for good meanwhile: prepare again."""
+
+
+class Documents:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Callable[[], Embedder],
+        prepare: Prepare,
+        write: WriteBatch,
+        *,
+        clock: Clock,
+        writer: Writer,
+    ) -> None:
+        self._store, self._embedder = store, embedder
+        self._prepare, self._write_batch = prepare, write
+        self._now, self._writer = clock, writer
+
+    def ingest_text(
+        self,
+        ref: Scope,
+        data: str | bytes,
+        *,
+        name: str,
+        media_type: str = "text/markdown",
+        strategy: str = "auto",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        tags: Sequence[str] = (),
+        type: str = "document",
+    ) -> IngestReport:
+        """Ingests ``data`` (text, or bytes in any common encoding) as the scope's document
+        ``name``: ``created``, ``unchanged`` (same bytes, same cut: nothing written) or
+        ``replaced``. Raises InvalidInput (an unknown strategy or media type, chunk_tokens
+        outside 16 to the embedder's window less 2), Unprocessable (not text),
+        CapabilityMissing (no embedder, or the ``ingest`` extra missing), UpstreamFailure
+        (the embedder failed); nothing is written on any of them."""
+        source = reading.check_source(name)
+        media = reading.check_media_type(media_type)
+        embedder = self._embedder()
+        size = reading.check_chunk_tokens(chunk_tokens, embedder)
+        how = reading.check_strategy(strategy, media)
+        kept_tags, kind = limits.check_tags(tags), limits.check_label(type, "type")
+        raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        text = reading.decode(raw)
+        chunker = f"{how}:{size}"
+        sha = reading.digest(raw)
+        store = self._store
+        now = store.run(lambda tx: store.documents.by_source(tx, ref, source), write=False)
+        if now is not None and now.sha256 == sha and now.chunker == chunker:
+            return IngestReport("unchanged", source, now.id, len(now.chunks))
+        cut = chunking.cut(text, how, size, _counter(embedder))
+        doc = Document(
+            id=now.id if now is not None else new_document_id(),
+            source=source,
+            media_type=media,
+            title=(cut.title or source)[:1024],
+            sha256=sha,
+            bytes=len(raw),
+            chunker=chunker,
+            metadata=cut.front_matter,
+            created_at=from_us(0),
+            updated_at=from_us(0),
+        )
+        notes = _notes(doc, cut, kept_tags, kind)
+        for attempt in range(ATTEMPTS):
+            try:
+                return self._write(ref, doc, self._prepare(ref, notes))
+            except Stale:
+                if attempt == ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _write(self, ref: Scope, doc: Document, batch: Batch) -> IngestReport:
+        store = self._store
+
+        def run(tx: Tx) -> IngestReport:
+            return ledger.write(
+                store,
+                tx,
+                ref,
+                "ingest",
+                self._writer,
+                batch.now,
+                lambda rec: self._replace(rec, doc, batch),
+            )
+
+        return store.run(run, lock=[ref])
+
+    def _replace(self, rec: ledger.Entry, doc: Document, batch: Batch) -> IngestReport:
+        store, tx, ref = rec.store, rec.tx, rec.scope
+        current = store.documents.by_source(tx, ref, doc.source)
+        if current is not None and current.sha256 == doc.sha256 and current.chunker == doc.chunker:
+            return IngestReport("unchanged", doc.source, current.id, len(current.chunks))
+        _revive(rec, batch)
+        facts = batch.facts(self._write_batch(rec, batch))
+        spans = [(json.loads(meta), note) for note, _, meta in batch.checked]
+        chunks = tuple(
+            StoredChunk(i, int(m["start"]), int(m["end"]), str(m["heading"]), f.id)
+            for i, ((m, _), f) in enumerate(zip(spans, facts, strict=True))
+        )
+        at = from_us(rec.now)
+        new = replace(
+            doc,
+            id=current.id if current is not None else doc.id,
+            created_at=current.created_at if current is not None else at,
+            updated_at=at,
+            chunks=chunks,
+        )
+        store.documents.put(tx, ref, new)
+        rec.record("document", new.id, "ingest", state(current))
+        _trash_unnamed(rec, current, {c.fact_id for c in chunks})
+        if current is None:
+            return IngestReport("created", doc.source, new.id, len(chunks))
+        return IngestReport("replaced", doc.source, new.id, len(chunks))
+
+    def ingest(
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        include: Sequence[str] = files.DEFAULT_INCLUDE,
+        exclude: Sequence[str] = (),
+        max_files: int = 10_000,
+        max_bytes: int = 50_000_000,
+        strategy: str = "auto",
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        tags: Sequence[str] = (),
+        type: str = "document",
+        progress: Callable[[IngestReport], None] | None = None,
+    ) -> WalkReport:
+        """Ingests a file, or every file of a directory that ``include`` matches and
+        ``exclude`` does not (see :mod:`engram.core.documents.files`), each as the
+        document named by its absolute path, in path order, one ledger entry each
+        (``progress`` hears each report). In a directory, a file of a type engram does
+        not read, or one that is not text, is ``skipped`` with its reason. Raises
+        NotFound, InvalidInput (bad arguments, a single file of another type),
+        TooLarge (over ``max_files`` files or ``max_bytes`` bytes) before anything is
+        written, and what :meth:`ingest_text` raises."""
+        limit_files, limit_bytes = files.check_limits(max_files, max_bytes)
+        globs = files.check_globs(include, "include"), files.check_globs(exclude, "exclude")
+        reading.check_chunk_tokens(chunk_tokens, self._embedder())
+        reading.check_strategy(strategy, "text/plain")
+        found = files.find(path, *globs, limit_files, limit_bytes)
+        single, reports = len(found) == 1 and Path(path).is_file(), []
+        for item in found:
+            report = self._ingest_file(item, single, ref, strategy, chunk_tokens, tags, type)
+            reports.append(report)
+            if progress is not None:
+                progress(report)
+        return WalkReport(tuple(reports))
+
+    def _ingest_file(
+        self,
+        item: files.Found,
+        single: bool,
+        ref: Scope,
+        strategy: str,
+        chunk_tokens: int,
+        tags: Sequence[str],
+        kind: str,
+    ) -> IngestReport:
+        if item.media_type is None:
+            return IngestReport("skipped", item.source, reason="unsupported")
+        try:
+            return self.ingest_text(
+                ref,
+                item.path.read_bytes(),
+                name=item.source,
+                media_type=item.media_type,
+                strategy=strategy,
+                chunk_tokens=chunk_tokens,
+                tags=tags,
+                type=kind,
+            )
+        except Unprocessable as exc:
+            if single:
+                raise
+            return IngestReport("skipped", item.source, reason=exc.message)
+
+    # -- reading and forgetting ---------------------------------------------------
+    def documents(
+        self, ref: Scope, *, limit: int | None = None, after: str | None = None
+    ) -> list[Document]:
+        """Up to ``limit`` (default 100, max 1000) of the scope's documents by source,
+        those after the source ``after``; without their chunks."""
+        size = limits.check_limit(limit)
+        start = None if after is None else reading.check_source(after)
+        store = self._store
+        return store.run(
+            lambda tx: store.documents.list(tx, ref, after=start, limit=size), write=False
+        )
+
+    def document(self, ref: Scope, document_id: str) -> Document:
+        """The scope's document with its chunks in order; NotFound otherwise."""
+        checked, store = limits.check_id(document_id), self._store
+        found = store.run(lambda tx: store.documents.get(tx, ref, checked), write=False)
+        if found is None:
+            raise NotFound(f"no document {checked!r} in this scope")
+        return found
+
+    def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
+        """Forgets the document and the facts only its chunks name, in one ledger entry;
+        whether it existed. Softly by default (the facts go to the trash; a revert brings
+        all back); ``hard=True`` deletes those facts for good."""
+        checked, store, now = limits.check_id(document_id), self._store, self._now()
+
+        def work(rec: ledger.Entry) -> bool:
+            current = store.documents.get(rec.tx, rec.scope, checked)
+            if current is None:
+                return False
+            store.documents.delete(rec.tx, rec.scope, checked)
+            rec.record("document", checked, "forget", state(current))
+            ids = _unnamed(rec, current, set())
+            if hard:
+                rules.erase(rec, ids)
+            else:
+                rules.trash(rec, ids)
+            return True
+
+        def run(tx: Tx) -> bool:
+            return ledger.write(store, tx, ref, "forget_document", self._writer, now, work)
+
+        return store.run(run, lock=[ref])
+
+
+def _counter(embedder: Embedder) -> chunking.Counter:
+    if isinstance(embedder, TokenCounter):
+        return embedder.count_tokens
+    return chunking.estimate_tokens
+
+
+def _notes(doc: Document, cut: chunking.Cut, tags: tuple[str, ...], kind: str) -> list[Note]:
+    from engram.core.memory import Note
+
+    chunks = cut.chunks
+    notes = []
+    for i, chunk in enumerate(chunks):
+        around = [c.words for c in chunks[max(0, i - 1) : i + 2] if c is not chunk]
+        context = "\n\n".join([t for t in (chunk.heading or doc.title,) if t] + around)
+        meta: dict[str, Any] = {
+            "document": doc.id,
+            "idx": i,
+            "start": chunk.start,
+            "end": chunk.end,
+            "heading": chunk.heading,
+        }
+        notes.append(
+            Note(
+                chunk.words,
+                type=kind,
+                tags=tags,
+                metadata=meta,
+                context=context[:MAX_CONTEXT_CHARS],
+            )
+        )
+    return notes
+
+
+def _revive(rec: ledger.Entry, batch: Batch) -> None:
+    """Facts the batch reuses that another writer trashed since: back from the trash (a
+    chunk never names a trashed fact); one deleted for good meanwhile raises Stale."""
+    if not batch.existing:
+        return
+    store, tx, ref = rec.store, rec.tx, rec.scope
+    live = store.facts.by_hashes(tx, ref, list(batch.existing))
+    gone = [f.id for h, f in batch.existing.items() if h not in live]
+    trashed = store.facts.trashed(tx, ref, gone) if gone else {}
+    if len(trashed) < len(gone):
+        raise Stale()
+    for fact_id in gone:
+        rules.restore(store, tx, ref, fact_id)
+        rec.record("fact", fact_id, "restore", ledger.TRASHED)
+
+
+def _unnamed(rec: ledger.Entry, old: Document, keep: set[str | None]) -> list[str]:
+    ids = sorted({c.fact_id for c in old.chunks if c.fact_id is not None} - keep)
+    named = rec.store.documents.naming(rec.tx, rec.scope, ids)
+    return [i for i in ids if i not in named]
+
+
+def _trash_unnamed(rec: ledger.Entry, old: Document | None, keep: set[str | None]) -> None:
+    if old is not None:
+        rules.trash(rec, _unnamed(rec, old, keep))
+
+
+def state(doc: Document | None) -> str:
+    """A document's before-state for the ledger: absent, or all it holds."""
+    if doc is None:
+        return ledger.ABSENT
+    fields = asdict(doc)
+    fields["created_at"] = to_us(doc.created_at)
+    fields["updated_at"] = to_us(doc.updated_at)
+    fields["chunks"] = [[c.idx, c.start, c.end, c.heading, c.fact_id] for c in doc.chunks]
+    return json.dumps({"state": "live", "document": fields})
+
+
+def from_state(before: dict[str, Any]) -> Document | None:
+    """The document a before-state holds (None: it was absent)."""
+    fields = before.get("document")
+    if fields is None:
+        return None
+    chunks = tuple(StoredChunk(*c) for c in fields.pop("chunks"))
+    fields["created_at"] = from_us(fields["created_at"])
+    fields["updated_at"] = from_us(fields["updated_at"])
+    return Document(**fields, chunks=chunks)
+
+
+def undo(
+    store: Store, tx: Tx, scope: Scope, change: Any, rec: ledger.Entry, token: int | None
+) -> None:
+    """Puts a document back as a ledger item's before-state holds it."""
+    target = from_state(ledger.decode(change.before))
+    current = store.documents.get(tx, scope, change.object_id)
+    if target is None:
+        store.documents.delete(tx, scope, change.object_id)
+        rec.record("document", change.object_id, "forget", state(current), token)
+    else:
+        store.documents.put(tx, scope, target)
+        rec.record("document", change.object_id, "ingest", state(current), token)

@@ -1,0 +1,102 @@
+"""Documents on the wire (the agent routes, camelCase): text to ingest, what an ingest
+did, a document and its chunks. The HTTP route never takes a path on the server."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from engram.core import limits
+from engram.core.documents import reading
+from engram.core.documents.models import (
+    DEFAULT_CHUNK_TOKENS,
+    MIN_CHUNK_TOKENS,
+    Document,
+    IngestReport,
+)
+from engram.wire import Answer, Body, Label, _unset_when_none
+
+
+class DocumentText(Body):
+    """``text`` ingested as the agent's document ``name``: the same text again writes
+    nothing; changed, it replaces the document's chunks whole."""
+
+    text: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=reading.MAX_SOURCE_CHARS)
+    media_type: Literal["text/markdown", "text/plain"] = Field(
+        default="text/markdown", alias="mediaType"
+    )
+    strategy: Literal["auto", "markdown", "paragraph"] = "auto"
+    chunk_tokens: int = Field(
+        default=DEFAULT_CHUNK_TOKENS, alias="chunkTokens", ge=MIN_CHUNK_TOKENS, le=254
+    )
+    tags: list[Label] | None = Field(default=None, max_length=limits.MAX_TAGS)
+    type: Label = "document"
+
+
+class IngestOut(Answer):
+    status: Literal["created", "unchanged", "replaced", "skipped"]
+    source: str
+    document_id: str | None
+    chunks: int
+
+    @classmethod
+    def of(cls, report: IngestReport) -> IngestOut:
+        return cls(
+            status=report.status,
+            source=report.source,
+            document_id=report.document_id,
+            chunks=report.chunks,
+        )
+
+
+class ChunkOut(Answer):
+    """A chunk: its span of the document's text, its heading trail, its fact (null once
+    that fact was deleted for good)."""
+
+    idx: int
+    start: int
+    end: int
+    heading: str
+    fact_id: str | None
+
+
+class DocumentOut(Answer):
+    id: str
+    source: str
+    media_type: str
+    title: str
+    sha256: str
+    bytes: int
+    chunker: str
+    metadata: dict[str, str]
+    created_at: datetime
+    updated_at: datetime
+    chunks: list[ChunkOut] | None = _unset_when_none()
+
+    @classmethod
+    def of(cls, doc: Document, *, chunks: bool = False) -> DocumentOut:
+        return cls(
+            id=doc.id,
+            source=doc.source,
+            media_type=doc.media_type,
+            title=doc.title,
+            sha256=doc.sha256,
+            bytes=doc.bytes,
+            chunker=doc.chunker,
+            metadata=doc.metadata,
+            created_at=doc.created_at,
+            updated_at=doc.updated_at,
+            chunks=[
+                ChunkOut(idx=c.idx, start=c.start, end=c.end, heading=c.heading, fact_id=c.fact_id)
+                for c in doc.chunks
+            ]
+            if chunks
+            else None,
+        )
+
+
+class DocumentsOut(Answer):
+    documents: list[DocumentOut]

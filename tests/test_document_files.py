@@ -1,0 +1,113 @@
+"""Ingesting files and directories on both backends: what a walk takes and skips (hidden
+files, other types, links leading outside the root), globs, limits refused before
+anything is written, and a second walk over the same files writing nothing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import engram
+from engram import InvalidInput, NotFound, ResourceRef, TooLarge
+from stores import Target
+
+REF = ResourceRef("walker")
+
+
+@pytest.fixture
+def mem(target: Target) -> Iterator[engram.Memory]:
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
+        yield memory
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "guide").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "guide" / "a.md").write_text("# A\n\nAbout a.\n")
+    (root / "guide" / "b.markdown").write_text("# B\n\nAbout b.\n")
+    (root / "notes.txt").write_bytes("Café au lait, déjà vu, crème brûlée.".encode("latin-1"))
+    (root / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (root / ".hidden.md").write_text("# Hidden\n")
+    (root / ".git" / "HEAD.md").write_text("# Not me\n")
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n\nOutside the root.\n")
+    os.symlink(outside, root / "link.md")
+    os.symlink(root / "guide" / "a.md", root / "inside-link.md")
+    os.symlink(tmp_path, root / "loop")  # a link to a directory is never followed
+    return root
+
+
+def test_a_walk_takes_the_texts_inside_the_root(mem: engram.Memory, tree: Path) -> None:
+    seen: list[engram.IngestReport] = []
+    report = mem.ingest(REF, tree, progress=seen.append)
+    by_name = {Path(r.source).name: r.status for r in report.reports}
+    assert by_name == {
+        "a.md": "created",
+        "b.markdown": "created",
+        "notes.txt": "created",
+        "inside-link.md": "created",
+    }
+    assert list(report.reports) == seen
+    words = " ".join(f.content for f in mem.facts(REF).facts)
+    assert "Secret" not in words and "Hidden" not in words and "Not me" not in words
+    assert "Café au lait" in words
+    again = mem.ingest(REF, tree)
+    assert again.count("unchanged") == 4 and again.count("created") == 0
+
+
+def test_globs_choose_and_other_types_are_skipped(mem: engram.Memory, tree: Path) -> None:
+    report = mem.ingest(REF, tree, include=["*"], exclude=["guide/*"])
+    statuses = {Path(r.source).name: (r.status, r.reason) for r in report.reports}
+    assert statuses["picture.png"] == ("skipped", "unsupported")
+    assert "a.md" not in statuses and statuses["notes.txt"][0] == "created"
+
+
+def test_a_single_file_of_another_type_is_refused(mem: engram.Memory, tree: Path) -> None:
+    with pytest.raises(InvalidInput):
+        mem.ingest(REF, tree / "picture.png")
+    report = mem.ingest(REF, tree / "guide" / "a.md")
+    assert [r.status for r in report.reports] == ["created"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"max_files": 2}, TooLarge),
+        ({"max_bytes": 20}, TooLarge),
+        ({"max_bytes": 600_000_000}, InvalidInput),
+        ({"max_files": 0}, InvalidInput),
+        ({"include": ["../*.md"]}, InvalidInput),
+        ({"include": ["/etc/*"]}, InvalidInput),
+        ({"include": "*.md"}, InvalidInput),
+        ({"strategy": "words"}, InvalidInput),
+        ({"chunk_tokens": 999}, InvalidInput),
+    ],
+)
+def test_refusals_come_before_any_write(
+    mem: engram.Memory, tree: Path, kwargs: dict[str, object], error: type
+) -> None:
+    with pytest.raises(error):
+        mem.ingest(REF, tree, **kwargs)  # type: ignore[arg-type]
+    assert mem.documents(REF) == [] and mem.ledger(REF).entries == []
+
+
+def test_a_missing_path_is_not_found(mem: engram.Memory, tmp_path: Path) -> None:
+    with pytest.raises(NotFound):
+        mem.ingest(REF, tmp_path / "nothing-here")
+
+
+def test_a_binary_file_in_a_directory_is_skipped_with_its_reason(
+    mem: engram.Memory, tmp_path: Path
+) -> None:
+    (tmp_path / "good.txt").write_text("Plain words.")
+    (tmp_path / "bad.txt").write_bytes(b"\x00\x01\x02\x03")
+    report = mem.ingest(REF, tmp_path)
+    statuses = {Path(r.source).name: r.status for r in report.reports}
+    assert statuses == {"bad.txt": "skipped", "good.txt": "created"}
+    with pytest.raises(engram.Unprocessable):
+        mem.ingest(REF, tmp_path / "bad.txt")

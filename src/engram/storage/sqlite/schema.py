@@ -443,6 +443,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER fact_trash_ad_feedback AFTER DELETE ON fact_trash
         WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
         DELETE FROM retrieval_feedback WHERE fact_id = old.id;
+    END;
     """,
     # 13: documents and their chunks; each chunk names the fact holding its words (NULL
     # once that fact is deleted for good, which the trigger sees to).

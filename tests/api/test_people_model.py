@@ -156,5 +156,5 @@ def test_who_sees_what(backend: str, request: pytest.FixtureRequest) -> None:
     fresh = stores.fresh_stores(backend, lambda: request.getfixturevalue("postgres_admin"))
     machine = type("WhoSeesWhatOn" + backend.title(), (WhoSeesWhat,), {"fresh_store": fresh})
     run_state_machine_as_test(
-        machine, settings=settings(max_examples=15, stateful_step_count=15, deadline=None)
+        machine, settings=settings(max_examples=10, stateful_step_count=15, deadline=None)
     )

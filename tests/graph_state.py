@@ -1,16 +1,47 @@
-"""A scope's graph as stored, read for the rebuild properties (``test_graph_rebuild.py``
-and ``test_llm_graph_rebuild.py``): its entities, mentions, and the groundings the rules
-made (a model's are the llm property's to check on their own)."""
+"""What the rebuild properties (``test_graph_rebuild.py``, ``test_llm_graph_rebuild.py``)
+share: the rules both state machines take on facts, and a scope's graph as stored and as
+the rules rebuild it: its entities, mentions, and the groundings the rules made (a
+model's are the llm property's to check on their own)."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, rule
+
 import engram
-from engram import ResourceRef
+from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import Reading
 from engram.core.graph.models import entity_id
 from stores import rows_through as rows
+
+
+class FactMachine(RuleBasedStateMachine):
+    """Forgetting (softly or for good), restoring and reverting the latest entry, on the
+    facts of ``self.ref`` a subclass's rules remember into the ``facts`` bundle."""
+
+    memory: engram.Memory
+    ref: ResourceRef
+
+    facts = Bundle("facts")
+
+    @rule(fact=facts, hard=st.booleans())
+    def forget(self, fact: str, hard: bool) -> None:
+        self.memory.forget(self.ref, fact, hard=hard)
+
+    @rule(fact=facts)
+    def restore(self, fact: str) -> None:
+        with contextlib.suppress(NotFound, Conflict):
+            self.memory.restore(self.ref, fact)
+
+    @rule()
+    def revert_latest(self) -> None:
+        page = self.memory.ledger(self.ref, limit=1).entries
+        if page:
+            with contextlib.suppress(Conflict):
+                self.memory.revert(self.ref, page[0].seq)
 
 
 def stored(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
-    RuleBasedStateMachine,
     invariant,
     rule,
     run_state_machine_as_test,
@@ -29,7 +28,7 @@ import engram
 from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import read
 from engram.core.graph.names import normalise
-from graph_state import rows, rules_graph, stored
+from graph_state import FactMachine, rows, rules_graph, stored
 from stores import Target
 
 EXAMPLES = int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60"))
@@ -53,10 +52,8 @@ def _text(template: str, names: list[str]) -> str:
     return template.format(*names)
 
 
-class GraphMachine(RuleBasedStateMachine):
-    memory: engram.Memory
-
-    facts = Bundle("facts")
+class GraphMachine(FactMachine):
+    facts = FactMachine.facts
     entities = Bundle("entities")
 
     def __init__(self) -> None:
@@ -85,15 +82,6 @@ class GraphMachine(RuleBasedStateMachine):
         with contextlib.suppress(NotFound, Conflict):
             self.memory.correct(self.ref, fact, _text(template, names))
 
-    @rule(fact=facts, hard=st.booleans())
-    def forget(self, fact: str, hard: bool) -> None:
-        self.memory.forget(self.ref, fact, hard=hard)
-
-    @rule(fact=facts)
-    def restore(self, fact: str) -> None:
-        with contextlib.suppress(NotFound, Conflict):
-            self.memory.restore(self.ref, fact)
-
     @rule(
         target=entities,
         name=st.sampled_from(NAMES),
@@ -108,13 +96,6 @@ class GraphMachine(RuleBasedStateMachine):
     def delete_entity(self, entity: str) -> None:
         with contextlib.suppress(NotFound):
             self.memory.graph.delete_entity(self.ref, entity)
-
-    @rule()
-    def revert_latest(self) -> None:
-        page = self.memory.ledger(self.ref, limit=1).entries
-        if page:
-            with contextlib.suppress(Conflict):
-                self.memory.revert(self.ref, page[0].seq)
 
     @invariant()
     def the_graph_is_the_rebuilt_one(self) -> None:

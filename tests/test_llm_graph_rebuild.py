@@ -27,8 +27,6 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    Bundle,
-    RuleBasedStateMachine,
     invariant,
     rule,
     run_state_machine_as_test,
@@ -37,7 +35,7 @@ from hypothesis.stateful import (
 import engram
 from engram import Conflict, NotFound, ResourceRef
 from engram.core.graph.extraction import read
-from graph_state import rows, rules_graph, stored
+from graph_state import FactMachine, rows, rules_graph, stored
 from stores import Target
 
 EXAMPLES = max(1, int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60")) // 2)
@@ -74,11 +72,10 @@ class Reader:
         )
 
 
-class ReadingMachine(RuleBasedStateMachine):
-    memory: engram.Memory
+class ReadingMachine(FactMachine):
     extractor = "llm"  # test_spacy_extraction.py runs it with "spacy"
 
-    facts = Bundle("facts")
+    facts = FactMachine.facts
 
     def __init__(self) -> None:
         super().__init__()
@@ -101,15 +98,6 @@ class ReadingMachine(RuleBasedStateMachine):
         with contextlib.suppress(NotFound, Conflict):
             self.memory.correct(self.ref, fact, template.format(*names))
 
-    @rule(fact=facts, hard=st.booleans())
-    def forget(self, fact: str, hard: bool) -> None:
-        self.memory.forget(self.ref, fact, hard=hard)
-
-    @rule(fact=facts)
-    def restore(self, fact: str) -> None:
-        with contextlib.suppress(NotFound, Conflict):
-            self.memory.restore(self.ref, fact)
-
     @rule(limit=st.integers(1, 4))
     def extract(self, limit: int) -> None:
         self.memory.graph.extract(self.ref, extractor=self.extractor, limit=limit)
@@ -122,13 +110,6 @@ class ReadingMachine(RuleBasedStateMachine):
     def delete_entity(self, name: str) -> None:  # extracted ones too
         with contextlib.suppress(NotFound):
             self.memory.graph.delete_entity(self.ref, name)
-
-    @rule()
-    def revert_latest(self) -> None:
-        page = self.memory.ledger(self.ref, limit=1).entries
-        if page:
-            with contextlib.suppress(Conflict):
-                self.memory.revert(self.ref, page[0].seq)
 
     @invariant()
     def the_rules_part_is_the_rebuilt_one(self) -> None:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Request
 
-from engram.api.context import Authorization, agent_memory, memory_of
+from engram.api.context import Authorization, agent_memory, memory_of, person
 from engram.api.openapi import errors
 from engram.api.people import app_memory
 from engram.core import tools
@@ -74,8 +74,7 @@ def _person_tools(request: Request, app: str, header: str | None) -> list[tools.
     application = app_memory(request, app)
     if header is None or not header.strip():
         return tools.answering(NOT_SIGNED_IN)
-    person: str = request.app.state.verifier.person(header)
-    backing = tools.PersonBacking(memory_of(request), application, person)
+    backing = tools.PersonBacking(memory_of(request), application, person(request, header))
     return tools.create(backing)
 
 

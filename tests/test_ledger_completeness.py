@@ -82,7 +82,7 @@ READS = {
     Agents: {"get", "list"},
     Sharing: {"shares", "sources_for"},
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
-    Graph: {"entity", "neighbourhood", "relations", "search", "traverse"},
+    Graph: {"entity", "model_extractors", "neighbourhood", "relations", "search", "traverse"},
     Usage: {"signals"},
 }
 
@@ -124,6 +124,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
     ending = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows")
     dropped = mem.graph.upsert_relation(REF, "Bo", "Cy", "knows")
     read = mem.remember(REF, "Ana reads in Lisbon")
+    mem.usage.record(REF, read.id, "used")  # for consolidation to apply
     doomed = mem.ingest_text(REF, "# Doomed\n\nA document to forget.", name="doomed.md")
     return {
         "Memory.ingest": lambda: mem.ingest(REF, _notes_dir()),
@@ -143,6 +144,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Memory.compact": lambda: mem.compact(REF, max_age=timedelta(days=365)),
         "Memory.fork": lambda: mem.fork(REF, "fork-child"),
         "Memory.revert": lambda: mem.revert(REF, mem.ledger(REF, limit=1).entries[0].seq),
+        "Memory.consolidate": lambda: mem.consolidate(REF, steps=["strengthen"]),
         "Memory.merge": lambda: mem.merge(REF, [may.id, travel.id], "the trip is in late May"),
         "WorkingMemory.set": lambda: mem.working.set(REF, "plan", {"tier": "pro"}),
         "WorkingMemory.delete": lambda: mem.working.delete(REF, "doomed"),
@@ -251,6 +253,11 @@ ROW_READS = {
     "trash_expired",
     "trash_count",
     "texts_after",
+    "weak",
+    "without_vector",
+    "fulltext_sound",  # FTS5's check is an INSERT that writes nothing
+    "pending",
+    "applied",
     "live_count",
     "raw",
     "claim",
@@ -297,6 +304,10 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
             tx, REF, "f_x", "w", "h", None, None, None, now
         ),
         "facts.set_context": lambda tx: store.facts.set_context(tx, REF, "f_x", "c", now),
+        "facts.set_strength": lambda tx: store.facts.set_strength(tx, REF, "f_x", 0.5),
+        "facts.add_vectors": lambda tx: store.facts.add_vectors(tx, []),
+        "facts.rebuild_fulltext": lambda tx: store.facts.rebuild_fulltext(tx),
+        "usage.mark_applied": lambda tx: store.usage.mark_applied(tx, REF, [], True),
         "facts.trash": lambda tx: store.facts.trash(tx, REF, ["f_x"], now),
         "facts.restore": lambda tx: store.facts.restore(tx, REF, "f_x"),
         "facts.erase": lambda tx: store.facts.erase(tx, REF, ["f_x"]),

@@ -52,6 +52,7 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 
 if TYPE_CHECKING:
     from engram.client import Client
+    from engram.core.consolidation import ConsolidationReport, Policy, StepReport
     from engram.core.conversations import Conversation, Turn
     from engram.core.documents.models import Document, IngestReport, StoredChunk, WalkReport
     from engram.core.episodes import EntryPage, SessionNode
@@ -89,6 +90,9 @@ _LAZY = {
     "RemoteReranker": "engram.embedders.reranker",
     "Session": "engram.core.sessions",
     "Conversation": "engram.core.conversations",
+    "ConsolidationReport": "engram.core.consolidation",
+    "Policy": "engram.core.consolidation",
+    "StepReport": "engram.core.consolidation",
     "Turn": "engram.core.conversations",
     "SessionNode": "engram.core.episodes",
     "SpacyRecogniser": "engram.embedders.spacy",
@@ -117,6 +121,7 @@ __all__ = [
     "Client",
     "Compaction",
     "Conflict",
+    "ConsolidationReport",
     "Conversation",
     "DeletionReceipt",
     "Document",
@@ -138,6 +143,7 @@ __all__ = [
     "NotFound",
     "Note",
     "PersonAppRef",
+    "Policy",
     "RecallHit",
     "RemoteChat",
     "RemoteEmbedder",
@@ -148,6 +154,7 @@ __all__ = [
     "SessionNode",
     "SourceRef",
     "SpacyRecogniser",
+    "StepReport",
     "StorageFailure",
     "StoredChunk",
     "TooLarge",

@@ -19,6 +19,7 @@ from engram.core.models import Caps
 
 if TYPE_CHECKING:
     from engram.core.clock import Clock
+    from engram.core.consolidation import Policy
     from engram.core.memory import Memory
     from engram.core.ports import ChatModel, Embedder, NameRecogniser, Reranker, Store
 
@@ -40,6 +41,7 @@ def open(
     extractor: str = "rules",
     chat: ChatModel | None = None,
     recogniser: NameRecogniser | None = None,
+    self_improve: bool | Policy = True,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -76,6 +78,11 @@ def open(
     one, that raises CapabilityMissing. ``recogniser`` (optional, e.g.
     :class:`engram.SpacyRecogniser`) is, likewise, what ``extractor="spacy"`` reads them
     with.
+
+    ``self_improve`` turns the consolidation cycle on (True: prune facts under strength
+    0.2 older than 30 days; a :class:`engram.Policy` for other bounds) or off (False:
+    ``mem.consolidate`` raises CapabilityMissing and there is no ``memory_reflect``
+    tool).
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
@@ -92,6 +99,7 @@ def open(
     _check_reranker(reranker)
     _check_chat(chat)
     _check_recogniser(recogniser)
+    policy = _policy(self_improve)
     reads = check_extractor(extractor)
     store = open_store(path)
     store.graph.reads_facts = reads
@@ -109,7 +117,18 @@ def open(
         reranker=reranker,
         chat=chat,
         recogniser=recogniser,
+        consolidation=policy,
     )
+
+
+def _policy(self_improve: object) -> Policy | None:
+    from engram.core.consolidation import Policy
+
+    if isinstance(self_improve, Policy):
+        return self_improve
+    if not isinstance(self_improve, bool):
+        raise InvalidInput(f"self_improve must be true, false or a Policy, got {self_improve!r}")
+    return Policy() if self_improve else None
 
 
 EXTRACTORS = ("rules", "off")

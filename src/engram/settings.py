@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import math
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.limits import MAX_COUNT
 
 if TYPE_CHECKING:
+    from engram.core.consolidation import Policy
     from engram.core.ports import ChatModel, Embedder, NameRecogniser, Reranker
 
 EmbedderKind = Literal["local", "e5", "remote", "none"]
@@ -79,6 +81,9 @@ class Settings:
     trash_retention_days: int = 30
     ledger_retention_days: int = 90
     extractor: str = "rules"
+    self_improve: bool = True
+    prune_below: float = 0.2
+    prune_after_days: int = 30
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     owner_uid: str = ""
@@ -132,6 +137,14 @@ class Settings:
     @property
     def ledger_retention(self) -> timedelta | None:
         return timedelta(days=self.ledger_retention_days) if self.ledger_retention_days else None
+
+    def consolidation(self) -> Policy | None:
+        """What consolidation prunes; None when self-improvement is off."""
+        from engram.core.consolidation import Policy
+
+        if not self.self_improve:
+            return None
+        return Policy(self.prune_below, timedelta(days=self.prune_after_days))
 
     def make_embedder(self, kind: EmbedderKind | None = None) -> Embedder | None:
         """The embedder these settings name (or ``kind``); None for ``none``."""
@@ -306,6 +319,16 @@ def parse_integer(raw: str, name: str, *, minimum: int, maximum: int) -> int:
     return value
 
 
+def _strength(value: str, name: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not 0.0 <= number <= 10.0:
+        raise InvalidInput(f"{name} must be a number from 0 to 10, got {value!r}")
+    return number
+
+
 def _integer(minimum: int = 0, maximum: int = MAX_COUNT) -> Parser:
     return partial(parse_integer, minimum=minimum, maximum=maximum)
 
@@ -468,6 +491,28 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(maximum=36_500),
         "90",
         "a compaction drops ledger entries older than this many days (0: kept)",
+    ),
+    Setting(
+        "ENGRAM_SELF_IMPROVE",
+        "self_improve",
+        _flag,
+        "true",
+        "`false` turns consolidation off: `engram consolidate` and its route answer 501 and "
+        "agents get no `memory_reflect` tool",
+    ),
+    Setting(
+        "ENGRAM_PRUNE_BELOW",
+        "prune_below",
+        _strength,
+        "0.2",
+        "consolidation prunes unverified facts weaker than this (0 to 10) once old enough",
+    ),
+    Setting(
+        "ENGRAM_PRUNE_AFTER_DAYS",
+        "prune_after_days",
+        _integer(maximum=36_500),
+        "30",
+        "how old, in days, a weak fact must be before consolidation prunes it",
     ),
     Setting(
         "ENGRAM_EXTRACTOR",

@@ -58,6 +58,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,
         extractor=settings.extractor,
+        self_improve=settings.consolidation() or False,
     )
 
     @asynccontextmanager

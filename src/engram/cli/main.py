@@ -732,6 +732,7 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,
         extractor=settings.extractor,
+        self_improve=settings.consolidation() or False,
         chat=settings.make_chat(),
         recogniser=settings.make_recogniser(),
     )

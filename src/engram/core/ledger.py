@@ -14,7 +14,9 @@ Before-states, as JSON:
 - a working key: ``{"unset": true}`` or ``{"value": <JSON text>, "expires_at": us}``;
 - an allowance: ``{"allowed": bool, "allowed_at": us}``;
 - an agent: none (a registration is not undone);
-- a feedback row: none (a signal is only added, and its entry is not reverted).
+- a fact whose strength consolidation moved: ``{"state": "live", "strength": x}``;
+- a feedback row: none when added (a signal is only added, and its entry is not
+  reverted); ``{"applied": bool}`` when consolidation applied it.
 """
 
 from __future__ import annotations

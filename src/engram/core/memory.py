@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
+from engram.core import consolidation as consolidating
 from engram.core import (
     conversations,
     episodes,
@@ -78,6 +79,7 @@ from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
 MERGE_MIN, MERGE_MAX = 2, 10  # facts one merge folds
+DEFAULT_POLICY = consolidating.Policy()
 T = TypeVar("T")
 
 
@@ -129,6 +131,7 @@ class Memory:
         reranker: Reranker | None = None,
         chat: ChatModel | None = None,
         recogniser: NameRecogniser | None = None,
+        consolidation: consolidating.Policy | None = DEFAULT_POLICY,
     ) -> None:
         self._store = store
         self._embedder = embedder
@@ -146,6 +149,15 @@ class Memory:
             store, embedder, clock=clock, writer=writer, chat=chat, recogniser=recogniser
         )
         self.usage = Usage(store, embedder, clock=clock, writer=writer)
+        self._consolidation = consolidating.Consolidation(
+            store,
+            embedder,
+            self.graph,
+            policy=consolidation,
+            caps=lambda: self._caps,
+            clock=clock,
+            writer=writer,
+        )
         self._documents = Documents(
             store,
             lambda: self._require_embedder("ingesting documents"),
@@ -440,6 +452,25 @@ class Memory:
             return [found[i] for i in ids]
 
         return read(tx) if tx is not None else self._store.run(read, write=False)
+
+    def consolidate(
+        self,
+        ref: Scope,
+        *,
+        steps: Sequence[str] = consolidating.STEPS,
+        dry_run: bool = False,
+    ) -> consolidating.ConsolidationReport:
+        """Runs the consolidation cycle's ``steps`` over the scope (reindex, strengthen,
+        prune, merge, derive, compact: :mod:`engram.core.consolidation`), each that
+        changes something one ledger entry; ``dry_run`` says what each would change and
+        writes nothing. A second run changes nothing. Raises InvalidInput (an unknown
+        step, none) and CapabilityMissing (self-improvement is off in this memory)."""
+        return self._consolidation.run(ref, steps=steps, dry_run=dry_run)
+
+    @property
+    def self_improving(self) -> bool:
+        """Whether this memory consolidates (``consolidate``, the ``memory_reflect`` tool)."""
+        return self._consolidation.enabled
 
     def create_tools(self, ref: Scope, *, include_reflect: bool = True) -> list[tools.Tool]:
         """The memory tools bound to ``ref`` (:mod:`engram.core.tools`): add, search,

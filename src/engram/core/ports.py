@@ -305,6 +305,31 @@ class FactRows(Protocol):
         whether the scope has the fact."""
         ...
 
+    def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
+        """Gives a live fact another strength; whether the scope has the fact."""
+        ...
+
+    def weak(self, tx: Tx, scope: Scope, below: float, cutoff_us: int) -> list[str]:
+        """The ids of the scope's unverified facts weaker than ``below`` created before
+        ``cutoff_us``, oldest first."""
+        ...
+
+    def without_vector(self, tx: Tx, scope: Scope, limit: int) -> list[tuple[int, str, str]]:
+        """Up to ``limit`` (seq, id, content) of the scope's facts that have no vector."""
+        ...
+
+    def add_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
+        """Gives the facts at these seqs, which have none, their vectors."""
+        ...
+
+    def fulltext_sound(self, tx: Tx) -> bool:
+        """Whether the store's full-text index agrees with the facts it indexes."""
+        ...
+
+    def rebuild_fulltext(self, tx: Tx) -> None:
+        """Builds the store's full-text index again from the facts."""
+        ...
+
     def traits(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Traits]:
         """The words, time and speaker of the scope's facts among ``ids``, by id."""
         ...
@@ -744,6 +769,19 @@ class UsageRows(Protocol):
 
     def of_fact(self, tx: Tx, scope: Scope, fact_id: str) -> list[Feedback]:
         """The scope's rows about ``fact_id``, oldest first (then in order of writing)."""
+        ...
+
+    def pending(self, tx: Tx, scope: Scope, limit: int) -> list[Feedback]:
+        """Up to ``limit`` of the scope's rows not yet applied to a live fact's strength,
+        in order of writing."""
+        ...
+
+    def applied(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> list[Feedback]:
+        """The scope's applied rows about ``fact_ids``, oldest first."""
+        ...
+
+    def mark_applied(self, tx: Tx, scope: Scope, ids: Sequence[str], applied: bool) -> None:
+        """Marks the scope's rows ``ids`` applied (or not). A write to memory."""
         ...
 
 

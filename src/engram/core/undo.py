@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from engram.core import ledger, rules
 from engram.core.clock import from_us, to_us
+from engram.core.consolidation import strength_state
 from engram.core.documents import documents
 from engram.core.errors import Conflict, NotFound, RevertBlocked
 from engram.core.graph import assertions
@@ -43,7 +44,7 @@ def revert(
         raise Conflict(
             f"entry {seq} cannot be reverted: its before-state was erased by a deletion for good"
         )
-    fixed = sorted({c.kind for c in entry.changes if c.kind not in REVERTIBLE})
+    fixed = sorted({c.kind for c in entry.changes if not _revertible(c)})
     if fixed or any(c.action == "erase" for c in entry.changes):
         what = ", ".join(fixed) if fixed else "a deletion for good"
         raise Conflict(f"entry {seq} ({entry.op}) cannot be reverted: it changed {what}")
@@ -87,6 +88,11 @@ def revert(
     return reverted
 
 
+def _revertible(change: Change) -> bool:
+    # A feedback row is only added; consolidation applying it to a strength is undone.
+    return change.kind in REVERTIBLE or (change.kind, change.action) == ("feedback", "apply")
+
+
 def _fact(
     store: Store, tx: Tx, scope: Scope, change: Change, rec: ledger.Entry, token: int | None
 ) -> None:
@@ -97,6 +103,12 @@ def _fact(
         if live is not None:
             store.facts.trash(tx, scope, [fact_id], rec.now)
         rec.record("fact", fact_id, "trash", ledger.LIVE if live else ledger.TRASHED, token)
+        return
+    if "strength" in target:  # consolidation moved its strength
+        if live is None:
+            raise Conflict(f"fact {fact_id} is no longer live; nothing was changed")
+        store.facts.set_strength(tx, scope, fact_id, float(target["strength"]))
+        rec.record("fact", fact_id, "strength", strength_state(live.strength), token)
         return
     if "context" in target:  # a conversation's later turns completed its context
         if live is None:
@@ -168,6 +180,14 @@ def _share(
         rec.record("share", change.object_id, "stop", before, token)
 
 
+def _feedback(
+    store: Store, tx: Tx, scope: Scope, change: Change, rec: ledger.Entry, token: int | None
+) -> None:
+    applied = bool(ledger.decode(change.before)["applied"])
+    store.usage.mark_applied(tx, scope, [change.object_id], applied)
+    rec.record("feedback", change.object_id, "apply", json.dumps({"applied": not applied}), token)
+
+
 def _graph(
     undo: Callable[[ledger.Entry, Change, int | None], None],
 ) -> Callable[[Store, Tx, Scope, Change, ledger.Entry, int | None], None]:
@@ -184,6 +204,7 @@ UNDO = {
     "working": _working,
     "document": documents.undo,
     "share": _share,
+    "feedback": _feedback,
     "entity": _graph(assertions.undo_entity),
     "relation": _graph(assertions.undo_relation),
     "relation_type": _graph(assertions.undo_relation_type),

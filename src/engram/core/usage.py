@@ -54,6 +54,7 @@ from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import InvalidInput, NotFound
 from engram.core.models import Writer
 from engram.core.relevance import stem
+from engram.core.specifics import NEGATIONS, TOKEN, negated
 from engram.core.text import check_text
 
 if TYPE_CHECKING:
@@ -69,9 +70,6 @@ SHARE = 0.5  # the share of a fact's salient weight a response must hold
 MIN_TERMS = 2  # and in at least this many terms
 COSINE = 0.80  # a response sentence this near to the fact (rule 3)
 
-_NEGATIONS = frozenset("not no never nothing nobody none neither nor cannot without t".split())
-# a word, or a figure whole as written (``349.99``, ``7:45``, ``1,200``)
-_TOKEN = re.compile(r"\d+(?:[.,:]\d+)*|\w+", re.UNICODE)
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r"[,;:.!?()\n]+|\b(?:and|but|so|because|while|which)\b", re.IGNORECASE)
@@ -184,9 +182,9 @@ def split(response: str) -> list[str]:
 def salient(text: str) -> list[_Term]:
     """The fact's salient terms, each once with its greatest weight, in order."""
     found: dict[str, _Term] = {}
-    for word in _TOKEN.findall(text):
+    for word in TOKEN.findall(text):
         lower = word.lower()
-        if lower in query.STOPWORDS or lower in _NEGATIONS:
+        if lower in query.STOPWORDS or lower in NEGATIONS:
             continue
         number = any(c.isdigit() for c in word)
         key = lower if number else stem(lower)
@@ -198,7 +196,7 @@ def salient(text: str) -> list[_Term]:
 
 def _words(text: str) -> set[str]:
     """The keys a text's words match as: numbers as written, other words stemmed."""
-    words = (w.lower() for w in _TOKEN.findall(text))
+    words = (w.lower() for w in TOKEN.findall(text))
     return {w if any(c.isdigit() for c in w) else stem(w) for w in words}
 
 
@@ -225,8 +223,8 @@ def agrees(fact: str, text: str | _Read) -> bool:
     terms = salient(fact)
     weights = [sum(t.weight for t in terms if t.stem in words) for _, words in read.clauses]
     if not max(weights):
-        return _negated(" ".join(c for c, _ in read.clauses)) == _negated(fact)
-    return _negated(read.clauses[weights.index(max(weights))][0]) == _negated(fact)
+        return negated(" ".join(c for c, _ in read.clauses)) == negated(fact)
+    return negated(read.clauses[weights.index(max(weights))][0]) == negated(fact)
 
 
 def _other_figure(terms: Sequence[_Term], response: _Read) -> bool:
@@ -236,12 +234,6 @@ def _other_figure(terms: Sequence[_Term], response: _Read) -> bool:
         return False
     stated = {w for w in response.words if any(c.isdigit() for c in w)}
     return bool(stated) and not numbers & stated
-
-
-def _negated(text: str) -> bool:
-    """Whether a text negates: an odd count of negation words (``n't`` reads as ``t``)."""
-    count = sum(1 for w in query.WORD.findall(text.lower()) if w in _NEGATIONS)
-    return count % 2 == 1
 
 
 def _cosines(

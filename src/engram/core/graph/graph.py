@@ -135,6 +135,16 @@ class Graph:
             lambda rec: assertions.delete_relation(rec, relation_id),
         )
 
+    def model_extractors(self) -> tuple[models.Extractor, ...]:
+        """The model extractors this memory has: ``llm`` with a chat model, ``spacy``
+        with a name recogniser."""
+        found: list[models.Extractor] = []
+        if self._chat is not None:
+            found.append("llm")
+        if self._recogniser is not None:
+            found.append("spacy")
+        return tuple(found)
+
     def extract(
         self,
         ref: Scope,

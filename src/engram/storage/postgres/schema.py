@@ -433,6 +433,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER facts_ad_documents AFTER DELETE ON facts
         FOR EACH ROW EXECUTE FUNCTION engram_fact_left_documents();
     """,
+    # 10: whether consolidation applied a feedback signal, as on SQLite (migration 14).
+    """
+    ALTER TABLE retrieval_feedback ADD COLUMN applied integer NOT NULL DEFAULT 0;
+    CREATE INDEX retrieval_feedback_pending ON retrieval_feedback (scope, seq)
+        WHERE applied = 0;
+    """,
 )
 
 

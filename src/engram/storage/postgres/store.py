@@ -153,6 +153,15 @@ class PostgresFacts(FactTable):
         conn.execute("DROP TABLE fork_copies")
         return [str(r[0]) for r in copied]
 
+    def add_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
+        conn: Conn = sql(tx).recorded().conn
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO fact_vectors (fact, scope, vector) "
+                "SELECT seq, scope, %s FROM facts WHERE seq = %s",
+                [(np.asarray(v, dtype=np.float32), seq) for seq, v in rows],
+            )
+
     def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
         conn: Conn = sql(tx).conn
         stored = self._store.models.get(tx)

@@ -199,6 +199,29 @@ def fact_set_context(
     )
 
 
+def fact_set_strength(d: Dialect, scope: str, fact_id: str, strength: float) -> Query:
+    return (
+        f"UPDATE facts SET strength = ? WHERE id = ? AND {d.scope_by_id}",
+        (strength, fact_id, scope),
+    )
+
+
+def facts_weak(scope: str, below: float, cutoff_us: int) -> Query:
+    return (
+        "SELECT id FROM facts WHERE scope = ? AND strength < ? AND created_at < ? "
+        "AND source_sandbox IS NULL ORDER BY created_at, seq",
+        (scope, below, cutoff_us),
+    )
+
+
+def facts_without_vector(scope: str, limit: int) -> Query:
+    return (
+        "SELECT f.seq, f.id, f.content FROM facts f WHERE f.scope = ? AND NOT EXISTS "
+        "(SELECT 1 FROM fact_vectors v WHERE v.fact = f.seq) ORDER BY f.seq LIMIT ?",
+        (scope, limit),
+    )
+
+
 def facts_ids(scope: str, turn_user: str | None) -> Query:
     return (
         "SELECT id FROM facts WHERE scope = ? AND (CAST(? AS TEXT) IS NULL OR turn_user = ?) "

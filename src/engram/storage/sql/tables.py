@@ -176,6 +176,30 @@ class FactTable:
             > 0
         )
 
+    def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
+        t = sql(tx).recorded()
+        return t.execute(*q.fact_set_strength(t.dialect, scope.key, fact_id, strength)).rowcount > 0
+
+    def weak(self, tx: Tx, scope: Scope, below: float, cutoff_us: int) -> list[str]:
+        return [str(r[0]) for r in sql(tx).rows(*q.facts_weak(scope.key, below, cutoff_us))]
+
+    def without_vector(self, tx: Tx, scope: Scope, limit: int) -> list[tuple[int, str, str]]:
+        rows = sql(tx).rows(*q.facts_without_vector(scope.key, limit))
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    def add_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
+        t = sql(tx).recorded()
+        for seq, vector in rows:
+            row = (seq, t.dialect.vector(vector))
+            t.execute("INSERT INTO fact_vectors (fact, vector) VALUES (?, ?)", row)
+            t.execute(*q.vector_set(t.dialect, seq, vector))  # as an update: copies refresh
+
+    def fulltext_sound(self, tx: Tx) -> bool:
+        return True  # a generated column, never out of step with its row
+
+    def rebuild_fulltext(self, tx: Tx) -> None:
+        sql(tx).recorded()  # nothing to rebuild, but a write all the same
+
     def traits(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Traits]:
         if not ids:
             return {}

@@ -35,6 +35,37 @@ class UsageTable:
         )
         return [_feedback(r) for r in rows]
 
+    def pending(self, tx: Tx, scope: Scope, limit: int) -> list[Feedback]:
+        rows = sql(tx).rows(
+            f"SELECT {COLUMNS} FROM retrieval_feedback r WHERE r.scope = ? AND r.applied = 0 "
+            "AND EXISTS (SELECT 1 FROM facts f WHERE f.id = r.fact_id AND f.scope = r.scope) "
+            "ORDER BY r.seq LIMIT ?",
+            (scope.key, limit),
+        )
+        return [_feedback(r) for r in rows]
+
+    def applied(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> list[Feedback]:
+        if not fact_ids:
+            return []
+        t = sql(tx)
+        member, params = t.dialect.in_list("fact_id", fact_ids)
+        rows = t.rows(
+            f"SELECT {COLUMNS} FROM retrieval_feedback WHERE {member} AND scope = ? "
+            "AND applied = 1 ORDER BY at, seq",
+            (*params, scope.key),
+        )
+        return [_feedback(r) for r in rows]
+
+    def mark_applied(self, tx: Tx, scope: Scope, ids: Sequence[str], applied: bool) -> None:
+        t = sql(tx).recorded()
+        if not ids:
+            return
+        member, params = t.dialect.in_list("id", ids)
+        t.execute(
+            f"UPDATE retrieval_feedback SET applied = ? WHERE {member} AND scope = ?",
+            (int(applied), *params, scope.key),
+        )
+
 
 def _feedback(row: Sequence[Any]) -> Feedback:
     signal = next(s for s in SIGNALS if s == row[2])

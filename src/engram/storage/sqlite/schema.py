@@ -476,6 +476,13 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE document_chunks SET fact_id = NULL WHERE fact_id = old.id;
     END;
     """,
+    # 14: whether consolidation has applied a feedback signal to its fact's strength
+    # (0 until it has; a revert of that step sets it back).
+    """
+    ALTER TABLE retrieval_feedback ADD COLUMN applied INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX retrieval_feedback_pending ON retrieval_feedback (scope, seq)
+        WHERE applied = 0;
+    """,
 )
 
 

@@ -101,6 +101,18 @@ class SQLiteFacts(FactTable):
             t.after_commit(lambda: self._index.forget(scope.key))
         return gone
 
+    def fulltext_sound(self, tx: Tx) -> bool:
+        try:  # FTS5 compares its index with the facts it was built from
+            sql(tx).conn.execute(
+                "INSERT INTO facts_fts (facts_fts, rank) VALUES ('integrity-check', 1)"
+            )
+        except sqlite3.DatabaseError:
+            return False
+        return True
+
+    def rebuild_fulltext(self, tx: Tx) -> None:
+        sql(tx).recorded().conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('rebuild')")
+
     def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
         conn = sql(tx).recorded().conn
         row = conn.execute(

@@ -1,0 +1,456 @@
+"""The consolidation cycle: a scope's memory tidied by what it holds and how it was used.
+
+``mem.consolidate(ref, steps=..., dry_run=...)`` runs these steps, in this order (each
+one sees what the steps before it left):
+
+1. **reindex**: the store's full-text index checked against its facts (FTS5's
+   ``integrity-check``; rebuilt when it fails), and facts that have no vector given one.
+2. **strengthen**: retrieval feedback not yet applied (:mod:`engram.core.usage`) moves
+   its facts' strengths. A use adds 0.1, never past 2.0 (a fact already stronger keeps
+   its strength); an ignore multiplies by 0.95, never under 0.05, but only from the
+   second ignore in a row (one ignored recall says little; uses reset the run). Each
+   signal is applied once.
+3. **prune**: unverified facts weaker than ``Policy.prune_below`` (0.2) and older than
+   ``Policy.prune_after`` (30 days) go to the trash. A fact with a source (a
+   conversation's turn) is never pruned.
+4. **merge**: near-duplicates fold into the oldest of them, which takes the highest
+   strength; the others go to the trash. Two facts are near-duplicates only when they
+   have the same type, tags and speaker, their words' Jaccard similarity is at least
+   0.6, their vectors' cosine at least 0.95, **and** they state the same figures, dates
+   and polarity (:mod:`engram.core.specifics`): "we met on the 3rd" and "we met on the
+   4th" never merge. A fact with a source, or one a document's chunk names, is never
+   merged away (it may be the one that stays). Pairs are found without comparing every
+   two facts: only facts sharing one of their rarest words are compared (prefix
+   filtering, which misses no pair at the Jaccard threshold).
+5. **derive**: the graph's model extractors (``llm``, ``spacy``; those the memory has)
+   read their backlog, up to 1000 facts each (:meth:`engram.core.graph.graph.Graph.extract`).
+   The rules read every fact as it is written and need no step.
+6. **compact**: the memory's caps (``max_facts``, ``max_age``) applied.
+
+Each step that changes something is one ledger entry (``consolidate.<step>``) written
+under the scope's lock while it runs. prune, merge, strengthen and compact are reverted
+like any write (a reverted strengthen marks its signals unapplied again). reindex
+repairs and derive's extraction follow from the facts and are not reverted. A run
+changes nothing when nothing calls for it: run twice, the second changes nothing.
+``dry_run`` plans each step in a snapshot and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from engram.core import ledger, limits, rules, specifics
+from engram.core.errors import CapabilityMissing, InvalidInput
+from engram.core.models import Caps, Fact, Writer
+
+if TYPE_CHECKING:
+    from engram.core.clock import Clock
+    from engram.core.graph.graph import Graph
+    from engram.core.ports import Embedder, Store, Tx
+    from engram.core.scopes import Scope
+    from engram.core.usage import Feedback
+
+STEPS = ("reindex", "strengthen", "prune", "merge", "derive", "compact")
+
+USE_STEP, USE_CAP = 0.1, 2.0
+IGNORE_FACTOR, IGNORE_FLOOR, IGNORES_BEFORE = 0.95, 0.05, 2
+JACCARD, COSINE = 0.6, 0.95
+DERIVE_LIMIT = 1000
+EMBED_BATCH = 256
+_ALL = 1 << 40  # every row a step reads (a step is bounded by the scope's size)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What consolidation prunes: facts weaker than ``prune_below`` (0 to 10) and older
+    than ``prune_after``."""
+
+    prune_below: float = 0.2
+    prune_after: timedelta = timedelta(days=30)
+
+    def __post_init__(self) -> None:
+        limits.check_strength(self.prune_below, "prune_below")
+        if not isinstance(self.prune_after, timedelta) or self.prune_after < timedelta(0):
+            raise InvalidInput(f"prune_after must be a timedelta >= 0, got {self.prune_after!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class StepReport:
+    """What one step did (or, in a dry run, would do): how many things it ``changed``
+    (none: the step found nothing to do), ``counts`` by kind, the facts it changed (for
+    merge, ``merged``: each fact kept with those folded into it), and its ledger entry
+    (None: nothing changed, a dry run, or a step whose work wrote entries of its own,
+    as derive does)."""
+
+    step: str
+    changed: int
+    counts: dict[str, int]
+    fact_ids: tuple[str, ...] = ()
+    entry: int | None = None
+    merged: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationReport:
+    dry_run: bool
+    steps: tuple[StepReport, ...]
+
+    @property
+    def changed(self) -> int:
+        return sum(s.changed for s in self.steps)
+
+    def step(self, name: str) -> StepReport | None:
+        return next((s for s in self.steps if s.step == name), None)
+
+
+def check_steps(steps: object) -> tuple[str, ...]:
+    """The steps named, in the cycle's order; InvalidInput for an unknown or none."""
+    if isinstance(steps, str) or not isinstance(steps, Sequence | set | frozenset):
+        raise InvalidInput("steps must be a list of step names")
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        raise InvalidInput(f"unknown step {unknown[0]!r}; the steps are {', '.join(STEPS)}")
+    if not steps:
+        raise InvalidInput(f"steps must name at least one of {', '.join(STEPS)}")
+    return tuple(s for s in STEPS if s in steps)
+
+
+class Consolidation:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        graph: Graph,
+        *,
+        policy: Policy | None,
+        caps: Callable[[], Caps],
+        clock: Clock,
+        writer: Writer,
+    ) -> None:
+        self._store, self._embedder, self._graph = store, embedder, graph
+        self._policy, self._caps, self._now, self._writer = policy, caps, clock, writer
+
+    @property
+    def enabled(self) -> bool:
+        return self._policy is not None
+
+    def run(
+        self, ref: Scope, *, steps: Sequence[str] = STEPS, dry_run: bool = False
+    ) -> ConsolidationReport:
+        if self._policy is None:
+            raise CapabilityMissing(
+                "consolidation is off in this memory (self-improvement disabled)",
+                hint="set ENGRAM_SELF_IMPROVE=true, or open the store with self_improve=True",
+            )
+        chosen = check_steps(steps)
+        if not isinstance(dry_run, bool):
+            raise InvalidInput("dry_run must be true or false")
+        runs: dict[str, Callable[[Scope, bool], StepReport]] = {
+            "reindex": self._reindex,
+            "strengthen": self._strengthen,
+            "prune": self._prune,
+            "merge": self._merge,
+            "derive": self._derive,
+            "compact": self._compact,
+        }
+        return ConsolidationReport(dry_run, tuple(runs[s](ref, dry_run) for s in chosen))
+
+    # -- running a step --------------------------------------------------------------
+    def _step(
+        self, ref: Scope, name: str, dry_run: bool, work: Callable[[Tx, ledger.Entry | None], Any]
+    ) -> Any:
+        """``work`` planned in a snapshot (a dry run: ``rec`` None), or planned and done
+        in one ledger entry under the scope's lock."""
+        store = self._store
+        if dry_run:
+            return store.run(lambda tx: work(tx, None), write=False)
+        now = self._now()
+
+        def run(tx: Tx) -> Any:
+            op = f"consolidate.{name}"
+            return ledger.write(store, tx, ref, op, self._writer, now, lambda rec: work(tx, rec))
+
+        return store.run(run, lock=[ref])
+
+    # -- reindex -----------------------------------------------------------------------
+    def _reindex(self, ref: Scope, dry_run: bool) -> StepReport:
+        store = self._store
+        missing = store.run(lambda tx: store.facts.without_vector(tx, ref, _ALL), write=False)
+        if dry_run or self._embedder is None:
+            vectors: dict[int, Any] = {}
+        else:
+            vectors = _embed(self._embedder, missing)
+
+        def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
+            sound = store.facts.fulltext_sound(tx)
+            if rec is None:
+                counts = {"fulltext_rebuilt": int(not sound), "vectors_added": len(missing)}
+                ids = tuple(i for _, i, _ in missing)
+                return StepReport("reindex", sum(counts.values()), counts, ids)
+            if not sound:
+                store.facts.rebuild_fulltext(tx)
+                rec.record("index", "fulltext", "rebuild")
+            still = {(s, c) for s, _, c in store.facts.without_vector(tx, ref, _ALL)}
+            added = [(s, i, c) for s, i, c in missing if (s, c) in still and s in vectors]
+            store.facts.add_vectors(tx, [(s, vectors[s]) for s, _, _ in added])
+            for _, fact_id, _ in added:
+                rec.record("index", fact_id, "vector")
+            counts = {"fulltext_rebuilt": int(not sound), "vectors_added": len(added)}
+            ids = tuple(i for _, i, _ in added)
+            return _entered(StepReport("reindex", sum(counts.values()), counts, ids), rec)
+
+        # The integrity check is an INSERT FTS5 answers: it needs a write transaction even
+        # when planning, and writes nothing.
+        if dry_run:
+            return store.run(lambda tx: work(tx, None))
+        return self._step(ref, "reindex", False, work)  # type: ignore[no-any-return]
+
+    # -- strengthen --------------------------------------------------------------------
+    def _strengthen(self, ref: Scope, dry_run: bool) -> StepReport:
+        store = self._store
+
+        def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
+            pending = store.usage.pending(tx, ref, _ALL)
+            by_fact: dict[str, list[Feedback]] = defaultdict(list)
+            for row in pending:
+                by_fact[row.fact_id].append(row)
+            facts = store.facts.by_ids(tx, ref, list(by_fact))
+            before: dict[str, list[Feedback]] = defaultdict(list)
+            for row in store.usage.applied(tx, ref, list(facts)):
+                before[row.fact_id].append(row)
+            up: list[str] = []
+            down: list[str] = []
+            for fact_id, rows in by_fact.items():
+                fact = facts.get(fact_id)
+                if fact is None:
+                    continue
+                new = strength_after(fact.strength, before[fact_id], rows)
+                if new == fact.strength:
+                    continue
+                (up if new > fact.strength else down).append(fact_id)
+                if rec is not None:
+                    store.facts.set_strength(tx, ref, fact_id, new)
+                    rec.record("fact", fact_id, "strength", strength_state(fact.strength))
+            applied = [r.id for r in pending if r.fact_id in facts]
+            if rec is not None:
+                store.usage.mark_applied(tx, ref, applied, True)
+                for row_id in applied:
+                    rec.record("feedback", row_id, "apply", json.dumps({"applied": False}))
+            counts = {"signals": len(applied), "strengthened": len(up), "weakened": len(down)}
+            changed = len(applied) + len(up) + len(down)
+            return _entered(StepReport("strengthen", changed, counts, tuple(up + down)), rec)
+
+        return self._step(ref, "strengthen", dry_run, work)  # type: ignore[no-any-return]
+
+    # -- prune -------------------------------------------------------------------------
+    def _prune(self, ref: Scope, dry_run: bool) -> StepReport:
+        assert self._policy is not None
+        policy, store = self._policy, self._store
+        cutoff = self._now() - int(policy.prune_after / timedelta(microseconds=1))
+
+        def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
+            weak = store.facts.weak(tx, ref, policy.prune_below, cutoff)
+            gone = weak if rec is None else rules.trash(rec, weak)
+            counts = {"pruned": len(gone)}
+            return _entered(StepReport("prune", len(gone), counts, tuple(gone)), rec)
+
+        return self._step(ref, "prune", dry_run, work)  # type: ignore[no-any-return]
+
+    # -- merge -------------------------------------------------------------------------
+    def _merge(self, ref: Scope, dry_run: bool) -> StepReport:
+        store = self._store
+
+        def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
+            facts = [f for f, _ in store.facts.page(tx, ref, None, _ALL)]
+            pairs = candidate_pairs(facts)
+            ids = sorted({i for pair in pairs for i in pair})
+            vectors = store.facts.vectors(tx, ref, ids) if ids else {}
+            near = [p for p in pairs if _cosine(vectors.get(p[0]), vectors.get(p[1])) >= COSINE]
+            named = store.documents.naming(tx, ref, ids) if ids else set()
+            groups = fold(facts, near, named)
+            by_id = {f.id: f for f in facts}
+            gone: list[str] = []
+            for keep, others in groups.items():
+                gone.extend(others)
+                if rec is None:
+                    continue
+                top = max(by_id[i].strength for i in (keep, *others))
+                if top > by_id[keep].strength:
+                    store.facts.set_strength(tx, ref, keep, top)
+                    rec.record("fact", keep, "strength", strength_state(by_id[keep].strength))
+                rules.trash(rec, list(others))
+            counts = {"merged": len(gone), "kept": len(groups)}
+            report = StepReport("merge", len(gone), counts, tuple(gone), merged=groups)
+            return _entered(report, rec)
+
+        return self._step(ref, "merge", dry_run, work)  # type: ignore[no-any-return]
+
+    # -- derive ------------------------------------------------------------------------
+    def _derive(self, ref: Scope, dry_run: bool) -> StepReport:
+        from engram.core.graph import backlog
+
+        counts: dict[str, int] = {}
+        for extractor in self._graph.model_extractors():
+            if dry_run:
+                waiting = backlog.unread(self._store, ref, extractor, None, DERIVE_LIMIT)
+                counts[f"{extractor}_facts_read"] = len(waiting)
+            else:
+                done = self._graph.extract(ref, extractor=extractor, limit=DERIVE_LIMIT)
+                counts[f"{extractor}_facts_read"] = done.facts_read
+        return StepReport("derive", sum(counts.values()), counts)
+
+    # -- compact -----------------------------------------------------------------------
+    def _compact(self, ref: Scope, dry_run: bool) -> StepReport:
+        caps, store = self._caps(), self._store
+        now = self._now()
+
+        def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
+            if rec is not None:
+                done = rules.apply_caps(rec, caps)
+                expired, over = done.expired, done.over_cap
+            else:
+                expired, over = _caps_plan(store, tx, ref, caps, now)
+            counts = {"expired": len(expired), "over_capacity": len(over)}
+            gone = tuple(expired + over)
+            return _entered(StepReport("compact", len(gone), counts, gone), rec)
+
+        return self._step(ref, "compact", dry_run, work)  # type: ignore[no-any-return]
+
+
+# -- the rules, apart from any store ---------------------------------------------------
+def strength_after(
+    strength: float, applied: Sequence[Feedback], pending: Sequence[Feedback]
+) -> float:
+    """A fact's strength once ``pending`` signals are applied, in order, after the
+    ``applied`` ones (which count for a run of ignores only)."""
+    run = 0
+    for row in applied:
+        run = 0 if row.signal == "used" else run + 1
+    value = strength
+    for row in pending:
+        if row.signal == "used":
+            run = 0
+            if value < USE_CAP:
+                value = min(value + USE_STEP, USE_CAP)
+        else:
+            run += 1
+            if run >= IGNORES_BEFORE and value > IGNORE_FLOOR:
+                value = max(value * IGNORE_FACTOR, IGNORE_FLOOR)
+    return value if value == strength else round(value, 6)
+
+
+def strength_state(strength: float) -> str:
+    """A live fact's before-state when only its strength changes."""
+    return json.dumps({"state": "live", "strength": strength})
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(t.lower() for t in specifics.TOKEN.findall(text))
+
+
+def _kin(fact: Fact) -> tuple[Any, ...]:
+    """What two facts must share to be compared at all: type, tags and speaker."""
+    return fact.type, tuple(sorted(fact.tags)), json.dumps(fact.metadata.get("speaker"))
+
+
+def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
+    """The pairs of kindred facts (same type, tags, speaker) whose words' Jaccard
+    similarity is at least 0.6 and that state the same specifics, as (older, newer)
+    ids. Prefix filtering: with each fact's words ordered rarest first, two sets at
+    Jaccard >= t share one of the first ``n - ceil(t n) + 1`` words of each."""
+    words = [_words(f.content) for f in facts]
+    seen: Counter[str] = Counter(w for ws in words for w in ws)
+    index: dict[tuple[Any, str], list[int]] = defaultdict(list)
+    order = sorted((i for i, ws in enumerate(words) if ws), key=lambda i: len(words[i]))
+    found: set[tuple[int, int]] = set()
+    for i in order:
+        mine = sorted(words[i], key=lambda w: (seen[w], w))
+        prefix = mine[: len(mine) - math.ceil(JACCARD * len(mine)) + 1]
+        kin = _kin(facts[i])
+        near: set[int] = set()
+        for word in prefix:
+            near.update(index[(kin, word)])
+        for j in near:
+            a, b = words[i], words[j]
+            if len(a & b) >= JACCARD * len(a | b):
+                found.add((min(i, j), max(i, j)))
+        for word in prefix:
+            index[(kin, word)].append(i)
+    pairs = []
+    for i, j in sorted(found):
+        if specifics.agree(facts[i].content, facts[j].content):
+            older, newer = sorted((facts[i], facts[j]), key=_age)
+            pairs.append((older.id, newer.id))
+    return pairs
+
+
+def _age(fact: Fact) -> tuple[Any, str]:
+    return fact.created_at, fact.id
+
+
+def fold(
+    facts: Sequence[Fact], pairs: Sequence[tuple[str, str]], protected: set[str]
+) -> dict[str, tuple[str, ...]]:
+    """The groups to merge: each kept fact with the newer facts folding into it. A fact
+    folds into the oldest fact it pairs with that stays; a fact with a source, or one in
+    ``protected``, never folds."""
+    partners: dict[str, list[str]] = defaultdict(list)
+    for older, newer in pairs:
+        partners[newer].append(older)
+    ages = {f.id: _age(f) for f in facts}
+    fixed = protected | {f.id for f in facts if f.source_ref is not None}
+    into: dict[str, str] = {}
+    groups: dict[str, list[str]] = defaultdict(list)
+    for fact in sorted(facts, key=_age):
+        if fact.id in fixed or fact.id not in partners:
+            continue
+        staying = [o for o in partners[fact.id] if o not in into]
+        if staying:
+            keep = min(staying, key=ages.__getitem__)
+            into[fact.id] = keep
+            groups[keep].append(fact.id)
+    return {keep: tuple(others) for keep, others in groups.items()}
+
+
+def _cosine(a: Any, b: Any) -> float:
+    if a is None or b is None:
+        return -1.0
+    norms = float(a @ a) ** 0.5 * float(b @ b) ** 0.5
+    return float(a @ b) / norms if norms else -1.0
+
+
+def _embed(embedder: Embedder, missing: Sequence[tuple[int, str, str]]) -> dict[int, Any]:
+    vectors: dict[int, Any] = {}
+    for start in range(0, len(missing), EMBED_BATCH):
+        part = missing[start : start + EMBED_BATCH]
+        for (seq, _, _), vector in zip(
+            part, embedder.embed([c for _, _, c in part], "passage"), strict=True
+        ):
+            vectors[seq] = vector
+    return vectors
+
+
+def _caps_plan(
+    store: Store, tx: Tx, ref: Scope, caps: Caps, now: int
+) -> tuple[list[str], list[str]]:
+    expired = store.facts.created_before(tx, ref, now - caps.max_age_us) if caps.max_age_us else []
+    over: list[str] = []
+    if caps.max_facts:
+        left = store.facts.count(tx, ref) - len(expired)
+        if left > caps.max_facts:
+            gone = set(expired)
+            oldest = store.facts.oldest(tx, ref, left - caps.max_facts + len(expired))
+            over = [i for i in oldest if i not in gone][: left - caps.max_facts]
+    return expired, over
+
+
+def _entered(report: StepReport, rec: ledger.Entry | None) -> StepReport:
+    if rec is None or not report.changed:
+        return report
+    return replace(report, entry=rec.seq)

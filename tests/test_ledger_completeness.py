@@ -403,6 +403,7 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
     f2 = c.post(f"{base}/facts", json={"content": "fact two"}).json()["id"]
     f3 = c.post(f"{base}/facts", json={"content": "fact three"}).json()["id"]
     read = c.post(f"{base}/facts", json={"content": "Ana reads in Lisbon"}).json()["id"]
+    c.post(f"{base}/feedback/{read}", json={"signal": "used"})  # for consolidation to apply
     c.post(f"{base}/facts", json={"content": "old", "createdAt": "2020-01-01T00:00:00Z"})
     c.delete(f"{base}/facts/{f3}")
     c.put(f"{base}/memory/doomed", json={"value": 1})
@@ -442,6 +443,9 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
             f"{base}/facts/{f1}", json={"content": "fact one, corrected"}
         ),
         ("DELETE", "/agents/{agent_id}/facts/{fact_id}"): lambda: c.delete(f"{base}/facts/{f2}"),
+        ("POST", "/agents/{agent_id}/consolidations"): lambda: c.post(
+            f"{base}/consolidations", json={"steps": ["strengthen"]}
+        ),
         ("POST", "/agents/{agent_id}/compactions"): lambda: c.post(
             f"{base}/compactions", json={"maxAgeMs": 86_400_000}
         ),
@@ -641,6 +645,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
             "feedback", "detect", read, "--response", "Ana reads in Lisbon.", *embeds
         ),
         "feedback record": lambda: run("feedback", "record", read, "used", *scoped),
+        "consolidate": lambda: run("consolidate", "--step", "strengthen", *embeds),
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
         "ingest": lambda: run("ingest", str(_notes_dir()), *embeds),

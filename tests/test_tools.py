@@ -18,6 +18,7 @@ REF = ResourceRef("tools-user")
 OTHER = ResourceRef("someone-else")
 ROWS = "SELECT (SELECT count(*) FROM facts), (SELECT count(*) FROM ledger)"
 NAMES = ["memory_add", "memory_search", "memory_update", "memory_delete", "memory_merge"]
+REFLECTING = [*NAMES, "memory_reflect"]
 
 
 def _tools(mem: engram.Memory, ref: ResourceRef = REF) -> dict[str, engram.Tool]:
@@ -42,13 +43,13 @@ def _entries(mem: engram.Memory, ref: ResourceRef = REF) -> int:
 
 def test_the_specifications_are_closed_json_schemas(mem: engram.Memory) -> None:
     specs = [t.spec() for t in mem.create_tools(REF)]
-    assert [s["name"] for s in specs] == NAMES
+    assert [s["name"] for s in specs] == REFLECTING
     for spec in specs:
         schema = spec["parameters"]
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert set(schema["required"]) <= set(schema["properties"])
         assert "scope" not in schema["properties"] and spec["description"]
-    assert "memory_reflect" not in [t.name for t in mem.create_tools(REF, include_reflect=True)]
+    assert [t.name for t in mem.create_tools(REF, include_reflect=False)] == NAMES
     with pytest.raises(engram.InvalidInput):
         mem.create_tools(REF, include_reflect="yes")  # type: ignore[arg-type]
 
@@ -171,3 +172,22 @@ def test_a_visitor_not_signed_in_is_told_so() -> None:
 def _minimal(tool: engram.Tool) -> dict[str, Any]:
     values = {"content": "x", "query": "x", "id": "f_1", "ids": ["f_1", "f_2"]}
     return {k: values[k] for k in tool.parameters["required"]}
+
+
+def test_reflect_runs_the_consolidation_cycle_and_is_absent_when_it_is_off(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    with engram.open(target, embedder=hashing) as mem:
+        mem.remember_many(REF, ["Ana moved to Lyon in 2020.", "ana moved to Lyon in 2020!"])
+        reflect = _tools(mem)["memory_reflect"]
+        before = _entries(mem)
+        assert _ok(reflect, {"dryRun": True}).startswith("Would change 1 in all. merge: 1 merged")
+        assert _entries(mem) == before and mem.count(REF) == 2
+        assert _ok(reflect, {}).startswith("Changed 1 in all. merge: 1 merged")
+        assert _entries(mem) == before + 1 and mem.count(REF) == 1
+        assert _ok(reflect, {}) == "Nothing to tidy: the memory is consolidated."
+        refused = reflect({"dryRun": "yes"})
+        assert refused.is_error and "dryRun" in refused.text
+    with engram.open(target, embedder=hashing, self_improve=False) as mem:
+        assert [t.name for t in mem.create_tools(REF)] == NAMES
+        assert [t.name for t in mem.acting(actor="a").create_tools(REF)] == NAMES

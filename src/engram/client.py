@@ -22,6 +22,7 @@ from engram.core.conversations import Turn
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
+from engram.wire import consolidation as consolidation_wire
 from engram.wire import graph as graph_wire
 from engram.wire import usage as usage_wire
 
@@ -340,6 +341,17 @@ class Client:
     def usage(self, agent_id: str) -> UsageClient:
         """The agent's retrieval feedback, as ``Memory.usage`` with the agent for a scope."""
         return UsageClient(self, f"/agents/{_quote(agent_id)}/feedback")
+
+    # -- consolidation ---------------------------------------------------------------
+    def consolidate(
+        self, agent_id: str, *, steps: Sequence[str] | None = None, dry_run: bool = False
+    ) -> JSON:
+        """Runs the consolidation cycle (or ``steps``) over the agent's memory:
+        ``{dryRun, changed, steps: [{step, changed, counts, factIds, merged, entry}]}``.
+        CapabilityMissing when the service does not self-improve."""
+        fields = _params(steps=None if steps is None else list(steps), dryRun=dry_run)
+        spec = _body(consolidation_wire.ConsolidationSpec, **fields)
+        return self.send("POST", f"/agents/{_quote(agent_id)}/consolidations", spec)
 
     # -- people ----------------------------------------------------------------------
     def app(self, app: str) -> AppClient:

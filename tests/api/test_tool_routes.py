@@ -26,6 +26,7 @@ SECRET = "tools-secret-0123456789abcdef0123456789"
 SERVICE = "tools-service-token"
 ROWS = "SELECT (SELECT count(*) FROM facts), (SELECT count(*) FROM ledger)"
 NAMES = ["memory_add", "memory_search", "memory_update", "memory_delete", "memory_merge"]
+REFLECTING = [*NAMES, "memory_reflect"]  # an agent's tools; a person's never reflect
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_an_agent_s_tools_are_listed_and_called(http: TestClient, target: Target
     agent = ok(http.post("/agents", json={"name": "helper"}), 201)["id"]
     tools = f"/agents/{agent}/tools"
     listed = ok(http.get(tools))["tools"]
-    assert [t["name"] for t in listed] == NAMES
+    assert [t["name"] for t in listed] == REFLECTING
     assert listed[0]["parameters"]["required"] == ["content"]
     added = ok(http.post(f"{tools}/memory_add", json={"content": "Ana drinks green tea"}))
     assert added == {"text": added["text"], "isError": False}
@@ -69,7 +70,7 @@ def test_an_agent_s_tools_are_listed_and_called(http: TestClient, target: Target
         assert ok(http.post(f"{tools}/memory_update", json=body))["isError"]
     assert stores.rows(target, ROWS) == before
     # What the route itself cannot serve is an error page.
-    error(http.post(f"{tools}/memory_reflect", json={}), 404, "not_found")
+    error(http.post(f"{tools}/memory_think", json={}), 404, "not_found")
     error(http.post(f"{tools}/memory_add", json=["content"]), 400, "invalid_input")
     error(http.post("/agents/a_nobody/tools/memory_add", json={"content": "x"}), 404, "not_found")
     assert stores.rows(target, ROWS) == before
@@ -129,13 +130,13 @@ def test_a_visitor_with_no_token_is_told_nothing_is_remembered(
 def test_the_client_lists_and_calls_tools(http: TestClient) -> None:
     client = engram.Client(token=SERVICE, http=http)
     agent = client.register("helper")["id"]
-    assert [t["name"] for t in client.tools(agent)] == NAMES
+    assert [t["name"] for t in client.tools(agent)] == REFLECTING
     added = client.call_tool(agent, "memory_add", {"content": "Bo plays chess"})
     assert added["isError"] is False
     assert "Bo plays chess" in client.call_tool(agent, "memory_search", {"query": "chess"})["text"]
     assert client.call_tool(agent, "memory_add", {})["isError"] is True
     with pytest.raises(engram.NotFound):
-        client.call_tool(agent, "memory_reflect", {})
+        client.call_tool(agent, "memory_think", {})
     token = jwt.encode({"sub": "p1", "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
     person = engram.Client(token=token, http=http).app("app:notes")
     assert [t["name"] for t in person.tools()] == NAMES

@@ -9,6 +9,7 @@ from fastapi import Depends, FastAPI
 
 from engram.api import (
     agents,
+    consolidation,
     documents,
     errors,
     facts,
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(health.router, dependencies=service_only)
     app.include_router(graph.router, dependencies=service_only)
     app.include_router(usage.router, dependencies=service_only)
+    app.include_router(consolidation.router, dependencies=service_only)
     app.include_router(documents.router, dependencies=service_only)
     app.include_router(people.router)
     app.include_router(people_graph.router)

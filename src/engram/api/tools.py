@@ -50,7 +50,8 @@ def _named(found: list[tools.Tool], name: str) -> tools.Tool:
     for tool in found:
         if tool.name == name:
             return tool
-    raise NotFound(f"no tool {name!r}", hint=f"the tools are {', '.join(tools.NAMES)}")
+    names = ", ".join(t.name for t in found)
+    raise NotFound(f"no tool {name!r}", hint=f"the tools are {names}")
 
 
 @router.get("")

@@ -19,6 +19,7 @@ from pathlib import Path
 from engram.backends import is_url
 from engram.cli import feedback, graph, render
 from engram.cli.render import Output
+from engram.core.consolidation import STEPS
 from engram.core.conversations import Turn
 from engram.core.documents import files
 from engram.core.errors import InvalidInput
@@ -238,6 +239,11 @@ def compact(mem: Memory, args: argparse.Namespace) -> Output:
     )
 
 
+def consolidate(mem: Memory, args: argparse.Namespace) -> Output:
+    report = mem.consolidate(_ref(args), steps=args.steps or STEPS, dry_run=args.dry_run)
+    return render.consolidated(report)
+
+
 # -- sessions and episodes ------------------------------------------------------------
 def session_start(mem: Memory, args: argparse.Namespace) -> Output:
     started = mem.sessions.start(
@@ -366,6 +372,7 @@ def _program() -> str:
 HANDLERS: dict[str, Handler] = {
     "remember": remember,
     "ingest": ingest,
+    "consolidate": consolidate,
     "recall": recall,
     "facts": facts,
     "forget": forget,

@@ -24,8 +24,10 @@ from engram.core.models import (
     WorkingPage,
 )
 from engram.core.scopes import PersonAppRef, Scope
+from engram.wire.consolidation import ConsolidationOut
 
 if TYPE_CHECKING:
+    from engram.core.consolidation import ConsolidationReport
     from engram.core.conversations import Conversation
     from engram.core.documents.models import WalkReport
     from engram.core.episodes import EntryPage, SessionNode
@@ -306,6 +308,19 @@ def compacted(result: Compaction) -> Output:
         f"{len(result.over_cap)} over the max count)"
     )
     return Output(wire.CompactionOut.of(result).model_dump(mode="json"), [line])
+
+
+def consolidated(report: ConsolidationReport) -> Output:
+    """One line per step: what it changed (or would), by kind, and its ledger entry."""
+    lines = []
+    for step in report.steps:
+        counts = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in step.counts.items())
+        entry = f" (entry {step.entry})" if step.entry is not None else ""
+        lines.append(f"{step.step}: {counts or 'nothing to do'}{entry}")
+    verb = "would change" if report.dry_run else "changed"
+    dry = " (a dry run: nothing written)" if report.dry_run else ""
+    lines.append(f"{verb} {report.changed} in all{dry}")
+    return Output(ConsolidationOut.of(report).model_dump(mode="json"), lines)
 
 
 def health(report: HealthReport, where: str) -> Output:

@@ -137,6 +137,10 @@ class Consolidation:
         self._policy, self._caps, self._now, self._writer = policy, caps, clock, writer
 
     @property
+    def policy(self) -> Policy | None:
+        return self._policy
+
+    @property
     def enabled(self) -> bool:
         return self._policy is not None
 

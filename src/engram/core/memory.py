@@ -201,6 +201,7 @@ class Memory:
             reranker=self._reranker,
             chat=self._chat,
             recogniser=self._recogniser,
+            consolidation=self._consolidation.policy,
         )
 
     @property
@@ -475,11 +476,12 @@ class Memory:
     def create_tools(self, ref: Scope, *, include_reflect: bool = True) -> list[tools.Tool]:
         """The memory tools bound to ``ref`` (:mod:`engram.core.tools`): add, search,
         update, delete and merge, each a name, a description, a JSON Schema and a call
-        answering text. ``memory_reflect`` is never among them: this memory runs no
-        consolidation cycle behind it (``include_reflect`` changes nothing)."""
+        answering text; and ``memory_reflect`` (a consolidation run) when this memory
+        self-improves and ``include_reflect`` is true."""
         if not isinstance(include_reflect, bool):
             raise InvalidInput("include_reflect must be true or false")
-        return tools.create(tools.AgentBacking(self, ref))
+        reflect = include_reflect and self.self_improving
+        return tools.create(tools.AgentBacking(self, ref), reflect=reflect)
 
     # -- documents ---------------------------------------------------------------
     def ingest_text(

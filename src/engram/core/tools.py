@@ -15,8 +15,11 @@ ledger entry, as the library call behind it is.
 - ``memory_update{id, content}``: new words for a fact.
 - ``memory_delete{id}``: forgets it (to the trash; a person's memories for good).
 - ``memory_merge{ids, content}``: folds 2 to 10 facts into one, in the words given.
-- ``memory_reflect`` is left out: it needs a consolidation cycle, which this memory does
-  not run (``include_reflect`` is accepted for hosts that ask for it, and changes nothing).
+- ``memory_reflect{dryRun?}``: runs the consolidation cycle over the scope
+  (:mod:`engram.core.consolidation`) and answers what it changed, one ledger entry for
+  each step that changed something. An agent's tools have it when the memory
+  self-improves; a person's never do (what is remembered of a person changes by the
+  person's or the application's explicit call, not a cycle an agent starts).
 """
 
 from __future__ import annotations
@@ -30,12 +33,20 @@ from engram.core.models import Fact, RecallMode
 from engram.core.scopes import Scope
 
 if TYPE_CHECKING:
+    from engram.core.consolidation import ConsolidationReport
     from engram.core.memory import Memory
     from engram.core.people import AppMemory, Person
 
 MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
-NAMES = ("memory_add", "memory_search", "memory_update", "memory_delete", "memory_merge")
+NAMES = (
+    "memory_add",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "memory_merge",
+    "memory_reflect",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +83,8 @@ class Backing(Protocol):
     def delete(self, fact_id: str) -> bool: ...
 
     def merge(self, fact_ids: Sequence[str], content: str) -> Fact: ...
+
+    def reflect(self, dry_run: bool) -> ConsolidationReport: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +137,9 @@ class AgentBacking:
     def merge(self, fact_ids: Sequence[str], content: str) -> Fact:
         return self._memory.merge(self._ref, fact_ids, content)
 
+    def reflect(self, dry_run: bool) -> ConsolidationReport:
+        return self._memory.consolidate(self._ref, dry_run=dry_run)
+
 
 class PersonBacking(AgentBacking):
     """The tools an application's agent has over what it remembers of one person: its
@@ -173,8 +189,9 @@ def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, An
     }
 
 
-def create(backing: Backing) -> list[Tool]:
-    """The memory tools over ``backing``, in a fixed order."""
+def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
+    """The memory tools over ``backing``, in a fixed order; ``memory_reflect`` last,
+    when ``reflect``."""
 
     def add(args: Mapping[str, Any]) -> str:
         fact = backing.add(
@@ -203,7 +220,10 @@ def create(backing: Backing) -> list[Tool]:
         gone = ", ".join(f"[{i}]" for i in dict.fromkeys(args["ids"]) if i != fact.id)
         return f"Merged {gone} into [{fact.id}]: {fact.content}"
 
-    return [
+    def consolidate(args: Mapping[str, Any]) -> str:
+        return reflection(backing.reflect(bool(args.get("dryRun", False))))
+
+    made = [
         Tool(
             "memory_add",
             "Remember a fact worth keeping beyond this conversation: one self-contained "
@@ -269,6 +289,31 @@ def create(backing: Backing) -> list[Tool]:
             merge,
         ),
     ]
+    if reflect:
+        made.append(
+            Tool(
+                "memory_reflect",
+                "Tidy this memory: merge facts that say the same thing, prune weak old "
+                "ones, and adjust strengths from which recalled facts answers used. "
+                "Answers what changed; with dryRun, what would change.",
+                _object({"dryRun": {"type": "boolean", "description": "change nothing"}}, []),
+                consolidate,
+            )
+        )
+    return made
+
+
+def reflection(report: ConsolidationReport) -> str:
+    """What a consolidation run changed, in a sentence for the model."""
+    done = [
+        f"{step.step}: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in step.counts.items())
+        for step in report.steps
+        if step.changed
+    ]
+    if not done:
+        return "Nothing to tidy: the memory is consolidated."
+    verb = "Would change" if report.dry_run else "Changed"
+    return f"{verb} {report.changed} in all. " + "; ".join(done) + "."
 
 
 def answering(sentence: str) -> list[Tool]:
@@ -333,6 +378,10 @@ def _value(where: str, schema: Mapping[str, Any], value: object) -> Any:
             raise InvalidInput(
                 f"{where} must be from {schema['minimum']} to {schema['maximum']}, got {value}"
             )
+        return value
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise InvalidInput(f"{where} must be true or false")
         return value
     if not isinstance(value, list):
         raise InvalidInput(f"{where} must be a list")

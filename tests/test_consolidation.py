@@ -9,6 +9,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import engram
 from engram import CapabilityMissing, Conflict, InvalidInput, Note, ResourceRef
@@ -115,6 +117,27 @@ def test_candidate_pairs_miss_no_pair_prefix_filtering_allows() -> None:
                 expected.add((f"f{i}", f"f{j}"))
     assert set(consolidation.candidate_pairs(facts)) == expected
     assert ("f2", "f3") in expected and ("f0", "f1") not in expected  # one vs two differ
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("a b c d e f g h 1 2 not".split()), max_size=9)))
+def test_candidate_pairs_are_exactly_the_pairs_over_the_threshold(texts: list[list[str]]) -> None:
+    clock = ManualClock()
+    facts = [
+        engram.Fact(f"f{i}", REF, " ".join(t), engram_time(clock), engram_time(clock))
+        for i, t in enumerate(texts)
+    ]
+    words = [consolidation._words(f.content) for f in facts]
+    expected = {
+        (f"f{i}", f"f{j}")
+        for i in range(len(facts))
+        for j in range(i + 1, len(facts))
+        if words[i]
+        and words[j]
+        and len(words[i] & words[j]) >= 0.6 * len(words[i] | words[j])
+        and specifics.agree(facts[i].content, facts[j].content)
+    }
+    assert set(consolidation.candidate_pairs(facts)) == expected
 
 
 def engram_time(clock: ManualClock) -> Any:

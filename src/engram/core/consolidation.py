@@ -61,6 +61,7 @@ STEPS = ("reindex", "strengthen", "prune", "merge", "derive", "compact")
 USE_STEP, USE_CAP = 0.1, 2.0
 IGNORE_FACTOR, IGNORE_FLOOR, IGNORES_BEFORE = 0.95, 0.05, 2
 JACCARD, COSINE = 0.6, 0.95
+INDEXED = 2 * JACCARD / (1 + JACCARD)
 DERIVE_LIMIT = 1000
 EMBED_BATCH = 256
 _ALL = 1 << 40  # every row a step reads (a step is bounded by the scope's size)
@@ -359,8 +360,10 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _kin(fact: Fact) -> tuple[Any, ...]:
-    """What two facts must share to be compared at all: type, tags and speaker."""
-    return fact.type, tuple(sorted(fact.tags)), json.dumps(fact.metadata.get("speaker"))
+    """What two facts must share to be compared at all: type, tags, speaker, and the
+    figures, dates and polarity they state."""
+    speaker = json.dumps(fact.metadata.get("speaker"))
+    return fact.type, tuple(sorted(fact.tags)), speaker, specifics.of(fact.content)
 
 
 def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
@@ -369,6 +372,7 @@ def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
     ids. Prefix filtering: with each fact's words ordered rarest first, two sets at
     Jaccard >= t share one of the first ``n - ceil(t n) + 1`` words of each."""
     words = [_words(f.content) for f in facts]
+    kins = [_kin(f) for f in facts]
     seen: Counter[str] = Counter(w for ws in words for w in ws)
     index: dict[tuple[Any, str], list[int]] = defaultdict(list)
     order = sorted((i for i, ws in enumerate(words) if ws), key=lambda i: len(words[i]))
@@ -376,21 +380,24 @@ def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
     for i in order:
         mine = sorted(words[i], key=lambda w: (seen[w], w))
         prefix = mine[: len(mine) - math.ceil(JACCARD * len(mine)) + 1]
-        kin = _kin(facts[i])
+        kin = kins[i]
         near: set[int] = set()
         for word in prefix:
             near.update(index[(kin, word)])
+        a = words[i]
+        shortest = JACCARD * len(a)  # facts come shortest first: j is no longer than i
         for j in near:
-            a, b = words[i], words[j]
-            if len(a & b) >= JACCARD * len(a | b):
+            b = words[j]
+            if len(b) >= shortest and len(a & b) >= JACCARD * len(a | b):
                 found.add((min(i, j), max(i, j)))
-        for word in prefix:
+        # Indexed under a shorter prefix: a longer fact probing it later still meets it
+        # (an index prefix of n - ceil(2t/(1+t) n) + 1 words, as PPJoin proves).
+        for word in mine[: len(mine) - math.ceil(INDEXED * len(mine)) + 1]:
             index[(kin, word)].append(i)
     pairs = []
     for i, j in sorted(found):
-        if specifics.agree(facts[i].content, facts[j].content):
-            older, newer = sorted((facts[i], facts[j]), key=_age)
-            pairs.append((older.id, newer.id))
+        older, newer = sorted((facts[i], facts[j]), key=_age)
+        pairs.append((older.id, newer.id))
     return pairs
 
 

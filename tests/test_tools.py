@@ -191,3 +191,42 @@ def test_reflect_runs_the_consolidation_cycle_and_is_absent_when_it_is_off(
     with engram.open(target, embedder=hashing, self_improve=False) as mem:
         assert [t.name for t in mem.create_tools(REF)] == NAMES
         assert [t.name for t in mem.acting(actor="a").create_tools(REF)] == NAMES
+
+
+def test_merge_without_content_takes_the_chat_model_s_words_when_they_lose_nothing(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    from chat_server import ChatEndpoint
+
+    endpoint = ChatEndpoint()
+    try:
+        with engram.open(target, embedder=hashing, chat=endpoint.chat()) as mem:
+            rent = mem.remember(REF, "Ana pays 950 a month for the flat")
+            lyon = mem.remember(REF, "Ana's flat is in Lyon")
+            endpoint.answers[lyon.content] = "Ana pays 950 a month for her flat in Lyon."
+            merge = _tools(mem)["memory_merge"]
+            assert merge.parameters["required"] == ["ids"]
+            text = _ok(merge, {"ids": [rent.id, lyon.id]})
+            merged = "Ana pays 950 a month for her flat in Lyon."
+            assert text.endswith(f"into [{_id(text)}]: {merged}")
+            assert endpoint.asked()[-1] == "Notes:\n1. " + rent.content + "\n2. " + lyon.content
+
+            bike = mem.remember(REF, "Bo bought a bike for 300")
+            red = mem.remember(REF, "Bo's bike is red")
+            endpoint.answers[red.content] = "Bo bought a red bike."  # 300 left out
+            before = _entries(mem)
+            refused = merge({"ids": [bike.id, red.id]})
+            assert refused.is_error and "leave out 300" in refused.text
+            with pytest.raises(engram.UpstreamFailure, match="leave out 300"):
+                mem.merge(REF, [bike.id, red.id])
+            assert _entries(mem) == before and mem.count(REF) == 3
+    finally:
+        endpoint.close()
+
+
+def test_merge_without_content_or_a_chat_model_is_refused(mem: engram.Memory) -> None:
+    a, b = mem.remember_many(REF, ["one", "two"])
+    assert _tools(mem)["memory_merge"].parameters["required"] == ["ids", "content"]
+    with pytest.raises(engram.InvalidInput, match="content is required"):
+        mem.merge(REF, [a.id, b.id])
+    assert mem.count(REF) == 2

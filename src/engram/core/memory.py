@@ -19,6 +19,7 @@ from engram.core import (
     health,
     ledger,
     limits,
+    merging,
     query,
     relevance,
     reranking,
@@ -403,7 +404,12 @@ class Memory:
         return store.run(lambda tx: self._entry(tx, ref, "correct", now, write), lock=[ref])
 
     def merge(
-        self, ref: Scope, fact_ids: Sequence[str], content: str, *, hard: bool = False
+        self,
+        ref: Scope,
+        fact_ids: Sequence[str],
+        content: str | None = None,
+        *,
+        hard: bool = False,
     ) -> Fact:
         """Folds 2 to 10 of the scope's live facts into one fact of ``content``, in one
         ledger entry: the merged fact carries the union of their tags, their type when
@@ -411,16 +417,28 @@ class Memory:
         for good, as :meth:`delete_traces` deletes). When ``content`` is one of theirs
         (or another live fact's) words, that fact stays and takes the others' place.
 
-        No model writes the merged words here: ``content`` is required. Raises
-        InvalidInput (fewer than 2 or more than 10 ids, bad content), NotFound (an id
-        that is not a live fact of the scope), UpstreamFailure (nothing written)."""
+        Without ``content``, the memory's chat model writes the merged words
+        (:mod:`engram.core.merging`), outside any transaction, and they must cite every
+        figure and name the facts hold. Raises InvalidInput (fewer than 2 or more than 10
+        ids, bad content, no content and no chat model), NotFound (an id that is not a
+        live fact of the scope), UpstreamFailure (the model failed or left something
+        out; nothing written)."""
         ids = limits.check_ids(fact_ids, "fact_ids")
         if not MERGE_MIN <= len(ids) <= MERGE_MAX:
             raise InvalidInput(
                 f"fact_ids must name {MERGE_MIN} to {MERGE_MAX} facts, got {len(ids)}"
             )
-        text, store = limits.check_content(content), self._store
+        if content is None and self._chat is None:
+            raise InvalidInput(
+                "content is required: this memory has no chat model to write merged words",
+                hint="pass the merged words, or open the store with chat=engram.RemoteChat(...)",
+            )
+        store = self._store
         sources = self._live(ref, ids)
+        if content is None:
+            assert self._chat is not None
+            content = merging.write(self._chat, [f.content for f in sources])
+        text = limits.check_content(content)
         types = {f.type for f in sources}
         note = Note(
             text,

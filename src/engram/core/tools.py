@@ -14,7 +14,9 @@ ledger entry, as the library call behind it is.
   (relevance)``, best first.
 - ``memory_update{id, content}``: new words for a fact.
 - ``memory_delete{id}``: forgets it (to the trash; a person's memories for good).
-- ``memory_merge{ids, content}``: folds 2 to 10 facts into one, in the words given.
+- ``memory_merge{ids, content}``: folds 2 to 10 facts into one, in the words given;
+  ``content`` may be left out when the memory has a chat model, which then writes them
+  (citing every figure and name the facts hold: :mod:`engram.core.merging`).
 - ``memory_reflect{dryRun?}``: runs the consolidation cycle over the scope
   (:mod:`engram.core.consolidation`) and answers what it changed, one ledger entry for
   each step that changed something. An agent's tools have it when the memory
@@ -82,7 +84,10 @@ class Backing(Protocol):
 
     def delete(self, fact_id: str) -> bool: ...
 
-    def merge(self, fact_ids: Sequence[str], content: str) -> Fact: ...
+    def merge(self, fact_ids: Sequence[str], content: str | None) -> Fact: ...
+
+    @property
+    def writes_merges(self) -> bool: ...
 
     def reflect(self, dry_run: bool) -> ConsolidationReport: ...
 
@@ -134,8 +139,12 @@ class AgentBacking:
     def delete(self, fact_id: str) -> bool:
         return self._memory.forget(self._ref, fact_id)
 
-    def merge(self, fact_ids: Sequence[str], content: str) -> Fact:
+    def merge(self, fact_ids: Sequence[str], content: str | None) -> Fact:
         return self._memory.merge(self._ref, fact_ids, content)
+
+    @property
+    def writes_merges(self) -> bool:
+        return self._memory.chat is not None
 
     def reflect(self, dry_run: bool) -> ConsolidationReport:
         return self._memory.consolidate(self._ref, dry_run=dry_run)
@@ -165,7 +174,7 @@ class PersonBacking(AgentBacking):
     def delete(self, fact_id: str) -> bool:
         return self._memory.forget(self._ref, fact_id, hard=True)
 
-    def merge(self, fact_ids: Sequence[str], content: str) -> Fact:
+    def merge(self, fact_ids: Sequence[str], content: str | None) -> Fact:
         return self._memory.merge(self._ref, fact_ids, content, hard=True)
 
 
@@ -216,9 +225,11 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
         return f"Forgot [{args['id']}]."
 
     def merge(args: Mapping[str, Any]) -> str:
-        fact = backing.merge(args["ids"], args["content"])
+        fact = backing.merge(args["ids"], args.get("content"))
         gone = ", ".join(f"[{i}]" for i in dict.fromkeys(args["ids"]) if i != fact.id)
         return f"Merged {gone} into [{fact.id}]: {fact.content}"
+
+    writes = backing.writes_merges
 
     def consolidate(args: Mapping[str, Any]) -> str:
         return reflection(backing.reflect(bool(args.get("dryRun", False))))
@@ -278,13 +289,14 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
         Tool(
             "memory_merge",
             "Fold 2 to 10 facts that say the same thing into one, in the words given; "
-            "the others are forgotten.",
+            "the others are forgotten."
+            + (" Without content, the memory writes the merged words." if writes else ""),
             _object(
                 {
                     "ids": {"type": "array", "items": _ID, "minItems": 2, "maxItems": 10},
                     "content": _CONTENT | {"description": "the merged fact"},
                 },
-                ["ids", "content"],
+                ["ids"] if writes else ["ids", "content"],
             ),
             merge,
         ),
@@ -328,6 +340,8 @@ def answering(sentence: str) -> list[Tool]:
 
 class _Nowhere:
     """A backing never called: :func:`answering` replaces every handler."""
+
+    writes_merges = False
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"{name} called on no memory")

@@ -373,14 +373,17 @@ def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
     Jaccard >= t share one of the first ``n - ceil(t n) + 1`` words of each."""
     words = [_words(f.content) for f in facts]
     kins = [_kin(f) for f in facts]
-    seen: Counter[str] = Counter(w for ws in words for w in ws)
+    # Rarity is counted among kindred facts, the only ones ever compared: a word every
+    # one of them holds (their shared figure, say) never picks candidates.
+    pairs_of = zip(kins, words, strict=True)
+    seen: Counter[tuple[Any, str]] = Counter((k, w) for k, ws in pairs_of for w in ws)
     index: dict[tuple[Any, str], list[int]] = defaultdict(list)
     order = sorted((i for i, ws in enumerate(words) if ws), key=lambda i: len(words[i]))
     found: set[tuple[int, int]] = set()
     for i in order:
-        mine = sorted(words[i], key=lambda w: (seen[w], w))
-        prefix = mine[: len(mine) - math.ceil(JACCARD * len(mine)) + 1]
         kin = kins[i]
+        mine = sorted(words[i], key=lambda w: (seen[(kin, w)], w))
+        prefix = mine[: len(mine) - math.ceil(JACCARD * len(mine)) + 1]
         near: set[int] = set()
         for word in prefix:
             near.update(index[(kin, word)])

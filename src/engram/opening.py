@@ -19,6 +19,7 @@ from engram.core.models import Caps
 
 if TYPE_CHECKING:
     from engram.core.clock import Clock
+    from engram.core.documents.urls import Fetcher
     from engram.core.memory import Memory
     from engram.core.ports import ChatModel, Embedder, NameRecogniser, Reranker, Store
 
@@ -40,6 +41,7 @@ def open(
     extractor: str = "rules",
     chat: ChatModel | None = None,
     recogniser: NameRecogniser | None = None,
+    fetcher: Fetcher | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -76,6 +78,10 @@ def open(
     one, that raises CapabilityMissing. ``recogniser`` (optional, e.g.
     :class:`engram.SpacyRecogniser`) is, likewise, what ``extractor="spacy"`` reads them
     with.
+
+    ``fetcher`` fetches the URLs ``mem.ingest`` is given; by default
+    :class:`engram.fetching.HttpFetcher` (httpx, private addresses refused unless the
+    call allows them).
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
@@ -87,6 +93,7 @@ def open(
     )
     from engram.core.clock import now_us
     from engram.core.memory import Memory
+    from engram.fetching import HttpFetcher
 
     chosen = _embedder(embedder)
     _check_reranker(reranker)
@@ -109,6 +116,7 @@ def open(
         reranker=reranker,
         chat=chat,
         recogniser=recogniser,
+        fetcher=fetcher or HttpFetcher(),
     )
 
 

@@ -101,7 +101,7 @@ def refused(address: Address) -> str | None:
     """What kind of non-public address this is, or None for a public one."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
-    for kind in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+    for kind in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
         if getattr(address, f"is_{kind}"):
             return kind.replace("_", "-")
     if not address.is_global:

@@ -19,7 +19,7 @@ from engram.cli.main import main
 from engram.core.documents.urls import check_url, refused
 from engram.fetching import HttpFetcher
 from stores import rows
-from web_server import Served, serving
+from web_server import Served, certificate, serving
 
 REF = ResourceRef("reader")
 
@@ -91,6 +91,29 @@ def test_refused_and_failed_fetches_store_nothing(
     with pytest.raises(error, match=match):
         mem.ingest(REF, f"{web.base}{path}", max_bytes=4096)
     assert nothing_stored(db_path)
+
+
+def test_https_goes_to_the_address_checked_and_checks_the_name(tmp_path: Path) -> None:
+    """The request is sent to the address the guard checked, never resolved again; the
+    host name travels as the Host header and the TLS server name, and the certificate
+    must be for that name."""
+    server_tls, client_tls = certificate("docs.test", tmp_path)
+    names = {"docs.test": "127.0.0.1", "other.test": "127.0.0.1"}
+    fetcher = HttpFetcher(
+        trusted=["127.0.0.1/32"],
+        verify=client_tls,
+        resolver=lambda host, port: [ipaddress.ip_address(names[host])],
+        timeout=5,
+    )
+    with serving(server_tls) as served:
+        port = served.base.rsplit(":", 1)[1]
+        fetched = fetcher.fetch(
+            f"https://docs.test:{port}/tides.html", max_bytes=100_000, allow_private=False
+        )
+        assert fetched.media_type == "text/html" and b"Spring tides" in fetched.data
+        assert served.hosts == [f"docs.test:{port}"]
+        with pytest.raises(UpstreamFailure, match="certificate"):
+            fetcher.fetch(f"https://other.test:{port}/", max_bytes=100, allow_private=False)
 
 
 def test_a_closed_port_is_an_upstream_failure(mem: engram.Memory, db_path: Path) -> None:

@@ -4,11 +4,19 @@ each path asked for, so a test can tell a refused URL was never fetched."""
 
 from __future__ import annotations
 
+import datetime
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from pdfs import pdf
 
@@ -27,16 +35,19 @@ PDF = pdf([["A harbour chart, page one."], ["Depths in metres, page two."]])
 class Served:
     base: str
     paths: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
 
 
 @contextmanager
-def serving() -> Iterator[Served]:
-    """The server on 127.0.0.1 (a free port), answering in threads until the block ends."""
+def serving(tls: ssl.SSLContext | None = None) -> Iterator[Served]:
+    """The server on 127.0.0.1 (a free port), answering in threads until the block ends;
+    over TLS with ``tls``."""
     served = Served("")
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             served.paths.append(self.path)
+            served.hosts.append(self.headers.get("Host", ""))
             route = ROUTES.get(self.path.split("?")[0])
             if route is None:
                 self._answer(404, "text/plain", b"no such page")
@@ -56,7 +67,9 @@ def serving() -> Iterator[Served]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    served.base = f"http://127.0.0.1:{server.server_address[1]}"
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    served.base = f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -108,3 +121,35 @@ ROUTES = {
     "/big": _big,
     "/large": _large,
 }
+
+
+def certificate(name: str, folder: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A self-signed certificate for the host ``name``: the server's TLS context, and a
+    client's that trusts only it."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert_file, key_file)
+    return server, ssl.create_default_context(cafile=str(cert_file))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
 import time
 from collections.abc import Callable, Sequence
 from urllib.parse import urljoin
@@ -45,7 +46,9 @@ def resolve(host: str, port: int) -> list[urls.Address]:
 class HttpFetcher:
     """:class:`engram.core.documents.urls.Fetcher` over httpx. ``trusted`` networks
     (e.g. ``"10.1.2.0/24"``) are fetched from even when private addresses are not
-    allowed; ``timeout`` bounds each connect and read, ``deadline`` the whole fetch."""
+    allowed; ``timeout`` bounds each connect and read, ``deadline`` the whole fetch;
+    ``verify`` is the TLS context that checks certificates (default: the system's);
+    ``resolver`` gives a host's addresses (default: the system's)."""
 
     def __init__(
         self,
@@ -53,16 +56,22 @@ class HttpFetcher:
         timeout: float = 10.0,
         deadline: float = 120.0,
         trusted: Sequence[str] = (),
+        verify: ssl.SSLContext | bool = True,
         resolver: Resolver = resolve,
     ) -> None:
         self._timeout, self._deadline, self._resolve = timeout, deadline, resolver
+        self._verify = verify
         self._trusted = tuple(ipaddress.ip_network(n) for n in trusted)
 
     def fetch(self, url: str, *, max_bytes: int, allow_private: bool) -> urls.Fetched:
         current = urls.check_url(url)
         ends = time.monotonic() + self._deadline
-        with httpx.Client(trust_env=False, timeout=self._timeout) as client:
-            for _ in range(urls.MAX_REDIRECTS + 1):
+        for _ in range(urls.MAX_REDIRECTS + 1):
+            # A client per hop: a connection made for one host name is never reused for
+            # another that has the same address.
+            with httpx.Client(
+                trust_env=False, timeout=self._timeout, verify=self._verify
+            ) as client:
                 request = self._request(client, current, allow_private)
                 try:
                     response = client.send(request, stream=True)
@@ -77,8 +86,8 @@ class HttpFetcher:
                     data = _body(response, current, max_bytes, ends)
                 finally:
                     response.close()
-                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                return urls.Fetched(current, kind or None, data)
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            return urls.Fetched(current, kind or None, data)
         raise UpstreamFailure(f"{url} redirects more than {urls.MAX_REDIRECTS} times")
 
     def _request(self, client: httpx.Client, url: str, allow_private: bool) -> httpx.Request:
@@ -122,5 +131,7 @@ def _why(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return "timed out"
     if isinstance(exc, httpx.ConnectError):
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return "its TLS certificate was refused"
         return "could not connect"
     return type(exc).__name__

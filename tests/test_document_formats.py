@@ -6,13 +6,14 @@ with nothing written; a dry run writing nothing."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import engram
-from engram import InvalidInput, ResourceRef, Unprocessable
+from engram import CapabilityMissing, InvalidInput, ResourceRef, Unprocessable
 from engram.core.documents.loading import load, sniff
 from pdfs import pdf
 from stores import rows
@@ -114,6 +115,20 @@ def test_an_encrypted_or_broken_pdf_is_unprocessable_and_writes_nothing(
 def test_a_pdf_as_text_is_refused(mem: engram.Memory) -> None:
     with pytest.raises(InvalidInput, match="bytes"):
         mem.ingest_text(REF, "%PDF-1.4", name="x.pdf", media_type="application/pdf")
+
+
+@pytest.mark.parametrize(
+    ("module", "media", "data"),
+    [("trafilatura", "text/html", PAGE.encode()), ("pypdfium2", "application/pdf", pdf([["x"]]))],
+)
+def test_without_the_extra_a_loader_names_it(
+    mem: engram.Memory, monkeypatch: pytest.MonkeyPatch, module: str, media: str, data: bytes
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    with pytest.raises(CapabilityMissing) as missing:
+        mem.ingest_text(REF, data, name="x", media_type=media)
+    assert "engram[ingest]" in (missing.value.hint or "")
+    assert mem.documents(REF) == []
 
 
 def test_sniffing() -> None:

@@ -116,6 +116,17 @@ def test_https_goes_to_the_address_checked_and_checks_the_name(tmp_path: Path) -
             fetcher.fetch(f"https://other.test:{port}/", max_bytes=100, allow_private=False)
 
 
+def test_a_silent_server_times_out(web: Served, db_path: Path) -> None:
+    fetcher = HttpFetcher(trusted=["127.0.0.1/32"], timeout=0.3)
+    with (
+        engram.open(db_path, embedder=engram.HashingEmbedder(32), fetcher=fetcher) as mem,
+        pytest.raises(UpstreamFailure, match="timed out"),
+    ):
+        mem.ingest(REF, f"{web.base}/stall")
+    web.release.set()
+    assert nothing_stored(db_path)
+
+
 def test_a_closed_port_is_an_upstream_failure(mem: engram.Memory, db_path: Path) -> None:
     with pytest.raises(UpstreamFailure, match="could not connect"):
         mem.ingest(REF, "http://127.0.0.1:9/nothing-listens")

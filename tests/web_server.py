@@ -36,6 +36,7 @@ class Served:
     base: str
     paths: list[str] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
 
 
 @contextmanager
@@ -75,6 +76,7 @@ def serving(tls: ssl.SSLContext | None = None) -> Iterator[Served]:
     try:
         yield served
     finally:
+        served.release.set()
         server.shutdown()
         server.server_close()
         thread.join()
@@ -110,7 +112,14 @@ def _large(h: BaseHTTPRequestHandler, _: Served) -> None:
     h._answer(200, "text/plain", b"y" * 5000)  # type: ignore[attr-defined]
 
 
+def _stall(h: BaseHTTPRequestHandler, served: Served) -> None:
+    """Answers nothing until the test lets it (or the server stops)."""
+    served.release.wait(timeout=30)
+    h._answer(200, "text/plain", b"late")  # type: ignore[attr-defined]
+
+
 ROUTES = {
+    "/stall": _stall,
     "/tides.html": _page,
     "/chart": _pdf,
     "/moved": _redirect("{base}/tides.html"),

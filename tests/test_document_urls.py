@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 import engram
-from engram import InvalidInput, ResourceRef, TooLarge, UpstreamFailure
+from engram import HttpFetcher, InvalidInput, ResourceRef, TooLarge, UpstreamFailure
 from engram.cli.main import main
 from engram.core.documents.urls import check_url, refused
-from engram.fetching import HttpFetcher
 from stores import rows
 from web_server import Served, certificate, serving
 

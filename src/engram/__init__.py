@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from engram.embedders.remote import RemoteEmbedder
     from engram.embedders.reranker import RemoteReranker
     from engram.embedders.spacy import SpacyRecogniser
+    from engram.fetching import HttpFetcher
     from engram.opening import open
 
 # name -> the module that defines it, imported when the name is first used
@@ -80,6 +81,7 @@ _LAZY = {
     "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
     "HealthReport": "engram.core.health",
+    "HttpFetcher": "engram.fetching",
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
     "Tool": "engram.core.tools",
@@ -130,6 +132,7 @@ __all__ = [
     "ForkResult",
     "HashingEmbedder",
     "HealthReport",
+    "HttpFetcher",
     "IngestReport",
     "InvalidInput",
     "LedgerEntry",

@@ -101,12 +101,17 @@ def test_a_long_page_gives_several_chunks_none_across_pages(mem: engram.Memory) 
 
 
 @pytest.mark.parametrize(
-    "data", [pdf([["secret words"]], encrypt=True), b"%PDF-1.4\nnot really a pdf\n"]
+    ("data", "match"),
+    [
+        (pdf([["secret words"]], encrypt=True), "PDF cannot be read.*password"),
+        (b"%PDF-1.4\nnot really a pdf\n", "PDF cannot be read"),
+        (pdf([[], []]), "holds no text"),  # as a scan without OCR is
+    ],
 )
-def test_an_encrypted_or_broken_pdf_is_unprocessable_and_writes_nothing(
-    mem: engram.Memory, db_path: Path, data: bytes
+def test_an_encrypted_broken_or_textless_pdf_is_unprocessable_and_writes_nothing(
+    mem: engram.Memory, db_path: Path, data: bytes, match: str
 ) -> None:
-    with pytest.raises(Unprocessable, match="PDF cannot be read"):
+    with pytest.raises(Unprocessable, match=match):
         mem.ingest_text(REF, data, name="locked.pdf", media_type="application/pdf")
     assert rows(db_path, "SELECT count(*) FROM documents") == [(0,)]
     assert rows(db_path, "SELECT count(*) FROM facts") == [(0,)]

@@ -93,7 +93,7 @@ def media_type(data: bytes, name: str, content_type: str | None = None) -> str |
 def load(data: str | bytes, media_type: str) -> Loaded:
     """The text of ``data`` read as ``media_type`` (one of MEDIA_TYPES, checked).
     Raises InvalidInput (a PDF given as text), Unprocessable (bytes that are not text,
-    an HTML page with no readable text, an encrypted or broken PDF) and
+    an HTML page with no readable text, an encrypted or broken PDF, one with no text) and
     CapabilityMissing (the ``ingest`` extra missing)."""
     if media_type == PDF:
         if isinstance(data, str):
@@ -159,6 +159,8 @@ def _pdf(data: bytes) -> Loaded:
             title = document.get_metadata_dict().get("Title") or None
         finally:
             document.close()
+    if not any(text.strip() for text in texts):
+        raise Unprocessable("the PDF holds no text: a scanned page needs OCR, which engram lacks")
     pages, at = [], 0
     for number, text in enumerate(texts, 1):
         pages.append(Page(number, at, at + len(text)))

@@ -4,10 +4,10 @@ first is read for ingesting, so a refusal writes nothing.
 A walk never follows a link to a directory, takes a linked file only when it resolves
 inside the root, skips hidden files and directories (a name starting with ``.``) and
 descends at most MAX_DEPTH directories. A file's media type is what its first bytes
-announce (``%PDF-``, ``<html``: :func:`engram.core.documents.loading.sniff`), else what its
-suffix says; neither, it is not read (``skipped``). Globs match a file's path relative to the root
-(``*`` crosses ``/``, as :func:`fnmatch.fnmatch` does); one naming a parent (``..``) or
-an absolute path is refused.
+announce (``%PDF-``, ``<html``: :func:`engram.core.documents.loading.sniff`), else what
+its suffix says; neither, it is not read (``skipped``). Globs match a file's path
+relative to the root (``*`` crosses ``/``, as :func:`fnmatch.fnmatch` does); one naming
+a parent (``..``) or an absolute path is refused.
 """
 
 from __future__ import annotations

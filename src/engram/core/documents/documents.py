@@ -15,14 +15,15 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from engram.core import ledger, limits, rules
-from engram.core.clock import Clock, from_us, to_us
+from engram.core.clock import Clock, from_us
 from engram.core.documents import chunking, files, loading, reading, urls
+from engram.core.documents.history import state
 from engram.core.documents.models import (
     DEFAULT_CHUNK_TOKENS,
     Document,
@@ -389,39 +390,3 @@ def _unnamed(rec: ledger.Entry, old: Document, keep: set[str | None]) -> list[st
 def _trash_unnamed(rec: ledger.Entry, old: Document | None, keep: set[str | None]) -> None:
     if old is not None:
         rules.trash(rec, _unnamed(rec, old, keep))
-
-
-def state(doc: Document | None) -> str:
-    """A document's before-state for the ledger: absent, or all it holds."""
-    if doc is None:
-        return ledger.ABSENT
-    fields = asdict(doc)
-    fields["created_at"] = to_us(doc.created_at)
-    fields["updated_at"] = to_us(doc.updated_at)
-    fields["chunks"] = [[c.idx, c.start, c.end, c.heading, c.fact_id] for c in doc.chunks]
-    return json.dumps({"state": "live", "document": fields})
-
-
-def from_state(before: dict[str, Any]) -> Document | None:
-    """The document a before-state holds (None: it was absent)."""
-    fields = before.get("document")
-    if fields is None:
-        return None
-    chunks = tuple(StoredChunk(*c) for c in fields.pop("chunks"))
-    fields["created_at"] = from_us(fields["created_at"])
-    fields["updated_at"] = from_us(fields["updated_at"])
-    return Document(**fields, chunks=chunks)
-
-
-def undo(
-    store: Store, tx: Tx, scope: Scope, change: Any, rec: ledger.Entry, token: int | None
-) -> None:
-    """Puts a document back as a ledger item's before-state holds it."""
-    target = from_state(ledger.decode(change.before))
-    current = store.documents.get(tx, scope, change.object_id)
-    if target is None:
-        store.documents.delete(tx, scope, change.object_id)
-        rec.record("document", change.object_id, "forget", state(current), token)
-    else:
-        store.documents.put(tx, scope, target)
-        rec.record("document", change.object_id, "ingest", state(current), token)

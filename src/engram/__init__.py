@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from engram.embedders.remote import RemoteEmbedder
     from engram.embedders.reranker import RemoteReranker
     from engram.embedders.spacy import SpacyRecogniser
+    from engram.fetching import HttpFetcher
     from engram.opening import open
 
 # name -> the module that defines it, imported when the name is first used
@@ -81,6 +82,7 @@ _LAZY = {
     "EntryPage": "engram.core.episodes",
     "HashingEmbedder": "engram.embedders.hashing",
     "HealthReport": "engram.core.health",
+    "HttpFetcher": "engram.fetching",
     "Memory": "engram.core.memory",
     "Note": "engram.core.memory",
     "Tool": "engram.core.tools",
@@ -135,6 +137,7 @@ __all__ = [
     "ForkResult",
     "HashingEmbedder",
     "HealthReport",
+    "HttpFetcher",
     "IngestReport",
     "InvalidInput",
     "LedgerEntry",

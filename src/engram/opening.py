@@ -20,6 +20,7 @@ from engram.core.models import Caps
 if TYPE_CHECKING:
     from engram.core.clock import Clock
     from engram.core.consolidation import Policy
+    from engram.core.documents.urls import Fetcher
     from engram.core.memory import Memory
     from engram.core.ports import ChatModel, Embedder, NameRecogniser, Reranker, Store
 
@@ -42,6 +43,7 @@ def open(
     chat: ChatModel | None = None,
     recogniser: NameRecogniser | None = None,
     self_improve: bool | Policy = True,
+    fetcher: Fetcher | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -83,6 +85,10 @@ def open(
     0.2 older than 30 days; a :class:`engram.Policy` for other bounds) or off (False:
     ``mem.consolidate`` raises CapabilityMissing and there is no ``memory_reflect``
     tool).
+
+    ``fetcher`` fetches the URLs ``mem.ingest`` is given; by default
+    :class:`engram.fetching.HttpFetcher` (httpx, private addresses refused unless the
+    call allows them).
     """
     if not isinstance(path, str | os.PathLike) or not str(path):
         raise InvalidInput(f"path must be a file path, got {path!r}")
@@ -94,6 +100,7 @@ def open(
     )
     from engram.core.clock import now_us
     from engram.core.memory import Memory
+    from engram.fetching import HttpFetcher
 
     chosen = _embedder(embedder)
     _check_reranker(reranker)
@@ -118,6 +125,7 @@ def open(
         chat=chat,
         recogniser=recogniser,
         consolidation=policy,
+        fetcher=fetcher or HttpFetcher(),
     )
 
 

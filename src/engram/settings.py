@@ -94,6 +94,7 @@ class Settings:
     service_token_hashes: tuple[str, ...] = ()
     allow_unauthenticated: bool = False
     access_log: bool = True
+    ingest_allow_private: bool = False
     pg_bin: str = ""
     debug: bool = False  # the CLI reads it with debugging(), while failing
 
@@ -579,6 +580,15 @@ SETTINGS: tuple[Setting, ...] = (
         _flag,
         "true",
         "one JSON line per request on stderr (method, path, status, duration_ms); `false`: none",
+    ),
+    Setting(
+        "ENGRAM_INGEST_ALLOW_PRIVATE",
+        "ingest_allow_private",
+        _flag,
+        "false",
+        "`true` lets `engram ingest URL` and the service's `{url}` ingest fetch from loopback, "
+        "private, link-local and other non-public addresses (refused by default, at every "
+        "redirect)",
     ),
     Setting(
         "ENGRAM_DEBUG",

@@ -21,7 +21,9 @@ from schemathesis.checks import negative_data_rejection, positive_data_acceptanc
 
 import engram
 from chat_server import ReadsNothing
+from engram import UpstreamFailure
 from engram.api import create_app
+from engram.core.documents.urls import Fetched
 from engram.settings import Settings
 from stores import Target, rows_through
 
@@ -50,12 +52,21 @@ def _headers(path: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+class Offline:
+    """Generated URLs to ingest are never fetched: the suite reaches no host beyond the
+    machine. Each fetch fails as an unreachable host would."""
+
+    def fetch(self, url: str, *, max_bytes: int, allow_private: bool) -> Fetched:
+        raise UpstreamFailure(f"{url} is not fetched while fuzzing")
+
+
 def test_no_input_is_a_server_error_and_a_refusal_stores_nothing(target: Target) -> None:
     memory = engram.open(
         target,
         embedder=engram.HashingEmbedder(16),
         chat=ReadsNothing(),
         recogniser=engram.SpacyRecogniser(spacy.blank("en")),  # finds nothing
+        fetcher=Offline(),
     )
     known = _seed(memory)
     settings_ = Settings(

@@ -79,6 +79,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     )
     app.state.memory = store
     app.state.memory_enabled = settings.memory_enabled
+    app.state.ingest_allow_private = settings.ingest_allow_private
     app.state.verifier = Verifier(settings)
     errors.install(app)
     openapi.install(app)

@@ -3,11 +3,15 @@
 Refusals say what is wrong in words (413 past the size limit; 400 for a body that is not
 labelled JSON, not UTF-8, not JSON, or nested past what a parser can read) and reach no
 route, so nothing is stored. A body that passes is handed on unchanged.
+
+One route takes another body: a document uploaded as ``multipart/form-data`` to
+``POST /agents/{id}/documents``, up to MAX_UPLOAD_BYTES; the route parses it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from email.message import Message as MimeHeader
 
 from starlette.datastructures import Headers
@@ -16,6 +20,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from engram.api.errors import error_response
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: room for a 64 KiB value however it is escaped
+MAX_UPLOAD_BYTES = 32 << 20  # 32 MiB: a document uploaded whole, held in memory once
+UPLOADS = re.compile(r"/agents/[^/]+/documents/?")
 
 
 class Refused(Exception):
@@ -36,9 +42,10 @@ class BodyGate:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        upload = is_upload(scope["method"], scope["path"], headers.get("content-type"))
         try:
-            body = await self._read(headers, receive)
-            if body:
+            body = await self._read(headers, receive, MAX_UPLOAD_BYTES if upload else self.limit)
+            if body and not upload:
                 check_json(headers.get("content-type"), body)
         except Refused as refused:
             answer = error_response(refused.status, refused.code, refused.message)
@@ -46,10 +53,10 @@ class BodyGate:
             return
         await self.app(scope, _replay(body, receive), send)
 
-    async def _read(self, headers: Headers, receive: Receive) -> bytes:
+    async def _read(self, headers: Headers, receive: Receive, limit: int) -> bytes:
         declared = headers.get("content-length", "")
-        if declared.isascii() and declared.isdigit() and int(declared) > self.limit:
-            raise _too_large(self.limit)
+        if declared.isascii() and declared.isdigit() and int(declared) > limit:
+            raise _too_large(limit)
         chunks: list[bytes] = []
         size, more = 0, True
         while more:
@@ -58,11 +65,20 @@ class BodyGate:
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.limit:
-                raise _too_large(self.limit)
+            if size > limit:
+                raise _too_large(limit)
             chunks.append(chunk)
             more = message.get("more_body", False)
         return b"".join(chunks)
+
+
+def is_upload(method: str, path: str, content_type: str | None) -> bool:
+    """Whether this is a document uploaded as multipart/form-data to its one route."""
+    if method != "POST" or UPLOADS.fullmatch(path) is None or not content_type:
+        return False
+    label = MimeHeader()
+    label["content-type"] = content_type
+    return label.get_content_type() == "multipart/form-data"
 
 
 def check_json(content_type: str | None, body: bytes) -> None:

@@ -1,18 +1,21 @@
-"""Routes for an agent's documents: ingest text (never a path on the server), list them,
-read one with its chunks, forget one. Each write is one ledger entry naming the caller."""
+"""Routes for an agent's documents: ingest text, a URL or an uploaded file (never a path
+on the server), list them, read one with its chunks, forget one. Each write is one ledger
+entry naming the caller."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
+from engram.api import uploads
 from engram.api.context import agent_memory
 from engram.api.openapi import errors
 from engram.api.params import Flag, Limit
 from engram.core import limits
 from engram.core.errors import NotFound
-from engram.wire.documents import DocumentOut, DocumentsOut, DocumentText, IngestOut
+from engram.wire.documents import DocumentOut, DocumentsOut, DocumentText, DocumentUrl, IngestOut
 
 router = APIRouter(
     prefix="/agents/{agent_id}/documents",
@@ -22,12 +25,27 @@ router = APIRouter(
 Hard = Annotated[bool, Query(description="delete the facts for good"), Flag]
 
 
-@router.post("", responses=errors(409, 413, 422, 502))
-def ingest(agent_id: str, body: DocumentText, request: Request) -> IngestOut:
-    """Ingests ``text`` as the agent's document ``name``, each chunk a fact: ``created``,
-    ``unchanged`` (the same text: nothing written) or ``replaced`` (its old chunks' facts
-    that no other document names go to the trash). A body over the service's limit is
-    413; nothing is half-written on any refusal."""
+@router.post(
+    "", responses=errors(409, 413, 422, 502), openapi_extra={"requestBody": uploads.REQUEST_BODY}
+)
+async def ingest(agent_id: str, request: Request) -> IngestOut:
+    """Ingests a document as the agent's, each chunk a fact: ``{text, name}`` (Markdown,
+    plain text or HTML), ``{url}`` (fetched; public addresses only unless the service
+    allows private ones) or an uploaded ``file`` (multipart, also PDF). Answers
+    ``created``, ``unchanged`` (the same bytes: nothing written) or ``replaced`` (its old
+    chunks' facts that no other document names go to the trash). A body over the
+    service's limit is 413, a URL that cannot be fetched 502; nothing is half-written on
+    any refusal."""
+    if uploads.is_multipart(request):
+        upload = await uploads.read_upload(request)
+        return await run_in_threadpool(_ingest_upload, request, agent_id, upload)
+    body = uploads.json_body(await request.body())
+    if isinstance(body, DocumentUrl):
+        return await run_in_threadpool(_ingest_url, request, agent_id, body)
+    return await run_in_threadpool(_ingest_text, request, agent_id, body)
+
+
+def _ingest_text(request: Request, agent_id: str, body: DocumentText) -> IngestOut:
     memory, agent = agent_memory(request, agent_id, write=True, facts=True)
     report = memory.ingest_text(
         agent.ref,
@@ -40,6 +58,36 @@ def ingest(agent_id: str, body: DocumentText, request: Request) -> IngestOut:
         type=body.type,
     )
     return IngestOut.of(report)
+
+
+def _ingest_upload(request: Request, agent_id: str, upload: uploads.Upload) -> IngestOut:
+    memory, agent = agent_memory(request, agent_id, write=True, facts=True)
+    fields = upload.fields
+    report = memory.ingest_text(
+        agent.ref,
+        upload.data,
+        name=upload.name,
+        media_type=upload.media_type,
+        strategy=fields.strategy,
+        chunk_tokens=fields.chunk_tokens,
+        tags=fields.tags or (),
+        type=fields.type,
+    )
+    return IngestOut.of(report)
+
+
+def _ingest_url(request: Request, agent_id: str, body: DocumentUrl) -> IngestOut:
+    memory, agent = agent_memory(request, agent_id, write=True, facts=True)
+    walked = memory.ingest(
+        agent.ref,
+        body.url,
+        strategy=body.strategy,
+        chunk_tokens=body.chunk_tokens,
+        tags=body.tags or (),
+        type=body.type,
+        allow_private=bool(getattr(request.app.state, "ingest_allow_private", False)),
+    )
+    return IngestOut.of(walked.reports[0])
 
 
 @router.get("")

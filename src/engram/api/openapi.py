@@ -21,11 +21,11 @@ MEANING = {
     403: "A verified token that may not use this route",
     404: "No such agent, key, fact or memory",
     409: "A conflict: a stale version or count, an ended agent, words held by another fact",
-    413: "The body is over 1 MiB",
+    413: "The body is over 1 MiB (an upload: 32 MiB), or a document over its limit",
     422: "Well-formed words the domain refuses",
     500: "A local storage failure",
     501: "Memory is disabled, or facts have no embedder here",
-    502: "The embeddings provider failed; nothing was stored",
+    502: "The embeddings provider (or a URL to ingest) failed; nothing was stored",
     503: "Not available right now (busy store, or no embedder for people's memories)",
 }
 VALIDATION_SCHEMAS = ("HTTPValidationError", "ValidationError")

@@ -29,6 +29,7 @@ from engram.core.people import Acting, AppMemory
 from engram.core.scopes import ResourceRef
 from engram.core.sessions import Entry
 from engram.opening import describe
+from engram.settings import Settings
 
 Handler = Callable[[Memory, argparse.Namespace], Output]
 
@@ -92,6 +93,8 @@ def ingest(mem: Memory, args: argparse.Namespace) -> Output:
             tags=args.tag,
             type=args.type or "document",
             progress=lambda report: bar(report.source),
+            allow_private=Settings.from_env(os.environ).ingest_allow_private,
+            dry_run=args.dry_run,
         )
     return render.walk(walked)
 

@@ -226,11 +226,11 @@ def _add_ingest_command(sub: Subparsers) -> None:
         sub,
         "ingest",
         "ingest",
-        "ingest a Markdown or text file, or a directory's, each chunk a fact "
-        "(a progress bar on a terminal; none with --json)",
+        "ingest a URL, or a Markdown, text, HTML or PDF file, or a directory's, each chunk "
+        "a fact (a progress bar on a terminal; none with --json)",
         embeds=True,
     )
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH|URL")
     p.add_argument(
         "--include", metavar="GLOB", nargs="+", action="extend", help="files to take (*.md ...)"
     )
@@ -243,6 +243,11 @@ def _add_ingest_command(sub: Subparsers) -> None:
     )
     p.add_argument("--max-files", metavar="N", type=_integer(1, 1_000_000), default=10_000)
     p.add_argument("--max-bytes", metavar="N", type=_integer(1, 500_000_000), default=50_000_000)
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say what would be created or replaced; write nothing",
+    )
     _filters(p)
 
 

@@ -100,7 +100,9 @@ def walk(walked: WalkReport) -> Output:
     counts = ", ".join(
         f"{walked.count(s)} {s}" for s in ("created", "replaced", "unchanged", "skipped")
     )
-    return Output({"documents": reports}, [*lines, counts])
+    if walked.dry_run:
+        counts = f"dry run, nothing written: {counts}"
+    return Output({"documents": reports, "dry_run": walked.dry_run}, [*lines, counts])
 
 
 def facts(remembered: Sequence[Fact]) -> Output:

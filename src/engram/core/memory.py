@@ -35,6 +35,7 @@ from engram.core.conversations import Conversation, Turn
 from engram.core.documents import files
 from engram.core.documents.documents import Documents
 from engram.core.documents.models import DEFAULT_CHUNK_TOKENS, Document, IngestReport, WalkReport
+from engram.core.documents.urls import Fetcher
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.graph.graph import Graph
 from engram.core.ledger import Entry
@@ -133,8 +134,10 @@ class Memory:
         chat: ChatModel | None = None,
         recogniser: NameRecogniser | None = None,
         consolidation: consolidating.Policy | None = DEFAULT_POLICY,
+        fetcher: Fetcher | None = None,
     ) -> None:
         self._store = store
+        self._fetcher = fetcher
         self._embedder = embedder
         self._reranker = reranker
         self._chat = chat
@@ -166,6 +169,7 @@ class Memory:
             self._write,
             clock=clock,
             writer=writer,
+            fetcher=fetcher,
         )
 
     def acting(
@@ -203,6 +207,7 @@ class Memory:
             chat=self._chat,
             recogniser=self._recogniser,
             consolidation=self._consolidation.policy,
+            fetcher=self._fetcher,
         )
 
     @property
@@ -530,7 +535,7 @@ class Memory:
     def ingest(
         self,
         ref: Scope,
-        path: str | os.PathLike[str],
+        source: str | os.PathLike[str],
         *,
         include: Sequence[str] = files.DEFAULT_INCLUDE,
         exclude: Sequence[str] = (),
@@ -541,12 +546,14 @@ class Memory:
         tags: Sequence[str] = (),
         type: str = "document",
         progress: Callable[[IngestReport], None] | None = None,
+        allow_private: bool = False,
+        dry_run: bool = False,
     ) -> WalkReport:
-        """Ingests a file or a directory's files; see
+        """Ingests a URL, a file or a directory's files; see
         :meth:`engram.core.documents.documents.Documents.ingest`."""
         return self._documents.ingest(
             ref,
-            path,
+            source,
             include=include,
             exclude=exclude,
             max_files=max_files,
@@ -556,6 +563,8 @@ class Memory:
             tags=tags,
             type=type,
             progress=progress,
+            allow_private=allow_private,
+            dry_run=dry_run,
         )
 
     def documents(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from engram.core import ledger, rules
 from engram.core.clock import from_us, to_us
 from engram.core.consolidation import strength_state
-from engram.core.documents import documents
+from engram.core.documents import history
 from engram.core.errors import Conflict, NotFound, RevertBlocked
 from engram.core.graph import assertions
 from engram.core.models import Change, LedgerEntry, Writer
@@ -202,7 +202,7 @@ def _graph(
 UNDO = {
     "fact": _fact,
     "working": _working,
-    "document": documents.undo,
+    "document": history.undo,
     "share": _share,
     "feedback": _feedback,
     "entity": _graph(assertions.undo_entity),

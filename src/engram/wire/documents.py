@@ -1,5 +1,6 @@
-"""Documents on the wire (the agent routes, camelCase): text to ingest, what an ingest
-did, a document and its chunks. The HTTP route never takes a path on the server."""
+"""Documents on the wire (the agent routes, camelCase): text, a URL or an upload's fields
+to ingest, what an ingest did, a document and its chunks. The HTTP route never takes a
+path on the server."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from engram.core import limits
-from engram.core.documents import reading
+from engram.core.documents import reading, urls
 from engram.core.documents.models import (
     DEFAULT_CHUNK_TOKENS,
     MIN_CHUNK_TOKENS,
@@ -19,21 +20,47 @@ from engram.core.documents.models import (
 from engram.wire import Answer, Body, Label, _unset_when_none
 
 
-class DocumentText(Body):
-    """``text`` ingested as the agent's document ``name``: the same text again writes
-    nothing; changed, it replaces the document's chunks whole."""
+class Cutting(Body):
+    """How a document is cut into chunks, and what its facts carry."""
 
-    text: str = Field(min_length=1)
-    name: str = Field(min_length=1, max_length=reading.MAX_SOURCE_CHARS)
-    media_type: Literal["text/markdown", "text/plain"] = Field(
-        default="text/markdown", alias="mediaType"
-    )
     strategy: Literal["auto", "markdown", "paragraph"] = "auto"
     chunk_tokens: int = Field(
         default=DEFAULT_CHUNK_TOKENS, alias="chunkTokens", ge=MIN_CHUNK_TOKENS, le=254
     )
     tags: list[Label] | None = Field(default=None, max_length=limits.MAX_TAGS)
     type: Label = "document"
+
+
+class DocumentText(Cutting):
+    """``text`` ingested as the agent's document ``name``: the same text again writes
+    nothing; changed, it replaces the document's chunks whole. HTML is read as the
+    Markdown trafilatura writes (a PDF is uploaded as a file)."""
+
+    text: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=reading.MAX_SOURCE_CHARS)
+    media_type: Literal["text/markdown", "text/plain", "text/html"] = Field(
+        default="text/markdown", alias="mediaType"
+    )
+
+
+class DocumentUrl(Cutting):
+    """``url`` (http or https) fetched and ingested as the agent's document named by the
+    URL: public addresses only, unless the service allows private ones."""
+
+    url: str = Field(
+        min_length=1, max_length=urls.MAX_URL_CHARS, pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://"
+    )
+
+
+class DocumentUpload(Cutting):
+    """The fields beside an uploaded ``file``: its name (default: the file's name) and
+    media type (default: the upload's Content-Type, else its first bytes, else the
+    name's suffix)."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=reading.MAX_SOURCE_CHARS)
+    media_type: Literal["text/markdown", "text/plain", "text/html", "application/pdf"] | None = (
+        Field(default=None, alias="mediaType")
+    )
 
 
 class IngestOut(Answer):

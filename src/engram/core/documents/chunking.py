@@ -32,12 +32,14 @@ _PIECES = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]|\w+|[^\w\s]")
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """A span of the document: ``text[start:end] == words``; ``heading`` its trail."""
+    """A span of the document: ``text[start:end] == words``; ``heading`` its trail;
+    ``page`` the PDF page it is on (None: not a PDF)."""
 
     words: str
     start: int
     end: int
     heading: str
+    page: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +66,17 @@ def estimate_tokens(text: str) -> int:
     return total
 
 
-def cut(text: str, strategy: str, chunk_tokens: int, count: Counter) -> Cut:
+def cut(text: str, strategy: str, chunk_tokens: int, count: Counter, *, front: bool = True) -> Cut:
     """The chunks of ``text`` by ``strategy`` (``markdown`` or ``paragraph``), each at
-    most ``chunk_tokens`` tokens by ``count`` and MAX_FACT_CHARS characters. Raises
-    CapabilityMissing when the ``ingest`` extra is not installed."""
-    front, body_start = front_matter(text)
+    most ``chunk_tokens`` tokens by ``count`` and MAX_FACT_CHARS characters; a leading
+    ``---`` block is front matter when ``front``. Raises CapabilityMissing when the
+    ``ingest`` extra is not installed."""
+    matter, body_start = front_matter(text) if front else ({}, 0)
     if strategy == "markdown":
         sections = list(_markdown_sections(text, body_start))
     else:
         sections = [(body_start, len(text), "", _paragraphs(text, body_start, len(text)))]
-    title = front.get("title") or next(
+    title = matter.get("title") or next(
         (h.split(SEPARATOR)[0] for _, _, h, _ in sections if h), None
     )
     chunks: list[Chunk] = []
@@ -82,7 +85,7 @@ def cut(text: str, strategy: str, chunk_tokens: int, count: Counter) -> Cut:
             chunk = _trimmed(text, a, b, heading)
             if chunk is not None:
                 chunks.append(chunk)
-    return Cut(chunks, title, front)
+    return Cut(chunks, title, matter)
 
 
 def front_matter(text: str) -> tuple[dict[str, str], int]:

@@ -15,21 +15,24 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from engram.core import ledger, limits, rules
-from engram.core.clock import Clock, from_us, to_us
-from engram.core.documents import chunking, files, reading
+from engram.core.clock import Clock, from_us
+from engram.core.documents import chunking, files, loading, reading, urls
+from engram.core.documents.history import state
 from engram.core.documents.models import (
     DEFAULT_CHUNK_TOKENS,
     Document,
     IngestReport,
+    Status,
     StoredChunk,
     WalkReport,
 )
-from engram.core.errors import NotFound, Unprocessable
+from engram.core.errors import CapabilityMissing, InvalidInput, NotFound, Unprocessable
 from engram.core.limits import MAX_CONTEXT_CHARS
 from engram.core.models import Fact, Writer
 from engram.core.ports import Embedder, Store, TokenCounter, Tx
@@ -47,6 +50,17 @@ def new_document_id() -> str:
     return "d_" + secrets.token_hex(12)
 
 
+@dataclass(frozen=True, slots=True)
+class _How:
+    """How each document of one ingest is cut and written."""
+
+    strategy: str
+    chunk_tokens: int
+    tags: Sequence[str]
+    kind: str
+    dry_run: bool = False
+
+
 class Stale(Exception):
     """A fact the prepared batch reuses was deleted for good meanwhile: prepare again."""
 
@@ -61,8 +75,9 @@ class Documents:
         *,
         clock: Clock,
         writer: Writer,
+        fetcher: urls.Fetcher | None = None,
     ) -> None:
-        self._store, self._embedder = store, embedder
+        self._store, self._embedder, self._fetching = store, embedder, fetcher
         self._prepare, self._write_batch = prepare, write
         self._now, self._writer = clock, writer
 
@@ -78,27 +93,41 @@ class Documents:
         tags: Sequence[str] = (),
         type: str = "document",
     ) -> IngestReport:
-        """Ingests ``data`` (text, or bytes in any common encoding) as the scope's document
-        ``name``: ``created``, ``unchanged`` (same bytes, same cut: nothing written) or
-        ``replaced``. Raises InvalidInput (an unknown strategy or media type, chunk_tokens
-        outside 16 to the embedder's window less 2), Unprocessable (not text),
-        CapabilityMissing (no embedder, or the ``ingest`` extra missing), UpstreamFailure
-        (the embedder failed); nothing is written on any of them."""
+        """Ingests ``data`` (text, or bytes in any common encoding; a PDF as bytes) as
+        the scope's document ``name``, read as ``media_type`` (see
+        :mod:`engram.core.documents.loading`): ``created``, ``unchanged`` (same bytes,
+        same cut: nothing written) or ``replaced``. Raises InvalidInput (an unknown
+        strategy or media type, chunk_tokens outside 16 to the embedder's window less 2),
+        Unprocessable (not text, an encrypted or broken PDF), CapabilityMissing (no
+        embedder, or the ``ingest`` extra missing), UpstreamFailure (the embedder
+        failed); nothing is written on any of them."""
+        return self._one(ref, data, name, media_type, _How(strategy, chunk_tokens, tags, type))
+
+    def _plan(
+        self,
+        ref: Scope,
+        data: str | bytes,
+        name: str,
+        media_type: str,
+        how: _How,
+    ) -> IngestReport | tuple[Document, list[Note], Document | None]:
+        """The document and the notes of its chunks, and the stored one it replaces; or
+        the ``unchanged`` report. Reads and cuts, writes nothing."""
         source = reading.check_source(name)
         media = reading.check_media_type(media_type)
         embedder = self._embedder()
-        size = reading.check_chunk_tokens(chunk_tokens, embedder)
-        how = reading.check_strategy(strategy, media)
-        kept_tags, kind = limits.check_tags(tags), limits.check_label(type, "type")
+        size = reading.check_chunk_tokens(how.chunk_tokens, embedder)
+        strategy = reading.check_strategy(how.strategy, media)
+        kept_tags, kind = limits.check_tags(how.tags), limits.check_label(how.kind, "type")
         raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-        text = reading.decode(raw)
-        chunker = f"{how}:{size}"
+        chunker = f"{strategy}:{size}"
         sha = reading.digest(raw)
         store = self._store
         now = store.run(lambda tx: store.documents.by_source(tx, ref, source), write=False)
         if now is not None and now.sha256 == sha and now.chunker == chunker:
             return IngestReport("unchanged", source, now.id, len(now.chunks))
-        cut = chunking.cut(text, how, size, _counter(embedder))
+        loaded = loading.load(data if media == loading.PDF else raw, media)
+        cut = loading.cut(loaded, strategy, size, _counter(embedder))
         doc = Document(
             id=now.id if now is not None else new_document_id(),
             source=source,
@@ -111,7 +140,14 @@ class Documents:
             created_at=from_us(0),
             updated_at=from_us(0),
         )
-        notes = _notes(doc, cut, kept_tags, kind)
+        return doc, _notes(doc, cut, kept_tags, kind), now
+
+    def _fetcher(self) -> urls.Fetcher:
+        if self._fetching is None:
+            raise CapabilityMissing("this memory was opened without a fetcher for URLs")
+        return self._fetching
+
+    def _commit(self, ref: Scope, doc: Document, notes: list[Note]) -> IngestReport:
         for attempt in range(ATTEMPTS):
             try:
                 return self._write(ref, doc, self._prepare(ref, notes))
@@ -166,7 +202,7 @@ class Documents:
     def ingest(
         self,
         ref: Scope,
-        path: str | os.PathLike[str],
+        source: str | os.PathLike[str],
         *,
         include: Sequence[str] = files.DEFAULT_INCLUDE,
         exclude: Sequence[str] = (),
@@ -177,55 +213,76 @@ class Documents:
         tags: Sequence[str] = (),
         type: str = "document",
         progress: Callable[[IngestReport], None] | None = None,
+        allow_private: bool = False,
+        dry_run: bool = False,
     ) -> WalkReport:
-        """Ingests a file, or every file of a directory that ``include`` matches and
-        ``exclude`` does not (see :mod:`engram.core.documents.files`), each as the
-        document named by its absolute path, in path order, one ledger entry each
-        (``progress`` hears each report). In a directory, a file of a type engram does
-        not read, or one that is not text, is ``skipped`` with its reason. Raises
-        NotFound, InvalidInput (bad arguments, a single file of another type),
-        TooLarge (over ``max_files`` files or ``max_bytes`` bytes) before anything is
-        written, and what :meth:`ingest_text` raises."""
+        """Ingests a URL (``http://`` or ``https://``, fetched as
+        :mod:`engram.core.documents.urls` says, named by the URL), a file, or every file
+        of a directory that ``include`` matches and ``exclude`` does not (see
+        :mod:`engram.core.documents.files`), each file named by its absolute path, in
+        path order, one ledger entry each (``progress`` hears each report). In a
+        directory, a file of a type engram does not read, or one it cannot read, is
+        ``skipped`` with its reason. ``dry_run`` reads and cuts but writes nothing: the
+        reports say what would be done. Raises NotFound, InvalidInput (bad arguments,
+        another scheme than http(s), a private address unless ``allow_private``, a
+        single file of another type), TooLarge (over ``max_files`` files or
+        ``max_bytes`` bytes) before anything is written, UpstreamFailure (the fetch
+        failed), Unprocessable (a URL or single file engram cannot read) and what
+        :meth:`ingest_text` raises."""
         limit_files, limit_bytes = files.check_limits(max_files, max_bytes)
         globs = files.check_globs(include, "include"), files.check_globs(exclude, "exclude")
         reading.check_chunk_tokens(chunk_tokens, self._embedder())
         reading.check_strategy(strategy, "text/plain")
-        found = files.find(path, *globs, limit_files, limit_bytes)
-        single, reports = len(found) == 1 and Path(path).is_file(), []
+        how = _How(strategy, chunk_tokens, tags, type, dry_run)
+        named = os.fspath(source)
+        if isinstance(named, str) and urls.is_url(named):
+            report = self._ingest_url(ref, named, limit_bytes, allow_private, how)
+            if progress is not None:
+                progress(report)
+            return WalkReport((report,), dry_run)
+        if isinstance(named, str) and urls.has_scheme(named) and not Path(named).exists():
+            raise InvalidInput(f"only http and https URLs are fetched, got {named.split(':')[0]}:")
+        found = files.find(source, *globs, limit_files, limit_bytes)
+        single, reports = len(found) == 1 and Path(source).is_file(), []
         for item in found:
-            report = self._ingest_file(item, single, ref, strategy, chunk_tokens, tags, type)
+            report = self._ingest_file(item, single, ref, how)
             reports.append(report)
             if progress is not None:
                 progress(report)
-        return WalkReport(tuple(reports))
+        return WalkReport(tuple(reports), dry_run)
 
-    def _ingest_file(
-        self,
-        item: files.Found,
-        single: bool,
-        ref: Scope,
-        strategy: str,
-        chunk_tokens: int,
-        tags: Sequence[str],
-        kind: str,
+    def _ingest_url(
+        self, ref: Scope, url: str, max_bytes: int, allow_private: bool, how: _How
     ) -> IngestReport:
+        source = urls.check_url(url)
+        fetched = self._fetcher().fetch(source, max_bytes=max_bytes, allow_private=allow_private)
+        media = loading.media_type(fetched.data, urlsplit(fetched.url).path, fetched.media_type)
+        if media is None:
+            raise Unprocessable(
+                f"{fetched.url} answered {fetched.media_type or 'an unnamed type'}, "
+                "not a type engram reads"
+            )
+        return self._one(ref, fetched.data, source, media, how)
+
+    def _ingest_file(self, item: files.Found, single: bool, ref: Scope, how: _How) -> IngestReport:
         if item.media_type is None:
             return IngestReport("skipped", item.source, reason="unsupported")
         try:
-            return self.ingest_text(
-                ref,
-                item.path.read_bytes(),
-                name=item.source,
-                media_type=item.media_type,
-                strategy=strategy,
-                chunk_tokens=chunk_tokens,
-                tags=tags,
-                type=kind,
-            )
+            return self._one(ref, item.path.read_bytes(), item.source, item.media_type, how)
         except Unprocessable as exc:
             if single:
                 raise
             return IngestReport("skipped", item.source, reason=exc.message)
+
+    def _one(self, ref: Scope, data: str | bytes, name: str, media: str, how: _How) -> IngestReport:
+        plan = self._plan(ref, data, name, media, how)
+        if isinstance(plan, IngestReport):
+            return plan
+        doc, notes, now = plan
+        if how.dry_run:
+            status: Status = "created" if now is None else "replaced"
+            return IngestReport(status, doc.source, now.id if now else None, len(notes))
+        return self._commit(ref, doc, notes)
 
     # -- reading and forgetting ---------------------------------------------------
     def documents(
@@ -294,6 +351,8 @@ def _notes(doc: Document, cut: chunking.Cut, tags: tuple[str, ...], kind: str) -
             "end": chunk.end,
             "heading": chunk.heading,
         }
+        if chunk.page is not None:
+            meta["page"] = chunk.page
         notes.append(
             Note(
                 chunk.words,
@@ -331,39 +390,3 @@ def _unnamed(rec: ledger.Entry, old: Document, keep: set[str | None]) -> list[st
 def _trash_unnamed(rec: ledger.Entry, old: Document | None, keep: set[str | None]) -> None:
     if old is not None:
         rules.trash(rec, _unnamed(rec, old, keep))
-
-
-def state(doc: Document | None) -> str:
-    """A document's before-state for the ledger: absent, or all it holds."""
-    if doc is None:
-        return ledger.ABSENT
-    fields = asdict(doc)
-    fields["created_at"] = to_us(doc.created_at)
-    fields["updated_at"] = to_us(doc.updated_at)
-    fields["chunks"] = [[c.idx, c.start, c.end, c.heading, c.fact_id] for c in doc.chunks]
-    return json.dumps({"state": "live", "document": fields})
-
-
-def from_state(before: dict[str, Any]) -> Document | None:
-    """The document a before-state holds (None: it was absent)."""
-    fields = before.get("document")
-    if fields is None:
-        return None
-    chunks = tuple(StoredChunk(*c) for c in fields.pop("chunks"))
-    fields["created_at"] = from_us(fields["created_at"])
-    fields["updated_at"] = from_us(fields["updated_at"])
-    return Document(**fields, chunks=chunks)
-
-
-def undo(
-    store: Store, tx: Tx, scope: Scope, change: Any, rec: ledger.Entry, token: int | None
-) -> None:
-    """Puts a document back as a ledger item's before-state holds it."""
-    target = from_state(ledger.decode(change.before))
-    current = store.documents.get(tx, scope, change.object_id)
-    if target is None:
-        store.documents.delete(tx, scope, change.object_id)
-        rec.record("document", change.object_id, "forget", state(current), token)
-    else:
-        store.documents.put(tx, scope, target)
-        rec.record("document", change.object_id, "ingest", state(current), token)

@@ -3,9 +3,11 @@ first is read for ingesting, so a refusal writes nothing.
 
 A walk never follows a link to a directory, takes a linked file only when it resolves
 inside the root, skips hidden files and directories (a name starting with ``.``) and
-descends at most MAX_DEPTH directories. Globs match a file's path relative to the root
-(``*`` crosses ``/``, as :func:`fnmatch.fnmatch` does); one naming a parent (``..``) or
-an absolute path is refused.
+descends at most MAX_DEPTH directories. A file's media type is what its first bytes
+announce (``%PDF-``, ``<html``: :func:`engram.core.documents.loading.sniff`), else what
+its suffix says; neither, it is not read (``skipped``). Globs match a file's path
+relative to the root (``*`` crosses ``/``, as :func:`fnmatch.fnmatch` does); one naming
+a parent (``..``) or an absolute path is refused.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from engram.core.documents.loading import MEDIA_BY_SUFFIX, SNIFF_BYTES, media_type
 from engram.core.errors import InvalidInput, NotFound, TooLarge
 
-MEDIA_BY_SUFFIX = {".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain"}
-DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.txt")
+DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.txt", "*.html", "*.htm", "*.pdf")
 MAX_DEPTH = 32
 MAX_BYTES = 500_000_000
 MAX_GLOBS = 64
@@ -116,5 +118,14 @@ def _file(path: Path, root: Path) -> Found | None:
     target = path.resolve()
     if not target.is_file() or (not target.is_relative_to(root) and path.is_symlink()):
         return None
-    media = MEDIA_BY_SUFFIX.get(path.suffix.lower())
-    return Found(path, path.as_posix(), media, target.stat().st_size)
+    return Found(path, path.as_posix(), media_of(path), target.stat().st_size)
+
+
+def media_of(path: Path) -> str | None:
+    """The media type of the file at ``path``: sniffed, else by suffix, else None."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(SNIFF_BYTES)
+    except OSError:
+        head = b""
+    return media_type(head, path.name)

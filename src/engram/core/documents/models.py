@@ -8,7 +8,7 @@ from typing import Literal
 
 Status = Literal["created", "unchanged", "replaced", "skipped"]
 STRATEGIES = ("auto", "markdown", "paragraph")
-MEDIA_TYPES = ("text/markdown", "text/plain")
+MEDIA_TYPES = ("text/markdown", "text/plain", "text/html", "application/pdf")
 MIN_CHUNK_TOKENS = 16
 DEFAULT_CHUNK_TOKENS = 200
 DEFAULT_MAX_TOKENS = 256  # an embedder that does not say counts as the local model
@@ -60,6 +60,7 @@ class WalkReport:
     """What ingesting a file or directory did, one report per file met, in path order."""
 
     reports: tuple[IngestReport, ...] = field(default_factory=tuple)
+    dry_run: bool = False  # what would be done: nothing was written
 
     def count(self, status: Status) -> int:
         return sum(1 for r in self.reports if r.status == status)

@@ -40,11 +40,12 @@ def check_chunk_tokens(value: object, embedder: Embedder) -> int:
 
 
 def check_strategy(strategy: object, media_type: str) -> str:
-    """The strategy to cut with: ``auto`` is ``markdown`` for Markdown, else ``paragraph``."""
+    """The strategy to cut with: ``auto`` is ``markdown`` for Markdown and HTML (read as
+    the Markdown trafilatura writes), else ``paragraph``."""
     if strategy not in STRATEGIES:
         raise InvalidInput(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     if strategy == "auto":
-        return "markdown" if media_type == "text/markdown" else "paragraph"
+        return "markdown" if media_type in ("text/markdown", "text/html") else "paragraph"
     return str(strategy)
 
 

@@ -83,9 +83,33 @@ def test_a_pdf_is_cut_page_by_page_keeping_page_numbers(mem: engram.Memory) -> N
     for (chunk, fact), page, lines in zip(pairs, loaded.pages, PAGES, strict=True):
         assert loaded.text[chunk.start : chunk.end] == fact.content == "\n".join(lines)
         assert page.start <= chunk.start < chunk.end <= page.end
-        assert fact.metadata["page"] == page.number
+        assert fact.metadata["page"] == chunk.page == page.number
+        (found,) = mem.provenance(REF, fact.id)
+        assert (found.source, found.idx, found.page) == ("tides.pdf", chunk.idx, page.number)
+        assert loaded.text[found.start : found.end] == fact.content
     again = mem.ingest_text(REF, data, name="tides.pdf", media_type="application/pdf")
     assert again.status == "unchanged"
+
+
+def test_provenance_names_every_chunk_holding_a_fact_and_only_the_scope_s(
+    mem: engram.Memory,
+) -> None:
+    for name in ("a.txt", "c.txt"):  # the same words: one fact, two chunks naming it
+        mem.ingest_text(REF, "Shared words.", name=name, media_type="text/plain")
+    (shared,) = mem.facts(REF).facts
+    found = mem.provenance(REF, shared.id)
+    assert [(p.source, p.idx, p.start, p.end, p.page) for p in found] == [
+        ("a.txt", 0, 0, 13, None),
+        ("c.txt", 0, 0, 13, None),
+    ]
+    plain = mem.remember(REF, "a fact no document holds")
+    assert mem.provenance(REF, plain.id) == []
+    with pytest.raises(engram.NotFound):
+        mem.provenance(engram.ResourceRef("someone else"), shared.id)
+    with pytest.raises(engram.NotFound):
+        mem.provenance(REF, "f_nothing")
+    mem.forget(REF, plain.id)
+    assert mem.provenance(REF, plain.id) == []  # in the trash: still the scope's
 
 
 def test_a_long_page_gives_several_chunks_none_across_pages(mem: engram.Memory) -> None:

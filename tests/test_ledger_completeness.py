@@ -74,6 +74,7 @@ READS = {
         "source",
         "document",
         "documents",
+        "provenance",
         "trash",
         "writer",
         "embedder",
@@ -274,6 +275,7 @@ ROW_READS = {
     "of_fact",
     "list",
     "naming",
+    "provenance",
 }
 ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
 

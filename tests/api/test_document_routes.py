@@ -56,6 +56,20 @@ def test_text_in_read_back_and_forgotten(http: TestClient) -> None:
         ("Guide", "# Guide\n\nInstall it."),
         ("Guide › Use", "## Use\n\nRun it."),
     ]
+    agent = base.removesuffix("/documents")
+    first = doc["chunks"][0]
+    (came,) = http.get(f"{agent}/facts/{first['factId']}/provenance").json()["provenance"]
+    assert came == {
+        "documentId": answer["documentId"],
+        "source": "guide.md",
+        "mediaType": "text/markdown",
+        "idx": 0,
+        "start": first["start"],
+        "end": first["end"],
+        "heading": "Guide",
+        "page": None,
+    }
+    assert http.get(f"{agent}/facts/f_nothing/provenance").status_code == 404
     assert http.delete(f"{base}/{answer['documentId']}").status_code == 204
     assert http.get(base).json()["documents"] == []
     assert http.delete(f"{base}/{answer['documentId']}").status_code == 404

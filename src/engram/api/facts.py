@@ -31,6 +31,7 @@ from engram.wire import (
     RecalledFact,
     RecallOut,
 )
+from engram.wire.documents import ProvenanceOut, ProvenancesOut
 
 router = APIRouter(
     prefix="/agents/{agent_id}",
@@ -153,6 +154,15 @@ def forget_all(agent_id: str, request: Request, count: Count, hard: Hard = False
 def fact(agent_id: str, fact_id: str, request: Request) -> FactOut:
     memory, agent = agent_memory(request, agent_id, facts=True)
     return FactOut.of(memory.fact(agent.ref, fact_id))
+
+
+@router.get("/facts/{fact_id}/provenance")
+def provenance(agent_id: str, fact_id: str, request: Request) -> ProvenancesOut:
+    """The chunks of the agent's documents holding the fact's words (none for a fact no
+    document holds); 404 when the agent has no such fact, live or in the trash."""
+    memory, agent = agent_memory(request, agent_id)
+    found = memory.provenance(agent.ref, fact_id)
+    return ProvenancesOut(provenance=[ProvenanceOut.of(p) for p in found])
 
 
 @router.patch("/facts/{fact_id}", responses=errors(409, 413, 502))

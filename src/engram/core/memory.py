@@ -34,7 +34,13 @@ from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
 from engram.core.documents import files
 from engram.core.documents.documents import Documents
-from engram.core.documents.models import DEFAULT_CHUNK_TOKENS, Document, IngestReport, WalkReport
+from engram.core.documents.models import (
+    DEFAULT_CHUNK_TOKENS,
+    Document,
+    IngestReport,
+    Provenance,
+    WalkReport,
+)
 from engram.core.documents.urls import Fetcher
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.graph.graph import Graph
@@ -576,6 +582,11 @@ class Memory:
     def document(self, ref: Scope, document_id: str) -> Document:
         """The scope's document with its chunks; NotFound otherwise."""
         return self._documents.document(ref, document_id)
+
+    def provenance(self, ref: Scope, fact_id: str) -> list[Provenance]:
+        """Each chunk of the scope's documents holding the fact's words: document,
+        source, index, ``start``/``end`` in the document's text, heading trail, page."""
+        return self._documents.provenance(ref, fact_id)
 
     def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
         """Forgets the document and the facts only it names; whether it existed."""

@@ -13,6 +13,7 @@ is given in the query itself. All times are integer microseconds
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from engram.core.agents import Agent
-    from engram.core.documents.models import Document
+    from engram.core.documents.models import Document, Provenance
     from engram.core.graph.models import Entity, Mention, Relation
     from engram.core.health import HealthCounts
     from engram.core.sessions import Entry, Session
@@ -824,6 +825,10 @@ class DocumentRows(Protocol):
 
     def naming(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> set[str]:
         """Those of ``fact_ids`` that a chunk of one of the scope's documents names."""
+        ...
+
+    def provenance(self, tx: Tx, scope: Scope, fact_id: str) -> builtins.list[Provenance]:
+        """The chunks of the scope's documents that name the fact, by source and index."""
         ...
 
 

@@ -16,6 +16,7 @@ from engram.core.documents.models import (
     MIN_CHUNK_TOKENS,
     Document,
     IngestReport,
+    Provenance,
 )
 from engram.wire import Answer, Body, Label, _unset_when_none
 
@@ -88,6 +89,38 @@ class ChunkOut(Answer):
     end: int
     heading: str
     fact_id: str | None
+    page: int | None
+
+
+class ProvenanceOut(Answer):
+    """A chunk holding the fact's words: its document, its span of the document's text
+    (``text[start:end]``), its heading trail and, for a PDF, its page."""
+
+    document_id: str
+    source: str
+    media_type: str
+    idx: int
+    start: int
+    end: int
+    heading: str
+    page: int | None
+
+    @classmethod
+    def of(cls, found: Provenance) -> ProvenanceOut:
+        return cls(
+            document_id=found.document_id,
+            source=found.source,
+            media_type=found.media_type,
+            idx=found.idx,
+            start=found.start,
+            end=found.end,
+            heading=found.heading,
+            page=found.page,
+        )
+
+
+class ProvenancesOut(Answer):
+    provenance: list[ProvenanceOut]
 
 
 class DocumentOut(Answer):
@@ -117,7 +150,14 @@ class DocumentOut(Answer):
             created_at=doc.created_at,
             updated_at=doc.updated_at,
             chunks=[
-                ChunkOut(idx=c.idx, start=c.start, end=c.end, heading=c.heading, fact_id=c.fact_id)
+                ChunkOut(
+                    idx=c.idx,
+                    start=c.start,
+                    end=c.end,
+                    heading=c.heading,
+                    fact_id=c.fact_id,
+                    page=c.page,
+                )
                 for c in doc.chunks
             ]
             if chunks

@@ -28,6 +28,7 @@ from engram.core.documents.models import (
     DEFAULT_CHUNK_TOKENS,
     Document,
     IngestReport,
+    Provenance,
     Status,
     StoredChunk,
     WalkReport,
@@ -181,7 +182,7 @@ class Documents:
         facts = batch.facts(self._write_batch(rec, batch))
         spans = [(json.loads(meta), note) for note, _, meta in batch.checked]
         chunks = tuple(
-            StoredChunk(i, int(m["start"]), int(m["end"]), str(m["heading"]), f.id)
+            StoredChunk(i, int(m["start"]), int(m["end"]), str(m["heading"]), f.id, m.get("page"))
             for i, ((m, _), f) in enumerate(zip(spans, facts, strict=True))
         )
         at = from_us(rec.now)
@@ -304,6 +305,20 @@ class Documents:
         if found is None:
             raise NotFound(f"no document {checked!r} in this scope")
         return found
+
+    def provenance(self, ref: Scope, fact_id: str) -> list[Provenance]:
+        """Where the scope's fact came from: each chunk of the scope's documents that
+        names it (identical chunks share one fact), by source and index; empty for a fact
+        no document holds. NotFound when the scope has no such fact, live or trashed."""
+        checked, store = limits.check_id(fact_id), self._store
+
+        def read(tx: Tx) -> list[Provenance]:
+            live = store.facts.by_ids(tx, ref, [checked])
+            if checked not in live and not store.facts.trashed(tx, ref, [checked]):
+                raise NotFound(f"no fact {checked!r} in this scope")
+            return store.documents.provenance(tx, ref, checked)
+
+        return store.run(read, write=False)
 
     def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
         """Forgets the document and the facts only its chunks name, in one ledger entry;

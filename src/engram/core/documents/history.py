@@ -21,7 +21,7 @@ def state(doc: Document | None) -> str:
     fields = asdict(doc)
     fields["created_at"] = to_us(doc.created_at)
     fields["updated_at"] = to_us(doc.updated_at)
-    fields["chunks"] = [[c.idx, c.start, c.end, c.heading, c.fact_id] for c in doc.chunks]
+    fields["chunks"] = [[c.idx, c.start, c.end, c.heading, c.fact_id, c.page] for c in doc.chunks]
     return json.dumps({"state": "live", "document": fields})
 
 

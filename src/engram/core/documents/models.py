@@ -16,14 +16,30 @@ DEFAULT_MAX_TOKENS = 256  # an embedder that does not say counts as the local mo
 
 @dataclass(frozen=True, slots=True)
 class StoredChunk:
-    """One chunk as stored: its span of the document's text, its heading trail and the
-    fact holding its words (None once that fact was deleted for good)."""
+    """One chunk as stored: its span of the document's text, its heading trail, the
+    fact holding its words (None once that fact was deleted for good) and, for a PDF,
+    the page it was cut from (from 1)."""
 
     idx: int
     start: int
     end: int
     heading: str
     fact_id: str | None
+    page: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a fact's words came from: a chunk of one of the scope's documents."""
+
+    document_id: str
+    source: str
+    media_type: str
+    idx: int
+    start: int
+    end: int
+    heading: str
+    page: int | None
 
 
 @dataclass(frozen=True, slots=True)

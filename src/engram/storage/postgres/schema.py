@@ -439,6 +439,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX retrieval_feedback_pending ON retrieval_feedback (scope, seq)
         WHERE applied = 0;
     """,
+    # 11: a chunk's PDF page, as on SQLite (migration 15).
+    """
+    ALTER TABLE document_chunks ADD COLUMN page integer;
+    """,
 )
 
 

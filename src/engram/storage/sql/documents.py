@@ -5,12 +5,13 @@ migration 13, PostgreSQL 9)."""
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from engram.core.clock import from_us, to_us
-from engram.core.documents.models import Document, StoredChunk
+from engram.core.documents.models import Document, Provenance, StoredChunk
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
 from engram.storage.sql.tx import SQLTx, sql
@@ -55,9 +56,9 @@ class DocumentTable:
             ),
         )
         t.executemany(
-            'INSERT INTO document_chunks (document, idx, start, "end", heading, fact_id) '
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(d.id, c.idx, c.start, c.end, c.heading, c.fact_id) for c in d.chunks],
+            'INSERT INTO document_chunks (document, idx, start, "end", heading, fact_id, page) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(d.id, c.idx, c.start, c.end, c.heading, c.fact_id, c.page) for c in d.chunks],
         )
 
     def delete(self, tx: Tx, scope: Scope, document_id: str) -> None:
@@ -81,6 +82,27 @@ class DocumentTable:
         )
         return {str(r[0]) for r in rows}
 
+    def provenance(self, tx: Tx, scope: Scope, fact_id: str) -> builtins.list[Provenance]:
+        rows = sql(tx).rows(
+            'SELECT d.id, d.source, d.media_type, c.idx, c.start, c."end", c.heading, c.page '
+            "FROM document_chunks c JOIN documents d ON d.id = c.document "
+            "WHERE c.fact_id = ? AND d.scope = ? ORDER BY d.source, c.idx",
+            (fact_id, scope.key),
+        )
+        return [
+            Provenance(
+                str(r[0]),
+                str(r[1]),
+                str(r[2]),
+                int(r[3]),
+                int(r[4]),
+                int(r[5]),
+                str(r[6]),
+                None if r[7] is None else int(r[7]),
+            )
+            for r in rows
+        ]
+
     def _one(self, t: SQLTx, where: str, value: str, scope: Scope) -> Document | None:
         rows = t.rows(
             f"SELECT {COLUMNS} FROM documents WHERE {where} AND scope = ?", (value, scope.key)
@@ -88,7 +110,7 @@ class DocumentTable:
         if not rows:
             return None
         chunks = t.rows(
-            'SELECT idx, start, "end", heading, fact_id FROM document_chunks '
+            'SELECT idx, start, "end", heading, fact_id, page FROM document_chunks '
             "WHERE document = ? ORDER BY idx",
             (rows[0][0],),
         )
@@ -112,5 +134,12 @@ def _document(row: Sequence[Any], chunks: tuple[StoredChunk, ...]) -> Document:
 
 
 def _chunk(row: Sequence[Any]) -> StoredChunk:
-    fact = row[4]
-    return StoredChunk(int(row[0]), int(row[1]), int(row[2]), str(row[3]), fact and str(fact))
+    fact, page = row[4], row[5]
+    return StoredChunk(
+        int(row[0]),
+        int(row[1]),
+        int(row[2]),
+        str(row[3]),
+        fact and str(fact),
+        None if page is None else int(page),
+    )

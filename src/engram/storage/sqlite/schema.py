@@ -483,6 +483,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX retrieval_feedback_pending ON retrieval_feedback (scope, seq)
         WHERE applied = 0;
     """,
+    # 15: the page of a PDF a chunk was cut from (NULL for other documents).
+    """
+    ALTER TABLE document_chunks ADD COLUMN page INTEGER;
+    """,
 )
 
 

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.core import ledger, limits, rules, specifics
 from engram.core.errors import CapabilityMissing, InvalidInput
+from engram.core.graph import backlog
 from engram.core.models import Caps, Fact, Writer
 
 if TYPE_CHECKING:
@@ -168,8 +169,12 @@ class Consolidation:
 
     # -- running a step --------------------------------------------------------------
     def _step(
-        self, ref: Scope, name: str, dry_run: bool, work: Callable[[Tx, ledger.Entry | None], Any]
-    ) -> Any:
+        self,
+        ref: Scope,
+        name: str,
+        dry_run: bool,
+        work: Callable[[Tx, ledger.Entry | None], StepReport],
+    ) -> StepReport:
         """``work`` planned in a snapshot (a dry run: ``rec`` None), or planned and done
         in one ledger entry under the scope's lock."""
         store = self._store
@@ -177,7 +182,7 @@ class Consolidation:
             return store.run(lambda tx: work(tx, None), write=False)
         now = self._now()
 
-        def run(tx: Tx) -> Any:
+        def run(tx: Tx) -> StepReport:
             op = f"consolidate.{name}"
             return ledger.write(store, tx, ref, op, self._writer, now, lambda rec: work(tx, rec))
 
@@ -214,7 +219,7 @@ class Consolidation:
         # when planning, and writes nothing.
         if dry_run:
             return store.run(lambda tx: work(tx, None))
-        return self._step(ref, "reindex", False, work)  # type: ignore[no-any-return]
+        return self._step(ref, "reindex", False, work)
 
     # -- strengthen --------------------------------------------------------------------
     def _strengthen(self, ref: Scope, dry_run: bool) -> StepReport:
@@ -251,7 +256,7 @@ class Consolidation:
             changed = len(applied) + len(up) + len(down)
             return _entered(StepReport("strengthen", changed, counts, tuple(up + down)), rec)
 
-        return self._step(ref, "strengthen", dry_run, work)  # type: ignore[no-any-return]
+        return self._step(ref, "strengthen", dry_run, work)
 
     # -- prune -------------------------------------------------------------------------
     def _prune(self, ref: Scope, dry_run: bool) -> StepReport:
@@ -265,7 +270,7 @@ class Consolidation:
             counts = {"pruned": len(gone)}
             return _entered(StepReport("prune", len(gone), counts, tuple(gone)), rec)
 
-        return self._step(ref, "prune", dry_run, work)  # type: ignore[no-any-return]
+        return self._step(ref, "prune", dry_run, work)
 
     # -- merge -------------------------------------------------------------------------
     def _merge(self, ref: Scope, dry_run: bool) -> StepReport:
@@ -294,12 +299,10 @@ class Consolidation:
             report = StepReport("merge", len(gone), counts, tuple(gone), merged=groups)
             return _entered(report, rec)
 
-        return self._step(ref, "merge", dry_run, work)  # type: ignore[no-any-return]
+        return self._step(ref, "merge", dry_run, work)
 
     # -- derive ------------------------------------------------------------------------
     def _derive(self, ref: Scope, dry_run: bool) -> StepReport:
-        from engram.core.graph import backlog
-
         counts: dict[str, int] = {}
         for extractor in self._graph.model_extractors():
             if dry_run:
@@ -325,7 +328,7 @@ class Consolidation:
             gone = tuple(expired + over)
             return _entered(StepReport("compact", len(gone), counts, gone), rec)
 
-        return self._step(ref, "compact", dry_run, work)  # type: ignore[no-any-return]
+        return self._step(ref, "compact", dry_run, work)
 
 
 # -- the rules, apart from any store ---------------------------------------------------

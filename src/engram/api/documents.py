@@ -15,7 +15,14 @@ from engram.api.openapi import errors
 from engram.api.params import Flag, Limit
 from engram.core import limits
 from engram.core.errors import NotFound
-from engram.wire.documents import DocumentOut, DocumentsOut, DocumentText, DocumentUrl, IngestOut
+from engram.wire.documents import (
+    Cutting,
+    DocumentOut,
+    DocumentsOut,
+    DocumentText,
+    DocumentUrl,
+    IngestOut,
+)
 
 router = APIRouter(
     prefix="/agents/{agent_id}/documents",
@@ -46,32 +53,31 @@ async def ingest(agent_id: str, request: Request) -> IngestOut:
 
 
 def _ingest_text(request: Request, agent_id: str, body: DocumentText) -> IngestOut:
-    memory, agent = agent_memory(request, agent_id, write=True, facts=True)
-    report = memory.ingest_text(
-        agent.ref,
-        body.text,
-        name=body.name,
-        media_type=body.media_type,
-        strategy=body.strategy,
-        chunk_tokens=body.chunk_tokens,
-        tags=body.tags or (),
-        type=body.type,
-    )
-    return IngestOut.of(report)
+    return _ingest(request, agent_id, body.text, body.name, body.media_type, body)
 
 
 def _ingest_upload(request: Request, agent_id: str, upload: uploads.Upload) -> IngestOut:
+    return _ingest(request, agent_id, upload.data, upload.name, upload.media_type, upload.fields)
+
+
+def _ingest(
+    request: Request,
+    agent_id: str,
+    data: str | bytes,
+    name: str,
+    media_type: str,
+    cut: Cutting,
+) -> IngestOut:
     memory, agent = agent_memory(request, agent_id, write=True, facts=True)
-    fields = upload.fields
     report = memory.ingest_text(
         agent.ref,
-        upload.data,
-        name=upload.name,
-        media_type=upload.media_type,
-        strategy=fields.strategy,
-        chunk_tokens=fields.chunk_tokens,
-        tags=fields.tags or (),
-        type=fields.type,
+        data,
+        name=name,
+        media_type=media_type,
+        strategy=cut.strategy,
+        chunk_tokens=cut.chunk_tokens,
+        tags=cut.tags or (),
+        type=cut.type,
     )
     return IngestOut.of(report)
 

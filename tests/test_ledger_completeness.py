@@ -75,6 +75,8 @@ READS = {
         "document",
         "documents",
         "provenance",
+        "export",  # writes a file (or a new store), not this memory
+        "export_string",
         "trash",
         "writer",
         "embedder",
@@ -146,6 +148,8 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Memory.fork": lambda: mem.fork(REF, "fork-child"),
         "Memory.revert": lambda: mem.revert(REF, mem.ledger(REF, limit=1).entries[0].seq),
         "Memory.consolidate": lambda: mem.consolidate(REF, steps=["strengthen"]),
+        "Memory.import_string": lambda: mem.import_string(REF, '[{"content": "imported"}]'),
+        "Memory.import_file": lambda: mem.import_file(REF, _records_file()),
         "Memory.merge": lambda: mem.merge(REF, [may.id, travel.id], "the trip is in late May"),
         "WorkingMemory.set": lambda: mem.working.set(REF, "plan", {"tier": "pro"}),
         "WorkingMemory.delete": lambda: mem.working.delete(REF, "doomed"),
@@ -182,6 +186,13 @@ def _notes_dir() -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "walk.md").write_text("# Walk\n\nA file in a directory.\n")
     return folder
+
+
+def _records_file() -> Path:
+    """A CSV of one record, in the test's own working directory."""
+    path = Path("records.csv").resolve()
+    path.write_text("content\nimported from a file\n")
+    return path
 
 
 def _days_ago(days: int) -> datetime:
@@ -255,6 +266,8 @@ ROW_READS = {
     "trash_count",
     "texts_after",
     "weak",
+    "vector_from_bytes",
+    "scope_keys",
     "without_vector",
     "fulltext_sound",  # FTS5's check is an INSERT that writes nothing
     "pending",
@@ -445,6 +458,11 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
             f"{base}/facts/{f1}", json={"content": "fact one, corrected"}
         ),
         ("DELETE", "/agents/{agent_id}/facts/{fact_id}"): lambda: c.delete(f"{base}/facts/{f2}"),
+        ("POST", "/agents/{agent_id}/imports"): lambda: c.post(
+            f"{base}/imports",
+            content='[{"content": "imported over http"}]',
+            headers={"content-type": "application/json"},
+        ),
         ("POST", "/agents/{agent_id}/consolidations"): lambda: c.post(
             f"{base}/consolidations", json={"steps": ["strengthen"]}
         ),
@@ -606,6 +624,7 @@ CLI_READS = {
     "graph neighbours",
     "graph traverse",
     "feedback show",
+    "export",  # writes a file (or a new store), not this one
 }
 CLI_EPISODIC = {"session start", "session append"}
 
@@ -648,6 +667,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         ),
         "feedback record": lambda: run("feedback", "record", read, "used", *scoped),
         "consolidate": lambda: run("consolidate", "--step", "strengthen", *embeds),
+        "import": lambda: run("import", str(_records_file()), *embeds),
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
         "ingest": lambda: run("ingest", str(_notes_dir()), *embeds),

@@ -16,6 +16,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from engram.core.errors import (
+    BadRecords,
     CapabilityMissing,
     Conflict,
     EmbedderMismatch,
@@ -118,6 +119,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Acting",
     "AppMemory",
+    "BadRecords",
     "CapabilityMissing",
     "Change",
     "Client",

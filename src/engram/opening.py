@@ -126,6 +126,7 @@ def open(
         recogniser=recogniser,
         consolidation=policy,
         fetcher=fetcher or HttpFetcher(),
+        stores=open_store,
     )
 
 

@@ -20,6 +20,7 @@ from engram.api import (
     openapi,
     people,
     people_graph,
+    portability,
     sessions,
     tools,
     usage,
@@ -94,6 +95,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(graph.router, dependencies=service_only)
     app.include_router(usage.router, dependencies=service_only)
     app.include_router(consolidation.router, dependencies=service_only)
+    app.include_router(portability.router, dependencies=service_only)
     app.include_router(documents.router, dependencies=service_only)
     app.include_router(people.router)
     app.include_router(people_graph.router)

@@ -4,8 +4,10 @@ Refusals say what is wrong in words (413 past the size limit; 400 for a body tha
 labelled JSON, not UTF-8, not JSON, or nested past what a parser can read) and reach no
 route, so nothing is stored. A body that passes is handed on unchanged.
 
-One route takes another body: a document uploaded as ``multipart/form-data`` to
-``POST /agents/{id}/documents``, up to MAX_UPLOAD_BYTES; the route parses it.
+Two routes take other bodies, which they parse themselves: a document uploaded as
+``multipart/form-data`` to ``POST /agents/{id}/documents``, up to MAX_UPLOAD_BYTES, and
+records to import (JSON, JSONL or CSV text) to ``POST /agents/{id}/imports``, up to
+MAX_IMPORT_BYTES.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from engram.api.errors import error_response
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: room for a 64 KiB value however it is escaped
 MAX_UPLOAD_BYTES = 32 << 20  # 32 MiB: a document uploaded whole, held in memory once
+MAX_IMPORT_BYTES = 50 << 20  # 50 MiB of records, read whole before any is written
 UPLOADS = re.compile(r"/agents/[^/]+/documents/?")
+IMPORTS = re.compile(r"/agents/[^/]+/imports/?")
 
 
 class Refused(Exception):
@@ -43,9 +47,11 @@ class BodyGate:
             return
         headers = Headers(scope=scope)
         upload = is_upload(scope["method"], scope["path"], headers.get("content-type"))
+        records = scope["method"] == "POST" and IMPORTS.fullmatch(scope["path"]) is not None
+        limit = MAX_UPLOAD_BYTES if upload else MAX_IMPORT_BYTES if records else self.limit
         try:
-            body = await self._read(headers, receive, MAX_UPLOAD_BYTES if upload else self.limit)
-            if body and not upload:
+            body = await self._read(headers, receive, limit)
+            if body and not (upload or records):
                 check_json(headers.get("content-type"), body)
         except Refused as refused:
             answer = error_response(refused.status, refused.code, refused.message)

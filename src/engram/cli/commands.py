@@ -242,6 +242,43 @@ def compact(mem: Memory, args: argparse.Namespace) -> Output:
     )
 
 
+def export(mem: Memory, args: argparse.Namespace) -> Output:
+    return render.exported(mem.export(_ref(args), args.path, format=args.format))
+
+
+def import_(mem: Memory, args: argparse.Namespace) -> Output:
+    """The import's report; a tqdm bar on stderr while it embeds and writes, only on a
+    terminal and never with --json."""
+    with _phases(quiet=bool(args.json)) as tell:
+        report = mem.import_file(
+            _ref(args),
+            args.path,
+            format=args.format,
+            source=args.source,
+            dry_run=args.dry_run,
+            progress=tell,
+        )
+    return render.imported(report)
+
+
+@contextmanager
+def _phases(*, quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+    if quiet or not sys.stderr.isatty():
+        yield lambda _phase, _done, _total: None
+        return
+    from tqdm import tqdm
+
+    with tqdm(unit="fact", file=sys.stderr, leave=False) as bar:
+
+        def tell(phase: str, done: int, total: int) -> None:
+            bar.set_description(phase, refresh=False)
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        yield tell
+
+
 def consolidate(mem: Memory, args: argparse.Namespace) -> Output:
     report = mem.consolidate(_ref(args), steps=args.steps or STEPS, dry_run=args.dry_run)
     return render.consolidated(report)
@@ -376,6 +413,8 @@ HANDLERS: dict[str, Handler] = {
     "remember": remember,
     "ingest": ingest,
     "consolidate": consolidate,
+    "export": export,
+    "import": import_,
     "recall": recall,
     "facts": facts,
     "forget": forget,

@@ -251,6 +251,32 @@ def _add_ingest_command(sub: Subparsers) -> None:
     _filters(p)
 
 
+def _add_portability_commands(sub: Subparsers) -> None:
+    p = _command(
+        sub,
+        "export",
+        "export",
+        "write the resource's facts (with vectors) and working keys to a new file: "
+        ".json, .jsonl, or .sqlite/.db (a store engram opens)",
+    )
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--format", choices=("json", "jsonl", "sqlite"), help="else by suffix")
+    p = _command(
+        sub,
+        "import",
+        "import",
+        "import an export, CSV or mem0's memories, all or nothing (a progress bar on a "
+        "terminal; none with --json)",
+        embeds=True,
+    )
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--format", choices=("json", "jsonl", "csv", "sqlite"), help="else by suffix")
+    p.add_argument(
+        "--from", dest="source", choices=("engram", "mem0"), default="engram", help="whose format"
+    )
+    p.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
+
+
 def _add_reading_commands(sub: Subparsers) -> None:
     p = _command(sub, "recall", "recall", "recall facts by meaning and words", embeds=True)
     p.add_argument("query", metavar="QUERY")
@@ -637,6 +663,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_writing_commands(sub)
     _add_ingest_command(sub)
+    _add_portability_commands(sub)
     _add_reading_commands(sub)
     _add_forgetting_commands(sub)
     _add_history_commands(sub)

@@ -25,6 +25,7 @@ from engram.core.models import (
 )
 from engram.core.scopes import PersonAppRef, Scope
 from engram.wire.consolidation import ConsolidationOut
+from engram.wire.portability import ImportOut
 
 if TYPE_CHECKING:
     from engram.core.consolidation import ConsolidationReport
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from engram.core.documents.models import WalkReport
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport, StorageHealth
+    from engram.core.portability.portable import ExportReport
+    from engram.core.portability.transfer import ImportReport
     from engram.core.ports import Embedder
     from engram.core.sessions import Entry, Session
 
@@ -310,6 +313,32 @@ def compacted(result: Compaction) -> Output:
         f"{len(result.over_cap)} over the max count)"
     )
     return Output(wire.CompactionOut.of(result).model_dump(mode="json"), [line])
+
+
+def exported(report: ExportReport) -> Output:
+    line = (
+        f"exported {report.facts} facts and {report.working} working keys to {report.path} "
+        f"({report.format}, {report.bytes} bytes)"
+    )
+    data: JSONData = {
+        "path": report.path,
+        "format": report.format,
+        "facts": report.facts,
+        "working": report.working,
+        "bytes": report.bytes,
+    }
+    return Output(data, [line])
+
+
+def imported(report: ImportReport) -> Output:
+    verb = "would import" if report.dry_run else "imported"
+    lines = [
+        f"{verb} {report.facts_added} facts ({report.facts_existing} already held, linked) "
+        f"and {report.working_set} working keys; {report.vectors_reused} vectors reused, "
+        f"{report.vectors_embedded} embedded"
+    ]
+    lines += [f"id {old} is now {new}" for old, new in report.id_mappings.items()]
+    return Output(ImportOut.of(report).model_dump(mode="json"), lines)
 
 
 def consolidated(report: ConsolidationReport) -> Output:

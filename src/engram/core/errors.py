@@ -70,6 +70,30 @@ class Unprocessable(EngramError):
     exit_code = 2
 
 
+class BadRecords(Unprocessable):
+    """An import whose records the domain refuses: every bad one, by line and field."""
+
+    code = "bad_records"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        errors: tuple[tuple[int, str, str], ...],
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.errors = errors
+
+    @property
+    def details(self) -> dict[str, object]:
+        return {
+            "errors": [
+                {"line": line, "field": name, "message": text} for line, name, text in self.errors
+            ]
+        }
+
+
 class NotFound(EngramError):
     """The scope holds no such key or fact."""
 

@@ -66,6 +66,8 @@ from engram.core.models import (
     Via,
     Writer,
 )
+from engram.core.portability.portable import ExportReport, Portable
+from engram.core.portability.transfer import Importer, ImportReport, Progress
 from engram.core.ports import (
     ChatModel,
     Embedder,
@@ -141,8 +143,10 @@ class Memory:
         recogniser: NameRecogniser | None = None,
         consolidation: consolidating.Policy | None = DEFAULT_POLICY,
         fetcher: Fetcher | None = None,
+        stores: Callable[[str], Store] | None = None,
     ) -> None:
         self._store = store
+        self._stores = stores
         self._fetcher = fetcher
         self._embedder = embedder
         self._reranker = reranker
@@ -159,6 +163,21 @@ class Memory:
             store, embedder, clock=clock, writer=writer, chat=chat, recogniser=recogniser
         )
         self.usage = Usage(store, embedder, clock=clock, writer=writer)
+        importer = Importer(
+            store,
+            embedder,
+            lambda rec, new, model: self._write(rec, Batch([], {}, new, model, rec.now)),
+            clock=clock,
+            writer=writer,
+        )
+        self._portable = Portable(
+            store,
+            importer,
+            stores,
+            lambda other, embeds: Memory(
+                other, embedder if embeds else None, writer=writer, stores=stores
+            ),
+        )
         self._consolidation = consolidating.Consolidation(
             store,
             embedder,
@@ -214,6 +233,7 @@ class Memory:
             recogniser=self._recogniser,
             consolidation=self._consolidation.policy,
             fetcher=self._fetcher,
+            stores=self._stores,
         )
 
     @property
@@ -591,6 +611,57 @@ class Memory:
     def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
         """Forgets the document and the facts only it names; whether it existed."""
         return self._documents.forget_document(ref, document_id, hard=hard)
+
+    # -- export and import -------------------------------------------------------
+    def export(
+        self, ref: Scope, path: str | os.PathLike[str], *, format: str | None = None
+    ) -> ExportReport:
+        """Writes the scope's facts (with their vectors) and working keys to a new file:
+        ``.json``, ``.jsonl``, or ``.sqlite``/``.db`` (a new engram store that
+        ``engram.open`` can recall from directly), by ``format`` or the name's suffix
+        (:mod:`engram.core.portability.portable`). Raises Conflict (the path exists:
+        nothing is overwritten), InvalidInput (an unknown format)."""
+        return self._portable.export(ref, path, format=format)
+
+    def export_string(self, ref: Scope, *, format: str = "jsonl") -> str:
+        """The scope's export as text (``json`` or ``jsonl``), as :meth:`export` writes it."""
+        return self._portable.export_string(ref, format=format)
+
+    def import_string(
+        self,
+        ref: Scope,
+        text: str,
+        *,
+        format: str | None = None,
+        source: str = "engram",
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Imports records into the scope, all or nothing: engram's ``json``/``jsonl``
+        export or ``csv`` (``format``, else sniffed), or mem0's memories
+        (``source="mem0"``). Raises BadRecords (422: every bad record by line and
+        field), CapabilityMissing (vectors needed and no embedder), InvalidInput;
+        nothing is written on any of them (:mod:`engram.core.portability.transfer`)."""
+        return self._portable.import_string(
+            ref, text, format=format, source=source, dry_run=dry_run, progress=progress
+        )
+
+    def import_file(
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        format: str | None = None,
+        source: str = "engram",
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Imports a file as :meth:`import_string` does; a ``.sqlite``/``.db`` export is
+        read through its own store. Raises NotFound (no such file) and what
+        :meth:`import_string` raises."""
+        return self._portable.import_file(
+            ref, path, format=format, source=source, dry_run=dry_run, progress=progress
+        )
 
     def scope_of(self, fact_id: str) -> Scope | None:
         """The scope a fact belongs to (for callers that check it is theirs)."""

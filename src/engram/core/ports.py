@@ -319,6 +319,14 @@ class FactRows(Protocol):
         """Up to ``limit`` (seq, id, content) of the scope's facts that have no vector."""
         ...
 
+    def scope_keys(self, tx: Tx, limit: int) -> list[str]:
+        """Up to ``limit`` keys of the scopes that hold facts, in order."""
+        ...
+
+    def vector_from_bytes(self, raw: bytes) -> Vectors:
+        """A vector from little-endian float32 bytes (as exports and the ledger keep one)."""
+        ...
+
     def add_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
         """Gives the facts at these seqs, which have none, their vectors."""
         ...

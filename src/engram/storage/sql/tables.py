@@ -25,6 +25,7 @@ from engram.storage.rows import (
     to_traits,
 )
 from engram.storage.sql import queries as q
+from engram.storage.sql.dialect import SQLITE
 from engram.storage.sql.tx import KEYS, MODEL, SESSIONS, sql
 
 if TYPE_CHECKING:
@@ -186,6 +187,14 @@ class FactTable:
     def without_vector(self, tx: Tx, scope: Scope, limit: int) -> list[tuple[int, str, str]]:
         rows = sql(tx).rows(*q.facts_without_vector(scope.key, limit))
         return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    def scope_keys(self, tx: Tx, limit: int) -> list[str]:
+        rows = sql(tx).rows("SELECT DISTINCT scope FROM facts ORDER BY scope LIMIT ?", (limit,))
+        return [str(r[0]) for r in rows]
+
+    def vector_from_bytes(self, raw: bytes) -> Vectors:
+        vector: Vectors = SQLITE.unvector_bytes(raw)
+        return vector
 
     def add_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
         t = sql(tx).recorded()

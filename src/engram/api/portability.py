@@ -1,0 +1,82 @@
+"""Routes that move an agent's memory out and in: ``GET .../export`` answers the agent's
+facts (with their vectors) and working keys as JSON or JSONL; ``POST .../imports`` takes
+such an export, CSV, or mem0's memories as the body (up to 50 MiB) and imports it all or
+nothing, one ledger entry naming the caller. A bad record anywhere is a 422 listing
+every bad record by line and field, with nothing written."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from engram.api.context import agent_memory
+from engram.api.openapi import errors
+from engram.api.params import Flag
+from engram.core.errors import InvalidInput
+from engram.wire.portability import ImportOut
+
+router = APIRouter(
+    prefix="/agents/{agent_id}",
+    tags=["portability"],
+    responses=errors(400, 401, 403, 404, 500, 503),
+)
+MEDIA = {"json": "application/json", "jsonl": "application/x-ndjson"}
+ExportFormat = Annotated[Literal["json", "jsonl"], Query(description="json or jsonl")]
+ImportFormat = Annotated[
+    Literal["json", "jsonl", "csv"] | None,
+    Query(description="json, jsonl or csv; sniffed from the body when absent"),
+]
+Source = Annotated[
+    Literal["engram", "mem0"], Query(description="engram's export, or mem0's memories")
+]
+DryRun = Annotated[bool, Query(alias="dryRun", description="check and count; write nothing"), Flag]
+
+
+@router.get(
+    "/export",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "the export",
+            "content": {"application/x-ndjson": {}, "application/json": {}},
+        }
+    },
+)
+def export(agent_id: str, request: Request, format: ExportFormat = "jsonl") -> Response:
+    """The agent's facts, oldest first, with their vectors and the model that made them,
+    then its working keys: a header line and one record a line (``jsonl``), or one JSON
+    document (``json``). The ledger, the trash and feedback stay behind."""
+    memory, agent = agent_memory(request, agent_id)
+    text = memory.export_string(agent.ref, format=format)
+    return Response(text, media_type=MEDIA[format])
+
+
+@router.post("/imports", responses=errors(409, 413, 422, 501, 502))
+async def imports(
+    agent_id: str,
+    request: Request,
+    format: ImportFormat = None,
+    source: Source = "engram",
+    dry_run: DryRun = False,
+) -> ImportOut:
+    """Imports the body's records into the agent's memory, all or nothing: vectors are
+    reused when the file's model is the store's, the other facts embedded; words the
+    agent already holds are linked, not written twice; ids taken are changed and listed
+    in ``idMappings``. 422 lists every bad record (``error.errors``: line, field,
+    message); 409 when the agent has ended."""
+    raw = await request.body()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput("the body is not UTF-8 text") from exc
+
+    def run() -> ImportOut:
+        memory, agent = agent_memory(request, agent_id, write=not dry_run)
+        report = memory.import_string(
+            agent.ref, text, format=format, source=source, dry_run=dry_run
+        )
+        return ImportOut.of(report)
+
+    return await run_in_threadpool(run)

@@ -1,0 +1,1 @@
+"""A scope's memory in portable records: export, import, importers."""

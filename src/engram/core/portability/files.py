@@ -1,0 +1,76 @@
+"""Export files: the format a path asks for, and a file that appears whole or not at all.
+
+A target that exists is refused (Conflict): an export never overwrites. The file is
+written beside its target under a hidden staging name, then linked into place (a link
+fails if the target appeared meanwhile) and the staging name removed, so a reader never
+sees half a file and a crash leaves at most the staging file.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from engram.core.errors import Conflict, InvalidInput
+
+EXPORT_FORMATS = ("json", "jsonl", "sqlite")
+SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".sqlite": "sqlite", ".db": "sqlite"}
+
+
+def export_format(path: Path, format: str | None) -> str:
+    if format is not None:
+        if format not in EXPORT_FORMATS:
+            raise InvalidInput(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {format!r}")
+        return format
+    found = SUFFIXES.get(path.suffix.lower())
+    if found is None:
+        raise InvalidInput(
+            f"cannot tell the format of {path.name!r}: name it .json, .jsonl, .sqlite or .db, "
+            "or pass format="
+        )
+    return found
+
+
+def target(path: str | os.PathLike[str]) -> Path:
+    found = Path(path)
+    if os.path.lexists(found):
+        raise Conflict(f"{found} exists; an export never overwrites", hint="choose a new path")
+    if not found.parent.is_dir():
+        raise InvalidInput(f"{found.parent} is not a directory")
+    return found
+
+
+def staging(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+
+
+def write_text(path: Path, chunks: Iterable[str]) -> int:
+    """Writes the chunks to ``path`` whole or not at all; the bytes written."""
+    return place(path, lambda staged: _write(staged, chunks))
+
+
+def place(path: Path, make: Callable[[Path], int]) -> int:
+    """Runs ``make`` on a staging path beside ``path``, then links it into place."""
+    staged = staging(path)
+    try:
+        size = make(staged)
+        try:
+            os.link(staged, path)
+        except FileExistsError as exc:
+            raise Conflict(f"{path} appeared while it was exported; nothing replaced") from exc
+    finally:
+        for leftover in (staged, Path(f"{staged}-wal"), Path(f"{staged}-shm")):
+            leftover.unlink(missing_ok=True)
+    return size
+
+
+def _write(path: Path, chunks: Iterable[str]) -> int:
+    size = 0
+    with open(path, "x", encoding="utf-8") as out:
+        for chunk in chunks:
+            size += out.write(chunk)
+        out.flush()
+        os.fsync(out.fileno())
+    return size

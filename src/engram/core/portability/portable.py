@@ -1,0 +1,165 @@
+"""A scope's memory to and from files and text: the formats and the stores behind them.
+
+JSON and JSONL are written here (:mod:`.records` makes the records, :mod:`.files` puts
+a file in place whole). A ``.sqlite``/``.db`` export is a new engram store: the records
+imported into it through the same import as any other, so ``engram.open`` recalls from
+it directly; importing one reads it back through its own store.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
+from engram.core.portability import files, mem0, records, transfer
+from engram.core.portability.transfer import Importer, ImportReport, Progress
+from engram.core.scopes import Scope, parse_key
+
+if TYPE_CHECKING:
+    from engram.core.ports import Store
+
+SOURCES = ("engram", "mem0")
+
+
+@dataclass(frozen=True, slots=True)
+class ExportReport:
+    """What an export wrote: the file, its format, the facts and working keys in it, and
+    its size in bytes."""
+
+    path: str
+    format: str
+    facts: int
+    working: int
+    bytes: int
+
+
+class _Memory(Protocol):
+    def import_string(
+        self, ref: Scope, text: str, *, format: str | None = None
+    ) -> ImportReport: ...
+
+    def export_string(self, ref: Scope, *, format: str = "jsonl") -> str: ...
+
+    def close(self) -> None: ...
+
+
+class Portable:
+    def __init__(
+        self,
+        store: Store,
+        importer: Importer,
+        stores: Callable[[str], Store] | None,
+        memory_of: Callable[[Store, bool], _Memory],
+    ) -> None:
+        self._store, self._importer = store, importer
+        self._stores, self._memory_of = stores, memory_of
+
+    def export(
+        self, ref: Scope, path: str | os.PathLike[str], *, format: str | None = None
+    ) -> ExportReport:
+        target = files.target(path)
+        kind = files.export_format(target, format)
+        model, found = transfer.export_records(self._store, ref)
+        head = records.header(model, ref.key)
+        facts = sum(1 for r in found if r["kind"] == "fact")
+        if kind == "jsonl":
+            size = files.write_text(target, transfer.jsonl(head, found))
+        elif kind == "json":
+            size = files.write_text(target, [transfer.json_document(head, found)])
+        else:
+            size = files.place(target, lambda staged: self._sqlite(staged, ref, head, found))
+        return ExportReport(str(target), kind, facts, len(found) - facts, size)
+
+    def export_string(self, ref: Scope, *, format: str = "jsonl") -> str:
+        if format not in ("json", "jsonl"):
+            raise InvalidInput(f"format must be json or jsonl, got {format!r}")
+        model, found = transfer.export_records(self._store, ref)
+        head = records.header(model, ref.key)
+        if format == "json":
+            return transfer.json_document(head, found)
+        return "".join(transfer.jsonl(head, found))
+
+    def import_string(
+        self,
+        ref: Scope,
+        text: str,
+        *,
+        format: str | None = None,
+        source: str = "engram",
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        if not isinstance(text, str):
+            raise InvalidInput("text must be a string")
+        if source == "mem0":
+            parsed = mem0.parse(text)
+        elif source == "engram":
+            parsed = records.parse(text, format or records.sniff(text))
+        else:
+            raise InvalidInput(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+        if not isinstance(dry_run, bool):
+            raise InvalidInput("dry_run must be true or false")
+        return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
+
+    def import_file(
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        format: str | None = None,
+        source: str = "engram",
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        found = Path(path)
+        if not found.is_file():
+            raise NotFound(f"no file {found}")
+        suffix = found.suffix.lower()
+        if source == "engram" and (
+            format == "sqlite" or (format is None and suffix in (".sqlite", ".db"))
+        ):
+            text, format = self._sqlite_text(found, ref), "jsonl"
+        else:
+            if format is None and source == "engram":
+                format = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix)
+            try:
+                text = found.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(f"{found} is not UTF-8 text") from exc
+        return self.import_string(
+            ref, text, format=format, source=source, dry_run=dry_run, progress=progress
+        )
+
+    def _sqlite(
+        self, staged: Path, ref: Scope, head: dict[str, Any], found: list[dict[str, Any]]
+    ) -> int:
+        other = self._memory_of(self._open(staged), True)
+        try:
+            other.import_string(ref, "".join(transfer.jsonl(head, found)), format="jsonl")
+        finally:
+            other.close()
+        return staged.stat().st_size
+
+    def _sqlite_text(self, path: Path, ref: Scope) -> str:
+        opened = self._open(path)
+        other = self._memory_of(opened, False)
+        try:
+            scopes = opened.run(lambda tx: opened.facts.scope_keys(tx, 2), write=False)
+            if ref.key in scopes or not scopes:
+                source = ref
+            elif len(scopes) == 1:
+                source = parse_key(scopes[0])
+            else:
+                raise InvalidInput(f"{path} holds several scopes and not this one")
+            return other.export_string(source, format="jsonl")
+        finally:
+            other.close()
+
+    def _open(self, path: Path) -> Store:
+        if self._stores is None:
+            raise CapabilityMissing("this memory cannot open another store")
+        return self._stores(str(path))

@@ -1,0 +1,367 @@
+"""A scope's memory as portable records, and the records read back and checked.
+
+The export format (``engram-export``, version 1) is one header and one record per fact
+and per working key. As ``.jsonl`` the header is line 1 and each record a line
+(``{"kind": "fact", ...}`` or ``{"kind": "working", ...}``); as ``.json`` one object
+``{"format", "version", "model", "scope", "facts": [...], "working": [...]}``. A fact
+carries its id, words, context, type, tags, metadata, strength, source, times (RFC 3339)
+and its vector (little-endian float32, base64) with the model that made it, so an
+import into a store of the same model embeds nothing.
+
+Reading collects every bad record with its line and field instead of stopping at the
+first (:class:`engram.core.errors.BadRecords`). CSV (import only) takes a header row
+with ``content`` and optionally ``type``, ``tags`` (separated by ``;``), ``created_at``,
+``context`` and ``metadata`` (JSON).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from engram.core import limits
+from engram.core.clock import from_us, to_us
+from engram.core.errors import BadRecords, EngramError, InvalidInput
+from engram.core.models import Fact, JSONValue, SourceRef
+from engram.core.ports import ModelRecord
+
+FORMAT, VERSION = "engram-export", 1
+FORMATS = ("json", "jsonl", "csv")
+MAX_LISTED = 1000  # bad records an error lists
+
+
+@dataclass(frozen=True, slots=True)
+class FactRecord:
+    id: str | None
+    content: str
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, JSONValue] = field(default_factory=dict)
+    context: str | None = None
+    strength: float = 1.0
+    source_ref: SourceRef | None = None
+    vector: bytes | None = None  # float32 little-endian, as the file carries it
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingRecord:
+    key: str
+    value_json: str
+    expires_at: datetime | None = None
+    line: int = 0
+
+
+@dataclass(slots=True)
+class Parsed:
+    """Records read from a file: the model its vectors came from (None: no vectors, or
+    not engram's), the facts and working keys in order, and every bad record."""
+
+    model: ModelRecord | None = None
+    facts: list[FactRecord] = field(default_factory=list)
+    working: list[WorkingRecord] = field(default_factory=list)
+    errors: list[tuple[int, str, str]] = field(default_factory=list)
+
+    def check(self) -> None:
+        """Raises BadRecords listing every bad record (the first 1000), if any."""
+        if not self.errors:
+            return
+        shown = tuple(self.errors[:MAX_LISTED])
+        first = shown[0]
+        raise BadRecords(
+            f"{len(self.errors)} bad record(s); nothing was imported. First: line {first[0]}, "
+            f"{first[1]}: {first[2]}",
+            errors=shown,
+        )
+
+
+# -- writing ---------------------------------------------------------------------------
+def header(model: ModelRecord | None, scope_key: str) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": None if model is None else {"name": model.model, "dimension": model.dimension},
+        "scope": scope_key,
+    }
+
+
+def fact_record(fact: Fact, vector: Any | None) -> dict[str, Any]:
+    source = fact.source_ref
+    return {
+        "kind": "fact",
+        "id": fact.id,
+        "content": fact.content,
+        "context": fact.context,
+        "type": fact.type,
+        "tags": list(fact.tags),
+        "metadata": fact.metadata,
+        "strength": fact.strength,
+        "source": None
+        if source is None
+        else {"sandboxId": source.sandbox_id, "entryIndex": source.entry_index},
+        "createdAt": fact.created_at.isoformat(),
+        "updatedAt": fact.updated_at.isoformat(),
+        "vector": None
+        if vector is None
+        else base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii"),
+    }
+
+
+def working_record(key: str, value_json: str, expires_at_us: int | None) -> dict[str, Any]:
+    return {
+        "kind": "working",
+        "key": key,
+        "value": json.loads(value_json),
+        "expiresAt": None if expires_at_us is None else from_us(expires_at_us).isoformat(),
+    }
+
+
+# -- reading ---------------------------------------------------------------------------
+def sniff(text: str) -> str:
+    """``json``, ``jsonl`` or ``csv``, by what the text starts with."""
+    start = text.lstrip()[:1]
+    if start == "[":
+        return "json"
+    if start == "{":
+        first = text.lstrip().split("\n", 1)[0]
+        try:
+            head = json.loads(first)
+        except ValueError:
+            return "json"  # an object over several lines
+        return "jsonl" if isinstance(head, dict) and "\n" in text.strip() else "json"
+    return "csv"
+
+
+def parse(text: str, format: str) -> Parsed:
+    if format == "jsonl":
+        return parse_jsonl(text.splitlines())
+    if format == "json":
+        return parse_json(text)
+    if format == "csv":
+        return parse_csv(text)
+    raise InvalidInput(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+
+
+def parse_jsonl(lines: Iterable[str]) -> Parsed:
+    parsed = Parsed()
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError as exc:
+            parsed.errors.append((number, "line", f"not JSON: {exc}"))
+            continue
+        if not isinstance(obj, dict):
+            parsed.errors.append((number, "line", "not a JSON object"))
+        elif number == 1 and obj.get("format") == FORMAT:
+            parsed.model = _header_model(obj, number, parsed)
+        else:
+            _record(obj, number, parsed)
+    return parsed
+
+
+def parse_json(text: str) -> Parsed:
+    parsed = Parsed()
+    try:
+        obj = json.loads(text)
+    except ValueError as exc:
+        parsed.errors.append((1, "document", f"not JSON: {exc}"))
+        return parsed
+    if isinstance(obj, list):  # bare facts
+        for n, item in enumerate(obj, 1):
+            _record(item if not isinstance(item, dict) else {"kind": "fact", **item}, n, parsed)
+        return parsed
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        parsed.errors.append((1, "format", f"not an {FORMAT} document (or a list of facts)"))
+        return parsed
+    parsed.model = _header_model(obj, 1, parsed)
+    for name in ("facts", "working"):
+        items = obj.get(name, [])
+        if not isinstance(items, list):
+            parsed.errors.append((1, name, "must be a list"))
+            continue
+        kind = "fact" if name == "facts" else "working"
+        for n, item in enumerate(items, 1):
+            _record({"kind": kind, **item} if isinstance(item, dict) else item, n, parsed)
+    return parsed
+
+
+def parse_csv(text: str) -> Parsed:
+    parsed = Parsed()
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames is None or "content" not in reader.fieldnames:
+        parsed.errors.append((1, "header", "a header row naming at least content is required"))
+        return parsed
+    for row in reader:
+        number = reader.line_num
+        obj: dict[str, Any] = {"kind": "fact", "content": row.get("content")}
+        for name in ("type", "context"):
+            if row.get(name):
+                obj[name] = row[name]
+        if row.get("tags"):
+            obj["tags"] = [t.strip() for t in str(row["tags"]).split(";") if t.strip()]
+        if row.get("created_at"):
+            obj["createdAt"] = row["created_at"]
+        if row.get("metadata"):
+            try:
+                obj["metadata"] = json.loads(str(row["metadata"]))
+            except ValueError:
+                parsed.errors.append((number, "metadata", "not JSON"))
+                continue
+        _record(obj, number, parsed)
+    return parsed
+
+
+def _header_model(obj: dict[str, Any], line: int, parsed: Parsed) -> ModelRecord | None:
+    if obj.get("version") != VERSION:
+        parsed.errors.append((line, "version", f"version {obj.get('version')!r} is not {VERSION}"))
+    model = obj.get("model")
+    if model is None:
+        return None
+    if (
+        not isinstance(model, dict)
+        or not isinstance(model.get("name"), str)
+        or not isinstance(model.get("dimension"), int)
+    ):
+        parsed.errors.append((line, "model", "must be {name, dimension} or null"))
+        return None
+    return ModelRecord(model["name"], model["dimension"])
+
+
+def _record(obj: object, line: int, parsed: Parsed) -> None:
+    if not isinstance(obj, dict):
+        parsed.errors.append((line, "record", "not a JSON object"))
+        return
+    kind = obj.get("kind")
+    if kind == "fact":
+        fact = _fact(obj, line, parsed.errors)
+        if fact is not None:
+            parsed.facts.append(fact)
+    elif kind == "working":
+        entry = _working(obj, line, parsed.errors)
+        if entry is not None:
+            parsed.working.append(entry)
+    else:
+        parsed.errors.append((line, "kind", f"must be fact or working, got {kind!r}"))
+
+
+def _fact(obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]) -> FactRecord | None:
+    found: dict[str, Any] = {}
+    before = len(errors)
+    for name, check in _FACT_FIELDS:
+        if name not in obj or (obj[name] is None and name != "content"):
+            continue
+        try:
+            found[name] = check(obj[name])
+        except EngramError as exc:
+            errors.append((line, name, exc.message))
+    if "content" not in obj:
+        errors.append((line, "content", "is required"))
+    if len(errors) > before:
+        return None
+    return FactRecord(
+        id=found.get("id"),
+        content=found["content"],
+        created_at=found.get("createdAt"),
+        updated_at=found.get("updatedAt"),
+        type=found.get("type"),
+        tags=found.get("tags", ()),
+        metadata=found.get("metadata", {}),
+        context=found.get("context"),
+        strength=found.get("strength", 1.0),
+        source_ref=found.get("source"),
+        vector=found.get("vector"),
+        line=line,
+    )
+
+
+def _working(
+    obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]
+) -> WorkingRecord | None:
+    try:
+        key = limits.check_key(obj.get("key"))
+    except EngramError as exc:
+        errors.append((line, "key", exc.message))
+        return None
+    try:
+        value = limits.encode_value(obj.get("value"))
+        expires = _time(obj["expiresAt"]) if obj.get("expiresAt") is not None else None
+    except EngramError as exc:
+        errors.append((line, "value", exc.message))
+        return None
+    return WorkingRecord(key, value, expires, line)
+
+
+def _time(value: object) -> datetime:
+    if not isinstance(value, str):
+        raise InvalidInput("must be an RFC 3339 time")
+    try:
+        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidInput(f"not an RFC 3339 time: {value!r}") from exc
+    if at.tzinfo is None:
+        raise InvalidInput(f"a time needs its offset: {value!r}")
+    return from_us(to_us(at))
+
+
+def _source(value: object) -> SourceRef:
+    if not isinstance(value, dict):
+        raise InvalidInput("must be {sandboxId, entryIndex}")
+    ref = limits.check_source_ref(SourceRef(value.get("sandboxId"), value.get("entryIndex")))  # type: ignore[arg-type]
+    assert ref is not None
+    return ref
+
+
+def _vector(value: object) -> bytes:
+    if not isinstance(value, str):
+        raise InvalidInput("must be base64 float32")
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidInput("not base64") from exc
+    if not raw or len(raw) % 4:
+        raise InvalidInput("not a whole number of float32 values")
+    return raw
+
+
+def _id(value: object) -> str:
+    checked = limits.check_id(value)
+    if not checked.startswith("f_"):
+        raise InvalidInput(f"a fact id starts with f_, got {checked!r}")
+    return checked
+
+
+def _tags(value: object) -> tuple[str, ...]:
+    return limits.check_tags(value)
+
+
+_FACT_FIELDS = (
+    ("id", _id),
+    ("content", limits.check_content),
+    ("context", limits.check_context),
+    ("type", lambda v: limits.check_label(v, "type")),
+    ("tags", _tags),
+    ("metadata", limits.check_metadata),
+    ("strength", limits.check_strength),
+    ("source", _source),
+    ("createdAt", _time),
+    ("updatedAt", _time),
+    ("vector", _vector),
+)
+
+
+def lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The JSONL text: the header, then one record a line."""
+    yield json.dumps(head, ensure_ascii=False) + "\n"
+    for record in records:
+        yield json.dumps(record, ensure_ascii=False) + "\n"

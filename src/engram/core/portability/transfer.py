@@ -1,0 +1,241 @@
+"""Exporting a scope's memory as records, and importing records all or nothing.
+
+**Export** reads the scope's live facts (with their vectors) and working keys in one
+snapshot, oldest first. The ledger, the trash, feedback, sessions and the graph stay
+behind: the graph is rebuilt from the facts by the importing store's extractor.
+
+**Import** runs in three phases:
+
+1. *parse*: every record is read and checked; a bad one anywhere refuses the whole
+   import with each bad record's line and field (BadRecords, 422);
+2. *embed*: vectors are reused when the file's model is the store's (same name and
+   dimension) and a fact carries one; the others are embedded, in batches, outside any
+   transaction (CapabilityMissing before anything else when some are needed and the
+   store has no embedder);
+3. *write*: one ledger entry (``import``) in one transaction under the scope's lock
+   writes every fact through the memory's one write seam (caps, graph and all) and
+   sets every working key. A process killed in any phase leaves the store as it was.
+
+A fact whose words the scope already holds is linked to the existing fact, not
+written twice. Ids are kept when no fact of the store has them, and new otherwise; the
+report lists each id that changed (``id_mappings``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from engram.core import ledger, limits, rules
+from engram.core.clock import Clock, from_us, to_us
+from engram.core.errors import CapabilityMissing
+from engram.core.models import Fact, Writer
+from engram.core.portability import records
+from engram.core.portability.records import FactRecord, Parsed
+from engram.core.ports import ModelRecord, NewFact
+
+if TYPE_CHECKING:
+    from engram.core.ports import Embedder, Store, Tx
+    from engram.core.scopes import Scope
+
+EMBED_BATCH = 256
+PAGE = 1000
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+WriteNew = Callable[[ledger.Entry, dict[str, NewFact], ModelRecord], dict[str, Fact]]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did (or, with ``dry_run``, would do): facts written, facts whose
+    words the scope already held (linked, not written), working keys set, vectors taken
+    from the file and vectors embedded, and each kept fact's new id where its own was
+    taken (``id_mappings``: old → new)."""
+
+    facts_added: int = 0
+    facts_existing: int = 0
+    working_set: int = 0
+    vectors_reused: int = 0
+    vectors_embedded: int = 0
+    id_mappings: dict[str, str] = field(default_factory=dict)
+    dry_run: bool = False
+    entry: int | None = None
+
+
+def export_records(store: Store, ref: Scope) -> tuple[ModelRecord | None, list[dict[str, Any]]]:
+    """The scope's model and records (facts oldest first, then working keys), read in
+    one snapshot."""
+
+    def read(tx: Tx) -> tuple[ModelRecord | None, list[dict[str, Any]]]:
+        model = store.models.get(tx)
+        found: list[dict[str, Any]] = []
+        facts = [f for f, _ in store.facts.page(tx, ref, None, 1 << 40)]
+        facts.reverse()  # oldest first
+        for start in range(0, len(facts), PAGE):
+            part = facts[start : start + PAGE]
+            vectors = store.facts.vectors(tx, ref, [f.id for f in part])
+            found.extend(records.fact_record(f, vectors.get(f.id)) for f in part)
+        for key, (value, _, expires) in sorted(store.working.raw(tx, ref).items()):
+            found.append(records.working_record(key, value, expires))
+        return model, found
+
+    return store.run(read, write=False)
+
+
+def jsonl(head: dict[str, Any], found: list[dict[str, Any]]) -> Iterator[str]:
+    return records.lines(head, found)
+
+
+def json_document(head: dict[str, Any], found: list[dict[str, Any]]) -> str:
+    return json.dumps(
+        {
+            **head,
+            "facts": [_bare(r) for r in found if r["kind"] == "fact"],
+            "working": [_bare(r) for r in found if r["kind"] == "working"],
+        },
+        ensure_ascii=False,
+    )
+
+
+def _bare(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "kind"}
+
+
+class Importer:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        write_new: WriteNew,
+        *,
+        clock: Clock,
+        writer: Writer,
+    ) -> None:
+        self._store, self._embedder, self._write_new = store, embedder, write_new
+        self._now, self._writer = clock, writer
+
+    def run(
+        self,
+        ref: Scope,
+        parsed: Parsed,
+        *,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        tell = progress or (lambda phase, done, total: None)
+        tell("parse", len(parsed.facts) + len(parsed.working), len(parsed.facts))
+        parsed.check()
+        vectors, reused, embedded = self._vectors(parsed, tell)
+        if dry_run:
+            return ImportReport(
+                facts_added=len(parsed.facts),
+                working_set=len(parsed.working),
+                vectors_reused=reused,
+                vectors_embedded=embedded,
+                dry_run=True,
+            )
+        model = self._model(parsed)
+        now, store = self._now(), self._store
+
+        def work(rec: ledger.Entry) -> ImportReport:
+            new, existing, mappings = self._new_facts(rec, parsed.facts, vectors, now)
+            stored = self._write_new(rec, new, model) if new else {}
+            for entry in parsed.working:
+                stored_key = store.working.claim(rec.tx, ref, entry.key)
+                before = store.working.raw(rec.tx, ref, [entry.key]).get(entry.key)
+                version = (stored_key[0] if stored_key is not None else 0) + 1
+                expires = None if entry.expires_at is None else to_us(entry.expires_at)
+                store.working.put(rec.tx, ref, entry.key, entry.value_json, version, now, expires)
+                rec.record("working", entry.key, "set", ledger.working_value(before))
+            tell("write", len(parsed.facts), len(parsed.facts))
+            return ImportReport(
+                facts_added=len(stored),
+                facts_existing=existing,
+                working_set=len(parsed.working),
+                vectors_reused=reused,
+                vectors_embedded=embedded,
+                id_mappings=mappings,
+                entry=rec.seq,
+            )
+
+        def run(tx: Tx) -> ImportReport:
+            return ledger.write(store, tx, ref, "import", self._writer, now, work)
+
+        return store.run(run, lock=[ref])
+
+    def _model(self, parsed: Parsed) -> ModelRecord:
+        if self._embedder is not None:
+            return ModelRecord(self._embedder.model, self._embedder.dimension)
+        assert parsed.model is not None  # _vectors refused otherwise
+        return parsed.model
+
+    def _vectors(self, parsed: Parsed, tell: Progress) -> tuple[list[Any], int, int]:
+        """One vector per fact: the file's where its model is the store's, else embedded."""
+        store, embedder = self._store, self._embedder
+        stored = store.run(lambda tx: store.models.get(tx), write=False)
+        ours = stored or (
+            parsed.model if embedder is None else ModelRecord(embedder.model, embedder.dimension)
+        )
+        same = parsed.model is not None and parsed.model == ours
+        out: list[Any] = [None] * len(parsed.facts)
+        missing: list[int] = []
+        for i, fact in enumerate(parsed.facts):
+            if same and fact.vector is not None and len(fact.vector) == 4 * parsed.model.dimension:  # type: ignore[union-attr]
+                out[i] = store.facts.vector_from_bytes(fact.vector)
+            else:
+                missing.append(i)
+        if missing and embedder is None:
+            raise CapabilityMissing(
+                f"{len(missing)} fact(s) need vectors (the file's model is not this store's, "
+                "or they carry none) and this memory has no embedder; nothing was imported",
+                hint="open the store with an embedder",
+            )
+        for start in range(0, len(missing), EMBED_BATCH):
+            part = missing[start : start + EMBED_BATCH]
+            assert embedder is not None
+            done = embedder.embed([parsed.facts[i].content for i in part], "passage")
+            for i, vector in zip(part, done, strict=True):
+                out[i] = vector
+            tell("embed", start + len(part), len(missing))
+        return out, len(parsed.facts) - len(missing), len(missing)
+
+    def _new_facts(
+        self, rec: ledger.Entry, found: list[FactRecord], vectors: list[Any], now: int
+    ) -> tuple[dict[str, NewFact], int, dict[str, str]]:
+        store, tx, ref = rec.store, rec.tx, rec.scope
+        digests = [rules.content_hash(f.content) for f in found]
+        held = store.facts.by_hashes(tx, ref, list(dict.fromkeys(digests)))
+        asked = [f.id for f in found if f.id is not None]
+        taken = {i for i in asked if store.facts.scope_of(tx, i) is not None}
+        new: dict[str, NewFact] = {}
+        mappings: dict[str, str] = {}
+        existing = 0
+        for fact, digest, vector in zip(found, digests, vectors, strict=True):
+            if digest in held or digest in new:
+                existing += 1
+                continue
+            fact_id = fact.id if fact.id is not None and fact.id not in taken else None
+            if fact_id is None:
+                fact_id = rules.new_fact_id()
+                if fact.id is not None:
+                    mappings[fact.id] = fact_id
+            taken.add(fact_id)
+            created = fact.created_at or from_us(now)
+            meta = limits.encode_value(fact.metadata)
+            record = Fact(
+                id=fact_id,
+                scope=ref,
+                content=fact.content,
+                created_at=created,
+                updated_at=fact.updated_at or created,
+                source_ref=fact.source_ref,
+                type=fact.type,
+                tags=fact.tags,
+                metadata=json.loads(meta),
+                context=fact.context,
+                strength=fact.strength,
+                turn_user=rec.writer.turn_user,
+            )
+            new[digest] = NewFact(record, digest, meta, vector)
+        return new, existing, mappings

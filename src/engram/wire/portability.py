@@ -1,0 +1,36 @@
+"""An import's report on the wire (camelCase, as the agent routes speak)."""
+
+from __future__ import annotations
+
+from typing import Self
+
+from engram.core.portability.transfer import ImportReport
+from engram.wire import Answer
+
+
+class ImportOut(Answer):
+    """Facts written, facts whose words the agent already held (linked, not written),
+    working keys set, vectors taken from the file and embedded, each fact id that was
+    taken and so changed (old → new), and the ledger entry (null for a dry run)."""
+
+    facts_added: int
+    facts_existing: int
+    working_set: int
+    vectors_reused: int
+    vectors_embedded: int
+    id_mappings: dict[str, str]
+    dry_run: bool
+    entry: int | None
+
+    @classmethod
+    def of(cls, report: ImportReport) -> Self:
+        return cls(
+            facts_added=report.facts_added,
+            facts_existing=report.facts_existing,
+            working_set=report.working_set,
+            vectors_reused=report.vectors_reused,
+            vectors_embedded=report.vectors_embedded,
+            id_mappings=report.id_mappings,
+            dry_run=report.dry_run,
+            entry=report.entry,
+        )

@@ -1,0 +1,80 @@
+"""Export and import through the real app (in-process) on both backends: an agent's
+memory out as JSONL or JSON and into another agent, mem0's memories, a dry run, and
+refusals (bad records listed by line, a body that is not UTF-8) that write nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+import engram
+import stores
+from answers import error, ok
+from engram.api import create_app
+from engram.settings import Settings
+from stores import Target
+
+SERVICE = "portability-service-token"
+
+
+@pytest.fixture
+def http(target: Target) -> Iterator[TestClient]:
+    settings = Settings(
+        db_path=str(target),
+        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
+    )
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
+        app = create_app(settings, memory_store=memory)
+        with TestClient(app, headers={"Authorization": f"Bearer {SERVICE}"}) as test:
+            yield test
+
+
+def _agent(http: TestClient, name: str) -> str:
+    return f"/agents/{ok(http.post('/agents', json={'name': name}), 201)['id']}"
+
+
+def _import(http: TestClient, agent: str, body: str | bytes, **params: str) -> object:
+    return http.post(
+        f"{agent}/imports", content=body, params=params, headers={"content-type": "text/plain"}
+    )
+
+
+def test_an_agent_s_memory_goes_out_and_into_another(http: TestClient, target: Target) -> None:
+    source = _agent(http, "source")
+    for words in ("Ana moved to Lyon", "Bo likes tea"):
+        ok(http.post(f"{source}/facts", json={"content": words}), 201)
+    ok(http.put(f"{source}/memory/plan", json={"value": "pro"}))
+    out = http.get(f"{source}/export")
+    assert out.status_code == 200 and out.headers["content-type"] == "application/x-ndjson"
+    lines = out.text.splitlines()
+    assert json.loads(lines[0])["format"] == "engram-export" and len(lines) == 4
+    whole = http.get(f"{source}/export", params={"format": "json"}).json()
+    assert [f["content"] for f in whole["facts"]] == ["Ana moved to Lyon", "Bo likes tea"]
+
+    into = _agent(http, "into")
+    planned = ok(_import(http, into, out.text, dryRun="true"))
+    assert planned["dryRun"] is True and planned["factsAdded"] == 2 and planned["entry"] is None
+    assert ok(http.get(f"{into}/facts"))["facts"] == []
+    done = ok(_import(http, into, out.text))
+    assert (done["factsAdded"], done["workingSet"], done["vectorsReused"]) == (2, 1, 2)
+    assert len(done["idMappings"]) == 2  # the source agent's facts keep their ids
+    assert ok(http.get(f"{into}/memory/plan"))["value"] == "pro"
+    mem0 = {"results": [{"id": "u1", "memory": "Likes sushi", "user_id": "alice"}]}
+    came = ok(_import(http, into, json.dumps(mem0), source="mem0"))
+    assert came["factsAdded"] == 1 and came["vectorsEmbedded"] == 1
+
+
+def test_refusals_list_every_bad_record_and_write_nothing(http: TestClient, target: Target) -> None:
+    agent = _agent(http, "refused")
+    before = stores.rows(target, "SELECT count(*) FROM ledger")
+    bad = '[{"content": "fine"}, {"content": ""}, {"tags": "x", "content": "y"}]'
+    found = error(_import(http, agent, bad), 422, "bad_records")
+    assert [(e["line"], e["field"]) for e in found["errors"]] == [(2, "content"), (3, "tags")]
+    error(_import(http, agent, b"\xff\xfe"), 400, "invalid_input")
+    error(_import(http, agent, "[]", source="letta"), 400, "invalid_input")
+    error(http.get(f"{agent}/export", params={"format": "csv"}), 400, "invalid_input")
+    assert stores.rows(target, "SELECT count(*) FROM ledger") == before

@@ -1,0 +1,228 @@
+"""Export and import: a scope's memory to JSON, JSONL and a new SQLite store and back,
+across backends; every bad record listed with nothing written; vectors reused only for
+the same model; ids kept or remapped; mem0's memories and CSV; and an import killed in
+any phase leaving the store as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import engram
+from engram import BadRecords, CapabilityMissing, Conflict, InvalidInput, Note, ResourceRef
+from stores import Target, rows
+
+REF = ResourceRef("portable")
+NOTES = [
+    Note("Ana moved to Lyon in 2020", tags=["move"], type="event", metadata={"k": 1}),
+    Note("Bo likes green tea", context="said at breakfast", strength=1.5),
+    Note("the deploy runs nightly at 2am", tags=["ops", "cron"]),
+    Note("Cy plays chess on Sundays"),
+]
+QUERIES = ["where does Ana live", "what does Bo drink", "when is the deploy", "chess"]
+
+
+def _facts(mem: engram.Memory, ref: ResourceRef = REF) -> dict[str, tuple[Any, ...]]:
+    return {
+        f.id: (f.content, f.type, f.tags, f.metadata, f.context, f.strength, f.created_at)
+        for f in mem.facts(ref, limit=1000).facts
+    }
+
+
+def _hits(mem: engram.Memory, mode: str) -> list[list[tuple[str, float]]]:
+    return [
+        [(h.fact.id, round(h.score, 6)) for h in mem.recall(REF, q, mode=mode)]  # type: ignore[arg-type]
+        for q in QUERIES
+    ]
+
+
+def _filled(target: Target | Path, embedder: Any) -> engram.Memory:
+    mem = engram.open(target, embedder=embedder)
+    mem.remember_many(REF, NOTES)
+    mem.working.set(REF, "plan", {"tier": "pro"})
+    return mem
+
+
+def test_sqlite_to_jsonl_to_postgres_to_sqlite_gives_the_same_memory(
+    tmp_path: Path, postgres_store_url: str, hashing: engram.HashingEmbedder
+) -> None:
+    with _filled(tmp_path / "first.db", hashing) as first:
+        report = first.export(REF, tmp_path / "out.jsonl")
+        assert (report.format, report.facts, report.working) == ("jsonl", 4, 1)
+        facts, vector_hits, hybrid = _facts(first), _hits(first, "vector"), _hits(first, "hybrid")
+    with engram.open(postgres_store_url, embedder=hashing) as pg:
+        done = pg.import_file(REF, tmp_path / "out.jsonl")
+        assert (done.facts_added, done.vectors_reused, done.vectors_embedded) == (4, 4, 0)
+        assert done.id_mappings == {} and _facts(pg) == facts
+        assert _hits(pg, "vector") == vector_hits  # the same vectors, the same cosines
+        assert pg.working.get(REF, "plan") == {"tier": "pro"}
+        pg.export(REF, tmp_path / "back.sqlite")
+    with engram.open(tmp_path / "back.sqlite", embedder=hashing) as back:
+        assert _facts(back) == facts
+        assert _hits(back, "vector") == vector_hits and _hits(back, "hybrid") == hybrid
+    with engram.open(tmp_path / "back.sqlite", embedder="none") as read_only:
+        assert len(read_only.facts(REF).facts) == 4  # opens without a model
+
+
+def test_json_and_csv_and_a_second_import_link_what_is_held(
+    target: Target, tmp_path: Path, hashing: engram.HashingEmbedder
+) -> None:
+    with _filled(target, hashing) as mem:
+        text = mem.export_string(REF, format="json")
+        assert json.loads(text)["format"] == "engram-export"
+        other = ResourceRef("other")
+        first = mem.import_string(other, text)
+        assert first.facts_added == 4 and set(first.id_mappings) == set(_facts(mem))
+        again = mem.import_string(other, text)
+        assert (again.facts_added, again.facts_existing) == (0, 4)
+        csv = (
+            "content,tags,type,created_at,metadata\n"
+            'Eve rides a bike,a;b,hobby,2024-01-02T03:04:05Z,"{""x"": 2}"\n'
+        )
+        made = mem.import_string(ResourceRef("csv"), csv)
+        (fact,) = mem.facts(ResourceRef("csv")).facts
+        assert made.vectors_embedded == 1 and fact.tags == ("a", "b") and fact.type == "hobby"
+        assert fact.metadata == {"x": 2} and fact.created_at.year == 2024
+
+
+def test_every_bad_record_is_listed_and_nothing_is_written(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    with _filled(target, hashing) as mem:
+        lines = mem.export_string(REF).splitlines()
+        lines[2] = "{not json"
+        record = json.loads(lines[3])
+        lines[3] = json.dumps({**record, "strength": 11, "tags": "x"})
+        lines.append(json.dumps({"kind": "fact"}))
+        before = (_facts(mem, ResourceRef("into")), len(mem.ledger(REF).entries))
+        with pytest.raises(BadRecords) as raised:
+            mem.import_string(ResourceRef("into"), "\n".join(lines))
+        listed = [(e["line"], e["field"]) for e in raised.value.details["errors"]]  # type: ignore[union-attr]
+        assert listed == [(3, "line"), (4, "tags"), (4, "strength"), (7, "content")]
+        assert (_facts(mem, ResourceRef("into")), len(mem.ledger(REF).entries)) == before
+        with pytest.raises(BadRecords, match="line 1"):
+            mem.import_string(REF, "", format="csv")
+        with pytest.raises(InvalidInput, match="source"):
+            mem.import_string(REF, "[]", source="letta")
+
+
+def test_vectors_are_reused_only_for_the_same_model(tmp_path: Path) -> None:
+    with _filled(tmp_path / "a.db", engram.HashingEmbedder(32)) as mem:
+        mem.export(REF, tmp_path / "a.jsonl")
+    with engram.open(tmp_path / "b.db", embedder=engram.HashingEmbedder(16)) as other:
+        done = other.import_file(REF, tmp_path / "a.jsonl")
+        assert (done.vectors_reused, done.vectors_embedded) == (0, 4)
+    with engram.open(tmp_path / "c.db", embedder=engram.HashingEmbedder(16)) as seeded:
+        seeded.remember(REF, "a fact of another model")
+    with engram.open(tmp_path / "c.db", embedder="none") as blind:
+        with pytest.raises(CapabilityMissing, match="no embedder"):
+            blind.import_file(REF, tmp_path / "a.jsonl")
+        assert len(blind.facts(REF).facts) == 1
+
+
+def test_an_export_never_overwrites(tmp_path: Path, hashing: engram.HashingEmbedder) -> None:
+    with _filled(tmp_path / "a.db", hashing) as mem:
+        (tmp_path / "taken.jsonl").write_text("mine")
+        with pytest.raises(Conflict, match="never overwrites"):
+            mem.export(REF, tmp_path / "taken.jsonl")
+        assert (tmp_path / "taken.jsonl").read_text() == "mine"
+        with pytest.raises(InvalidInput, match="format"):
+            mem.export(REF, tmp_path / "out.txt")
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_mem0_memories_come_in_with_nothing_skipped_silently(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    got_all = {
+        "results": [
+            {
+                "id": "3f1c",
+                "memory": "Likes sushi",
+                "hash": "h1",
+                "metadata": {"source": "chat"},
+                "categories": ["food"],
+                "created_at": "2024-05-01T10:00:00-07:00",
+                "user_id": "alice",
+            },
+            {"id": "9a2b", "memory": "Allergic to peanuts", "user_id": "alice"},
+        ]
+    }
+    with engram.open(target, embedder=hashing) as mem:
+        done = mem.import_string(REF, json.dumps(got_all), source="mem0")
+        assert done.facts_added == 2
+        sushi = next(f for f in mem.facts(REF).facts if f.content == "Likes sushi")
+        assert sushi.tags == ("food",) and sushi.metadata["mem0_id"] == "3f1c"
+        assert sushi.metadata["user_id"] == "alice" and sushi.created_at.hour == 17
+        platform = {"memories": [{"memory": "Runs at dawn"}, {"text": ""}]}
+        with pytest.raises(BadRecords, match="line 2"):
+            mem.import_string(REF, json.dumps(platform), source="mem0")
+        lines = "\n".join(json.dumps(m) for m in got_all["results"])
+        assert mem.import_string(ResourceRef("jsonl"), lines, source="mem0").facts_added == 2
+
+
+def test_a_dry_run_writes_nothing(target: Target, hashing: engram.HashingEmbedder) -> None:
+    with _filled(target, hashing) as mem:
+        text = mem.export_string(REF)
+        entries = len(mem.ledger(ResourceRef("dry")).entries)
+        report = mem.import_string(ResourceRef("dry"), text, dry_run=True)
+        assert report.dry_run and report.facts_added == 4 and report.entry is None
+        assert mem.facts(ResourceRef("dry")).facts == []
+        assert len(mem.ledger(ResourceRef("dry")).entries) == entries
+
+
+KILLER = """
+import sys, engram
+from engram import ResourceRef
+mem = engram.open(sys.argv[1], embedder=engram.HashingEmbedder(16))
+def tell(phase, done, total):
+    print(phase, done, total, flush=True)
+    sys.stdin.readline()  # the test kills here, or lets it go on
+mem.import_file(ResourceRef("victim"), sys.argv[2], progress=tell)
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize("kill_at", [1, 2, 7])  # parse; embedding; inside the write
+def test_an_import_killed_in_any_phase_leaves_the_store_as_it_was(
+    tmp_path: Path, kill_at: int
+) -> None:
+    facts = [Note(f"fact number {i} of the batch") for i in range(1200)]
+    with engram.open(tmp_path / "src.db", embedder=engram.HashingEmbedder(32)) as src:
+        src.remember_many(REF, facts)
+        src.export(REF, tmp_path / "big.jsonl")
+    with engram.open(tmp_path / "store.db", embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember(ResourceRef("victim"), "already here")
+    state = lambda: rows(tmp_path / "store.db", "SELECT count(*) FROM facts")  # noqa: E731
+    ledger = lambda: rows(tmp_path / "store.db", "SELECT count(*) FROM ledger")  # noqa: E731
+    before = (state(), ledger())
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLER, str(tmp_path / "store.db"), str(tmp_path / "big.jsonl")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert child.stdin is not None and child.stdout is not None
+    seen = []
+    for _ in range(kill_at):
+        line = child.stdout.readline()
+        assert line, "the import ended before the kill point"
+        seen.append(line.split()[0])
+        if len(seen) < kill_at:
+            child.stdin.write("\n")
+            child.stdin.flush()
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=60)
+    assert seen[-1] == {1: "parse", 2: "embed", 7: "write"}[kill_at]
+    assert (state(), ledger()) == before
+    with engram.open(tmp_path / "store.db", embedder=engram.HashingEmbedder(16)) as mem:
+        assert [f.content for f in mem.facts(ResourceRef("victim")).facts] == ["already here"]
+        assert mem.import_file(ResourceRef("victim"), tmp_path / "big.jsonl").facts_added == 1200

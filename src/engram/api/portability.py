@@ -40,7 +40,10 @@ DryRun = Annotated[bool, Query(alias="dryRun", description="check and count; wri
     responses={
         200: {
             "description": "the export",
-            "content": {"application/x-ndjson": {}, "application/json": {}},
+            "content": {
+                "application/x-ndjson": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}},
+            },
         }
     },
 )

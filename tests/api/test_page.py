@@ -253,6 +253,14 @@ def test_another_person_never_sees_them(page: Page, service: Service) -> None:
     assert page.evaluate("sessionStorage.getItem('engram.token')") is None
 
 
+def test_a_refused_token_signs_out_and_asks_for_another(page: Page, service: Service) -> None:
+    page.goto(f"{service.http.base_url}/ui/#token=not-a-token&app=app:notes")
+    expect(page.locator("#message")).to_have_text("The service refused the token: sign in again.")
+    expect(page.get_by_label("Your token")).to_be_focused()
+    expect(page.locator("#signed-in")).to_be_hidden()
+    assert page.evaluate("sessionStorage.getItem('engram.token')") is None
+
+
 def test_allowances_are_listed_allowed_and_stopped(page: Page, service: Service) -> None:
     open_as(page, service, "hal", "app:notes")
     page.get_by_label("Application that remembers").focus()

@@ -7,6 +7,7 @@
   const TOKEN = "engram.token";
   const APP = "engram.app";
   const LIMIT = 1000;
+  const REFUSED = "The service refused the token: sign in again.";
   const state = { app: null, count: 0, shown: 0 };
 
   const $ = (id) => document.getElementById(id);
@@ -52,12 +53,13 @@
     }
     let data = null;
     if (response.status !== 204) data = await response.json().catch(() => null);
-    if (response.status === 401) signOut("The service refused the token: sign in again.");
+    if (response.status === 401) signOut(REFUSED);
     return { status: response.status, data };
   }
 
   function problem(answer) {
     if (answer.status === 0) return "The service did not answer.";
+    if (answer.status === 401) return REFUSED;
     const error = answer.data && answer.data.error;
     return error && error.message ? error.message : `The service answered ${answer.status}.`;
   }
@@ -200,6 +202,7 @@
       `Forget all ${confirmed.toLocaleString("en-US")} memories ${state.app} keeps of you?`;
     $("forget-all-yes").textContent = `Yes, forget all ${confirmed.toLocaleString("en-US")}`;
     $("forget-all-yes").dataset.count = String(confirmed);
+    $("forget-all-yes").disabled = false;
     $("forget-all-message").textContent = "";
     $("forget-all").hidden = true;
     $("forget-all-confirm").hidden = false;
@@ -213,6 +216,7 @@
 
   async function forgetAll() {
     const count = $("forget-all-yes").dataset.count;
+    $("forget-all-yes").disabled = true; // once: a second press would confirm nothing new
     const path = `/apps/memories/${encodeURIComponent(state.app)}?count=${count}`;
     const answer = await call("DELETE", path);
     let told;
@@ -271,6 +275,7 @@
     say("");
     signedIn(true);
     await showShares();
+    if (!sessionStorage.getItem(TOKEN)) return; // refused: signed out
     const app = sessionStorage.getItem(APP);
     if (app) {
       $("app").value = app;

@@ -113,7 +113,7 @@
   }
 
   function memoryItem(memory) {
-    const words = el("p", { class: "words", text: memory.memory });
+    const words = el("p", { class: "words", id: `words-${memory.id}`, text: memory.memory });
     const when = el("p", { class: "when", text: describe(memory) });
     const error = el("p", { class: "error", role: "alert" });
     const item = el("li", { "data-id": memory.id }, [words, when, error]);
@@ -121,6 +121,7 @@
       button("Correct", () => openEditor(item, memory, words, when, error)),
       button("Forget", () => askForget(item, memory, error)),
     ]);
+    for (const action of actions.children) action.setAttribute("aria-describedby", words.id);
     item.insertBefore(actions, error);
     return item;
   }

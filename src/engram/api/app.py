@@ -18,6 +18,7 @@ from engram.api import (
     history,
     memory,
     openapi,
+    page,
     people,
     people_graph,
     portability,
@@ -101,6 +102,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(people_graph.router)
     app.include_router(tools.router, dependencies=service_only)
     app.include_router(tools.people_router)
+    app.include_router(page.router())
 
     @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
     def healthz() -> Health:

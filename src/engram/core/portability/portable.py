@@ -9,10 +9,10 @@ it directly; importing one reads it back through its own store.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
 from engram.core.portability import files, mem0, records, transfer
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from engram.core.ports import Store
 
 SOURCES = ("engram", "mem0")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +127,10 @@ class Portable:
         else:
             if format is None and source == "engram":
                 format = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix)
-            try:
-                text = found.read_text(encoding="utf-8")
-            except UnicodeDecodeError as exc:
-                raise InvalidInput(f"{found} is not UTF-8 text") from exc
+            if source == "engram" and format == "jsonl":  # read a line at a time
+                parsed = _read(found, records.parse_jsonl)
+                return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
+            text = _read(found, "".join)
         return self.import_string(
             ref, text, format=format, source=source, dry_run=dry_run, progress=progress
         )
@@ -163,3 +164,11 @@ class Portable:
         if self._stores is None:
             raise CapabilityMissing("this memory cannot open another store")
         return self._stores(str(path))
+
+
+def _read(path: Path, use: Callable[[Iterable[str]], T]) -> T:
+    try:
+        with open(path, encoding="utf-8") as lines:
+            return use(lines)
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path} is not UTF-8 text") from exc

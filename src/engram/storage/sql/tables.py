@@ -25,7 +25,6 @@ from engram.storage.rows import (
     to_traits,
 )
 from engram.storage.sql import queries as q
-from engram.storage.sql.dialect import SQLITE
 from engram.storage.sql.tx import KEYS, MODEL, SESSIONS, sql
 
 if TYPE_CHECKING:
@@ -193,7 +192,10 @@ class FactTable:
         return [str(r[0]) for r in rows]
 
     def vector_from_bytes(self, raw: bytes) -> Vectors:
-        vector: Vectors = SQLITE.unvector_bytes(raw)
+        import numpy as np
+
+        # A read-only view of the bytes, not a copy: an import holds 100k of them at once.
+        vector: Vectors = np.frombuffer(raw, dtype="<f4")
         return vector
 
     def add_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:

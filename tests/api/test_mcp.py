@@ -210,6 +210,21 @@ def test_mcp_over_http_serves_an_agent_s_scope_to_a_service_token(http: TestClie
     assert not added["isError"]
     listed = ok(http.get(f"/agents/{agent}/facts", headers=SERVICE_HEADERS))["facts"]
     assert [f["content"] for f in listed] == ["Ana drinks tea"]
+    ok(http.post(f"/agents/{agent}/end", headers=SERVICE_HEADERS))
+    tools = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+    names = [
+        t["name"]
+        for t in ok(http.post(url, json=tools, headers=SERVICE_HEADERS))["result"]["tools"]
+    ]
+    assert names == [
+        "memory_search",
+        "memory_list",
+        "graph_search",
+        "graph_neighbourhood",
+        "working_get",
+    ]
+    refused = _call(http, url, SERVICE_HEADERS, "memory_add", content="more")
+    assert refused["isError"] and "no tool 'memory_add'" in refused["content"][0]["text"]
 
 
 def test_mcp_over_http_refuses_who_may_not_call(http: TestClient) -> None:

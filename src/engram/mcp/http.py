@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 PATH = "/mcp"
 QUERY = ("agent", "app")
+TOOLS = "engram.mcp.tools"  # where the gate leaves a request's tools for the SDK's handlers
+# What an ended agent's tools keep: its memory can be read, not changed (as on its routes).
+READING = {"memory_search", "memory_list", "graph_search", "graph_neighbourhood", "working_get"}
 
 
 def mount(app: Starlette) -> None:
@@ -60,7 +63,7 @@ async def serving(app: Starlette) -> AsyncIterator[None]:
 
     from engram.mcp import server
 
-    built = server.build(lambda request: resolve(app, request))
+    built = server.build(lambda request: list(request.scope["state"][TOOLS]))
     manager = StreamableHTTPSessionManager(app=built, json_response=True, stateless=True)
     async with manager.run():
         app.state.mcp = manager.handle_request
@@ -84,7 +87,9 @@ def resolve(app: Starlette, request: Request) -> list[tools.Tool]:
         if not app.state.memory_enabled:
             raise CapabilityMissing("memory is disabled (ENGRAM_MEMORY_ENABLED=false)")
         acting = memory.acting(actor=verifier.actor(header), via="mcp")
-        return catalogue.agent(acting, acting.agents.get(agent).ref)
+        found = acting.agents.get(agent)
+        usable = catalogue.agent(acting, found.ref)
+        return usable if found.ended_at is None else [t for t in usable if t.name in READING]
     uid = verifier.person(header)
     acting = memory.acting(actor=uid, via="mcp")
     named = application if application.startswith("app:") else f"app:{application}"
@@ -119,10 +124,11 @@ class Gate:
                 raise CapabilityMissing(
                     "the MCP server needs the mcp package", hint="pip install 'engram[mcp]'"
                 )
-            await anyio.to_thread.run_sync(resolve, self._app, Request(scope))
+            found = await anyio.to_thread.run_sync(resolve, self._app, Request(scope))
         except EngramError as exc:
             headers = {"www-authenticate": "Bearer"} if exc.http_status == 401 else None
             answer = error_response(exc.http_status, exc.code, exc.message, exc.hint, headers)
             await answer(scope, receive, send)
             return
+        scope.setdefault("state", {})[TOOLS] = found  # decided once, here, per request
         await handle(scope, receive, send)

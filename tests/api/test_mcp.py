@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,15 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import jwt
 import pytest
 from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from test_service_process import running
 
 import engram
 from answers import error, ok
 from engram.api import create_app
+from engram.cli.main import main
 from engram.mcp import catalogue, server
 from engram.settings import Settings
 
@@ -163,10 +165,16 @@ def test_engram_mcp_answers_over_stdio(tmp_path: Path) -> None:
         assert mem.ledger(ref).entries[0].via == "mcp"
 
 
-def test_engram_mcp_needs_one_scope(tmp_path: Path) -> None:
-    launch = [ENGRAM, "--db", str(tmp_path / "e.db"), "mcp"]
-    done = subprocess.run(launch, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "needs --resource ID or --app APP" in done.stderr
+def test_engram_mcp_needs_one_scope_and_an_owner_for_an_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ENGRAM_OWNER_UID", raising=False)
+    db = ["--db", str(tmp_path / "e.db"), "--embedder", "none"]
+    for launch in (["mcp"], ["mcp", "--resource", "r", "--app", "app:x"]):
+        assert main([*db, *launch]) == 2
+        assert "needs --resource ID or --app APP" in capsys.readouterr().err
+    assert main([*db, "mcp", "--app", "app:x"]) == 2
+    assert "no owner is configured" in capsys.readouterr().err
 
 
 # -- /mcp in the service ------------------------------------------------------------------
@@ -275,3 +283,16 @@ def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:
         assert ok(answered)["result"]["serverInfo"]["name"] == "engram"
         refused = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=ACCEPT)
         error(refused, 401, "unauthenticated")
+        endpoint = str(http.base_url).rstrip("/") + f"/mcp?agent={agent}"
+
+        async def session() -> tuple[int, Any]:
+            async with (
+                httpx2.AsyncClient(headers=headers) as carrier,
+                Client(streamable_http_client(endpoint, http_client=carrier)) as client,
+            ):
+                listed = (await client.list_tools()).tools
+                return len(listed), await client.call_tool("working_set", {"key": "k", "value": 1})
+
+        listed, kept = anyio.run(session)
+        assert listed == len(TOOLS) and not kept.is_error, kept.content
+        assert ok(http.get(f"/agents/{agent}/memory/k", headers=headers))["value"] == 1

@@ -33,6 +33,7 @@ from engram.api.params import KnownQuery
 from engram.core.memory import Memory
 from engram.core.ports import Embedder
 from engram.embedders.coalescing import CoalescingEmbedder
+from engram.mcp import http as mcp_http
 from engram.opening import open as open_memory
 from engram.settings import Settings
 from engram.wire import Health
@@ -66,7 +67,8 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with mcp_http.serving(app):
+            yield
         if memory_store is None:  # close only what this app opened; a caller's is theirs
             if isinstance(store.embedder, CoalescingEmbedder):
                 store.embedder.close()  # a request still waiting answers 503, none hangs
@@ -103,6 +105,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(tools.router, dependencies=service_only)
     app.include_router(tools.people_router)
     app.include_router(page.router())
+    mcp_http.mount(app)  # /mcp: the MCP server over streamable HTTP (engram.mcp.http)
 
     @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
     def healthz() -> Health:

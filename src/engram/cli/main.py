@@ -647,6 +647,41 @@ def _add_service_commands(sub: Subparsers) -> None:
     )
 
 
+def _add_mcp_command(sub: Subparsers) -> None:
+    help_text = "serve the memory tools to an MCP client over stdio, for one scope"
+    p = sub.add_parser("mcp", parents=_parents()[1], help=help_text, description=help_text)
+    p.set_defaults(handler=None, scoped=False, embeds=True, file_handler=_mcp)
+    p.add_argument(
+        "--app",
+        metavar="APP",
+        help="what this application (app:<uid>) remembers of $ENGRAM_OWNER_UID, "
+        "instead of --resource",
+    )
+
+
+def _mcp(args: argparse.Namespace) -> Output:
+    """Serves until the client closes stdin; prints nothing (stdout is the protocol's)."""
+    from engram.core.people import Acting, AppMemory
+    from engram.mcp import catalogue
+    from engram.mcp.stdio import serve
+
+    if (args.resource is None) == (args.app is None):
+        raise InvalidInput(
+            "'engram mcp' needs --resource ID or --app APP, not both",
+            hint="the scope whose memory the client's tools read and write",
+        )
+    settings = Settings.from_env(os.environ)
+    with _open(args, settings) as opened:
+        mem = opened.acting(actor=_user(), via="mcp")
+        if args.app is None:
+            found = catalogue.agent(mem, engram.ResourceRef(args.resource, team_id=args.team))
+        else:
+            app = args.app if args.app.startswith("app:") else f"app:{args.app}"
+            found = catalogue.person(mem, AppMemory(mem, app), Acting.owner(settings.owner_uid))
+        serve(found)
+    raise SystemExit(0)
+
+
 def _file_command(
     sub: Subparsers, name: str, handler: Callable[[argparse.Namespace], Output], help_text: str
 ) -> argparse.ArgumentParser:
@@ -674,6 +709,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_feedback_commands(sub)
     _add_scope_commands(sub)
     _add_service_commands(sub)
+    _add_mcp_command(sub)
     return parser
 
 

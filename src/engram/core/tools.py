@@ -375,7 +375,9 @@ def check(tool: str, schema: Mapping[str, Any], arguments: object) -> dict[str, 
 
 
 def _value(where: str, schema: Mapping[str, Any], value: object) -> Any:
-    kind = schema["type"]
+    kind = schema.get("type")
+    if kind is None:  # any JSON value: the handler's own checks judge it
+        return value
     if kind == "string":
         if not isinstance(value, str):
             raise InvalidInput(f"{where} must be a string")

@@ -1,0 +1,134 @@
+"""``/mcp`` inside ``engram serve``: the MCP server over streamable HTTP.
+
+Whose memory a request reaches is decided by what was verified, never by a tool's
+arguments:
+
+- a service token and ``?agent=a_…``: that agent's scope;
+- a person's JWT and ``?app=app:x``: what that application remembers of the person.
+
+No token, or one that fails verification: 401. A valid token of the wrong kind (a person's
+for ``?agent=``, or one naming no person for ``?app=``): 403. ``?agent=`` asks what the
+agent routes ask, so a service that configures no auth leaves it open as it leaves them.
+The answers are the service's error shape, checked before the SDK sees the request. Each
+request stands alone (the SDK's stateless mode, JSON answers): a scope is bound to a
+token, not to a session.
+
+The SDK is imported only once the service starts (it takes about a second): a service
+without the ``[mcp]`` extra answers ``/mcp`` with 501.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from engram.api.errors import error_response
+from engram.api.identity import Verifier
+from engram.core import tools
+from engram.core.errors import CapabilityMissing, EngramError, InvalidInput
+from engram.core.memory import Memory
+from engram.core.people import AppMemory
+from engram.mcp import catalogue
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+PATH = "/mcp"
+QUERY = ("agent", "app")
+TOOLS = "engram.mcp.tools"  # where the gate leaves a request's tools for the SDK's handlers
+# What an ended agent's tools keep: its memory can be read, not changed (as on its routes).
+READING = {"memory_search", "memory_list", "graph_search", "graph_neighbourhood", "working_get"}
+
+
+def mount(app: Starlette) -> None:
+    """Adds ``/mcp`` to ``app`` (before the SDK is loaded: see :func:`serving`)."""
+    app.router.routes.append(Route(PATH, endpoint=Gate(app), methods=["GET", "POST", "DELETE"]))
+
+
+@asynccontextmanager
+async def serving(app: Starlette) -> AsyncIterator[None]:
+    """Runs the SDK's session manager for as long as the service runs (its task group
+    must live in the lifespan); without the SDK, nothing."""
+    if importlib.util.find_spec("mcp") is None:
+        yield
+        return
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from engram.mcp import server
+
+    built = server.build(lambda request: list(request.scope["state"][TOOLS]))
+    manager = StreamableHTTPSessionManager(app=built, json_response=True, stateless=True)
+    async with manager.run():
+        app.state.mcp = manager.handle_request
+        try:
+            yield
+        finally:
+            app.state.mcp = None
+
+
+def resolve(app: Starlette, request: Request) -> list[tools.Tool]:
+    """The tools of the scope ``request``'s token and query name; raises Unauthenticated
+    (401), Forbidden (403), InvalidInput, NotFound (no such agent) or CapabilityMissing.
+    ``?agent=`` asks what the agent routes ask (a service token once auth is configured),
+    ``?app=`` what the people routes ask (a person's token)."""
+    verifier: Verifier = app.state.verifier
+    header = request.headers.get("authorization")
+    agent, application = _target(request)
+    memory: Memory = app.state.memory
+    if agent is not None:
+        verifier.service(header)
+        if not app.state.memory_enabled:
+            raise CapabilityMissing("memory is disabled (ENGRAM_MEMORY_ENABLED=false)")
+        acting = memory.acting(actor=verifier.actor(header), via="mcp")
+        found = acting.agents.get(agent)
+        usable = catalogue.agent(acting, found.ref)
+        return usable if found.ended_at is None else [t for t in usable if t.name in READING]
+    uid = verifier.person(header)
+    acting = memory.acting(actor=uid, via="mcp")
+    named = application if application.startswith("app:") else f"app:{application}"
+    return catalogue.person(acting, AppMemory(acting, named), uid)
+
+
+def _target(request: Request) -> tuple[str | None, str]:
+    """``(agent, None)`` or ``(None, app)``, from the query."""
+    query = request.query_params
+    unknown = sorted(k for k in query if k not in QUERY)
+    if unknown:
+        raise InvalidInput(f"/mcp takes no query parameter {unknown[0]!r}", hint=_HOW)
+    agent, application = query.get("agent"), query.get("app")
+    if (agent is None) == (application is None):
+        raise InvalidInput("/mcp needs exactly one of ?agent= and ?app=", hint=_HOW)
+    return agent, application or ""
+
+
+_HOW = "?agent=a_… with a service token, or ?app=app:x with a person's token"
+
+
+class Gate:
+    """``/mcp``: refuses a request whose token or scope fails before the SDK reads it."""
+
+    def __init__(self, app: Starlette) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        handle: Any = getattr(self._app.state, "mcp", None)
+        try:
+            if handle is None:
+                raise CapabilityMissing(
+                    "the MCP server needs the mcp package", hint="pip install 'engram[mcp]'"
+                )
+            found = await anyio.to_thread.run_sync(resolve, self._app, Request(scope))
+        except EngramError as exc:
+            headers = {"www-authenticate": "Bearer"} if exc.http_status == 401 else None
+            answer = error_response(exc.http_status, exc.code, exc.message, exc.hint, headers)
+            await answer(scope, receive, send)
+            return
+        scope.setdefault("state", {})[TOOLS] = found  # decided once, here, per request
+        await handle(scope, receive, send)

@@ -1,0 +1,298 @@
+"""The MCP server through the SDK's own client: every tool listed and called in-process,
+ledgered via=mcp; `engram mcp` as a real stdio subprocess; /mcp inside the real app
+(tokens, scopes, one person never reading another's memories) and inside a real
+`engram serve` subprocess."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import jwt
+import pytest
+from fastapi.testclient import TestClient
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from test_service_process import running
+
+import engram
+from answers import error, ok
+from engram.api import create_app
+from engram.cli.main import main
+from engram.mcp import catalogue, server
+from engram.settings import Settings
+
+ENGRAM = str(Path(sys.executable).parent / "engram")
+SECRET = "mcp-secret-0123456789abcdef0123456789ab"
+SERVICE = "mcp-service-token"
+TOOLS = [
+    "memory_add",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "memory_merge",
+    "memory_reflect",
+    "memory_list",
+    "graph_search",
+    "graph_neighbourhood",
+    "working_get",
+    "working_set",
+]
+# What the SDK's client sends first, and what a stateless server answers alone.
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[engram.Memory]:
+    with engram.open(tmp_path / "e.db", embedder=engram.HashingEmbedder(32)) as memory:
+        yield memory
+
+
+def _id(text: str) -> str:
+    return re.findall(r"\[(f_[0-9a-f]+)\]", text)[-1]
+
+
+async def _calls(client: Client, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+def test_every_tool_is_listed_and_called_and_ledgered_via_mcp(mem: engram.Memory) -> None:
+    ref = engram.ResourceRef("mcp-agent")
+    mem.graph.upsert_entity(ref, "Ana", type="person", summary="drinks green tea")
+    acting = mem.acting(actor="t", via="mcp")
+    app = server.build(lambda _request: catalogue.agent(acting, ref))
+    answers: list[str] = []
+
+    async def session() -> None:
+        async with Client(app) as client:
+            listed = (await client.list_tools()).tools
+            assert [t.name for t in listed] == TOOLS
+            assert listed[0].input_schema == dict(mem.create_tools(ref)[0].parameters)
+            added = [
+                (await client.call_tool("memory_add", {"content": words})).content[0].text
+                for words in ("Ana drinks green tea", "Ana likes tea that is green")
+            ]
+            one, two = _id(added[0]), _id(added[1])
+            found = await _calls(
+                client,
+                [
+                    ("memory_search", {"query": "green tea"}),
+                    ("memory_update", {"id": one, "content": "Ana drinks green tea daily"}),
+                    ("memory_list", {"limit": 5}),
+                    ("memory_merge", {"ids": [one, two], "content": "Ana drinks green tea"}),
+                    ("memory_delete", {"id": one}),
+                    ("memory_reflect", {"dryRun": True}),
+                    ("graph_search", {"query": "Ana"}),
+                    ("graph_neighbourhood", {"entity": "Ana"}),
+                    ("working_set", {"key": "plan", "value": {"step": 2}, "ttlSeconds": 60}),
+                    ("working_get", {"key": "plan"}),
+                ],
+            )
+            for result in found:
+                assert not result.is_error, result.content
+                answers.append(result.content[0].text)
+
+    anyio.run(session)
+    assert "Ana drinks green tea" in answers[0]
+    assert "Ana" in answers[6] and "person" in answers[6]
+    assert json.loads(answers[9]) == {"step": 2}
+    entries = mem.ledger(ref).entries
+    assert entries and all(e.via == "mcp" and e.actor == "t" for e in entries[:-1])
+    assert entries[-1].via == "library"  # the entity the test itself wrote
+
+
+def test_an_engram_error_reaches_the_model_as_a_tool_error(mem: engram.Memory) -> None:
+    ref = engram.ResourceRef("mcp-agent")
+    app = server.build(lambda _request: catalogue.agent(mem.acting(via="mcp"), ref))
+
+    async def session() -> list[Any]:
+        async with Client(app) as client:
+            return await _calls(
+                client,
+                [
+                    ("memory_update", {"id": "f_0123", "content": "x"}),
+                    ("memory_add", {"content": "x", "scope": "someone else's"}),
+                    ("working_get", {"key": "unset"}),
+                    ("memory_forget_everything", {}),
+                ],
+            )
+
+    missing, unknown, unset, no_tool = anyio.run(session)
+    assert all(r.is_error for r in (missing, unknown, unset, no_tool))
+    assert "no fact 'f_0123'" in missing.content[0].text
+    assert "takes no argument 'scope'" in unknown.content[0].text
+    assert "unset" in unset.content[0].text
+    assert "no tool 'memory_forget_everything'" in no_tool.content[0].text
+    assert mem.count(ref) == 0 and not mem.ledger(ref).entries
+
+
+def test_engram_mcp_answers_over_stdio(tmp_path: Path) -> None:
+    db = str(tmp_path / "e.db")
+    launch = ["--db", db, "--embedder", "none", "mcp", "--resource", "r1", "--team", "t"]
+    params = StdioServerParameters(command=ENGRAM, args=launch, env=dict(os.environ))
+
+    async def session() -> tuple[list[str], Any]:
+        async with Client(params) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            kept = await client.call_tool("working_set", {"key": "k", "value": [1, 2]})
+            return names, kept
+
+    names, kept = anyio.run(session)
+    assert names == [n for n in TOOLS if n != "memory_reflect"] or names == TOOLS
+    assert not kept.is_error, kept.content
+    with engram.open(db) as mem:
+        ref = engram.ResourceRef("r1", team_id="t")
+        assert mem.working.get(ref, "k") == [1, 2]
+        assert mem.ledger(ref).entries[0].via == "mcp"
+
+
+def test_engram_mcp_needs_one_scope_and_an_owner_for_an_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ENGRAM_OWNER_UID", raising=False)
+    db = ["--db", str(tmp_path / "e.db"), "--embedder", "none"]
+    for launch in (["mcp"], ["mcp", "--resource", "r", "--app", "app:x"]):
+        assert main([*db, *launch]) == 2
+        assert "needs --resource ID or --app APP" in capsys.readouterr().err
+    assert main([*db, "mcp", "--app", "app:x"]) == 2
+    assert "no owner is configured" in capsys.readouterr().err
+
+
+# -- /mcp in the service ------------------------------------------------------------------
+@pytest.fixture
+def http(tmp_path: Path) -> Iterator[TestClient]:
+    settings = Settings(
+        db_path=str(tmp_path / "e.db"),
+        jwt_secret=SECRET,
+        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
+    )
+    with (
+        engram.open(tmp_path / "e.db", embedder=engram.HashingEmbedder(32)) as memory,
+        TestClient(create_app(settings, memory_store=memory)) as test,
+    ):
+        yield test
+
+
+def _person(uid: str) -> dict[str, str]:
+    signed = jwt.encode({"sub": uid, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
+    return {"Authorization": f"Bearer {signed}", **ACCEPT}
+
+
+SERVICE_HEADERS = {"Authorization": f"Bearer {SERVICE}", **ACCEPT}
+
+
+def _call(http: TestClient, url: str, headers: dict[str, str], name: str, **args: Any) -> Any:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": args},
+    }
+    return ok(http.post(url, json=message, headers=headers))["result"]
+
+
+def test_mcp_over_http_serves_an_agent_s_scope_to_a_service_token(http: TestClient) -> None:
+    agent = ok(http.post("/agents", json={"name": "a"}, headers=SERVICE_HEADERS), 201)["id"]
+    url = f"/mcp?agent={agent}"
+    assert ok(http.post(url, json=INITIALIZE, headers=SERVICE_HEADERS))["result"]["serverInfo"]
+    added = _call(http, url, SERVICE_HEADERS, "memory_add", content="Ana drinks tea")
+    assert not added["isError"]
+    listed = ok(http.get(f"/agents/{agent}/facts", headers=SERVICE_HEADERS))["facts"]
+    assert [f["content"] for f in listed] == ["Ana drinks tea"]
+    ok(http.post(f"/agents/{agent}/end", headers=SERVICE_HEADERS))
+    tools = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+    names = [
+        t["name"]
+        for t in ok(http.post(url, json=tools, headers=SERVICE_HEADERS))["result"]["tools"]
+    ]
+    assert names == [
+        "memory_search",
+        "memory_list",
+        "graph_search",
+        "graph_neighbourhood",
+        "working_get",
+    ]
+    refused = _call(http, url, SERVICE_HEADERS, "memory_add", content="more")
+    assert refused["isError"] and "no tool 'memory_add'" in refused["content"][0]["text"]
+
+
+def test_mcp_over_http_refuses_who_may_not_call(http: TestClient) -> None:
+    agent = ok(http.post("/agents", json={"name": "a"}, headers=SERVICE_HEADERS), 201)["id"]
+    refused = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=ACCEPT)
+    error(refused, 401, "unauthenticated")
+    assert refused.headers["www-authenticate"] == "Bearer"
+    bad = {"Authorization": "Bearer nonsense", **ACCEPT}
+    error(http.post("/mcp?app=app:x", json=INITIALIZE, headers=bad), 401, "unauthenticated")
+    nobody = jwt.encode({"exp": int(time.time()) + 60}, SECRET, algorithm="HS256")
+    no_person = {"Authorization": f"Bearer {nobody}", **ACCEPT}
+    error(http.post("/mcp?app=app:x", json=INITIALIZE, headers=no_person), 403, "forbidden")
+    person = _person("p1")
+    error(http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=person), 403, "forbidden")
+    error(http.post("/mcp", json=INITIALIZE, headers=person), 400, "invalid_input")
+    error(http.post("/mcp?app=x&scope=y", json=INITIALIZE, headers=person), 400, "invalid_input")
+    nowhere = http.post("/mcp?agent=a_none", json=INITIALIZE, headers=SERVICE_HEADERS)
+    error(nowhere, 404, "not_found")
+
+
+def test_a_person_never_reads_another_s_memories_through_mcp(http: TestClient) -> None:
+    ana, bob, url = _person("ana"), _person("bob"), "/mcp?app=app:notes"
+    added = _call(http, url, ana, "memory_add", content="Ana's door code is 4471")
+    assert not added["isError"], added
+    fact = _id(added["content"][0]["text"])
+    for name, args in [
+        ("memory_search", {"query": "door code 4471"}),
+        ("memory_list", {}),
+    ]:
+        seen = _call(http, url, bob, name, **args)["content"][0]["text"]
+        assert "4471" not in seen and fact not in seen
+    deleted = _call(http, url, bob, "memory_delete", id=fact)
+    assert "nothing changed" in deleted["content"][0]["text"]
+    mine = _call(http, url, ana, "memory_list")["content"][0]["text"]
+    assert "4471" in mine
+
+
+def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:
+    env = {
+        "ENGRAM_SERVICE_TOKENS": hashlib.sha256(SERVICE.encode()).hexdigest(),
+        "ENGRAM_EMBEDDER": "none",
+    }
+    with running(tmp_path / "e.db", **env) as service:
+        http = service.http
+        headers = {"Authorization": f"Bearer {SERVICE}"}
+        agent = ok(http.post("/agents", json={"name": "a"}, headers=headers), 201)["id"]
+        answered = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=SERVICE_HEADERS)
+        assert ok(answered)["result"]["serverInfo"]["name"] == "engram"
+        refused = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=ACCEPT)
+        error(refused, 401, "unauthenticated")
+        endpoint = str(http.base_url).rstrip("/") + f"/mcp?agent={agent}"
+
+        async def session() -> tuple[int, Any]:
+            async with (
+                httpx2.AsyncClient(headers=headers) as carrier,
+                Client(streamable_http_client(endpoint, http_client=carrier)) as client,
+            ):
+                listed = (await client.list_tools()).tools
+                return len(listed), await client.call_tool("working_set", {"key": "k", "value": 1})
+
+        listed, kept = anyio.run(session)
+        assert listed == len(TOOLS) and not kept.is_error, kept.content
+        assert ok(http.get(f"/agents/{agent}/memory/k", headers=headers))["value"] == 1

@@ -127,13 +127,15 @@ def held(service: Service, person: str, app: str) -> dict[str, Any]:
     return dict(answer.json())
 
 
-def open_as(page: Page, service: Service, person: str, app: str) -> None:
-    """The page as a person opens it from a link: ``/ui/#token=…&app=…``."""
-    answer = page.goto(f"{service.http.base_url}/ui/#token={token(person)}&app={app}")
+def open_as(page: Page, service: Service, person: str, app: str) -> str:
+    """The page as a person opens it from a link: ``/ui/#token=…&app=…``; the token."""
+    minted = token(person)
+    answer = page.goto(f"{service.http.base_url}/ui/#token={minted}&app={app}")
     assert answer is not None and answer.status == 200
     for name, value in HEADERS.items():
         assert answer.headers[name] == value, name
     expect(page.locator("#memories-section")).to_be_visible()
+    return minted
 
 
 def words_listed(page: Page) -> list[str]:
@@ -144,11 +146,11 @@ def test_the_list_and_its_count_and_the_token_leaves_the_address(
     page: Page, service: Service, seen: Seen
 ) -> None:
     remember(service, "ana", "app:notes", "likes tea", "lives in Porto", "has a cat")
-    open_as(page, service, "ana", "app:notes")
+    minted = open_as(page, service, "ana", "app:notes")
     expect(page.locator("#count")).to_have_text("showing 3 of 3")
     assert words_listed(page) == ["has a cat", "lives in Porto", "likes tea"]  # newest first
     assert page.evaluate("location.hash") == ""  # gone from the address and its history
-    assert page.evaluate("sessionStorage.getItem('engram.token')") == token("ana")
+    assert page.evaluate("sessionStorage.getItem('engram.token')") == minted
     page.reload()  # kept for the tab
     expect(page.locator("#count")).to_have_text("showing 3 of 3")
     assert seen.console_errors == seen.page_errors == seen.dialogs == []

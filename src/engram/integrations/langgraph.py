@@ -9,12 +9,14 @@ characters, the limit of a scope's part. A prefix matches a namespace label by l
 ``("a",)`` matches ``("a",)`` and ``("a", "b")``, never ``("ab",)``; ``()`` matches all.
 
 **Items** are working-memory keys of their namespace's scope, each holding
-``{"value": <the item's value>, "langgraph": {"created_at": <µs>, "facts": [<ids>]}}``,
+``{"value": <the item's value>, "langgraph": {"facts": [<ids>], "created_at": <µs>}}``,
 so versions, the ledger, exports and TTL carry them; a value is at most 64 KiB of JSON
-once wrapped. A dict written under such a scope by other means reads as an item created
-when it was last updated. ``ttl`` (minutes) sets the key's expiry at each put; a read
-does not extend it (``refresh_on_read`` is not honoured: it would make every read a
-write, with a version and a ledger entry).
+once wrapped. ``created_at`` is written from the first replace on; until then the key's
+own time is the item's creation too (both come from the memory's clock). A dict written
+under such a scope by other means reads as an item created when it was last updated.
+``ttl`` (minutes) sets the key's expiry at each put; a read does not extend it
+(``refresh_on_read`` is not honoured: it would make every read a write, with a version
+and a ledger entry).
 
 **Search by meaning.** With ``index={"fields": [...]}`` (or ``index=[...]`` on a put),
 the text at those fields (at most 2,000 characters each, a fact's limit) becomes facts of
@@ -42,7 +44,7 @@ import asyncio
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph.store.base import (
@@ -254,8 +256,9 @@ class EngramStore(BaseStore):
         ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
         for _ in range(_CAS_TRIES):
             old = self._entry(ref, op.key)
-            created = old.created_at if old else datetime.now(UTC)
-            meta: dict[str, JSONValue] = {"created_at": to_us(created), "facts": list(facts)}
+            meta: dict[str, JSONValue] = {"facts": list(facts)}
+            if old is not None:  # a first write's time is its key's, so only a replace says
+                meta["created_at"] = to_us(old.created_at)
             wrapped: dict[str, JSONValue] = {"value": value, ENVELOPE: meta}
             version = old.version if old else 0
             try:

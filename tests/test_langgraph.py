@@ -261,6 +261,15 @@ def test_replacing_or_deleting_an_item_replaces_or_deletes_its_facts(mem: engram
     assert _facts(mem, ns) == ["new words"]
     store.put(ns, "a", {"text": "new words"}, index=False)
     assert _facts(mem, ns) == []
+    with pytest.raises(engram.InvalidInput):  # refused before anything is embedded
+        store.put(ns, "big", {"text": "words " * 11_000})
+    # fits alone, not once the ids of its facts are added: its facts go again
+    size = len(json.dumps({"value": {"text": "x "}, "langgraph": {}}, separators=(",", ":")))
+    store.put(ns, "big", {"text": "x " + "y" * (65_520 - size)}, index=False)  # it fits
+    with pytest.raises(engram.InvalidInput):
+        store.put(ns, "big", {"text": "x " + "y" * (65_520 - size)})
+    assert _facts(mem, ns) == []
+    assert store.get(ns, "big") is not None  # as it was
     mem.remember(engram.ResourceRef(encode(ns)), "an agent's own fact")
     store.put(ns, "c", {"text": "an agent's own fact"})
     store.delete(ns, "c")

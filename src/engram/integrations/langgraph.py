@@ -65,6 +65,7 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
+from engram.core import limits
 from engram.core.clock import from_us, to_us
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TOP_K
@@ -252,7 +253,24 @@ class EngramStore(BaseStore):
         if not isinstance(op.value, Mapping):
             raise InvalidInput(f"a LangGraph value is a mapping, got {type(op.value).__name__}")
         ref, value = _ref(namespace), dict(op.value)
+        limits.check_key(op.key)
+        limits.encode_value({"value": value, ENVELOPE: {}})  # refused before any embedding
         facts = self._index(ref, namespace, op.key, value, op.index)
+        try:
+            self._write(ref, namespace, op, value, facts)
+        except Exception:
+            old = self._entry(ref, op.key)  # the item as it stays: its facts stay too
+            self._release(ref, op.key, facts, keep=old.facts if old else ())
+            raise
+
+    def _write(
+        self,
+        ref: ResourceRef,
+        namespace: Namespace,
+        op: PutOp,
+        value: dict[str, Any],
+        facts: tuple[str, ...],
+    ) -> None:
         ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
         for _ in range(_CAS_TRIES):
             old = self._entry(ref, op.key)

@@ -1,47 +1,9 @@
-"""LangGraph's ``BaseStore`` kept in engram: :class:`EngramStore` (the ``[langgraph]`` extra).
-
-**Namespaces.** A namespace is the scope ``ResourceRef(encode(namespace))``: each label
-escapes ``%`` (as ``%25``) and ``/`` (as ``%2F``) and the labels are joined with ``/``,
-so no two namespaces share a scope and a scope names its namespace back. Labels are
-checked as upstream checks them (a label empty, holding ``.`` or NUL, a root label
-``langgraph``: InvalidNamespaceError), and so is an encoded namespace over 256
-characters, the limit of a scope's part. A prefix matches a namespace label by label:
-``("a",)`` matches ``("a",)`` and ``("a", "b")``, never ``("ab",)``; ``()`` matches all.
-
-**Items** are working-memory keys of their namespace's scope, each holding
-``{"value": <the item's value>, "langgraph": {"facts": [<ids>], "created_at": <µs>}}``,
-so versions, the ledger, exports and TTL carry them; a value is at most 64 KiB of JSON
-once wrapped. ``created_at`` is written from the first replace on; until then the key's
-own time is the item's creation too (both come from the memory's clock). A dict written
-under such a scope by other means reads as an item created when it was last updated.
-``ttl`` (minutes) sets the key's expiry at each put; a read does not extend it
-(``refresh_on_read`` is not honoured: it would make every read a write, with a version
-and a ledger entry).
-
-**Search by meaning.** With ``index={"fields": [...]}`` (or ``index=[...]`` on a put),
-the text at those fields (at most 2,000 characters each, a fact's limit) becomes facts of
-type ``lg:item`` in the namespace's scope, and the item lists their ids; the store's own
-embedder embeds them (``dims`` and ``embed`` of the config are not used). A search with
-a query runs hybrid recall in each namespace under the prefix (at most 100, InvalidInput
-beyond), scores each item by its best fact's relevance (one scale for every scope) and
-merges the namespaces by it; items with no matching fact follow, unscored, as upstream.
-Two items holding the same text share one fact (a scope keeps a text once); replacing or
-deleting an item hard-forgets each of its facts that no other item of the namespace
-lists. Searches and those releases read the namespace's items, so they cost as many
-reads as the namespace holds items. Facts of an item that expired stay until forgotten.
-
-**Filters** compare top-level fields as ``InMemoryStore`` does (plain equality, nested
-dicts and lists, ``$eq $ne $gt $gte $lt $lte``), except that an ordering operator on a
-missing or non-numeric value does not match where upstream raises TypeError.
-
-Operations of a batch run in order, each on its own; ``abatch`` runs ``batch`` in a
-worker thread.
-"""
+"""EngramStore: LangGraph's ``BaseStore`` over one Memory (see
+:mod:`engram.integrations.langgraph` for how it maps onto working memory and facts)."""
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -51,10 +13,8 @@ from langgraph.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -71,74 +31,23 @@ from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFou
 from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TOP_K
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue, WorkingEntry
-from engram.core.scopes import ResourceRef, Scope
+from engram.core.scopes import ResourceRef
+from engram.integrations.langgraph.filters import matches
+from engram.integrations.langgraph.namespaces import (
+    Namespace,
+    check_labels,
+    does_match,
+    fixed_prefix,
+    namespace_of,
+    ref_of,
+)
 
-__all__ = ["EngramStore", "decode", "encode"]
-
-Namespace = tuple[str, ...]
-MAX_NAMESPACE_CHARS = 256
 MAX_QUERY_NAMESPACES = 100
 ITEM_TYPE = "lg:item"
 ENVELOPE = "langgraph"
 _CAS_TRIES = 8
-_ESCAPED = re.compile("%(25|2F)")
 _RESOURCES = ResourceRef("_").key[:-1]  # what every resource scope's key starts with
 _Paths = list[tuple[str, str | list[str]]]
-
-
-def check_labels(namespace: object, *, as_put: bool = False) -> Namespace:
-    """``namespace`` if its labels are as upstream accepts them; with ``as_put``, also
-    not empty and not under ``langgraph``. Raises InvalidNamespaceError."""
-    if not isinstance(namespace, tuple):
-        raise InvalidNamespaceError(f"a namespace is a tuple of labels, got {namespace!r}")
-    for label in namespace:
-        if not isinstance(label, str) or not label or "." in label or "\x00" in label:
-            raise InvalidNamespaceError(
-                f"invalid namespace label {label!r} in {namespace}: a label is a non-empty "
-                "string without periods ('.') or NUL"
-            )
-    if as_put and not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty.")
-    if as_put and namespace[0] == "langgraph":
-        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph": {namespace}')
-    return namespace
-
-
-def encode(namespace: Namespace) -> str:
-    """The resource id of ``namespace``; injective, :func:`decode` reverses it. Raises
-    InvalidNamespaceError for a bad label or over 256 characters encoded."""
-    labels = check_labels(namespace)
-    text = "/".join(label.replace("%", "%25").replace("/", "%2F") for label in labels)
-    if len(text) > MAX_NAMESPACE_CHARS:
-        raise InvalidNamespaceError(
-            f"namespace {namespace} is {len(text)} characters encoded; the limit is "
-            f"{MAX_NAMESPACE_CHARS}"
-        )
-    return text
-
-
-def decode(resource_id: str) -> Namespace | None:
-    """The namespace ``resource_id`` encodes, or None when no valid namespace does."""
-    labels = tuple(
-        _ESCAPED.sub(lambda m: "%" if m.group(1) == "25" else "/", part)
-        for part in resource_id.split("/")
-    )
-    try:
-        if encode(check_labels(labels, as_put=True)) == resource_id:
-            return labels
-    except InvalidNamespaceError:
-        pass
-    return None
-
-
-def _ref(namespace: Namespace) -> ResourceRef:
-    return ResourceRef(encode(namespace))
-
-
-def _namespace_of(scope: Scope) -> Namespace | None:
-    if not isinstance(scope, ResourceRef) or scope.team_id is not None:
-        return None
-    return decode(scope.resource_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,8 +80,9 @@ def _search_item(namespace: Namespace, key: str, item: _Stored, score: float | N
 
 
 class EngramStore(BaseStore):
-    """LangGraph's ``BaseStore`` over one :class:`~engram.Memory` (see the module's
-    docstring for how namespaces, items, search and filters map onto it).
+    """LangGraph's ``BaseStore`` over one :class:`~engram.Memory` (see
+    :mod:`engram.integrations.langgraph` for how namespaces, items, search and filters
+    map onto it).
 
     ``index``: ``{"fields": [...]}`` makes items searchable by meaning (``["$"]``, the
     whole value, when no field is named). Raises CapabilityMissing when ``index`` is
@@ -219,7 +129,7 @@ class EngramStore(BaseStore):
     def _get(self, namespace: Namespace, key: str) -> Item | None:
         if not check_labels(namespace):
             return None
-        found = self._entry(_ref(namespace), key)
+        found = self._entry(ref_of(namespace), key)
         if found is None:
             return None
         return Item(
@@ -252,7 +162,7 @@ class EngramStore(BaseStore):
         namespace = check_labels(op.namespace, as_put=True)
         if not isinstance(op.value, Mapping):
             raise InvalidInput(f"a LangGraph value is a mapping, got {type(op.value).__name__}")
-        ref, value = _ref(namespace), dict(op.value)
+        ref, value = ref_of(namespace), dict(op.value)
         limits.check_key(op.key)
         limits.encode_value({"value": value, ENVELOPE: {}})  # refused before any embedding
         facts = self._index(ref, namespace, op.key, value, op.index)
@@ -290,7 +200,7 @@ class EngramStore(BaseStore):
     def _delete(self, namespace: Namespace, key: str) -> None:
         if not check_labels(namespace):
             return
-        ref = _ref(namespace)
+        ref = ref_of(namespace)
         old = self._entry(ref, key)
         if self._mem.working.delete(ref, key) and old is not None:
             self._release(ref, key, old.facts, keep=())
@@ -336,8 +246,8 @@ class EngramStore(BaseStore):
     # -- search and listing --------------------------------------------------------
     def _namespaces(self, prefix: Namespace) -> list[Namespace]:
         """The namespaces holding live keys that are ``prefix`` or lie under it, sorted."""
-        starting = _ref(prefix).key if prefix else _RESOURCES
-        found = (_namespace_of(scope) for scope in self._mem.working.scopes(starting))
+        starting = ref_of(prefix).key if prefix else _RESOURCES
+        found = (namespace_of(scope) for scope in self._mem.working.scopes(starting))
         return sorted(ns for ns in found if ns is not None and ns[: len(prefix)] == prefix)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -346,8 +256,8 @@ class EngramStore(BaseStore):
             return self._ranked(op, op.query, spaces)[op.offset : op.offset + op.limit]
         found: list[SearchItem] = []
         for namespace in spaces:
-            for key, item in self._items(_ref(namespace)):
-                if _matches(item.value, op.filter):
+            for key, item in self._items(ref_of(namespace)):
+                if matches(item.value, op.filter):
                     found.append(_search_item(namespace, key, item, None))
                 if len(found) >= op.offset + op.limit:
                     return found[op.offset :]
@@ -363,11 +273,11 @@ class EngramStore(BaseStore):
         scored: list[tuple[float, float, SearchItem]] = []
         unscored: list[SearchItem] = []
         for namespace in spaces:
-            ref = _ref(namespace)
+            ref = ref_of(namespace)
             hits = self._mem.recall(ref, query, top_k=MAX_TOP_K, type=ITEM_TYPE)
             best = {hit.fact.id: (hit.relevance, hit.score) for hit in hits}
             for key, item in self._items(ref):
-                if not _matches(item.value, op.filter):
+                if not matches(item.value, op.filter):
                     continue
                 score = max((best[f] for f in item.facts if f in best), default=None)
                 if score is None:
@@ -383,8 +293,8 @@ class EngramStore(BaseStore):
             check_labels(tuple(condition.path))
         spaces = [
             ns
-            for ns in self._namespaces(_fixed_prefix(conditions))
-            if all(_does_match(c, ns) for c in conditions)
+            for ns in self._namespaces(fixed_prefix(conditions))
+            if all(does_match(c, ns) for c in conditions)
         ]
         if op.max_depth is not None:
             spaces = sorted({ns[: op.max_depth] for ns in spaces})
@@ -408,64 +318,3 @@ def _texts(value: dict[str, Any], paths: _Paths) -> list[tuple[str, str]]:
 
 def _naming(namespace: Namespace, key: str, path: str) -> JSONValue:
     return {"namespace": list(namespace), "key": key, "path": path}
-
-
-def _fixed_prefix(conditions: Sequence[MatchCondition]) -> Namespace:
-    """The labels every match shares at its start: a prefix condition's, up to a ``*``."""
-    for condition in conditions:
-        if condition.match_type == "prefix":
-            path = tuple(condition.path)
-            return path[: path.index("*")] if "*" in path else path
-    return ()
-
-
-def _does_match(condition: MatchCondition, namespace: Namespace) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "prefix":
-        pairs = zip(namespace, path, strict=False)
-    elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path), strict=False)
-    else:
-        raise ValueError(f"Unsupported match type: {condition.match_type}")
-    return all(want in ("*", label) for label, want in pairs)
-
-
-def _matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
-    return not filter or all(_compare(value.get(k), want) for k, want in filter.items())
-
-
-def _compare(value: Any, want: Any) -> bool:
-    if isinstance(want, dict):
-        if any(k.startswith("$") for k in want):
-            return all(_apply(value, op, operand) for op, operand in want.items())
-        return isinstance(value, dict) and all(_compare(value.get(k), v) for k, v in want.items())
-    if isinstance(want, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(want)
-            and all(_compare(v, w) for v, w in zip(value, want, strict=True))
-        )
-    return bool(value == want)
-
-
-_ORDER = {
-    "$gt": lambda a, b: a > b,
-    "$gte": lambda a, b: a >= b,
-    "$lt": lambda a, b: a < b,
-    "$lte": lambda a, b: a <= b,
-}
-
-
-def _apply(value: Any, operator: str, operand: Any) -> bool:
-    if operator == "$eq":
-        return bool(value == operand)
-    if operator == "$ne":
-        return bool(value != operand)
-    if operator not in _ORDER:
-        raise ValueError(f"Unsupported operator: {operator}")
-    try:
-        return bool(_ORDER[operator](float(value), float(operand)))
-    except (TypeError, ValueError):
-        return False

@@ -35,7 +35,7 @@ dicts and lists, ``$eq $ne $gt $gte $lt $lte``), except that an ordering operato
 missing or non-numeric value does not match where upstream raises TypeError.
 
 Operations of a batch run in order, each on its own; ``abatch`` runs ``batch`` in a
-worker thread.
+worker thread. A search without a query lists items by namespace, then by key.
 """
 
 from engram.integrations.langgraph.namespaces import decode, encode

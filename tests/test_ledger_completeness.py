@@ -81,7 +81,7 @@ READS = {
         "writer",
         "embedder",
     },
-    WorkingMemory: {"entry", "get", "list"},
+    WorkingMemory: {"entry", "get", "list", "scopes"},
     Agents: {"get", "list"},
     Sharing: {"shares", "sources_for"},
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
@@ -245,6 +245,7 @@ def test_a_write_that_changes_nothing_adds_no_entry(target: Target) -> None:
 # every vector of the store in place; the model record; the episodic log).
 ROW_READS = {
     "get",
+    "scopes",
     "by_ids",
     "by_hashes",
     "strengths",

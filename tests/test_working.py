@@ -159,6 +159,32 @@ def test_scopes_are_apart(mem: engram.Memory) -> None:
     assert mem.working.get(b, "k") == "colon"
 
 
+def test_scopes_with_live_keys_are_named_by_the_start_of_their_key(
+    target: Target, hashing: engram.HashingEmbedder, clock: ManualClock
+) -> None:
+    with engram.open(target, embedder=hashing, clock=clock) as mem:
+        names = ["é/x", "é/x%", "é_y", "éa", "e", "a:b"]
+        for name in names:
+            mem.working.set(ResourceRef(name), "k", 1)
+        mem.working.set(ResourceRef("é/gone"), "k", 1, ttl=timedelta(seconds=1))
+        mem.working.set(ResourceRef("é", team_id="t"), "k", 1)
+        mem.working.set(ResourceRef("é/deleted"), "k", 1)
+        mem.working.delete(ResourceRef("é/deleted"), "k")
+        clock.advance(timedelta(seconds=2))
+        # multi-byte characters count as one; "_" and "%" match only themselves
+        assert mem.working.scopes(ResourceRef("é/").key) == [
+            ResourceRef("é/x"),
+            ResourceRef("é/x%"),
+        ]
+        assert mem.working.scopes(ResourceRef("é_").key) == [ResourceRef("é_y")]
+        assert [s.key for s in mem.working.scopes("r:")] == sorted(
+            ResourceRef(n).key for n in names
+        )
+        assert mem.working.scopes() == [
+            ResourceRef(n) for n in ["a:b", "e", "é/x", "é/x%", "é_y", "éa"]
+        ] + [ResourceRef("é", team_id="t")]
+
+
 def test_working_memory_works_without_an_embedder(target: Target, ref: ResourceRef) -> None:
     with engram.open(target, embedder=None) as memory:
         memory.working.set(ref, "k", [1, 2])

@@ -215,6 +215,11 @@ class WorkingRows(Protocol):
         """How many keys of the scope are live at ``now_us``."""
         ...
 
+    def scopes(self, tx: Tx, starting: str, now_us: int) -> list[Scope]:
+        """The distinct scopes holding a key live at ``now_us`` whose storage key
+        (:attr:`Scope.key`) starts with ``starting``, in no particular order. Read-only."""
+        ...
+
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, now_us: int) -> int:
         """Copies the parent's live keys into the child at version 1 (a key the child
         already has takes the parent's value at its version + 1). Returns how many."""

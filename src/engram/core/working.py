@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Callable
 from datetime import timedelta
@@ -105,6 +106,13 @@ class WorkingMemory:
 
     def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[ledger.Entry], T]) -> T:
         return ledger.write(self._store, tx, ref, op, self._writer, now, work)
+
+    def scopes(self, starting: str = "") -> builtins.list[Scope]:
+        """The scopes holding at least one live key whose storage key (:attr:`Scope.key`)
+        starts with ``starting``, in ascending order of that key. Read-only."""
+        now, store = self._now(), self._store
+        found = store.run(lambda tx: store.working.scopes(tx, starting, now), write=False)
+        return sorted(found, key=lambda scope: scope.key.encode("utf-8"))
 
     def list(
         self, ref: Scope, *, after: str | None = None, limit: int | None = None

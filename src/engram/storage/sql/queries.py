@@ -63,6 +63,14 @@ def working_live_count(scope: str, now_us: int) -> Query:
     return f"SELECT count(*) FROM working WHERE scope = ? AND {_LIVE}", (scope, now_us)
 
 
+def working_scopes(starting: str, now_us: int) -> Query:
+    # substr, not a range or LIKE: equality needs no collation order and no escaping.
+    return (
+        f"SELECT DISTINCT scope FROM working WHERE substr(scope, 1, ?) = ? AND {_LIVE}",
+        (len(starting), starting, now_us),
+    )
+
+
 def working_copy(parent: str, child: str, now_us: int) -> Query:
     return (
         "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "

@@ -71,6 +71,9 @@ class WorkingTable:
     def live_count(self, tx: Tx, scope: Scope, now_us: int) -> int:
         return int(sql(tx).one(*q.working_live_count(scope.key, now_us)))
 
+    def scopes(self, tx: Tx, starting: str, now_us: int) -> list[Scope]:
+        return [parse_key(str(r[0])) for r in sql(tx).rows(*q.working_scopes(starting, now_us))]
+
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, now_us: int) -> int:
         copied = sql(tx).recorded().execute(*q.working_copy(parent.key, child.key, now_us))
         return int(copied.rowcount)

@@ -1,0 +1,320 @@
+"""EngramStore: LangGraph's ``BaseStore`` over one Memory (see
+:mod:`engram.integrations.langgraph` for how it maps onto working memory and facts)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    get_text_at_path,
+    tokenize_path,
+)
+
+from engram.core import limits
+from engram.core.clock import from_us, to_us
+from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
+from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TOP_K
+from engram.core.memory import Memory, Note
+from engram.core.models import JSONValue, WorkingEntry
+from engram.core.scopes import ResourceRef
+from engram.integrations.langgraph.filters import matches
+from engram.integrations.langgraph.namespaces import (
+    Namespace,
+    check_labels,
+    does_match,
+    fixed_prefix,
+    namespace_of,
+    ref_of,
+)
+
+MAX_QUERY_NAMESPACES = 100
+ITEM_TYPE = "lg:item"
+ENVELOPE = "langgraph"
+_CAS_TRIES = 8
+_RESOURCES = ResourceRef("_").key[:-1]  # what every resource scope's key starts with
+_Paths = list[tuple[str, str | list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """An item as its working-memory key holds it."""
+
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    facts: tuple[str, ...]
+    version: int
+
+
+def _stored(entry: WorkingEntry) -> _Stored | None:
+    raw, updated = entry.value, entry.updated_at
+    if not isinstance(raw, dict):
+        return None  # not a value LangGraph can hold
+    meta, value = raw.get(ENVELOPE), raw.get("value")
+    if set(raw) != {"value", ENVELOPE} or not isinstance(meta, dict) or not isinstance(value, dict):
+        return _Stored(raw, updated, updated, (), entry.version)
+    created = meta.get("created_at")
+    facts = meta.get("facts")
+    ids = tuple(f for f in facts if isinstance(f, str)) if isinstance(facts, list) else ()
+    when = from_us(created) if isinstance(created, int) else updated
+    return _Stored(value, when, updated, ids, entry.version)
+
+
+def _search_item(namespace: Namespace, key: str, item: _Stored, score: float | None) -> SearchItem:
+    return SearchItem(namespace, key, item.value, item.created_at, item.updated_at, score)
+
+
+class EngramStore(BaseStore):
+    """LangGraph's ``BaseStore`` over one :class:`~engram.Memory` (see
+    :mod:`engram.integrations.langgraph` for how namespaces, items, search and filters
+    map onto it).
+
+    ``index``: ``{"fields": [...]}`` makes items searchable by meaning (``["$"]``, the
+    whole value, when no field is named). Raises CapabilityMissing when ``index`` is
+    given and ``mem`` has no embedder. ``ttl``: LangGraph's ``TTLConfig``; its
+    ``default_ttl`` (minutes) applies to puts that name none.
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self, mem: Memory, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+    ) -> None:
+        if index and mem.embedder is None:
+            raise CapabilityMissing("an indexed LangGraph store needs a memory with an embedder")
+        self._mem = mem
+        self.index_config = index
+        self.ttl_config = ttl
+        self._fields = _paths(index.get("fields") or ["$"]) if index else None
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Runs the operations in order; one result per operation (None for a put)."""
+        return [self._run(op) for op in ops]
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` in a worker thread."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def _run(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return self._get(op.namespace, op.key)
+        if isinstance(op, SearchOp):
+            return self._search(op)
+        if isinstance(op, ListNamespacesOp):
+            return self._list_namespaces(op)
+        if isinstance(op, PutOp):
+            if op.value is None:
+                self._delete(op.namespace, op.key)
+            else:
+                self._put(op)
+            return None
+        raise ValueError(f"Unknown operation type: {type(op)}")
+
+    # -- items ---------------------------------------------------------------------
+    def _get(self, namespace: Namespace, key: str) -> Item | None:
+        if not check_labels(namespace):
+            return None
+        found = self._entry(ref_of(namespace), key)
+        if found is None:
+            return None
+        return Item(
+            value=found.value,
+            key=key,
+            namespace=namespace,
+            created_at=found.created_at,
+            updated_at=found.updated_at,
+        )
+
+    def _entry(self, ref: ResourceRef, key: str) -> _Stored | None:
+        try:
+            return _stored(self._mem.working.entry(ref, key))
+        except NotFound:
+            return None
+
+    def _items(self, ref: ResourceRef) -> Iterator[tuple[str, _Stored]]:
+        """The namespace's live items in ascending UTF-8 order of the key."""
+        after: str | None = None
+        while True:
+            page = self._mem.working.list(ref, after=after, limit=MAX_PAGE)
+            for entry in page.entries:
+                if (found := _stored(entry)) is not None:
+                    yield entry.key, found
+            if page.next_after is None:
+                return
+            after = page.next_after
+
+    def _put(self, op: PutOp) -> None:
+        namespace = check_labels(op.namespace, as_put=True)
+        if not isinstance(op.value, Mapping):
+            raise InvalidInput(f"a LangGraph value is a mapping, got {type(op.value).__name__}")
+        ref, value = ref_of(namespace), dict(op.value)
+        limits.check_key(op.key)
+        limits.encode_value({"value": value, ENVELOPE: {}})  # refused before any embedding
+        facts = self._index(ref, namespace, op.key, value, op.index)
+        try:
+            self._write(ref, namespace, op, value, facts)
+        except Exception:
+            old = self._entry(ref, op.key)  # the item as it stays: its facts stay too
+            self._release(ref, op.key, facts, keep=old.facts if old else ())
+            raise
+
+    def _write(
+        self,
+        ref: ResourceRef,
+        namespace: Namespace,
+        op: PutOp,
+        value: dict[str, Any],
+        facts: tuple[str, ...],
+    ) -> None:
+        ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
+        for _ in range(_CAS_TRIES):
+            old = self._entry(ref, op.key)
+            meta: dict[str, JSONValue] = {"facts": list(facts)}
+            if old is not None:  # a first write's time is its key's, so only a replace says
+                meta["created_at"] = to_us(old.created_at)
+            wrapped: dict[str, JSONValue] = {"value": value, ENVELOPE: meta}
+            version = old.version if old else 0
+            try:
+                self._mem.working.set(ref, op.key, wrapped, expected_version=version, ttl=ttl)
+            except Conflict:
+                continue  # another writer came between the read and the write
+            self._release(ref, op.key, old.facts if old else (), keep=facts)
+            return
+        raise Conflict(f"item {op.key!r} of {namespace} kept changing; nothing was written")
+
+    def _delete(self, namespace: Namespace, key: str) -> None:
+        if not check_labels(namespace):
+            return
+        ref = ref_of(namespace)
+        old = self._entry(ref, key)
+        if self._mem.working.delete(ref, key) and old is not None:
+            self._release(ref, key, old.facts, keep=())
+
+    # -- indexed text as facts -----------------------------------------------------
+    def _index(
+        self,
+        ref: ResourceRef,
+        namespace: Namespace,
+        key: str,
+        value: dict[str, Any],
+        index: Sequence[str] | bool | None,
+    ) -> tuple[str, ...]:
+        """The ids of the facts holding the item's indexed text (remembered now)."""
+        if self._fields is None or index is False:
+            return ()
+        paths = self._fields if index is None or index is True else _paths(list(index))
+        notes = [
+            Note(text, type=ITEM_TYPE, metadata={ENVELOPE: _naming(namespace, key, path)})
+            for path, text in _texts(value, paths)
+        ]
+        facts = self._mem.remember_many(ref, notes) if notes else []
+        return tuple(dict.fromkeys(fact.id for fact in facts))
+
+    def _release(
+        self, ref: ResourceRef, key: str, dropped: Sequence[str], *, keep: Sequence[str]
+    ) -> None:
+        """Hard-forgets the facts the item no longer lists and no other item lists."""
+        gone = set(dropped) - set(keep)
+        for other, item in self._items(ref) if gone else ():
+            if other != key:
+                gone -= set(item.facts)
+            if not gone:
+                return
+        for fact_id in sorted(gone):
+            try:
+                fact = self._mem.fact(ref, fact_id)
+            except NotFound:
+                continue
+            if fact.type == ITEM_TYPE:  # never a fact remembered by other means
+                self._mem.forget(ref, fact_id, hard=True)
+
+    # -- search and listing --------------------------------------------------------
+    def _namespaces(self, prefix: Namespace) -> list[Namespace]:
+        """The namespaces holding live keys that are ``prefix`` or lie under it, sorted."""
+        starting = ref_of(prefix).key if prefix else _RESOURCES
+        found = (namespace_of(scope) for scope in self._mem.working.scopes(starting))
+        return sorted(ns for ns in found if ns is not None and ns[: len(prefix)] == prefix)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        spaces = self._namespaces(check_labels(op.namespace_prefix))
+        if op.query and self._fields is not None:
+            return self._ranked(op, op.query, spaces)[op.offset : op.offset + op.limit]
+        found: list[SearchItem] = []
+        for namespace in spaces:
+            for key, item in self._items(ref_of(namespace)):
+                if matches(item.value, op.filter):
+                    found.append(_search_item(namespace, key, item, None))
+                if len(found) >= op.offset + op.limit:
+                    return found[op.offset :]
+        return found[op.offset :]
+
+    def _ranked(self, op: SearchOp, query: str, spaces: list[Namespace]) -> list[SearchItem]:
+        if len(spaces) > MAX_QUERY_NAMESPACES:
+            raise InvalidInput(
+                f"a search by meaning reads at most {MAX_QUERY_NAMESPACES} namespaces; "
+                f"{len(spaces)} lie under {op.namespace_prefix}",
+                hint="search under a longer prefix",
+            )
+        scored: list[tuple[float, float, SearchItem]] = []
+        unscored: list[SearchItem] = []
+        for namespace in spaces:
+            ref = ref_of(namespace)
+            hits = self._mem.recall(ref, query, top_k=MAX_TOP_K, type=ITEM_TYPE)
+            best = {hit.fact.id: (hit.relevance, hit.score) for hit in hits}
+            for key, item in self._items(ref):
+                if not matches(item.value, op.filter):
+                    continue
+                score = max((best[f] for f in item.facts if f in best), default=None)
+                if score is None:
+                    unscored.append(_search_item(namespace, key, item, None))
+                else:
+                    scored.append((*score, _search_item(namespace, key, item, score[0])))
+        scored.sort(key=lambda row: (-row[0], -row[1]))
+        return [row[2] for row in scored] + unscored
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
+        conditions = tuple(op.match_conditions or ())
+        for condition in conditions:
+            check_labels(tuple(condition.path))
+        spaces = [
+            ns
+            for ns in self._namespaces(fixed_prefix(conditions))
+            if all(does_match(c, ns) for c in conditions)
+        ]
+        if op.max_depth is not None:
+            spaces = sorted({ns[: op.max_depth] for ns in spaces})
+        return spaces[op.offset : op.offset + op.limit]
+
+
+def _paths(fields: Sequence[str]) -> _Paths:
+    return [(p, p if p == "$" else tokenize_path(p)) for p in fields]
+
+
+def _texts(value: dict[str, Any], paths: _Paths) -> list[tuple[str, str]]:
+    """(field path, text) of each non-blank text at the paths, clipped to a fact's size."""
+    found = []
+    for path, tokens in paths:
+        for text in get_text_at_path(value, tokens):
+            clipped = text.strip()[:MAX_FACT_CHARS]
+            if clipped:
+                found.append((path, clipped))
+    return found
+
+
+def _naming(namespace: Namespace, key: str, path: str) -> JSONValue:
+    return {"namespace": list(namespace), "key": key, "path": path}

@@ -1,0 +1,288 @@
+"""engram.integrations.langgraph: EngramStore against LangGraph's own InMemoryStore.
+
+The differential test runs the same random operations on both and compares ``get``,
+query-less ``search`` (as sets) and ``list_namespaces``. ``ENGRAM_LANGGRAPH_EXAMPLES``
+sets its size (default 40; the acceptance run is 500).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+from collections.abc import Iterable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langgraph.store.base import InvalidNamespaceError, PutOp
+from langgraph.store.memory import InMemoryStore
+
+import engram
+from engram.integrations.langgraph import EngramStore, decode, encode
+from stores import ManualClock, Target
+
+EXAMPLES = int(os.environ.get("ENGRAM_LANGGRAPH_EXAMPLES", "40"))
+
+# Labels that collide when a store joins or prefixes carelessly: siblings sharing a
+# start, the separator and the escape character, their escaped spellings, the wildcard.
+LABELS = ["a", "b", "ab", "a/b", "a%2Fb", "%", "%25", "*", "é"]
+KEYS = ["k", "k2", "K", "a/b", "%", "é"]
+
+labels = st.sampled_from(LABELS)
+tails = st.lists(labels, max_size=2).map(tuple)
+values = st.fixed_dictionaries({"n": st.integers(0, 5), "s": st.sampled_from(["x", "y", ""])})
+filters = st.one_of(
+    st.none(),
+    st.builds(lambda n: {"n": n}, st.integers(0, 5)),
+    st.builds(lambda s: {"s": s}, st.sampled_from(["x", "y"])),
+    st.builds(
+        lambda op, n: {"n": {op: n}},
+        st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]),
+        st.integers(0, 5),
+    ),
+)
+puts = st.tuples(st.just("put"), tails, st.sampled_from(KEYS), values)
+operations = st.one_of(
+    puts,
+    puts,  # twice as likely: most operations only read, and need something to read
+    st.tuples(st.just("delete"), tails, st.sampled_from(KEYS)),
+    st.tuples(st.just("get"), tails, st.sampled_from(KEYS)),
+    st.tuples(st.just("search"), tails, filters),
+    st.tuples(
+        st.just("list"),
+        tails,
+        st.one_of(st.none(), st.lists(labels, min_size=1, max_size=2).map(tuple)),
+        st.one_of(st.none(), st.integers(1, 4)),
+        st.integers(0, 3),
+    ),
+)
+
+
+class Reference(InMemoryStore):
+    """Upstream's store listing only namespaces that hold an item, as its database
+    stores do (the in-memory one also lists a namespace once read from or emptied)."""
+
+    def batch(self, ops: Iterable[Any]) -> list[Any]:
+        results = super().batch(ops)
+        for namespace in [ns for ns, items in self._data.items() if not items]:
+            del self._data[namespace]
+        return results
+
+
+def _as_set(items: Iterable[Any]) -> set[tuple[tuple[str, ...], str, str]]:
+    return {(i.namespace, i.key, json.dumps(i.value, sort_keys=True)) for i in items}
+
+
+def _step(ours: EngramStore, theirs: Reference, root: str, step: tuple[Any, ...]) -> None:
+    kind, tail = step[0], (root, *step[1])
+    if kind == "put":
+        ours.put(tail, step[2], step[3])
+        theirs.put(tail, step[2], step[3])
+    elif kind == "delete":
+        ours.delete(tail, step[2])
+        theirs.delete(tail, step[2])
+    elif kind == "get":
+        mine, upstream = ours.get(tail, step[2]), theirs.get(tail, step[2])
+        assert (mine and (mine.namespace, mine.key, mine.value)) == (
+            upstream and (upstream.namespace, upstream.key, upstream.value)
+        ), step
+    elif kind == "search":
+        mine = ours.search(tail, filter=step[2], limit=1000)
+        assert _as_set(mine) == _as_set(theirs.search(tail, filter=step[2], limit=1000)), step
+        assert len(mine) == len(_as_set(mine))
+    else:
+        _, _, suffix, depth, offset = step
+        asked = {"prefix": tail, "suffix": suffix, "max_depth": depth}
+        assert ours.list_namespaces(**asked, offset=offset, limit=3) == theirs.list_namespaces(
+            **asked, offset=offset, limit=3
+        ), step
+
+
+def _differential(store: EngramStore, examples: int) -> None:
+    roots = (f"t{n}" for n in itertools.count())  # each example in a namespace of its own
+
+    @settings(max_examples=examples, derandomize=True)
+    @given(steps=st.lists(operations, min_size=3, max_size=16))
+    def run(steps: list[tuple[Any, ...]]) -> None:
+        root, theirs = next(roots), Reference()
+        for step in steps:
+            _step(store, theirs, root, step)
+        # what is left, under every prefix of every namespace upstream holds
+        for prefix in {ns[:n] for ns in theirs._data for n in range(1, len(ns) + 1)}:
+            assert _as_set(store.search(prefix, limit=1000)) == _as_set(
+                theirs.search(prefix, limit=1000)
+            ), prefix
+            assert store.list_namespaces(prefix=prefix, limit=1000) == theirs.list_namespaces(
+                prefix=prefix, limit=1000
+            ), prefix
+
+    run()
+
+
+def test_engram_store_behaves_as_upstreams_in_memory_store(tmp_path: Path) -> None:
+    with engram.open(tmp_path / "lg.db", embedder=engram.HashingEmbedder(16)) as mem:
+        _differential(EngramStore(mem), EXAMPLES)
+
+
+def test_engram_store_behaves_as_upstreams_on_each_backend(mem: engram.Memory) -> None:
+    _differential(EngramStore(mem), 8)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EngramStore]:
+    with engram.open(tmp_path / "lg.db", embedder=engram.HashingEmbedder(16)) as mem:
+        yield EngramStore(mem)
+
+
+SIBLINGS = ["acme", "acme-corp", "acme/corp", "acme%2Fcorp", "acme%", "acm", "corp"]
+
+
+@settings(max_examples=25, derandomize=True)
+@given(
+    spaces=st.lists(st.lists(st.sampled_from(SIBLINGS), min_size=1, max_size=3), max_size=6),
+    prefix=st.lists(st.sampled_from(SIBLINGS), max_size=2),
+)
+def test_no_prefix_returns_a_sibling_namespace(
+    tmp_path_factory: pytest.TempPathFactory, spaces: list[list[str]], prefix: list[str]
+) -> None:
+    path = tmp_path_factory.mktemp("siblings") / "lg.db"
+    with engram.open(path, embedder=engram.HashingEmbedder(16)) as mem:
+        store = EngramStore(mem)
+        for space in spaces:
+            store.put(("tenant", *space), "k", {"v": 1})
+        wanted = ("tenant", *prefix)
+        found = {i.namespace for i in store.search(wanted, limit=1000)}
+        listed = set(store.list_namespaces(prefix=wanted, limit=1000))
+        expected = {("tenant", *s) for s in spaces if tuple(s[: len(prefix)]) == tuple(prefix)}
+        assert found == listed == expected
+
+
+@settings(max_examples=200, derandomize=True)
+@given(st.lists(st.text(min_size=1, max_size=12).filter(lambda t: "." not in t), max_size=6))
+def test_namespaces_encode_injectively_and_decode_back(labels: list[str]) -> None:
+    namespace = tuple(label.replace("\x00", "") or "x" for label in labels)
+    if namespace[:1] == ("langgraph",):
+        return
+    text = encode(namespace)
+    assert decode(text) == (namespace or None)
+    assert "/" not in text or len(namespace) > 1
+
+
+def test_refusals(store: EngramStore) -> None:
+    for bad in [("a.b",), ("",), ("langgraph", "x"), (), ("a", "b\x00")]:
+        with pytest.raises(InvalidNamespaceError):
+            store.put(bad, "k", {"v": 1})
+        with pytest.raises(InvalidNamespaceError):
+            store.batch([PutOp(bad, "k", {"v": 1})])  # straight to batch, past put's check
+    with pytest.raises(InvalidNamespaceError):
+        store.put(("a" * 200, "/" * 20), "k", {"v": 1})  # 261 characters encoded
+    store.put(("a" * 256,), "k", {"v": 1})  # 256 is allowed
+    with pytest.raises(InvalidNamespaceError):
+        store.search(("a.b",))
+    with pytest.raises(InvalidNamespaceError):
+        store.list_namespaces(prefix=("",))
+    with pytest.raises(engram.InvalidInput):
+        store.put(("a",), "k", {"v": "x" * 70_000})  # over 64 KiB of JSON
+    assert store.get(("a",), "k") is None
+
+
+def test_an_index_needs_an_embedder(tmp_path: Path) -> None:
+    with (
+        engram.open(tmp_path / "none.db", embedder="none") as mem,
+        pytest.raises(engram.CapabilityMissing),
+    ):
+        EngramStore(mem, index={"fields": ["text"], "dims": 384})
+
+
+def test_a_search_by_meaning_reads_at_most_100_namespaces(tmp_path: Path) -> None:
+    with engram.open(tmp_path / "lg.db", embedder=engram.HashingEmbedder(16)) as mem:
+        store = EngramStore(mem, index={"fields": ["text"]})
+        for n in range(101):
+            store.put(("many", f"n{n}"), "k", {"text": "t"}, index=False)
+        with pytest.raises(engram.InvalidInput):
+            store.search(("many",), query="t")
+        assert len(store.search(("many", "n1"), query="t")) == 1
+
+
+def test_times_ttl_and_async(tmp_path: Path) -> None:
+    clock = ManualClock()
+    with engram.open(tmp_path / "lg.db", embedder=engram.HashingEmbedder(16), clock=clock) as mem:
+        store = EngramStore(mem, ttl={"default_ttl": 10})
+        store.put(("a",), "k", {"v": 1})
+        first = store.get(("a",), "k")
+        clock.advance(timedelta(minutes=5))
+        asyncio.run(store.aput(("a",), "k", {"v": 2}))
+        second = asyncio.run(store.aget(("a",), "k"))
+        assert first is not None and second is not None and second.value == {"v": 2}
+        assert second.created_at == first.created_at == first.updated_at < second.updated_at
+        store.put(("a",), "forever", {"v": 3}, ttl=None)
+        clock.advance(timedelta(minutes=11))
+        assert store.get(("a",), "k") is None  # 10 minutes after its last put
+        assert store.list_namespaces() == [("a",)]  # still holds "forever"
+        store.delete(("a",), "forever")
+        assert asyncio.run(store.alist_namespaces()) == []
+
+
+def _facts(mem: engram.Memory, namespace: tuple[str, ...]) -> list[str]:
+    return sorted(f.content for f in mem.facts(engram.ResourceRef(encode(namespace))).facts)
+
+
+def test_a_query_finds_an_indexed_item_by_meaning(local_mem: engram.Memory) -> None:
+    store = EngramStore(local_mem, index={"fields": ["text", "tags[*]"]})
+    store.put(("u", "1", "food"), "pizza", {"text": "I adore a margherita from Naples"})
+    store.put(("u", "1", "work"), "budget", {"text": "The quarterly budget is due Friday"})
+    store.put(("u", "1", "work"), "plain", {"text": "Italian cooking"}, index=False)
+    store.put(("u", "10", "food"), "other", {"text": "I adore a margherita from Naples"})
+    found = store.search(("u", "1"), query="favourite Italian dish")
+    assert [(i.namespace, i.key) for i in found[:2]] == [
+        (("u", "1", "food"), "pizza"),
+        (("u", "1", "work"), "budget"),
+    ]
+    assert found[0].score is not None and found[0].score > found[1].score
+    assert found[-1].key == "plain" and found[-1].score is None  # unindexed, unscored, last
+    filtered = store.search(("u",), query="Italian dish", filter={"text": {"$ne": "x"}}, limit=1)
+    assert filtered[0].key in {"pizza", "other"}
+
+
+def test_replacing_or_deleting_an_item_replaces_or_deletes_its_facts(mem: engram.Memory) -> None:
+    store = EngramStore(mem, index={"fields": ["text", "more[*]"]})
+    ns = ("u", "1")
+    store.put(ns, "a", {"text": "shared words", "more": ["one", "two"]})
+    store.put(ns, "b", {"text": "shared words"})
+    assert _facts(mem, ns) == ["one", "shared words", "two"]
+    store.put(ns, "a", {"text": "new words"})
+    assert _facts(mem, ns) == ["new words", "shared words"]  # b still holds its text
+    store.delete(ns, "b")
+    assert _facts(mem, ns) == ["new words"]
+    store.put(ns, "a", {"text": "new words"}, index=False)
+    assert _facts(mem, ns) == []
+    with pytest.raises(engram.InvalidInput):  # refused before anything is embedded
+        store.put(ns, "big", {"text": "words " * 11_000})
+    # fits alone, not once the ids of its facts are added: its facts go again
+    size = len(json.dumps({"value": {"text": "x "}, "langgraph": {}}, separators=(",", ":")))
+    store.put(ns, "big", {"text": "x " + "y" * (65_520 - size)}, index=False)  # it fits
+    with pytest.raises(engram.InvalidInput):
+        store.put(ns, "big", {"text": "x " + "y" * (65_520 - size)})
+    assert _facts(mem, ns) == []
+    assert store.get(ns, "big") is not None  # as it was
+    mem.remember(engram.ResourceRef(encode(ns)), "an agent's own fact")
+    store.put(ns, "c", {"text": "an agent's own fact"})
+    store.delete(ns, "c")
+    assert _facts(mem, ns) == ["an agent's own fact"]  # never forgets what it did not write
+
+
+def test_namespace_is_the_scope_engram_sees(mem: engram.Memory, target: Target) -> None:
+    store = EngramStore(mem)
+    store.put(("users", "a/b"), "prefs", {"theme": "dark"})
+    entry = mem.working.get(engram.ResourceRef("users/a%2Fb"), "prefs")
+    assert entry == {"value": {"theme": "dark"}, "langgraph": {"facts": []}}
+    mem.working.set(engram.ResourceRef("users/plain"), "k", {"v": 1})
+    mem.working.set(engram.ResourceRef("no.namespace"), "k", {"v": 1})
+    item = store.get(("users", "plain"), "k")
+    assert item is not None and item.value == {"v": 1} and item.created_at == item.updated_at
+    assert store.list_namespaces() == [("users", "a/b"), ("users", "plain")]

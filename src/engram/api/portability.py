@@ -15,7 +15,7 @@ from engram.api.context import agent_memory
 from engram.api.openapi import errors
 from engram.api.params import Flag
 from engram.core.errors import InvalidInput
-from engram.wire.portability import ImportOut
+from engram.wire.portability import ExportDocument, ImportOut
 
 router = APIRouter(
     prefix="/agents/{agent_id}",
@@ -40,10 +40,8 @@ DryRun = Annotated[bool, Query(alias="dryRun", description="check and count; wri
     responses={
         200: {
             "description": "the export",
-            "content": {
-                "application/x-ndjson": {"schema": {"type": "string"}},
-                "application/json": {"schema": {"type": "object"}},
-            },
+            "model": ExportDocument,
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
         }
     },
 )

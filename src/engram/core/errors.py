@@ -170,6 +170,7 @@ ALL_ERRORS: tuple[type[EngramError], ...] = (
     Unauthenticated,
     Forbidden,
     Unprocessable,
+    BadRecords,
     Unavailable,
     NotFound,
     Conflict,

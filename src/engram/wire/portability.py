@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Self
 
 from engram.core.portability.transfer import ImportReport
 from engram.wire import Answer
+
+
+class ExportDocument(Answer):
+    """An export as one JSON document: the header (``format`` engram-export, ``version``,
+    the ``model`` that made the vectors, the ``scope``), then the facts and working keys
+    as the JSONL records carry them."""
+
+    format: str
+    version: int
+    model: dict[str, Any] | None
+    scope: str
+    facts: list[dict[str, Any]]
+    working: list[dict[str, Any]]
 
 
 class ImportOut(Answer):

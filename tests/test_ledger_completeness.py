@@ -269,6 +269,7 @@ ROW_READS = {
     "weak",
     "vector_from_bytes",
     "scope_keys",
+    "entity_ids",
     "without_vector",
     "fulltext_sound",  # FTS5's check is an INSERT that writes nothing
     "pending",

@@ -226,3 +226,49 @@ def test_an_import_killed_in_any_phase_leaves_the_store_as_it_was(
     with engram.open(tmp_path / "store.db", embedder=engram.HashingEmbedder(16)) as mem:
         assert [f.content for f in mem.facts(ResourceRef("victim")).facts] == ["already here"]
         assert mem.import_file(ResourceRef("victim"), tmp_path / "big.jsonl").facts_added == 1200
+
+
+MCP_GRAPH = [
+    {
+        "type": "entity",
+        "name": "John_Smith",
+        "entityType": "person",
+        "observations": ["Speaks fluent Spanish", "Graduated in 2019"],
+    },
+    {"type": "entity", "name": "Anthropic", "entityType": "organization", "observations": []},
+    {"type": "relation", "from": "John_Smith", "to": "Anthropic", "relationType": "works_at"},
+]
+
+
+def test_the_mcp_memory_graph_comes_in_and_goes_out_the_same(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    text = "\n".join(json.dumps(line) for line in MCP_GRAPH)
+    with engram.open(target, embedder=hashing) as mem:
+        done = mem.import_string(REF, text, source="mcp-memory")
+        assert (done.facts_added, done.entities, done.relations) == (2, 2, 1)
+        hits = mem.recall(REF, "what does John speak", mode="text")
+        assert hits[0].fact.content == "John_Smith: Speaks fluent Spanish"
+        john = mem.graph.entity(REF, "John_Smith")
+        assert john.type == "person" and john.origin == "imported"
+        out = mem.export_string(REF, format="mcp-memory")
+        assert set(out.splitlines()) == set(text.splitlines())
+        mem.remember(REF, "Anthropic opened an office in Zurich")  # the scope's own words
+        grown = [json.loads(x) for x in mem.export_string(REF, format="mcp-memory").splitlines()]
+        anthropic = next(x for x in grown if x.get("name") == "Anthropic")
+        assert anthropic["observations"] == ["Anthropic opened an office in Zurich"]
+
+
+def test_a_bad_mcp_memory_line_or_a_dangling_relation_writes_nothing(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    with engram.open(target, embedder=hashing) as mem:
+        bad = [*MCP_GRAPH, {"type": "entity", "name": "", "entityType": "x"}, {"type": "tag"}]
+        with pytest.raises(BadRecords) as raised:
+            mem.import_string(REF, "\n".join(json.dumps(x) for x in bad), source="mcp-memory")
+        listed = [(e["line"], e["field"]) for e in raised.value.details["errors"]]  # type: ignore[union-attr]
+        assert listed == [(4, "name"), (5, "type")]
+        dangling = [MCP_GRAPH[0], {**MCP_GRAPH[2], "to": "Nobody"}]
+        with pytest.raises(BadRecords, match="name no entity"):
+            mem.import_string(REF, "\n".join(json.dumps(x) for x in dangling), source="mcp-memory")
+        assert mem.facts(REF).facts == [] and mem.ledger(REF).entries == []

@@ -22,14 +22,22 @@ router = APIRouter(
     tags=["portability"],
     responses=errors(400, 401, 403, 404, 500, 503),
 )
-MEDIA = {"json": "application/json", "jsonl": "application/x-ndjson"}
-ExportFormat = Annotated[Literal["json", "jsonl"], Query(description="json or jsonl")]
+MEDIA = {
+    "json": "application/json",
+    "jsonl": "application/x-ndjson",
+    "mcp-memory": "application/x-ndjson",
+}
+ExportFormat = Annotated[
+    Literal["json", "jsonl", "mcp-memory"],
+    Query(description="json, jsonl, or mcp-memory (the MCP memory server's JSONL graph)"),
+]
 ImportFormat = Annotated[
     Literal["json", "jsonl", "csv"] | None,
     Query(description="json, jsonl or csv; sniffed from the body when absent"),
 ]
 Source = Annotated[
-    Literal["engram", "mem0"], Query(description="engram's export, or mem0's memories")
+    Literal["engram", "mem0", "mcp-memory"],
+    Query(description="engram's export, mem0's memories, or the MCP memory server's graph"),
 ]
 DryRun = Annotated[bool, Query(alias="dryRun", description="check and count; write nothing"), Flag]
 

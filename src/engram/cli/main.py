@@ -260,7 +260,9 @@ def _add_portability_commands(sub: Subparsers) -> None:
         ".json, .jsonl, or .sqlite/.db (a store engram opens)",
     )
     p.add_argument("path", metavar="PATH")
-    p.add_argument("--format", choices=("json", "jsonl", "sqlite"), help="else by suffix")
+    p.add_argument(
+        "--format", choices=("json", "jsonl", "sqlite", "mcp-memory"), help="else by suffix"
+    )
     p = _command(
         sub,
         "import",
@@ -272,7 +274,11 @@ def _add_portability_commands(sub: Subparsers) -> None:
     p.add_argument("path", metavar="PATH")
     p.add_argument("--format", choices=("json", "jsonl", "csv", "sqlite"), help="else by suffix")
     p.add_argument(
-        "--from", dest="source", choices=("engram", "mem0"), default="engram", help="whose format"
+        "--from",
+        dest="source",
+        choices=("engram", "mem0", "mcp-memory"),
+        default="engram",
+        help="whose format",
     )
     p.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
 

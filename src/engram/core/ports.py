@@ -599,6 +599,10 @@ class GraphRows(Protocol):
         """The scope's entities among ``ids`` (with their aliases), by id."""
         ...
 
+    def entity_ids(self, tx: Tx, scope: Scope, limit: int) -> list[str]:
+        """Up to ``limit`` ids of the scope's entities, by normal name."""
+        ...
+
     def named(self, tx: Tx, scope: Scope, norms: Sequence[str]) -> dict[str, str]:
         """Which of ``norms`` the scope knows, as an entity's normalised name or alias:
         norm -> entity id."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engram.core.errors import Conflict, InvalidInput
 
-EXPORT_FORMATS = ("json", "jsonl", "sqlite")
+EXPORT_FORMATS = ("json", "jsonl", "sqlite", "mcp-memory")
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".sqlite": "sqlite", ".db": "sqlite"}
 
 
@@ -28,7 +28,7 @@ def export_format(path: Path, format: str | None) -> str:
     if found is None:
         raise InvalidInput(
             f"cannot tell the format of {path.name!r}: name it .json, .jsonl, .sqlite or .db, "
-            "or pass format="
+            "or pass format= (mcp-memory for the MCP memory server's JSONL)"
         )
     return found
 

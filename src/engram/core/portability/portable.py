@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
-from engram.core.portability import files, mem0, records, transfer
+from engram.core.portability import files, mcp_memory, mem0, records, transfer
 from engram.core.portability.transfer import Importer, ImportReport, Progress
 from engram.core.scopes import Scope, parse_key
 
 if TYPE_CHECKING:
-    from engram.core.ports import Store
+    from engram.core.ports import Store, Tx
 
-SOURCES = ("engram", "mem0")
+SOURCES = ("engram", "mem0", "mcp-memory")
 T = TypeVar("T")
 
 
@@ -67,7 +67,9 @@ class Portable:
         model, found = transfer.export_records(self._store, ref)
         head = records.header(model, ref.key)
         facts = sum(1 for r in found if r["kind"] == "fact")
-        if kind == "jsonl":
+        if kind == "mcp-memory":
+            size = files.write_text(target, self._mcp_lines(ref))
+        elif kind == "jsonl":
             size = files.write_text(target, transfer.jsonl(head, found))
         elif kind == "json":
             size = files.write_text(target, [transfer.json_document(head, found)])
@@ -76,8 +78,10 @@ class Portable:
         return ExportReport(str(target), kind, facts, len(found) - facts, size)
 
     def export_string(self, ref: Scope, *, format: str = "jsonl") -> str:
+        if format == "mcp-memory":
+            return "".join(self._mcp_lines(ref))
         if format not in ("json", "jsonl"):
-            raise InvalidInput(f"format must be json or jsonl, got {format!r}")
+            raise InvalidInput(f"format must be json, jsonl or mcp-memory, got {format!r}")
         model, found = transfer.export_records(self._store, ref)
         head = records.header(model, ref.key)
         if format == "json":
@@ -96,6 +100,12 @@ class Portable:
     ) -> ImportReport:
         if not isinstance(text, str):
             raise InvalidInput("text must be a string")
+        if not isinstance(dry_run, bool):
+            raise InvalidInput("dry_run must be true or false")
+        if source == "mcp-memory":
+            graph = mcp_memory.parse(text)
+            parsed = records.Parsed(facts=graph.facts(), errors=graph.errors)
+            return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress, graph=graph)
         if source == "mem0":
             parsed = mem0.parse(text)
         elif source == "engram":
@@ -159,6 +169,23 @@ class Portable:
             return other.export_string(source, format="jsonl")
         finally:
             other.close()
+
+    def _mcp_lines(self, ref: Scope) -> list[str]:
+        store = self._store
+
+        def read(tx: Tx) -> list[str]:
+            ids = store.graph.entity_ids(tx, ref, 1 << 30)
+            found = store.graph.entities(tx, ref, ids)
+            entities = [found[i] for i in ids if i in found]
+            naming: dict[str, list[str]] = {}
+            for mention in store.graph.mentions(tx, ref, entities=ids) if ids else []:
+                naming.setdefault(mention.entity, []).append(mention.fact_id)
+            relations = store.graph.relations(tx, ref, limit=1 << 30)
+            facts = [f for f, _ in store.facts.page(tx, ref, None, 1 << 40)]
+            facts.reverse()
+            return list(mcp_memory.lines(entities, relations, facts, naming))
+
+        return store.run(read, write=False)
 
     def _open(self, path: Path) -> Store:
         if self._stores is None:

@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, from_us, to_us
-from engram.core.errors import CapabilityMissing
+from engram.core.errors import BadRecords, CapabilityMissing
+from engram.core.graph import assertions
 from engram.core.models import Fact, Writer
 from engram.core.portability import records
+from engram.core.portability.mcp_memory import McpGraph
 from engram.core.portability.records import FactRecord, Parsed
 from engram.core.ports import ModelRecord, NewFact
 
@@ -61,6 +63,8 @@ class ImportReport:
     id_mappings: dict[str, str] = field(default_factory=dict)
     dry_run: bool = False
     entry: int | None = None
+    entities: int = 0
+    relations: int = 0
 
 
 def export_records(store: Store, ref: Scope) -> tuple[ModelRecord | None, list[dict[str, Any]]]:
@@ -122,6 +126,7 @@ class Importer:
         *,
         dry_run: bool = False,
         progress: Progress | None = None,
+        graph: McpGraph | None = None,
     ) -> ImportReport:
         tell = progress or (lambda phase, done, total: None)
         tell("parse", len(parsed.facts) + len(parsed.working), len(parsed.facts))
@@ -134,13 +139,22 @@ class Importer:
                 vectors_reused=reused,
                 vectors_embedded=embedded,
                 dry_run=True,
+                entities=0 if graph is None else len(graph.entities),
+                relations=0 if graph is None else len(graph.relations),
             )
         model = self._model(parsed)
         now, store = self._now(), self._store
 
         def work(rec: ledger.Entry) -> ImportReport:
+            if graph is not None:
+                _entities(rec, graph)
             new, existing, mappings = self._new_facts(rec, parsed.facts, vectors, now)
             stored = self._write_new(rec, new, model) if new else {}
+            if graph is not None:
+                for relation in graph.relations:
+                    assertions.upsert_relation(
+                        rec, relation.source, relation.target, relation.type, origin="imported"
+                    )
             for entry in parsed.working:
                 stored_key = store.working.claim(rec.tx, ref, entry.key)
                 before = store.working.raw(rec.tx, ref, [entry.key]).get(entry.key)
@@ -157,6 +171,8 @@ class Importer:
                 vectors_embedded=embedded,
                 id_mappings=mappings,
                 entry=rec.seq,
+                entities=0 if graph is None else len(graph.entities),
+                relations=0 if graph is None else len(graph.relations),
             )
 
         def run(tx: Tx) -> ImportReport:
@@ -239,3 +255,27 @@ class Importer:
             )
             new[digest] = NewFact(record, digest, meta, vector)
         return new, existing, mappings
+
+
+def _entities(rec: ledger.Entry, graph: McpGraph) -> None:
+    """The file's entities, imported; a relation whose end neither the file nor the scope
+    holds refuses the whole import (BadRecords), before anything is written."""
+    from engram.core.graph.names import normalise
+
+    store, tx, ref = rec.store, rec.tx, rec.scope
+    known = {normalise(e.name) for e in graph.entities}
+    ends = {normalise(n) for r in graph.relations for n in (r.source, r.target)} - known
+    held = set(store.graph.named(tx, ref, sorted(ends))) if ends else set()
+    errors = tuple(
+        (r.line, name, f"no entity {end!r} in the file or this scope")
+        for r in graph.relations
+        for name, end in (("from", r.source), ("to", r.target))
+        if normalise(end) not in known and normalise(end) not in held
+    )
+    if errors:
+        raise BadRecords(
+            f"{len(errors)} relation end(s) name no entity; nothing was imported",
+            errors=errors,
+        )
+    for entity in graph.entities:
+        assertions.upsert_entity(rec, entity.name, type=entity.type, origin="imported")

@@ -28,6 +28,12 @@ class GraphTable:
     def __init__(self) -> None:
         self.reads_facts = True
 
+    def entity_ids(self, tx: Tx, scope: Scope, limit: int) -> list[str]:
+        rows = sql(tx).rows(
+            "SELECT id FROM entities WHERE scope = ? ORDER BY norm LIMIT ?", (scope.key, limit)
+        )
+        return [str(r[0]) for r in rows]
+
     def entities(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Entity]:
         if not ids:
             return {}

@@ -78,3 +78,28 @@ def test_refusals_list_every_bad_record_and_write_nothing(http: TestClient, targ
     error(_import(http, agent, "[]", source="letta"), 400, "invalid_input")
     error(http.get(f"{agent}/export", params={"format": "csv"}), 400, "invalid_input")
     assert stores.rows(target, "SELECT count(*) FROM ledger") == before
+
+
+def test_a_person_takes_their_own_memories_of_an_application(target: Target) -> None:
+    import time
+
+    import jwt
+
+    secret = "portability-secret-0123456789abcdef0123"
+    settings = Settings(db_path=str(target), jwt_secret=secret)
+
+    def person(uid: str) -> dict[str, str]:
+        signed = jwt.encode({"sub": uid, "exp": int(time.time()) + 3600}, secret, "HS256")
+        return {"Authorization": f"Bearer {signed}"}
+
+    with (
+        engram.open(target, embedder=engram.HashingEmbedder(32)) as memory,
+        TestClient(create_app(settings, memory_store=memory)) as http,
+    ):
+        for uid, words in (("ana", "Ana swims at dawn"), ("bo", "Bo keeps bees")):
+            body = {"memory": words}
+            ok(http.post("/api/v1/apps/app:notes/memories", json=body, headers=person(uid)), 201)
+        mine = ok(http.get("/api/v1/apps/memories/app:notes/export", headers=person("ana")))
+        assert mine["format"] == "engram-export"
+        assert [f["content"] for f in mine["facts"]] == ["Ana swims at dawn"]
+        error(http.get("/api/v1/apps/memories/app:notes/export"), 401, "unauthenticated")

@@ -30,6 +30,7 @@ from engram.wire import (
     SharesOut,
     ShareSpec,
 )
+from engram.wire.portability import ExportDocument
 
 router = APIRouter(
     prefix="/api/v1", tags=["people"], responses=errors(400, 401, 403, 404, 500, 503)
@@ -85,6 +86,19 @@ def listing(
         memories=[PersonMemory.of(f) for f in page.facts],
         nextBefore=page.next_before,
     )
+
+
+@router.get(
+    "/apps/memories/{app}/export",
+    response_class=Response,
+    responses={200: {"description": "the person's export", "model": ExportDocument}},
+)
+def export(app: str, request: Request, person: Person) -> Response:
+    """Everything ``{app}`` remembers of the person, as one engram export document (the
+    facts with their vectors, then the working keys): theirs to keep or take elsewhere."""
+    scope = app_memory(request, app).scope(person)
+    text = memory_of(request).export_string(scope, format="json")
+    return Response(text, media_type="application/json")
 
 
 @router.patch("/apps/memories/{app}/{memory_id}", responses=errors(409, 413, 422))

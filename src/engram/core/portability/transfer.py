@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from engram.core.scopes import Scope
 
 EMBED_BATCH = 256
+WRITE_BATCH = 2000  # facts built and written at a time, inside the one transaction
 PAGE = 1000
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 WriteNew = Callable[[ledger.Entry, dict[str, NewFact], ModelRecord], dict[str, Fact]]
@@ -148,8 +149,13 @@ class Importer:
         def work(rec: ledger.Entry) -> ImportReport:
             if graph is not None:
                 _entities(rec, graph)
-            new, existing, mappings = self._new_facts(rec, parsed.facts, vectors, now)
-            stored = self._write_new(rec, new, model) if new else {}
+            added, existing = 0, 0
+            mappings: dict[str, str] = {}
+            for start in range(0, len(parsed.facts), WRITE_BATCH):  # facts made as written
+                part = slice(start, start + WRITE_BATCH)
+                new, held, moved = self._new_facts(rec, parsed.facts[part], vectors[part], now)
+                added += len(self._write_new(rec, new, model)) if new else 0
+                existing, mappings = existing + held, {**mappings, **moved}
             if graph is not None:
                 for relation in graph.relations:
                     assertions.upsert_relation(
@@ -164,7 +170,7 @@ class Importer:
                 rec.record("working", entry.key, "set", ledger.working_value(before))
             tell("write", len(parsed.facts), len(parsed.facts))
             return ImportReport(
-                facts_added=len(stored),
+                facts_added=added,
                 facts_existing=existing,
                 working_set=len(parsed.working),
                 vectors_reused=reused,

@@ -4,7 +4,6 @@ and refusals (an unknown step, an ended agent, self-improvement off) that write 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 
 import pytest
@@ -13,8 +12,8 @@ from fastapi.testclient import TestClient
 import engram
 import stores
 from answers import error, ok
-from engram.api import create_app
-from engram.settings import Settings
+from services import agent as new_agent
+from services import serving
 from stores import Target
 
 SERVICE = "consolidation-service-token"
@@ -22,15 +21,8 @@ TWINS = ["Ana moved to Lyon in 2020.", "ana moved to Lyon in 2020!", "Ana moved 
 
 
 def _app(target: Target, *, self_improve: bool = True) -> Iterator[TestClient]:
-    settings = Settings(
-        db_path=str(target),
-        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
-        self_improve=self_improve,
-    )
-    memory = engram.open(target, embedder=engram.HashingEmbedder(32), self_improve=self_improve)
-    with memory, TestClient(create_app(settings, memory_store=memory)) as test:
-        test.headers["Authorization"] = f"Bearer {SERVICE}"
-        yield test
+    with serving(target, SERVICE, self_improve=self_improve) as client:
+        yield client
 
 
 @pytest.fixture
@@ -39,10 +31,10 @@ def http(target: Target) -> Iterator[TestClient]:
 
 
 def _agent(http: TestClient, name: str) -> str:
-    agent = f"/agents/{ok(http.post('/agents', json={'name': name}), 201)['id']}"
+    made = new_agent(http, name)
     for content in TWINS:
-        ok(http.post(f"{agent}/facts", json={"content": content}), 201)
-    return agent
+        ok(http.post(f"{made}/facts", json={"content": content}), 201)
+    return made
 
 
 def _entries(target: Target) -> int:

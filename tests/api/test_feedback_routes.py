@@ -3,7 +3,6 @@ one signal recorded, read back, and refusals that write nothing."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 
 import pytest
@@ -12,8 +11,8 @@ from fastapi.testclient import TestClient
 import engram
 import stores
 from answers import error, ok
-from engram.api import create_app
-from engram.settings import Settings
+from services import agent as new_agent
+from services import serving
 from stores import Target
 
 SERVICE = "feedback-service-token"
@@ -21,18 +20,8 @@ SERVICE = "feedback-service-token"
 
 @pytest.fixture
 def http(target: Target) -> Iterator[TestClient]:
-    settings = Settings(
-        db_path=str(target),
-        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
-    )
-    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
-        app = create_app(settings, memory_store=memory)
-        with TestClient(app, headers={"Authorization": f"Bearer {SERVICE}"}) as test:
-            yield test
-
-
-def _agent(http: TestClient, name: str) -> str:
-    return f"/agents/{ok(http.post('/agents', json={'name': name}), 201)['id']}"
+    with serving(target, SERVICE) as client:
+        yield client
 
 
 def _fact(http: TestClient, agent: str, content: str) -> str:
@@ -44,7 +33,7 @@ def _rows(target: Target) -> int:
 
 
 def test_detection_answers_and_stores_one_signal_per_fact(http: TestClient, target: Target) -> None:
-    agent = _agent(http, "reader")
+    agent = new_agent(http, "reader")
     lisbon = _fact(http, agent, "Alice lives in Lisbon with two cats.")
     nurse = _fact(http, agent, "Alice works as a nurse.")
     body = {"factIds": [lisbon, nurse], "response": "Alice lives in Lisbon [2].", "query": "q"}
@@ -66,7 +55,7 @@ def test_detection_answers_and_stores_one_signal_per_fact(http: TestClient, targ
 
 
 def test_refusals_write_nothing(http: TestClient, target: Target) -> None:
-    agent, other = _agent(http, "reader"), _agent(http, "other")
+    agent, other = new_agent(http, "reader"), new_agent(http, "other")
     fact = _fact(http, agent, "Bob is a chef.")
     theirs = _fact(http, other, "Carol is a pilot.")
     base = f"{agent}/feedback"

@@ -4,7 +4,6 @@ refusals (bad records listed by line, a body that is not UTF-8) that write nothi
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 
@@ -16,6 +15,8 @@ import stores
 from answers import error, ok
 from engram.api import create_app
 from engram.settings import Settings
+from services import agent as new_agent
+from services import serving
 from stores import Target
 
 SERVICE = "portability-service-token"
@@ -23,18 +24,8 @@ SERVICE = "portability-service-token"
 
 @pytest.fixture
 def http(target: Target) -> Iterator[TestClient]:
-    settings = Settings(
-        db_path=str(target),
-        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
-    )
-    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
-        app = create_app(settings, memory_store=memory)
-        with TestClient(app, headers={"Authorization": f"Bearer {SERVICE}"}) as test:
-            yield test
-
-
-def _agent(http: TestClient, name: str) -> str:
-    return f"/agents/{ok(http.post('/agents', json={'name': name}), 201)['id']}"
+    with serving(target, SERVICE) as client:
+        yield client
 
 
 def _import(http: TestClient, agent: str, body: str | bytes, **params: str) -> object:
@@ -44,7 +35,7 @@ def _import(http: TestClient, agent: str, body: str | bytes, **params: str) -> o
 
 
 def test_an_agent_s_memory_goes_out_and_into_another(http: TestClient, target: Target) -> None:
-    source = _agent(http, "source")
+    source = new_agent(http, "source")
     for words in ("Ana moved to Lyon", "Bo likes tea"):
         ok(http.post(f"{source}/facts", json={"content": words}), 201)
     ok(http.put(f"{source}/memory/plan", json={"value": "pro"}))
@@ -55,7 +46,7 @@ def test_an_agent_s_memory_goes_out_and_into_another(http: TestClient, target: T
     whole = http.get(f"{source}/export", params={"format": "json"}).json()
     assert [f["content"] for f in whole["facts"]] == ["Ana moved to Lyon", "Bo likes tea"]
 
-    into = _agent(http, "into")
+    into = new_agent(http, "into")
     planned = ok(_import(http, into, out.text, dryRun="true"))
     assert planned["dryRun"] is True and planned["factsAdded"] == 2 and planned["entry"] is None
     assert ok(http.get(f"{into}/facts"))["facts"] == []
@@ -69,7 +60,7 @@ def test_an_agent_s_memory_goes_out_and_into_another(http: TestClient, target: T
 
 
 def test_refusals_list_every_bad_record_and_write_nothing(http: TestClient, target: Target) -> None:
-    agent = _agent(http, "refused")
+    agent = new_agent(http, "refused")
     before = stores.rows(target, "SELECT count(*) FROM ledger")
     bad = '[{"content": "fine"}, {"content": ""}, {"tags": "x", "content": "y"}]'
     found = error(_import(http, agent, bad), 422, "bad_records")

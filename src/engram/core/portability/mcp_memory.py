@@ -27,7 +27,7 @@ from engram.core.errors import EngramError
 from engram.core.graph import models as graph_models
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import Fact
-from engram.core.portability.records import FactRecord
+from engram.core.portability.records import FactRecord, objects
 
 ENTITY_KEY, OBSERVATION_KEY = "mcp_entity", "mcp_observation"
 DEFAULT_TYPE = "entity"  # an engram entity with no type goes out as this
@@ -71,24 +71,14 @@ class McpGraph:
 
 def parse(text: str) -> McpGraph:
     graph = McpGraph()
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError as exc:
-            graph.errors.append((number, "line", f"not JSON: {exc}"))
-            continue
-        if not isinstance(obj, dict):
-            graph.errors.append((number, "line", "not a JSON object"))
-        elif obj.get("type") == "entity":
+    for number, obj in objects(text.splitlines(), graph.errors):
+        if obj.get("type") == "entity":
             _entity(obj, number, graph)
         elif obj.get("type") == "relation":
             _relation(obj, number, graph)
         else:
-            graph.errors.append(
-                (number, "type", f"must be entity or relation: {obj.get('type')!r}")
-            )
+            kind = obj.get("type")
+            graph.errors.append((number, "type", f"must be entity or relation: {kind!r}"))
     return graph
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engram.core.portability.records import Parsed, parse_json
+from engram.core.portability.records import Parsed, objects, parse_json
 
 _WORDS = ("memory", "text", "content")
 _KEPT = ("user_id", "agent_id", "run_id", "actor_id", "hash", "role")
@@ -29,14 +29,7 @@ def parse(text: str) -> Parsed:
         items = None
     if items is None:  # JSONL of records
         parsed = Parsed()
-        rows: list[tuple[int, Any]] = []
-        for number, raw in enumerate(text.splitlines(), 1):
-            if not raw.strip():
-                continue
-            try:
-                rows.append((number, json.loads(raw)))
-            except ValueError as exc:
-                parsed.errors.append((number, "line", f"not JSON: {exc}"))
+        rows: list[tuple[int, Any]] = list(objects(text.splitlines(), parsed.errors))
         if parsed.errors:
             return parsed
     else:

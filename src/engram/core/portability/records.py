@@ -151,19 +151,29 @@ def parse(text: str, format: str) -> Parsed:
     raise InvalidInput(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
 
 
-def parse_jsonl(lines: Iterable[str]) -> Parsed:
-    parsed = Parsed()
+def objects(
+    lines: Iterable[str], errors: list[tuple[int, str, str]]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each JSON object of a JSONL text with its line number; a line that is not one is
+    an error of ``errors`` (blank lines are skipped)."""
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
             obj = json.loads(raw)
         except ValueError as exc:
-            parsed.errors.append((number, "line", f"not JSON: {exc}"))
+            errors.append((number, "line", f"not JSON: {exc}"))
             continue
-        if not isinstance(obj, dict):
-            parsed.errors.append((number, "line", "not a JSON object"))
-        elif number == 1 and obj.get("format") == FORMAT:
+        if isinstance(obj, dict):
+            yield number, obj
+        else:
+            errors.append((number, "line", "not a JSON object"))
+
+
+def parse_jsonl(lines: Iterable[str]) -> Parsed:
+    parsed = Parsed()
+    for number, obj in objects(lines, parsed.errors):
+        if number == 1 and obj.get("format") == FORMAT:
             parsed.model = _header_model(obj, number, parsed)
         else:
             _record(obj, number, parsed)

@@ -48,6 +48,7 @@ from engram.core.people import AppMemory
 from engram.core.ports import NewFact
 from engram.core.sharing import Share, Sharing
 from engram.core.usage import Feedback, Usage
+from engram.core.wiki import Wiki
 from engram.core.working import WorkingMemory
 from engram.settings import Settings
 from stores import Target, rows
@@ -87,6 +88,7 @@ READS = {
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
     Graph: {"entity", "model_extractors", "neighbourhood", "relations", "search", "traverse"},
     Usage: {"signals"},
+    Wiki: set(),
 }
 
 
@@ -150,6 +152,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Memory.consolidate": lambda: mem.consolidate(REF, steps=["strengthen"]),
         "Memory.import_string": lambda: mem.import_string(REF, '[{"content": "imported"}]'),
         "Memory.import_file": lambda: mem.import_file(REF, _records_file()),
+        "Wiki.compile": lambda: mem.wiki.compile(REF),  # one batch: one entry
         "Memory.merge": lambda: mem.merge(REF, [may.id, travel.id], "the trip is in late May"),
         "WorkingMemory.set": lambda: mem.working.set(REF, "plan", {"tier": "pro"}),
         "WorkingMemory.delete": lambda: mem.working.delete(REF, "doomed"),
@@ -208,6 +211,7 @@ def test_every_library_write_adds_one_entry_naming_its_writer(target: Target) ->
         writes = _library_writes(mem)
         surfaces = {"Memory": Memory, "WorkingMemory": WorkingMemory, "Agents": Agents}
         surfaces |= {"Sharing": Sharing, "AppMemory": AppMemory, "Graph": Graph, "Usage": Usage}
+        surfaces |= {"Wiki": Wiki}
         found = {
             f"{name}.{method}"
             for name, cls in surfaces.items()
@@ -465,6 +469,9 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
             content='[{"content": "imported over http"}]',
             headers={"content-type": "application/json"},
         ),
+        ("POST", "/agents/{agent_id}/wiki/compilations"): lambda: c.post(
+            f"{base}/wiki/compilations", json={}
+        ),
         ("POST", "/agents/{agent_id}/consolidations"): lambda: c.post(
             f"{base}/consolidations", json={"steps": ["strengthen"]}
         ),
@@ -670,6 +677,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         "feedback record": lambda: run("feedback", "record", read, "used", *scoped),
         "consolidate": lambda: run("consolidate", "--step", "strengthen", *embeds),
         "import": lambda: run("import", str(_records_file()), *embeds),
+        "wiki": lambda: run("wiki", *embeds),
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
         "ingest": lambda: run("ingest", str(_notes_dir()), *embeds),

@@ -25,6 +25,7 @@ from engram.api import (
     sessions,
     tools,
     usage,
+    wiki,
 )
 from engram.api.bodies import BodyGate
 from engram.api.context import require_service
@@ -99,6 +100,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(usage.router, dependencies=service_only)
     app.include_router(consolidation.router, dependencies=service_only)
     app.include_router(portability.router, dependencies=service_only)
+    app.include_router(wiki.router, dependencies=service_only)
     app.include_router(documents.router, dependencies=service_only)
     app.include_router(people.router)
     app.include_router(people_graph.router)

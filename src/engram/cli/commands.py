@@ -279,6 +279,14 @@ def _phases(*, quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
         yield tell
 
 
+def wiki(mem: Memory, args: argparse.Namespace) -> Output:
+    report = mem.wiki.compile(_ref(args), batch=args.batch)
+    lines = [f"folded {report.facts} facts; wrote {len(report.pages)} pages"]
+    lines += [f"  {page}" for page in report.pages]
+    data = {"facts": report.facts, "pages": list(report.pages), "watermark": report.watermark}
+    return Output(data, lines)
+
+
 def consolidate(mem: Memory, args: argparse.Namespace) -> Output:
     report = mem.consolidate(_ref(args), steps=args.steps or STEPS, dry_run=args.dry_run)
     return render.consolidated(report)
@@ -415,6 +423,7 @@ HANDLERS: dict[str, Handler] = {
     "consolidate": consolidate,
     "export": export,
     "import": import_,
+    "wiki": wiki,
     "recall": recall,
     "facts": facts,
     "forget": forget,

@@ -281,6 +281,15 @@ def _add_portability_commands(sub: Subparsers) -> None:
         help="whose format",
     )
     p.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
+    p = _command(
+        sub,
+        "wiki",
+        "wiki",
+        "fold the facts written since the last compile into the wiki's pages (documents "
+        "wiki:<path>: index, entities, types, daily log)",
+        embeds=True,
+    )
+    p.add_argument("--batch", metavar="N", type=_integer(1, 10_000), default=500)
 
 
 def _add_reading_commands(sub: Subparsers) -> None:

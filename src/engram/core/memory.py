@@ -85,6 +85,7 @@ from engram.core.sessions import Sessions
 from engram.core.sharing import Sharing
 from engram.core.text import check_text
 from engram.core.usage import Usage
+from engram.core.wiki import WIKI_TYPE, Wiki
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
@@ -169,6 +170,15 @@ class Memory:
             lambda rec, new, model: self._write(rec, Batch([], {}, new, model, rec.now)),
             clock=clock,
             writer=writer,
+        )
+        self.wiki = Wiki(
+            store,
+            lambda ref, pages: self._documents.ingest_pages(
+                ref, pages, op="wiki.compile", type=WIKI_TYPE, tags=(WIKI_TYPE,)
+            ),
+            lambda ref, name: store.run(
+                lambda tx: store.documents.by_source(tx, ref, name), write=False
+            ),
         )
         self._portable = Portable(
             store,

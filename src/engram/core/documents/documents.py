@@ -285,6 +285,55 @@ class Documents:
             return IngestReport(status, doc.source, now.id if now else None, len(notes))
         return self._commit(ref, doc, notes)
 
+    def ingest_pages(
+        self,
+        ref: Scope,
+        pages: Sequence[tuple[str, str]],
+        *,
+        op: str,
+        tags: Sequence[str] = (),
+        type: str = "document",
+    ) -> list[IngestReport]:
+        """Ingests Markdown ``pages`` (name, text) together: each changed page replaced as
+        :meth:`ingest_text` replaces one, all in ONE ledger entry (``op``) and one
+        transaction, so the pages change together or not at all; an unchanged page
+        writes nothing. The reports, in the pages' order."""
+        how = _How("auto", DEFAULT_CHUNK_TOKENS, tags, type)
+        for attempt in range(ATTEMPTS):
+            reports: dict[str, IngestReport] = {}
+            planned: list[tuple[Document, Batch]] = []
+            for name, text in pages:
+                plan = self._plan(ref, text, name, "text/markdown", how)
+                if isinstance(plan, IngestReport):
+                    reports[plan.source] = plan
+                else:
+                    planned.append((plan[0], self._prepare(ref, plan[1])))
+            if not planned:
+                return [reports[reading.check_source(name)] for name, _ in pages]
+            try:
+                done = self._write_all(ref, op, planned)
+            except Stale:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                continue
+            for report, (doc, _) in zip(done, planned, strict=True):
+                reports[doc.source] = report
+            return [reports[reading.check_source(name)] for name, _ in pages]
+        raise AssertionError("unreachable")
+
+    def _write_all(
+        self, ref: Scope, op: str, planned: Sequence[tuple[Document, Batch]]
+    ) -> list[IngestReport]:
+        store, now = self._store, max(batch.now for _, batch in planned)
+
+        def work(rec: ledger.Entry) -> list[IngestReport]:
+            return [self._replace(rec, doc, batch) for doc, batch in planned]
+
+        def run(tx: Tx) -> list[IngestReport]:
+            return ledger.write(store, tx, ref, op, self._writer, now, work)
+
+        return store.run(run, lock=[ref])
+
     # -- reading and forgetting ---------------------------------------------------
     def documents(
         self, ref: Scope, *, limit: int | None = None, after: str | None = None

@@ -1,0 +1,248 @@
+"""The wiki: a scope's facts folded into Markdown pages, which are then its documents.
+
+``mem.wiki.compile(ref, batch=500)`` takes the facts written since the watermark (the
+position, creation time then row, of the last fact folded), oldest first, up to
+``batch`` at a time, and regenerates every page those facts touch:
+
+- ``index.md``: every page, with how many facts each holds;
+- ``entities/<name>.md``: the facts naming the entity (the graph's mentions), newest
+  first, then its live relations;
+- ``types/<type>.md``: the facts of that type, newest first;
+- ``log/<YYYY-MM-DD>.md``: the facts created that day (UTC), oldest first.
+
+A page is written from every fact that belongs on it, never appended to, so the same
+facts always give the same bytes. Each page is then ingested as the scope's document
+``wiki:<path>`` (type ``wiki``: :mod:`engram.core.documents`), so recall finds the pages
+like any document, and a page whose bytes did not change writes nothing. A batch's pages
+and the watermark (in the index page's front matter) are written in one ledger entry
+(``wiki.compile``) and one transaction: a batch that fails leaves every page and the
+watermark as they were, and the next compile does that batch again. The compiler never
+reads wiki pages back as input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC
+from typing import TYPE_CHECKING
+
+from engram.core.errors import InvalidInput
+from engram.core.models import Fact
+
+if TYPE_CHECKING:
+    from engram.core.documents.models import Document, IngestReport
+    from engram.core.graph.models import Entity, Relation
+    from engram.core.ports import Store, Tx
+    from engram.core.scopes import Scope
+
+WIKI_TYPE = "wiki"
+PREFIX = "wiki:"
+INDEX = "index.md"
+MAX_BATCH = 10_000
+_UNSAFE = re.compile(r"[^\w\- ]+", re.UNICODE)
+
+# (scope, [(document name, text)]) -> reports: the pages written in one ledger entry
+Ingest = Callable[["Scope", list[tuple[str, str]]], list["IngestReport"]]
+Lookup = Callable[["Scope", str], "Document | None"]  # the scope's document of a name
+
+
+@dataclass(frozen=True, slots=True)
+class WikiReport:
+    """What a compile did: the facts folded, the pages written (paths; a page whose bytes
+    were unchanged is not among them), and the watermark after (``created_us.seq``;
+    None before any fact was folded)."""
+
+    facts: int
+    pages: tuple[str, ...]
+    watermark: str | None
+
+
+class Wiki:
+    def __init__(self, store: Store, ingest: Ingest, lookup: Lookup) -> None:
+        self._store, self._ingest, self._lookup = store, ingest, lookup
+
+    def compile(self, ref: Scope, *, batch: int = 500) -> WikiReport:
+        """Folds the facts written since the watermark into their pages, ``batch`` facts
+        at a time, until none is left. Raises InvalidInput (batch outside 1 to 10,000)
+        and what ingesting a page raises (the watermark then stays where the last whole
+        batch left it)."""
+        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
+            raise InvalidInput(f"batch must be an integer from 1 to {MAX_BATCH}, got {batch!r}")
+        mark = self._watermark(ref)
+        folded, written = 0, []
+        while True:
+            facts, naming, entities, relations = self._store.run(
+                lambda tx: _snapshot(self._store, tx, ref), write=False
+            )
+            fresh = [f for f, position in facts if mark is None or position > mark][:batch]
+            if not fresh:
+                break
+            pages = render(
+                [f for f, _ in facts], naming, entities, relations, touched(fresh, naming)
+            )
+            last = next(p for f, p in facts if f.id == fresh[-1].id)
+            mark_text = f"{last[0]}.{last[1]}"
+            pages[INDEX] = _with_mark(pages[INDEX], mark_text)
+            paths = sorted(pages)
+            reports = self._ingest(ref, [(PREFIX + p, pages[p]) for p in paths])
+            written += [p for p, r in zip(paths, reports, strict=True) if r.status != "unchanged"]
+            folded, mark = folded + len(fresh), last
+        shown = None if mark is None else f"{mark[0]}.{mark[1]}"
+        return WikiReport(folded, tuple(dict.fromkeys(written)), shown)
+
+    def _watermark(self, ref: Scope) -> tuple[int, int] | None:
+        found = self._lookup(ref, PREFIX + INDEX)
+        raw = None if found is None else found.metadata.get("watermark")
+        if not raw:
+            return None
+        created, _, seq = raw.partition(".")
+        return int(created), int(seq)
+
+
+def _snapshot(
+    store: Store, tx: Tx, ref: Scope
+) -> tuple[
+    list[tuple[Fact, tuple[int, int]]], dict[str, list[str]], dict[str, Entity], list[Relation]
+]:
+    """Every non-wiki fact oldest first with its position, the entities each names, the
+    entities and the live relations."""
+    found = [(f, p) for f, p in store.facts.page(tx, ref, None, 1 << 40) if f.type != WIKI_TYPE]
+    found.reverse()
+    ids = [f.id for f, _ in found]
+    naming: dict[str, list[str]] = defaultdict(list)
+    for mention in store.graph.mentions(tx, ref, facts=ids) if ids else []:
+        if mention.entity not in naming[mention.fact_id]:
+            naming[mention.fact_id].append(mention.entity)
+    entity_ids = sorted({e for named in naming.values() for e in named})
+    entities = store.graph.entities(tx, ref, entity_ids) if entity_ids else {}
+    relations = (
+        [
+            r
+            for r in store.graph.relations(tx, ref, entities=entity_ids, limit=1 << 30)
+            if r.expired_at is None
+        ]
+        if entity_ids
+        else []
+    )
+    return found, dict(naming), entities, relations
+
+
+def touched(fresh: Sequence[Fact], naming: dict[str, list[str]]) -> set[str]:
+    """The pages the facts change: the index, their entities', types' and days' pages."""
+    pages = {INDEX}
+    for fact in fresh:
+        pages.add(day_page(fact))
+        if fact.type:
+            pages.add(type_page(fact.type))
+        pages.update(f"entity:{e}" for e in naming.get(fact.id, []))
+    return pages
+
+
+def render(
+    facts: Sequence[Fact],
+    naming: dict[str, list[str]],
+    entities: dict[str, Entity],
+    relations: Sequence[Relation],
+    wanted: set[str],
+) -> dict[str, str]:
+    """The pages ``wanted`` (entity pages as ``entity:<id>``), by path, and the index."""
+    by_entity: dict[str, list[Fact]] = defaultdict(list)
+    by_type: dict[str, list[Fact]] = defaultdict(list)
+    by_day: dict[str, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        for entity_id in naming.get(fact.id, []):
+            by_entity[entity_id].append(fact)
+        if fact.type:
+            by_type[type_page(fact.type)].append(fact)
+        by_day[day_page(fact)].append(fact)
+    pages: dict[str, str] = {}
+    for key in sorted(wanted):
+        if key.startswith("entity:"):
+            entity = entities.get(key.removeprefix("entity:"))
+            if entity is not None:
+                pages[entity_page(entity)] = _entity(
+                    entity, by_entity[entity.id], relations, entities
+                )
+        elif key.startswith("types/"):
+            pages[key] = _listing(f"Type: {key[6:-3]}", reversed(by_type[key]))
+        elif key.startswith("log/"):
+            pages[key] = _listing(f"Log: {key[4:-3]}", by_day[key])
+    listed = {entity_page(entities[e]): len(v) for e, v in by_entity.items() if e in entities}
+    listed |= {path: len(v) for path, v in by_type.items()}
+    listed |= {path: len(v) for path, v in by_day.items()}
+    pages[INDEX] = _index(listed)
+    return pages
+
+
+def entity_page(entity: Entity) -> str:
+    """The entity's page: its name made safe, and a short digest of its normal name (two
+    names that make the same slug never share a page)."""
+    digest = hashlib.sha256(entity.norm.encode("utf-8")).hexdigest()[:6]
+    return f"entities/{_slug(entity.name)}-{digest}.md"
+
+
+def type_page(kind: str) -> str:
+    return f"types/{_slug(kind)}.md"
+
+
+def day_page(fact: Fact) -> str:
+    return f"log/{fact.created_at.astimezone(UTC).date().isoformat()}.md"
+
+
+def _slug(text: str) -> str:
+    return (_UNSAFE.sub("-", text).strip("- ") or "page")[:80]
+
+
+def _line(fact: Fact) -> str:
+    when = fact.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+    words = " ".join(fact.content.split())
+    return f"- {words} ({when}, [{fact.id}])"
+
+
+def _listing(title: str, facts: Iterable[Fact]) -> str:
+    lines = [f"# {title}", ""] + [_line(f) for f in facts]
+    return "\n".join(lines) + "\n"
+
+
+def _entity(
+    entity: Entity,
+    facts: Sequence[Fact],
+    relations: Sequence[Relation],
+    entities: dict[str, Entity],
+) -> str:
+    title = entity.name + (f" ({entity.type})" if entity.type else "")
+    lines = [f"# {title}", ""]
+    lines += [_line(f) for f in reversed(facts)]
+    mine = sorted(
+        (r for r in relations if entity.id in (r.source, r.target)),
+        key=lambda r: (r.type, r.source, r.target),
+    )
+    if mine:
+        lines += ["", "## Relations", ""]
+        for relation in mine:
+            source = entities.get(relation.source)
+            target = entities.get(relation.target)
+            lines.append(
+                f"- {source.name if source else relation.source} {relation.type} "
+                f"{target.name if target else relation.target}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _index(listed: dict[str, int]) -> str:
+    lines = ["# Index", ""]
+    for section in ("entities", "types", "log"):
+        paths = sorted(p for p in listed if p.startswith(section + "/"))
+        if paths:
+            lines += [f"## {section.capitalize()}", ""]
+            lines += [f"- {p} ({listed[p]})" for p in paths]
+            lines.append("")
+    return "\n".join(lines)
+
+
+def _with_mark(index: str, mark: str) -> str:
+    return f"---\nwatermark: {mark}\n---\n{index}"

@@ -1,0 +1,89 @@
+"""The wiki on both backends: facts folded into pages behind a watermark, the same facts
+giving the same bytes, a batch written whole (pages and watermark in one entry) or not
+at all, and the pages recalled as documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+import engram
+from engram import InvalidInput, ResourceRef, UpstreamFailure
+from engram.core.ports import Vectors
+from stores import Target
+
+REF = ResourceRef("wiki")
+
+
+class Failing(engram.HashingEmbedder):
+    """The hashing embedder, failing while ``failing`` is set."""
+
+    failing = False
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> Vectors:
+        if self.failing:
+            raise UpstreamFailure("the embedder is down")
+        return super().embed(texts, kind)
+
+
+def _pages(mem: engram.Memory) -> dict[str, str]:
+    docs = [mem.document(REF, d.id) for d in mem.documents(REF)]
+    return {d.source: d.sha256 for d in docs}
+
+
+def test_facts_fold_into_their_pages_behind_a_watermark(mem: engram.Memory) -> None:
+    mem.remember(REF, "Caroline adopted a dog named Rex", type="event")
+    mem.remember(REF, "We visited Caroline in Lisbon", tags=["trip"])
+    first = mem.wiki.compile(REF)
+    assert first.facts == 2 and first.watermark is not None
+    assert set(first.pages) == {
+        "index.md",
+        "types/event.md",
+        *[p for p in first.pages if p.startswith(("entities/", "log/"))],
+    }
+    assert any(p.startswith("entities/Caroline-") for p in first.pages)
+    before = _pages(mem)
+    entries = len(mem.ledger(REF).entries)
+    again = mem.wiki.compile(REF)
+    assert (again.facts, again.pages, again.watermark) == (0, (), first.watermark)
+    assert _pages(mem) == before and len(mem.ledger(REF).entries) == entries
+    mem.remember(REF, "Rex chewed a shoe")
+    third = mem.wiki.compile(REF)
+    assert third.facts == 1 and "types/event.md" not in third.pages
+    assert any(p.startswith("entities/Rex-") for p in third.pages)
+    assert len(mem.ledger(REF).entries) == entries + 2  # the fact, then one compile
+    hits = mem.recall(REF, "who adopted a dog", type="wiki", mode="text")
+    assert hits and "Caroline adopted a dog named Rex" in hits[0].fact.content
+
+
+def test_pages_are_the_same_bytes_for_the_same_facts(target: Target, tmp_path: object) -> None:
+    words = ["Ana moved to Lyon", "Bo met Ana in Lyon", "Cy sings"]
+    made = []
+    for name in ("one", "two"):
+        with engram.open(target, embedder=engram.HashingEmbedder(32)) as mem:
+            ref = ResourceRef(name)
+            for text in words:
+                mem.remember(ref, text, type="note")
+            mem.wiki.compile(ref, batch=2)
+            docs = [mem.document(ref, d.id) for d in mem.documents(ref)]
+            made.append(sorted(d.source for d in docs))
+    assert made[0] == made[1]
+
+
+def test_a_failed_batch_leaves_pages_and_watermark_as_they_were(target: Target) -> None:
+    embedder = Failing(32)
+    with engram.open(target, embedder=embedder) as mem:
+        mem.remember(REF, "Caroline adopted a dog named Rex")
+        first = mem.wiki.compile(REF)
+        mem.remember(REF, "Caroline moved to Porto")
+        before = _pages(mem)
+        embedder.failing = True
+        with pytest.raises(UpstreamFailure):
+            mem.wiki.compile(REF)
+        assert _pages(mem) == before
+        embedder.failing = False
+        done = mem.wiki.compile(REF)
+        assert done.facts == 1 and done.watermark != first.watermark
+        with pytest.raises(InvalidInput, match="batch"):
+            mem.wiki.compile(REF, batch=0)

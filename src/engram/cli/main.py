@@ -261,7 +261,9 @@ def _add_portability_commands(sub: Subparsers) -> None:
     )
     p.add_argument("path", metavar="PATH")
     p.add_argument(
-        "--format", choices=("json", "jsonl", "sqlite", "mcp-memory"), help="else by suffix"
+        "--format",
+        choices=("json", "jsonl", "sqlite", "mcp-memory", "markdown", "obsidian"),
+        help="else by suffix (a folder: markdown or obsidian)",
     )
     p = _command(
         sub,

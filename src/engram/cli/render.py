@@ -327,7 +327,9 @@ def exported(report: ExportReport) -> Output:
         "working": report.working,
         "bytes": report.bytes,
     }
-    return Output(data, [line])
+    data["left_out"] = [{"what": what, "why": why} for what, why in report.left_out]
+    lines = [line] + [f"left out: {what}: {why}" for what, why in report.left_out]
+    return Output(data, lines)
 
 
 def imported(report: ImportReport) -> Output:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engram.core.errors import Conflict, InvalidInput
 
-EXPORT_FORMATS = ("json", "jsonl", "sqlite", "mcp-memory")
+EXPORT_FORMATS = ("json", "jsonl", "sqlite", "mcp-memory", "markdown", "obsidian")
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".sqlite": "sqlite", ".db": "sqlite"}
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
-from engram.core.portability import files, mcp_memory, mem0, records, transfer
+from engram.core.portability import files, folder, mcp_memory, mem0, records, transfer
 from engram.core.portability.transfer import Importer, ImportReport, Progress
 from engram.core.scopes import Scope, parse_key
 
@@ -36,6 +36,7 @@ class ExportReport:
     facts: int
     working: int
     bytes: int
+    left_out: tuple[tuple[str, str], ...] = ()  # what a folder export could not write, and why
 
 
 class _Memory(Protocol):
@@ -67,6 +68,12 @@ class Portable:
         model, found = transfer.export_records(self._store, ref)
         head = records.header(model, ref.key)
         facts = sum(1 for r in found if r["kind"] == "fact")
+        if kind in folder.FOLDER_FORMATS:
+            written, left_out, gone = folder.pages(found, kind)
+            size = folder.write(target, written)
+            return ExportReport(
+                str(target), kind, facts - gone, len(found) - facts, size, tuple(left_out)
+            )
         if kind == "mcp-memory":
             size = files.write_text(target, self._mcp_lines(ref))
         elif kind == "jsonl":

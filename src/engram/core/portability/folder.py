@@ -1,0 +1,138 @@
+"""A scope's memory as a folder of Markdown pages (``markdown``, or ``obsidian``: YAML
+front matter, ``[[links]]`` and ``#tags``), written with strict path safety.
+
+The folder holds ``index.md`` (the untyped facts, and a link to every other page),
+``<type>.md`` for each type (its facts, newest first) and ``working.md`` (the working
+keys). A type whose name is not safe as a file name (:mod:`engram.core.paths`), or that
+would be the same file as another page on a case-insensitive disk, is left out with its
+facts and listed in the report's ``left_out``, never renamed. The folder is new: it is
+written under a hidden staging name beside the target, each file created with
+``O_EXCL | O_NOFOLLOW`` relative to the staging directory's own descriptor (no link
+followed, no name outside it), then renamed into place; a target that exists is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engram.core.errors import Conflict
+from engram.core.paths import folded, unsafe
+
+FOLDER_FORMATS = ("markdown", "obsidian")
+RESERVED = ("index.md", "working.md")
+
+
+def pages(
+    records: Sequence[dict[str, Any]], flavour: str
+) -> tuple[dict[str, str], list[tuple[str, str]], int]:
+    """The pages by file name, what was left out (what, why), and how many facts."""
+    by_type: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+    working = [r for r in records if r["kind"] == "working"]
+    for record in records:
+        if record["kind"] == "fact":
+            by_type[record["type"]].append(record)
+    taken = {folded(name) for name in RESERVED}
+    written: dict[str, list[dict[str, Any]]] = {}
+    left_out: list[tuple[str, str]] = []
+    dropped = 0
+    for kind in sorted((k for k in by_type if k is not None), key=str):
+        name = f"{kind}.md"
+        why = unsafe(name)
+        if why is None and folded(name) in taken:
+            why = "is the same file as another page on a case-insensitive disk"
+        if why is not None:
+            left_out.append((f"type {kind!r} ({len(by_type[kind])} facts)", f"its page {why}"))
+            dropped += len(by_type[kind])
+            continue
+        taken.add(folded(name))
+        written[name] = by_type[kind]
+    obsidian = flavour == "obsidian"
+    out = {name: _page(name[:-3], facts, obsidian) for name, facts in written.items()}
+    out["index.md"] = _index(sorted(written), by_type.get(None, []), obsidian)
+    if working:
+        out["working.md"] = _working(working)
+    return out, left_out, dropped
+
+
+def write(target: Path, files: dict[str, str]) -> int:
+    """Writes ``files`` (flat names, each already safe) as the new folder ``target``,
+    whole or not at all; the bytes written."""
+    staged = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent))
+    size = 0
+    try:
+        fd = os.open(staged, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            for name, text in sorted(files.items()):
+                if unsafe(name) is not None:
+                    raise AssertionError(f"an unsafe name reached the writer: {name!r}")
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                with os.fdopen(os.open(name, flags, 0o644, dir_fd=fd), "w", encoding="utf-8") as f:
+                    size += f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if os.path.lexists(target):
+            raise Conflict(f"{target} appeared while it was exported; nothing replaced")
+        os.rename(staged, target)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    return size
+
+
+def _line(record: dict[str, Any], obsidian: bool) -> list[str]:
+    words = " ".join(str(record["content"]).split())
+    tags = record["tags"]
+    shown = " ".join(f"#{t}" for t in tags if " " not in t) if obsidian else ", ".join(tags)
+    meta = f"{record['createdAt'][:16].replace('T', ' ')} · {record['id']}"
+    lines = [f"- {words}", f"  <small>{meta}{' · ' + shown if shown else ''}</small>"]
+    if record.get("context"):
+        lines.append("  > " + " ".join(str(record["context"]).split())[:500])
+    return lines
+
+
+def _front(title: str, count: int) -> list[str]:
+    return ["---", f"title: {json.dumps(title, ensure_ascii=False)}", f"facts: {count}", "---", ""]
+
+
+def _page(kind: str, facts: list[dict[str, Any]], obsidian: bool) -> str:
+    lines = _front(kind, len(facts)) if obsidian else []
+    lines += [f"# {kind}", ""]
+    for record in reversed(facts):
+        lines += _line(record, obsidian)
+    if obsidian:
+        lines += ["", "Back to [[index]]"]
+    return "\n".join(lines) + "\n"
+
+
+def _index(names: list[str], untyped: list[dict[str, Any]], obsidian: bool) -> str:
+    lines = _front("index", len(untyped)) if obsidian else []
+    lines += ["# Memory", ""]
+    if names:
+        lines += ["## Types", ""]
+        for name in names:
+            link = f"[[{name[:-3]}]]" if obsidian else f"[{name[:-3]}]({name.replace(' ', '%20')})"
+            lines.append(f"- {link}")
+        lines.append("")
+    if untyped:
+        lines += ["## Facts", ""]
+        for record in reversed(untyped):
+            lines += _line(record, obsidian)
+    return "\n".join(lines) + "\n"
+
+
+def _working(entries: list[dict[str, Any]]) -> str:
+    lines = ["# Working memory", ""]
+    for entry in entries:
+        lines += [f"## {entry['key']}", "", "```json"]
+        lines += [json.dumps(entry["value"], ensure_ascii=False, indent=2), "```", ""]
+    return "\n".join(lines)

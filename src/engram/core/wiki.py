@@ -1,8 +1,8 @@
 """The wiki: a scope's facts folded into Markdown pages, which are then its documents.
 
-``mem.wiki.compile(ref, batch=500)`` takes the facts written since the watermark (the
-position, creation time then row, of the last fact folded), oldest first, up to
-``batch`` at a time, and regenerates every page those facts touch:
+``mem.wiki.compile(ref, batch=500)`` reads the scope once, takes the facts written since
+the watermark (the position, creation time then row, of the last fact folded), oldest
+first, up to ``batch`` at a time, and regenerates every page those facts touch:
 
 - ``index.md``: every page, with how many facts each holds;
 - ``entities/<name>.md``: the facts naming the entity (the graph's mentions), newest
@@ -73,20 +73,18 @@ class Wiki:
         if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
             raise InvalidInput(f"batch must be an integer from 1 to {MAX_BATCH}, got {batch!r}")
         mark = self._watermark(ref)
+        facts, naming, entities, relations = self._store.run(
+            lambda tx: _snapshot(self._store, tx, ref), write=False
+        )  # read once: facts written meanwhile are the next compile's
+        everything = [f for f, _ in facts]
+        pending = [(f, p) for f, p in facts if mark is None or p > mark]
         folded, written = 0, []
-        while True:
-            facts, naming, entities, relations = self._store.run(
-                lambda tx: _snapshot(self._store, tx, ref), write=False
-            )
-            fresh = [f for f, position in facts if mark is None or position > mark][:batch]
-            if not fresh:
-                break
-            pages = render(
-                [f for f, _ in facts], naming, entities, relations, touched(fresh, naming)
-            )
-            last = next(p for f, p in facts if f.id == fresh[-1].id)
-            mark_text = f"{last[0]}.{last[1]}"
-            pages[INDEX] = _with_mark(pages[INDEX], mark_text)
+        for start in range(0, len(pending), batch):
+            part = pending[start : start + batch]
+            fresh = [f for f, _ in part]
+            pages = render(everything, naming, entities, relations, touched(fresh, naming))
+            last = part[-1][1]
+            pages[INDEX] = _with_mark(pages[INDEX], f"{last[0]}.{last[1]}")
             paths = sorted(pages)
             reports = self._ingest(ref, [(PREFIX + p, pages[p]) for p in paths])
             written += [p for p, r in zip(paths, reports, strict=True) if r.status != "unchanged"]

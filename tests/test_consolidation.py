@@ -224,7 +224,6 @@ def test_prune_takes_weak_old_unverified_facts_only(
 def test_compact_applies_the_caps(target: Target, hashing: engram.HashingEmbedder) -> None:
     with engram.open(target, embedder=hashing, max_facts=2) as mem:
         mem.remember_many(REF, ["first", "second"])
-        _execute(mem, "UPDATE facts SET id = id")  # nothing: the cap is already held
         assert mem.consolidate(REF, steps=["compact"]).changed == 0
     with engram.open(target, embedder=hashing, max_facts=1) as mem:
         planned = mem.consolidate(REF, steps=["compact"], dry_run=True).step("compact")

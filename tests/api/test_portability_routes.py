@@ -94,3 +94,18 @@ def test_a_person_takes_their_own_memories_of_an_application(target: Target) -> 
         assert mine["format"] == "engram-export"
         assert [f["content"] for f in mine["facts"]] == ["Ana swims at dawn"]
         error(http.get("/api/v1/apps/memories/app:notes/export"), 401, "unauthenticated")
+
+
+def test_an_import_over_the_body_limit_is_413_and_writes_nothing(
+    http: TestClient, target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.api import bodies
+
+    agent = new_agent(http, "large")
+    monkeypatch.setattr(bodies, "MAX_IMPORT_BYTES", 4096)  # the 50 MiB limit, made small
+    before = stores.rows(target, "SELECT count(*) FROM ledger")
+    records = json.dumps([{"content": f"fact {n} " + "x" * 40} for n in range(100)])
+    assert len(records) > 4096
+    error(_import(http, agent, records), 413, "too_large")
+    assert ok(_import(http, agent, records[:4000].rsplit("},", 1)[0] + "}]"))["factsAdded"] > 0
+    assert stores.rows(target, "SELECT count(*) FROM ledger")[0][0] == before[0][0] + 1

@@ -109,8 +109,7 @@ def _relation(obj: dict[str, Any], line: int, graph: McpGraph) -> None:
 
 
 def _observation(value: object) -> str:
-    text = limits.check_content(value, name="an observation")
-    return text
+    return limits.check_content(value, name="an observation")
 
 
 def _checked(value: object, name: str, check: Any, line: int, graph: McpGraph) -> Any:

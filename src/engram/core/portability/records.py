@@ -351,16 +351,12 @@ def _id(value: object) -> str:
     return checked
 
 
-def _tags(value: object) -> tuple[str, ...]:
-    return limits.check_tags(value)
-
-
 _FACT_FIELDS = (
     ("id", _id),
     ("content", limits.check_content),
     ("context", limits.check_context),
     ("type", lambda v: limits.check_label(v, "type")),
-    ("tags", _tags),
+    ("tags", limits.check_tags),
     ("metadata", limits.check_metadata),
     ("strength", limits.check_strength),
     ("source", _source),

@@ -130,7 +130,8 @@ class Importer:
         graph: McpGraph | None = None,
     ) -> ImportReport:
         tell = progress or (lambda phase, done, total: None)
-        tell("parse", len(parsed.facts) + len(parsed.working), len(parsed.facts))
+        read = len(parsed.facts) + len(parsed.working)
+        tell("parse", read, read)
         parsed.check()
         vectors, reused, embedded = self._vectors(parsed, tell)
         if dry_run:

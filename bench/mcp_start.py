@@ -7,7 +7,7 @@ the time is the server's: Python starting, engram and the MCP SDK importing, the
 opening. The embedder is the environment's (the local model by default), which loads
 only to embed, so not here.
 
-    .venv/bin/python bench/mcp.py [--runs 5] [--json OUT]
+    .venv/bin/python bench/mcp_start.py [--runs 5] [--json OUT]
 """
 
 from __future__ import annotations

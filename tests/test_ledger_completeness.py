@@ -42,7 +42,7 @@ from engram.core.clock import now_us
 from engram.core.documents.models import Document
 from engram.core.errors import StorageFailure
 from engram.core.graph.graph import Graph
-from engram.core.graph.models import Entity, Mention, Relation
+from engram.core.graph.models import Entity, FactReading, Mention, Relation
 from engram.core.memory import Memory
 from engram.core.people import AppMemory
 from engram.core.ports import NewFact
@@ -257,6 +257,8 @@ ROW_READS = {
     "count",
     "any",
     "scope_of",
+    "taken",
+    "words",
     "vector_of",
     "by_source",
     "traits",
@@ -341,7 +343,7 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "graph.put_entity": lambda tx: store.graph.put_entity(tx, REF, entity, []),
         "graph.delete_entity": lambda tx: store.graph.delete_entity(tx, REF, "e_x"),
         "graph.set_mentions": lambda tx: store.graph.set_mentions(
-            tx, REF, "f_x", [Mention("f_x", 0, 3, "e_x")], ["e_x"]
+            tx, REF, [FactReading("f_x", (Mention("f_x", 0, 3, "e_x"),), ("e_x",))]
         ),
         "graph.queue": lambda tx: store.graph.queue(tx, REF, ["f_x"]),
         "graph.ground": lambda tx: store.graph.ground(tx, REF, [("f_x", "e_x")], "llm"),

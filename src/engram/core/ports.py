@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from engram.core.agents import Agent
     from engram.core.documents.models import Document, Provenance
-    from engram.core.graph.models import Entity, Mention, Relation
+    from engram.core.graph.models import Entity, FactReading, Mention, Relation
     from engram.core.health import HealthCounts
     from engram.core.sessions import Entry, Session
     from engram.core.sharing import Share
@@ -246,6 +246,11 @@ class FactRows(Protocol):
         """The scope's facts among ``ids``, by id; ids of other scopes are left out."""
         ...
 
+    def words(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """The words and metadata (JSON text) of the scope's facts among ``ids``, by id:
+        what the graph's rules read, without the rest of each fact."""
+        ...
+
     def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:
         """The scope's facts with these content hashes, by hash."""
         ...
@@ -272,6 +277,10 @@ class FactRows(Protocol):
 
     def scope_of(self, tx: Tx, fact_id: str) -> Scope | None:
         """The scope a fact belongs to, wherever it is."""
+        ...
+
+    def taken(self, tx: Tx, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` a fact of the store has, live or in the trash."""
         ...
 
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
@@ -437,6 +446,11 @@ class CandidateRows(Protocol):
     ) -> list[Candidate]:
         """The best ``limit`` facts matching any of ``terms``, scored by BM25 (higher is
         better); none without terms."""
+        ...
+
+    def holding(self, tx: Tx, scope: Scope, terms: Sequence[str]) -> list[str]:
+        """Every fact of the scope whose words (or context) hold any of ``terms``, as the
+        full-text match finds them, in no order; none without terms."""
         ...
 
     def vector(
@@ -625,17 +639,10 @@ class GraphRows(Protocol):
         aliases and its summary on lines of their own; by id."""
         ...
 
-    def set_mentions(
-        self,
-        tx: Tx,
-        scope: Scope,
-        fact_id: str,
-        mentions: Sequence[Mention],
-        grounds: Sequence[str],
-    ) -> None:
-        """Makes the fact's mentions exactly ``mentions`` and the entities the rules find
-        its words ground exactly ``grounds`` (an extracted entity left with no grounding
-        goes); groundings by another extractor stay as they are."""
+    def set_mentions(self, tx: Tx, scope: Scope, readings: Sequence[FactReading]) -> None:
+        """Makes each read fact's mentions exactly its ``mentions`` and the entities the
+        rules find its words ground exactly its ``grounds`` (an extracted entity left
+        with no grounding goes); groundings by another extractor stay as they are."""
         ...
 
     def ground(

@@ -8,6 +8,7 @@ and ``team "acme" + resource "corp"`` stay apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from engram.core.errors import InvalidInput
 from engram.core.text import check_text
@@ -90,6 +91,7 @@ def check_app(app: object) -> str:
 Scope = ResourceRef | PersonAppRef
 
 
+@lru_cache(maxsize=4096)  # every fact read names its scope; scopes are immutable
 def parse_key(key: str) -> Scope:
     """The scope a key was built from; the inverse of ``.key``."""
     kind, _, rest = key.partition(":")

@@ -21,15 +21,17 @@ its words, whose mentions it may change.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import json
+from collections.abc import Collection, Mapping, Sequence
 from itertools import groupby
+from typing import NamedTuple, Protocol
 
 from engram.core import query
 from engram.core.clock import from_us
 from engram.core.graph import models
 from engram.core.graph.extraction import Kind, Reading, read
-from engram.core.graph.models import Entity, Mention
-from engram.core.models import Fact, Filters
+from engram.core.graph.models import Entity, FactReading, Mention
+from engram.core.models import Fact, JSONValue
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope, parse_key
 
@@ -58,12 +60,32 @@ def settle(store: Store, tx: Tx, now_us: int) -> None:
         for key, items in groupby(queued, key=lambda item: item[0]):
             scope = parse_key(key)
             ids = [fact_id for _, fact_id in items]
-            facts = store.facts.by_ids(tx, scope, ids)
-            read_facts(store, tx, scope, [facts[i] for i in ids if i in facts], now_us)
+            words = store.facts.words(tx, scope, ids)
+            read = [Words(i, words[i][0], json.loads(words[i][1])) for i in ids if i in words]
+            read_facts(store, tx, scope, read, now_us)
         store.graph.dequeue(tx, queued)
 
 
-def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Fact], now_us: int) -> int:
+class Readable(Protocol):
+    """What the rules read of a fact."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def metadata(self) -> Mapping[str, JSONValue]: ...
+
+
+class Words(NamedTuple):
+    """A queued fact's words and metadata, as the store holds them."""
+
+    id: str
+    content: str
+    metadata: Mapping[str, JSONValue]
+
+
+def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], now_us: int) -> int:
     """Gives ``facts`` their groundings and mentions, creating the entities they ground
     that the scope does not know, and queues the scope's other facts that hold a name
     new to it; the number of entities created."""
@@ -99,14 +121,22 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Fact], now_us
             )
             store.graph.put_entity(tx, scope, entity, [])
             known[m.name] = entity.id
-    for fact, reading in readings:
-        grounds = sorted({known[m.name] for m in alone[fact.id]})
-        mentions = [
-            Mention(fact.id, m.start, m.end, known[m.name])
-            for m in reading.mentions(known)
-            if m.name in known
-        ]
-        store.graph.set_mentions(tx, scope, fact.id, mentions, grounds)
+    store.graph.set_mentions(
+        tx,
+        scope,
+        [
+            FactReading(
+                fact.id,
+                tuple(
+                    Mention(fact.id, m.start, m.end, known[m.name])
+                    for m in reading.mentions(known)
+                    if m.name in known
+                ),
+                tuple(sorted({known[m.name] for m in alone[fact.id]})),
+            )
+            for fact, reading in readings
+        ],
+    )
     if new:
         queue_holders(store, tx, scope, list(new.values()), exclude={f.id for f in facts})
     return len(new)
@@ -120,14 +150,12 @@ def queue_holders(
     terms = sorted({t for name in names for t in query.terms(name)})
     if not terms:
         return
-    everything = max(1, store.facts.count(tx, scope))
-    found = store.candidates.text(tx, scope, terms, Filters(), everything)
-    holders = [c.id for c in found if c.id not in exclude]
+    holders = sorted(set(store.candidates.holding(tx, scope, terms)) - set(exclude))
     if holders:
         store.graph.queue(tx, scope, holders)
 
 
-def _speaker(fact: Fact) -> str | None:
+def _speaker(fact: Readable) -> str | None:
     speaker = fact.metadata.get("speaker")
     return speaker if isinstance(speaker, str) else None
 

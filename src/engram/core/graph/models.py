@@ -88,6 +88,15 @@ class Mention:
 
 
 @dataclass(frozen=True, slots=True)
+class FactReading:
+    """What the rules read in one fact: its mentions and the entities it grounds."""
+
+    fact_id: str
+    mentions: tuple[Mention, ...]
+    grounds: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ExtractionReport:
     """What one ``mem.graph.extract`` did.
 

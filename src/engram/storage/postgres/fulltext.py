@@ -77,3 +77,12 @@ def candidates(
     """
     rows = conn.execute(statement, (list(terms), *params, scope, *terms, scope, limit)).fetchall()
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
+
+
+def holding(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[str]:
+    """Every fact of ``scope`` matching any of ``terms``, unranked."""
+    any_term = " || ".join("plainto_tsquery('english', %s)" for _ in terms)
+    rows = conn.execute(
+        f"SELECT id FROM facts WHERE scope = %s AND words @@ ({any_term})", (scope, *terms)
+    ).fetchall()
+    return [str(r[0]) for r in rows]

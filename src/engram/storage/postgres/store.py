@@ -210,6 +210,9 @@ class PostgresCandidates:
             return []
         return fulltext.candidates(sql(tx).conn, scope.key, terms, filters, limit)
 
+    def holding(self, tx: Tx, scope: Scope, terms: Sequence[str]) -> list[str]:
+        return fulltext.holding(sql(tx).conn, scope.key, terms) if terms else []
+
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:

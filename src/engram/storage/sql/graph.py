@@ -12,7 +12,7 @@ from typing import Any
 
 from engram.core.clock import from_us, to_us
 from engram.core.errors import StorageFailure
-from engram.core.graph.models import ORIGINS, Entity, Mention, Origin, Relation
+from engram.core.graph.models import ORIGINS, Entity, FactReading, Mention, Origin, Relation
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
 from engram.storage.sql.queries import like_pattern
@@ -137,33 +137,47 @@ class GraphTable:
             for e in found.values()
         }
 
-    def set_mentions(
-        self,
-        tx: Tx,
-        scope: Scope,
-        fact_id: str,
-        mentions: Sequence[Mention],
-        grounds: Sequence[str],
-    ) -> None:
+    def set_mentions(self, tx: Tx, scope: Scope, readings: Sequence[FactReading]) -> None:
+        if not readings:
+            return
         t = sql(tx).recorded()
         # Groundings first, then stale ones out: an entity still grounded never goes.
         t.executemany(
             "INSERT INTO groundings (fact_id, entity, extractor) VALUES (?, ?, 'rules') "
             "ON CONFLICT DO NOTHING",
-            [(fact_id, entity) for entity in grounds],
+            [(r.fact_id, entity) for r in readings for entity in r.grounds],
         )
         t.executemany(
             'INSERT INTO mentions (fact_id, start, "end", entity, scope) VALUES (?, ?, ?, ?, ?) '
             'ON CONFLICT (fact_id, start) DO UPDATE SET "end" = excluded."end", '
             "entity = excluded.entity",
-            [(fact_id, m.start, m.end, m.entity, scope.key) for m in mentions],
+            [
+                (m.fact_id, m.start, m.end, m.entity, scope.key)
+                for r in readings
+                for m in r.mentions
+            ],
         )
-        kept, params = t.dialect.in_list("start", [m.start for m in mentions] or [-1])
-        t.execute(f"DELETE FROM mentions WHERE fact_id = ? AND NOT {kept}", (fact_id, *params))
-        kept, params = t.dialect.in_list("entity", list(grounds) or [""])
-        t.execute(
-            f"DELETE FROM groundings WHERE fact_id = ? AND extractor = 'rules' AND NOT {kept}",
-            (fact_id, *params),
+        ids = [r.fact_id for r in readings]
+        kept_mentions = {(m.fact_id, m.start) for r in readings for m in r.mentions}
+        kept_grounds = {(r.fact_id, entity) for r in readings for entity in r.grounds}
+        member, params = t.dialect.in_list("fact_id", ids)
+        stale_mentions = [
+            (str(row[0]), int(row[1]))
+            for row in t.rows(f"SELECT fact_id, start FROM mentions WHERE {member}", params)
+            if (str(row[0]), int(row[1])) not in kept_mentions
+        ]
+        stale_grounds = [
+            (str(row[0]), str(row[1]))
+            for row in t.rows(
+                f"SELECT fact_id, entity FROM groundings WHERE extractor = 'rules' AND {member}",
+                params,
+            )
+            if (str(row[0]), str(row[1])) not in kept_grounds
+        ]
+        t.executemany("DELETE FROM mentions WHERE fact_id = ? AND start = ?", stale_mentions)
+        t.executemany(
+            "DELETE FROM groundings WHERE fact_id = ? AND entity = ? AND extractor = 'rules'",
+            stale_grounds,
         )
 
     def ground(

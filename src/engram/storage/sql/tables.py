@@ -102,6 +102,17 @@ class FactTable:
         rows = t.rows(*q.facts_by_ids(t.dialect, scope.key, ids))
         return {str(r[0]): to_fact(r) for r in rows}
 
+    def words(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        if not ids:
+            return {}
+        t = sql(tx)
+        member, params = t.dialect.in_list("id", ids)
+        rows = t.rows(
+            f"SELECT id, content, metadata FROM facts WHERE {member} AND {t.dialect.scope_by_id}",
+            (*params, scope.key),
+        )
+        return {str(r[0]): (str(r[1]), str(r[2])) for r in rows}
+
     def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:
         if not hashes:
             return {}
@@ -131,6 +142,17 @@ class FactTable:
     def scope_of(self, tx: Tx, fact_id: str) -> Scope | None:
         row = sql(tx).execute(*q.fact_scope(fact_id)).fetchone()
         return None if row is None else parse_key(str(row[0]))
+
+    def taken(self, tx: Tx, ids: Sequence[str]) -> set[str]:
+        if not ids:
+            return set()
+        t = sql(tx)
+        member, params = t.dialect.in_list("id", ids)
+        rows = t.rows(
+            f"SELECT id FROM facts WHERE {member} UNION SELECT id FROM fact_trash WHERE {member}",
+            (*params, *params),
+        )
+        return {str(r[0]) for r in rows}
 
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
         raise NotImplementedError

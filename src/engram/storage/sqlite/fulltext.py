@@ -70,3 +70,16 @@ def text_candidates_sql(
         f"WHERE facts_fts MATCH ? AND f.scope = ?{where} ORDER BY score, f.seq LIMIT ?"
     )
     return sql, [narrowed, scope, *params, limit]
+
+
+def holding_sql(terms: Sequence[str], scope: str) -> tuple[str, list[object]]:
+    """Every fact of ``scope`` matching any of ``terms`` in its content or context,
+    unranked."""
+    match = f'scope_token : "{scope_token(scope)}" AND {{content context}} : ({fts_query(terms)})'
+    # The match runs once, first: joined, the planner may walk the scope's facts and
+    # run it again for each one.
+    sql = (
+        "SELECT f.id FROM facts f WHERE f.seq IN "
+        "(SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?) AND f.scope = ?"
+    )
+    return sql, [match, scope]

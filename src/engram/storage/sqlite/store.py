@@ -21,7 +21,7 @@ from engram.storage.sql.tx import sql
 from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.fulltext import scope_token, text_candidates_sql
+from engram.storage.sqlite.fulltext import holding_sql, scope_token, text_candidates_sql
 from engram.storage.sqlite.health import SQLiteHealth
 from engram.storage.sqlite.index import RecallIndex
 
@@ -59,27 +59,33 @@ class SQLiteFacts(FactTable):
         self._index = index
 
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
-        conn, token, written = sql(tx).recorded().conn, scope_token(scope.key), set()
-        for new, row in zip(facts, fact_columns(facts), strict=True):
-            cursor = conn.execute(
-                "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
-                "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-                "strength, turn_user) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (scope, content_hash) DO NOTHING",
-                (row[0], scope.key, token, *row[1:]),
-            )
-            if not cursor.rowcount:
-                continue
-            written.add(new.content_hash)
-            conn.execute(
-                "INSERT INTO fact_vectors (fact, vector) VALUES (?, ?)",
-                (cursor.lastrowid, new.vector.astype("<f4").tobytes()),
-            )
-            conn.executemany(
-                "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
-                [(cursor.lastrowid, scope.key, tag) for tag in new.fact.tags],
-            )
-        return written
+        if not facts:
+            return set()
+        conn, token = sql(tx).recorded().conn, scope_token(scope.key)
+        # Rows go in as one statement; those written are the rows above the highest
+        # seq before it that carry these ids (a hash the scope holds is skipped).
+        before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
+        conn.executemany(
+            "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
+            "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
+            "strength, turn_user) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (scope, content_hash) DO NOTHING",
+            [(row[0], scope.key, token, *row[1:]) for row in fact_columns(facts)],
+        )
+        by_id = {new.fact.id: new for new in facts}
+        landed = conn.execute(
+            "SELECT seq, id FROM facts WHERE seq > ? AND id IN (SELECT value FROM json_each(?))",
+            (before, json.dumps(list(by_id))),
+        ).fetchall()
+        conn.executemany(
+            "INSERT INTO fact_vectors (fact, vector) VALUES (?, ?)",
+            [(seq, by_id[fact_id].vector.astype("<f4").tobytes()) for seq, fact_id in landed],
+        )
+        conn.executemany(
+            "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
+            [(seq, scope.key, tag) for seq, fact_id in landed for tag in by_id[fact_id].fact.tags],
+        )
+        return {by_id[fact_id].content_hash for _, fact_id in landed}
 
     def trash(self, tx: Tx, scope: Scope, ids: Sequence[str] | None, now_us: int) -> list[str]:
         # A soft forget takes the words out of the full-text index as a deletion does.
@@ -194,6 +200,14 @@ class SQLiteCandidates:
         statement, params = text_candidates_sql(terms, scope.key, filters, limit, outside)
         rows = conn.execute(statement, params).fetchall()
         return [Candidate(r[0], -float(r[1])) for r in rows]  # bm25(): lower is better
+
+    def holding(self, tx: Tx, scope: Scope, terms: Sequence[str]) -> list[str]:
+        if not terms:
+            return []
+        # FTS5 itself, not the in-process postings: a write asks this inside its
+        # transaction, and loading a large scope's postings there costs it their memory.
+        statement, params = holding_sql(terms, scope.key)
+        return [str(r[0]) for r in sql(tx).conn.execute(statement, params)]
 
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int

@@ -131,12 +131,21 @@ def check_tags(tags: object) -> tuple[str, ...]:
 def check_metadata(metadata: object) -> dict[str, JSONValue]:
     if metadata is None:
         return {}
+    encode_metadata(metadata)
+    checked: dict[str, JSONValue] = metadata  # type: ignore[assignment]
+    return dict(checked)
+
+
+def encode_metadata(metadata: object) -> str:
+    """The compact JSON text of ``metadata``, an object with string keys of at most
+    ``MAX_METADATA_BYTES`` encoded."""
     if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
         raise InvalidInput("metadata must be an object with string keys")
-    size = len(encode_value(metadata, "metadata").encode("utf-8"))
+    text = encode_value(metadata, "metadata")
+    size = len(text.encode("utf-8"))
     if size > MAX_METADATA_BYTES:
         raise InvalidInput(f"metadata is {size} bytes encoded; the limit is {MAX_METADATA_BYTES}")
-    return dict(metadata)
+    return text
 
 
 def check_source_ref(source_ref: object) -> SourceRef | None:

@@ -145,6 +145,8 @@ class Portable:
             if format is None and source == "engram":
                 format = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix)
             if source == "engram" and format == "jsonl":  # read a line at a time
+                if not dry_run and (done := self._importer.stream(ref, found, progress=progress)):
+                    return done
                 parsed = _read(found, records.parse_jsonl)
                 return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
             text = _read(found, "".join)

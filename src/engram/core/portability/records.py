@@ -46,6 +46,7 @@ class FactRecord:
     type: str | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, JSONValue] = field(default_factory=dict)
+    metadata_json: str | None = None  # as checked, when it was, so it is encoded once
     context: str | None = None
     strength: float = 1.0
     source_ref: SourceRef | None = None
@@ -157,7 +158,7 @@ def objects(
     """Each JSON object of a JSONL text with its line number; a line that is not one is
     an error of ``errors`` (blank lines are skipped)."""
     for number, raw in enumerate(lines, 1):
-        if not raw.strip():
+        if not raw or raw.isspace():
             continue
         try:
             obj = json.loads(raw)
@@ -174,9 +175,9 @@ def parse_jsonl(lines: Iterable[str]) -> Parsed:
     parsed = Parsed()
     for number, obj in objects(lines, parsed.errors):
         if number == 1 and obj.get("format") == FORMAT:
-            parsed.model = _header_model(obj, number, parsed)
+            parsed.model = header_model(obj, number, parsed)
         else:
-            _record(obj, number, parsed)
+            record(obj, number, parsed)
     return parsed
 
 
@@ -189,12 +190,12 @@ def parse_json(text: str) -> Parsed:
         return parsed
     if isinstance(obj, list):  # bare facts
         for n, item in enumerate(obj, 1):
-            _record(item if not isinstance(item, dict) else {"kind": "fact", **item}, n, parsed)
+            record(item if not isinstance(item, dict) else {"kind": "fact", **item}, n, parsed)
         return parsed
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         parsed.errors.append((1, "format", f"not an {FORMAT} document (or a list of facts)"))
         return parsed
-    parsed.model = _header_model(obj, 1, parsed)
+    parsed.model = header_model(obj, 1, parsed)
     for name in ("facts", "working"):
         items = obj.get(name, [])
         if not isinstance(items, list):
@@ -202,7 +203,7 @@ def parse_json(text: str) -> Parsed:
             continue
         kind = "fact" if name == "facts" else "working"
         for n, item in enumerate(items, 1):
-            _record({"kind": kind, **item} if isinstance(item, dict) else item, n, parsed)
+            record({"kind": kind, **item} if isinstance(item, dict) else item, n, parsed)
     return parsed
 
 
@@ -228,11 +229,11 @@ def parse_csv(text: str) -> Parsed:
             except ValueError:
                 parsed.errors.append((number, "metadata", "not JSON"))
                 continue
-        _record(obj, number, parsed)
+        record(obj, number, parsed)
     return parsed
 
 
-def _header_model(obj: dict[str, Any], line: int, parsed: Parsed) -> ModelRecord | None:
+def header_model(obj: dict[str, Any], line: int, parsed: Parsed) -> ModelRecord | None:
     if obj.get("version") != VERSION:
         parsed.errors.append((line, "version", f"version {obj.get('version')!r} is not {VERSION}"))
     model = obj.get("model")
@@ -248,7 +249,7 @@ def _header_model(obj: dict[str, Any], line: int, parsed: Parsed) -> ModelRecord
     return ModelRecord(model["name"], model["dimension"])
 
 
-def _record(obj: object, line: int, parsed: Parsed) -> None:
+def record(obj: object, line: int, parsed: Parsed) -> None:
     if not isinstance(obj, dict):
         parsed.errors.append((line, "record", "not a JSON object"))
         return
@@ -286,7 +287,8 @@ def _fact(obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]) ->
         updated_at=found.get("updatedAt"),
         type=found.get("type"),
         tags=found.get("tags", ()),
-        metadata=found.get("metadata", {}),
+        metadata=dict(obj["metadata"]) if "metadata" in found else {},
+        metadata_json=found.get("metadata"),
         context=found.get("context"),
         strength=found.get("strength", 1.0),
         source_ref=found.get("source"),
@@ -357,7 +359,7 @@ _FACT_FIELDS = (
     ("context", limits.check_context),
     ("type", lambda v: limits.check_label(v, "type")),
     ("tags", limits.check_tags),
-    ("metadata", limits.check_metadata),
+    ("metadata", limits.encode_metadata),
     ("strength", limits.check_strength),
     ("source", _source),
     ("createdAt", _time),

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.core import ledger, limits, rules
@@ -33,9 +34,9 @@ from engram.core.clock import Clock, from_us, to_us
 from engram.core.errors import BadRecords, CapabilityMissing
 from engram.core.graph import assertions
 from engram.core.models import Fact, Writer
-from engram.core.portability import records
+from engram.core.portability import records, streaming
 from engram.core.portability.mcp_memory import McpGraph
-from engram.core.portability.records import FactRecord, Parsed
+from engram.core.portability.records import FactRecord, Parsed, WorkingRecord
 from engram.core.ports import ModelRecord, NewFact
 
 if TYPE_CHECKING:
@@ -150,34 +151,22 @@ class Importer:
         def work(rec: ledger.Entry) -> ImportReport:
             if graph is not None:
                 _entities(rec, graph)
-            added, existing = 0, 0
-            mappings: dict[str, str] = {}
+            written = _Written()
             for start in range(0, len(parsed.facts), WRITE_BATCH):  # facts made as written
                 part = slice(start, start + WRITE_BATCH)
-                new, held, moved = self._new_facts(rec, parsed.facts[part], vectors[part], now)
-                added += len(self._write_new(rec, new, model)) if new else 0
-                existing, mappings = existing + held, {**mappings, **moved}
+                self._write_batch(rec, parsed.facts[part], vectors[part], model, written)
             if graph is not None:
                 for relation in graph.relations:
                     assertions.upsert_relation(
                         rec, relation.source, relation.target, relation.type, origin="imported"
                     )
-            for entry in parsed.working:
-                stored_key = store.working.claim(rec.tx, ref, entry.key)
-                before = store.working.raw(rec.tx, ref, [entry.key]).get(entry.key)
-                version = (stored_key[0] if stored_key is not None else 0) + 1
-                expires = None if entry.expires_at is None else to_us(entry.expires_at)
-                store.working.put(rec.tx, ref, entry.key, entry.value_json, version, now, expires)
-                rec.record("working", entry.key, "set", ledger.working_value(before))
+            _set_working(rec, parsed.working)
             tell("write", len(parsed.facts), len(parsed.facts))
-            return ImportReport(
-                facts_added=added,
-                facts_existing=existing,
-                working_set=len(parsed.working),
-                vectors_reused=reused,
-                vectors_embedded=embedded,
-                id_mappings=mappings,
-                entry=rec.seq,
+            return written.report(
+                rec,
+                working=len(parsed.working),
+                reused=reused,
+                embedded=embedded,
                 entities=0 if graph is None else len(graph.entities),
                 relations=0 if graph is None else len(graph.relations),
             )
@@ -186,6 +175,55 @@ class Importer:
             return ledger.write(store, tx, ref, "import", self._writer, now, work)
 
         return store.run(run, lock=[ref])
+
+    def stream(
+        self, ref: Scope, path: Path, *, progress: Progress | None = None
+    ) -> ImportReport | None:
+        """Imports a JSONL export whose model is the store's, reading it in batches
+        inside the one transaction that writes them: the import holds a batch, not the
+        file. A bad record anywhere still refuses the whole import (the transaction rolls
+        back, every bad record listed). None, with nothing written, when the file is not
+        such an export or a fact in it carries no vector of the store's model: then the
+        three phases of :meth:`run` import it."""
+        head = streaming.header(path)
+        if head is None or head != self._ours(head):
+            return None
+        model, store = self._model(Parsed(model=head)), self._store
+        total = streaming.count_lines(path) - 1
+        tell = progress or (lambda phase, done, total: None)
+        tell("parse", 0, total)
+
+        def work(rec: ledger.Entry) -> ImportReport:
+            reader = streaming.Reader(path, head.dimension, WRITE_BATCH)
+            written, done = _Written(), 0
+            for part in reader.batches():
+                vectors = [store.facts.vector_from_bytes(f.vector) for f in part]  # type: ignore[arg-type]
+                self._write_batch(rec, part, vectors, model, written)
+                done += len(part)
+                tell("write", done, total)
+            if reader.unembedded:
+                raise _Unembedded
+            reader.parsed.check()
+            _set_working(rec, reader.parsed.working)
+            tell("write", total, total)
+            return written.report(rec, working=len(reader.parsed.working), reused=done)
+
+        def run(tx: Tx) -> ImportReport:
+            return ledger.write(store, tx, ref, "import", self._writer, self._now(), work)
+
+        try:
+            return store.run(run, lock=[ref])
+        except _Unembedded:
+            return None
+
+    def _ours(self, model: ModelRecord | None) -> ModelRecord | None:
+        """The model this store's vectors are of: the one it records, else its
+        embedder's, else (neither) the file's ``model``."""
+        store, embedder = self._store, self._embedder
+        stored = store.run(lambda tx: store.models.get(tx), write=False)
+        return stored or (
+            model if embedder is None else ModelRecord(embedder.model, embedder.dimension)
+        )
 
     def _model(self, parsed: Parsed) -> ModelRecord:
         if self._embedder is not None:
@@ -196,11 +234,7 @@ class Importer:
     def _vectors(self, parsed: Parsed, tell: Progress) -> tuple[list[Any], int, int]:
         """One vector per fact: the file's where its model is the store's, else embedded."""
         store, embedder = self._store, self._embedder
-        stored = store.run(lambda tx: store.models.get(tx), write=False)
-        ours = stored or (
-            parsed.model if embedder is None else ModelRecord(embedder.model, embedder.dimension)
-        )
-        same = parsed.model is not None and parsed.model == ours
+        same = parsed.model is not None and parsed.model == self._ours(parsed.model)
         out: list[Any] = [None] * len(parsed.facts)
         missing: list[int] = []
         for i, fact in enumerate(parsed.facts):
@@ -223,14 +257,27 @@ class Importer:
             tell("embed", start + len(part), len(missing))
         return out, len(parsed.facts) - len(missing), len(missing)
 
+    def _write_batch(
+        self,
+        rec: ledger.Entry,
+        found: list[FactRecord],
+        vectors: list[Any],
+        model: ModelRecord,
+        written: _Written,
+    ) -> None:
+        new, held, moved = self._new_facts(rec, found, vectors)
+        written.added += len(self._write_new(rec, new, model)) if new else 0
+        written.existing += held
+        written.mappings.update(moved)
+
     def _new_facts(
-        self, rec: ledger.Entry, found: list[FactRecord], vectors: list[Any], now: int
+        self, rec: ledger.Entry, found: list[FactRecord], vectors: list[Any]
     ) -> tuple[dict[str, NewFact], int, dict[str, str]]:
         store, tx, ref = rec.store, rec.tx, rec.scope
         digests = [rules.content_hash(f.content) for f in found]
         held = store.facts.by_hashes(tx, ref, list(dict.fromkeys(digests)))
         asked = [f.id for f in found if f.id is not None]
-        taken = {i for i in asked if store.facts.scope_of(tx, i) is not None}
+        taken = store.facts.taken(tx, asked)
         new: dict[str, NewFact] = {}
         mappings: dict[str, str] = {}
         existing = 0
@@ -244,8 +291,7 @@ class Importer:
                 if fact.id is not None:
                     mappings[fact.id] = fact_id
             taken.add(fact_id)
-            created = fact.created_at or from_us(now)
-            meta = limits.encode_value(fact.metadata)
+            created = fact.created_at or from_us(rec.now)
             record = Fact(
                 id=fact_id,
                 scope=ref,
@@ -255,13 +301,58 @@ class Importer:
                 source_ref=fact.source_ref,
                 type=fact.type,
                 tags=fact.tags,
-                metadata=json.loads(meta),
+                metadata=fact.metadata,
                 context=fact.context,
                 strength=fact.strength,
                 turn_user=rec.writer.turn_user,
             )
+            meta = fact.metadata_json or limits.encode_value(fact.metadata)
             new[digest] = NewFact(record, digest, meta, vector)
         return new, existing, mappings
+
+
+class _Unembedded(Exception):
+    """A fact of a streamed import carries no vector of the store's model."""
+
+
+@dataclass(slots=True)
+class _Written:
+    added: int = 0
+    existing: int = 0
+    mappings: dict[str, str] = field(default_factory=dict)
+
+    def report(
+        self,
+        rec: ledger.Entry,
+        *,
+        working: int,
+        reused: int,
+        embedded: int = 0,
+        entities: int = 0,
+        relations: int = 0,
+    ) -> ImportReport:
+        return ImportReport(
+            facts_added=self.added,
+            facts_existing=self.existing,
+            working_set=working,
+            vectors_reused=reused,
+            vectors_embedded=embedded,
+            id_mappings=self.mappings,
+            entry=rec.seq,
+            entities=entities,
+            relations=relations,
+        )
+
+
+def _set_working(rec: ledger.Entry, working: list[WorkingRecord]) -> None:
+    store, tx, ref = rec.store, rec.tx, rec.scope
+    for entry in working:
+        stored_key = store.working.claim(tx, ref, entry.key)
+        before = store.working.raw(tx, ref, [entry.key]).get(entry.key)
+        version = (stored_key[0] if stored_key is not None else 0) + 1
+        expires = None if entry.expires_at is None else to_us(entry.expires_at)
+        store.working.put(tx, ref, entry.key, entry.value_json, version, rec.now, expires)
+        rec.record("working", entry.key, "set", ledger.working_value(before))
 
 
 def _entities(rec: ledger.Entry, graph: McpGraph) -> None:

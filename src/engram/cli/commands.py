@@ -243,7 +243,9 @@ def compact(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 def export(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.exported(mem.export(_ref(args), args.path, format=args.format))
+    return render.exported(
+        mem.export(_ref(args), args.path, format=args.format, update=args.update)
+    )
 
 
 def import_(mem: Memory, args: argparse.Namespace) -> Output:

@@ -265,6 +265,11 @@ def _add_portability_commands(sub: Subparsers) -> None:
         choices=("json", "jsonl", "sqlite", "mcp-memory", "markdown", "obsidian"),
         help="else by suffix (a folder: markdown or obsidian)",
     )
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="bring an existing markdown or obsidian folder up to date in place",
+    )
     p = _command(
         sub,
         "import",

@@ -624,14 +624,23 @@ class Memory:
 
     # -- export and import -------------------------------------------------------
     def export(
-        self, ref: Scope, path: str | os.PathLike[str], *, format: str | None = None
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        format: str | None = None,
+        update: bool = False,
     ) -> ExportReport:
         """Writes the scope's facts (with their vectors) and working keys to a new file:
         ``.json``, ``.jsonl``, or ``.sqlite``/``.db`` (a new engram store that
-        ``engram.open`` can recall from directly), by ``format`` or the name's suffix
-        (:mod:`engram.core.portability.portable`). Raises Conflict (the path exists:
-        nothing is overwritten), InvalidInput (an unknown format)."""
-        return self._portable.export(ref, path, format=format)
+        ``engram.open`` can recall from directly), by ``format`` or the name's suffix;
+        or to a new folder of pages (``markdown``, ``obsidian``), which ``update=True``
+        brings up to date in place instead: its pages replaced whole, anything else in
+        their way (links, directories, hard-linked files) left and listed in
+        ``left_out`` (:mod:`engram.core.portability.portable`). Raises Conflict (the
+        path exists: nothing is overwritten), InvalidInput (an unknown format, update of
+        a file)."""
+        return self._portable.export(ref, path, format=format, update=update)
 
     def export_string(self, ref: Scope, *, format: str = "jsonl") -> str:
         """The scope's export as text (``json`` or ``jsonl``), as :meth:`export` writes it."""

@@ -33,10 +33,14 @@ def export_format(path: Path, format: str | None) -> str:
     return found
 
 
-def target(path: str | os.PathLike[str]) -> Path:
+def target(path: str | os.PathLike[str], *, update: bool = False) -> Path:
+    """The path to export to: one that does not exist, unless ``update`` (a folder's)."""
     found = Path(path)
-    if os.path.lexists(found):
-        raise Conflict(f"{found} exists; an export never overwrites", hint="choose a new path")
+    if os.path.lexists(found) and not update:
+        raise Conflict(
+            f"{found} exists; an export never overwrites",
+            hint="choose a new path, or update=True to update a folder export",
+        )
     if not found.parent.is_dir():
         raise InvalidInput(f"{found.parent} is not a directory")
     return found

@@ -8,14 +8,18 @@ would be the same file as another page on a case-insensitive disk, is left out w
 facts and listed in the report's ``left_out``, never renamed. The folder is new: it is
 written under a hidden staging name beside the target, each file created with
 ``O_EXCL | O_NOFOLLOW`` relative to the staging directory's own descriptor (no link
-followed, no name outside it), then renamed into place; a target that exists is refused.
+followed, no name outside it), then renamed into place; a target that exists is refused,
+unless the export is an explicit ``update`` of that folder (:func:`update`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import shutil
+import stat
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
@@ -31,8 +35,9 @@ RESERVED = ("index.md", "working.md")
 
 def pages(
     records: Sequence[dict[str, Any]], flavour: str
-) -> tuple[dict[str, str], list[tuple[str, str]], int]:
-    """The pages by file name, what was left out (what, why), and how many facts."""
+) -> tuple[dict[str, str], list[tuple[str, str]], dict[str, int]]:
+    """The pages by file name, what was left out (what, why), and how many facts each
+    page holds."""
     by_type: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
     working = [r for r in records if r["kind"] == "working"]
     for record in records:
@@ -41,7 +46,6 @@ def pages(
     taken = {folded(name) for name in RESERVED}
     written: dict[str, list[dict[str, Any]]] = {}
     left_out: list[tuple[str, str]] = []
-    dropped = 0
     for kind in sorted((k for k in by_type if k is not None), key=str):
         name = f"{kind}.md"
         why = unsafe(name)
@@ -49,16 +53,17 @@ def pages(
             why = "is the same file as another page on a case-insensitive disk"
         if why is not None:
             left_out.append((f"type {kind!r} ({len(by_type[kind])} facts)", f"its page {why}"))
-            dropped += len(by_type[kind])
             continue
         taken.add(folded(name))
         written[name] = by_type[kind]
     obsidian = flavour == "obsidian"
     out = {name: _page(name[:-3], facts, obsidian) for name, facts in written.items()}
     out["index.md"] = _index(sorted(written), by_type.get(None, []), obsidian)
+    counts = {name: len(facts) for name, facts in written.items()}
+    counts["index.md"] = len(by_type.get(None, []))
     if working:
-        out["working.md"] = _working(working)
-    return out, left_out, dropped
+        out["working.md"], counts["working.md"] = _working(working), 0
+    return out, left_out, counts
 
 
 def write(target: Path, files: dict[str, str]) -> int:
@@ -87,6 +92,76 @@ def write(target: Path, files: dict[str, str]) -> int:
         shutil.rmtree(staged, ignore_errors=True)
         raise
     return size
+
+
+def update(target: Path, files: dict[str, str]) -> tuple[int, list[tuple[str, str]]]:
+    """Writes ``files`` into the folder ``target`` (a new one when it does not exist):
+    a name not there is created, a regular file with one link is replaced whole (a
+    temporary file renamed over it), and anything else in the way (a link of any
+    kind, a directory, a pipe or device, a file with other hard links) is left as it is
+    and listed. Other files in the folder stay. The bytes written, and what was left."""
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return write(target, files), []
+    except OSError as exc:  # a link (ELOOP), or not a directory
+        raise Conflict(
+            f"{target} is not a folder, or is a link; an export never follows one"
+        ) from exc
+    size, left = 0, []
+    try:
+        for name, text in sorted(files.items()):
+            if unsafe(name) is not None:
+                raise AssertionError(f"an unsafe name reached the writer: {name!r}")
+            try:
+                found = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                found = None
+            if found is not None and not (stat.S_ISREG(found.st_mode) and found.st_nlink == 1):
+                left.append((name, f"{_kind(found)} is in the way; left as it is"))
+                continue
+            written = _replace(fd, name, text, create=found is None)
+            if written is None:
+                left.append((name, "appeared while it was exported; left as it is"))
+            else:
+                size += written
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return size, left
+
+
+def _replace(fd: int, name: str, text: str, *, create: bool) -> int | None:
+    """``name`` in the directory ``fd`` made ``text`` whole; None when ``create`` and a
+    file of that name appeared meanwhile."""
+    temp = f".{name}.{secrets.token_hex(6)}.part"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    try:
+        with os.fdopen(os.open(temp, flags, 0o644, dir_fd=fd), "w", encoding="utf-8") as out:
+            size = out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        if not create:  # renaming replaces the entry itself, never what it points to
+            os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            return size
+        try:
+            os.link(temp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+        except FileExistsError:
+            return None
+        return size
+    finally:
+        with contextlib.suppress(FileNotFoundError):  # renamed into place
+            os.unlink(temp, dir_fd=fd)
+
+
+def _kind(found: os.stat_result) -> str:
+    if stat.S_ISLNK(found.st_mode):
+        return "a link"
+    if stat.S_ISDIR(found.st_mode):
+        return "a directory"
+    if stat.S_ISREG(found.st_mode):
+        return f"a file with {found.st_nlink} hard links"
+    return "a special file"
 
 
 def _line(record: dict[str, Any], obsidian: bool) -> list[str]:

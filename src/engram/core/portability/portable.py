@@ -61,19 +61,36 @@ class Portable:
         self._stores, self._memory_of = stores, memory_of
 
     def export(
-        self, ref: Scope, path: str | os.PathLike[str], *, format: str | None = None
+        self,
+        ref: Scope,
+        path: str | os.PathLike[str],
+        *,
+        format: str | None = None,
+        update: bool = False,
     ) -> ExportReport:
-        target = files.target(path)
-        kind = files.export_format(target, format)
+        if not isinstance(update, bool):
+            raise InvalidInput("update must be true or false")
+        kind = files.export_format(Path(path), format)
+        if update and kind not in folder.FOLDER_FORMATS:
+            raise InvalidInput(
+                f"update applies to a folder export ({', '.join(folder.FOLDER_FORMATS)}), "
+                f"not {kind}: a file export is always new"
+            )
+        target = files.target(path, update=update)
         model, found = transfer.export_records(self._store, ref)
         head = records.header(model, ref.key)
         facts = sum(1 for r in found if r["kind"] == "fact")
         if kind in folder.FOLDER_FORMATS:
-            written, left_out, gone = folder.pages(found, kind)
-            size = folder.write(target, written)
-            return ExportReport(
-                str(target), kind, facts - gone, len(found) - facts, size, tuple(left_out)
-            )
+            written, left_out, counts = folder.pages(found, kind)
+            if update:
+                size, blocked = folder.update(target, written)
+                left_out += [(f"page {name}", why) for name, why in blocked]
+            else:
+                size, blocked = folder.write(target, written), []
+            missing = dict(blocked)
+            shown = sum(n for name, n in counts.items() if name not in missing)
+            working = 0 if "working.md" in missing else len(found) - facts
+            return ExportReport(str(target), kind, shown, working, size, tuple(left_out))
         if kind == "mcp-memory":
             size = files.write_text(target, self._mcp_lines(ref))
         elif kind == "jsonl":

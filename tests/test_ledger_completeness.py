@@ -88,7 +88,7 @@ READS = {
     AppMemory: {"listing", "recall", "require_semantic", "scope"},
     Graph: {"entity", "model_extractors", "neighbourhood", "relations", "search", "traverse"},
     Usage: {"signals"},
-    Wiki: set(),
+    Wiki: {"attach"},  # where pages are mirrored to, in this process: not the memory
 }
 
 

@@ -4,7 +4,10 @@ at all, and the pages recalled as documents."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +90,46 @@ def test_a_failed_batch_leaves_pages_and_watermark_as_they_were(target: Target) 
         assert done.facts == 1 and done.watermark != first.watermark
         with pytest.raises(InvalidInput, match="batch"):
             mem.wiki.compile(REF, batch=0)
+
+
+def test_an_attached_folder_mirrors_the_pages_and_a_failed_write_keeps_the_watermark(
+    tmp_path: Path,
+) -> None:
+    with engram.open(tmp_path / "e.db", embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember(REF, "Caroline adopted a dog named Rex", type="event")
+        mem.remember(REF, "the CON page", type="CON")  # a device name: no file of it
+        wiki = tmp_path / "wiki"
+        mem.wiki.attach(REF, wiki)
+        (tmp_path / "outside.md").write_text("mine")
+        first = mem.wiki.compile(REF)
+        assert first.left_out == (("types/CON.md", "its name is a device name on Windows"),)
+        documents = {d.source: mem.document(REF, d.id) for d in mem.documents(REF)}
+        files = {str(p.relative_to(wiki)) for p in wiki.rglob("*.md")}
+        assert files == {s.removeprefix("wiki:") for s in documents} - {"types/CON.md"}
+        index = (wiki / "index.md").read_text()
+        assert "watermark" in index and "types/event.md" in index
+        # A link planted where a page goes is left, and never written through.
+        day = next(p for p in files if p.startswith("log/"))
+        (wiki / day).unlink()
+        os.symlink(tmp_path / "outside.md", wiki / day)
+        mem.remember(REF, "Rex chewed a shoe")
+        second = mem.wiki.compile(REF)
+        assert (day, "a link is in the way; left as it is") in second.left_out
+        assert (tmp_path / "outside.md").read_text() == "mine"
+        assert any("Rex chewed" in p.read_text() for p in wiki.rglob("*.md") if not p.is_symlink())
+        # The folder gone (a file in its place): the batch fails, the watermark stays.
+        mem.remember(REF, "Rex found the ball")
+        shutil.rmtree(wiki)
+        wiki.write_text("not a folder")
+        with pytest.raises(engram.Conflict):
+            mem.wiki.compile(REF)
+        wiki.unlink()
+        third = mem.wiki.compile(REF)
+        assert third.facts == 1 and third.watermark != second.watermark
+        assert any("Rex found the ball" in p.read_text() for p in wiki.rglob("*.md"))
+        with pytest.raises(InvalidInput, match="not a folder"):
+            mem.wiki.attach(REF, tmp_path / "outside.md")
+        mem.wiki.attach(REF, None)
+        mem.remember(REF, "Rex sleeps")
+        shutil.rmtree(wiki)
+        assert mem.wiki.compile(REF).facts == 1 and not wiki.exists()

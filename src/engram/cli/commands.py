@@ -18,7 +18,7 @@ from pathlib import Path
 
 from engram.backends import is_url
 from engram.cli import feedback, graph, render
-from engram.cli.render import Output
+from engram.cli.render import JSONData, Output
 from engram.core.consolidation import STEPS
 from engram.core.conversations import Turn
 from engram.core.documents import files
@@ -282,10 +282,18 @@ def _phases(*, quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
 
 
 def wiki(mem: Memory, args: argparse.Namespace) -> Output:
+    if args.folder is not None:
+        mem.wiki.attach(_ref(args), args.folder)
     report = mem.wiki.compile(_ref(args), batch=args.batch)
     lines = [f"folded {report.facts} facts; wrote {len(report.pages)} pages"]
     lines += [f"  {page}" for page in report.pages]
-    data = {"facts": report.facts, "pages": list(report.pages), "watermark": report.watermark}
+    lines += [f"  left out of the folder: {page}: {why}" for page, why in report.left_out]
+    data: JSONData = {
+        "facts": report.facts,
+        "pages": list(report.pages),
+        "watermark": report.watermark,
+        "left_out": [{"page": page, "why": why} for page, why in report.left_out],
+    }
     return Output(data, lines)
 
 

@@ -297,6 +297,9 @@ def _add_portability_commands(sub: Subparsers) -> None:
         embeds=True,
     )
     p.add_argument("--batch", metavar="N", type=_integer(1, 10_000), default=500)
+    p.add_argument(
+        "--folder", metavar="DIR", help="also write the pages into this folder, as files"
+    )
 
 
 def _add_reading_commands(sub: Subparsers) -> None:

@@ -23,15 +23,18 @@ reads wiki pages back as input.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engram.core.errors import InvalidInput
+from engram.core.errors import InvalidInput, StorageFailure
 from engram.core.models import Fact
+from engram.core.portability import folder
 
 if TYPE_CHECKING:
     from engram.core.documents.models import Document, IngestReport
@@ -59,17 +62,39 @@ class WikiReport:
     facts: int
     pages: tuple[str, ...]
     watermark: str | None
+    left_out: tuple[tuple[str, str], ...] = ()  # pages not mirrored to the folder, and why
 
 
 class Wiki:
     def __init__(self, store: Store, ingest: Ingest, lookup: Lookup) -> None:
         self._store, self._ingest, self._lookup = store, ingest, lookup
+        self._folders: dict[str, Path] = {}  # scope key -> the folder its pages mirror to
+
+    def attach(self, ref: Scope, folder: str | os.PathLike[str] | None) -> None:
+        """Mirrors the scope's pages into ``folder`` from each compile on, as Markdown
+        files at their paths (``index.md``, ``entities/…``); None stops. The last call
+        wins; the folder is made when missing (its parent must be a folder). A page's file
+        is replaced whole; a page whose name is not safe as a file name, or whose place
+        holds a link, a directory or a file with other hard links, is left out and listed
+        (:func:`engram.core.portability.folder.update`): no byte is written outside the
+        folder. Raises InvalidInput (no such parent; the folder is a link or a file)."""
+        if folder is None:
+            self._folders.pop(ref.key, None)
+            return
+        path = Path(folder)
+        if not path.parent.is_dir():
+            raise InvalidInput(f"{path.parent} is not a folder")
+        if os.path.lexists(path) and (path.is_symlink() or not path.is_dir()):
+            raise InvalidInput(f"{path} is a link or not a folder; the wiki never follows one")
+        self._folders[ref.key] = path
 
     def compile(self, ref: Scope, *, batch: int = 500) -> WikiReport:
         """Folds the facts written since the watermark into their pages, ``batch`` facts
-        at a time, until none is left. Raises InvalidInput (batch outside 1 to 10,000)
-        and what ingesting a page raises (the watermark then stays where the last whole
-        batch left it)."""
+        at a time, until none is left; with a folder attached, each batch's pages are
+        written there first. Raises InvalidInput (batch outside 1 to 10,000),
+        StorageFailure (a page the folder could not take: no space, no permission) and
+        what ingesting a page raises; the watermark then stays where the last whole batch
+        left it, and the next compile writes that batch's pages again."""
         if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
             raise InvalidInput(f"batch must be an integer from 1 to {MAX_BATCH}, got {batch!r}")
         mark = self._watermark(ref)
@@ -78,7 +103,8 @@ class Wiki:
         )  # read once: facts written meanwhile are the next compile's
         everything = [f for f, _ in facts]
         pending = [(f, p) for f, p in facts if mark is None or p > mark]
-        folded, written = 0, []
+        folded, written, left = 0, [], dict[str, str]()
+        mirror = self._folders.get(ref.key)
         for start in range(0, len(pending), batch):
             part = pending[start : start + batch]
             fresh = [f for f, _ in part]
@@ -86,11 +112,13 @@ class Wiki:
             last = part[-1][1]
             pages[INDEX] = _with_mark(pages[INDEX], f"{last[0]}.{last[1]}")
             paths = sorted(pages)
+            if mirror is not None:
+                left.update(_mirror(mirror, pages))
             reports = self._ingest(ref, [(PREFIX + p, pages[p]) for p in paths])
             written += [p for p, r in zip(paths, reports, strict=True) if r.status != "unchanged"]
             folded, mark = folded + len(fresh), last
         shown = None if mark is None else f"{mark[0]}.{mark[1]}"
-        return WikiReport(folded, tuple(dict.fromkeys(written)), shown)
+        return WikiReport(folded, tuple(dict.fromkeys(written)), shown, tuple(left.items()))
 
     def _watermark(self, ref: Scope) -> tuple[int, int] | None:
         found = self._lookup(ref, PREFIX + INDEX)
@@ -99,6 +127,19 @@ class Wiki:
             return None
         created, _, seq = raw.partition(".")
         return int(created), int(seq)
+
+
+def _mirror(target: Path, pages: dict[str, str]) -> list[tuple[str, str]]:
+    """Writes the pages into the folder; what was left out (page, why)."""
+    kept, left = folder.writable(sorted(pages))
+    try:
+        _, blocked = folder.update(target, {name: pages[name] for name in kept})
+    except OSError as exc:
+        raise StorageFailure(
+            f"could not write the wiki's pages into {target}: {exc.strerror or exc}; "
+            "the watermark stays where it was"
+        ) from exc
+    return left + blocked
 
 
 def _snapshot(

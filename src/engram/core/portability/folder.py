@@ -66,6 +66,25 @@ def pages(
     return out, left_out, counts
 
 
+def writable(names: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The names (``/`` between folders) that can be files, in order, and each left out
+    with why: a part not safe as a file name, or the same file as a name before it on a
+    case-insensitive disk."""
+    kept: list[str] = []
+    left: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for name in names:
+        why = next((w for part in name.split("/") if (w := unsafe(part)) is not None), None)
+        if why is None and folded(name) in seen:
+            why = "is the same file as another page on a case-insensitive disk"
+        if why is not None:
+            left.append((name, f"its name {why}"))
+            continue
+        seen.add(folded(name))
+        kept.append(name)
+    return kept, left
+
+
 def write(target: Path, files: dict[str, str]) -> int:
     """Writes ``files`` (flat names, each already safe) as the new folder ``target``,
     whole or not at all; the bytes written."""
@@ -95,40 +114,81 @@ def write(target: Path, files: dict[str, str]) -> int:
 
 
 def update(target: Path, files: dict[str, str]) -> tuple[int, list[tuple[str, str]]]:
-    """Writes ``files`` into the folder ``target`` (a new one when it does not exist):
-    a name not there is created, a regular file with one link is replaced whole (a
-    temporary file renamed over it), and anything else in the way (a link of any
-    kind, a directory, a pipe or device, a file with other hard links) is left as it is
-    and listed. Other files in the folder stay. The bytes written, and what was left."""
+    """Writes ``files`` (names, each part safe, ``/`` between a folder and what it
+    holds) into the folder ``target`` (a new one when it does not exist): a name not
+    there is created, a regular file with one link is replaced whole (a temporary file
+    renamed over it), and anything else in the way (a link of any kind, a directory, a
+    pipe or device, a file with other hard links; for a name in a folder, that folder
+    being a link or not a folder) is left as it is and listed. Other files stay. The
+    bytes written, and what was left (name, why)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        root = os.open(target, flags)
     except FileNotFoundError:
-        return write(target, files), []
+        if all("/" not in name for name in files):
+            return write(target, files), []  # a new flat folder appears whole
+        try:
+            os.mkdir(target)
+            root = os.open(target, flags)
+        except OSError as exc:
+            raise Conflict(f"{target} could not be made a folder: {exc.strerror}") from exc
     except OSError as exc:  # a link (ELOOP), or not a directory
         raise Conflict(
             f"{target} is not a folder, or is a link; an export never follows one"
         ) from exc
     size, left = 0, []
+    folders: dict[str, int | str] = {"": root}  # a folder's descriptor, or why not
     try:
         for name, text in sorted(files.items()):
-            if unsafe(name) is not None:
+            where, _, leaf = name.rpartition("/")
+            if where not in folders:
+                folders[where] = _folder(root, where)
+            fd = folders[where]
+            if isinstance(fd, str):
+                left.append((name, fd))
+                continue
+            if unsafe(leaf) is not None:
                 raise AssertionError(f"an unsafe name reached the writer: {name!r}")
             try:
-                found = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                found = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
                 found = None
             if found is not None and not (stat.S_ISREG(found.st_mode) and found.st_nlink == 1):
                 left.append((name, f"{_kind(found)} is in the way; left as it is"))
                 continue
-            written = _replace(fd, name, text, create=found is None)
+            written = _replace(fd, leaf, text, create=found is None)
             if written is None:
                 left.append((name, "appeared while it was exported; left as it is"))
             else:
                 size += written
-        os.fsync(fd)
+        for fd in folders.values():
+            if isinstance(fd, int):
+                os.fsync(fd)
     finally:
-        os.close(fd)
+        for fd in folders.values():
+            if isinstance(fd, int):
+                os.close(fd)
     return size, left
+
+
+def _folder(root: int, where: str) -> int | str:
+    """The folder ``where`` under ``root`` (made where missing), opened without
+    following a link; or why it cannot be written into."""
+    fd = os.dup(root)
+    for part in where.split("/"):
+        if unsafe(part) is not None:
+            os.close(fd)
+            raise AssertionError(f"an unsafe name reached the writer: {where!r}")
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(part, dir_fd=fd)
+        try:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            return f"its folder {where} is a link or not a folder; left as it is"
+        os.close(fd)
+        fd = inner
+    return fd
 
 
 def _replace(fd: int, name: str, text: str, *, create: bool) -> int | None:

@@ -33,6 +33,7 @@ from engram.storage.sqlite.schema import change_mark, check_ours, migrate
 T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
+CACHE_KIB = 16_384  # each connection's page cache
 # Beyond busy_timeout, a whole transaction is retried while the file stays locked.
 RETRY_FOR_S = 120.0
 
@@ -78,6 +79,10 @@ class Database:
             _retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA secure_delete = ON")  # deleted rows are zeroed (forgetting.py)
+        # 16 MiB of pages per connection, not SQLite's 2 MiB: a large write's inserts land
+        # at random places in the id, hash and graph indexes (a 100k-fact import: 7%
+        # faster, 14 MiB more at its peak; 32 and 64 MiB bought little more).
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self._local.conn = conn
         with self._guard:
             self._all.append(conn)

@@ -16,6 +16,11 @@ behind: the graph is rebuilt from the facts by the importing store's extractor.
    writes every fact through the memory's one write seam (caps, graph and all) and
    sets every working key. A process killed in any phase leaves the store as it was.
 
+A JSONL export file of the store's own model, every fact with its vector, skips the
+phases (:meth:`Importer.stream`): it is read in batches inside the transaction that
+writes them (:mod:`.streaming`), so the import holds a batch instead of the file, and a
+bad record anywhere rolls the whole transaction back with every bad record listed.
+
 A fact whose words the scope already holds is linked to the existing fact, not
 written twice. Ids are kept when no fact of the store has them, and new otherwise; the
 report lists each id that changed (``id_mappings``).

@@ -52,7 +52,7 @@ def staging(path: Path) -> Path:
 
 def write_text(path: Path, chunks: Iterable[str]) -> int:
     """Writes the chunks to ``path`` whole or not at all; the bytes written."""
-    return place(path, lambda staged: _write(staged, chunks))
+    return place(path, lambda staged: write_new(staged, chunks))
 
 
 def place(path: Path, make: Callable[[Path], int]) -> int:
@@ -70,7 +70,7 @@ def place(path: Path, make: Callable[[Path], int]) -> int:
     return size
 
 
-def _write(path: Path, chunks: Iterable[str]) -> int:
+def write_new(path: Path, chunks: Iterable[str]) -> int:
     size = 0
     with open(path, "x", encoding="utf-8") as out:
         for chunk in chunks:

@@ -9,7 +9,8 @@ it directly; importing one reads it back through its own store.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -20,7 +21,7 @@ from engram.core.portability.transfer import Importer, ImportReport, Progress
 from engram.core.scopes import Scope, parse_key
 
 if TYPE_CHECKING:
-    from engram.core.ports import Store, Tx
+    from engram.core.ports import ModelRecord, Store, Tx
 
 SOURCES = ("engram", "mem0", "mcp-memory")
 T = TypeVar("T")
@@ -40,11 +41,9 @@ class ExportReport:
 
 
 class _Memory(Protocol):
-    def import_string(
-        self, ref: Scope, text: str, *, format: str | None = None
-    ) -> ImportReport: ...
+    def import_file(self, ref: Scope, path: str | os.PathLike[str]) -> ImportReport: ...
 
-    def export_string(self, ref: Scope, *, format: str = "jsonl") -> str: ...
+    def export(self, ref: Scope, path: str | os.PathLike[str]) -> ExportReport: ...
 
     def close(self) -> None: ...
 
@@ -77,10 +76,9 @@ class Portable:
                 f"not {kind}: a file export is always new"
             )
         target = files.target(path, update=update)
-        model, found = transfer.export_records(self._store, ref)
-        head = records.header(model, ref.key)
-        facts = sum(1 for r in found if r["kind"] == "fact")
+        store, tally = self._store, _Tally()
         if kind in folder.FOLDER_FORMATS:
+            found = transfer.exporting(store, ref, lambda _, found: list(tally(found)))
             written, left_out, counts = folder.pages(found, kind)
             if update:
                 size, blocked = folder.update(target, written)
@@ -89,28 +87,42 @@ class Portable:
                 size, blocked = folder.write(target, written), []
             missing = dict(blocked)
             shown = sum(n for name, n in counts.items() if name not in missing)
-            working = 0 if "working.md" in missing else len(found) - facts
+            working = 0 if "working.md" in missing else tally.working
             return ExportReport(str(target), kind, shown, working, size, tuple(left_out))
         if kind == "mcp-memory":
             size = files.write_text(target, self._mcp_lines(ref))
-        elif kind == "jsonl":
-            size = files.write_text(target, transfer.jsonl(head, found))
+            facts = store.run(lambda tx: store.facts.count(tx, ref), write=False)
+            return ExportReport(str(target), kind, facts, 0, size)
+        if kind == "jsonl":
+            size = transfer.exporting(
+                store,
+                ref,
+                lambda model, found: files.write_text(
+                    target, transfer.jsonl(records.header(model, ref.key), tally(found))
+                ),
+            )
         elif kind == "json":
-            size = files.write_text(target, [transfer.json_document(head, found)])
+            size = files.write_text(target, [self.export_string(ref, format="json", tally=tally)])
         else:
-            size = files.place(target, lambda staged: self._sqlite(staged, ref, head, found))
-        return ExportReport(str(target), kind, facts, len(found) - facts, size)
+            size = files.place(target, lambda staged: self._sqlite(staged, ref, tally))
+        return ExportReport(str(target), kind, tally.facts, tally.working, size)
 
-    def export_string(self, ref: Scope, *, format: str = "jsonl") -> str:
+    def export_string(
+        self, ref: Scope, *, format: str = "jsonl", tally: _Tally | None = None
+    ) -> str:
         if format == "mcp-memory":
             return "".join(self._mcp_lines(ref))
         if format not in ("json", "jsonl"):
             raise InvalidInput(f"format must be json, jsonl or mcp-memory, got {format!r}")
-        model, found = transfer.export_records(self._store, ref)
-        head = records.header(model, ref.key)
-        if format == "json":
-            return transfer.json_document(head, found)
-        return "".join(transfer.jsonl(head, found))
+        counted = tally or _Tally()
+
+        def text(model: ModelRecord | None, found: Iterator[dict[str, Any]]) -> str:
+            head = records.header(model, ref.key)
+            if format == "json":
+                return transfer.json_document(head, list(counted(found)))
+            return "".join(transfer.jsonl(head, counted(found)))
+
+        return transfer.exporting(self._store, ref, text)
 
     def import_string(
         self,
@@ -157,7 +169,11 @@ class Portable:
         if source == "engram" and (
             format == "sqlite" or (format is None and suffix in (".sqlite", ".db"))
         ):
-            text, format = self._sqlite_text(found, ref), "jsonl"
+            with tempfile.TemporaryDirectory(prefix="engram-import-") as temp:
+                lines = self._sqlite_lines(found, ref, Path(temp))
+                return self.import_file(
+                    ref, lines, format="jsonl", dry_run=dry_run, progress=progress
+                )
         else:
             if format is None and source == "engram":
                 format = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix)
@@ -171,17 +187,28 @@ class Portable:
             ref, text, format=format, source=source, dry_run=dry_run, progress=progress
         )
 
-    def _sqlite(
-        self, staged: Path, ref: Scope, head: dict[str, Any], found: list[dict[str, Any]]
-    ) -> int:
-        other = self._memory_of(self._open(staged), True)
-        try:
-            other.import_string(ref, "".join(transfer.jsonl(head, found)), format="jsonl")
-        finally:
-            other.close()
+    def _sqlite(self, staged: Path, ref: Scope, tally: _Tally) -> int:
+        """The scope as a new store at ``staged``: its records written to a JSONL file
+        beside it, then imported from there, a batch at a time."""
+        with tempfile.TemporaryDirectory(prefix=".engram-export-", dir=staged.parent) as temp:
+            lines = Path(temp) / "records.jsonl"
+            transfer.exporting(
+                self._store,
+                ref,
+                lambda model, found: files.write_new(
+                    lines, transfer.jsonl(records.header(model, ref.key), tally(found))
+                ),
+            )
+            other = self._memory_of(self._open(staged), True)
+            try:
+                other.import_file(ref, lines)
+            finally:
+                other.close()
         return staged.stat().st_size
 
-    def _sqlite_text(self, path: Path, ref: Scope) -> str:
+    def _sqlite_lines(self, path: Path, ref: Scope, folder: Path) -> Path:
+        """The scope's records in the store at ``path`` (this scope, or the one scope it
+        holds) as a JSONL export in ``folder``."""
         opened = self._open(path)
         other = self._memory_of(opened, False)
         try:
@@ -192,7 +219,7 @@ class Portable:
                 source = parse_key(scopes[0])
             else:
                 raise InvalidInput(f"{path} holds several scopes and not this one")
-            return other.export_string(source, format="jsonl")
+            return Path(other.export(source, folder / "records.jsonl").path)
         finally:
             other.close()
 
@@ -217,6 +244,21 @@ class Portable:
         if self._stores is None:
             raise CapabilityMissing("this memory cannot open another store")
         return self._stores(str(path))
+
+
+class _Tally:
+    """Counts the records an export writes, as they pass."""
+
+    def __init__(self) -> None:
+        self.facts = self.working = 0
+
+    def __call__(self, found: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for record in found:
+            if record["kind"] == "fact":
+                self.facts += 1
+            else:
+                self.working += 1
+            yield record
 
 
 def _read(path: Path, use: Callable[[Iterable[str]], T]) -> T:

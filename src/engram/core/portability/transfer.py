@@ -29,10 +29,10 @@ report lists each id that changed (``id_mappings``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, from_us, to_us
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from engram.core.ports import Embedder, Store, Tx
     from engram.core.scopes import Scope
 
+T = TypeVar("T")
 EMBED_BATCH = 256
 WRITE_BATCH = 2000  # facts built and written at a time, inside the one transaction
 PAGE = 1000
@@ -74,27 +75,34 @@ class ImportReport:
     relations: int = 0
 
 
-def export_records(store: Store, ref: Scope) -> tuple[ModelRecord | None, list[dict[str, Any]]]:
-    """The scope's model and records (facts oldest first, then working keys), read in
-    one snapshot."""
+def exporting(
+    store: Store,
+    ref: Scope,
+    use: Callable[[ModelRecord | None, Iterator[dict[str, Any]]], T],
+) -> T:
+    """``use`` of the scope's model and records (facts oldest first, then working keys),
+    read in one snapshot as ``use`` takes them, a page at a time: an export writes a
+    page, not the scope, at once."""
 
-    def read(tx: Tx) -> tuple[ModelRecord | None, list[dict[str, Any]]]:
-        model = store.models.get(tx)
-        found: list[dict[str, Any]] = []
-        facts = [f for f, _ in store.facts.page(tx, ref, None, 1 << 40)]
-        facts.reverse()  # oldest first
-        for start in range(0, len(facts), PAGE):
-            part = facts[start : start + PAGE]
-            vectors = store.facts.vectors(tx, ref, [f.id for f in part])
-            found.extend(records.fact_record(f, vectors.get(f.id)) for f in part)
-        for key, (value, _, expires) in sorted(store.working.raw(tx, ref).items()):
-            found.append(records.working_record(key, value, expires))
-        return model, found
+    def read(tx: Tx) -> T:
+        return use(store.models.get(tx), _records(store, tx, ref))
 
     return store.run(read, write=False)
 
 
-def jsonl(head: dict[str, Any], found: list[dict[str, Any]]) -> Iterator[str]:
+def _records(store: Store, tx: Tx, ref: Scope) -> Iterator[dict[str, Any]]:
+    ids = store.facts.oldest(tx, ref, 1 << 62)
+    for start in range(0, len(ids), PAGE):
+        part = ids[start : start + PAGE]
+        facts = store.facts.by_ids(tx, ref, part)
+        vectors = store.facts.vectors(tx, ref, part)
+        for fact_id in part:
+            yield records.fact_record(facts[fact_id], vectors.get(fact_id))
+    for key, (value, _, expires) in sorted(store.working.raw(tx, ref).items()):
+        yield records.working_record(key, value, expires)
+
+
+def jsonl(head: dict[str, Any], found: Iterable[dict[str, Any]]) -> Iterator[str]:
     return records.lines(head, found)
 
 

@@ -5,7 +5,9 @@ refusals (bad records listed by line, a body that is not UTF-8) that write nothi
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -34,7 +36,12 @@ def _import(http: TestClient, agent: str, body: str | bytes, **params: str) -> o
     )
 
 
-def test_an_agent_s_memory_goes_out_and_into_another(http: TestClient, target: Target) -> None:
+def test_an_agent_s_memory_goes_out_and_into_another(
+    http: TestClient, target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(staged))  # where the answer is staged
     source = new_agent(http, "source")
     for words in ("Ana moved to Lyon", "Bo likes tea"):
         ok(http.post(f"{source}/facts", json={"content": words}), 201)
@@ -45,6 +52,7 @@ def test_an_agent_s_memory_goes_out_and_into_another(http: TestClient, target: T
     assert json.loads(lines[0])["format"] == "engram-export" and len(lines) == 4
     whole = http.get(f"{source}/export", params={"format": "json"}).json()
     assert [f["content"] for f in whole["facts"]] == ["Ana moved to Lyon", "Bo likes tea"]
+    assert list(staged.iterdir()) == []  # each staged answer removed once sent
 
     into = new_agent(http, "into")
     planned = ok(_import(http, into, out.text, dryRun="true"))

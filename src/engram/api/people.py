@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from engram.api.context import Person, memory_of
 from engram.api.openapi import errors
 from engram.api.params import Count, Limit, TopK
+from engram.api.portability import exported
 from engram.core import limits
 from engram.core.errors import NotFound
 from engram.core.people import AppMemory
@@ -97,8 +98,7 @@ def export(app: str, request: Request, person: Person) -> Response:
     """Everything ``{app}`` remembers of the person, as one engram export document (the
     facts with their vectors, then the working keys): theirs to keep or take elsewhere."""
     scope = app_memory(request, app).scope(person)
-    text = memory_of(request).export_string(scope, format="json")
-    return Response(text, media_type="application/json")
+    return exported(memory_of(request), scope, "json")
 
 
 @router.patch("/apps/memories/{app}/{memory_id}", responses=errors(409, 413, 422))

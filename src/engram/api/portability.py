@@ -6,16 +6,25 @@ every bad record by line and field, with nothing written."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import os
+import shutil
+import tempfile
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
+from starlette.responses import FileResponse
 
 from engram.api.context import agent_memory
 from engram.api.openapi import errors
 from engram.api.params import Flag
 from engram.core.errors import InvalidInput
 from engram.wire.portability import ExportDocument, ImportOut
+
+if TYPE_CHECKING:
+    from engram.core.memory import Memory
+    from engram.core.scopes import Scope
 
 router = APIRouter(
     prefix="/agents/{agent_id}",
@@ -58,8 +67,20 @@ def export(agent_id: str, request: Request, format: ExportFormat = "jsonl") -> R
     then its working keys: a header line and one record a line (``jsonl``), or one JSON
     document (``json``). The ledger, the trash and feedback stay behind."""
     memory, agent = agent_memory(request, agent_id)
-    text = memory.export_string(agent.ref, format=format)
-    return Response(text, media_type=MEDIA[format])
+    return exported(memory, agent.ref, format)
+
+
+def exported(memory: Memory, scope: Scope, format: str) -> Response:
+    """The scope's export as the answer: written to a temporary file a page at a time
+    (the scope is never held whole), sent from it, then removed."""
+    folder = tempfile.mkdtemp(prefix="engram-export-")
+    try:
+        path = memory.export(scope, os.path.join(folder, "export"), format=format).path
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    done = BackgroundTask(shutil.rmtree, folder, ignore_errors=True)
+    return FileResponse(path, media_type=MEDIA[format], background=done)
 
 
 @router.post("/imports", responses=errors(409, 413, 422, 501, 502))

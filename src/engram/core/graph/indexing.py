@@ -61,7 +61,7 @@ def settle(store: Store, tx: Tx, now_us: int) -> None:
             scope = parse_key(key)
             ids = [fact_id for _, fact_id in items]
             words = store.facts.words(tx, scope, ids)
-            read = [Words(i, words[i][0], json.loads(words[i][1])) for i in ids if i in words]
+            read = [Words(i, words[i][0], _metadata(words[i][1])) for i in ids if i in words]
             read_facts(store, tx, scope, read, now_us)
         store.graph.dequeue(tx, queued)
 
@@ -153,6 +153,10 @@ def queue_holders(
     holders = sorted(set(store.candidates.holding(tx, scope, terms)) - set(exclude))
     if holders:
         store.graph.queue(tx, scope, holders)
+
+
+def _metadata(text: str) -> Mapping[str, JSONValue]:
+    return {} if text == "{}" else json.loads(text)
 
 
 def _speaker(fact: Readable) -> str | None:

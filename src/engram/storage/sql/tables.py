@@ -340,7 +340,7 @@ def fact_columns(facts: Sequence[NewFact]) -> list[tuple[Any, ...]]:
                 source.sandbox_id if source else None,
                 source.entry_index if source else None,
                 fact.type,
-                json.dumps(list(fact.tags)),
+                json.dumps(list(fact.tags)) if fact.tags else "[]",
                 new.metadata_json,
                 to_us(fact.created_at),
                 to_us(fact.updated_at),

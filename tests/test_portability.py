@@ -217,9 +217,14 @@ def test_an_id_held_in_the_trash_is_not_reused(
         assert mem.fact(REF, gone.id).content == gone.content
 
 
-def test_a_dry_run_writes_nothing(target: Target, hashing: engram.HashingEmbedder) -> None:
+def test_a_dry_run_writes_nothing(
+    target: Target, tmp_path: Path, hashing: engram.HashingEmbedder
+) -> None:
     with _filled(target, hashing) as mem:
         text = mem.export_string(REF)
+        (tmp_path / "out.jsonl").write_text(text)
+        with pytest.raises(InvalidInput, match="dry_run"):
+            mem.import_file(ResourceRef("dry"), tmp_path / "out.jsonl", dry_run="yes")  # type: ignore[arg-type]
         entries = len(mem.ledger(ResourceRef("dry")).entries)
         report = mem.import_string(ResourceRef("dry"), text, dry_run=True)
         assert report.dry_run and report.facts_added == 4 and report.entry is None

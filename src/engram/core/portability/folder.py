@@ -96,11 +96,7 @@ def write(target: Path, files: dict[str, str]) -> int:
             for name, text in sorted(files.items()):
                 if unsafe(name) is not None:
                     raise AssertionError(f"an unsafe name reached the writer: {name!r}")
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                with os.fdopen(os.open(name, flags, 0o644, dir_fd=fd), "w", encoding="utf-8") as f:
-                    size += f.write(text)
-                    f.flush()
-                    os.fsync(f.fileno())
+                size += _create(fd, name, text)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -195,12 +191,8 @@ def _replace(fd: int, name: str, text: str, *, create: bool) -> int | None:
     """``name`` in the directory ``fd`` made ``text`` whole; None when ``create`` and a
     file of that name appeared meanwhile."""
     temp = f".{name}.{secrets.token_hex(6)}.part"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
-        with os.fdopen(os.open(temp, flags, 0o644, dir_fd=fd), "w", encoding="utf-8") as out:
-            size = out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
+        size = _create(fd, temp, text)
         if not create:  # renaming replaces the entry itself, never what it points to
             os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
             return size
@@ -212,6 +204,17 @@ def _replace(fd: int, name: str, text: str, *, create: bool) -> int | None:
     finally:
         with contextlib.suppress(FileNotFoundError):  # renamed into place
             os.unlink(temp, dir_fd=fd)
+
+
+def _create(fd: int, name: str, text: str) -> int:
+    """The new file ``name`` in the directory ``fd`` (never through a link), holding
+    ``text`` on disk; the bytes written."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    with os.fdopen(os.open(name, flags, 0o644, dir_fd=fd), "w", encoding="utf-8") as out:
+        size = out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    return size
 
 
 def _kind(found: os.stat_result) -> str:

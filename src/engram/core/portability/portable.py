@@ -98,29 +98,30 @@ class Portable:
                 store,
                 ref,
                 lambda model, found: files.write_text(
-                    target, transfer.jsonl(records.header(model, ref.key), tally(found))
+                    target, records.lines(records.header(model, ref.key), tally(found))
                 ),
             )
         elif kind == "json":
-            size = files.write_text(target, [self.export_string(ref, format="json", tally=tally)])
+            size = files.write_text(target, [self._text(ref, "json", tally)])
         else:
             size = files.place(target, lambda staged: self._sqlite(staged, ref, tally))
         return ExportReport(str(target), kind, tally.facts, tally.working, size)
 
-    def export_string(
-        self, ref: Scope, *, format: str = "jsonl", tally: _Tally | None = None
-    ) -> str:
+    def export_string(self, ref: Scope, *, format: str = "jsonl") -> str:
         if format == "mcp-memory":
             return "".join(self._mcp_lines(ref))
         if format not in ("json", "jsonl"):
             raise InvalidInput(f"format must be json, jsonl or mcp-memory, got {format!r}")
-        counted = tally or _Tally()
+        return self._text(ref, format, _Tally())
+
+    def _text(self, ref: Scope, format: str, tally: _Tally) -> str:
+        """The scope's records as one ``json`` document or ``jsonl`` text."""
 
         def text(model: ModelRecord | None, found: Iterator[dict[str, Any]]) -> str:
             head = records.header(model, ref.key)
             if format == "json":
-                return transfer.json_document(head, list(counted(found)))
-            return "".join(transfer.jsonl(head, counted(found)))
+                return transfer.json_document(head, list(tally(found)))
+            return "".join(records.lines(head, tally(found)))
 
         return transfer.exporting(self._store, ref, text)
 
@@ -148,8 +149,6 @@ class Portable:
             parsed = records.parse(text, format or records.sniff(text))
         else:
             raise InvalidInput(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
-        if not isinstance(dry_run, bool):
-            raise InvalidInput("dry_run must be true or false")
         return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
 
     def import_file(
@@ -165,26 +164,30 @@ class Portable:
         found = Path(path)
         if not found.is_file():
             raise NotFound(f"no file {found}")
+        if not isinstance(dry_run, bool):
+            raise InvalidInput("dry_run must be true or false")
         suffix = found.suffix.lower()
-        if source == "engram" and (
-            format == "sqlite" or (format is None and suffix in (".sqlite", ".db"))
-        ):
+        if source == "engram" and format is None:
+            format = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix)
+            format = "sqlite" if suffix in (".sqlite", ".db") else format
+        if source == "engram" and format == "sqlite":
             with tempfile.TemporaryDirectory(prefix="engram-import-") as temp:
                 lines = self._sqlite_lines(found, ref, Path(temp))
                 return self.import_file(
                     ref, lines, format="jsonl", dry_run=dry_run, progress=progress
                 )
-        else:
-            if format is None and source == "engram":
-                format = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix)
-            if source == "engram" and format == "jsonl":  # read a line at a time
-                if not dry_run and (done := self._importer.stream(ref, found, progress=progress)):
-                    return done
-                parsed = _read(found, records.parse_jsonl)
-                return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
-            text = _read(found, "".join)
+        if source == "engram" and format == "jsonl":  # read a line at a time
+            if not dry_run and (done := self._importer.stream(ref, found, progress=progress)):
+                return done
+            parsed = _read(found, records.parse_jsonl)
+            return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
         return self.import_string(
-            ref, text, format=format, source=source, dry_run=dry_run, progress=progress
+            ref,
+            _read(found, "".join),
+            format=format,
+            source=source,
+            dry_run=dry_run,
+            progress=progress,
         )
 
     def _sqlite(self, staged: Path, ref: Scope, tally: _Tally) -> int:
@@ -196,7 +199,7 @@ class Portable:
                 self._store,
                 ref,
                 lambda model, found: files.write_new(
-                    lines, transfer.jsonl(records.header(model, ref.key), tally(found))
+                    lines, records.lines(records.header(model, ref.key), tally(found))
                 ),
             )
             other = self._memory_of(self._open(staged), True)

@@ -29,7 +29,7 @@ report lists each id that changed (``id_mappings``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -100,10 +100,6 @@ def _records(store: Store, tx: Tx, ref: Scope) -> Iterator[dict[str, Any]]:
             yield records.fact_record(facts[fact_id], vectors.get(fact_id))
     for key, (value, _, expires) in sorted(store.working.raw(tx, ref).items()):
         yield records.working_record(key, value, expires)
-
-
-def jsonl(head: dict[str, Any], found: Iterable[dict[str, Any]]) -> Iterator[str]:
-    return records.lines(head, found)
 
 
 def json_document(head: dict[str, Any], found: list[dict[str, Any]]) -> str:
@@ -202,7 +198,7 @@ class Importer:
         if head is None or head != self._ours(head):
             return None
         model, store = self._model(Parsed(model=head)), self._store
-        total = streaming.count_lines(path) - 1
+        total = 0 if progress is None else streaming.count_lines(path) - 1  # the bar's
         tell = progress or (lambda phase, done, total: None)
         tell("parse", 0, total)
 

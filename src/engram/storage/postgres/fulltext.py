@@ -45,7 +45,7 @@ def candidates(
         (WALK_SCOPES_UP_TO, scope),
     )
     where, params = filter_sql(filters, mark="%s")
-    any_term = " || ".join("plainto_tsquery('english', %s)" for _ in terms)
+    any_term = _any_term(terms)
     statement = f"""
         WITH terms AS MATERIALIZED (
             SELECT i, plainto_tsquery('english', t) AS q
@@ -81,8 +81,13 @@ def candidates(
 
 def holding(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[str]:
     """Every fact of ``scope`` matching any of ``terms``, unranked."""
-    any_term = " || ".join("plainto_tsquery('english', %s)" for _ in terms)
     rows = conn.execute(
-        f"SELECT id FROM facts WHERE scope = %s AND words @@ ({any_term})", (scope, *terms)
+        f"SELECT id FROM facts WHERE scope = %s AND words @@ ({_any_term(terms)})",
+        (scope, *terms),
     ).fetchall()
     return [str(r[0]) for r in rows]
+
+
+def _any_term(terms: Sequence[str]) -> str:
+    """A tsquery matching any of ``terms`` (each a ``%s`` parameter)."""
+    return " || ".join("plainto_tsquery('english', %s)" for _ in terms)

@@ -103,6 +103,23 @@ def facts_by_ids(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     return f"{SELECT_FACT} WHERE {member} AND {d.scope_by_id}", (*params, scope)
 
 
+def facts_words(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    member, params = d.in_list("id", ids)
+    return (
+        f"SELECT id, content, metadata FROM facts WHERE {member} AND {d.scope_by_id}",
+        (*params, scope),
+    )
+
+
+def ids_taken(d: Dialect, ids: Sequence[str]) -> Query:
+    """Those of ``ids`` a fact has, live or in the trash."""
+    member, params = d.in_list("id", ids)
+    return (
+        f"SELECT id FROM facts WHERE {member} UNION SELECT id FROM fact_trash WHERE {member}",
+        (*params, *params),
+    )
+
+
 def facts_by_hashes(d: Dialect, scope: str, hashes: Sequence[str]) -> Query:
     """Each row led by its content hash."""
     member, params = d.in_list("content_hash", hashes)

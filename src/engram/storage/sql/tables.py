@@ -106,11 +106,7 @@ class FactTable:
         if not ids:
             return {}
         t = sql(tx)
-        member, params = t.dialect.in_list("id", ids)
-        rows = t.rows(
-            f"SELECT id, content, metadata FROM facts WHERE {member} AND {t.dialect.scope_by_id}",
-            (*params, scope.key),
-        )
+        rows = t.rows(*q.facts_words(t.dialect, scope.key, ids))
         return {str(r[0]): (str(r[1]), str(r[2])) for r in rows}
 
     def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:
@@ -147,12 +143,7 @@ class FactTable:
         if not ids:
             return set()
         t = sql(tx)
-        member, params = t.dialect.in_list("id", ids)
-        rows = t.rows(
-            f"SELECT id FROM facts WHERE {member} UNION SELECT id FROM fact_trash WHERE {member}",
-            (*params, *params),
-        )
-        return {str(r[0]) for r in rows}
+        return {str(r[0]) for r in t.rows(*q.ids_taken(t.dialect, ids))}
 
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
         raise NotImplementedError

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from engram.core.errors import InvalidInput, StorageFailure
 from engram.core.models import Fact
-from engram.core.portability import folder
+from engram.core.portability import folder as folders  # the parameter is folder
 
 if TYPE_CHECKING:
     from engram.core.documents.models import Document, IngestReport
@@ -131,9 +131,9 @@ class Wiki:
 
 def _mirror(target: Path, pages: dict[str, str]) -> list[tuple[str, str]]:
     """Writes the pages into the folder; what was left out (page, why)."""
-    kept, left = folder.writable(sorted(pages))
+    kept, left = folders.writable(sorted(pages))
     try:
-        _, blocked = folder.update(target, {name: pages[name] for name in kept})
+        _, blocked = folders.update(target, {name: pages[name] for name in kept})
     except OSError as exc:
         raise StorageFailure(
             f"could not write the wiki's pages into {target}: {exc.strerror or exc}; "

@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 
 import engram
-from engram import BadRecords, CapabilityMissing, Conflict, InvalidInput, Note, ResourceRef
+from engram import (
+    BadRecords,
+    CapabilityMissing,
+    Conflict,
+    InvalidInput,
+    Note,
+    ResourceRef,
+)
 from engram.core.portability import transfer
 from stores import Target, rows
 
@@ -342,3 +349,106 @@ def test_a_bad_mcp_memory_line_or_a_dangling_relation_writes_nothing(
         with pytest.raises(BadRecords, match="name no entity"):
             mem.import_string(REF, "\n".join(json.dumps(x) for x in dangling), source="mcp-memory")
         assert mem.facts(REF).facts == [] and mem.ledger(REF).entries == []
+
+
+def _listed(raised: pytest.ExceptionInfo[BadRecords]) -> list[tuple[int, str]]:
+    return [(e["line"], e["field"]) for e in raised.value.details["errors"]]  # type: ignore[union-attr]
+
+
+def test_records_nested_too_deeply_to_read_are_bad_records_in_every_format(
+    db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engram.cli.main import main
+
+    deep = "[" * 100_000 + "]" * 100_000
+    deeper_than_python_reads = "[" * 5_000 + "]" * 5_000  # fits in a CSV field
+    deep_fact = '{"kind": "fact", "content": "x", "metadata": ' + deep + "}"
+    fine = json.dumps({"kind": "fact", "content": "fine"})
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        for text, options, where in [
+            (deep, {}, (1, "document")),
+            (f"{fine}\n{deep_fact}\n", {"format": "jsonl"}, (2, "line")),
+            (
+                f"content,metadata\nfine,{{}}\nx,{deeper_than_python_reads}\n",
+                {"format": "csv"},
+                (3, "metadata"),
+            ),
+            (deep, {"source": "mem0"}, (1, "line")),
+            (deep, {"source": "mcp-memory"}, (1, "line")),
+        ]:
+            with pytest.raises(BadRecords, match="nests too deeply") as raised:
+                mem.import_string(REF, text, **options)  # type: ignore[arg-type]
+            assert _listed(raised) == [where], options
+        (tmp_path / "deep.jsonl").write_text(deep + "\n" + fine + "\n")  # the header's place
+        with pytest.raises(BadRecords, match="nests too deeply"):
+            mem.import_file(REF, tmp_path / "deep.jsonl")
+        assert mem.facts(REF).facts == [] and mem.ledger(REF).entries == []
+    (tmp_path / "deep.json").write_text(deep)
+    argv = ["--db", str(db_path), "--resource", "r", "--embedder", "none"]
+    assert main([*argv, "import", str(tmp_path / "deep.json")]) == 2
+    assert "nests too deeply" in capsys.readouterr().err
+
+
+def test_a_csv_field_over_the_reader_s_limit_is_named_too_long_by_its_line(db_path: Path) -> None:
+    import csv
+
+    long = "x" * (csv.field_size_limit() + 1)
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        with pytest.raises(BadRecords, match="line 3, line: a field is over 131072") as raised:
+            mem.import_string(REF, f"content\nshort\n{long}\nafter\n", format="csv")
+        assert "content: at most 2000" in str(raised.value)
+        with pytest.raises(BadRecords) as raised:  # in quotes, over several lines
+            mem.import_string(REF, f'content,type\n"a\n{long}",t\n', format="csv")
+        assert _listed(raised) == [(3, "line")]
+        with pytest.raises(BadRecords) as raised:  # in the header
+            mem.import_string(REF, f"content,{long}\n", format="csv")
+        assert _listed(raised) == [(1, "header")]
+        assert mem.facts(REF).facts == [] and mem.ledger(REF).entries == []
+
+
+def test_unknown_columns_and_fields_and_vectors_of_another_width_are_bad_records(
+    db_path: Path, tmp_path: Path
+) -> None:
+    with _filled(db_path, engram.HashingEmbedder(16)) as mem:
+        lines = mem.export_string(REF).splitlines()
+        head, fact, working = json.loads(lines[0]), json.loads(lines[1]), json.loads(lines[-1])
+        into = ResourceRef("into")
+        for text, options, listed in [
+            ("content,colour\nhi,red\n", {"format": "csv"}, [(1, "colour")]),
+            ("content,type,type\nhi,a,b\n", {"format": "csv"}, [(1, "type")]),
+            ("content,type\nhi,a\nho,b,c\n", {"format": "csv"}, [(3, "line")]),
+            (
+                "\n".join(
+                    json.dumps(x)
+                    for x in (
+                        {**head, "note": 1},
+                        {**fact, "colour": "red"},
+                        {**working, "ttl": 5},
+                        {"kind": "working", "key": "k"},
+                        {**fact, "vector": fact["vector"][:-8]},  # one float32 short
+                    )
+                ),
+                {"format": "jsonl"},
+                [(1, "note"), (2, "colour"), (3, "ttl"), (4, "value"), (5, "vector")],
+            ),
+            (
+                json.dumps({**head, "facts": [], "extra": []}),
+                {"format": "json"},
+                [(1, "extra")],
+            ),
+            (
+                json.dumps([{k: v for k, v in fact.items() if k != "kind"}]),  # no model
+                {"format": "json"},
+                [(1, "vector")],
+            ),
+        ]:
+            with pytest.raises(BadRecords) as raised:
+                mem.import_string(into, text, **options)  # type: ignore[arg-type]
+            assert _listed(raised) == listed, text
+        # A file of this store's model, read as it is written: the short vector refuses it.
+        short = {**json.loads(lines[2]), "vector": fact["vector"][:-8]}
+        (tmp_path / "short.jsonl").write_text("\n".join([*lines[:2], json.dumps(short)]) + "\n")
+        with pytest.raises(BadRecords, match="has 15 value") as raised:
+            mem.import_file(into, tmp_path / "short.jsonl")
+        assert _listed(raised) == [(3, "vector")]
+        assert mem.facts(into).facts == [] and mem.ledger(into).entries == []

@@ -117,3 +117,20 @@ def test_an_import_over_the_body_limit_is_413_and_writes_nothing(
     error(_import(http, agent, records), 413, "too_large")
     assert ok(_import(http, agent, records[:4000].rsplit("},", 1)[0] + "}]"))["factsAdded"] > 0
     assert stores.rows(target, "SELECT count(*) FROM ledger")[0][0] == before[0][0] + 1
+
+
+def test_records_too_deep_or_too_long_or_of_unknown_fields_are_422_and_write_nothing(
+    http: TestClient, target: Target
+) -> None:
+    agent = new_agent(http, "odd")
+    before = stores.rows(target, "SELECT count(*) FROM ledger")
+    deep = "[" * 100_000 + "]" * 100_000
+    for body, params in [(deep, {}), (deep, {"format": "jsonl"}), (deep, {"source": "mem0"})]:
+        found = error(_import(http, agent, body, **params), 422, "bad_records")
+        assert "nests too deeply" in found["message"], params
+    long = "content\n" + "x" * 200_000 + "\n"
+    found = error(_import(http, agent, long, format="csv"), 422, "bad_records")
+    assert found["errors"][0]["line"] == 2 and "over 131072 characters" in found["message"]
+    found = error(_import(http, agent, "content,colour\nhi,red\n"), 422, "bad_records")
+    assert [(e["line"], e["field"]) for e in found["errors"]] == [(1, "colour")]
+    assert stores.rows(target, "SELECT count(*) FROM ledger") == before

@@ -25,7 +25,7 @@ def parse(text: str) -> Parsed:
     try:
         whole = json.loads(stripped) if stripped else None
         items = _items(whole) if whole is not None else None
-    except ValueError:
+    except (ValueError, RecursionError):  # JSONL, perhaps; each line is read on its own
         items = None
     if items is None:  # JSONL of records
         parsed = Parsed()

@@ -9,9 +9,11 @@ and its vector (little-endian float32, base64) with the model that made it, so a
 import into a store of the same model embeds nothing.
 
 Reading collects every bad record with its line and field instead of stopping at the
-first (:class:`engram.core.errors.BadRecords`). CSV (import only) takes a header row
-with ``content`` and optionally ``type``, ``tags`` (separated by ``;``), ``created_at``,
-``context`` and ``metadata`` (JSON).
+first (:class:`engram.core.errors.BadRecords`): a field no record of its kind has (a CSV
+column, a JSON key) is one, and so is a vector whose width is not the dimension of the
+model the file names, or a record nested too deeply to read. CSV (import only) takes a
+header row with ``content`` and optionally ``type``, ``tags`` (separated by ``;``),
+``created_at``, ``context`` and ``metadata`` (JSON).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from engram.core.ports import ModelRecord
 FORMAT, VERSION = "engram-export", 1
 FORMATS = ("json", "jsonl", "csv")
 MAX_LISTED = 1000  # bad records an error lists
+COLUMNS = ("content", "type", "tags", "created_at", "context", "metadata")
+HEADER_FIELDS = ("format", "version", "model", "scope")
+WORKING_FIELDS = ("kind", "key", "value", "expiresAt")
+DEEP = "nests too deeply to be read"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +142,8 @@ def sniff(text: str) -> str:
         first = text.lstrip().split("\n", 1)[0]
         try:
             head = json.loads(first)
-        except ValueError:
-            return "json"  # an object over several lines
+        except (ValueError, RecursionError):
+            return "json"  # an object over several lines (or too deep to tell)
         return "jsonl" if isinstance(head, dict) and "\n" in text.strip() else "json"
     return "csv"
 
@@ -165,6 +171,9 @@ def objects(
         except ValueError as exc:
             errors.append((number, "line", f"not JSON: {exc}"))
             continue
+        except RecursionError:
+            errors.append((number, "line", DEEP))
+            continue
         if isinstance(obj, dict):
             yield number, obj
         else:
@@ -175,7 +184,7 @@ def parse_jsonl(lines: Iterable[str]) -> Parsed:
     parsed = Parsed()
     for number, obj in objects(lines, parsed.errors):
         if number == 1 and obj.get("format") == FORMAT:
-            parsed.model = header_model(obj, number, parsed)
+            parsed.model = header_model(obj, number, parsed, HEADER_FIELDS)
         else:
             record(obj, number, parsed)
     return parsed
@@ -188,6 +197,9 @@ def parse_json(text: str) -> Parsed:
     except ValueError as exc:
         parsed.errors.append((1, "document", f"not JSON: {exc}"))
         return parsed
+    except RecursionError:
+        parsed.errors.append((1, "document", DEEP))
+        return parsed
     if isinstance(obj, list):  # bare facts
         for n, item in enumerate(obj, 1):
             record(item if not isinstance(item, dict) else {"kind": "fact", **item}, n, parsed)
@@ -195,7 +207,7 @@ def parse_json(text: str) -> Parsed:
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         parsed.errors.append((1, "format", f"not an {FORMAT} document (or a list of facts)"))
         return parsed
-    parsed.model = header_model(obj, 1, parsed)
+    parsed.model = header_model(obj, 1, parsed, (*HEADER_FIELDS, "facts", "working"))
     for name in ("facts", "working"):
         items = obj.get(name, [])
         if not isinstance(items, list):
@@ -209,31 +221,77 @@ def parse_json(text: str) -> Parsed:
 
 def parse_csv(text: str) -> Parsed:
     parsed = Parsed()
-    reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames is None or "content" not in reader.fieldnames:
-        parsed.errors.append((1, "header", "a header row naming at least content is required"))
-        return parsed
-    for row in reader:
-        number = reader.line_num
-        obj: dict[str, Any] = {"kind": "fact", "content": row.get("content")}
-        for name in ("type", "context"):
-            if row.get(name):
-                obj[name] = row[name]
-        if row.get("tags"):
-            obj["tags"] = [t.strip() for t in str(row["tags"]).split(";") if t.strip()]
-        if row.get("created_at"):
-            obj["createdAt"] = row["created_at"]
-        if row.get("metadata"):
-            try:
-                obj["metadata"] = json.loads(str(row["metadata"]))
-            except ValueError:
-                parsed.errors.append((number, "metadata", "not JSON"))
-                continue
-        record(obj, number, parsed)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        names = _columns(next(reader, None), parsed.errors)
+        for row in reader if names else ():
+            if row:  # not a blank line
+                _csv_row(row, reader.line_num, names, parsed)
+    except csv.Error as exc:  # the reader cannot go on: where the next record starts is lost
+        line = reader.line_num
+        parsed.errors.append((line, "header" if line <= 1 else "line", _csv_problem(exc)))
     return parsed
 
 
-def header_model(obj: dict[str, Any], line: int, parsed: Parsed) -> ModelRecord | None:
+def _columns(header: list[str] | None, errors: list[tuple[int, str, str]]) -> list[str]:
+    """The header row's columns, or none when it is bad (each problem listed)."""
+    if header is None or "content" not in header:
+        errors.append((1, "header", "a header row naming at least content is required"))
+        return []
+    before = len(errors)
+    for n, name in enumerate(header):
+        if name not in COLUMNS:
+            errors.append((1, name, f"unknown column: the columns are {', '.join(COLUMNS)}"))
+        elif name in header[:n]:
+            errors.append((1, name, "named twice in the header"))
+    return header if len(errors) == before else []
+
+
+def _csv_row(fields: list[str], number: int, names: list[str], parsed: Parsed) -> None:
+    if len(fields) > len(names):
+        parsed.errors.append(
+            (number, "line", f"{len(fields)} fields where the header names {len(names)} columns")
+        )
+        return
+    row = dict(zip(names, fields, strict=False))  # a short row leaves the last columns empty
+    obj: dict[str, Any] = {"kind": "fact", "content": row.get("content")}
+    for name in ("type", "context"):
+        if row.get(name):
+            obj[name] = row[name]
+    if row.get("tags"):
+        obj["tags"] = [t.strip() for t in row["tags"].split(";") if t.strip()]
+    if row.get("created_at"):
+        obj["createdAt"] = row["created_at"]
+    if row.get("metadata"):
+        try:
+            obj["metadata"] = json.loads(row["metadata"])
+        except ValueError:
+            parsed.errors.append((number, "metadata", "not JSON"))
+            return
+        except RecursionError:
+            parsed.errors.append((number, "metadata", DEEP))
+            return
+    record(obj, number, parsed)
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """What the CSV reader stopped at, in words. A field over the reader's limit is too
+    long for every column (content holds at most MAX_FACT_CHARS characters, the longest
+    column far less than the limit), so it is reported as too long."""
+    if "field limit" in str(exc):
+        return (
+            f"a field is over {csv.field_size_limit()} characters, longer than any column "
+            f"holds (content: at most {limits.MAX_FACT_CHARS})"
+        )
+    return f"not CSV: {exc}"
+
+
+def header_model(
+    obj: dict[str, Any], line: int, parsed: Parsed, known: tuple[str, ...] = HEADER_FIELDS
+) -> ModelRecord | None:
+    """The model a header names (None: none), its problems listed in ``parsed``: a bad
+    version or model, a field other than ``known``."""
+    unknown(obj, known, line, parsed.errors, "the header")
     if obj.get("version") != VERSION:
         parsed.errors.append((line, "version", f"version {obj.get('version')!r} is not {VERSION}"))
     model = obj.get("model")
@@ -242,11 +300,29 @@ def header_model(obj: dict[str, Any], line: int, parsed: Parsed) -> ModelRecord 
     if (
         not isinstance(model, dict)
         or not isinstance(model.get("name"), str)
-        or not isinstance(model.get("dimension"), int)
+        or type(model.get("dimension")) is not int
+        or model["dimension"] < 1
+        or set(model) - {"name", "dimension"}
     ):
-        parsed.errors.append((line, "model", "must be {name, dimension} or null"))
+        parsed.errors.append(
+            (line, "model", "must be {name, dimension} (a positive integer) or null")
+        )
         return None
     return ModelRecord(model["name"], model["dimension"])
+
+
+def unknown(
+    obj: dict[str, Any],
+    known: tuple[str, ...],
+    line: int,
+    errors: list[tuple[int, str, str]],
+    what: str,
+) -> None:
+    """Each field of ``obj`` other than ``known`` as a bad record: nothing is dropped
+    silently."""
+    for name in obj:
+        if name not in known:
+            errors.append((line, str(name)[:64], f"unknown field: {what} has {', '.join(known)}"))
 
 
 def record(obj: object, line: int, parsed: Parsed) -> None:
@@ -256,7 +332,7 @@ def record(obj: object, line: int, parsed: Parsed) -> None:
     kind = obj.get("kind")
     if kind == "fact":
         fact = _fact(obj, line, parsed.errors)
-        if fact is not None:
+        if fact is not None and _width(fact, parsed.model, parsed.errors):
             parsed.facts.append(fact)
     elif kind == "working":
         entry = _working(obj, line, parsed.errors)
@@ -266,9 +342,30 @@ def record(obj: object, line: int, parsed: Parsed) -> None:
         parsed.errors.append((line, "kind", f"must be fact or working, got {kind!r}"))
 
 
+def _width(fact: FactRecord, model: ModelRecord | None, errors: list[tuple[int, str, str]]) -> bool:
+    """Whether the fact's vector (if any) has the width of the file's model."""
+    if fact.vector is None:
+        return True
+    if model is None:
+        errors.append((fact.line, "vector", "the file names no model its vectors are of"))
+        return False
+    if len(fact.vector) != 4 * model.dimension:
+        errors.append(
+            (
+                fact.line,
+                "vector",
+                f"has {len(fact.vector) // 4} value(s); the file's model {model.model!r} has "
+                f"dimension {model.dimension}",
+            )
+        )
+        return False
+    return True
+
+
 def _fact(obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]) -> FactRecord | None:
     found: dict[str, Any] = {}
     before = len(errors)
+    unknown(obj, FACT_FIELDS, line, errors, "a fact")
     for name, check in _FACT_FIELDS:
         if name not in obj or (obj[name] is None and name != "content"):
             continue
@@ -300,18 +397,25 @@ def _fact(obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]) ->
 def _working(
     obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]
 ) -> WorkingRecord | None:
-    try:
-        key = limits.check_key(obj.get("key"))
-    except EngramError as exc:
-        errors.append((line, "key", exc.message))
+    before = len(errors)
+    unknown(obj, WORKING_FIELDS, line, errors, "a working key")
+    found: dict[str, Any] = {}
+    checks = (
+        ("key", limits.check_key),
+        ("value", limits.encode_value),
+        ("expiresAt", lambda v: None if v is None else _time(v)),
+    )
+    for name, check in checks:
+        if name == "value" and name not in obj:
+            errors.append((line, name, "is required"))
+            continue
+        try:
+            found[name] = check(obj.get(name))
+        except EngramError as exc:
+            errors.append((line, name, exc.message))
+    if len(errors) > before:
         return None
-    try:
-        value = limits.encode_value(obj.get("value"))
-        expires = _time(obj["expiresAt"]) if obj.get("expiresAt") is not None else None
-    except EngramError as exc:
-        errors.append((line, "value", exc.message))
-        return None
-    return WorkingRecord(key, value, expires, line)
+    return WorkingRecord(found["key"], found["value"], found["expiresAt"], line)
 
 
 def _time(value: object) -> datetime:
@@ -366,6 +470,7 @@ _FACT_FIELDS = (
     ("updatedAt", _time),
     ("vector", _vector),
 )
+FACT_FIELDS = ("kind", *(name for name, _ in _FACT_FIELDS))
 
 
 def lines(head: dict[str, Any], records: Iterable[dict[str, Any]]) -> Iterator[str]:

@@ -2,10 +2,10 @@
 batch, not the file.
 
 :class:`Reader` parses and checks the file a line at a time (:mod:`records`) and hands
-over each ``batch`` of facts. Once a record is bad it hands over nothing more and reads
-on, to list every bad record; a fact with no vector of ``dimension`` stops it
-(``unembedded``): such a file is imported in phases instead, its vectors embedded
-before the write.
+over each ``batch`` of facts. Once a record is bad (a vector of another width than the
+model's is one) it hands over nothing more and reads on, to list every bad record; a
+fact with no vector stops it (``unembedded``): such a file is imported in phases
+instead, its vectors embedded before the write.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def header(path: Path) -> ModelRecord | None:
     try:
         with open(path, encoding="utf-8") as lines:
             head = json.loads(lines.readline())
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(head, dict) or head.get("format") != records.FORMAT:
         return None
@@ -46,21 +46,23 @@ def count_lines(path: Path) -> int:
 
 
 class Reader:
-    def __init__(self, path: Path, dimension: int, batch: int) -> None:
-        self.parsed = Parsed()  # its facts go out in batches; errors and working stay
+    def __init__(self, path: Path, model: ModelRecord, batch: int) -> None:
+        # Its facts go out in batches; errors and working stay. A vector of another width
+        # than the model's is a bad record.
+        self.parsed = Parsed(model=model)
         self.unembedded = False
-        self._path, self._width, self._batch = path, 4 * dimension, batch
+        self._path, self._batch = path, batch
 
     def batches(self) -> Iterator[list[FactRecord]]:
         """Each batch of good facts, in the file's order, until the file ends, a record
-        is bad or a fact has no vector of the model. Raises InvalidInput (not UTF-8)."""
+        is bad or a fact has no vector. Raises InvalidInput (not UTF-8)."""
         parsed = self.parsed
         try:
             with open(self._path, encoding="utf-8") as lines:
                 for number, obj in records.objects(lines, parsed.errors):
                     if number > 1 or obj.get("format") != records.FORMAT:
                         records.record(obj, number, parsed)
-                    if parsed.facts and not self._good(parsed.facts[-1]):
+                    if parsed.facts and parsed.facts[-1].vector is None:
                         self.unembedded = True
                         return
                     if len(parsed.facts) >= self._batch and (part := self._part()):
@@ -69,9 +71,6 @@ class Reader:
             raise InvalidInput(f"{self._path} is not UTF-8 text") from exc
         if part := self._part():
             yield part
-
-    def _good(self, fact: FactRecord) -> bool:
-        return fact.vector is not None and len(fact.vector) == self._width
 
     def _part(self) -> list[FactRecord]:
         """The facts read since the last batch, or none once a record was bad."""

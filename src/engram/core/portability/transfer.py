@@ -203,7 +203,7 @@ class Importer:
         tell("parse", 0, total)
 
         def work(rec: ledger.Entry) -> ImportReport:
-            reader = streaming.Reader(path, head.dimension, WRITE_BATCH)
+            reader = streaming.Reader(path, head, WRITE_BATCH)
             written, done = _Written(), 0
             for part in reader.batches():
                 vectors = [store.facts.vector_from_bytes(f.vector) for f in part]  # type: ignore[arg-type]
@@ -247,7 +247,7 @@ class Importer:
         out: list[Any] = [None] * len(parsed.facts)
         missing: list[int] = []
         for i, fact in enumerate(parsed.facts):
-            if same and fact.vector is not None and len(fact.vector) == 4 * parsed.model.dimension:  # type: ignore[union-attr]
+            if same and fact.vector is not None:  # its width was checked against the model
                 out[i] = store.facts.vector_from_bytes(fact.vector)
             else:
                 missing.append(i)

@@ -23,6 +23,7 @@ from engram import (
     Conflict,
     InvalidInput,
     Note,
+    NotFound,
     ResourceRef,
 )
 from engram.core.portability import transfer
@@ -404,6 +405,38 @@ def test_a_csv_field_over_the_reader_s_limit_is_named_too_long_by_its_line(db_pa
             mem.import_string(REF, f"content,{long}\n", format="csv")
         assert _listed(raised) == [(1, "header")]
         assert mem.facts(REF).facts == [] and mem.ledger(REF).entries == []
+
+
+def test_an_import_without_facts_needs_no_embedder_and_names_only_an_entry_it_wrote(
+    target: Target,
+) -> None:
+    empty = json.dumps(records_header := {"format": "engram-export", "version": 1})
+    working = "\n".join(
+        json.dumps({"kind": "working", "key": k, "value": v}) for k, v in (("a", 1), ("b", [2]))
+    )
+    with engram.open(target, embedder="none") as mem:
+        for text, options in [
+            ("content\n", {"format": "csv"}),
+            (json.dumps({**records_header, "model": None, "scope": "x"}), {"format": "jsonl"}),
+            (json.dumps({**records_header, "facts": [], "working": []}), {"format": "json"}),
+            (empty, {}),
+            ("[]", {"source": "mem0"}),
+            ("", {"source": "mcp-memory"}),
+        ]:
+            done = mem.import_string(REF, text, **options)  # type: ignore[arg-type]
+            assert (done.facts_added, done.working_set, done.entry) == (0, 0, None), options
+        assert mem.ledger(REF).entries == []
+        keys = mem.import_string(REF, working, format="jsonl")
+        assert keys.working_set == 2 and keys.entry is not None
+        assert mem.working.get(REF, "b") == [2]
+        mem.revert(REF, keys.entry)
+        with pytest.raises(NotFound):
+            mem.working.get(REF, "a")
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        text = "content\nAna moved to Lyon\n"
+        assert mem.import_string(REF, text, format="csv").entry is not None
+        again = mem.import_string(REF, text, format="csv")  # every fact already held
+        assert (again.facts_existing, again.entry) == (1, None)
 
 
 def test_unknown_columns_and_fields_and_vectors_of_another_width_are_bad_records(

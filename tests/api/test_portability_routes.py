@@ -134,3 +134,16 @@ def test_records_too_deep_or_too_long_or_of_unknown_fields_are_422_and_write_not
     found = error(_import(http, agent, "content,colour\nhi,red\n"), 422, "bad_records")
     assert [(e["line"], e["field"]) for e in found["errors"]] == [(1, "colour")]
     assert stores.rows(target, "SELECT count(*) FROM ledger") == before
+
+
+def test_an_import_that_changes_nothing_names_no_entry(http: TestClient, target: Target) -> None:
+    agent = new_agent(http, "idle")
+    before = stores.rows(target, "SELECT count(*) FROM ledger")
+    assert ok(_import(http, agent, "content\n", format="csv"))["entry"] is None
+    assert ok(_import(http, agent, "[]", source="mem0"))["entry"] is None
+    assert stores.rows(target, "SELECT count(*) FROM ledger") == before
+    done = ok(_import(http, agent, "content\nAna moved to Lyon\n", format="csv"))
+    newest = lambda: ok(http.get(f"{agent}/ledger"))["entries"][0]["seq"]  # noqa: E731
+    assert newest() == done["entry"]
+    again = ok(_import(http, agent, "content\nAna moved to Lyon\n", format="csv"))
+    assert (again["factsExisting"], again["entry"]) == (1, None) and newest() == done["entry"]

@@ -80,6 +80,12 @@ class Entry:
             kind, object_id, action, kept, self.seq if token == OWN else token
         )
 
+    @property
+    def changed(self) -> bool:
+        """Whether the work recorded a change so far: an entry that records none is
+        dropped as it closes, so no report may name it."""
+        return bool(self._changes)
+
     def close(self) -> None:
         # The facts this write added, restored or reworded, and those naming an entity
         # that went, are read for the graph before it commits (whatever path wrote them).

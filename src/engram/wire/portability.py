@@ -24,7 +24,8 @@ class ExportDocument(Answer):
 class ImportOut(Answer):
     """Facts written, facts whose words the agent already held (linked, not written),
     working keys set, vectors taken from the file and embedded, each fact id that was
-    taken and so changed (old → new), and the ledger entry (null for a dry run)."""
+    taken and so changed (old → new), and the ledger entry (null for a dry run, or an
+    import that changed nothing)."""
 
     facts_added: int
     facts_existing: int

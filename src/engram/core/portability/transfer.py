@@ -61,7 +61,8 @@ class ImportReport:
     """What an import did (or, with ``dry_run``, would do): facts written, facts whose
     words the scope already held (linked, not written), working keys set, vectors taken
     from the file and vectors embedded, and each kept fact's new id where its own was
-    taken (``id_mappings``: old → new)."""
+    taken (``id_mappings``: old → new), and the ledger entry that holds it (None for a dry
+    run, or when the import changed nothing: such an entry is dropped)."""
 
     facts_added: int = 0
     facts_existing: int = 0
@@ -234,10 +235,13 @@ class Importer:
             model if embedder is None else ModelRecord(embedder.model, embedder.dimension)
         )
 
-    def _model(self, parsed: Parsed) -> ModelRecord:
+    def _model(self, parsed: Parsed) -> ModelRecord | None:
+        """The model the facts are written with: the embedder's, else the file's (whose
+        vectors are then the store's: :meth:`_vectors` refused the import otherwise).
+        None only with neither, when there are no facts to write (working keys alone, or
+        nothing at all)."""
         if self._embedder is not None:
             return ModelRecord(self._embedder.model, self._embedder.dimension)
-        assert parsed.model is not None  # _vectors refused otherwise
         return parsed.model
 
     def _vectors(self, parsed: Parsed, tell: Progress) -> tuple[list[Any], int, int]:
@@ -271,11 +275,14 @@ class Importer:
         rec: ledger.Entry,
         found: list[FactRecord],
         vectors: list[Any],
-        model: ModelRecord,
+        model: ModelRecord | None,
         written: _Written,
     ) -> None:
         new, held, moved = self._new_facts(rec, found, vectors)
-        written.added += len(self._write_new(rec, new, model)) if new else 0
+        if new:
+            if model is None:  # _vectors refuses facts with neither an embedder nor a model
+                raise CapabilityMissing("this memory has no embedder; nothing was imported")
+            written.added += len(self._write_new(rec, new, model))
         written.existing += held
         written.mappings.update(moved)
 
@@ -347,7 +354,7 @@ class _Written:
             vectors_reused=reused,
             vectors_embedded=embedded,
             id_mappings=self.mappings,
-            entry=rec.seq,
+            entry=rec.seq if rec.changed else None,  # an entry that changed nothing is dropped
             entities=entities,
             relations=relations,
         )

@@ -126,6 +126,16 @@ def test_remember_from_empty_stdin_is_refused(
     assert err.startswith("error[invalid_input]: no facts on stdin")
 
 
+def test_a_turn_nested_too_deeply_to_read_is_refused_by_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text('{"speaker": "Ana", "text": "fine"}\n' + "[" * 100_000 + "]" * 100_000)
+    code, _, err = run(capsys, "remember-conversation", str(turns), *scoped(str(tmp_path / "s.db")))
+    assert code == 2
+    assert err.startswith("error[invalid_input]: line 2 nests too deeply to be read")
+
+
 def test_facts_pages_with_the_printed_cursor(capsys: pytest.CaptureFixture[str], db: str) -> None:
     for text in ("first fact", "second fact", "third fact"):
         run_json(capsys, "remember", text, "--db", db, "--resource", "user-42")

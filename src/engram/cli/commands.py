@@ -123,6 +123,8 @@ def remember_conversation(mem: Memory, args: argparse.Namespace) -> Output:
             continue
         try:
             turns.append(_turn(json.loads(line)))
+        except RecursionError as exc:
+            raise InvalidInput(f"line {n} nests too deeply to be read") from exc
         except (ValueError, TypeError) as exc:
             raise InvalidInput(
                 f"line {n} is not a turn: {exc}",

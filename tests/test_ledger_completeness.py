@@ -261,6 +261,7 @@ ROW_READS = {
     "words",
     "vector_of",
     "by_source",
+    "trashed_by_source",
     "traits",
     "vectors",
     "ids",
@@ -328,6 +329,9 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         ),
         "facts.set_context": lambda tx: store.facts.set_context(tx, REF, "f_x", "c", now),
         "facts.set_strength": lambda tx: store.facts.set_strength(tx, REF, "f_x", 0.5),
+        "facts.set_trashed_context": lambda tx: store.facts.set_trashed_context(
+            tx, REF, "f_x", "c"
+        ),
         "facts.add_vectors": lambda tx: store.facts.add_vectors(tx, []),
         "facts.rebuild_fulltext": lambda tx: store.facts.rebuild_fulltext(tx),
         "usage.mark_applied": lambda tx: store.usage.mark_applied(tx, REF, [], True),
@@ -351,6 +355,7 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
         "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
         "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),
+        "graph.erase_scope": lambda tx: store.graph.erase_scope(tx, REF),
         "usage.add": lambda tx: store.usage.add(
             tx, REF, [Feedback("u_x", "f_x", "used", None, None, None, from_us(now))]
         ),

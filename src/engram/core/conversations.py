@@ -110,7 +110,15 @@ def write(
         return Conversation(session.id, done, [found[i] for i in done if i in found])
     sessions.write_entries(store, tx, session, entries, rec.now)
     earlier = store.sessions.entries(tx, session.id, max(0, start - 2 * width), start)
-    said = [(e.index, _line(e)) for e in earlier if e.index is not None]
+    # An earlier turn gives its fact's words, reworded perhaps, else its entry's.
+    held = store.facts.by_source(
+        tx, scope, session.id, [e.index for e in earlier if e.index is not None]
+    )
+    said = [
+        (i, held[i].content if i in held else line(e))
+        for e in earlier
+        if (i := e.index) is not None
+    ]
     said += [(start + n, content(t)) for n, t in enumerate(turns)]
     for n, (_, digest, _) in enumerate(batch.checked):
         new = batch.new.get(digest)
@@ -119,10 +127,11 @@ def write(
         fact = dataclasses.replace(
             new.fact,
             source_ref=SourceRef(session.id, start + n),
-            context=_around(said, start + n, width),
+            context=around(said, start + n, width),
         )
         batch.new[digest] = dataclasses.replace(new, fact=fact)
     stored = write_facts(rec, batch)
+    store.sessions.set_width(tx, session.id, start, start + len(turns), width)
     if width:
         _complete(rec, session.id, said, range(max(0, start - width), start), width)
     return Conversation(session.id, range(start, start + len(turns)), batch.facts(stored))
@@ -142,11 +151,11 @@ def _session(rec: ledger.Entry, session_id: str | None) -> Session:
     return session
 
 
-def _line(entry: Entry) -> str:
+def line(entry: Entry) -> str:
     return content(Turn(entry.role or "", entry.content))
 
 
-def _around(said: Sequence[tuple[int, str]], index: int, width: int) -> str | None:
+def around(said: Sequence[tuple[int, str]], index: int, width: int) -> str | None:
     """The lines within ``width`` of ``index`` (itself left out), in order."""
     if not width:
         return None
@@ -160,9 +169,10 @@ def _complete(
     """Gives the session's earlier turns (their facts) the context that now reaches the
     appended turns; each change is in the ledger with the context before it."""
     store, tx, scope = rec.store, rec.tx, rec.scope
+    store.sessions.set_width(tx, session_id, earlier.start, earlier.stop, width)
     facts = store.facts.by_source(tx, scope, session_id, list(earlier))
     for index, fact in facts.items():
-        context = _around(said, index, width)
+        context = around(said, index, width)
         if context == fact.context:
             continue
         store.facts.set_context(tx, scope, fact.id, context, rec.now)

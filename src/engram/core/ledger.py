@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from engram.core import derived
 from engram.core.clock import to_us
 from engram.core.graph import indexing
 from engram.core.models import Change, Fact, Writer
@@ -89,6 +90,9 @@ class Entry:
     def close(self) -> None:
         # The facts this write added, restored or reworded, and those naming an entity
         # that went, are read for the graph before it commits (whatever path wrote them).
+        # Copies of the words of turns that left, came back or were reworded follow them
+        # first: a context they change is read again for the graph.
+        derived.settle(self)
         indexing.settle(self.store, self.tx, self.now)
         if self._changes:
             self.store.ledger.add(self.tx, self.seq, list(self._changes.values()))

@@ -320,6 +320,17 @@ class FactRows(Protocol):
         whether the scope has the fact."""
         ...
 
+    def trashed_by_source(
+        self, tx: Tx, scope: Scope, sandbox_id: str, entries: Sequence[int]
+    ) -> dict[int, Fact]:
+        """The scope's facts in the trash pointing at these entries of the session
+        ``sandbox_id``, by entry index."""
+        ...
+
+    def set_trashed_context(self, tx: Tx, scope: Scope, fact_id: str, context: str | None) -> bool:
+        """Gives a fact in the trash another context; whether the scope's trash holds it."""
+        ...
+
     def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
         """Gives a live fact another strength; whether the scope has the fact."""
         ...
@@ -526,9 +537,18 @@ class LedgerRows(Protocol):
         before-states."""
         ...
 
-    def scrub(self, tx: Tx, scope: Scope, fact_ids: Sequence[str] | None) -> int:
-        """Erases the before-states of every item naming these facts of the scope (all
-        its facts, for None) and marks their entries scrubbed; how many were erased."""
+    def scrub(
+        self,
+        tx: Tx,
+        scope: Scope,
+        fact_ids: Sequence[str] | None,
+        *,
+        kind: str = "fact",
+        action: str | None = None,
+    ) -> int:
+        """Erases the before-states of every item naming these objects of ``kind`` in the
+        scope (for None, every item of the scope's ledger, whatever it names), only those
+        of ``action`` if given, and marks their entries scrubbed; how many were erased."""
         ...
 
     def delete_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> int:
@@ -724,6 +744,11 @@ class GraphRows(Protocol):
         ``types``."""
         ...
 
+    def erase_scope(self, tx: Tx, scope: Scope) -> int:
+        """Deletes the scope's whole graph for good: entities (asserted ones too) with
+        their aliases, relations, relation types; how many entities went."""
+        ...
+
     def delete_relation(self, tx: Tx, scope: Scope, relation_id: str) -> bool:
         """Deletes the relation and its support; whether it was there."""
         ...
@@ -731,7 +756,9 @@ class GraphRows(Protocol):
 
 class SessionRows(Protocol):
     """Episodic sessions and their append-only entries. The core checks scopes and fork
-    points; ``get`` finds a session whatever its scope."""
+    points; ``get`` finds a session whatever its scope. Every read but ``window`` leaves
+    out the entries hidden because each fact remembered from them is in the trash
+    (:mod:`engram.core.derived`)."""
 
     def get(self, tx: Tx, session_id: str, *, hold: bool = False) -> Session | None:
         """The session, or None. ``hold`` first makes every other writer that holds it
@@ -779,6 +806,40 @@ class SessionRows(Protocol):
 
     def entries_of(self, tx: Tx, session_ids: Sequence[str]) -> list[Entry]:
         """Every entry of these sessions, by session, then index."""
+        ...
+
+    def window(
+        self, tx: Tx, session_id: str, start: int, stop: int
+    ) -> list[tuple[Entry, bool, int | None]]:
+        """The session's entries with indexes in [start, stop), the hidden ones too, each
+        with whether it is hidden and the width its turn's context was built with (None:
+        not a turn, or written before widths were kept)."""
+        ...
+
+    def set_width(self, tx: Tx, session_id: str, start: int, stop: int, width: int) -> None:
+        """Records the width the contexts of the turns at [start, stop) were built with."""
+        ...
+
+    def hide(self, tx: Tx, session_id: str, index: int, hidden: bool) -> None:
+        """Hides an entry from every read, or shows it again."""
+        ...
+
+    def erase_entry(self, tx: Tx, session_id: str, index: int) -> None:
+        """Deletes an entry for good (its index stays taken)."""
+        ...
+
+    def erase_scope(self, tx: Tx, scope: Scope) -> int:
+        """Deletes the scope's sessions and their entries for good; a session forked
+        from one of them becomes a root. How many sessions went."""
+        ...
+
+    def changed(self, tx: Tx, limit: int) -> list[tuple[str, str, int]]:
+        """Up to ``limit`` entries queued because a fact remembered from them left,
+        came back from the trash or was reworded: (scope key, session id, index)."""
+        ...
+
+    def settled(self, tx: Tx, items: Sequence[tuple[str, str, int]]) -> None:
+        """Takes these entries off the queue."""
         ...
 
 

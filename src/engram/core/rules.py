@@ -90,7 +90,11 @@ def erase_scope(rec: ledger.Entry, turn_user: str | None) -> DeletionReceipt:
     if turn_user is not None:
         return erase(rec, ids)
     live, trashed = store.facts.erase_scope(tx, scope)
+    # Its sessions' entries, its documents and its graph (what callers asserted too)
+    # hold the scope's words as well.
+    store.sessions.erase_scope(tx, scope)
     _erase_documents(rec)
+    store.graph.erase_scope(tx, scope)
     scrubbed = store.ledger.scrub(tx, scope, None)
     for fact_id in ids:
         rec.record("fact", fact_id, "erase")

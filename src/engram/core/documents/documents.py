@@ -380,11 +380,13 @@ class Documents:
             if current is None:
                 return False
             store.documents.delete(rec.tx, rec.scope, checked)
-            rec.record("document", checked, "forget", state(current))
             ids = _unnamed(rec, current, set())
-            if hard:
+            if hard:  # its title and front matter leave the ledger's before-states too
+                store.ledger.scrub(rec.tx, rec.scope, [checked], kind="document")
+                rec.record("document", checked, "erase")
                 rules.erase(rec, ids)
             else:
+                rec.record("document", checked, "forget", state(current))
                 rules.trash(rec, ids)
             return True
 

@@ -376,6 +376,14 @@ class GraphTable:
             support[str(relation)].append(str(fact_id))
         return [_relation(r, support[str(r[0])]) for r in rows]
 
+    def erase_scope(self, tx: Tx, scope: Scope) -> int:
+        t = sql(tx).recorded()
+        t.execute("DELETE FROM relations WHERE scope = ?", (scope.key,))
+        gone = t.execute("DELETE FROM entities WHERE scope = ?", (scope.key,)).rowcount
+        t.execute("DELETE FROM relation_types WHERE scope = ?", (scope.key,))
+        t.execute("DELETE FROM graph_dirty WHERE scope = ?", (scope.key,))
+        return int(gone)
+
     def delete_relation(self, tx: Tx, scope: Scope, relation_id: str) -> bool:
         t = sql(tx).recorded()
         gone = t.execute(

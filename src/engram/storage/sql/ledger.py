@@ -144,27 +144,39 @@ class LedgerTable:
             items.setdefault(int(r[0]), []).append(_change(r[1:]))
         return [_entry(r, items.get(int(r[0]), [])) for r in rows]
 
-    def scrub(self, tx: Tx, scope: Scope, fact_ids: Sequence[str] | None) -> int:
-        """Erases the before-states of the items that name these facts of the scope (or
-        every fact of the scope, for None), marking their entries scrubbed."""
+    def scrub(
+        self,
+        tx: Tx,
+        scope: Scope,
+        fact_ids: Sequence[str] | None,
+        *,
+        kind: str = "fact",
+        action: str | None = None,
+    ) -> int:
+        """Erases the before-states of the items that name these objects of ``kind`` in
+        the scope (or every item of the scope, for None), only those of ``action`` if
+        given, marking their entries scrubbed."""
         t = sql(tx)
         if fact_ids is not None and not fact_ids:
             return 0
-        params: list[object] = []
-        if fact_ids is None:
-            where = ""
-        else:
-            member, params = t.dialect.in_list("object_id", fact_ids)
-            where = f" AND {member}"
-        named = "kind = 'fact' AND entry IN (SELECT seq FROM ledger WHERE scope = ?)" + where
+        # A whole scope's deletion erases the before-states of everything it held.
+        named = "entry IN (SELECT seq FROM ledger WHERE scope = ?)"
+        params: list[object] = [scope.key]
+        if fact_ids is not None:
+            member, listed = t.dialect.in_list("object_id", fact_ids)
+            named += f" AND kind = ? AND {member}"
+            params += [kind, *listed]
+        if action is not None:
+            named += " AND action = ?"
+            params.append(action)
         t.execute(
             f"UPDATE ledger SET scrubbed = 1 WHERE seq IN (SELECT entry FROM ledger_items "
             f"WHERE {named})",
-            (scope.key, *params),
+            tuple(params),
         )
         erased = t.execute(
             f"UPDATE ledger_items SET before = NULL WHERE before IS NOT NULL AND {named}",
-            (scope.key, *params),
+            tuple(params),
         )
         return int(erased.rowcount)
 

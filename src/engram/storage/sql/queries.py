@@ -353,6 +353,22 @@ def trash_erase_scope(scope: str, turn_user: str | None) -> Query:
     )
 
 
+def trash_by_source(d: Dialect, scope: str, sandbox: str, entries: Sequence[int]) -> Query:
+    member, params = d.in_list("source_entry", entries)
+    return (
+        f"SELECT {TRASHED_FACT} FROM fact_trash WHERE source_sandbox = ? AND {member} "
+        "AND scope = ?",
+        (sandbox, *params, scope),
+    )
+
+
+def trash_set_context(scope: str, fact_id: str, context: str | None) -> Query:
+    return (
+        "UPDATE fact_trash SET context = ? WHERE id = ? AND scope = ?",
+        (context, fact_id, scope),
+    )
+
+
 def trash_count(scope: str) -> Query:
     return "SELECT count(*) FROM fact_trash WHERE scope = ?", (scope,)
 
@@ -461,10 +477,14 @@ def session_advance(session_id: str, next_index: int) -> Query:
     return "UPDATE sessions SET next_index = ? WHERE id = ?", (next_index, session_id)
 
 
-def session_entries(session_id: str, start: int, stop: int) -> Query:
+def session_entries(session_id: str, start: int, stop: int, *, hidden: bool = False) -> Query:
+    """The session's entries in [start, stop); those hidden too (with ``hidden``, each
+    row then ends with its hidden flag and its context's width)."""
+    shown = ", hidden, width" if hidden else ""
+    which = "" if hidden else " AND hidden = 0"
     return (
-        f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE session_id = ? "
-        "AND idx >= ? AND idx < ? ORDER BY idx",
+        f"SELECT {ENTRY_COLUMNS}{shown} FROM session_entries WHERE session_id = ? "
+        f"AND idx >= ? AND idx < ?{which} ORDER BY idx",
         (session_id, start, stop),
     )
 
@@ -472,9 +492,55 @@ def session_entries(session_id: str, start: int, stop: int) -> Query:
 def entries_of(d: Dialect, session_ids: Sequence[str]) -> Query:
     member, params = d.in_list("session_id", session_ids)
     return (
-        f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE {member} ORDER BY session_id, idx",
+        f"SELECT {ENTRY_COLUMNS} FROM session_entries WHERE {member} AND hidden = 0 "
+        "ORDER BY session_id, idx",
         tuple(params),
     )
+
+
+def entry_hide(session_id: str, idx: int, hidden: bool) -> Query:
+    return (
+        "UPDATE session_entries SET hidden = ? WHERE session_id = ? AND idx = ?",
+        (int(hidden), session_id, idx),
+    )
+
+
+def entries_width(session_id: str, start: int, stop: int, width: int) -> Query:
+    return (
+        "UPDATE session_entries SET width = ? WHERE session_id = ? AND idx >= ? AND idx < ?",
+        (width, session_id, start, stop),
+    )
+
+
+def entry_delete(session_id: str, idx: int) -> Query:
+    return "DELETE FROM session_entries WHERE session_id = ? AND idx = ?", (session_id, idx)
+
+
+def source_changes(limit: int) -> Query:
+    return (
+        "SELECT scope, session_id, idx FROM source_changes ORDER BY scope, session_id, idx LIMIT ?",
+        (limit,),
+    )
+
+
+SOURCE_SETTLED = "DELETE FROM source_changes WHERE scope = ? AND session_id = ? AND idx = ?"
+
+
+def sessions_of(scope: str) -> Query:
+    return "SELECT id FROM sessions WHERE scope = ?", (scope,)
+
+
+def sessions_erase(d: Dialect, session_ids: Sequence[str]) -> list[Query]:
+    """Deletes these sessions and their entries; a session forked from one of them
+    becomes a root (what it started from is gone)."""
+    member, params = d.in_list("session_id", session_ids)
+    sessions, same = d.in_list("id", session_ids)
+    parents, again = d.in_list("parent_id", session_ids)
+    return [
+        (f"DELETE FROM session_entries WHERE {member}", tuple(params)),
+        (f"UPDATE sessions SET parent_id = NULL, fork_entry = NULL WHERE {parents}", tuple(again)),
+        (f"DELETE FROM sessions WHERE {sessions}", tuple(same)),
+    ]
 
 
 def episodes(
@@ -500,7 +566,7 @@ def episodes(
         ") "
         f"SELECT {', '.join('e.' + c for c in ENTRY_COLUMNS.split(', '))}"
         " FROM reach r JOIN session_entries e ON e.session_id = r.id"
-        " WHERE (r.upto IS NULL OR e.idx <= r.upto)"
+        " WHERE e.hidden = 0 AND (r.upto IS NULL OR e.idx <= r.upto)"
         " AND (CAST(? AS BIGINT) IS NULL OR e.at > ?)"
         f"{matches} ORDER BY e.at, r.depth, e.session_id, e.idx LIMIT ?",
         (scope, depth, after_us, after_us, *(_pattern(w) for w in words), limit),

@@ -192,6 +192,20 @@ class FactTable:
             > 0
         )
 
+    def trashed_by_source(
+        self, tx: Tx, scope: Scope, sandbox_id: str, entries: Sequence[int]
+    ) -> dict[int, Fact]:
+        if not entries:
+            return {}
+        t = sql(tx)
+        rows = t.rows(*q.trash_by_source(t.dialect, scope.key, sandbox_id, entries))
+        found = [to_fact(r[:-1]) for r in rows]
+        return {f.source_ref.entry_index: f for f in found if f.source_ref is not None}
+
+    def set_trashed_context(self, tx: Tx, scope: Scope, fact_id: str, context: str | None) -> bool:
+        t = sql(tx).recorded()
+        return t.execute(*q.trash_set_context(scope.key, fact_id, context)).rowcount > 0
+
     def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
         t = sql(tx).recorded()
         return t.execute(*q.fact_set_strength(t.dialect, scope.key, fact_id, strength)).rowcount > 0
@@ -455,6 +469,44 @@ class SessionTable:
             return []
         t = sql(tx)
         return [to_session_entry(r) for r in t.rows(*q.entries_of(t.dialect, session_ids))]
+
+    def window(
+        self, tx: Tx, session_id: str, start: int, stop: int
+    ) -> list[tuple[Entry, bool, int | None]]:
+        rows = sql(tx).rows(*q.session_entries(session_id, start, stop, hidden=True))
+        return [
+            (to_session_entry(r[:-2]), bool(r[-2]), None if r[-1] is None else int(r[-1]))
+            for r in rows
+        ]
+
+    def set_width(self, tx: Tx, session_id: str, start: int, stop: int, width: int) -> None:
+        sql(tx).execute(*q.entries_width(session_id, start, stop, width))
+
+    def hide(self, tx: Tx, session_id: str, index: int, hidden: bool) -> None:
+        sql(tx).recorded().execute(*q.entry_hide(session_id, index, hidden))
+
+    def erase_entry(self, tx: Tx, session_id: str, index: int) -> None:
+        sql(tx).recorded().execute(*q.entry_delete(session_id, index))
+
+    def erase_scope(self, tx: Tx, scope: Scope) -> int:
+        t = sql(tx).recorded()
+        ids = [str(r[0]) for r in t.rows(*q.sessions_of(scope.key))]
+        for start in range(0, len(ids), 500):
+            for query in q.sessions_erase(t.dialect, ids[start : start + 500]):
+                t.execute(*query)
+        return len(ids)
+
+    def changed(self, tx: Tx, limit: int) -> list[tuple[str, str, int]]:
+        rows = sql(tx).rows(*q.source_changes(limit))
+        return [(str(scope), str(sid), int(idx)) for scope, sid, idx in rows]
+
+    def settled(self, tx: Tx, items: Sequence[tuple[str, str, int]]) -> None:
+        t = sql(tx)
+        cursor = t.conn.cursor()
+        try:
+            cursor.executemany(t.dialect.sql(q.SOURCE_SETTLED), [tuple(i) for i in items])
+        finally:
+            cursor.close()
 
 
 def _entry_row(new: NewEntry) -> tuple[Any, ...]:

@@ -487,6 +487,46 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE document_chunks ADD COLUMN page INTEGER;
     """,
+    # 16: a session entry that facts were remembered from follows them: hidden while
+    # they are all in the trash, deleted with the last of them; a turn's entry keeps the
+    # width of its fact's context, to build it again. The triggers queue the
+    # entry a fact points at whenever that fact leaves, comes back from the trash or is
+    # reworded; every write reads the queue before it commits (core/derived.py), and
+    # the entry and its neighbours' context follow.
+    """
+    ALTER TABLE session_entries ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE session_entries ADD COLUMN width INTEGER;
+    CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
+        WHERE source_sandbox IS NOT NULL;
+    CREATE TABLE source_changes (
+        scope TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        PRIMARY KEY (scope, session_id, idx)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER facts_ad_source AFTER DELETE ON facts
+        WHEN old.source_sandbox IS NOT NULL BEGIN
+        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
+            VALUES (old.scope, old.source_sandbox, old.source_entry);
+    END;
+    CREATE TRIGGER facts_ai_source AFTER INSERT ON facts
+        WHEN new.source_sandbox IS NOT NULL
+        AND EXISTS (SELECT 1 FROM fact_trash WHERE id = new.id) BEGIN
+        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
+            VALUES (new.scope, new.source_sandbox, new.source_entry);
+    END;
+    CREATE TRIGGER facts_au_source AFTER UPDATE OF content ON facts
+        WHEN new.source_sandbox IS NOT NULL AND new.content IS NOT old.content BEGIN
+        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
+            VALUES (new.scope, new.source_sandbox, new.source_entry);
+    END;
+    CREATE TRIGGER fact_trash_ad_source AFTER DELETE ON fact_trash
+        WHEN old.source_sandbox IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
+            VALUES (old.scope, old.source_sandbox, old.source_entry);
+    END;
+    """,
 )
 
 

@@ -1,0 +1,155 @@
+"""Copies follow their source: what a conversation's turn gave others, kept in step inside
+every write.
+
+A turn is a fact and a message entry of its session, and its words are also in its
+neighbours' context (:mod:`engram.core.conversations`). The database queues the entry a
+fact points at whenever that fact leaves (a forget, a deletion for good, the trash's
+purge, a scope's deletion), comes back from the trash, or is reworded
+(:meth:`engram.core.ports.SessionRows.changed`); :func:`settle` reads the queue before
+each write commits (:meth:`engram.core.ledger.Entry.close`), so no write path leaves a
+copy holding words that are gone:
+
+- a message entry that facts of its session's scope were remembered from is shown while
+  one of them is live, hidden from every read while all are in the trash, and deleted
+  with the last of them;
+- the facts around it (live and in the trash) get their context again from the turns
+  still there, at the width it was built with (its entry keeps it; for a turn written
+  before widths were kept, the width that builds its context again).
+
+A context changed here is an item of the write's ledger entry with the context before it,
+so a revert gives it back; when a turn is deleted for good, no before-state keeps its
+words: this entry's items record none, and the neighbours' earlier context items are
+scrubbed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from itertools import groupby
+from typing import TYPE_CHECKING
+
+from engram.core.conversations import KIND, MAX_WIDTH, around, line
+from engram.core.models import Fact
+from engram.core.scopes import Scope, parse_key
+
+if TYPE_CHECKING:
+    from engram.core.ledger import Entry
+    from engram.core.sessions import Entry as SessionEntry
+
+BATCH = 500  # queued entries read at a time
+GROUP = 200  # changed entries of one session followed at a time
+
+
+def settle(rec: Entry) -> None:
+    """Follows every queued entry until the queue is empty."""
+    store, tx = rec.store, rec.tx
+    while queued := store.sessions.changed(tx, BATCH):
+        for (key, session_id), items in groupby(queued, key=lambda item: item[:2]):
+            indexes = sorted({index for _, _, index in items})
+            for start in range(0, len(indexes), GROUP):
+                _follow(rec, parse_key(key), session_id, indexes[start : start + GROUP])
+        store.sessions.settled(tx, queued)
+
+
+def _follow(rec: Entry, scope: Scope, session_id: str, changed: Sequence[int]) -> None:
+    store, tx = rec.store, rec.tx
+    session = store.sessions.get(tx, session_id)
+    own = session is not None and session.scope == scope
+    lo, hi = max(0, changed[0] - 2 * MAX_WIDTH), changed[-1] + 2 * MAX_WIDTH + 1
+    span = list(range(lo, hi))
+    live = store.facts.by_source(tx, scope, session_id, span)
+    trashed = store.facts.trashed_by_source(tx, scope, session_id, span)
+    entries = dict[int, tuple["SessionEntry", bool]]()
+    widths: dict[int, int] = {}
+    for entry, hidden, width in store.sessions.window(tx, session_id, lo, hi):
+        assert entry.index is not None
+        if width is not None:
+            widths[entry.index] = width
+        if own:
+            entries[entry.index] = (entry, hidden)
+    erased = [i for i in changed if i not in live and i not in trashed]
+    built = {i: line(e) for i, (e, _) in entries.items()}  # the lines as first written
+    for index in changed:
+        if index in entries and entries[index][0].kind == KIND:
+            _settle_entry(rec, session_id, index, entries, live, trashed)
+    after = _lines(entries, live, trashed, own)
+    before = {**after, **{i: built[i] for i in changed if i in built}}
+    near = {i for c in changed for i in range(c - MAX_WIDTH, c + MAX_WIDTH + 1)}
+    for index in sorted(near):
+        for fact, is_live in ((live.get(index), True), (trashed.get(index), False)):
+            if fact is None or fact.context is None:
+                continue
+            if index in widths:
+                context = around(_said(after), index, widths[index])
+            else:
+                context = _rebuilt(fact.context, index, after, (before, built))
+            if context == fact.context:
+                continue
+            if not is_live:
+                store.facts.set_trashed_context(tx, scope, fact.id, context)
+                continue
+            store.facts.set_context(tx, scope, fact.id, context, rec.now)
+            kept = None if erased else json.dumps({"state": "live", "context": fact.context})
+            rec.record("fact", fact.id, "context", kept)
+    if erased:  # earlier entries may hold its words in a neighbour's context before
+        near_erased = {i for c in erased for i in range(c - MAX_WIDTH, c + MAX_WIDTH + 1)}
+        ids = [f.id for i in near_erased for f in (live.get(i), trashed.get(i)) if f]
+        store.ledger.scrub(tx, scope, ids, action="context")
+
+
+def _settle_entry(
+    rec: Entry,
+    session_id: str,
+    index: int,
+    entries: dict[int, tuple[SessionEntry, bool]],
+    live: dict[int, Fact],
+    trashed: dict[int, Fact],
+) -> None:
+    store, tx = rec.store, rec.tx
+    hidden = entries[index][1]
+    if index in live:
+        if hidden:
+            store.sessions.hide(tx, session_id, index, False)
+            entries[index] = (entries[index][0], False)
+    elif index in trashed:
+        if not hidden:
+            store.sessions.hide(tx, session_id, index, True)
+            entries[index] = (entries[index][0], True)
+    else:
+        store.sessions.erase_entry(tx, session_id, index)
+        del entries[index]
+
+
+def _lines(
+    entries: dict[int, tuple[SessionEntry, bool]],
+    live: dict[int, Fact],
+    trashed: dict[int, Fact],
+    own: bool,
+) -> dict[int, str]:
+    """The line each index gives its neighbours now: a live turn's words; for the
+    session's own scope, an entry still shown that no trashed fact holds."""
+    lines = {i: fact.content for i, fact in live.items()}
+    if own:
+        for index, (entry, hidden) in entries.items():
+            if index not in lines and index not in trashed and not hidden:
+                lines[index] = line(entry)
+    return lines
+
+
+def _rebuilt(
+    context: str, index: int, after: dict[int, str], earlier: Sequence[dict[int, str]]
+) -> str | None:
+    """``context`` built again from ``after`` at the width that built it (from the lines
+    as they are, were, or were first written); at the width its lines reach when none
+    does."""
+    for width in range(1, MAX_WIDTH + 1):
+        for lines in (after, *earlier):
+            if around(_said(lines), index, width) == context:
+                return around(_said(after), index, width)
+    reach = [abs(i - index) for i, text in earlier[-1].items() if i != index and text in context]
+    return around(_said(after), index, max(reach, default=1))
+
+
+def _said(lines: dict[int, str]) -> list[tuple[int, str]]:
+    return sorted(lines.items())

@@ -1,0 +1,158 @@
+"""Copies follow their source (core/derived.py): a conversation turn's words in its
+session entry and in its neighbours' context go with the turn, on every erase path, and
+come back exactly with a restore or a revert; a scope's deletion takes its sessions and
+its graph; a hard document forget leaves no title in the ledger. On both backends, each
+checked on every read path and in the store's raw bytes."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+import engram
+from engram import ResourceRef, Turn
+from stores import Target
+from traces import traces
+
+REF = ResourceRef("user-42")
+
+
+def _word() -> str:
+    return "zq" + secrets.token_hex(6)
+
+
+def _talk(mem: engram.Memory, words: list[str], width: int = 1) -> engram.Conversation:
+    speakers = ["Ana", "Bo"]
+    turns = [Turn(speakers[n % 2], f"said {w}") for n, w in enumerate(words)]
+    return mem.remember_conversation(REF, turns, context_turns=width)
+
+
+def _seen(mem: engram.Memory, word: str) -> list[str]:
+    """The read paths that still give ``word``."""
+    seen = []
+    if mem.recall(REF, word, mode="text"):
+        seen.append("recall")
+    if any(word in (f.context or "") + f.content for f in mem.facts(REF).facts):
+        seen.append("facts")
+    if mem.episodic_recall(REF, query=word).entries:
+        seen.append("episodes")
+    tree = mem.episodic_tree(REF)
+    entries = [e for node in tree for e in node.entries]
+    if any(word in e.content for e in entries):
+        seen.append("tree")
+    if any(word in (t.fact.context or "") for t in mem.trash(REF).facts):
+        seen.append("trash")
+    return seen
+
+
+def test_a_turn_deleted_for_good_leaves_its_neighbours_and_its_session(
+    mem: engram.Memory, target: Target
+) -> None:
+    words = [_word() for _ in range(5)]
+    talk = _talk(mem, words)
+    assert "recall" in _seen(mem, words[2])  # its neighbours' context holds it
+    assert mem.forget(REF, talk.facts[2].id, hard=True)
+    assert _seen(mem, words[2]) == []
+    for n in (1, 3):  # the neighbours keep the turns still there, at their width
+        kept = mem.fact(REF, talk.facts[n].id).context
+        assert kept == "\n".join(f"{s}: said {words[i]}" for s, i in _around(n))
+    assert [e.content for e in mem.episodic_recall(REF).entries] == [
+        f"said {w}" for i, w in enumerate(words) if i != 2
+    ]
+    mem.close()
+    assert traces(target, words[2]) == []
+    assert traces(target, words[1])  # the probe finds what is kept
+
+
+def _around(n: int) -> list[tuple[str, int]]:
+    return [("Ana" if i % 2 == 0 else "Bo", i) for i in (n - 1, n + 1) if i != 2]
+
+
+@pytest.mark.parametrize("way", ["restore", "revert"])
+def test_a_soft_forget_hides_the_turn_everywhere_and_gives_it_back_exactly(
+    mem: engram.Memory, way: str
+) -> None:
+    words = [_word() for _ in range(6)]
+    talk = _talk(mem, words, width=2)
+    before = {f.id: mem.fact(REF, f.id).context for f in talk.facts}
+    entries = mem.episodic_recall(REF).entries
+    assert mem.forget(REF, talk.facts[2].id)
+    assert _seen(mem, words[2]) == []
+    assert mem.fact(REF, talk.facts[4].id).context == f"Bo: said {words[3]}\nBo: said {words[5]}"
+    if way == "restore":
+        mem.restore(REF, talk.facts[2].id)
+    else:
+        forget = mem.ledger(REF).entries[0]
+        assert forget.op == "forget"
+        mem.revert(REF, forget.seq)
+    assert {f.id: mem.fact(REF, f.id).context for f in talk.facts} == before
+    assert mem.episodic_recall(REF).entries == entries
+
+
+def test_the_width_a_context_was_built_with_is_kept(mem: engram.Memory) -> None:
+    words = [_word() for _ in range(7)]
+    talk = _talk(mem, words, width=2)
+    mem.forget(REF, talk.facts[3].id, hard=True)
+    lines = {i: f"{'Ana' if i % 2 == 0 else 'Bo'}: said {w}" for i, w in enumerate(words)}
+    del lines[3]
+    for n in (1, 2, 4, 5):
+        want = "\n".join(lines[i] for i in sorted(lines) if i != n and abs(i - n) <= 2)
+        assert mem.fact(REF, talk.facts[n].id).context == want
+
+
+def test_a_turn_in_the_trash_deleted_later_leaves_nothing(
+    mem: engram.Memory, target: Target
+) -> None:
+    words = [_word() for _ in range(3)]
+    talk = _talk(mem, words)
+    mem.forget(REF, talk.facts[1].id)
+    mem.forget(REF, talk.facts[0].id)  # a neighbour in the trash holds it too
+    mem.delete_traces(REF, [talk.facts[1].id])
+    mem.restore(REF, talk.facts[0].id)
+    assert _seen(mem, words[1]) == []
+    assert not any(e.changes and words[1] in str(e.changes) for e in mem.ledger(REF).entries)
+    mem.close()
+    assert traces(target, words[1]) == []
+
+
+def test_a_correction_reaches_the_neighbours(mem: engram.Memory) -> None:
+    words = [_word() for _ in range(3)]
+    talk = _talk(mem, words)
+    mem.correct(REF, talk.facts[1].id, "Bo: said something else")
+    assert mem.fact(REF, talk.facts[0].id).context == "Bo: said something else"
+    assert mem.recall(REF, words[1], mode="text") == []
+
+
+def test_a_scope_deletion_takes_its_sessions_and_its_graph(
+    mem: engram.Memory, target: Target
+) -> None:
+    words = [_word() for _ in range(3)]
+    _talk(mem, words)
+    asserted = _word()
+    mem.graph.upsert_entity(REF, asserted.capitalize(), summary=f"about {asserted}")
+    other = ResourceRef("someone-else")
+    kept = _word()
+    mem.remember_conversation(other, [Turn("Cy", f"said {kept}")])
+    mem.delete_scope(REF)
+    assert mem.episodic_recall(REF).entries == []
+    assert mem.episodic_tree(REF) == []
+    assert mem.graph.search(REF, asserted) == []
+    assert mem.ledger(REF).entries[0].op == "delete_scope"
+    assert mem.episodic_recall(other).entries  # another scope keeps its own
+    mem.close()
+    for word in (*words, asserted):
+        assert traces(target, word) == [], word
+    assert traces(target, kept)
+
+
+def test_a_hard_document_forget_leaves_no_title_in_the_ledger(
+    mem: engram.Memory, target: Target
+) -> None:
+    title = _word()
+    doc = mem.ingest_text(REF, f"# {title}\n\nsome body text {_word()}", name="a.md")
+    assert doc.document_id is not None
+    assert mem.forget_document(REF, doc.document_id, hard=True)
+    assert title not in str(mem.ledger(REF).entries)
+    mem.close()
+    assert traces(target, title) == []

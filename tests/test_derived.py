@@ -156,3 +156,28 @@ def test_a_hard_document_forget_leaves_no_title_in_the_ledger(
     assert title not in str(mem.ledger(REF).entries)
     mem.close()
     assert traces(target, title) == []
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_the_wiki_lets_go_of_a_forgotten_fact_at_once_and_compiles_without_it(
+    mem: engram.Memory, target: Target, hard: bool
+) -> None:
+    gone, kept = _word(), _word()
+    fact = mem.remember(REF, f"Ana Lima likes {gone}", type="note")
+    mem.remember(REF, f"Bruno Costa likes {kept}", type="note")
+    mem.wiki.compile(REF)
+    holders = {h.fact.id for h in mem.recall(REF, gone, mode="text")}
+    assert len(holders) > 1  # the fact and the pages listing it
+    mem.forget(REF, fact.id, hard=hard)
+    assert mem.recall(REF, gone, mode="text") == []  # before any compile
+    if not hard:
+        mem.revert(REF, mem.ledger(REF).entries[0].seq)  # all comes back as it was
+        assert {h.fact.id for h in mem.recall(REF, gone, mode="text")} == holders
+        mem.forget(REF, fact.id)
+    report = mem.wiki.compile(REF)
+    assert "index.md" in report.pages
+    assert mem.recall(REF, gone, mode="text") == []
+    assert {h.fact.type for h in mem.recall(REF, kept, mode="text")} == {"note", "wiki"}
+    if hard:
+        mem.close()
+        assert traces(target, gone) == []

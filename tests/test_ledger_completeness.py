@@ -262,6 +262,8 @@ ROW_READS = {
     "vector_of",
     "by_source",
     "trashed_by_source",
+    "departed",
+    "wiki_listing",
     "traits",
     "vectors",
     "ids",
@@ -299,7 +301,8 @@ ROW_READS = {
     "naming",
     "provenance",
 }
-ROW_EXEMPT = {"replace_vectors", "dequeue"}  # dequeue: the graph's reading queue
+# dequeue and settled: the graph's reading queue and the derived copies' queue
+ROW_EXEMPT = {"replace_vectors", "dequeue", "settled"}
 
 
 def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:

@@ -2,19 +2,22 @@
 every write.
 
 A turn is a fact and a message entry of its session, and its words are also in its
-neighbours' context (:mod:`engram.core.conversations`). The database queues the entry a
-fact points at whenever that fact leaves (a forget, a deletion for good, the trash's
-purge, a scope's deletion), comes back from the trash, or is reworded
-(:meth:`engram.core.ports.SessionRows.changed`); :func:`settle` reads the queue before
-each write commits (:meth:`engram.core.ledger.Entry.close`), so no write path leaves a
-copy holding words that are gone:
+neighbours' context (:mod:`engram.core.conversations`); a wiki page lists the facts it
+folds (:mod:`engram.core.wiki`). The database queues a fact whenever it leaves (a forget,
+a deletion for good, the trash's purge, a scope's deletion), comes back from the trash,
+or is reworded, if it points at a session entry or its scope has a wiki
+(:meth:`engram.core.ports.FactRows.departed`); :func:`settle` reads the queue before each
+write commits (:meth:`engram.core.ledger.Entry.close`), so no write path leaves a copy
+holding words that are gone:
 
 - a message entry that facts of its session's scope were remembered from is shown while
   one of them is live, hidden from every read while all are in the trash, and deleted
   with the last of them;
 - the facts around it (live and in the trash) get their context again from the turns
   still there, at the width it was built with (its entry keeps it; for a turn written
-  before widths were kept, the width that builds its context again).
+  before widths were kept, the width that builds its context again);
+- the wiki's pages listing the fact, and its index, go (softly, or for good with it):
+  the next compile writes them again from the facts there.
 
 A context changed here is an item of the write's ledger entry with the context before it,
 so a revert gives it back; when a turn is deleted for good, no before-state keeps its
@@ -29,7 +32,9 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING
 
+from engram.core import rules, wiki
 from engram.core.conversations import KIND, MAX_WIDTH, around, line
+from engram.core.documents import history
 from engram.core.models import Fact
 from engram.core.scopes import Scope, parse_key
 
@@ -37,19 +42,54 @@ if TYPE_CHECKING:
     from engram.core.ledger import Entry
     from engram.core.sessions import Entry as SessionEntry
 
-BATCH = 500  # queued entries read at a time
+BATCH = 500  # queued facts read at a time
 GROUP = 200  # changed entries of one session followed at a time
+LISTED = 100  # facts looked for in the wiki's pages at a time
+WIKI_INDEX = wiki.PREFIX + wiki.INDEX  # the wiki's index page, as a document
 
 
 def settle(rec: Entry) -> None:
-    """Follows every queued entry until the queue is empty."""
+    """Follows every queued fact until the queue is empty."""
     store, tx = rec.store, rec.tx
-    while queued := store.sessions.changed(tx, BATCH):
-        for (key, session_id), items in groupby(queued, key=lambda item: item[:2]):
-            indexes = sorted({index for _, _, index in items})
-            for start in range(0, len(indexes), GROUP):
-                _follow(rec, parse_key(key), session_id, indexes[start : start + GROUP])
-        store.sessions.settled(tx, queued)
+    while queued := store.facts.departed(tx, BATCH):
+        for key, items in groupby(queued, key=lambda d: d.scope):
+            scope, departed = parse_key(key), list(items)
+            _wiki(rec, scope, [d.fact_id for d in departed])
+            sourced = sorted(
+                (d.source.sandbox_id, d.source.entry_index) for d in departed if d.source
+            )
+            for session_id, found in groupby(sourced, key=lambda s: s[0]):
+                indexes = sorted({index for _, index in found})
+                for start in range(0, len(indexes), GROUP):
+                    _follow(rec, scope, session_id, indexes[start : start + GROUP])
+        store.facts.settled(tx, queued)
+
+
+def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
+    """The wiki's pages listing these facts go, with its index (which names pages and
+    holds the watermark, so the next compile writes every page again from the facts
+    there): softly while every one of the facts is live or in the trash, for good when
+    one was deleted for good."""
+    store, tx = rec.store, rec.tx
+    pages: dict[str, str] = {}
+    for start in range(0, len(fact_ids), LISTED):
+        pages.update(store.facts.wiki_listing(tx, scope, fact_ids[start : start + LISTED]))
+    if not pages:
+        return
+    kept = (
+        store.facts.by_ids(tx, scope, fact_ids).keys()
+        | store.facts.trashed(tx, scope, fact_ids).keys()
+    )
+    hard = any(i not in kept for i in fact_ids)
+    index = store.documents.by_source(tx, scope, WIKI_INDEX)
+    for document_id in sorted({*pages.values(), *([index.id] if index else [])}):
+        document = store.documents.get(tx, scope, document_id)
+        if document is not None:
+            history.forget(rec, document, hard=hard)
+        elif hard:  # forgotten softly before: its before-state and listing chunks go too
+            store.ledger.scrub(tx, scope, [document_id], kind="document")
+    if hard:
+        rules.erase(rec, list(pages))
 
 
 def _follow(rec: Entry, scope: Scope, session_id: str, changed: Sequence[int]) -> None:

@@ -19,7 +19,16 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
-from engram.core.models import Change, Fact, Filters, LedgerEntry, Traits, WorkingEntry, Writer
+from engram.core.models import (
+    Change,
+    Fact,
+    Filters,
+    LedgerEntry,
+    SourceRef,
+    Traits,
+    WorkingEntry,
+    Writer,
+)
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 
@@ -120,6 +129,17 @@ class NameRecogniser(Protocol):
         The caller decides which labels are entities. Raises UpstreamFailure when the
         model fails."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Departure:
+    """A fact that left, came back from the trash or was reworded, queued because
+    something is derived from it: the session entry it points at (``source``), or its
+    scope's wiki (:mod:`engram.core.derived`)."""
+
+    scope: str
+    fact_id: str
+    source: SourceRef | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +349,20 @@ class FactRows(Protocol):
 
     def set_trashed_context(self, tx: Tx, scope: Scope, fact_id: str, context: str | None) -> bool:
         """Gives a fact in the trash another context; whether the scope's trash holds it."""
+        ...
+
+    def departed(self, tx: Tx, limit: int) -> list[Departure]:
+        """Up to ``limit`` queued facts: each left, came back from the trash or was
+        reworded since it was last settled, and something is derived from it."""
+        ...
+
+    def settled(self, tx: Tx, departures: Sequence[Departure]) -> None:
+        """Takes these off the queue."""
+        ...
+
+    def wiki_listing(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
+        """The scope's wiki facts, live or in the trash, whose words list any of these
+        facts, with the id of the page (document) each is a chunk of."""
         ...
 
     def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
@@ -831,15 +865,6 @@ class SessionRows(Protocol):
     def erase_scope(self, tx: Tx, scope: Scope) -> int:
         """Deletes the scope's sessions and their entries for good; a session forked
         from one of them becomes a root. How many sessions went."""
-        ...
-
-    def changed(self, tx: Tx, limit: int) -> list[tuple[str, str, int]]:
-        """Up to ``limit`` entries queued because a fact remembered from them left,
-        came back from the trash or was reworded: (scope key, session id, index)."""
-        ...
-
-    def settled(self, tx: Tx, items: Sequence[tuple[str, str, int]]) -> None:
-        """Takes these entries off the queue."""
         ...
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, from_us
-from engram.core.documents import chunking, files, loading, reading, urls
+from engram.core.documents import chunking, files, history, loading, reading, urls
 from engram.core.documents.history import state
 from engram.core.documents.models import (
     DEFAULT_CHUNK_TOKENS,
@@ -379,15 +379,7 @@ class Documents:
             current = store.documents.get(rec.tx, rec.scope, checked)
             if current is None:
                 return False
-            store.documents.delete(rec.tx, rec.scope, checked)
-            ids = _unnamed(rec, current, set())
-            if hard:  # its title and front matter leave the ledger's before-states too
-                store.ledger.scrub(rec.tx, rec.scope, [checked], kind="document")
-                rec.record("document", checked, "erase")
-                rules.erase(rec, ids)
-            else:
-                rec.record("document", checked, "forget", state(current))
-                rules.trash(rec, ids)
+            history.forget(rec, current, hard=hard)
             return True
 
         def run(tx: Tx) -> bool:

@@ -1,5 +1,5 @@
-"""A document in the ledger: its before-state as an item records it, and a revert that
-puts it back (:mod:`engram.core.undo`)."""
+"""A document in the ledger: its before-state as an item records it, a forget that
+records it, and a revert that puts it back (:mod:`engram.core.undo`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from engram.core import ledger
+from engram.core import ledger, rules
 from engram.core.clock import from_us, to_us
 from engram.core.documents.models import Document, StoredChunk
 from engram.core.ports import Store, Tx
@@ -48,3 +48,21 @@ def undo(
     else:
         store.documents.put(tx, scope, target)
         rec.record("document", change.object_id, "ingest", state(current), token)
+
+
+def forget(rec: ledger.Entry, document: Document, *, hard: bool) -> None:
+    """Forgets the document and the facts only its chunks name, in the entry: softly (the
+    facts to the trash, the document's before-state kept for a revert), or for good (the
+    facts deleted, and no before-state keeps its title or front matter)."""
+    store, tx, scope = rec.store, rec.tx, rec.scope
+    store.documents.delete(tx, scope, document.id)
+    ids = sorted({c.fact_id for c in document.chunks if c.fact_id is not None})
+    named = store.documents.naming(tx, scope, ids)
+    unnamed = [i for i in ids if i not in named]
+    if hard:
+        store.ledger.scrub(tx, scope, [document.id], kind="document")
+        rec.record("document", document.id, "erase")
+        rules.erase(rec, unnamed)
+    else:
+        rec.record("document", document.id, "forget", state(document))
+        rules.trash(rec, unnamed)

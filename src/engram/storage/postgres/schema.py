@@ -443,53 +443,59 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE document_chunks ADD COLUMN page integer;
     """,
-    # 12: a session entry follows the facts remembered from it, as on SQLite (migration
-    # 16): the triggers queue the entry a fact points at when the fact leaves, comes
-    # back from the trash or is reworded.
+    # 12: copies follow their source, as on SQLite (migration 16).
     """
     ALTER TABLE session_entries ADD COLUMN hidden integer NOT NULL DEFAULT 0;
     ALTER TABLE session_entries ADD COLUMN width integer;
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
-    CREATE TABLE source_changes (
+    CREATE TABLE derived_dirty (
         scope text NOT NULL,
-        session_id text NOT NULL,
-        idx bigint NOT NULL,
-        PRIMARY KEY (scope, session_id, idx)
+        fact_id text NOT NULL,
+        session_id text,
+        idx bigint,
+        PRIMARY KEY (scope, fact_id)
     );
-    CREATE FUNCTION engram_source_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE FUNCTION engram_has_wiki(scope_key text) RETURNS boolean LANGUAGE sql STABLE AS $$
+        SELECT EXISTS (SELECT 1 FROM documents WHERE scope = scope_key
+            AND starts_with(source, 'wiki:'))
+    $$;
+    CREATE FUNCTION engram_fact_derived() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP = 'DELETE' THEN
-            IF TG_TABLE_NAME = 'fact_trash'
-                AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id) THEN
+            IF OLD.type IS NOT DISTINCT FROM 'wiki'
+                OR (TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id))
+                OR (OLD.source_sandbox IS NULL AND NOT engram_has_wiki(OLD.scope)) THEN
                 RETURN NULL;
             END IF;
-            INSERT INTO source_changes (scope, session_id, idx)
-                VALUES (OLD.scope, OLD.source_sandbox, OLD.source_entry)
+            INSERT INTO derived_dirty (scope, fact_id, session_id, idx)
+                VALUES (OLD.scope, OLD.id, OLD.source_sandbox, OLD.source_entry)
                 ON CONFLICT DO NOTHING;
-        ELSE
-            IF TG_OP = 'INSERT' AND NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = NEW.id) THEN
-                RETURN NULL;
-            END IF;
-            INSERT INTO source_changes (scope, session_id, idx)
-                VALUES (NEW.scope, NEW.source_sandbox, NEW.source_entry)
-                ON CONFLICT DO NOTHING;
+            RETURN NULL;
         END IF;
+        IF TG_OP = 'INSERT' THEN
+            IF NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = NEW.id) THEN
+                RETURN NULL;
+            END IF;
+        ELSIF NEW.type IS NOT DISTINCT FROM 'wiki'
+            OR (NEW.source_sandbox IS NULL AND NOT engram_has_wiki(NEW.scope)) THEN
+            RETURN NULL;
+        END IF;
+        INSERT INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (NEW.scope, NEW.id, NEW.source_sandbox, NEW.source_entry)
+            ON CONFLICT DO NOTHING;
         RETURN NULL;
     END $$;
-    CREATE TRIGGER facts_ad_source AFTER DELETE ON facts
-        FOR EACH ROW WHEN (OLD.source_sandbox IS NOT NULL)
-        EXECUTE FUNCTION engram_source_changed();
-    CREATE TRIGGER facts_ai_source AFTER INSERT ON facts
+    CREATE TRIGGER facts_ad_derived AFTER DELETE ON facts
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_derived();
+    CREATE TRIGGER facts_ai_derived AFTER INSERT ON facts
         FOR EACH ROW WHEN (NEW.source_sandbox IS NOT NULL)
-        EXECUTE FUNCTION engram_source_changed();
-    CREATE TRIGGER facts_au_source AFTER UPDATE OF content ON facts
-        FOR EACH ROW WHEN (NEW.source_sandbox IS NOT NULL
-            AND NEW.content IS DISTINCT FROM OLD.content)
-        EXECUTE FUNCTION engram_source_changed();
-    CREATE TRIGGER fact_trash_ad_source AFTER DELETE ON fact_trash
-        FOR EACH ROW WHEN (OLD.source_sandbox IS NOT NULL)
-        EXECUTE FUNCTION engram_source_changed();
+        EXECUTE FUNCTION engram_fact_derived();
+    CREATE TRIGGER facts_au_derived AFTER UPDATE OF content ON facts
+        FOR EACH ROW WHEN (NEW.content IS DISTINCT FROM OLD.content)
+        EXECUTE FUNCTION engram_fact_derived();
+    CREATE TRIGGER fact_trash_ad_derived AFTER DELETE ON fact_trash
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_derived();
     """,
 )
 

@@ -516,14 +516,26 @@ def entry_delete(session_id: str, idx: int) -> Query:
     return "DELETE FROM session_entries WHERE session_id = ? AND idx = ?", (session_id, idx)
 
 
-def source_changes(limit: int) -> Query:
+def derived_dirty(limit: int) -> Query:
     return (
-        "SELECT scope, session_id, idx FROM source_changes ORDER BY scope, session_id, idx LIMIT ?",
+        "SELECT scope, fact_id, session_id, idx FROM derived_dirty ORDER BY scope, fact_id "
+        "LIMIT ?",
         (limit,),
     )
 
 
-SOURCE_SETTLED = "DELETE FROM source_changes WHERE scope = ? AND session_id = ? AND idx = ?"
+DERIVED_SETTLED = "DELETE FROM derived_dirty WHERE scope = ? AND fact_id = ?"
+
+
+def wiki_listing(d: Dialect, scope: str, fact_ids: Sequence[str], trash: bool) -> Query:
+    """The scope's wiki facts (live, or in the trash) whose words name any of these
+    facts, as a wiki page lists one: ``[<id>]``; with their metadata."""
+    table = "fact_trash" if trash else "facts"
+    names = " OR ".join("content LIKE ? ESCAPE '!'" for _ in fact_ids)
+    return (
+        f"SELECT id, metadata FROM {table} WHERE scope = ? AND type = 'wiki' AND ({names})",
+        (scope, *(_pattern(f"[{i}]") for i in fact_ids)),
+    )
 
 
 def sessions_of(scope: str) -> Query:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from engram.core.agents import Agent
 from engram.core.clock import from_us, to_us
-from engram.core.models import Fact, Traits, WorkingEntry
-from engram.core.ports import ModelRecord, NewFact, Tx
+from engram.core.models import Fact, SourceRef, Traits, WorkingEntry
+from engram.core.ports import Departure, ModelRecord, NewFact, Tx
 from engram.core.scopes import Scope, parse_key
 from engram.core.sessions import MAX_FORK_DEPTH, Entry, Session
 from engram.core.sharing import Share
@@ -205,6 +205,37 @@ class FactTable:
     def set_trashed_context(self, tx: Tx, scope: Scope, fact_id: str, context: str | None) -> bool:
         t = sql(tx).recorded()
         return t.execute(*q.trash_set_context(scope.key, fact_id, context)).rowcount > 0
+
+    def departed(self, tx: Tx, limit: int) -> list[Departure]:
+        rows = sql(tx).rows(*q.derived_dirty(limit))
+        return [
+            Departure(
+                str(scope),
+                str(fact_id),
+                None if sid is None else SourceRef(str(sid), int(idx)),
+            )
+            for scope, fact_id, sid, idx in rows
+        ]
+
+    def settled(self, tx: Tx, departures: Sequence[Departure]) -> None:
+        t = sql(tx)
+        cursor = t.conn.cursor()
+        try:
+            rows = [(d.scope, d.fact_id) for d in departures]
+            cursor.executemany(t.dialect.sql(q.DERIVED_SETTLED), rows)
+        finally:
+            cursor.close()
+
+    def wiki_listing(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
+        t = sql(tx)
+        found: dict[str, str] = {}
+        for trash in (False, True):
+            query = q.wiki_listing(t.dialect, scope.key, fact_ids, trash)
+            for fact_id, metadata in t.rows(*query):
+                document = json.loads(str(metadata)).get("document")
+                if isinstance(document, str):
+                    found[str(fact_id)] = document
+        return found
 
     def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
         t = sql(tx).recorded()
@@ -496,17 +527,6 @@ class SessionTable:
                 t.execute(*query)
         return len(ids)
 
-    def changed(self, tx: Tx, limit: int) -> list[tuple[str, str, int]]:
-        rows = sql(tx).rows(*q.source_changes(limit))
-        return [(str(scope), str(sid), int(idx)) for scope, sid, idx in rows]
-
-    def settled(self, tx: Tx, items: Sequence[tuple[str, str, int]]) -> None:
-        t = sql(tx)
-        cursor = t.conn.cursor()
-        try:
-            cursor.executemany(t.dialect.sql(q.SOURCE_SETTLED), [tuple(i) for i in items])
-        finally:
-            cursor.close()
 
 
 def _entry_row(new: NewEntry) -> tuple[Any, ...]:

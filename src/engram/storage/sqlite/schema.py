@@ -487,44 +487,54 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE document_chunks ADD COLUMN page INTEGER;
     """,
-    # 16: a session entry that facts were remembered from follows them: hidden while
-    # they are all in the trash, deleted with the last of them; a turn's entry keeps the
-    # width of its fact's context, to build it again. The triggers queue the
-    # entry a fact points at whenever that fact leaves, comes back from the trash or is
-    # reworded; every write reads the queue before it commits (core/derived.py), and
-    # the entry and its neighbours' context follow.
+    # 16: copies follow their source (core/derived.py). A session entry that facts
+    # were remembered from is hidden while they are all in the trash and deleted with the
+    # last of them; a turn's entry keeps the width of its fact's context, to build it
+    # again; a wiki page listing a fact goes with it. The triggers queue a fact that
+    # leaves, comes back from the trash or is reworded, when something is derived from
+    # it (it points at an entry, or its scope has a wiki); every write reads the queue
+    # before it commits.
     """
     ALTER TABLE session_entries ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE session_entries ADD COLUMN width INTEGER;
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
-    CREATE TABLE source_changes (
+    CREATE TABLE derived_dirty (
         scope TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        PRIMARY KEY (scope, session_id, idx)
+        fact_id TEXT NOT NULL,
+        session_id TEXT,
+        idx INTEGER,
+        PRIMARY KEY (scope, fact_id)
     ) WITHOUT ROWID;
-    CREATE TRIGGER facts_ad_source AFTER DELETE ON facts
-        WHEN old.source_sandbox IS NOT NULL BEGIN
-        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
-            VALUES (old.scope, old.source_sandbox, old.source_entry);
+    CREATE TRIGGER facts_ad_derived AFTER DELETE ON facts
+        WHEN old.type IS NOT 'wiki' AND (old.source_sandbox IS NOT NULL OR EXISTS (
+            SELECT 1 FROM documents WHERE scope = old.scope
+            AND source >= 'wiki:' AND source < 'wiki;')) BEGIN
+        INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;
-    CREATE TRIGGER facts_ai_source AFTER INSERT ON facts
+    CREATE TRIGGER facts_ai_derived AFTER INSERT ON facts
         WHEN new.source_sandbox IS NOT NULL
         AND EXISTS (SELECT 1 FROM fact_trash WHERE id = new.id) BEGIN
-        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
-            VALUES (new.scope, new.source_sandbox, new.source_entry);
+        INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (new.scope, new.id, new.source_sandbox, new.source_entry);
     END;
-    CREATE TRIGGER facts_au_source AFTER UPDATE OF content ON facts
-        WHEN new.source_sandbox IS NOT NULL AND new.content IS NOT old.content BEGIN
-        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
-            VALUES (new.scope, new.source_sandbox, new.source_entry);
+    CREATE TRIGGER facts_au_derived AFTER UPDATE OF content ON facts
+        WHEN new.content IS NOT old.content AND new.type IS NOT 'wiki'
+        AND (new.source_sandbox IS NOT NULL OR EXISTS (
+            SELECT 1 FROM documents WHERE scope = new.scope
+            AND source >= 'wiki:' AND source < 'wiki;')) BEGIN
+        INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (new.scope, new.id, new.source_sandbox, new.source_entry);
     END;
-    CREATE TRIGGER fact_trash_ad_source AFTER DELETE ON fact_trash
-        WHEN old.source_sandbox IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
-        INSERT OR IGNORE INTO source_changes (scope, session_id, idx)
-            VALUES (old.scope, old.source_sandbox, old.source_entry);
+    CREATE TRIGGER fact_trash_ad_derived AFTER DELETE ON fact_trash
+        WHEN old.type IS NOT 'wiki'
+        AND NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id)
+        AND (old.source_sandbox IS NOT NULL OR EXISTS (
+            SELECT 1 FROM documents WHERE scope = old.scope
+            AND source >= 'wiki:' AND source < 'wiki;')) BEGIN
+        INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;
     """,
 )

@@ -441,6 +441,9 @@ MANY_DIGITS = "9" * 5000
         ["facts", "--limit", MANY_DIGITS],
         ["recall", "x", "--top-k", "101"],
         ["recall", "x", "--top-k", "٣"],
+        ["remember", "x", "--strength", "٣"],  # float() reads it as 3.0
+        ["recall", "x", "--min-strength", "\uff13"],  # a full-width 3
+        ["recall", "x", "--min-score", "٠.٥"],
         ["forget-all", "--expected-count", HUGE],
         ["compact", "--max-facts", HUGE],
         ["compact", "--max-age-seconds", "1e300"],

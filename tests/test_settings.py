@@ -198,6 +198,12 @@ def test_numbers_are_ascii_integers_within_bounds(name: str, value: str) -> None
         Settings.from_env({name: value})
 
 
+@pytest.mark.parametrize("value", ["٣", "\uff13", "11", "nan", "-0.5"])
+def test_a_strength_is_an_ascii_number_from_0_to_10(value: str) -> None:
+    with pytest.raises(InvalidInput, match="ENGRAM_PRUNE_BELOW must be a number from 0 to 10"):
+        Settings.from_env({"ENGRAM_PRUNE_BELOW": value})
+
+
 def test_the_access_log_is_on_unless_turned_off() -> None:
     assert Settings.from_env({}).access_log is True
     assert Settings.from_env({"ENGRAM_ACCESS_LOG": "false"}).access_log is False

@@ -321,8 +321,8 @@ def parse_integer(raw: str, name: str, *, minimum: int, maximum: int) -> int:
 
 
 def _strength(value: str, name: str) -> float:
-    try:
-        number = float(value)
+    try:  # ASCII only: float() also reads other scripts' digits ("٣" is 3.0)
+        number = float(value) if value.isascii() else math.nan
     except ValueError:
         number = math.nan
     if not 0.0 <= number <= 10.0:

@@ -134,3 +134,14 @@ def test_refusals_write_nothing(
     refused = http.post(base, **request_)  # type: ignore[arg-type]
     assert refused.status_code == status, refused.text
     assert _nothing_stored(db_path)
+
+
+@pytest.mark.parametrize("digits", ["\u00b9", "\u0663\u0662", "\uff13\uff12", "1" * 5000, "9" * 20])
+def test_chunk_tokens_other_than_ascii_digits_in_range_are_400_naming_the_field(
+    http: TestClient, db_path: Path, digits: str
+) -> None:
+    files = {"file": ("x.md", b"# X\n\nwords")}
+    refused = http.post(_documents(http), files=files, data={"chunkTokens": digits})
+    assert refused.status_code == 400, refused.text
+    assert "chunkTokens" in refused.json()["error"]["message"]
+    assert _nothing_stored(db_path)

@@ -200,6 +200,10 @@ def test_bodies_over_a_mebibyte_are_413(client: TestClient, target: Target) -> N
 
     streamed = client.put(f"/agents/{agent}/memory/k", content=chunks(), headers=_json())
     _refused(streamed, 413, "too_large")
+    for length in ("9" * 21, "1" * 5000):  # declared: more than int() converts, at last
+        declared = {**_json(), "content-length": length}
+        answer = client.put(f"/agents/{agent}/memory/k", content=b'{"value": 1}', headers=declared)
+        _refused(answer, 413, "too_large")
     assert stores.rows(target, SNAPSHOT) == before
     escaped = json.dumps({"value": "é" * 30_000}, ensure_ascii=True)  # 180 KB on the wire
     assert client.put(f"/agents/{agent}/memory/k", content=escaped, headers=_json()).is_success

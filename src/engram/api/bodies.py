@@ -61,7 +61,13 @@ class BodyGate:
 
     async def _read(self, headers: Headers, receive: Receive, limit: int) -> bytes:
         declared = headers.get("content-length", "")
-        if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        # ASCII digits only (int() takes "¹"); past 20 of them, more than any limit (and
+        # past 4,300, more than int() converts).
+        if (
+            declared.isascii()
+            and declared.isdigit()
+            and (len(declared) > 20 or int(declared) > limit)
+        ):
             raise _too_large(limit)
         chunks: list[bytes] = []
         size, more = 0, True

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.datastructures import FormData, UploadFile
 
 from engram.api.bodies import MAX_UPLOAD_BYTES, is_upload
+from engram.api.params import DIGITS
 from engram.core import limits
 from engram.core.documents import loading
 from engram.core.errors import InvalidInput
@@ -103,9 +104,10 @@ async def _checked(form: FormData) -> Upload:
             values[key] = list(given) if given else None
         elif len(given) > 1:
             raise InvalidInput(f"the upload field {key!r} is given {len(given)} times")
+        elif key == "chunkTokens" and given:
+            values[key] = _integer(key, str(given[0]))
         elif given:
-            value = str(given[0])
-            values[key] = int(value) if key == "chunkTokens" and value.isdigit() else value
+            values[key] = str(given[0])
     fields = _valid(DocumentUpload, values)
     file = files[0]
     data = await file.read()
@@ -121,6 +123,17 @@ async def _checked(form: FormData) -> Upload:
             hint="give mediaType: text/markdown, text/plain, text/html or application/pdf",
         )
     return Upload(data, name, media, fields)
+
+
+def _integer(key: str, value: str) -> int:
+    """A form field's whole number, written with at most 20 ASCII digits (``int()`` would
+    take ``¹``, and fail on thousands of digits); the model checks its range."""
+    if not DIGITS.fullmatch(value):
+        raise InvalidInput(
+            f"the upload field {key!r} must be a whole number written with the digits 0-9, "
+            f"got {value[:40]!r}"
+        )
+    return int(value)
 
 
 def _valid(model: type[M], payload: object) -> M:

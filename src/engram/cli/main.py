@@ -106,7 +106,8 @@ def _decimal(maximum: float) -> Callable[[str], float]:
     """A plain decimal number from 0 to ``maximum``."""
 
     def decimal(text: str) -> float:
-        if not text.strip().replace(".", "", 1).isdigit() or not 0 <= float(text) <= maximum:
+        digits = text.strip().replace(".", "", 1)
+        if not (digits.isascii() and digits.isdigit()) or not 0 <= float(text) <= maximum:
             raise argparse.ArgumentTypeError(
                 f"expected a number from 0 to {maximum:g}, got {text!r}"
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 import engram
 from engram import HttpFetcher, InvalidInput, ResourceRef, TooLarge, UpstreamFailure
 from engram.cli.main import main
+from engram.core.documents import urls
 from engram.core.documents.urls import check_url, refused
 from stores import rows
 from web_server import Served, certificate, serving
@@ -78,6 +80,7 @@ def test_a_page_is_fetched_as_html_and_a_pdf_by_sniffing(mem: engram.Memory, web
         ("/to-metadata", InvalidInput, "169.254.169.254, a link-local address"),
         ("/to-ipv6-loopback", InvalidInput, "::1, a loopback address"),
         ("/to-file", InvalidInput, "only http and https"),
+        ("/to-6to4-loopback", InvalidInput, r"carries 127\.0\.0\.1 \(6to4\), a loopback"),
         ("/loop", UpstreamFailure, "redirects more than 5 times"),
         ("/missing", UpstreamFailure, "answered 404"),
         ("/big", TooLarge, "max_bytes=4096"),
@@ -158,6 +161,59 @@ def test_urls_are_normalised_and_checked() -> None:
         "fe80::1": "link-local",
         "8.8.8.8": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("http://0177.0.0.1/", "'0177.0.0.1' is not an IPv4 address as four decimal numbers"),
+        ("http://\uff11\uff12\uff17.0.0.1/", "is not an IPv4 address"),  # full-width digits
+        ("http://127.1/", "'127.1' is not an IPv4 address"),
+        ("http://0x7f.0.0.1/", "'0x7f.0.0.1' is not an IPv4 address"),
+        ("http://\uff45\uff58.com/", "cannot be fetched: Invalid IDNA hostname"),  # httpx's
+    ],
+)
+def test_a_url_whose_host_is_no_address_or_name_is_invalid_and_never_fetched(
+    db_path: Path, url: str, match: str
+) -> None:
+    def resolver(host: str, port: int) -> list[urls.Address]:
+        raise AssertionError(f"{host} was resolved")
+
+    fetcher = HttpFetcher(resolver=resolver, timeout=5)
+    with (
+        engram.open(db_path, embedder=engram.HashingEmbedder(32), fetcher=fetcher) as mem,
+        pytest.raises(InvalidInput, match=match),
+    ):
+        mem.ingest(REF, url, allow_private=True)
+    assert nothing_stored(db_path)
+
+
+@pytest.mark.parametrize(
+    ("address", "carried", "kind"),
+    [
+        ("2002:7f00:1::", "127.0.0.1 (6to4)", "loopback"),
+        ("2002:a00:1::", "10.0.0.1 (6to4)", "private"),
+        ("2002:a9fe:a9fe::1", "169.254.169.254 (6to4)", "link-local"),
+        ("64:ff9b::7f00:1", "127.0.0.1 (NAT64)", "loopback"),
+        ("64:ff9b::c0a8:101", "192.168.1.1 (NAT64)", "private"),
+        ("::ffff:10.0.0.1", "10.0.0.1 (IPv4-mapped)", "private"),
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", "127.0.0.1 (Teredo)", "loopback"),
+        ("2001:0:4136:e378:8000:63bf:f5ff:f7f7", "10.0.8.8 (Teredo)", "private"),
+    ],
+)
+def test_an_ipv6_address_carrying_a_non_public_ipv4_one_is_refused_naming_it(
+    db_path: Path, address: str, carried: str, kind: str
+) -> None:
+    found = ipaddress.ip_address(address)
+    assert refused(found) == kind
+    fetcher = HttpFetcher(resolver=lambda host, port: [found], timeout=5)
+    with (
+        engram.open(db_path, embedder=engram.HashingEmbedder(32), fetcher=fetcher) as mem,
+        pytest.raises(InvalidInput, match=re.escape(f"carries {carried}, a {kind} address")),
+    ):
+        mem.ingest(REF, "http://docs.example/")
+    assert nothing_stored(db_path)
+    assert refused(ipaddress.ip_address("::ffff:8.8.8.8")) is None  # a public one's own
 
 
 def test_the_cli_fetches_private_urls_only_when_the_setting_allows(

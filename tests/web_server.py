@@ -126,6 +126,7 @@ ROUTES = {
     "/to-metadata": _redirect("http://169.254.169.254/latest/meta-data/"),
     "/to-ipv6-loopback": _redirect("http://[::1]:9/"),
     "/to-file": _redirect("file:///etc/passwd"),
+    "/to-6to4-loopback": _redirect("http://[2002:7f00:1::]/"),
     "/loop": _redirect("{base}/loop"),
     "/big": _big,
     "/large": _large,

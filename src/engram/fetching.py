@@ -22,7 +22,7 @@ from urllib.parse import urljoin
 import httpx
 
 from engram.core.documents import urls
-from engram.core.errors import TooLarge, UpstreamFailure
+from engram.core.errors import InvalidInput, TooLarge, UpstreamFailure
 
 Resolver = Callable[[str, int], list[urls.Address]]
 USER_AGENT = "engram-ingest"
@@ -91,7 +91,10 @@ class HttpFetcher:
         raise UpstreamFailure(f"{url} redirects more than {urls.MAX_REDIRECTS} times")
 
     def _request(self, client: httpx.Client, url: str, allow_private: bool) -> httpx.Request:
-        target = httpx.URL(url)
+        try:
+            target = httpx.URL(url)
+        except httpx.InvalidURL as exc:  # what the core's check lets by and httpx refuses
+            raise InvalidInput(f"{url[:200]!r} cannot be fetched: {exc}") from exc
         host = target.host
         port = target.port or (443 if target.scheme == "https" else 80)
         addresses = self._resolve(host, port)

@@ -108,6 +108,24 @@ def test_a_url_is_fetched_only_when_private_addresses_are_allowed(
 
 
 @pytest.mark.parametrize(
+    ("url", "allow_private"),
+    [
+        ("http://0177.0.0.1/", True),  # no URL parser's reading is fetched
+        ("http://\uff11\uff12\uff17.0.0.1/", True),  # full-width digits
+        ("http://[2002:7f00:1::]/", False),  # 6to4 of 127.0.0.1
+    ],
+)
+def test_a_url_that_spells_loopback_another_way_is_400(
+    db_path: Path, url: str, allow_private: bool
+) -> None:
+    for http in _client(db_path, allow_private=allow_private):
+        answer = http.post(_documents(http), json={"url": url})
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["code"] == "invalid_input"
+    assert _nothing_stored(db_path)
+
+
+@pytest.mark.parametrize(
     ("request_", "status"),
     [
         ({"json": {"text": "x", "name": "x.md", "url": "https://example.com/"}}, 400),

@@ -4,8 +4,13 @@ A source is a URL when it starts with ``http://`` or ``https://``; another schem
 (``file:``, ``ftp:``, ``data:`` …) is refused, so a URL never reads a local file. A URL
 keeps no user name or password. Every address its host resolves to is checked, at the
 first request and at each redirect (at most MAX_REDIRECTS): loopback, private,
-link-local, multicast, reserved and unspecified addresses (IPv4-mapped ones too) are
-refused unless the caller allows private addresses (``ENGRAM_INGEST_ALLOW_PRIVATE``).
+link-local, multicast, reserved and unspecified addresses are refused unless the caller
+allows private addresses (``ENGRAM_INGEST_ALLOW_PRIVATE``), and so is an IPv6 address
+that carries such an IPv4 one (IPv4-mapped, NAT64's 64:ff9b::/96, 6to4's 2002::/16,
+Teredo's 2001::/32 client): it reaches that IPv4 host. A host that ends in a number is
+an IPv4 address and must be written as one, four decimal numbers in ASCII digits without
+leading zeros: ``0177.0.0.1``, ``127.1``, ``0x7f.0.0.1`` or ``１２７.0.0.1`` mean 127.0.0.1
+to some resolvers and are refused.
 A document fetched from a URL is named by the URL as given, normalised: scheme and host
 in lower case, the default port and the fragment dropped, an empty path made ``/``.
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
@@ -25,7 +31,9 @@ MAX_URL_CHARS = 1024
 SCHEMES = ("http", "https")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+_HEX = re.compile(r"0[xX][0-9A-Fa-f]*")
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052's well-known prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +85,7 @@ def check_url(url: str) -> str:
     if parts.username is not None or parts.password is not None:
         raise InvalidInput("a URL to ingest must not carry a user name or password")
     host = parts.hostname.lower()
+    _check_number(host)
     if ":" in host:
         host = f"[{host}]"
     if port is not None and port != _DEFAULT_PORTS[scheme]:
@@ -91,19 +100,72 @@ def check_address(host: str, address: Address, allow_private: bool) -> None:
         return
     kind = refused(address)
     if kind is not None:
+        carried = embedded(address)
+        inner = refused(carried[1]) if carried is not None else None
+        what = f"a {kind} address"
+        if carried is not None and inner is not None:
+            what = f"which carries {carried[1]} ({carried[0]}), {what}"
         raise InvalidInput(
-            f"{host} resolves to {address}, a {kind} address: not fetched",
+            f"{host} resolves to {address}, {what}: not fetched",
             hint="set ENGRAM_INGEST_ALLOW_PRIVATE=true to fetch from private networks",
         )
 
 
 def refused(address: Address) -> str | None:
-    """What kind of non-public address this is, or None for a public one."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """What kind of non-public address this is, or None for a public one. An IPv6
+    address that carries an IPv4 one (:func:`embedded`) is that IPv4 address's kind when
+    that is not public; an IPv4-mapped one is its IPv4 address."""
+    carried = embedded(address)
+    if carried is not None:
+        how, inner = carried
+        kind = _kind(inner)
+        if kind is not None or how == "IPv4-mapped":
+            return kind
+    return _kind(address)
+
+
+def embedded(address: Address) -> tuple[str, ipaddress.IPv4Address] | None:
+    """The IPv4 address an IPv6 one carries, and how (``IPv4-mapped``, ``NAT64``,
+    ``6to4``, ``Teredo``: its client's address, where packets go), or None."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return "IPv4-mapped", address.ipv4_mapped
+    if address in NAT64:
+        return "NAT64", ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return "6to4", address.sixtofour
+    if address.teredo is not None:
+        return "Teredo", address.teredo[1]
+    return None
+
+
+def _kind(address: Address) -> str | None:
     for kind in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
         if getattr(address, f"is_{kind}"):
             return kind.replace("_", "-")
     if not address.is_global:
         return "non-global"
     return None
+
+
+def _check_number(host: str) -> None:
+    """InvalidInput for a host that ends in a number (so is an IPv4 address, to a URL
+    parser) unless it is written as one: four decimal numbers, ASCII digits, no leading
+    zeros. Read after NFKC, as IDNA reads a name, so other digits count as numbers."""
+    if ":" in host:  # an IPv6 address, which urlsplit checked
+        return
+    name = unicodedata.normalize("NFKC", host)
+    last = name.removesuffix(".").rsplit(".", 1)[-1]
+    if not (last.isdigit() or _HEX.fullmatch(last)):
+        return
+    try:
+        if str(ipaddress.IPv4Address(host)) == host:
+            return
+    except ValueError:
+        pass
+    raise InvalidInput(
+        f"the URL's host {host[:80]!r} is not an IPv4 address as four decimal numbers "
+        "(0-255, ASCII digits, no leading zeros), nor a host name",
+        hint="write the address as 127.0.0.1 is written, or name the host",
+    )

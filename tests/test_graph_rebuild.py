@@ -15,6 +15,7 @@ import os
 import uuid
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -35,8 +36,9 @@ EXAMPLES = int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60"))
 # ENGRAM_GRAPH_RANDOM=1 draws new examples (the acceptance run); unset, the suite runs
 # the same ones every time and cannot pass or fail by chance.
 RANDOM = os.environ.get("ENGRAM_GRAPH_RANDOM") == "1"
-# Names that nest ("New York", "York"), open sentences or not, and change case.
-NAMES = ["Ana", "Bo Lima", "New York", "York", "Caroline", "Mel", "Lima"]
+# Names that nest ("New York", "York"; "Bo Lima", "Bo"), open sentences or not, and
+# change case.
+NAMES = ["Ana", "Bo Lima", "Bo", "New York", "York", "Caroline", "Mel", "Lima"]
 TEMPLATES = [
     "{0} met {1} in {2}.",
     "{0} went home. Then {1} called.",
@@ -135,3 +137,24 @@ def test_the_graph_equals_the_graph_rebuilt_from_the_live_facts(target: Target) 
                 suppress_health_check=[HealthCheck.too_slow],
             ),
         )
+
+
+@pytest.mark.parametrize("way", ["forget", "hard", "delete_entity"])
+def test_a_name_that_leaves_lets_the_facts_holding_it_read_as_before(
+    target: Target, way: str
+) -> None:
+    # "Ana" known made "Ana Lima" (opening its sentence) read as a mention of nothing;
+    # when "Ana" left, that fact kept the reading it had while "Ana" was known.
+    ref = ResourceRef("drift")
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as memory:
+        memory.remember(ref, "Ana Lima lives in Lisbon near the river.")
+        met = memory.remember(ref, "Yesterday I met Ana at the market.")
+        if way == "delete_entity":
+            memory.graph.upsert_entity(ref, "Ana")  # asserted, then deleted
+            memory.forget(ref, met.id, hard=True)
+            memory.graph.delete_entity(ref, "Ana")
+        else:
+            memory.forget(ref, met.id, hard=way == "hard")
+        assert stored(memory, ref) == rebuilt(memory, ref)
+        names = {n for _, n, _ in stored(memory, ref)["entities"]}
+        assert names == {"lima", "lisbon"}

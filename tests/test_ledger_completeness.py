@@ -263,6 +263,7 @@ ROW_READS = {
     "by_source",
     "trashed_by_source",
     "departed",
+    "gone",
     "wiki_listing",
     "traits",
     "vectors",
@@ -301,8 +302,8 @@ ROW_READS = {
     "naming",
     "provenance",
 }
-# dequeue and settled: the graph's reading queue and the derived copies' queue
-ROW_EXEMPT = {"replace_vectors", "dequeue", "settled"}
+# dequeue, forget_gone and settled: the graph's reading queues and the derived copies'
+ROW_EXEMPT = {"replace_vectors", "dequeue", "forget_gone", "settled"}
 
 
 def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:

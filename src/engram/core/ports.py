@@ -745,6 +745,15 @@ class GraphRows(Protocol):
         """Queues facts for reading again (a name they hold became known)."""
         ...
 
+    def gone(self, tx: Tx, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` names (normal forms) that left their scopes with an entity or
+        an alias: (scope key, name)."""
+        ...
+
+    def forget_gone(self, tx: Tx, items: Sequence[tuple[str, str]]) -> None:
+        """Takes these names off the list."""
+        ...
+
     def dequeue(self, tx: Tx, items: Sequence[tuple[str, str]]) -> None: ...
 
     def relation_type(self, tx: Tx, scope: Scope, type: str) -> bool | None:

@@ -48,9 +48,10 @@ _TYPES: dict[Kind, str | None] = {
 
 
 def settle(store: Store, tx: Tx, now_us: int) -> None:
-    """Reads every queued fact (and the facts the names new to their scopes queue in
-    turn) until the queue is empty."""
+    """Reads every queued fact (and the facts the names new to their scopes, or gone
+    from them, queue in turn) until the queue is empty."""
     while True:
+        _queue_gone(store, tx)
         queued = store.graph.queued(tx, BATCH)
         if not queued:
             return
@@ -64,6 +65,16 @@ def settle(store: Store, tx: Tx, now_us: int) -> None:
             read = [Words(i, words[i][0], _metadata(words[i][1])) for i in ids if i in words]
             read_facts(store, tx, scope, read, now_us)
         store.graph.dequeue(tx, queued)
+
+
+def _queue_gone(store: Store, tx: Tx) -> None:
+    """Queues the live facts holding the words of names that left their scopes: a fact
+    read while such a name was known may read otherwise now."""
+    while gone := store.graph.gone(tx, LOOKUPS):
+        if store.graph.reads_facts:
+            for key, items in groupby(gone, key=lambda item: item[0]):
+                queue_holders(store, tx, parse_key(key), [norm for _, norm in items])
+        store.graph.forget_gone(tx, gone)
 
 
 class Readable(Protocol):

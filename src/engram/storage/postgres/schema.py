@@ -496,6 +496,31 @@ MIGRATIONS: tuple[str, ...] = (
         EXECUTE FUNCTION engram_fact_derived();
     CREATE TRIGGER fact_trash_ad_derived AFTER DELETE ON fact_trash
         FOR EACH ROW EXECUTE FUNCTION engram_fact_derived();
+    -- A name that leaves the scope changes how the facts holding its words read.
+    CREATE TABLE graph_gone (
+        scope text NOT NULL,
+        norm text NOT NULL,
+        PRIMARY KEY (scope, norm)
+    );
+    CREATE OR REPLACE FUNCTION engram_entity_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO graph_gone (scope, norm) VALUES (OLD.scope, OLD.norm)
+            ON CONFLICT DO NOTHING;
+        INSERT INTO graph_gone (scope, norm)
+            SELECT OLD.scope, norm FROM entity_aliases WHERE entity = OLD.id
+            ON CONFLICT DO NOTHING;
+        INSERT INTO graph_dirty (scope, fact_id)
+            SELECT scope, fact_id FROM mentions WHERE entity = OLD.id
+            ON CONFLICT DO NOTHING;
+        INSERT INTO graph_dirty (scope, fact_id)
+            SELECT OLD.scope, fact_id FROM groundings WHERE entity = OLD.id
+            ON CONFLICT DO NOTHING;
+        DELETE FROM entity_aliases WHERE entity = OLD.id;
+        DELETE FROM mentions WHERE entity = OLD.id;
+        DELETE FROM groundings WHERE entity = OLD.id;
+        DELETE FROM relations WHERE source = OLD.id OR target = OLD.id;
+        RETURN NULL;
+    END $$;
     """,
 )
 

@@ -263,6 +263,17 @@ class GraphTable:
             [(scope.key, f) for f in fact_ids],
         )
 
+    def gone(self, tx: Tx, limit: int) -> list[tuple[str, str]]:
+        rows = sql(tx).rows(
+            "SELECT scope, norm FROM graph_gone ORDER BY scope, norm LIMIT ?", (limit,)
+        )
+        return [(str(s), str(n)) for s, n in rows]
+
+    def forget_gone(self, tx: Tx, items: Sequence[tuple[str, str]]) -> None:
+        sql(tx).executemany(
+            "DELETE FROM graph_gone WHERE scope = ? AND norm = ?", [tuple(i) for i in items]
+        )
+
     def dequeue(self, tx: Tx, items: Sequence[tuple[str, str]]) -> None:
         sql(tx).executemany(
             "DELETE FROM graph_dirty WHERE scope = ? AND fact_id = ?", [tuple(i) for i in items]

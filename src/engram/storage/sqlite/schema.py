@@ -527,6 +527,27 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
             VALUES (new.scope, new.id, new.source_sandbox, new.source_entry);
     END;
+    -- A name that leaves the scope changes how the facts holding its words read (a
+    -- known name is also found where it opens a sentence): the graph reads them again.
+    CREATE TABLE graph_gone (
+        scope TEXT NOT NULL,
+        norm TEXT NOT NULL,
+        PRIMARY KEY (scope, norm)
+    ) WITHOUT ROWID;
+    DROP TRIGGER entities_ad_graph;
+    CREATE TRIGGER entities_ad_graph AFTER DELETE ON entities BEGIN
+        INSERT OR IGNORE INTO graph_gone (scope, norm) VALUES (old.scope, old.norm);
+        INSERT OR IGNORE INTO graph_gone (scope, norm)
+            SELECT old.scope, norm FROM entity_aliases WHERE entity = old.id;
+        INSERT OR IGNORE INTO graph_dirty (scope, fact_id)
+            SELECT scope, fact_id FROM mentions WHERE entity = old.id;
+        INSERT OR IGNORE INTO graph_dirty (scope, fact_id)
+            SELECT old.scope, fact_id FROM groundings WHERE entity = old.id;
+        DELETE FROM entity_aliases WHERE entity = old.id;
+        DELETE FROM mentions WHERE entity = old.id;
+        DELETE FROM groundings WHERE entity = old.id;
+        DELETE FROM relations WHERE source = old.id OR target = old.id;
+    END;
     CREATE TRIGGER fact_trash_ad_derived AFTER DELETE ON fact_trash
         WHEN old.type IS NOT 'wiki'
         AND NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id)

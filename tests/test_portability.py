@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -485,3 +486,47 @@ def test_unknown_columns_and_fields_and_vectors_of_another_width_are_bad_records
             mem.import_file(into, tmp_path / "short.jsonl")
         assert _listed(raised) == [(3, "vector")]
         assert mem.facts(into).facts == [] and mem.ledger(into).entries == []
+
+
+@pytest.mark.parametrize(
+    ("name", "format"),
+    [
+        ("x.jsonl", None),
+        ("x.json", None),
+        ("x.sqlite", None),
+        ("x.jsonl", "mcp-memory"),
+        ("x", "markdown"),
+        ("x", "obsidian"),
+    ],
+)
+def test_an_export_the_system_will_not_write_names_its_path(
+    db_path: Path, capsys: pytest.CaptureFixture[str], name: str, format: str | None
+) -> None:
+    from engram.cli.main import main
+
+    where = f"/proc/{name}"  # a folder no file can be created in, even by root
+    with _filled(db_path, engram.HashingEmbedder(16)) as mem:
+        with pytest.raises(InvalidInput, match=f"cannot write {where}: "):
+            mem.export(REF, where, format=format)
+        argv = ["--db", str(db_path), "--resource", REF.resource_id, "--embedder", "none"]
+        argv += ["export", where, *(["--format", format] if format else [])]
+        assert main(argv) == 2
+        assert f"error[invalid_input]: cannot write {where}: " in capsys.readouterr().err
+
+
+def test_an_export_onto_a_full_disk_is_a_storage_failure_naming_its_path(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from engram import StorageFailure
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    out = tmp_path / "out.jsonl"
+    with _filled(db_path, engram.HashingEmbedder(16)) as mem, monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", full)  # the disk fills as the file is flushed
+        with pytest.raises(StorageFailure, match=re.escape(f"cannot write {out}: No space")):
+            mem.export(REF, out)
+    assert [p.name for p in tmp_path.iterdir()] == [db_path.name]  # no staging file left

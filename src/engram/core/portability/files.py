@@ -3,17 +3,21 @@
 A target that exists is refused (Conflict): an export never overwrites. The file is
 written beside its target under a hidden staging name, then linked into place (a link
 fails if the target appeared meanwhile) and the staging name removed, so a reader never
-sees half a file and a crash leaves at most the staging file.
+sees half a file and a crash leaves at most the staging file. A target the system will
+not let be written (:func:`writing`) is InvalidInput naming it, or StorageFailure when
+the disk is full or failing.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from engram.core.errors import Conflict, InvalidInput
+from engram.core.errors import Conflict, InvalidInput, StorageFailure
 
 EXPORT_FORMATS = ("json", "jsonl", "sqlite", "mcp-memory", "markdown", "obsidian")
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".sqlite": "sqlite", ".db": "sqlite"}
@@ -44,6 +48,20 @@ def target(path: str | os.PathLike[str], *, update: bool = False) -> Path:
     if not found.parent.is_dir():
         raise InvalidInput(f"{found.parent} is not a directory")
     return found
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Runs the writing of ``path`` (its staging files included): an OSError it raises
+    is InvalidInput naming ``path`` and why (a folder one cannot create files in, such
+    as /proc, or no permission), or StorageFailure for a full or failing disk."""
+    try:
+        yield
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise StorageFailure(f"cannot write {path}: {why}") from exc
+        raise InvalidInput(f"cannot write {path}: {why}") from exc
 
 
 def staging(path: Path) -> Path:

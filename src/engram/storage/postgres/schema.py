@@ -496,6 +496,20 @@ MIGRATIONS: tuple[str, ...] = (
         EXECUTE FUNCTION engram_fact_derived();
     CREATE TRIGGER fact_trash_ad_derived AFTER DELETE ON fact_trash
         FOR EACH ROW EXECUTE FUNCTION engram_fact_derived();
+    -- A chunk keeps naming its fact while the fact is in the trash.
+    CREATE OR REPLACE FUNCTION engram_fact_left_documents() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_TABLE_NAME = 'facts' AND EXISTS (SELECT 1 FROM fact_trash WHERE id = OLD.id)
+            OR TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id)
+        THEN
+            RETURN NULL;
+        END IF;
+        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = OLD.id;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER fact_trash_ad_documents AFTER DELETE ON fact_trash
+        FOR EACH ROW EXECUTE FUNCTION engram_fact_left_documents();
     -- A name that leaves the scope changes how the facts holding its words read.
     CREATE TABLE graph_gone (
         scope text NOT NULL,

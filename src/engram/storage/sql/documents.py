@@ -62,7 +62,7 @@ class DocumentTable:
         )
 
     def delete(self, tx: Tx, scope: Scope, document_id: str) -> None:
-        t = sql(tx).recorded()
+        t = sql(tx).recorded().erasing()
         found = t.rows(
             "SELECT id FROM documents WHERE id = ? AND scope = ?", (document_id, scope.key)
         )

@@ -110,7 +110,7 @@ class GraphTable:
         )
 
     def delete_entity(self, tx: Tx, scope: Scope, entity_id: str) -> bool:
-        t = sql(tx).recorded()
+        t = sql(tx).recorded().erasing()
         gone = t.execute("DELETE FROM entities WHERE id = ? AND scope = ?", (entity_id, scope.key))
         return gone.rowcount > 0
 
@@ -388,7 +388,7 @@ class GraphTable:
         return [_relation(r, support[str(r[0])]) for r in rows]
 
     def erase_scope(self, tx: Tx, scope: Scope) -> int:
-        t = sql(tx).recorded()
+        t = sql(tx).recorded().erasing()
         t.execute("DELETE FROM relations WHERE scope = ?", (scope.key,))
         gone = t.execute("DELETE FROM entities WHERE scope = ?", (scope.key,)).rowcount
         t.execute("DELETE FROM relation_types WHERE scope = ?", (scope.key,))
@@ -396,7 +396,7 @@ class GraphTable:
         return int(gone)
 
     def delete_relation(self, tx: Tx, scope: Scope, relation_id: str) -> bool:
-        t = sql(tx).recorded()
+        t = sql(tx).recorded().erasing()
         gone = t.execute(
             "DELETE FROM relations WHERE id = ? AND scope = ?", (relation_id, scope.key)
         )

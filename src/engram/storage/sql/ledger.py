@@ -156,7 +156,7 @@ class LedgerTable:
         """Erases the before-states of the items that name these objects of ``kind`` in
         the scope (or every item of the scope, for None), only those of ``action`` if
         given, marking their entries scrubbed."""
-        t = sql(tx)
+        t = sql(tx).erasing()
         if fact_ids is not None and not fact_ids:
             return 0
         # A whole scope's deletion erases the before-states of everything it held.

@@ -60,7 +60,8 @@ class WorkingTable:
         )
 
     def delete(self, tx: Tx, scope: Scope, key: str) -> bool:
-        return sql(tx).recorded().execute(*q.working_delete(scope.key, key)).rowcount > 0
+        t = sql(tx).recorded().erasing()
+        return t.execute(*q.working_delete(scope.key, key)).rowcount > 0
 
     def page(
         self, tx: Tx, scope: Scope, after: str | None, limit: int, now_us: int
@@ -517,10 +518,10 @@ class SessionTable:
         sql(tx).recorded().execute(*q.entry_hide(session_id, index, hidden))
 
     def erase_entry(self, tx: Tx, session_id: str, index: int) -> None:
-        sql(tx).recorded().execute(*q.entry_delete(session_id, index))
+        sql(tx).recorded().erasing().execute(*q.entry_delete(session_id, index))
 
     def erase_scope(self, tx: Tx, scope: Scope) -> int:
-        t = sql(tx).recorded()
+        t = sql(tx).recorded().erasing()
         ids = [str(r[0]) for r in t.rows(*q.sessions_of(scope.key))]
         for start in range(0, len(ids), 500):
             for query in q.sessions_erase(t.dialect, ids[start : start + 500]):

@@ -36,6 +36,7 @@ class SQLTx:
         self.write = write
         self.depth = 0
         self.entries = 0  # ledger entries opened in this transaction
+        self.erased = False  # whether it deleted words for good (see erasing)
         self._after: list[Callable[[], None]] = []
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
@@ -80,6 +81,12 @@ class SQLTx:
             raise StorageFailure(
                 "a write to memory outside a ledger entry: open one with engram.core.ledger"
             )
+        return self
+
+    def erasing(self) -> SQLTx:
+        """This transaction, for a statement that deletes words for good: a backend that
+        keeps copies of deleted rows (SQLite's log) purges them after the commit."""
+        self.erased = True
         return self
 
     def after_commit(self, action: Callable[[], None]) -> None:

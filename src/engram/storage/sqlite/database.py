@@ -156,11 +156,11 @@ class Database:
             raise
 
     def _commit(self, tx: SQLTx, mark: int) -> None:
-        """Commits; a write that deleted or rewrote facts is then purged from the file and
-        its log; then the work that waited for the commit runs."""
+        """Commits; a write that deleted or rewrote facts, or erased other words, is then
+        purged from the file and its log; then the work that waited for the commit runs."""
         conn = tx.conn
         try:
-            forgot = tx.write and change_mark(conn) != mark
+            forgot = tx.write and (tx.erased or change_mark(conn) != mark)
             conn.execute("COMMIT")
         except BaseException:
             self._abort(tx)

@@ -534,6 +534,17 @@ MIGRATIONS: tuple[str, ...] = (
         norm TEXT NOT NULL,
         PRIMARY KEY (scope, norm)
     ) WITHOUT ROWID;
+    -- A chunk keeps naming its fact while the fact is in the trash (a document deleted
+    -- for good then deletes it there too), and stops when it is deleted for good.
+    DROP TRIGGER facts_ad_documents;
+    CREATE TRIGGER facts_ad_documents AFTER DELETE ON facts
+        WHEN NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN
+        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = old.id;
+    END;
+    CREATE TRIGGER fact_trash_ad_documents AFTER DELETE ON fact_trash
+        WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = old.id;
+    END;
     DROP TRIGGER entities_ad_graph;
     CREATE TRIGGER entities_ad_graph AFTER DELETE ON entities BEGIN
         INSERT OR IGNORE INTO graph_gone (scope, norm) VALUES (old.scope, old.norm);

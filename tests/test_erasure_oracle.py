@@ -1,0 +1,249 @@
+"""The erasure oracle: random stores and random erase operations, on both backends. After
+each step, no read path returns a word that was forgotten (recall in every mode,
+listings, the trash for words deleted for good, episodic recall and the session tree,
+graph search, documents, the ledger's before-states for words deleted for good, the
+export, the memory tools' search), and at each checkpoint no byte of a word deleted for
+good is in any file of the SQLite store's folder or any row of any PostgreSQL table.
+
+Every word is a unique random token, so a hit is never a coincidence. A word is ``live``,
+``hidden`` (forgotten softly: read paths must not give it; the trash, the ledger and the
+bytes still hold it, for a restore or a revert) or ``erased`` (deleted for good: nowhere).
+
+``ENGRAM_ERASURE_EXAMPLES`` sets the number of examples (8 by default in the suite);
+``ENGRAM_ERASURE_RANDOM=1`` draws new ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    MultipleResults,
+    RuleBasedStateMachine,
+    invariant,
+    multiple,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+import engram
+from engram import Conflict, NotFound, ResourceRef, Turn
+from stores import Target
+from traces import traces
+
+EXAMPLES = int(os.environ.get("ENGRAM_ERASURE_EXAMPLES", "8"))
+RANDOM = os.environ.get("ENGRAM_ERASURE_RANDOM") == "1"
+_counter = itertools.count()
+
+
+def _word() -> str:
+    """A token nothing else holds (lower case, so case-blind probes match it exactly)."""
+    return f"zq{uuid.uuid4().hex[:10]}{next(_counter)}"
+
+
+@dataclass
+class Held:
+    """What one fact (a note, a turn or a document) holds: its words."""
+
+    fact_id: str | None
+    words: list[str] = field(default_factory=list)
+
+
+class ErasureMachine(RuleBasedStateMachine):
+    memory: engram.Memory
+    target: Target
+
+    notes = Bundle("notes")
+    turns = Bundle("turns")
+    documents = Bundle("documents")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ref = ResourceRef(f"erasure-{uuid.uuid4().hex[:10]}")
+        self.state: dict[str, str] = {}  # word -> live | hidden | erased
+        self.holders: dict[str, list[str]] = {}  # fact id -> its words
+        self.titles: dict[str, list[str]] = {}  # document id -> its title's words
+
+    # -- writing ---------------------------------------------------------------------
+    def _live(self, *words: str) -> None:
+        for word in words:
+            self.state[word] = "live"
+
+    @rule(target=notes, named=st.booleans(), typed=st.booleans())
+    def remember(self, named: bool, typed: bool) -> str:
+        word, name = _word(), _word()
+        text = f"note {word}" + (f" about {name.capitalize()} today" if named else "")
+        fact = self.memory.remember(self.ref, text, type="note" if typed else None)
+        held = [word, name] if named else [word]
+        self._live(*held)
+        self.holders[fact.id] = held
+        return fact.id
+
+    @rule(target=turns, count=st.integers(1, 4), width=st.integers(0, 2))
+    def converse(self, count: int, width: int) -> MultipleResults[str]:
+        words = [_word() for _ in range(count)]
+        talk = self.memory.remember_conversation(
+            self.ref,
+            [Turn("Ana" if n % 2 else "Bo", f"said {w}") for n, w in enumerate(words)],
+            context_turns=width,
+        )
+        self._live(*words)
+        for fact, word in zip(talk.facts, words, strict=True):
+            self.holders[fact.id] = [word]
+        return multiple(*[f.id for f in talk.facts])
+
+    @rule(target=documents)
+    def ingest(self) -> str:
+        title, body = _word(), _word()
+        text = f"---\ntitle: {title}\n---\n# {title}\n\nthe body says {body}\n"
+        report = self.memory.ingest_text(self.ref, text, name=f"{title}.md")
+        assert report.document_id is not None
+        self._live(title, body)
+        self.titles[report.document_id] = [title, body]
+        return report.document_id
+
+    @rule()
+    def assert_entity(self) -> None:
+        name, summary = _word(), _word()
+        self.memory.graph.upsert_entity(self.ref, name.capitalize(), summary=f"is {summary}")
+        self._live(name, summary)
+        self.asserted = [*getattr(self, "asserted", []), name, summary]
+
+    @rule()
+    def compile_wiki(self) -> None:
+        self.memory.wiki.compile(self.ref)
+
+    # -- erasing ---------------------------------------------------------------------
+    def _mark(self, fact_id: str, how: str) -> None:
+        for word in self.holders.get(fact_id, []):
+            if self.state.get(word) != "erased":
+                self.state[word] = how
+
+    @rule(fact=st.one_of(notes, turns), hard=st.booleans())
+    def forget(self, fact: str, hard: bool) -> None:
+        if self.memory.forget(self.ref, fact, hard=hard) or hard:
+            self._mark(fact, "erased" if hard else "hidden")
+
+    @rule(fact=st.one_of(notes, turns))
+    def restore(self, fact: str) -> None:
+        with contextlib.suppress(NotFound, Conflict):
+            self.memory.restore(self.ref, fact)
+            for word in self.holders.get(fact, []):
+                if self.state[word] == "hidden":
+                    self.state[word] = "live"
+
+    @rule(document=documents, hard=st.booleans())
+    def forget_document(self, document: str, hard: bool) -> None:
+        if self.memory.forget_document(self.ref, document, hard=hard):
+            for word in self.titles[document]:
+                if self.state[word] != "erased":
+                    self.state[word] = "erased" if hard else "hidden"
+
+    @rule(hard=st.booleans())
+    def forget_all(self, hard: bool) -> None:
+        count = self.memory.count(self.ref)
+        self.memory.forget_all(self.ref, expected_count=count, hard=hard)
+        erased = "erased" if hard else "hidden"
+        for words in self.holders.values():
+            for word in words:
+                if self.state[word] == "live" or hard:
+                    self.state[word] = erased
+        for words in self.titles.values():  # a document's words are its chunks'
+            if hard:
+                for word in words:
+                    self.state[word] = "erased"
+            elif self.state[words[1]] == "live":
+                self.state[words[1]] = "hidden"
+        if hard:
+            for word in getattr(self, "asserted", []):
+                self.state[word] = "erased"
+
+    @precondition(lambda self: self.state)
+    @rule()
+    def delete_scope(self) -> None:
+        self.memory.delete_scope(self.ref)
+        for word in self.state:
+            self.state[word] = "erased"
+
+    # -- what must hold --------------------------------------------------------------
+    def _gone(self, how: set[str]) -> list[str]:
+        return [w for w, s in self.state.items() if s in how]
+
+    @invariant()
+    def no_read_path_gives_a_forgotten_word(self) -> None:
+        mem, ref = self.memory, self.ref
+        gone, erased = self._gone({"hidden", "erased"}), self._gone({"erased"})
+        if not gone:
+            return
+        facts = mem.facts(ref, limit=1000).facts
+        listed = " ".join(f"{f.content} {f.context or ''}" for f in facts).lower()
+        episodes = " ".join(e.content for e in mem.episodic_recall(ref, limit=1000).entries)
+        tree = " ".join(e.content for n in _nodes(mem.episodic_tree(ref)) for e in n.entries)
+        documents = json.dumps([[d.title, d.metadata] for d in mem.documents(ref)]).lower()
+        exported = mem.export_string(ref).lower()
+        for word in gone:
+            where = []
+            for mode in ("text", "vector", "hybrid"):
+                hits = mem.recall(ref, word, mode=mode, top_k=50)
+                if any(word in f"{h.fact.content} {h.fact.context or ''}".lower() for h in hits):
+                    where.append(f"recall {mode}")
+            where += [
+                name
+                for name, text in (
+                    ("facts", listed),
+                    ("episodes", episodes),
+                    ("tree", tree),
+                    ("documents", documents),
+                )
+                if word in text.lower()
+            ]
+            entities = [h.entity for h in mem.graph.search(ref, word)]  # by meaning too
+            if word in str(entities).lower():
+                where.append("graph search")
+            if word in erased and word in exported:
+                where.append("export")
+            assert not where, f"{self.state[word]} word {word} still read through {where}"
+        if erased:
+            trash = " ".join(
+                f"{t.fact.content} {t.fact.context or ''}" for t in mem.trash(ref, limit=1000).facts
+            ).lower()
+            ledger = str(mem.ledger(ref, limit=1000).entries).lower()
+            for word in erased:
+                assert word not in trash, f"erased word {word} in the trash"
+                assert word not in ledger, f"erased word {word} in the ledger"
+
+    @rule()
+    def checkpoint(self) -> None:
+        for word in self._gone({"erased"}):
+            assert traces(self.target, word) == [], f"erased word {word} in the bytes"
+
+
+def _nodes(roots: list[engram.SessionNode]) -> list[engram.SessionNode]:
+    found: list[engram.SessionNode] = []
+    for root in roots:
+        found += [root, *_nodes(root.children)]
+    return found
+
+
+def test_no_forgotten_word_is_read_and_no_erased_byte_stays(target: Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as memory:
+        ErasureMachine.memory, ErasureMachine.target = memory, target
+        run_state_machine_as_test(
+            ErasureMachine,
+            settings=settings(
+                max_examples=EXAMPLES,
+                derandomize=not RANDOM,
+                stateful_step_count=15,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow],
+            ),
+        )

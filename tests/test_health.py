@@ -6,7 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,20 @@ from fastapi.testclient import TestClient
 
 import engram
 import stores
+from chat_server import ReadsNothing
 from engram.api import create_app
 from engram.cli.main import main
-from engram.core.health import HealthReport, StrengthSummary, TypeCount
+from engram.core.graph.rebuild import Difference, GraphDrift
+from engram.core.health import (
+    Backlog,
+    DocumentHealth,
+    EntityCounts,
+    FeedbackHealth,
+    HealthReport,
+    RelationCounts,
+    StrengthSummary,
+    TypeCount,
+)
 from engram.core.scopes import Scope
 from engram.settings import Settings
 from engram.storage.sqlite.fulltext import scope_token
@@ -230,6 +242,186 @@ def test_a_report_never_writes(mem: engram.Memory, target: Target) -> None:
     assert reports[0].facts.trashed == 1 and reports[0].working_keys == 1
 
 
+# -- the graph, documents, feedback and what is kept past its time ----------------------
+KNOWN = engram.ResourceRef("known")
+DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What :func:`_build` wrote, where the report cannot be predicted by hand."""
+
+    lisbon: str  # a fact grounding an extracted entity
+    ana: str  # another
+    ledger_at_start: int  # entries written before the clock moved on
+    oldest: datetime  # the first entry's time
+
+
+def _build(mem: engram.Memory, clock: ManualClock) -> Known:
+    """A scope of known contents (see the comments for each count), and one fact, one
+    signal and one expiring key in another scope. The store keeps the trash 30 days and
+    the ledger 30 days."""
+    graph = mem.graph
+    graph.upsert_entity(KNOWN, "Acme", aliases=["Acme Corp"])  # asserted, one alias
+    graph.upsert_entity(KNOWN, "Zed")  # asserted, grounded by no fact: not an orphan
+    lisbon = mem.remember(KNOWN, "We flew to Lisbon in May.")  # extracted: lisbon
+    ana = mem.remember(KNOWN, "the team met Ana Lima today.")  # extracted: ana lima
+    mem.remember(KNOWN, "I work at Acme now.")  # a mention of the asserted Acme
+    talk = mem.remember_conversation(  # extracted: cy (until forgotten) and di
+        KNOWN, [engram.Turn("Cy", "hello there"), engram.Turn("Di", "see you soon")]
+    )
+    graph.upsert_relation(KNOWN, "Acme", "Lisbon", "based_in")  # live
+    graph.upsert_relation(  # ended in the world
+        KNOWN, "Acme", "Zed", "partner_of", invalid_at=datetime(2020, 1, 1, tzinfo=UTC)
+    )
+    retired = graph.upsert_relation(KNOWN, "Zed", "Lisbon", "visited")
+    graph.expire_relation(KNOWN, retired.id)  # expired
+    text = "# plain notes\n\nthe first part of it.\n\n# more notes\n\nthe second part of it.\n"
+    document = mem.ingest_text(KNOWN, text, name="notes.md", chunk_tokens=16)
+    assert document.document_id is not None and document.chunks == 2
+    chunks = mem.document(KNOWN, document.document_id).chunks
+    assert chunks[0].fact_id is not None
+    mem.forget(KNOWN, chunks[0].fact_id, hard=True)  # a chunk without its fact
+    for _ in range(3):
+        mem.usage.record(KNOWN, lisbon.id, "used")
+    mem.consolidate(KNOWN, steps=["strengthen"])  # the three applied
+    for _ in range(2):
+        mem.usage.record(KNOWN, ana.id, "ignored")  # two pending
+    mem.working.set(KNOWN, "plan", 1)  # live
+    mem.working.set(KNOWN, "draft", 2, ttl=timedelta(seconds=10))  # expires
+    mem.working.set(KNOWN, "lock", 3, ttl=DAY)  # expires
+    early = mem.remember(KNOWN, "an early plain note")
+    mem.forget(KNOWN, early.id)  # in the trash 35 days at the report: past retention
+
+    mem.remember(OTHER, "they moved to Oslo.")  # extracted: oslo
+    other = mem.remember(OTHER, "a plain note elsewhere")
+    mem.usage.record(OTHER, other.id, "ignored")
+    mem.working.set(OTHER, "soon", 4, ttl=timedelta(seconds=10))
+
+    entries = mem.ledger(KNOWN, limit=1000).entries
+    known = Known(lisbon.id, ana.id, len(entries), min(e.at for e in entries))
+    clock.advance(20 * DAY)
+    for fact in (
+        mem.remember(KNOWN, "a note on the budget"),
+        mem.remember(KNOWN, "a note on the roadmap"),
+    ):
+        mem.forget(KNOWN, fact.id)  # in the trash 15 days at the report
+    mem.forget(KNOWN, talk.facts[0].id)  # Cy's turn: its entry hidden, cy gone
+    clock.advance(15 * DAY)
+    return known
+
+
+@pytest.fixture
+def known(target: Target, clock: ManualClock) -> Iterator[tuple[engram.Memory, Known]]:
+    with engram.open(
+        target,
+        embedder=engram.HashingEmbedder(16),
+        clock=clock,
+        ledger_retention=timedelta(days=30),
+        chat=ReadsNothing(),
+    ) as mem:
+        yield mem, _build(mem, clock)
+
+
+def test_a_store_of_known_contents_is_counted_exactly(
+    known: tuple[engram.Memory, Known],
+) -> None:
+    mem, built = known
+    # live: Lisbon, Ana Lima, Acme, Di's turn, the chunk left; trashed: four
+    mem.graph.extract(KNOWN, extractor="llm", limit=2)  # reads two; the rest wait
+    report = mem.health(KNOWN)
+    assert (report.facts.live, report.facts.trashed) == (5, 4)
+    graph = report.graph
+    assert graph.entities == EntityCounts(total=5, asserted=2, extracted=3, imported=0)
+    assert graph.relations == RelationCounts(live=1, ended=1, expired=1)
+    assert (graph.aliases, graph.mentions, graph.orphans, graph.queued) == (1, 4, 0, 0)
+    assert graph.backlog == Backlog(llm=3, spacy=5)
+    assert graph.drift is None  # only when asked for
+    assert report.documents == DocumentHealth(documents=1, chunks=2, chunks_without_fact=1)
+    assert report.feedback == FeedbackHealth(signals=5, pending=2)
+    assert (report.sessions.sessions, report.sessions.entries) == (1, 2)
+    stale = report.stale
+    assert (stale.working_keys, report.working_keys) == (2, 1)
+    assert stale.trash_past_retention == 1
+    assert stale.trash_retention == timedelta(days=30)
+    assert stale.ledger_past_retention == built.ledger_at_start
+    assert stale.ledger_retention == timedelta(days=30)
+    assert stale.ledger_oldest == built.oldest
+    assert stale.session_entries_hidden == 1
+
+    store = mem.health()  # the other scope's one of each added
+    assert store.graph.entities == EntityCounts(total=6, asserted=2, extracted=4, imported=0)
+    assert (store.graph.mentions, store.graph.orphans) == (5, 0)
+    assert store.graph.backlog == Backlog(llm=5, spacy=7)
+    assert store.documents == report.documents
+    assert store.feedback == FeedbackHealth(signals=6, pending=3)
+    assert store.stale.working_keys == 3 and store.stale.session_entries_hidden == 1
+    assert store.stale.trash_past_retention == 1
+    assert store.stale.ledger_past_retention == built.ledger_at_start + len(
+        mem.ledger(OTHER, limit=1000).entries
+    )
+
+
+def test_a_healthy_graph_has_no_drift_and_a_broken_one_shows(
+    known: tuple[engram.Memory, Known], target: Target
+) -> None:
+    mem, built = known
+    healthy = mem.health(KNOWN, graph_drift=True).graph.drift
+    nothing = Difference(0, 0)
+    assert healthy == GraphDrift(
+        facts_read=5, entities=nothing, mentions=nothing, groundings=nothing
+    )
+    assert healthy.in_step
+
+    stores.rows(target, "DELETE FROM mentions WHERE fact_id = ?", (built.lisbon,))
+    stores.rows(
+        target,
+        "INSERT INTO entities (id, scope, name, norm, type, summary, attributes, origin, "
+        "created_at, updated_at) VALUES ('e_stray', ?, 'Stray', 'stray', NULL, NULL, '{}', "
+        "'extracted', 0, 0)",
+        (KNOWN.key,),
+    )
+    stores.rows(
+        target,
+        "DELETE FROM groundings WHERE fact_id = ? AND extractor = 'rules'",
+        (built.ana,),
+    )  # the database drops Ana Lima (no grounding left) and queues the fact
+    report = mem.health(KNOWN, graph_drift=True)
+    graph, drift = report.graph, report.graph.drift
+    assert drift is not None and not drift.in_step
+    assert drift.entities == Difference(missing=1, extra=1)  # ana lima; the stray
+    assert drift.mentions == Difference(missing=2, extra=0)  # Lisbon's; Ana Lima's
+    assert drift.groundings == Difference(missing=1, extra=0)  # Ana Lima's
+    assert (graph.orphans, graph.queued, graph.mentions) == (1, 1, 2)
+    assert mem.health(OTHER, graph_drift=True).graph.drift == GraphDrift(
+        facts_read=2, entities=nothing, mentions=nothing, groundings=nothing
+    )
+    with pytest.raises(engram.InvalidInput, match="per scope"):
+        mem.health(graph_drift=True)
+
+    mem.remember(KNOWN, "a write reads the queue")  # settles the queued fact again
+    after = mem.health(KNOWN, graph_drift=True).graph
+    assert after.queued == 0 and after.drift is not None
+    assert after.drift.entities == Difference(missing=0, extra=1)  # the stray stays
+    assert after.drift.mentions == Difference(missing=1, extra=0)  # Lisbon's: not queued
+
+
+def test_retention_switched_off_counts_nothing_past_it(target: Target, clock: ManualClock) -> None:
+    with engram.open(
+        target,
+        embedder=engram.HashingEmbedder(16),
+        clock=clock,
+        trash_retention=None,
+        ledger_retention=None,
+    ) as mem:
+        mem.forget(KNOWN, mem.remember(KNOWN, "kept for ever").id)
+        clock.advance(400 * DAY)
+        stale = mem.health(KNOWN).stale
+        assert (stale.trash_retention, stale.ledger_retention) == (None, None)
+        assert (stale.trash_past_retention, stale.ledger_past_retention) == (0, 0)
+        assert mem.health(KNOWN).facts.trashed == 1
+
+
 # -- the edges ------------------------------------------------------------------------
 @pytest.fixture
 def service(target: Target) -> Iterator[TestClient]:
@@ -261,6 +453,39 @@ def test_http_reports_an_ended_agent_and_the_store(service: TestClient) -> None:
     assert body["fullText"] == {"rows": 3, "facts": 3, "inStep": True}
     assert body["workingKeys"] == 1 and body["storage"] is None
     assert body["model"] == {"model": "hashing-32", "dimension": 32}
+    assert body["graph"] == {
+        "entities": {"total": 0, "asserted": 0, "extracted": 0, "imported": 0},
+        "relations": {"live": 0, "ended": 0, "expired": 0},
+        "aliases": 0,
+        "mentions": 0,
+        "orphans": 0,
+        "queued": 0,
+        "backlog": {"llm": 3, "spacy": 3},
+        "drift": None,
+    }
+    assert body["documents"] == {"documents": 0, "chunks": 0, "chunksWithoutFact": 0}
+    assert body["feedback"] == {"signals": 0, "pending": 0}
+    stale = body["stale"]
+    assert stale["ledgerOldestAt"] is not None
+    assert {k: v for k, v in stale.items() if k != "ledgerOldestAt"} == {
+        "workingKeys": 0,
+        "trashPastRetention": 0,
+        "trashRetentionSeconds": 30 * 86400,
+        "ledgerPastRetention": 0,
+        "ledgerRetentionSeconds": 90 * 86400,
+        "sessionEntriesHidden": 0,
+    }
+    drifted = service.get(f"/agents/{agent}/health", params={"graphDrift": "true"}).json()
+    assert drifted["graph"]["drift"] == {
+        "factsRead": 3,
+        "entities": {"missing": 0, "extra": 0},
+        "mentions": {"missing": 0, "extra": 0},
+        "groundings": {"missing": 0, "extra": 0},
+        "inStep": True,
+    }
+    assert service.get(f"/agents/{agent}/health?graphDrift=yes").status_code == 400
+    refused = service.get("/health/report?graphDrift=true")  # a rebuild is per scope
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_input"
 
     store = service.get("/health/report").json()
     assert store["scope"] is None and store["storage"]["bytes"] > 0
@@ -274,7 +499,11 @@ def test_the_client_reads_both_reports(service: TestClient) -> None:
     agent = client.register("reporter")["id"]
     client.remember(agent, "a fact")
     assert client.health(agent)["facts"]["live"] == 1
+    assert client.health(agent)["graph"]["drift"] is None
+    assert client.health(agent, graph_drift=True)["graph"]["drift"]["inStep"] is True
     assert client.health()["storage"]["bytes"] > 0
+    with pytest.raises(engram.InvalidInput, match="per scope"):
+        client.health(graph_drift=True)
     with pytest.raises(engram.NotFound):
         client.health("nobody")
 
@@ -303,6 +532,53 @@ def test_the_command_line_renders_a_report(
     code, out = _cli(target, "health", "--resource", "cli", capsys=capsys)
     assert code == 0 and "note: 1 live" in out
     assert main(["--db", str(target), "health", "--store", "--resource", "cli"]) == 2
+
+
+def test_the_command_line_renders_the_graph_documents_feedback_and_stale_items(
+    target: Target, clock: ManualClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with engram.open(
+        target, embedder=engram.HashingEmbedder(16), clock=clock, chat=ReadsNothing()
+    ) as mem:
+        _build(mem, clock)
+    # the command runs at the real time, 35 days behind the store's clock: nothing is
+    # past a retention yet, and the keys with a time to live are made to have expired
+    stores.rows(target, "UPDATE working SET expires_at = 1 WHERE expires_at IS NOT NULL")
+    code, out = _cli(target, "health", "--resource", "known", "--graph-drift", capsys=capsys)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert (
+        "graph: 5 entities (2 asserted, 3 extracted, 0 imported), 1 aliases, 4 mentions, "
+        "0 orphans" in lines
+    )
+    assert "  relations: 1 live, 1 ended, 1 expired" in lines
+    assert "  queued for the rules: 0; unread by llm: 5, by spacy: 5" in lines
+    assert (
+        "  drift from the rules' rebuild of 5 facts (in step): entities 0 missing, 0 extra, "
+        "mentions 0 missing, 0 extra, groundings 0 missing, 0 extra" in lines
+    )
+    assert "documents: 1, with 2 chunks, 1 without their fact" in lines
+    assert "feedback: 5 signals, 2 not applied yet" in lines
+    assert "stale: 2 working keys expired, 1 session entries hidden" in lines
+    assert "  trash: 0 facts past retention (kept 30 days)" in lines
+    assert any(
+        line.startswith("  ledger: 0 entries past retention (kept 90 days), oldest 20")
+        for line in lines
+    )
+
+    code, out = _cli(target, "--json", "health", "--resource", "known", capsys=capsys)
+    data = json.loads(out)
+    assert code == 0 and data["graph"]["drift"] is None
+    assert data["graph"]["entities"] == {"total": 5, "asserted": 2, "extracted": 3, "imported": 0}
+    assert data["documents"] == {"documents": 1, "chunks": 2, "chunks_without_fact": 1}
+    assert data["feedback"] == {"signals": 5, "pending": 2}
+    assert data["stale"]["session_entries_hidden"] == 1
+    assert data["stale"]["trash_retention_seconds"] == 30 * 86400
+    code, out = _cli(
+        target, "--json", "health", "--resource", "known", "--graph-drift", capsys=capsys
+    )
+    assert code == 0 and json.loads(out)["graph"]["drift"]["in_step"] is True
+    assert main(["--db", str(target), "health", "--graph-drift"]) == 2  # per scope only
 
 
 def test_the_report_type_is_exported() -> None:

@@ -20,6 +20,7 @@ from pydantic.alias_generators import to_camel
 from engram import wire
 from engram.core.conversations import Turn
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
+from engram.core.health import DRIFT_PER_SCOPE
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
 from engram.wire import consolidation as consolidation_wire
@@ -86,12 +87,16 @@ class Client:
     def healthz(self) -> JSON:
         return self.call_json("GET", "/healthz")
 
-    def health(self, agent_id: str | None = None) -> JSON:
+    def health(self, agent_id: str | None = None, *, graph_drift: bool = False) -> JSON:
         """The health report of the agent's memory (ended or not), or, without one, of
-        the whole store (with its bytes): the library's ``Memory.health``, camelCase."""
+        the whole store (with its bytes): the library's ``Memory.health``, camelCase.
+        ``graph_drift`` (an agent's only) also compares its graph with a rebuild."""
         if agent_id is None:
+            if graph_drift:
+                raise InvalidInput(DRIFT_PER_SCOPE)
             return self.call_json("GET", "/health/report")
-        return self.call_json("GET", f"/agents/{_quote(agent_id)}/health")
+        params = {"graphDrift": "true"} if graph_drift else {}
+        return self.call_json("GET", f"/agents/{_quote(agent_id)}/health", params=params)
 
     # -- agents --------------------------------------------------------------------
     def register(

@@ -411,7 +411,8 @@ def health(mem: Memory, args: argparse.Namespace) -> Output:
     if args.store_wide and args.resource is not None:
         raise InvalidInput("--store reports the whole store; it takes no --resource")
     ref = None if args.resource is None else _ref(args)
-    return render.health(mem.health(ref), describe(args.store))
+    report = mem.health(ref, graph_drift=args.graph_drift)
+    return render.health(report, describe(args.store))
 
 
 def status(mem: Memory, args: argparse.Namespace) -> Output:

@@ -625,11 +625,18 @@ def _add_scope_commands(sub: Subparsers) -> None:
         "health",
         "health",
         "what a scope (--resource) or the whole store holds: facts, full text, working "
-        "keys, ledger, sessions, bytes; only reads",
+        "keys, ledger, sessions, graph, documents, feedback, what is kept past its time, "
+        "bytes; only reads",
     )
     p.set_defaults(scoped=False)  # the scope is optional: without one, the whole store
     p.add_argument(
         "--store", dest="store_wide", action="store_true", help="the whole store (the default)"
+    )
+    p.add_argument(
+        "--graph-drift",
+        action="store_true",
+        help="also rebuild the scope's graph from its facts by the rules and count how the "
+        "stored one differs (a scope's only: needs --resource)",
     )
 
 

@@ -28,11 +28,13 @@ from engram.wire.consolidation import ConsolidationOut
 from engram.wire.portability import ImportOut
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from engram.core.consolidation import ConsolidationReport
     from engram.core.conversations import Conversation
     from engram.core.documents.models import WalkReport
     from engram.core.episodes import EntryPage, SessionNode
-    from engram.core.health import HealthReport, StorageHealth
+    from engram.core.health import GraphHealth, HealthReport, StaleHealth, StorageHealth
     from engram.core.portability.portable import ExportReport
     from engram.core.portability.transfer import ImportReport
     from engram.core.ports import Embedder
@@ -383,6 +385,11 @@ def health(report: HealthReport, where: str) -> Output:
         f"working keys: {report.working_keys} live",
         f"ledger: {report.ledger.entries} entries, {report.ledger.scrubbed} scrubbed",
         f"sessions: {report.sessions.sessions}, with {report.sessions.entries} entries",
+        *_graph_lines(report.graph),
+        f"documents: {report.documents.documents}, with {report.documents.chunks} chunks, "
+        f"{report.documents.chunks_without_fact} without their fact",
+        f"feedback: {report.feedback.signals} signals, {report.feedback.pending} not applied yet",
+        *_stale_lines(report.stale),
     ]
     if report.storage is not None:
         lines.append(_storage_line(report.storage))
@@ -392,6 +399,56 @@ def health(report: HealthReport, where: str) -> Output:
         + ("none yet" if model is None else f"{model.model} ({model.dimension} dimensions)")
     )
     return Output(wire.HealthReportOut.of(report).model_dump(mode="json"), lines)
+
+
+def _graph_lines(graph: GraphHealth) -> list[str]:
+    entities, relations = graph.entities, graph.relations
+    lines = [
+        f"graph: {entities.total} entities ({entities.asserted} asserted, "
+        f"{entities.extracted} extracted, {entities.imported} imported), "
+        f"{graph.aliases} aliases, {graph.mentions} mentions, {graph.orphans} orphans",
+        f"  relations: {relations.live} live, {relations.ended} ended, {relations.expired} expired",
+        f"  queued for the rules: {graph.queued}; unread by llm: {graph.backlog.llm}, "
+        f"by spacy: {graph.backlog.spacy}",
+    ]
+    drift = graph.drift
+    if drift is not None:
+        parts = ", ".join(
+            f"{name} {d.missing} missing, {d.extra} extra"
+            for name, d in (
+                ("entities", drift.entities),
+                ("mentions", drift.mentions),
+                ("groundings", drift.groundings),
+            )
+        )
+        verdict = "in step" if drift.in_step else "DRIFTED"
+        lines.append(
+            f"  drift from the rules' rebuild of {drift.facts_read} facts ({verdict}): {parts}"
+        )
+    return lines
+
+
+def _stale_lines(stale: StaleHealth) -> list[str]:
+    def kept(retention: timedelta | None) -> str:
+        return "kept for ever" if retention is None else f"kept {_duration(retention)}"
+
+    oldest = "none" if stale.ledger_oldest is None else stale.ledger_oldest.isoformat()
+    return [
+        f"stale: {stale.working_keys} working keys expired, "
+        f"{stale.session_entries_hidden} session entries hidden",
+        f"  trash: {stale.trash_past_retention} facts past retention "
+        f"({kept(stale.trash_retention)})",
+        f"  ledger: {stale.ledger_past_retention} entries past retention "
+        f"({kept(stale.ledger_retention)}), oldest {oldest}",
+    ]
+
+
+def _duration(duration: timedelta) -> str:
+    seconds = int(duration.total_seconds())
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} seconds"
 
 
 def _storage_line(storage: StorageHealth) -> str:

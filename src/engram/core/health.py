@@ -2,24 +2,43 @@
 
 Facts live and in the trash by type, the verified ones, those without a vector, their
 strengths; full-text rows against fact rows; live working keys; ledger entries and how
-many were scrubbed; sessions and their entries; for the whole store, the bytes it takes,
-its schema version and the embedding model that wrote its vectors.
+many were scrubbed; sessions and their entries; the graph (entities by origin, relations
+live, ended and retired, aliases, mentions, orphans, the reading queue and the model
+extractors' backlogs); documents and their chunks; retrieval feedback and what
+consolidation has not applied yet; what is kept past its time (expired working keys,
+facts in the trash and ledger entries past their retention, session entries hidden);
+for the whole store, the bytes it takes, its schema version and the embedding model that
+wrote its vectors. Asked for, a scope's graph drift: the rules' graph rebuilt in memory
+from the scope's live facts and assertions (:mod:`engram.core.graph.rebuild`) against
+the stored one.
 
 A report only reads: one read transaction, no statement that could write (no FTS5
 ``integrity-check``, which is an INSERT), so it works on an ended agent's read-only
 memory and leaves the file, its log and the ledger as they were. Each count is exact;
-the cost follows what the scope holds (the strength median sorts its facts' strengths).
+the cost follows what the scope holds (the strength median sorts its facts' strengths;
+the feedback counts read the feedback table; the drift reads every live fact).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from engram.core.clock import from_us
+from engram.core.errors import InvalidInput
+from engram.core.graph import rebuild
+from engram.core.graph.rebuild import GraphDrift
 from engram.core.scopes import Scope
 
 if TYPE_CHECKING:
     from engram.core.ports import ModelRecord, Store, Tx
+
+DRIFT_PER_SCOPE = (
+    "graph drift is measured per scope (it rebuilds the scope's graph from its facts); "
+    "ask for a scope's report"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +107,111 @@ class SessionHealth:
 
 
 @dataclass(frozen=True, slots=True)
+class EntityCounts:
+    """Entities by origin: ``asserted`` by callers, ``extracted`` by the rules or a model
+    from the facts' words, ``imported`` from a file; ``total`` counts every row."""
+
+    total: int
+    asserted: int
+    extracted: int
+    imported: int
+
+
+@dataclass(frozen=True, slots=True)
+class RelationCounts:
+    """Relations: ``live`` (neither ended in the world nor retired), ``ended`` (an
+    ``invalid_at`` set, not retired) and ``expired`` (retired: ``expired_at`` set)."""
+
+    live: int
+    ended: int
+    expired: int
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """Live facts each model extractor has not read for their current words."""
+
+    llm: int
+    spacy: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphHealth:
+    """The graph: entities by origin, relations, aliases, mentions; ``orphans``,
+    extracted entities no live fact grounds (0 while the graph is in step: the database
+    drops such an entity; an asserted or imported one is never an orphan); ``queued``,
+    facts waiting to be read by the rules (every write reads the queue before it
+    commits, so 0 between writes); ``backlog``, the model extractors'; ``drift``, only
+    when asked for, per scope."""
+
+    entities: EntityCounts
+    relations: RelationCounts
+    aliases: int
+    mentions: int
+    orphans: int
+    queued: int
+    backlog: Backlog
+    drift: GraphDrift | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentHealth:
+    """Documents, their chunks, and the chunks whose fact was deleted for good (their
+    ``fact_id`` cleared: the document no longer holds those words)."""
+
+    documents: int
+    chunks: int
+    chunks_without_fact: int
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackHealth:
+    """Retrieval feedback signals kept, and those consolidation has not applied yet."""
+
+    signals: int
+    pending: int
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How long the trash keeps a softly forgotten fact and the ledger an entry (0: for
+    ever), in microseconds: the memory's caps."""
+
+    trash_us: int = 0
+    ledger_us: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StaleHealth:
+    """What is kept past its time: ``working_keys`` expired but still stored (no read
+    returns them); ``trash_past_retention``,
+    facts in the trash longer than ``trash_retention`` (None: kept for ever), deleted
+    for good by the scope's next forget or compaction; ``ledger_past_retention``,
+    entries older than ``ledger_retention``, deleted by its next compaction, and
+    ``ledger_oldest``, the oldest entry's time (None: no entry); ``session_entries_hidden``,
+    entries kept hidden because every fact remembered from them is in the trash."""
+
+    working_keys: int
+    trash_past_retention: int
+    trash_retention: timedelta | None
+    ledger_past_retention: int
+    ledger_retention: timedelta | None
+    ledger_oldest: datetime | None
+    session_entries_hidden: int
+
+
+@dataclass(frozen=True, slots=True)
+class StaleCounts:
+    """What the rows say of :class:`StaleHealth` (times in microseconds)."""
+
+    working_keys: int
+    trash_past_retention: int
+    ledger_past_retention: int
+    ledger_oldest_us: int | None
+    session_entries_hidden: int
+
+
+@dataclass(frozen=True, slots=True)
 class StorageHealth:
     """What the store takes. SQLite: ``bytes`` of the file (pages times page size),
     ``wal_bytes`` of its write-ahead log, ``free_bytes`` of its free pages. PostgreSQL:
@@ -109,6 +233,10 @@ class HealthCounts:
     working_keys: int
     ledger: LedgerHealth
     sessions: SessionHealth
+    graph: GraphHealth
+    documents: DocumentHealth
+    feedback: FeedbackHealth
+    stale: StaleCounts
     storage: StorageHealth | None
 
 
@@ -125,15 +253,37 @@ class HealthReport:
     working_keys: int
     ledger: LedgerHealth
     sessions: SessionHealth
+    graph: GraphHealth
+    documents: DocumentHealth
+    feedback: FeedbackHealth
+    stale: StaleHealth
     storage: StorageHealth | None
 
 
-def report(store: Store, scope: Scope | None, now_us: int) -> HealthReport:
+def report(
+    store: Store,
+    scope: Scope | None,
+    now_us: int,
+    retention: Retention = Retention(),
+    *,
+    graph_drift: bool = False,
+) -> HealthReport:
     """The report of ``scope`` (None: the whole store) in one read transaction; working
-    keys count as live when unexpired at ``now_us``. Never writes."""
+    keys count as live when unexpired at ``now_us``, trashed facts and ledger entries as
+    past ``retention`` when older than it at ``now_us``. ``graph_drift`` rebuilds the
+    scope's graph by the rules to compare (InvalidInput for the whole store: a rebuild
+    is per scope). Never writes."""
+    if graph_drift and scope is None:
+        raise InvalidInput(DRIFT_PER_SCOPE)
+    trash_cutoff = now_us - retention.trash_us if retention.trash_us else None
+    ledger_cutoff = now_us - retention.ledger_us if retention.ledger_us else None
 
     def read(tx: Tx) -> HealthReport:
-        counts = store.health.report(tx, scope, now_us)
+        counts = store.health.report(tx, scope, now_us, trash_cutoff, ledger_cutoff)
+        graph = counts.graph
+        if graph_drift and scope is not None:
+            graph = dataclasses.replace(graph, drift=rebuild.drift(store, tx, scope))
+        stale = counts.stale
         return HealthReport(
             scope=scope,
             schema_version=store.schema_version,
@@ -143,7 +293,25 @@ def report(store: Store, scope: Scope | None, now_us: int) -> HealthReport:
             working_keys=counts.working_keys,
             ledger=counts.ledger,
             sessions=counts.sessions,
+            graph=graph,
+            documents=counts.documents,
+            feedback=counts.feedback,
+            stale=StaleHealth(
+                working_keys=stale.working_keys,
+                trash_past_retention=stale.trash_past_retention,
+                trash_retention=_duration(retention.trash_us),
+                ledger_past_retention=stale.ledger_past_retention,
+                ledger_retention=_duration(retention.ledger_us),
+                ledger_oldest=None
+                if stale.ledger_oldest_us is None
+                else from_us(stale.ledger_oldest_us),
+                session_entries_hidden=stale.session_entries_hidden,
+            ),
             storage=counts.storage,
         )
 
     return store.run(read, write=False)
+
+
+def _duration(us: int) -> timedelta | None:
+    return timedelta(microseconds=us) if us else None

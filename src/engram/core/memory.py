@@ -922,10 +922,14 @@ class Memory:
     def count(self, ref: Scope) -> int:
         return self._store.run(lambda tx: self._store.facts.count(tx, ref), write=False)
 
-    def health(self, ref: Scope | None = None) -> health.HealthReport:
+    def health(self, ref: Scope | None = None, *, graph_drift: bool = False) -> health.HealthReport:
         """What the scope holds (without ``ref``, the whole store, with the bytes it
-        takes), counted in one snapshot; see :mod:`engram.core.health`. Never writes."""
-        return health.report(self._store, ref, self._now())
+        takes), counted in one snapshot; see :mod:`engram.core.health`. ``graph_drift``
+        also rebuilds the scope's graph by the rules and compares it with the stored one
+        (per scope only: InvalidInput without ``ref``). Never writes."""
+        caps = self._caps
+        retention = health.Retention(caps.trash_retention_us, caps.ledger_retention_us)
+        return health.report(self._store, ref, self._now(), retention, graph_drift=graph_drift)
 
     def recall(
         self,

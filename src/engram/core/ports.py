@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from engram.core.agents import Agent
     from engram.core.documents.models import Document, Provenance
     from engram.core.graph.models import Entity, FactReading, Mention, Relation
+    from engram.core.graph.rebuild import StoredGraph
     from engram.core.health import HealthCounts
     from engram.core.sessions import Entry, Session
     from engram.core.sharing import Share
@@ -867,6 +868,10 @@ class SessionRows(Protocol):
         """Hides an entry from every read, or shows it again."""
         ...
 
+    def reword(self, tx: Tx, session_id: str, index: int, content: str) -> None:
+        """Gives an entry other words (those of the fact remembered from it, corrected)."""
+        ...
+
     def erase_entry(self, tx: Tx, session_id: str, index: int) -> None:
         """Deletes an entry for good (its index stays taken)."""
         ...
@@ -908,10 +913,24 @@ class UsageRows(Protocol):
 class HealthRows(Protocol):
     """What a scope, or the whole store, holds: counts and bytes, read, never written."""
 
-    def report(self, tx: Tx, scope: Scope | None, now_us: int) -> HealthCounts:
+    def report(
+        self,
+        tx: Tx,
+        scope: Scope | None,
+        now_us: int,
+        trash_cutoff_us: int | None,
+        ledger_cutoff_us: int | None,
+    ) -> HealthCounts:
         """The scope's counts (None: the whole store's, with the bytes it takes), all
-        read in ``tx``; working keys count when unexpired at ``now_us``. Runs in a read
-        transaction: it writes nothing, not even a check that would."""
+        read in ``tx``; working keys count as live when unexpired at ``now_us`` (else as
+        stale), trashed facts and ledger entries as past their retention when older than
+        their cutoff (None: none is). Runs in a read transaction: it writes nothing, not
+        even a check that would."""
+        ...
+
+    def graph_rows(self, tx: Tx, scope: Scope) -> StoredGraph:
+        """The scope's graph as a rebuild compares it: its entities, aliases, mentions
+        and the rules' groundings of its entities."""
         ...
 
 

@@ -13,7 +13,7 @@ key that never expires).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 from engram.core import limits
 from engram.core.agents import MAX_NAME_CHARS, Agent
 from engram.core.conversations import Conversation, Turn
+from engram.core.graph.rebuild import Difference, GraphDrift
 from engram.core.health import HealthReport
 from engram.core.models import (
     Compaction,
@@ -661,6 +662,89 @@ class SessionHealthOut(Answer):
     entries: int
 
 
+class EntityCountsOut(Answer):
+    """Entities by origin; ``total`` counts every one."""
+
+    total: int
+    asserted: int
+    extracted: int
+    imported: int
+
+
+class RelationCountsOut(Answer):
+    """``live``: neither ended nor retired; ``ended``: ``invalidAt`` set, not retired;
+    ``expired``: retired."""
+
+    live: int
+    ended: int
+    expired: int
+
+
+class BacklogOut(Answer):
+    """Live facts each model extractor has not read for their current words."""
+
+    llm: int
+    spacy: int
+
+
+class DifferenceOut(Answer):
+    """``missing``: in the rules' rebuild, not stored; ``extra``: stored, not rebuilt."""
+
+    missing: int
+    extra: int
+
+
+class GraphDriftOut(Answer):
+    """The stored graph against the rules' rebuild from the scope's live facts."""
+
+    facts_read: int
+    entities: DifferenceOut
+    mentions: DifferenceOut
+    groundings: DifferenceOut
+    in_step: bool
+
+
+class GraphHealthOut(Answer):
+    """``orphans``: extracted entities no live fact grounds; ``queued``: facts waiting
+    for the rules; ``drift``: null unless asked for (``graphDrift=true``)."""
+
+    entities: EntityCountsOut
+    relations: RelationCountsOut
+    aliases: int
+    mentions: int
+    orphans: int
+    queued: int
+    backlog: BacklogOut
+    drift: GraphDriftOut | None
+
+
+class DocumentHealthOut(Answer):
+    documents: int
+    chunks: int
+    chunks_without_fact: int
+
+
+class FeedbackHealthOut(Answer):
+    """Retrieval feedback signals, and those consolidation has not applied yet."""
+
+    signals: int
+    pending: int
+
+
+class StaleOut(Answer):
+    """What is kept past its time: expired working keys, facts in the trash and ledger
+    entries older than their retention (``null``: kept for ever), the oldest entry's
+    time, and session entries hidden while their facts are in the trash."""
+
+    working_keys: int
+    trash_past_retention: int
+    trash_retention_seconds: int | None
+    ledger_past_retention: int
+    ledger_retention_seconds: int | None
+    ledger_oldest_at: datetime | None
+    session_entries_hidden: int
+
+
 class ModelOut(Answer):
     model: str
     dimension: int
@@ -687,6 +771,10 @@ class HealthReportOut(Answer):
     working_keys: int
     ledger: LedgerHealthOut
     sessions: SessionHealthOut
+    graph: GraphHealthOut
+    documents: DocumentHealthOut
+    feedback: FeedbackHealthOut
+    stale: StaleOut
     storage: StorageOut | None
 
     @classmethod
@@ -697,6 +785,7 @@ class HealthReportOut(Answer):
             report.model,
             report.storage,
         )
+        graph, stale = report.graph, report.stale
         return cls(
             scope=None if report.scope is None else scope_out(report.scope),
             schema_version=report.schema_version,
@@ -726,6 +815,42 @@ class HealthReportOut(Answer):
             sessions=SessionHealthOut(
                 sessions=report.sessions.sessions, entries=report.sessions.entries
             ),
+            graph=GraphHealthOut(
+                entities=EntityCountsOut(
+                    total=graph.entities.total,
+                    asserted=graph.entities.asserted,
+                    extracted=graph.entities.extracted,
+                    imported=graph.entities.imported,
+                ),
+                relations=RelationCountsOut(
+                    live=graph.relations.live,
+                    ended=graph.relations.ended,
+                    expired=graph.relations.expired,
+                ),
+                aliases=graph.aliases,
+                mentions=graph.mentions,
+                orphans=graph.orphans,
+                queued=graph.queued,
+                backlog=BacklogOut(llm=graph.backlog.llm, spacy=graph.backlog.spacy),
+                drift=None if graph.drift is None else _drift_out(graph.drift),
+            ),
+            documents=DocumentHealthOut(
+                documents=report.documents.documents,
+                chunks=report.documents.chunks,
+                chunks_without_fact=report.documents.chunks_without_fact,
+            ),
+            feedback=FeedbackHealthOut(
+                signals=report.feedback.signals, pending=report.feedback.pending
+            ),
+            stale=StaleOut(
+                working_keys=stale.working_keys,
+                trash_past_retention=stale.trash_past_retention,
+                trash_retention_seconds=_seconds(stale.trash_retention),
+                ledger_past_retention=stale.ledger_past_retention,
+                ledger_retention_seconds=_seconds(stale.ledger_retention),
+                ledger_oldest_at=stale.ledger_oldest,
+                session_entries_hidden=stale.session_entries_hidden,
+            ),
             storage=None
             if storage is None
             else StorageOut(
@@ -735,6 +860,23 @@ class HealthReportOut(Answer):
                 free_bytes=storage.free_bytes,
             ),
         )
+
+
+def _drift_out(drift: GraphDrift) -> GraphDriftOut:
+    def difference(d: Difference) -> DifferenceOut:
+        return DifferenceOut(missing=d.missing, extra=d.extra)
+
+    return GraphDriftOut(
+        facts_read=drift.facts_read,
+        entities=difference(drift.entities),
+        mentions=difference(drift.mentions),
+        groundings=difference(drift.groundings),
+        in_step=drift.in_step,
+    )
+
+
+def _seconds(duration: timedelta | None) -> int | None:
+    return None if duration is None else int(duration.total_seconds())
 
 
 # -- answers of the people routes (spec 003: snake_case) -------------------------------

@@ -31,7 +31,7 @@ from engram.core.clock import from_us
 from engram.core.graph import models
 from engram.core.graph.extraction import Kind, Reading, read
 from engram.core.graph.models import Entity, FactReading, Mention
-from engram.core.models import Fact, JSONValue
+from engram.core.models import JSONValue
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope, parse_key
 
@@ -175,6 +175,6 @@ def _speaker(fact: Readable) -> str | None:
     return speaker if isinstance(speaker, str) else None
 
 
-def reading_of(fact: Fact) -> Reading:
+def reading_of(fact: Readable) -> Reading:
     """The rules' reading of a fact, as :func:`read_facts` reads it."""
     return read(fact.content, speaker=_speaker(fact))

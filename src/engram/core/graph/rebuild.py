@@ -1,0 +1,131 @@
+"""A scope's graph rebuilt by the rules in memory, against the stored one: its drift.
+
+The rules' graph is a function of the scope's live facts and what callers asserted
+(:mod:`engram.core.graph.indexing`), so it can be rebuilt from them and compared, as the
+health report does when asked (``mem.health(ref, graph_drift=True)``). The rebuild
+starts from the entities the rules do not manage, kept as stored: the asserted and
+imported ones, and the extracted ones a model's groundings keep alive (a model's reading
+cannot be rebuilt), with their aliases. It reads every live fact twice, the words as
+:func:`engram.core.graph.indexing.read_facts` reads them: first for the names its words
+give alone, which become the extracted entities the scope does not know, then, knowing
+every name, for its mentions and the entities its words ground. It compares entities
+(id, normal name, origin), mentions (fact, span, entity) and the rules' groundings (fact,
+entity): what the rebuild has and the store lacks is missing, the reverse extra.
+
+It reads, writes nothing, and holds in memory the scope's stored graph, the ids of its
+live facts and one batch of their words at a time: a rebuild is per scope, never of the
+whole store. A store opened with ``extractor="off"`` reads no
+facts, so its drift counts what an extract by the rules would add.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from engram.core.graph import indexing
+from engram.core.graph.extraction import Reading
+from engram.core.graph.models import entity_id
+from engram.core.ports import Store, Tx
+from engram.core.scopes import Scope
+
+BATCH = indexing.BATCH  # facts' words read at a time
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGraph:
+    """A scope's graph as stored, as a rebuild compares it: its entities (id, normal
+    name, origin, whether a model's grounding keeps it), its aliases (normal name,
+    entity id), its mentions (fact id, start, end, entity id) and the rules' groundings
+    (fact id, entity id) of its entities."""
+
+    entities: tuple[tuple[str, str, str, bool], ...]
+    aliases: tuple[tuple[str, str], ...]
+    mentions: frozenset[tuple[str, int, int, str]]
+    groundings: frozenset[tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """What a rebuild has that the store lacks (``missing``), and the reverse (``extra``)."""
+
+    missing: int
+    extra: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphDrift:
+    """The stored graph against the rules' rebuild from ``facts_read`` live facts."""
+
+    facts_read: int
+    entities: Difference
+    mentions: Difference
+    groundings: Difference
+
+    @property
+    def in_step(self) -> bool:
+        return all(
+            d.missing == d.extra == 0 for d in (self.entities, self.mentions, self.groundings)
+        )
+
+
+def drift(store: Store, tx: Tx, scope: Scope) -> GraphDrift:
+    """The scope's graph as stored against the rules' rebuild, read in ``tx``."""
+    stored = store.health.graph_rows(tx, scope)
+    given = {(i, n, o) for i, n, o, kept in stored.entities if o != "extracted" or kept}
+    known = {norm: eid for eid, norm, _ in given}
+    ids = {eid for eid, _, _ in given}
+    known.update((norm, eid) for norm, eid in stored.aliases if eid in ids)
+    fact_ids = store.facts.ids(tx, scope)
+    extracted: set[tuple[str, str, str]] = set()
+    for _, reading in _readings(store, tx, scope, fact_ids):
+        for m in reading.mentions({}):
+            if m.name not in known:
+                extracted.add((entity_id(scope, m.name), m.name, "extracted"))
+    known.update((norm, eid) for eid, norm, _ in extracted)
+    mentions, groundings = _Tally(stored.mentions), _Tally(stored.groundings)
+    for fact_id, reading in _readings(store, tx, scope, fact_ids):
+        mentions.add(
+            {
+                (fact_id, m.start, m.end, known[m.name])
+                for m in reading.mentions(known)
+                if m.name in known
+            }
+        )
+        groundings.add({(fact_id, known[m.name]) for m in reading.mentions({})})
+    entities = _Tally(frozenset((i, n, o) for i, n, o, _ in stored.entities))
+    entities.add(given | extracted)
+    return GraphDrift(len(fact_ids), entities.result(), mentions.result(), groundings.result())
+
+
+def _readings(
+    store: Store, tx: Tx, scope: Scope, fact_ids: list[str]
+) -> Iterator[tuple[str, Reading]]:
+    """Each live fact's words as the rules read them, a batch read at a time."""
+    for start in range(0, len(fact_ids), BATCH):
+        chunk = fact_ids[start : start + BATCH]
+        words = store.facts.words(tx, scope, chunk)
+        for fact_id in chunk:
+            if fact_id in words:
+                content, metadata = words[fact_id]
+                fact = indexing.Words(fact_id, content, json.loads(metadata))
+                yield fact_id, indexing.reading_of(fact)
+
+
+class _Tally:
+    """Rebuilt rows against stored ones, counted as they come."""
+
+    def __init__(self, stored: AbstractSet[tuple[object, ...]]) -> None:
+        self._stored = stored
+        self._missing = 0
+        self._matched = 0
+
+    def add(self, rebuilt: AbstractSet[tuple[object, ...]]) -> None:
+        found = len(rebuilt & self._stored)
+        self._matched += found
+        self._missing += len(rebuilt) - found
+
+    def result(self) -> Difference:
+        return Difference(missing=self._missing, extra=len(self._stored) - self._matched)

@@ -1,8 +1,8 @@
 """The erasure oracle: random stores and random erase operations, on both backends. After
 each step, no read path returns a word that was forgotten (recall in every mode,
-listings, the trash for words deleted for good, episodic recall and the session tree,
-graph search, documents, the ledger's before-states for words deleted for good, the
-export, the memory tools' search), and at each checkpoint no byte of a word deleted for
+listings, working memory, the trash for words deleted for good, episodic recall and the
+session tree, graph search, documents, the ledger's before-states for words deleted for
+good, the export, the memory tools' search), and at each checkpoint no byte of a word deleted for
 good is in any file of the SQLite store's folder or any row of any PostgreSQL table.
 
 Every word is a unique random token, so a hit is never a coincidence. A word is ``live``,
@@ -118,6 +118,29 @@ class ErasureMachine(RuleBasedStateMachine):
         self._live(name, summary)
         self.asserted = [*getattr(self, "asserted", []), name, summary]
 
+    @rule(target=notes)
+    def import_a_note(self) -> str:
+        word = _word()
+        line = json.dumps({"kind": "fact", "content": f"imported {word}"})
+        self.memory.import_string(self.ref, line + "\n", format="jsonl")
+        fact = self.memory.recall(self.ref, word, mode="text")[0].fact
+        self._live(word)
+        self.holders[fact.id] = [word]
+        return fact.id
+
+    @rule(set_it=st.booleans())
+    def working_key(self, set_it: bool) -> None:
+        if set_it:
+            word = _word()
+            self.memory.working.set(self.ref, "note", {"text": word})
+            self._live(word)
+            old, self.working = getattr(self, "working", None), word
+        else:
+            self.memory.working.delete(self.ref, "note")
+            old, self.working = getattr(self, "working", None), None
+        if old is not None:  # the ledger keeps the value before, for a revert
+            self.state[old] = "hidden"
+
     @rule()
     def compile_wiki(self) -> None:
         self.memory.wiki.compile(self.ref)
@@ -132,6 +155,21 @@ class ErasureMachine(RuleBasedStateMachine):
     def forget(self, fact: str, hard: bool) -> None:
         if self.memory.forget(self.ref, fact, hard=hard) or hard:
             self._mark(fact, "erased" if hard else "hidden")
+
+    @rule(fact=st.one_of(notes, turns))
+    def correct(self, fact: str) -> None:
+        word = _word()
+        with contextlib.suppress(NotFound):
+            self.memory.correct(self.ref, fact, f"Bo: corrected {word}")
+            self._mark(fact, "hidden")  # the ledger keeps the words before, for a revert
+            self.holders[fact] = [*self.holders.get(fact, []), word]
+            self._live(word)
+
+    @rule(facts=st.lists(st.one_of(notes, turns), min_size=1, max_size=3))
+    def delete_traces(self, facts: list[str]) -> None:
+        self.memory.delete_traces(self.ref, facts)
+        for fact in facts:
+            self._mark(fact, "erased")
 
     @rule(fact=st.one_of(notes, turns))
     def restore(self, fact: str) -> None:
@@ -171,8 +209,9 @@ class ErasureMachine(RuleBasedStateMachine):
     @rule()
     def delete_scope(self) -> None:
         self.memory.delete_scope(self.ref)
-        for word in self.state:
-            self.state[word] = "erased"
+        for word in self.state:  # working memory stays (working.delete removes a key)
+            if word != getattr(self, "working", None):
+                self.state[word] = "erased"
 
     # -- what must hold --------------------------------------------------------------
     def _gone(self, how: set[str]) -> list[str]:
@@ -190,6 +229,7 @@ class ErasureMachine(RuleBasedStateMachine):
         tree = " ".join(e.content for n in _nodes(mem.episodic_tree(ref)) for e in n.entries)
         documents = json.dumps([[d.title, d.metadata] for d in mem.documents(ref)]).lower()
         exported = mem.export_string(ref).lower()
+        search = next(t for t in mem.create_tools(ref) if t.name == "memory_search")
         for word in gone:
             where = []
             for mode in ("text", "vector", "hybrid"):
@@ -211,7 +251,12 @@ class ErasureMachine(RuleBasedStateMachine):
                 where.append("graph search")
             if word in erased and word in exported:
                 where.append("export")
+            if word in search({"query": word, "topK": 50}).text.lower():
+                where.append("memory_search tool")
             assert not where, f"{self.state[word]} word {word} still read through {where}"
+        working = str(mem.working.list(ref, after=None, limit=100).entries).lower()
+        for word in gone:
+            assert word not in working, f"{self.state[word]} word {word} in working memory"
         if erased:
             trash = " ".join(
                 f"{t.fact.content} {t.fact.context or ''}" for t in mem.trash(ref, limit=1000).facts

@@ -11,8 +11,8 @@ write commits (:meth:`engram.core.ledger.Entry.close`), so no write path leaves 
 holding words that are gone:
 
 - a message entry that facts of its session's scope were remembered from is shown while
-  one of them is live, hidden from every read while all are in the trash, and deleted
-  with the last of them;
+  one of them is live (with its words, corrected), hidden from every read while all are
+  in the trash, and deleted with the last of them;
 - the facts around it (live and in the trash) get their context again from the turns
   still there, at the width it was built with (its entry keeps it; for a turn written
   before widths were kept, the width that builds its context again);
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import groupby
 from typing import TYPE_CHECKING
 
@@ -147,11 +148,14 @@ def _settle_entry(
     trashed: dict[int, Fact],
 ) -> None:
     store, tx = rec.store, rec.tx
-    hidden = entries[index][1]
+    entry, hidden = entries[index]
     if index in live:
         if hidden:
             store.sessions.hide(tx, session_id, index, False)
-            entries[index] = (entries[index][0], False)
+        words = _spoken(entry, live[index].content)
+        if words != entry.content:  # the turn was corrected (or a correction reverted)
+            store.sessions.reword(tx, session_id, index, words)
+        entries[index] = (replace(entry, content=words), False)
     elif index in trashed:
         if not hidden:
             store.sessions.hide(tx, session_id, index, True)
@@ -159,6 +163,12 @@ def _settle_entry(
     else:
         store.sessions.erase_entry(tx, session_id, index)
         del entries[index]
+
+
+def _spoken(entry: SessionEntry, content: str) -> str:
+    """What a turn's fact says, as its entry holds it: without the speaker it opens with."""
+    said = f"{entry.role}: " if entry.role is not None else ""
+    return content.removeprefix(said) if said and content.startswith(said) else content
 
 
 def _lines(

@@ -512,6 +512,13 @@ def entries_width(session_id: str, start: int, stop: int, width: int) -> Query:
     )
 
 
+def entry_reword(session_id: str, idx: int, content: str) -> Query:
+    return (
+        "UPDATE session_entries SET content = ? WHERE session_id = ? AND idx = ?",
+        (content, session_id, idx),
+    )
+
+
 def entry_delete(session_id: str, idx: int) -> Query:
     return "DELETE FROM session_entries WHERE session_id = ? AND idx = ?", (session_id, idx)
 

@@ -517,6 +517,9 @@ class SessionTable:
     def hide(self, tx: Tx, session_id: str, index: int, hidden: bool) -> None:
         sql(tx).recorded().execute(*q.entry_hide(session_id, index, hidden))
 
+    def reword(self, tx: Tx, session_id: str, index: int, content: str) -> None:
+        sql(tx).recorded().execute(*q.entry_reword(session_id, index, content))
+
     def erase_entry(self, tx: Tx, session_id: str, index: int) -> None:
         sql(tx).recorded().erasing().execute(*q.entry_delete(session_id, index))
 

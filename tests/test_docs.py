@@ -15,8 +15,10 @@ README = Path(__file__).parent.parent / "README.md"
 
 
 def _cli_examples() -> list[list[str]]:
-    block = README.read_text().split("## The command line", 1)[1].split("```")[1]
-    return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith("engram ")]
+    """The commands of the section's first two blocks: the examples, then maintenance."""
+    blocks = README.read_text().split("## The command line", 1)[1].split("```")[1:4:2]
+    lines = [line for block in blocks for line in block.splitlines()]
+    return [shlex.split(line)[1:] for line in lines if line.startswith("engram ")]
 
 
 def test_the_readme_cli_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,9 +10,10 @@ import pytest
 
 import engram
 import stores
-from engram import EmbedderMismatch, ResourceRef
+from engram import Conflict, EmbedderMismatch, ResourceRef, opening
 from engram.core.models import Filters
 from engram.core.ports import EmbedKind, Vectors
+from engram.opening import open_store, reconcile_model
 from engram.storage.sqlite.store import SQLiteStore
 from stores import Target
 
@@ -118,7 +119,61 @@ def test_a_store_open_during_a_reembedding_reads_the_new_vectors(
         assert isinstance(store, SQLiteStore)
         query = new.embed(["gamma"], "query")[0]
         stale = stores.vector_candidates(store, ref, query, Filters(), 3)
-        with engram.open(db_path, embedder=new, reembed=True) as after:
-            fresh = stores.vector_candidates(after._store, ref, query, Filters(), 3)
+        # engram.open refuses to re-embed while another connection has the file open (the
+        # test below); a re-embedding that began before this store opened does this:
+        after = open_store(db_path)
+        try:
+            reconcile_model(after, new, reembed=True)
+            fresh = stores.vector_candidates(after, ref, query, Filters(), 3)
+        finally:
+            after.close()
         assert [c.score for c in stale] != [c.score for c in fresh]
         assert stores.vector_candidates(store, ref, query, Filters(), 3) == fresh
+        with pytest.raises(EmbedderMismatch, match="nothing was recalled"):
+            before.recall(ref, "gamma")  # its own model's query against the new vectors
+
+
+def test_reembedding_refuses_while_the_store_is_open_elsewhere(
+    db_path: Path, ref: ResourceRef
+) -> None:
+    _fill(db_path, engram.HashingEmbedder(64, model="one"), ref)
+    before = _vectors(db_path)
+    with engram.open(db_path, embedder=engram.HashingEmbedder(64, model="one")) as serving:
+        with pytest.raises(Conflict, match="in use by another connection of this process"):
+            engram.open(db_path, embedder=engram.HashingEmbedder(64, model="two"), reembed=True)
+        assert _vectors(db_path) == before
+        assert serving.recall(ref, "gamma delta", top_k=1)[0].fact.content == "gamma delta"
+    # Nothing to re-embed needs no one's absence: the same model opens beside others.
+    with engram.open(db_path, embedder=engram.HashingEmbedder(64, model="one")):
+        engram.open(db_path, embedder=engram.HashingEmbedder(64, model="one"), reembed=True).close()
+
+
+class FailsLater(engram.HashingEmbedder):
+    """Embeds its first ``good`` calls, then fails, as a remote model going away would."""
+
+    def __init__(self, dimension: int, *, model: str, good: int) -> None:
+        super().__init__(dimension, model=model)
+        self.good = good
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind) -> Vectors:
+        if self.good == 0:
+            raise engram.UpstreamFailure("the embeddings endpoint went away")
+        self.good -= 1
+        return super().embed(texts, kind)
+
+
+def test_a_reembedding_cut_short_leaves_the_store_refusing_both_models(
+    target: Target, ref: ResourceRef, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = engram.HashingEmbedder(64, model="one")
+    _fill(target, old, ref)
+    monkeypatch.setattr(opening, "REEMBED_BATCH", 2)  # three facts: two batches
+    with pytest.raises(engram.UpstreamFailure):
+        engram.open(target, embedder=FailsLater(64, model="two", good=1), reembed=True)
+    for model in ("one", "two"):  # half its vectors are one's, half two's: neither may read
+        with pytest.raises(EmbedderMismatch, match=r"'two-64 \(re-embedding unfinished\)'"):
+            engram.open(target, embedder=engram.HashingEmbedder(64, model=model))
+    new = engram.HashingEmbedder(64, model="two")
+    with engram.open(target, embedder=new, reembed=True) as memory:
+        assert new.texts_embedded == 3
+        assert memory.recall(ref, "epsilon", top_k=1)[0].fact.content == "epsilon"

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,47 @@ def test_an_empty_file_becomes_a_store(tmp_path: Path) -> None:
     path.touch()
     with engram.open(path, embedder=None) as memory:
         memory.working.set(engram.ResourceRef("r"), "k", 1)
+
+
+HOLDER = """
+import sys
+from engram.storage.sqlite.driver import sqlite3
+conn = sqlite3.connect(sys.argv[1])
+conn.execute("SELECT count(*) FROM facts").fetchone()  # open, as a running service has it
+print("ready", flush=True)
+sys.stdin.read()  # holds the file until stdin closes
+"""
+
+
+def test_a_migration_refuses_while_another_process_has_the_store_open(tmp_path: Path) -> None:
+    from engram.storage.sqlite.driver import sqlite3
+    from engram.storage.sqlite.schema import APPLICATION_ID, MIGRATIONS, _statements
+
+    path = tmp_path / "older.db"  # a store one migration behind this engram
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    for script in MIGRATIONS[:-1]:
+        for statement in _statements(script):
+            conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
+        with pytest.raises(engram.Conflict, match=f"in use by pid {holder.pid}") as caught:
+            engram.open(path, embedder=None)
+        assert f"schema version {len(MIGRATIONS) - 1} to {len(MIGRATIONS)}" in caught.value.message
+        assert stores.rows(path, "PRAGMA user_version") == [(len(MIGRATIONS) - 1,)]
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=120)
+    with engram.open(path, embedder=None):  # alone now: migrated
+        pass
+    assert stores.rows(path, "PRAGMA user_version") == [(len(MIGRATIONS),)]

@@ -1,9 +1,10 @@
 """The backends, one per kind of store: what the edges do with a store by where it is.
 
 A target is a ``postgresql://`` URL or a SQLite file path. Everything an edge does with a
-store as a whole (open it, show where it is, back it up, restore it) goes through the
-:class:`Backend` of its target, so no edge branches on the URL scheme or imports a
-storage module (import-linter holds them to it). Storage modules load only when used.
+store as a whole (open it, show where it is, back it up, restore it, find who else has
+it open) goes through the :class:`Backend` of its target, so no edge branches on the URL
+scheme or imports a storage module (import-linter holds them to it). Storage modules
+load only when used.
 """
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ class Backend(Protocol):
         """Puts a backup back; returns where the replaced store is kept, if anywhere."""
         ...
 
+    def check_sole(self, target: Target, *, done: str, then: str) -> None:
+        """Raises Conflict naming the other processes that have the store open, before
+        maintenance that every reader relies on (a re-embedding, a migration): "…;
+        nothing was ``done``", with the hint to stop them and ``then`` retry. This
+        process must not have the store open itself."""
+        ...
+
 
 def is_url(target: Target) -> bool:
     """Whether ``target`` names a PostgreSQL database rather than a SQLite file."""
@@ -81,6 +89,11 @@ class _SQLite:
 
         return backup.restore(backup_dir, target)
 
+    def check_sole(self, target: Target, *, done: str, then: str) -> None:
+        from engram.storage.sqlite import owner
+
+        owner.check_sole(Path(target), done=done, then=then)
+
 
 @dataclass(frozen=True, slots=True)
 class _Postgres:
@@ -102,6 +115,11 @@ class _Postgres:
         from engram.storage.postgres import backup
 
         return backup.backup(str(target), dest_dir, keep=keep, tools_dir=tools_dir)
+
+    def check_sole(self, target: Target, *, done: str, then: str) -> None:
+        from engram.storage.postgres import database
+
+        database.check_sole(str(target), done=done, then=then)
 
     def restore(self, backup_dir: Target, target: Target) -> Path | None:
         raise InvalidInput(

@@ -22,10 +22,18 @@ if TYPE_CHECKING:
     from engram.core.consolidation import Policy
     from engram.core.documents.urls import Fetcher
     from engram.core.memory import Memory
-    from engram.core.ports import ChatModel, Embedder, NameRecogniser, Reranker, Store
+    from engram.core.ports import (
+        ChatModel,
+        Embedder,
+        ModelRecord,
+        NameRecogniser,
+        Reranker,
+        Store,
+    )
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
+UNFINISHED = "{model} (re-embedding unfinished)"
 
 
 def open(
@@ -109,8 +117,14 @@ def open(
     policy = _policy(self_improve)
     reads = check_extractor(extractor)
     store = open_store(path)
-    store.graph.reads_facts = reads
     try:
+        if chosen is not None and reembed and _stale(store, chosen) is not None:
+            # Every vector and the model record change: no other process may use the
+            # store meanwhile (its queries would meet vectors of another model).
+            store.close()
+            backend_for(path).check_sole(path, done="re-embedded", then="re-embed")
+            store = open_store(path)
+        store.graph.reads_facts = reads
         if chosen is not None:
             reconcile_model(store, chosen, reembed=reembed)
     except BaseException:
@@ -195,22 +209,39 @@ def _check_recogniser(recogniser: object) -> None:
         )
 
 
-def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
-    """Refuses an embedder whose vectors would not be comparable with the stored ones,
-    or, with ``reembed``, replaces every stored vector with this embedder's."""
+def _stale(store: Store, embedder: Embedder) -> tuple[ModelRecord, ModelRecord] | None:
+    """The store's model record and ``embedder``'s when the store holds vectors of
+    another model than ``embedder``'s; else None."""
     from engram.core.ports import ModelRecord
 
     stored = store.run(lambda tx: store.models.get(tx), write=False)
     if stored is None or not store.run(lambda tx: store.facts.any(tx), write=False):
-        return  # the first write records its model, in its own transaction
+        return None  # the first write records its model, in its own transaction
     wanted = ModelRecord(embedder.model, embedder.dimension)  # may ask a remote model once
-    if stored == wanted:
+    return None if stored == wanted else (stored, wanted)
+
+
+def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
+    """Refuses an embedder whose vectors would not be comparable with the stored ones,
+    or, with ``reembed``, replaces every stored vector with this embedder's.
+
+    A re-embedding first records that it is under way (``UNFINISHED``: a model record no
+    embedder has), so until its last batch has committed, every process (this one, and
+    any that opens the store meanwhile) finds the store's model not its own and refuses
+    to write or to compare vectors; one cut short leaves the store refusing both models
+    until a re-embedding finishes."""
+    from engram.core.ports import ModelRecord
+
+    if (stale := _stale(store, embedder)) is None:
         return
+    stored, wanted = stale
     if not reembed:
         raise EmbedderMismatch(
             stored.mismatch(wanted),
             hint="open with the same model, point at a fresh file, or pass reembed=True",
         )
+    unfinished = ModelRecord(UNFINISHED.format(model=wanted.model), wanted.dimension)
+    store.run(lambda tx: store.models.put(tx, unfinished))
     last = 0
     while batch := store.run(
         partial(store.facts.texts_after, after_seq=last, limit=REEMBED_BATCH), write=False

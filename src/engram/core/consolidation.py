@@ -49,6 +49,7 @@ from engram.core import ledger, limits, rules, specifics
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import backlog
 from engram.core.models import Caps, Fact, Writer
+from engram.core.ports import ModelRecord
 
 if TYPE_CHECKING:
     from engram.core.clock import Clock
@@ -190,12 +191,12 @@ class Consolidation:
 
     # -- reindex -----------------------------------------------------------------------
     def _reindex(self, ref: Scope, dry_run: bool) -> StepReport:
-        store = self._store
+        store, embedder = self._store, self._embedder
         missing = store.run(lambda tx: store.facts.without_vector(tx, ref, _ALL), write=False)
-        if dry_run or self._embedder is None:
+        if dry_run or embedder is None:
             vectors: dict[int, Any] = {}
         else:
-            vectors = _embed(self._embedder, missing)
+            vectors = _embed(embedder, missing)
 
         def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
             sound = store.facts.fulltext_sound(tx)
@@ -208,6 +209,9 @@ class Consolidation:
                 rec.record("index", "fulltext", "rebuild")
             still = {(s, c) for s, _, c in store.facts.without_vector(tx, ref, _ALL)}
             added = [(s, i, c) for s, i, c in missing if (s, c) in still and s in vectors]
+            if added and embedder is not None:  # the store's model may have changed since
+                model = ModelRecord(embedder.model, embedder.dimension)
+                rules.check_model(store, tx, model, [vectors[s] for s, _, _ in added])
             store.facts.add_vectors(tx, [(s, vectors[s]) for s, _, _ in added])
             for _, fact_id, _ in added:
                 rec.record("index", fact_id, "vector")

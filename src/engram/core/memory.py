@@ -999,6 +999,8 @@ class Memory:
         rows = None if floor is not None else k if reranker is None else reranking.depth(k)
 
         def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]]:
+            if embedder is not None:  # the store may have been re-embedded meanwhile
+                rules.check_query_model(store, tx, _model_of(embedder))
             lexical = store.candidates.text(tx, ref, terms, filters, pool) if terms else []
             semantic: list[Candidate] = []
             if vector is not None:

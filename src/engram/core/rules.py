@@ -193,3 +193,20 @@ def check_model(store: Store, tx: Tx, model: ModelRecord, vectors: Sequence[Any]
     if stored is not None and store.facts.any(tx):
         raise EmbedderMismatch(stored.mismatch(model))
     store.models.put(tx, model)
+
+
+def check_query_model(store: Store, tx: Tx, model: ModelRecord) -> None:
+    """Inside a read that compares a query's vector with the stored ones: raises
+    EmbedderMismatch when the store's vectors are another model's than the query's (the
+    store was re-embedded, or is being re-embedded, since this process opened it), as a
+    write would: a ranking by incomparable vectors would be noise that looks like an
+    answer."""
+    stored = store.models.get(tx)
+    if stored is not None and stored != model and store.facts.any(tx):
+        raise EmbedderMismatch(
+            f"this store's vectors are now model {stored.model!r} ({stored.dimension} "
+            f"dimensions), and this process embeds queries with {model.model!r} "
+            f"({model.dimension}): they are not comparable, so nothing was recalled",
+            hint="the store was re-embedded while this process had it open: restart it "
+            "with the store's model",
+        )

@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal, TypeVar
 
-from engram.core import ledger, limits
+from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, now_us
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import assertions, backlog, indexing, llm, models, ner, search, walks
 from engram.core.graph.models import Entity, Relation
 from engram.core.models import JSONValue, Writer
-from engram.core.ports import ChatModel, Embedder, NameRecogniser, Store, Tx
+from engram.core.ports import ChatModel, Embedder, ModelRecord, NameRecogniser, Store, Tx
 from engram.core.scopes import Scope
 
 T = TypeVar("T")
@@ -337,10 +337,14 @@ class Graph:
                     hint="use mode='text', or open the store with an embedder",
                 )
             vector = self._embedder.embed([text], "query")[0]
-        store = self._store
-        return self._read(
-            lambda tx: search.search(store, tx, ref, text, vector, top_k=k, types=kinds)
-        )
+        store, embedder = self._store, self._embedder
+
+        def read(tx: Tx) -> list[search.EntityHit]:
+            if vector is not None and embedder is not None:  # re-embedded meanwhile?
+                rules.check_query_model(store, tx, ModelRecord(embedder.model, embedder.dimension))
+            return search.search(store, tx, ref, text, vector, top_k=k, types=kinds)
+
+        return self._read(read)
 
     # -- plumbing ----------------------------------------------------------------------
     def _write(self, ref: Scope, op: str, work: Callable[[ledger.Entry], T]) -> T:

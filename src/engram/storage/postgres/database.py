@@ -5,6 +5,7 @@ retryable); anything else is StorageFailure."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from engram.core.errors import EngramError, StorageFailure, Unavailable
+from engram.core.errors import Conflict, EngramError, StorageFailure, Unavailable
 from engram.storage.postgres.schema import migrate
 from engram.storage.sql.dialect import postgres_dialect
 from engram.storage.sql.tx import SQLTx
@@ -34,6 +35,9 @@ POOL_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 10
 # A transaction that lost a race (serialization failure, deadlock) runs again, whole.
 RETRIES = 8
+# Each process's pooled connections say whose they are, so maintenance can find the other
+# engram processes on a database (see :func:`check_sole`).
+APPLICATION = "engram (pid {pid})"
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 
 
@@ -83,7 +87,11 @@ class Database:
             min_size=1,
             max_size=pool_size or POOL_SIZE,
             timeout=pool_timeout or POOL_TIMEOUT_S,
-            kwargs={"prepare_threshold": None, "connect_timeout": CONNECT_TIMEOUT_S},
+            kwargs={
+                "prepare_threshold": None,
+                "connect_timeout": CONNECT_TIMEOUT_S,
+                "application_name": APPLICATION.format(pid=os.getpid()),
+            },
             configure=_configure,
             check=ConnectionPool.check_connection,
             open=False,
@@ -159,6 +167,30 @@ class Database:
 
     def close(self) -> None:
         self._pool.close()
+
+
+def check_sole(url: str, *, done: str, then: str) -> None:
+    """Raises Conflict naming the other engram processes connected to the database at
+    ``url`` (their pooled connections carry their pid: ``APPLICATION``), if any is."""
+    name = redact(url)
+    mine = APPLICATION.format(pid=os.getpid())
+    pattern = APPLICATION.format(pid="%")
+    try:
+        with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT application_name, coalesce(host(client_addr), 'local') "
+                "FROM pg_stat_activity WHERE datname = current_database() "
+                "AND application_name LIKE %s AND application_name <> %s ORDER BY 1",
+                (pattern, mine),
+            ).fetchall()
+    except psycopg.Error as exc:
+        raise StorageFailure(f"cannot open the store at {name}: {_first_line(exc)}") from exc
+    if rows:
+        who = ", ".join(f"{app.removeprefix('engram (')[:-1]} on {host}" for app, host in rows)
+        raise Conflict(
+            f"the store at {name} is in use by engram processes ({who}); nothing was {done}",
+            hint=f"stop the service (and every other engram process on this database), then {then}",
+        )
 
 
 class PostgresTx(SQLTx):

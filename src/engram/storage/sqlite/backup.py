@@ -8,20 +8,19 @@ never leaves a directory that looks like a backup.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from engram.core.errors import Conflict, InvalidInput, NotFound, StorageFailure
 from engram.storage import staging
+from engram.storage.sqlite import owner
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.staging import TABLES, fsync, now, sha256, staged_backup
 
 DB_NAME = "engram.db"
-LOCK_WAIT_S = 2.0  # a writer's transaction ends in milliseconds; an open store never does
 
 
 def backup(
@@ -99,7 +98,7 @@ def _replace(target: Path, incoming: Path) -> Path:
     """Keeps a verified copy of the store at ``target``, then renames ``incoming`` over
     it, holding an exclusive lock on the store throughout."""
     kept = target.with_name(f"{target.name}.before-restore-{now()}")
-    with _exclusive(target) as conn:
+    with owner.exclusive(target, done="restored", then="restore") as conn:
         try:
             counts = _counts(conn)
             _snapshot(conn, kept)
@@ -119,51 +118,6 @@ def _replace(target: Path, incoming: Path) -> Path:
         _io(lambda: os.replace(incoming, target), f"cannot write {target}")
         fsync(target.parent)
     return kept
-
-
-@contextlib.contextmanager
-def _exclusive(target: Path) -> Iterator[sqlite3.Connection]:
-    """A connection holding the store's exclusive lock, or Conflict naming who has the
-    store open (every open connection to a WAL store holds a lock that bars this one)."""
-    conn = sqlite3.connect(target, isolation_level=None, timeout=LOCK_WAIT_S)
-    try:
-        try:
-            conn.execute("PRAGMA locking_mode=EXCLUSIVE")
-            conn.execute("BEGIN EXCLUSIVE")
-            conn.execute("COMMIT")  # the lock outlives the transaction in this mode
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
-                raise StorageFailure(
-                    f"cannot open the store at {target}: {exc}",
-                    hint=f"move {target} (and any -wal/-shm beside it) aside, then restore",
-                ) from exc
-            raise Conflict(
-                f"the store at {target} is in use by {_holders(target)}; nothing was restored",
-                hint="stop the service (and every other engram process on this file), then restore",
-            ) from exc
-        except sqlite3.DatabaseError as exc:
-            raise StorageFailure(
-                f"{target} is not a readable SQLite store: {exc}",
-                hint=f"move {target} (and any -wal/-shm beside it) aside, then restore",
-            ) from exc
-        yield conn
-    finally:
-        conn.close()
-
-
-def _holders(target: Path) -> str:
-    """The processes that have the store open, as far as /proc tells (Linux)."""
-    names = {str(target.resolve()) + suffix for suffix in ("", "-wal", "-shm")}
-    found: list[str] = []
-    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
-        pid = fd_dir.parent.name
-        if pid == str(os.getpid()):
-            continue
-        with contextlib.suppress(OSError):
-            if any(os.readlink(fd) in names for fd in fd_dir.iterdir()):
-                command = (fd_dir.parent / "cmdline").read_bytes().replace(b"\0", b" ")
-                found.append(f"pid {pid} ({command.decode(errors='replace').strip()[:120]})")
-    return ", ".join(found) if found else "another process"
 
 
 def _io(action: Callable[[], object], what: str) -> None:

@@ -26,9 +26,9 @@ from urllib.parse import quote
 from engram.core.errors import EngramError, StorageFailure, Unavailable
 from engram.storage.sql.dialect import SQLITE
 from engram.storage.sql.tx import SQLTx
-from engram.storage.sqlite import forgetting
+from engram.storage.sqlite import forgetting, owner
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.schema import change_mark, check_ours, migrate
+from engram.storage.sqlite.schema import MIGRATIONS, change_mark, check_ours, migrate
 
 T = TypeVar("T")
 
@@ -54,7 +54,13 @@ class Database:
         self._writer = threading.Lock()  # held from BEGIN IMMEDIATE to COMMIT or ROLLBACK
         self._closed = False
         _check_path(self.path)
-        _check_ours(self.path)
+        version = _check_ours(self.path)
+        if 0 < version < len(MIGRATIONS):  # changing the schema under a running process
+            owner.check_sole(
+                Path(self.path),
+                done=f"migrated (schema version {version} to {len(MIGRATIONS)})",
+                then="open it again",
+            )
         try:
             conn = self.connection()
             self.schema_version = migrate(conn, self.path)
@@ -240,12 +246,13 @@ def failure(exc: sqlite3.Error, what: str) -> EngramError:
     return StorageFailure(f"{what}: {exc}")
 
 
-def _check_ours(path: str) -> None:
+def _check_ours(path: str) -> int:
     """Refuses another application's SQLite file through a read-only connection, before
-    any connection of ours switches it to WAL or migrates it."""
+    any connection of ours switches it to WAL or migrates it. Returns its schema version
+    (0 for a new store)."""
     target = Path(path)
     if not target.exists() or target.stat().st_size == 0:
-        return  # a new store
+        return 0  # a new store
     uri = f"file:{quote(str(target.absolute()))}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -253,6 +260,7 @@ def _check_ours(path: str) -> None:
         raise failure(exc, f"cannot open the store at {path}") from exc
     try:
         check_ours(conn, path)
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.Error as exc:
         raise failure(exc, f"cannot open the store at {path}") from exc
     finally:

@@ -138,7 +138,8 @@ def test_detect_records_one_row_per_fact_in_one_entry(mem: engram.Memory) -> Non
     assert (row.signal, row.reason, row.query) == ("used", "terms", "Where?")
     assert row.score == signals[0].score
     assert [r.signal for r in mem.usage.signals(REF, nurse)] == ["ignored"]
-    assert mem.usage.signals(OTHER, lisbon) == []
+    with pytest.raises(NotFound):  # another scope's fact is no fact of that scope
+        mem.usage.signals(OTHER, lisbon)
     assert mem.usage.detect(REF, [nurse], "See [1].", record=False)[0].reason == "cited"
     assert entries(mem) == before + 1 and len(mem.usage.signals(REF, nurse)) == 1
 
@@ -169,6 +170,9 @@ def test_refusals_write_nothing(mem: engram.Memory) -> None:
     with pytest.raises(InvalidInput):
         mem.usage.detect(REF, [], "Bob is a chef.")
     assert entries(mem) == before and mem.usage.signals(REF, fact) == []
+    for unknown in (theirs, "f_nope"):  # another scope's fact is no fact of this one
+        with pytest.raises(NotFound, match="no fact"):
+            mem.usage.signals(REF, unknown)
 
 
 def test_signals_outlive_a_soft_forget_and_go_with_a_deletion_for_good(
@@ -186,10 +190,13 @@ def test_signals_outlive_a_soft_forget_and_go_with_a_deletion_for_good(
     mem.forget(REF, erased, hard=True)
     mem.forget(REF, trashed)
     mem.forget(REF, trashed, hard=True)  # from the trash, for good
-    assert mem.usage.signals(REF, erased) == [] and mem.usage.signals(REF, trashed) == []
+    for gone in (erased, trashed):  # no fact, no signals: unknown, as the fact itself
+        with pytest.raises(NotFound, match=gone):
+            mem.usage.signals(REF, gone)
     assert len(mem.usage.signals(REF, kept)) == 1
     mem.delete_scope(REF)  # every fact for good, and with them their signals
-    assert mem.usage.signals(REF, kept) == []
+    with pytest.raises(NotFound):
+        mem.usage.signals(REF, kept)
 
 
 def test_a_feedback_entry_cannot_be_reverted(mem: engram.Memory) -> None:
@@ -228,3 +235,5 @@ def test_the_command_line_detects_records_and_shows(
         ("ignored", "wrong", None),
     ]
     assert main(["feedback", "record", fact, "liked", *scoped]) == 2
+    assert main(["feedback", "show", "f_nope", *scoped]) == 3
+    assert "error[not_found]: no fact 'f_nope'" in capsys.readouterr().err

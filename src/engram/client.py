@@ -278,7 +278,8 @@ class Client:
         return self.call_json("GET", f"/agents/{_quote(agent_id)}/ledger", params=params)
 
     def history(self, agent_id: str, fact_id: str) -> list[JSON]:
-        """The ledger entries that changed one fact, newest first."""
+        """The ledger entries that changed one fact, newest first; NotFound when the
+        agent never held it."""
         path = f"{_facts(agent_id)}/{_quote(fact_id)}/history"
         return list(self.call_json("GET", path)["entries"])
 
@@ -549,7 +550,8 @@ class UsageClient:
         return self._client.send("POST", f"{self._base}/{_quote(fact_id)}", spec)
 
     def signals(self, fact_id: str) -> list[JSON]:
-        """The fact's stored signals, oldest first."""
+        """The fact's stored signals, oldest first; NotFound when the agent holds no
+        such fact."""
         path = f"{self._base}/{_quote(fact_id)}"
         return list(self._client.call_json("GET", path)["feedback"])
 

@@ -86,3 +86,17 @@ def test_the_client_speaks_the_library_s_names(http: TestClient) -> None:
         usage.record(fact, "liked")  # refused before anything is sent
     with pytest.raises(engram.NotFound):
         usage.detect(["f_nope"], "x")
+    with pytest.raises(engram.NotFound, match="f_nope"):
+        usage.signals("f_nope")
+
+
+def test_a_fact_s_signals_are_its_scope_s_and_unknown_ids_are_not_found(
+    http: TestClient,
+) -> None:
+    mine, theirs = new_agent(http, "mine"), new_agent(http, "theirs")
+    fact = _fact(http, mine, "Alice lives in Lisbon.")
+    assert ok(http.get(f"{mine}/feedback/{fact}")) == {"feedback": []}  # seen, no signal yet
+    ok(http.post(f"{mine}/feedback/{fact}", json={"signal": "used"}), 201)
+    for base, fact_id in ((theirs, fact), (mine, "f_nope")):
+        found = error(http.get(f"{base}/feedback/{fact_id}"), 404, "not_found")
+        assert fact_id in found["message"]

@@ -170,7 +170,7 @@ def test_an_agent_s_history_routes_touch_no_other_agent(client: TestClient) -> N
     assert _ok(client.post(f"{base}/deletions", json={"factIds": [kept, trashed]})) == nothing
     assert _ok(client.delete(f"{base}/facts/{kept}", params={"hard": "true"}))["forgotten"] is False
     _error(client.post(f"{base}/trash/{trashed}/restore"), 404, "not_found")
-    assert _ok(client.get(f"{base}/facts/{kept}/history"))["entries"] == []
+    _error(client.get(f"{base}/facts/{kept}/history"), 404, "not_found")
     assert _ok(client.get(f"{base}/ledger", params={"objectId": kept}))["entries"] == []
     theirs_entry = _newest(client, theirs, kept)
     _error(client.post(f"{base}/ledger/{theirs_entry}/revert"), 404, "not_found")
@@ -179,6 +179,26 @@ def test_an_agent_s_history_routes_touch_no_other_agent(client: TestClient) -> N
         == 0
     )
     assert _state(client, theirs) == before
+
+
+def test_a_fact_s_history_is_its_scope_s_and_unknown_ids_are_not_found(
+    client: TestClient,
+) -> None:
+    agent = _agent(client)
+    base = f"/agents/{agent}"
+    for unknown in ("f_nope", "f_" + "0" * 24):
+        found = _error(client.get(f"{base}/facts/{unknown}/history"), 404, "not_found")
+        assert unknown in found["message"]
+    trashed = _remember(client, agent, "the gate code is 1234")
+    _ok(client.delete(f"{base}/facts/{trashed}"))
+    ops = [e["op"] for e in _ok(client.get(f"{base}/facts/{trashed}/history"))["entries"]]
+    assert ops == ["forget", "remember"]
+    erased = _remember(client, agent, "the safe code is 9876")
+    _ok(client.delete(f"{base}/facts/{erased}", params={"hard": "true"}))
+    kept = _ok(client.get(f"{base}/facts/{erased}/history"))["entries"]
+    assert [e["op"] for e in kept] == ["delete", "remember"]  # what was done stays
+    with pytest.raises(engram.NotFound, match="f_nope"):
+        engram.Client(token=SERVICE, http=client).history(agent, "f_nope")
 
 
 def test_a_hard_forget_deletes_for_good(client: TestClient) -> None:
@@ -320,7 +340,7 @@ def test_the_ledger_pages_and_filters(client: TestClient) -> None:
     assert _ok(client.get(f"{base}/facts/{facts[0]}/history"))["entries"] == of_first
     of_key = _ok(client.get(f"{base}/ledger", params={"objectId": "plan"}))["entries"]
     assert [c["objectId"] for e in of_key for c in e["changes"]] == ["plan"]
-    assert _ok(client.get(f"{base}/facts/f_nope/history"))["entries"] == []
+    _error(client.get(f"{base}/facts/f_nope/history"), 404, "not_found")
 
     for bad in (
         {"limit": "0"},

@@ -106,7 +106,8 @@ def ledger(
 
 @router.get("/facts/{fact_id}/history")
 def history(agent_id: str, fact_id: str, request: Request) -> LedgerOut:
-    """The entries that changed one fact, newest first."""
+    """The entries that changed one fact, newest first (a fact deleted for good keeps
+    them); 404 when the agent never held such a fact."""
     memory, agent = agent_memory(request, agent_id)
     return LedgerOut(entries=[LedgerEntryOut.of(e) for e in memory.history(agent.ref, fact_id)])
 

@@ -51,7 +51,8 @@ def record(agent_id: str, fact_id: FactPath, body: SignalSpec, request: Request)
 
 @router.get("/{fact_id}")
 def signals(agent_id: str, fact_id: FactPath, request: Request) -> FeedbackListOut:
-    """The signals stored about the fact, oldest first (none for a fact never seen)."""
+    """The signals stored about the fact, oldest first (none yet: an empty list); 404
+    when the agent holds no such fact, live or in the trash."""
     memory, agent = agent_memory(request, agent_id)
     return FeedbackListOut(
         feedback=[FeedbackOut.of(r) for r in memory.usage.signals(agent.ref, fact_id)]

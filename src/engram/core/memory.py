@@ -882,8 +882,18 @@ class Memory:
 
     def history(self, ref: Scope, fact_id: str) -> list[LedgerEntry]:
         """Every entry of the scope's ledger that changed the fact, newest first (up to
-        1,000)."""
-        return self.ledger(ref, limit=limits.MAX_PAGE, object_id=_check_id(fact_id)).entries
+        1,000): a fact deleted for good keeps its entries, one whose entries the ledger's
+        retention dropped has none. Raises NotFound for a fact the scope never held, as
+        every read of one fact does."""
+        checked, store = _check_id(fact_id), self._store
+
+        def read(tx: Tx) -> list[LedgerEntry]:
+            entries = store.ledger.page(tx, ref, None, limits.MAX_PAGE, checked)
+            if not entries:
+                rules.require_fact(store, tx, ref, checked)
+            return entries
+
+        return store.run(read, write=False)
 
     def revert(self, ref: Scope, entry_id: int) -> LedgerEntry:
         """Undoes one entry of the scope's ledger as a new entry, which it returns:

@@ -210,3 +210,13 @@ def check_query_model(store: Store, tx: Tx, model: ModelRecord) -> None:
             hint="the store was re-embedded while this process had it open: restart it "
             "with the store's model",
         )
+
+
+def require_fact(store: Store, tx: Tx, scope: Scope, fact_id: str) -> None:
+    """Raises NotFound unless the scope holds the fact, live or in the trash: a read
+    about one fact (its history, its feedback) answers for the scope's facts only, never
+    an empty answer that looks like "nothing happened to it"."""
+    if store.facts.get(tx, scope, fact_id) is None and not store.facts.trashed(
+        tx, scope, [fact_id]
+    ):
+        raise NotFound(f"no fact {fact_id!r} in this scope")

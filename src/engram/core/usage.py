@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from engram.core import ledger, limits, query
+from engram.core import ledger, limits, query, rules
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import InvalidInput, NotFound
 from engram.core.models import Writer
@@ -332,8 +332,16 @@ class Usage:
 
     def signals(self, ref: Scope, fact_id: str) -> list[Feedback]:
         """The signals stored about the scope's fact (live or in the trash), oldest
-        first; none for a fact the scope never held."""
-        return self._store.run(lambda tx: self._store.usage.of_fact(tx, ref, fact_id), write=False)
+        first; NotFound for a fact the scope does not hold, as every read of one fact."""
+        store = self._store
+
+        def read(tx: Tx) -> list[Feedback]:
+            rows = store.usage.of_fact(tx, ref, fact_id)
+            if not rows:
+                rules.require_fact(store, tx, ref, fact_id)
+            return rows
+
+        return store.run(read, write=False)
 
     def _facts(self, tx: Tx, ref: Scope, ids: Sequence[str]) -> dict[str, str]:
         found = self._store.facts.by_ids(tx, ref, ids)

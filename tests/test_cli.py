@@ -191,6 +191,7 @@ def test_forget_all_conflict_forgets_nothing(capsys: pytest.CaptureFixture[str],
 def test_recall_without_an_embedder_is_capability_missing(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
+    run_json(capsys, "working", "set", "plan", "1", *scoped(db))  # a store to read
     code, out, err = run(capsys, "--json", "recall", "anything", *scoped(db))
     assert code == 5
     assert err.startswith("error[capability_missing]: ")
@@ -239,6 +240,7 @@ def test_working_set_refuses_a_value_that_is_not_json(
 def test_working_get_of_a_missing_key_is_not_found(
     capsys: pytest.CaptureFixture[str], db: str
 ) -> None:
+    run_json(capsys, "working", "set", "plan", "1", *scoped(db))  # a store to read
     code, out, err = run(capsys, "working", "get", "nope", *scoped(db))
     assert (code, out) == (3, "")
     assert err.startswith("error[not_found]: ") and "'nope'" in err
@@ -346,7 +348,7 @@ def test_a_store_in_a_missing_directory_is_a_storage_failure(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     bad = tmp_path / "missing" / "engram.db"
-    code, out, err = run(capsys, "--json", "working", "list", *scoped(str(bad)))
+    code, out, err = run(capsys, "--json", "working", "set", "plan", "1", *scoped(str(bad)))
     assert code == 7
     assert err.startswith("error[storage_failure]: ") and str(bad) in err
     assert json.loads(out)["error"]["code"] == "storage_failure"
@@ -360,10 +362,10 @@ def test_unexpected_errors_are_internal_without_a_traceback(
 
     monkeypatch.setattr(engram, "open", broken)
     monkeypatch.delenv("ENGRAM_DEBUG", raising=False)
-    code, out, err = run(capsys, "working", "list", *scoped(db))
+    code, out, err = run(capsys, "working", "set", "plan", "1", *scoped(db))
     assert (code, out, err) == (70, "", "error[internal]: internal error\n")
     monkeypatch.setenv("ENGRAM_DEBUG", "1")
-    code, _, err = run(capsys, "working", "list", *scoped(db))
+    code, _, err = run(capsys, "working", "set", "plan", "1", *scoped(db))
     assert code == 70 and "Traceback" in err and "secret detail" in err
 
 
@@ -629,3 +631,70 @@ print(json.dumps({{"codes": codes, "loaded": [m for m in heavy if m in sys.modul
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report == {"codes": [0, 0, 0, 0, 0], "loaded": []}
+
+
+# Each command that only reads, with what it needs besides the store and the scope.
+READING = {
+    "recall": ["recall", "tea"],
+    "facts": ["facts"],
+    "trash": ["trash"],
+    "ledger": ["ledger"],
+    "episodes": ["episodes"],
+    "working get": ["working", "get", "plan"],
+    "working list": ["working", "list"],
+    "app recall": ["app", "app:notes", "recall", "tea"],
+    "app list": ["app", "app:notes", "list"],
+    "health": ["health"],
+    "export": ["export", "out.jsonl"],
+    "graph relations": ["graph", "relations"],
+    "graph entity show": ["graph", "entity", "show", "Ana"],
+    "graph entity search": ["graph", "entity", "search", "Ana", "--mode", "text"],
+    "graph neighbours": ["graph", "neighbours", "Ana"],
+    "graph traverse": ["graph", "traverse", "Ana"],
+    "feedback show": ["feedback", "show", "f_nope"],
+    "consolidate --dry-run": ["consolidate", "--dry-run"],
+    "import --dry-run": ["import", "in.jsonl", "--dry-run"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(READING))
+def test_a_command_that_only_reads_refuses_a_missing_store_and_creates_none(
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from engram.cli.main import READING as DECLARED
+
+    assert command.removesuffix(" --dry-run") in DECLARED | {"consolidate", "import"}
+    monkeypatch.setenv("ENGRAM_OWNER_UID", "ana")
+    Path("in.jsonl").write_text("")
+    missing = tmp_path / "missing.db"
+    argv = READING[command]
+    if argv[0] == "app":  # the owner's, never a resource's
+        argv = [*argv, "--db", str(missing), "--embedder", "none"]
+    else:
+        argv = scoped(str(missing), *argv)
+    code, _, err = run(capsys, *argv)
+    assert code == 3, err
+    assert f"error[not_found]: no store at {missing}" in err and "only reads" in err
+    assert not missing.exists() and sorted(tmp_path.iterdir()) == []
+
+
+def test_a_database_without_a_store_is_not_made_one_by_a_report(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "--db", postgres_url, "health")
+    assert code == 3 and "error[not_found]: no store at postgresql://" in err, err
+    assert stores.rows(postgres_url, "SELECT to_regclass('engram_schema') IS NULL") == [(True,)]
+    assert run(capsys, "--db", postgres_url, "migrate")[0] == 0  # made one, on purpose
+    assert run(capsys, "--db", postgres_url, "health")[0] == 0
+
+
+def test_reembed_refuses_a_missing_store_and_creates_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.db"
+    code, _, err = run(capsys, "--db", str(missing), "--embedder", "local", "reembed")
+    assert code == 3 and f"no store at {missing}" in err, err
+    assert sorted(tmp_path.iterdir()) == []

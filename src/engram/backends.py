@@ -47,6 +47,11 @@ class Backend(Protocol):
         """Puts a backup back; returns where the replaced store is kept, if anywhere."""
         ...
 
+    def exists(self, target: Target) -> bool:
+        """Whether a store is there to read: opening creates one where there is none,
+        which a command that only reads must not do."""
+        ...
+
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
         """Raises Conflict naming the other processes that have the store open, before
         maintenance that every reader relies on (a re-embedding, a migration): "…;
@@ -89,6 +94,9 @@ class _SQLite:
 
         return backup.restore(backup_dir, target)
 
+    def exists(self, target: Target) -> bool:
+        return Path(target).exists()
+
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
         from engram.storage.sqlite import owner
 
@@ -115,6 +123,11 @@ class _Postgres:
         from engram.storage.postgres import backup
 
         return backup.backup(str(target), dest_dir, keep=keep, tools_dir=tools_dir)
+
+    def exists(self, target: Target) -> bool:
+        from engram.storage.postgres import database
+
+        return database.has_schema(str(target))
 
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
         from engram.storage.postgres import database

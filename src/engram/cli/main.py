@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, NoReturn
 import engram
 from engram.backends import backend_for
 from engram.core.consolidation import STEPS
-from engram.core.errors import EngramError, InvalidInput
+from engram.core.errors import EngramError, InvalidInput, NotFound
 from engram.core.graph.models import EXTRACTORS
 from engram.core.graph.walks import MAX_DEPTH, MAX_LIMIT
 from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K
 from engram.core.models import SourceRef
+from engram.core.people import Acting
 from engram.embedders import offline
 from engram.opening import describe
 from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging, parse_integer
@@ -34,6 +35,29 @@ if TYPE_CHECKING:
     from engram.core.memory import Memory
 
 EMBEDDERS = ("local", "e5", "remote", "none")
+# Commands that only read the store (and every --dry-run): where there is no store they
+# refuse (exit 3) rather than create an empty one to read.
+READING = frozenset(
+    {
+        "recall",
+        "facts",
+        "trash",
+        "ledger",
+        "episodes",
+        "working get",
+        "working list",
+        "app recall",
+        "app list",
+        "health",
+        "export",
+        "graph relations",
+        "graph entity show",
+        "graph entity search",
+        "graph neighbours",
+        "graph traverse",
+        "feedback show",
+    }
+)
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 MAX_SECONDS = 86_400 * 10**6  # a million days, as the library's max_age
@@ -772,6 +796,7 @@ def _reembed(args: argparse.Namespace) -> Output:
     embedder = settings.make_embedder(args.embedder or settings.embedder)
     if embedder is None:
         raise InvalidInput("reembed needs an embedder, not none", hint="pass --embedder")
+    _require_store(target, "'engram reembed' embeds a store's facts again")
     with engram.open(target, embedder=embedder, reembed=True):
         pass
     model = {"model": embedder.model, "dimension": embedder.dimension}
@@ -846,18 +871,25 @@ def _open(args: argparse.Namespace, settings: Settings) -> Memory:
     (listing, working memory, fork, compact) open it without loading a model or making a
     reranker."""
     kind = args.embedder or settings.embedder if args.embeds else "none"
+    target = args.db if args.db is not None else settings.db_path
+    embedder = settings.make_embedder(kind)
+    reranker = settings.make_reranker() if args.embeds else None
+    chat, recogniser = settings.make_chat(), settings.make_recogniser()
+    if args.handler in READING or getattr(args, "dry_run", False):  # settings first
+        dry = " --dry-run" if getattr(args, "dry_run", False) else ""
+        _require_store(str(target), f"'engram {args.handler}{dry}' only reads")
     return engram.open(
-        args.db if args.db is not None else settings.db_path,
-        embedder=settings.make_embedder(kind),
-        reranker=settings.make_reranker() if args.embeds else None,
+        target,
+        embedder=embedder,
+        reranker=reranker,
         max_facts=settings.max_facts,
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,
         extractor=settings.extractor,
         self_improve=settings.consolidation() or False,
-        chat=settings.make_chat(),
-        recogniser=settings.make_recogniser(),
+        chat=chat,
+        recogniser=recogniser,
     )
 
 
@@ -883,8 +915,20 @@ def _run(args: argparse.Namespace) -> Output:
     settings = Settings.from_env(os.environ)
     args.store = str(args.db) if args.db is not None else settings.db_path
     args.owner = settings.owner_uid
+    if args.handler.startswith("app "):
+        Acting.owner(args.owner)  # who it acts as is checked before the store is looked at
     with _open(args, settings) as mem:
         return HANDLERS[args.handler](mem.acting(actor=_user(), via="cli"), args)
+
+
+def _require_store(target: str, why: str) -> None:
+    """NotFound when there is no store at ``target`` (opening would create one)."""
+    if not backend_for(target).exists(target):
+        raise NotFound(
+            f"no store at {describe(target)}: {why}, and creates none",
+            hint="check --db or ENGRAM_DB_PATH (ENGRAM_DB_URL); the first command that "
+            "writes (engram remember, engram serve) creates the store",
+        )
 
 
 def _user() -> str:

@@ -169,6 +169,17 @@ class Database:
         self._pool.close()
 
 
+def has_schema(url: str) -> bool:
+    """Whether the database at ``url`` holds an engram store (its schema table): opening
+    one that does not creates it."""
+    try:
+        with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
+            row = conn.execute("SELECT to_regclass('engram_schema') IS NOT NULL").fetchone()
+    except psycopg.Error as exc:
+        raise StorageFailure(f"cannot open the store at {redact(url)}: {_first_line(exc)}") from exc
+    return bool(row and row[0])
+
+
 def check_sole(url: str, *, done: str, then: str) -> None:
     """Raises Conflict naming the other engram processes connected to the database at
     ``url`` (their pooled connections carry their pid: ``APPLICATION``), if any is."""

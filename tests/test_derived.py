@@ -181,3 +181,26 @@ def test_the_wiki_lets_go_of_a_forgotten_fact_at_once_and_compiles_without_it(
     if hard:
         mem.close()
         assert traces(target, gone) == []
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_a_document_chunk_leaves_the_context_of_the_chunks_beside_it(
+    mem: engram.Memory, target: Target, hard: bool
+) -> None:
+    words = [_word() for _ in range(3)]
+    text = "# Notes\n\n" + "\n\n".join(f"Paragraph {w} " + "filler " * 20 for w in words)
+    report = mem.ingest_text(REF, text, name="notes.md", chunk_tokens=64)
+    assert report.chunks == 3 and report.document_id is not None
+    chunks = [p for p in mem.document(REF, report.document_id).chunks]
+    before = {c.fact_id: mem.fact(REF, str(c.fact_id)).context for c in chunks}
+    middle = str(chunks[1].fact_id)
+    assert len(mem.recall(REF, words[1], mode="text")) == 3  # its neighbours' context too
+    mem.forget(REF, middle, hard=hard)
+    assert mem.recall(REF, words[1], mode="text") == []
+    if hard:
+        assert mem.document(REF, report.document_id).chunks[1].fact_id is None
+        mem.close()
+        assert traces(target, words[1]) == []
+        return
+    mem.restore(REF, middle)
+    assert {c.fact_id: mem.fact(REF, str(c.fact_id)).context for c in chunks} == before

@@ -265,6 +265,7 @@ ROW_READS = {
     "departed",
     "gone",
     "wiki_listing",
+    "holding",
     "traits",
     "vectors",
     "ids",
@@ -365,6 +366,7 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         ),
         "documents.put": lambda tx: store.documents.put(tx, REF, document),
         "documents.delete": lambda tx: store.documents.delete(tx, REF, "d_x"),
+        "documents.unname": lambda tx: store.documents.unname(tx, ["f_x"]),
     }
 
 

@@ -5,7 +5,8 @@ A turn is a fact and a message entry of its session, and its words are also in i
 neighbours' context (:mod:`engram.core.conversations`); a wiki page lists the facts it
 folds (:mod:`engram.core.wiki`). The database queues a fact whenever it leaves (a forget,
 a deletion for good, the trash's purge, a scope's deletion), comes back from the trash,
-or is reworded, if it points at a session entry or its scope has a wiki
+or is reworded, if it points at a session entry, is a document's chunk or its scope has
+a wiki
 (:meth:`engram.core.ports.FactRows.departed`); :func:`settle` reads the queue before each
 write commits (:meth:`engram.core.ledger.Entry.close`), so no write path leaves a copy
 holding words that are gone:
@@ -16,6 +17,8 @@ holding words that are gone:
 - the facts around it (live and in the trash) get their context again from the turns
   still there, at the width it was built with (its entry keeps it; for a turn written
   before widths were kept, the width that builds its context again);
+- the chunks either side of a document's chunk get their context again from the
+  chunks still there (:func:`engram.core.documents.chunking.context`);
 - the wiki's pages listing the fact, and its index, go (softly, or for good with it):
   the next compile writes them again from the facts there.
 
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from engram.core import rules, wiki
 from engram.core.conversations import KIND, MAX_WIDTH, around, line
-from engram.core.documents import history
+from engram.core.documents import chunking, history
 from engram.core.models import Fact
 from engram.core.scopes import Scope, parse_key
 
@@ -56,6 +59,7 @@ def settle(rec: Entry) -> None:
         for key, items in groupby(queued, key=lambda d: d.scope):
             scope, departed = parse_key(key), list(items)
             _wiki(rec, scope, [d.fact_id for d in departed])
+            _chunks(rec, scope, [d.fact_id for d in departed])
             sourced = sorted(
                 (d.source.sandbox_id, d.source.entry_index) for d in departed if d.source
             )
@@ -93,6 +97,55 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
         rules.erase(rec, list(pages))
 
 
+def _chunks(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
+    """The chunks either side of a document's chunks among these facts get their context
+    again from the chunks still there; a chunk whose fact was deleted for good names none
+    from then on."""
+    store, tx = rec.store, rec.tx
+    documents = store.documents.holding(tx, scope, fact_ids)
+    if not documents:
+        return
+    departed = set(fact_ids)
+    kept = {*store.facts.by_ids(tx, scope, fact_ids), *store.facts.trashed(tx, scope, fact_ids)}
+    erased = [i for i in fact_ids if i not in kept]
+    near: list[str] = []
+    for document_id in documents:
+        document = store.documents.get(tx, scope, document_id)
+        if document is None:
+            continue
+        ids = [c.fact_id for c in document.chunks if c.fact_id is not None]
+        live = store.facts.by_ids(tx, scope, ids)
+        trashed = {i: fact for i, (fact, _) in store.facts.trashed(tx, scope, ids).items()}
+        words = {c.idx: live[c.fact_id].content for c in document.chunks if c.fact_id in live}
+        moved = {c.idx for c in document.chunks if c.fact_id in departed}
+        for chunk in document.chunks:
+            fact = live.get(chunk.fact_id or "") or trashed.get(chunk.fact_id or "")
+            if fact is None or not {chunk.idx - 1, chunk.idx + 1} & moved:
+                continue
+            near.append(fact.id)
+            sides = [words[i] for i in (chunk.idx - 1, chunk.idx + 1) if i in words]
+            context = chunking.context(chunk.heading or document.title, sides)
+            if context != fact.context:
+                _set_context(rec, scope, fact, context, fact.id in live, bool(erased))
+    if erased:
+        store.documents.unname(tx, erased)
+        store.ledger.scrub(tx, scope, near, action="context")
+
+
+def _set_context(
+    rec: Entry, scope: Scope, fact: Fact, context: str | None, live: bool, erasing: bool
+) -> None:
+    """Gives a fact (live, or in the trash) its context built again; a live one's change
+    is an item of the entry, keeping the context before unless words are being erased."""
+    store, tx = rec.store, rec.tx
+    if not live:
+        store.facts.set_trashed_context(tx, scope, fact.id, context)
+        return
+    store.facts.set_context(tx, scope, fact.id, context, rec.now)
+    kept = None if erasing else json.dumps({"state": "live", "context": fact.context})
+    rec.record("fact", fact.id, "context", kept)
+
+
 def _follow(rec: Entry, scope: Scope, session_id: str, changed: Sequence[int]) -> None:
     store, tx = rec.store, rec.tx
     session = store.sessions.get(tx, session_id)
@@ -125,14 +178,8 @@ def _follow(rec: Entry, scope: Scope, session_id: str, changed: Sequence[int]) -
                 context = around(_said(after), index, widths[index])
             else:
                 context = _rebuilt(fact.context, index, after, (before, built))
-            if context == fact.context:
-                continue
-            if not is_live:
-                store.facts.set_trashed_context(tx, scope, fact.id, context)
-                continue
-            store.facts.set_context(tx, scope, fact.id, context, rec.now)
-            kept = None if erased else json.dumps({"state": "live", "context": fact.context})
-            rec.record("fact", fact.id, "context", kept)
+            if context != fact.context:
+                _set_context(rec, scope, fact, context, is_live, bool(erased))
     if erased:  # earlier entries may hold its words in a neighbour's context before
         near_erased = {i for c in erased for i in range(c - MAX_WIDTH, c + MAX_WIDTH + 1)}
         ids = [f.id for i in near_erased for f in (live.get(i), trashed.get(i)) if f]

@@ -362,8 +362,8 @@ class FactRows(Protocol):
         ...
 
     def wiki_listing(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
-        """The scope's wiki facts, live or in the trash, whose words list any of these
-        facts, with the id of the page (document) each is a chunk of."""
+        """The scope's wiki facts, live or in the trash, whose words or context list any
+        of these facts, with the id of the page (document) each is a chunk of."""
         ...
 
     def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
@@ -963,6 +963,14 @@ class DocumentRows(Protocol):
 
     def naming(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> set[str]:
         """Those of ``fact_ids`` that a chunk of one of the scope's documents names."""
+        ...
+
+    def holding(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> builtins.list[str]:
+        """The ids of the scope's documents with a chunk naming any of these facts."""
+        ...
+
+    def unname(self, tx: Tx, fact_ids: Sequence[str]) -> None:
+        """Chunks naming these facts (deleted for good) name none from now on."""
         ...
 
     def provenance(self, tx: Tx, scope: Scope, fact_id: str) -> builtins.list[Provenance]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from engram.core.errors import CapabilityMissing
-from engram.core.limits import MAX_FACT_CHARS
+from engram.core.limits import MAX_CONTEXT_CHARS, MAX_FACT_CHARS
 
 Counter = Callable[[str], int]
 SEPARATOR = " › "
@@ -202,3 +202,9 @@ def _trimmed(text: str, a: int, b: int, heading: str) -> Chunk | None:
     if tail <= lead:
         return None
     return Chunk(text[a + lead : a + tail], a + lead, a + tail, heading)
+
+
+def context(heading: str, neighbours: list[str]) -> str:
+    """A chunk's context, what full text matches beside its words: its heading trail (or
+    the document's title) and the words of the chunks either side of it."""
+    return "\n\n".join([t for t in (heading,) if t] + neighbours)[:MAX_CONTEXT_CHARS]

@@ -449,6 +449,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE session_entries ADD COLUMN width integer;
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
+    CREATE INDEX fact_trash_wiki ON fact_trash (scope) WHERE type = 'wiki';
     CREATE TABLE derived_dirty (
         scope text NOT NULL,
         fact_id text NOT NULL,
@@ -459,12 +460,18 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE FUNCTION engram_has_wiki(scope_key text) RETURNS boolean LANGUAGE sql STABLE AS $$
         SELECT EXISTS (SELECT 1 FROM documents WHERE scope = scope_key
             AND starts_with(source, 'wiki:'))
+        OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = scope_key AND type = 'wiki')
     $$;
     CREATE FUNCTION engram_fact_derived() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP = 'DELETE' THEN
-            IF OLD.type IS NOT DISTINCT FROM 'wiki'
-                OR (TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id))
+            IF TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id)
+            THEN  -- a restore (the live row first): what follows it comes back
+                IF OLD.source_sandbox IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = OLD.id) THEN
+                    RETURN NULL;
+                END IF;
+            ELSIF OLD.type IS NOT DISTINCT FROM 'wiki'
                 OR (OLD.source_sandbox IS NULL AND NOT engram_has_wiki(OLD.scope)) THEN
                 RETURN NULL;
             END IF;
@@ -473,12 +480,9 @@ MIGRATIONS: tuple[str, ...] = (
                 ON CONFLICT DO NOTHING;
             RETURN NULL;
         END IF;
-        IF TG_OP = 'INSERT' THEN
-            IF NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = NEW.id) THEN
-                RETURN NULL;
-            END IF;
-        ELSIF NEW.type IS NOT DISTINCT FROM 'wiki'
-            OR (NEW.source_sandbox IS NULL AND NOT engram_has_wiki(NEW.scope)) THEN
+        IF NEW.type IS NOT DISTINCT FROM 'wiki'
+            OR (NEW.source_sandbox IS NULL AND NOT engram_has_wiki(NEW.scope)
+                AND NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = NEW.id)) THEN
             RETURN NULL;
         END IF;
         INSERT INTO derived_dirty (scope, fact_id, session_id, idx)
@@ -488,24 +492,24 @@ MIGRATIONS: tuple[str, ...] = (
     END $$;
     CREATE TRIGGER facts_ad_derived AFTER DELETE ON facts
         FOR EACH ROW EXECUTE FUNCTION engram_fact_derived();
-    CREATE TRIGGER facts_ai_derived AFTER INSERT ON facts
-        FOR EACH ROW WHEN (NEW.source_sandbox IS NOT NULL)
-        EXECUTE FUNCTION engram_fact_derived();
     CREATE TRIGGER facts_au_derived AFTER UPDATE OF content ON facts
         FOR EACH ROW WHEN (NEW.content IS DISTINCT FROM OLD.content)
         EXECUTE FUNCTION engram_fact_derived();
     CREATE TRIGGER fact_trash_ad_derived AFTER DELETE ON fact_trash
         FOR EACH ROW EXECUTE FUNCTION engram_fact_derived();
-    -- A chunk keeps naming its fact while the fact is in the trash.
+    -- A chunk's fact that leaves is queued: its neighbours' context holds its words. The
+    -- chunk keeps naming it while it is in the trash; settling stops it once it is gone.
     CREATE OR REPLACE FUNCTION engram_fact_left_documents() RETURNS trigger
         LANGUAGE plpgsql AS $$
     BEGIN
-        IF TG_TABLE_NAME = 'facts' AND EXISTS (SELECT 1 FROM fact_trash WHERE id = OLD.id)
-            OR TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id)
+        IF TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id)
+            OR NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = OLD.id)
         THEN
             RETURN NULL;
         END IF;
-        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = OLD.id;
+        INSERT INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (OLD.scope, OLD.id, OLD.source_sandbox, OLD.source_entry)
+            ON CONFLICT DO NOTHING;
         RETURN NULL;
     END $$;
     CREATE TRIGGER fact_trash_ad_documents AFTER DELETE ON fact_trash

@@ -1,7 +1,7 @@
 """Documents and their chunks on both backends (see :class:`engram.core.ports.DocumentRows`
 for each method's contract). Writes go through ``recorded()``: a document's write belongs
-to a ledger entry. A fact deleted for good clears the chunks naming it by trigger (SQLite
-migration 13, PostgreSQL 9)."""
+to a ledger entry. A fact deleted for good stops being named by its chunks when the
+write settles what was derived from it (:mod:`engram.core.derived`)."""
 
 from __future__ import annotations
 
@@ -81,6 +81,26 @@ class DocumentTable:
             (*params, scope.key),
         )
         return {str(r[0]) for r in rows}
+
+    def holding(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> builtins.list[str]:
+        if not fact_ids:
+            return []
+        t = sql(tx)
+        member, params = t.dialect.in_list("c.fact_id", fact_ids)
+        rows = t.rows(
+            "SELECT DISTINCT d.id FROM document_chunks c "
+            f"JOIN documents d ON d.id = c.document WHERE {member} AND d.scope = ? "
+            "ORDER BY d.id",
+            (*params, scope.key),
+        )
+        return [str(r[0]) for r in rows]
+
+    def unname(self, tx: Tx, fact_ids: Sequence[str]) -> None:
+        if not fact_ids:
+            return
+        t = sql(tx).recorded()
+        member, params = t.dialect.in_list("fact_id", fact_ids)
+        t.execute(f"UPDATE document_chunks SET fact_id = NULL WHERE {member}", params)
 
     def provenance(self, tx: Tx, scope: Scope, fact_id: str) -> builtins.list[Provenance]:
         rows = sql(tx).rows(

@@ -525,8 +525,7 @@ def entry_delete(session_id: str, idx: int) -> Query:
 
 def derived_dirty(limit: int) -> Query:
     return (
-        "SELECT scope, fact_id, session_id, idx FROM derived_dirty ORDER BY scope, fact_id "
-        "LIMIT ?",
+        "SELECT scope, fact_id, session_id, idx FROM derived_dirty ORDER BY scope, fact_id LIMIT ?",
         (limit,),
     )
 
@@ -535,13 +534,15 @@ DERIVED_SETTLED = "DELETE FROM derived_dirty WHERE scope = ? AND fact_id = ?"
 
 
 def wiki_listing(d: Dialect, scope: str, fact_ids: Sequence[str], trash: bool) -> Query:
-    """The scope's wiki facts (live, or in the trash) whose words name any of these
-    facts, as a wiki page lists one: ``[<id>]``; with their metadata."""
+    """The scope's wiki facts (live, or in the trash) whose words or context (a
+    neighbouring chunk's words) name any of these facts, as a wiki page lists one:
+    ``[<id>]``; with their metadata."""
     table = "fact_trash" if trash else "facts"
-    names = " OR ".join("content LIKE ? ESCAPE '!'" for _ in fact_ids)
+    names = " OR ".join("content LIKE ? ESCAPE '!' OR context LIKE ? ESCAPE '!'" for _ in fact_ids)
+    patterns = [_pattern(f"[{i}]") for i in fact_ids]
     return (
         f"SELECT id, metadata FROM {table} WHERE scope = ? AND type = 'wiki' AND ({names})",
-        (scope, *(_pattern(f"[{i}]") for i in fact_ids)),
+        (scope, *(p for pattern in patterns for p in (pattern, pattern))),
     )
 
 

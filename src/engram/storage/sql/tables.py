@@ -532,7 +532,6 @@ class SessionTable:
         return len(ids)
 
 
-
 def _entry_row(new: NewEntry) -> tuple[Any, ...]:
     entry = new.entry
     assert entry.at is not None and entry.index is not None  # the core sets both

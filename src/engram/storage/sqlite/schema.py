@@ -499,6 +499,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE session_entries ADD COLUMN width INTEGER;
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
+    CREATE INDEX fact_trash_wiki ON fact_trash (scope) WHERE type = 'wiki';
     CREATE TABLE derived_dirty (
         scope TEXT NOT NULL,
         fact_id TEXT NOT NULL,
@@ -506,24 +507,44 @@ MIGRATIONS: tuple[str, ...] = (
         idx INTEGER,
         PRIMARY KEY (scope, fact_id)
     ) WITHOUT ROWID;
-    CREATE TRIGGER facts_ad_derived AFTER DELETE ON facts
-        WHEN old.type IS NOT 'wiki' AND (old.source_sandbox IS NOT NULL OR EXISTS (
-            SELECT 1 FROM documents WHERE scope = old.scope
-            AND source >= 'wiki:' AND source < 'wiki;')) BEGIN
+    -- A chunk's fact that leaves is queued too: its neighbours' context holds its words.
+    -- The chunk keeps naming it while it is in the trash (a document deleted for good
+    -- then deletes it there too); settling the queue stops it once deleted for good.
+    DROP TRIGGER facts_ad_documents;
+    CREATE TRIGGER facts_ad_documents AFTER DELETE ON facts
+        WHEN EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = old.id) BEGIN
         INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
             VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;
-    CREATE TRIGGER facts_ai_derived AFTER INSERT ON facts
-        WHEN new.source_sandbox IS NOT NULL
-        AND EXISTS (SELECT 1 FROM fact_trash WHERE id = new.id) BEGIN
+    CREATE TRIGGER fact_trash_ad_documents AFTER DELETE ON fact_trash
+        WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id)
+        AND EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = old.id) BEGIN
         INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
-            VALUES (new.scope, new.id, new.source_sandbox, new.source_entry);
+            VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
+    END;
+    CREATE TRIGGER facts_ad_derived AFTER DELETE ON facts
+        WHEN old.type IS NOT 'wiki' AND (old.source_sandbox IS NOT NULL OR EXISTS (
+            SELECT 1 FROM documents WHERE scope = old.scope
+            AND source >= 'wiki:' AND source < 'wiki;')
+        OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = old.scope AND type = 'wiki')) BEGIN
+        INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
+    END;
+    -- A restore writes the live row, then deletes the trash row.
+    CREATE TRIGGER fact_trash_ad_restored AFTER DELETE ON fact_trash
+        WHEN EXISTS (SELECT 1 FROM facts WHERE id = old.id)
+        AND (old.source_sandbox IS NOT NULL
+            OR EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = old.id)) BEGIN
+        INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
+            VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;
     CREATE TRIGGER facts_au_derived AFTER UPDATE OF content ON facts
         WHEN new.content IS NOT old.content AND new.type IS NOT 'wiki'
-        AND (new.source_sandbox IS NOT NULL OR EXISTS (
+        AND (new.source_sandbox IS NOT NULL
+        OR EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = new.id) OR EXISTS (
             SELECT 1 FROM documents WHERE scope = new.scope
-            AND source >= 'wiki:' AND source < 'wiki;')) BEGIN
+            AND source >= 'wiki:' AND source < 'wiki;')
+        OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = new.scope AND type = 'wiki')) BEGIN
         INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
             VALUES (new.scope, new.id, new.source_sandbox, new.source_entry);
     END;
@@ -534,17 +555,6 @@ MIGRATIONS: tuple[str, ...] = (
         norm TEXT NOT NULL,
         PRIMARY KEY (scope, norm)
     ) WITHOUT ROWID;
-    -- A chunk keeps naming its fact while the fact is in the trash (a document deleted
-    -- for good then deletes it there too), and stops when it is deleted for good.
-    DROP TRIGGER facts_ad_documents;
-    CREATE TRIGGER facts_ad_documents AFTER DELETE ON facts
-        WHEN NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN
-        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = old.id;
-    END;
-    CREATE TRIGGER fact_trash_ad_documents AFTER DELETE ON fact_trash
-        WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
-        UPDATE document_chunks SET fact_id = NULL WHERE fact_id = old.id;
-    END;
     DROP TRIGGER entities_ad_graph;
     CREATE TRIGGER entities_ad_graph AFTER DELETE ON entities BEGIN
         INSERT OR IGNORE INTO graph_gone (scope, norm) VALUES (old.scope, old.norm);
@@ -564,7 +574,8 @@ MIGRATIONS: tuple[str, ...] = (
         AND NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id)
         AND (old.source_sandbox IS NOT NULL OR EXISTS (
             SELECT 1 FROM documents WHERE scope = old.scope
-            AND source >= 'wiki:' AND source < 'wiki;')) BEGIN
+            AND source >= 'wiki:' AND source < 'wiki;')
+        OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = old.scope AND type = 'wiki')) BEGIN
         INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
             VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;

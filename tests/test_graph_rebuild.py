@@ -1,6 +1,7 @@
 """The graph a scope's facts give equals the graph rebuilt from scratch, on both backends:
-after any interleaving of remember, correct, forget (soft and for good), restore, revert,
-asserting an entity and deleting one, the entities, their origins, every fact's mentions
+after any interleaving of remember, conversations, correct, forget (soft and for good),
+restore, reverting the latest entry or an older one, consolidation, asserting an entity
+and deleting one, the entities, their origins, every fact's mentions
 and groundings are what the rules give the live facts and the assertions alone.
 
 Each example works in a scope of its own. The number of examples is
@@ -20,13 +21,15 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
+    MultipleResults,
     invariant,
+    multiple,
     rule,
     run_state_machine_as_test,
 )
 
 import engram
-from engram import Conflict, NotFound, ResourceRef
+from engram import Conflict, NotFound, ResourceRef, Turn
 from engram.core.graph.extraction import read
 from engram.core.graph.names import normalise
 from graph_state import FactMachine, rows, rules_graph, stored
@@ -73,6 +76,29 @@ class GraphMachine(FactMachine):
         content = text if speaker is None else f"{speaker}: {text}"
         metadata = None if speaker is None else {"speaker": speaker}
         return self.memory.remember(self.ref, content, metadata=metadata).id
+
+    @rule(
+        target=facts,
+        templates=st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=3),
+        names=st.lists(st.sampled_from(NAMES), min_size=3, max_size=3),
+    )
+    def converse(self, templates: list[str], names: list[str]) -> MultipleResults[str]:
+        turns = [
+            Turn(SPEAKERS[1 + n % 2] or "Ana", _text(t, names)) for n, t in enumerate(templates)
+        ]
+        talk = self.memory.remember_conversation(self.ref, turns)
+        return multiple(*[f.id for f in talk.facts])
+
+    @rule()
+    def consolidate(self) -> None:
+        self.memory.consolidate(self.ref)
+
+    @rule(back=st.integers(0, 8))
+    def revert_any(self, back: int) -> None:
+        page = self.memory.ledger(self.ref, limit=back + 1).entries
+        if len(page) > back:
+            with contextlib.suppress(Conflict):  # blocked by later ones, or for good
+                self.memory.revert(self.ref, page[back].seq)
 
     @rule(
         fact=facts,

@@ -698,3 +698,29 @@ def test_reembed_refuses_a_missing_store_and_creates_none(
     code, _, err = run(capsys, "--db", str(missing), "--embedder", "local", "reembed")
     assert code == 3 and f"no store at {missing}" in err, err
     assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.timeout(120)  # a regression reads /dev/zero for ever: fail, not hang
+def test_what_is_not_a_regular_file_or_has_no_end_is_refused(
+    capsys: pytest.CaptureFixture[str], db: str, tmp_path: Path
+) -> None:
+    pipe = tmp_path / "turns.jsonl"
+    os.mkfifo(pipe)  # no writer: opening it to read would wait for ever
+    for argv, kind in (
+        (["ingest", "/dev/zero"], "a character device"),
+        (["ingest", str(pipe)], "a pipe (FIFO)"),
+        (["remember-conversation", "/dev/zero"], "a character device"),
+        (["remember-conversation", str(pipe)], "a pipe (FIFO)"),
+    ):
+        code, _, err = run(capsys, *argv, "--db", db, "--resource", "user-42")
+        assert code == 2 and f"is {kind}, not a" in err, (argv, err)
+    with open("/dev/zero", "rb") as endless:  # stdin without end stops at the limit
+        done = subprocess.run(
+            [engram_script(), "remember", "-", "--db", db, "--resource", "user-42"],
+            stdin=endless,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2 and "error[too_large]" in done.stderr, done.stderr
+    assert run_json(capsys, "facts", *scoped(db))["facts"] == []

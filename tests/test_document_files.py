@@ -5,6 +5,7 @@ anything is written, and a second walk over the same files writing nothing."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,3 +112,60 @@ def test_a_binary_file_in_a_directory_is_skipped_with_its_reason(
     assert statuses == {"bad.txt": "skipped", "good.txt": "created"}
     with pytest.raises(engram.Unprocessable):
         mem.ingest(REF, tmp_path / "bad.txt")
+
+
+@pytest.mark.timeout(120)  # a regression reads /dev/zero or waits on the pipe: fail, not hang
+def test_what_is_not_a_regular_file_is_refused_never_read(
+    mem: engram.Memory, tmp_path: Path
+) -> None:
+    pipe = tmp_path / "notes.md"
+    os.mkfifo(pipe)  # no writer: opening it to read would wait for ever
+    for path, kind in (("/dev/zero", "a character device"), (pipe, "a pipe (FIFO)")):
+        for dry_run in (False, True):
+            with pytest.raises(InvalidInput, match=rf"is {re.escape(kind)}, not a file"):
+                mem.ingest(REF, path, dry_run=dry_run)
+    assert mem.documents(REF) == []
+    (tmp_path / "real.md").write_text("# Real\n\nWords on disk.\n")
+    report = mem.ingest(REF, tmp_path)  # in a directory: passed over, the rest taken
+    assert [(Path(r.source).name, r.status) for r in report.reports] == [("real.md", "created")]
+
+
+def test_a_file_is_read_no_further_than_the_limit(tmp_path: Path) -> None:
+    from engram.core.documents import files
+
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 1001)
+    assert files.read(big, 1001) == b"x" * 1001
+    with pytest.raises(TooLarge, match="more than max_bytes=1000"):
+        files.read(big, 1000)
+    # A /proc file says it holds 0 bytes and holds more: its words count, not its size.
+    status = Path("/proc/self/status")
+    assert status.stat().st_size == 0
+    with pytest.raises(TooLarge):
+        files.read(status, 16)
+    with pytest.raises(InvalidInput, match="a character device"):
+        files.read(Path("/dev/zero"), 16)
+
+
+def test_a_file_that_grew_past_the_limit_since_the_walk_is_skipped_in_a_directory(
+    mem: engram.Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.core.documents import files
+
+    (tmp_path / "a.md").write_text("# A\n\nShort.\n")
+    (tmp_path / "b.md").write_text("# B\n\nShort too.\n")
+    found = files.find
+
+    def then_grows(*args: object) -> list[files.Found]:
+        listed = found(*args)  # type: ignore[arg-type]
+        with (tmp_path / "b.md").open("a") as grown:  # after the limits were checked
+            grown.write("more words " * 100)
+        return listed
+
+    monkeypatch.setattr(files, "find", then_grows)
+    report = mem.ingest(REF, tmp_path, max_bytes=100)
+    assert [(Path(r.source).name, r.status) for r in report.reports] == [
+        ("a.md", "created"),
+        ("b.md", "skipped"),
+    ]
+    assert "more than max_bytes=100" in (report.reports[1].reason or "")

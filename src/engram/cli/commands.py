@@ -22,7 +22,7 @@ from engram.cli.render import JSONData, Output
 from engram.core.consolidation import STEPS
 from engram.core.conversations import Turn
 from engram.core.documents import files
-from engram.core.errors import InvalidInput
+from engram.core.errors import InvalidInput, TooLarge, Unprocessable
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue
 from engram.core.people import Acting, AppMemory
@@ -30,6 +30,11 @@ from engram.core.scopes import ResourceRef
 from engram.core.sessions import Entry
 from engram.opening import describe
 from engram.settings import Settings
+
+# What a command reads whole from a file or stdin (a conversation's turns, facts a line):
+# above what it takes at once (1,000 turns of 2,000 characters and 16 KiB of metadata
+# each, escaped: ~30 MB), so only a stream without end meets it.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 Handler = Callable[[Memory, argparse.Namespace], Output]
 
@@ -49,7 +54,7 @@ def _ref(args: argparse.Namespace) -> ResourceRef:
 
 
 def _stdin_notes(args: argparse.Namespace) -> list[Note]:
-    lines = [line.strip() for line in sys.stdin.read().splitlines()]
+    lines = [line.strip() for line in _stdin("the facts").splitlines()]
     notes = [
         Note(line, args.source, args.type, args.tag, strength=args.strength)
         for line in lines
@@ -116,7 +121,7 @@ def _progress(*, quiet: bool) -> Iterator[Callable[[str], None]]:
 
 
 def remember_conversation(mem: Memory, args: argparse.Namespace) -> Output:
-    lines = sys.stdin.read() if args.file == "-" else _read(args.file)
+    lines = _stdin("the turns") if args.file == "-" else _read(args.file)
     turns = []
     for n, line in enumerate(lines.splitlines(), 1):
         if not line.strip():
@@ -141,10 +146,30 @@ def remember_conversation(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 def _read(path: str) -> str:
+    """A regular file's text, up to MAX_INPUT_BYTES (files.read: a device or a pipe is
+    refused, never read)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return files.read(Path(path), MAX_INPUT_BYTES).decode("utf-8")
+    except Unprocessable as exc:  # the system's refusal, the path named
+        raise InvalidInput(exc.message) from exc
+    except UnicodeDecodeError as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from exc
+
+
+def _stdin(what: str) -> str:
+    """Standard input's text, up to MAX_INPUT_BYTES: a stream with no end stops there."""
+    stream = getattr(sys.stdin, "buffer", None)  # None: a text stream put in its place
+    data: str | bytes = (
+        stream.read(MAX_INPUT_BYTES + 1) if stream else sys.stdin.read(MAX_INPUT_BYTES + 1)
+    )
+    if len(data) > MAX_INPUT_BYTES:
+        raise TooLarge(f"{what} on stdin run past {MAX_INPUT_BYTES} bytes; read no further")
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{what} on stdin are not UTF-8: {exc}") from exc
 
 
 def _turn(raw: object) -> Turn:

@@ -246,7 +246,7 @@ class Documents:
         found = files.find(source, *globs, limit_files, limit_bytes)
         single, reports = len(found) == 1 and Path(source).is_file(), []
         for item in found:
-            report = self._ingest_file(item, single, ref, how)
+            report = self._ingest_file(item, single, ref, how, limit_bytes)
             reports.append(report)
             if progress is not None:
                 progress(report)
@@ -265,11 +265,19 @@ class Documents:
             )
         return self._one(ref, fetched.data, source, media, how)
 
-    def _ingest_file(self, item: files.Found, single: bool, ref: Scope, how: _How) -> IngestReport:
+    def _ingest_file(
+        self, item: files.Found, single: bool, ref: Scope, how: _How, max_bytes: int
+    ) -> IngestReport:
         if item.media_type is None:
             return IngestReport("skipped", item.source, reason="unsupported")
+        try:  # a regular file still, read no further than the limit (files.read)
+            data = files.read(item.path, max_bytes)
+        except (Unprocessable, InvalidInput) as exc:
+            if single:
+                raise
+            return IngestReport("skipped", item.source, reason=exc.message)
         try:
-            return self._one(ref, item.path.read_bytes(), item.source, item.media_type, how)
+            return self._one(ref, data, item.source, item.media_type, how)
         except Unprocessable as exc:
             if single:
                 raise

@@ -8,18 +8,26 @@ announce (``%PDF-``, ``<html``: :func:`engram.core.documents.loading.sniff`), el
 its suffix says; neither, it is not read (``skipped``). Globs match a file's path
 relative to the root (``*`` crosses ``/``, as :func:`fnmatch.fnmatch` does); one naming
 a parent (``..``) or an absolute path is refused.
+
+Only regular files are read. A path that is a device, a pipe (FIFO) or a socket is
+refused, never read (``/dev/zero`` has no end, a FIFO waits for a writer); inside a
+directory such entries are passed over. A file is opened without blocking and checked
+again on the open descriptor (something else may have taken its place since the walk),
+and read no further than the byte limit: a file that grows while it is read, or one
+whose size says 0 while it holds more (``/proc``), stops there.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from engram.core.documents.loading import MEDIA_BY_SUFFIX, SNIFF_BYTES, media_type
-from engram.core.errors import InvalidInput, NotFound, TooLarge
+from engram.core.errors import InvalidInput, NotFound, TooLarge, Unprocessable
 
 DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.txt", "*.html", "*.htm", "*.pdf")
 MAX_DEPTH = 32
@@ -74,6 +82,12 @@ def find(
     root = Path(path)
     if not root.exists():
         raise NotFound(f"no file or directory at {os.fspath(path)!r}")
+    if not root.is_file() and not root.is_dir():
+        raise InvalidInput(
+            f"{os.fspath(path)!r} is {_kind(root.stat().st_mode)}, not a file or a directory: "
+            "engram reads regular files only",
+            hint="save what it gives into a file, then ingest that",
+        )
     if root.is_file():
         found = _file(root.resolve(), root.resolve())
         if found is None or found.media_type is None:
@@ -124,8 +138,47 @@ def _file(path: Path, root: Path) -> Found | None:
 def media_of(path: Path) -> str | None:
     """The media type of the file at ``path``: sniffed, else by suffix, else None."""
     try:
-        with path.open("rb") as file:
-            head = file.read(SNIFF_BYTES)
-    except OSError:
+        head = read(path, SNIFF_BYTES, whole=False)
+    except (OSError, InvalidInput):
         head = b""
     return media_type(head, path.name)
+
+
+def read(path: Path, max_bytes: int, *, whole: bool = True) -> bytes:
+    """The bytes of the regular file at ``path``: all of them (TooLarge past
+    ``max_bytes``), or with ``whole=False`` its first ``max_bytes``. Opened without
+    blocking and checked on the open descriptor: anything but a regular file is
+    InvalidInput, never waited on or read. Raises Unprocessable naming the path when
+    the system will not read it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise Unprocessable(f"cannot read {path}: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as file:
+        mode = os.fstat(file.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise InvalidInput(f"{path} is {_kind(mode)}, not a regular file: it is not read")
+        try:
+            data = file.read(max_bytes + 1 if whole else max_bytes)
+        except OSError as exc:
+            raise Unprocessable(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if whole and len(data) > max_bytes:
+        raise TooLarge(
+            f"{path} holds more than max_bytes={max_bytes} bytes (read up to the limit, no further)"
+        )
+    return data
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"

@@ -1,9 +1,10 @@
 """The erasure oracle: random stores and random erase operations, on both backends. After
 each step, no read path returns a word that was forgotten (recall in every mode,
-listings, working memory, the trash for words deleted for good, episodic recall and the
-session tree, graph search, documents, the ledger's before-states for words deleted for
-good, the export, the memory tools' search), and at each checkpoint no byte of a word deleted for
-good is in any file of the SQLite store's folder or any row of any PostgreSQL table.
+listings, working memory, the graph's search and neighbourhoods, the trash for words
+deleted for good, episodic recall and the session tree, documents, the ledger's
+before-states for words deleted for good, the export, the memory tools' search), and at
+each checkpoint no byte of a word deleted for good is in any file of the SQLite store's
+folder or any row of any PostgreSQL table.
 
 Every word is a unique random token, so a hit is never a coincidence. A word is ``live``,
 ``hidden`` (forgotten softly: read paths must not give it; the trash, the ledger and the
@@ -117,6 +118,7 @@ class ErasureMachine(RuleBasedStateMachine):
         self.memory.graph.upsert_entity(self.ref, name.capitalize(), summary=f"is {summary}")
         self._live(name, summary)
         self.asserted = [*getattr(self, "asserted", []), name, summary]
+        self.names = [*getattr(self, "names", []), name]
 
     @rule(target=notes)
     def import_a_note(self) -> str:
@@ -140,6 +142,37 @@ class ErasureMachine(RuleBasedStateMachine):
             old, self.working = getattr(self, "working", None), None
         if old is not None:  # the ledger keeps the value before, for a revert
             self.state[old] = "hidden"
+
+    @precondition(lambda self: getattr(self, "names", []))
+    @rule(target=notes, data=st.data())
+    def mention(self, data: st.DataObject) -> str:
+        name = data.draw(st.sampled_from(self.names))
+        word = _word()
+        fact = self.memory.remember(self.ref, f"note {word} with {name.capitalize()} here")
+        self._live(word)
+        self.holders[fact.id] = [word]
+        return fact.id
+
+    @precondition(lambda self: len(getattr(self, "names", [])) > 1)
+    @rule(data=st.data(), supported=st.one_of(st.none(), notes))
+    def relate(self, data: st.DataObject, supported: str | None) -> None:
+        source, target = data.draw(st.permutations(self.names))[:2]
+        word = _word()
+        with contextlib.suppress(NotFound):  # the supporting fact is gone
+            self.memory.graph.upsert_relation(
+                self.ref,
+                source.capitalize(),
+                target.capitalize(),
+                "knows",
+                facts=[supported] if supported else [],
+                attributes={"note": word},
+            )
+            self._live(word)
+            self.asserted = [*getattr(self, "asserted", []), word]
+
+    @rule()
+    def consolidate(self) -> None:
+        self.memory.consolidate(self.ref)
 
     @rule()
     def compile_wiki(self) -> None:
@@ -204,11 +237,13 @@ class ErasureMachine(RuleBasedStateMachine):
         if hard:
             for word in getattr(self, "asserted", []):
                 self.state[word] = "erased"
+            self.names = []
 
     @precondition(lambda self: self.state)
     @rule()
     def delete_scope(self) -> None:
         self.memory.delete_scope(self.ref)
+        self.names = []  # the entities went with the scope
         for word in self.state:  # working memory stays (working.delete removes a key)
             if word != getattr(self, "working", None):
                 self.state[word] = "erased"
@@ -230,6 +265,11 @@ class ErasureMachine(RuleBasedStateMachine):
         documents = json.dumps([[d.title, d.metadata] for d in mem.documents(ref)]).lower()
         exported = mem.export_string(ref).lower()
         search = next(t for t in mem.create_tools(ref) if t.name == "memory_search")
+        walked = ""
+        if self.state.get(next(iter(getattr(self, "names", [])), ""), "") == "live":
+            for name in self.names:
+                around = mem.graph.neighbourhood(ref, name.capitalize(), depth=2)
+                walked += str([around.entities, around.relations, around.facts]).lower()
         for word in gone:
             where = []
             for mode in ("text", "vector", "hybrid"):
@@ -249,6 +289,8 @@ class ErasureMachine(RuleBasedStateMachine):
             entities = [h.entity for h in mem.graph.search(ref, word)]  # by meaning too
             if word in str(entities).lower():
                 where.append("graph search")
+            if word in walked:
+                where.append("neighbourhood")
             if word in erased and word in exported:
                 where.append("export")
             if word in search({"query": word, "topK": 50}).text.lower():

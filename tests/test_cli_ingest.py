@@ -58,3 +58,11 @@ def test_a_terminal_sees_a_bar_unless_json(
 def test_a_missing_path_is_an_error(capsys: pytest.CaptureFixture[str], target: Target) -> None:
     code = main(["ingest", "/no/such/place", "--db", str(target), "--resource", "user-42"])
     assert code == 3 and "not_found" in capsys.readouterr().err
+
+
+def test_a_bad_path_is_named_before_a_missing_embedder(
+    capsys: pytest.CaptureFixture[str], target: Target
+) -> None:
+    argv = ["--db", str(target), "--resource", "user-42", "--embedder", "none"]
+    assert main(["ingest", "/no/such/place", *argv]) == 3
+    assert "error[not_found]: no file or directory at '/no/such/place'" in capsys.readouterr().err

@@ -169,3 +169,18 @@ def test_a_file_that_grew_past_the_limit_since_the_walk_is_skipped_in_a_director
         ("b.md", "skipped"),
     ]
     assert "more than max_bytes=100" in (report.reports[1].reason or "")
+
+
+def test_the_source_is_checked_before_the_embedder(target: Target, tmp_path: Path) -> None:
+    (tmp_path / "ok.md").write_text("# Fine\n\nWords.\n")
+    with engram.open(target, embedder=None) as bare:
+        with pytest.raises(NotFound, match="nothing-here"):
+            bare.ingest(REF, tmp_path / "nothing-here")
+        with pytest.raises(InvalidInput, match="a character device"):
+            bare.ingest(REF, "/dev/zero")
+        for url, why in (("ftp://example.com/a.md", "only http and https"), ("http://", "host")):
+            with pytest.raises(InvalidInput, match=why):
+                bare.ingest(REF, url)
+        with pytest.raises(engram.CapabilityMissing, match="needs an embedder"):
+            bare.ingest(REF, tmp_path / "ok.md")  # a sound source: then the embedder
+        assert bare.documents(REF) == []

@@ -232,11 +232,14 @@ class Documents:
         :meth:`ingest_text` raises."""
         limit_files, limit_bytes = files.check_limits(max_files, max_bytes)
         globs = files.check_globs(include, "include"), files.check_globs(exclude, "exclude")
-        reading.check_chunk_tokens(chunk_tokens, self._embedder())
         reading.check_strategy(strategy, "text/plain")
         how = _How(strategy, chunk_tokens, tags, type, dry_run)
         named = os.fspath(source)
+        # The source is checked before the embedder: a bad path or URL is named as such,
+        # whatever else is missing; nothing is fetched or ingested before both pass.
         if isinstance(named, str) and urls.is_url(named):
+            urls.check_url(named)
+            reading.check_chunk_tokens(chunk_tokens, self._embedder())
             report = self._ingest_url(ref, named, limit_bytes, allow_private, how)
             if progress is not None:
                 progress(report)
@@ -244,6 +247,7 @@ class Documents:
         if isinstance(named, str) and urls.has_scheme(named) and not Path(named).exists():
             raise InvalidInput(f"only http and https URLs are fetched, got {named.split(':')[0]}:")
         found = files.find(source, *globs, limit_files, limit_bytes)
+        reading.check_chunk_tokens(chunk_tokens, self._embedder())
         single, reports = len(found) == 1 and Path(source).is_file(), []
         for item in found:
             report = self._ingest_file(item, single, ref, how, limit_bytes)

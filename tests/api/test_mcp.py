@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import httpx2
 import jwt
 import pytest
@@ -296,3 +297,15 @@ def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:
         listed, kept = anyio.run(session)
         assert listed == len(TOOLS) and not kept.is_error, kept.content
         assert ok(http.get(f"/agents/{agent}/memory/k", headers=headers))["value"] == 1
+        # No stream for the server to speak first on, no session to end: 405, at once
+        # (a GET held an event stream open for ever, one a request).
+        stream = {**SERVICE_HEADERS, "Accept": "text/event-stream"}
+        for method in ("GET", "DELETE"):
+            with (
+                httpx.Client(timeout=30) as quick,
+                quick.stream(method, endpoint, headers=stream) as answer,
+            ):
+                assert answer.status_code == 405, answer.headers  # before any body is read
+                answer.read()
+            error(answer, 405, "method_not_allowed")
+            assert answer.headers["allow"] == "POST"

@@ -11,7 +11,8 @@ for ``?agent=``, or one naming no person for ``?app=``): 403. ``?agent=`` asks w
 agent routes ask, so a service that configures no auth leaves it open as it leaves them.
 The answers are the service's error shape, checked before the SDK sees the request. Each
 request stands alone (the SDK's stateless mode, JSON answers): a scope is bound to a
-token, not to a session.
+token, not to a session. So only POST is served: there is no stream for the server to
+speak first on (GET) and no session to end (DELETE).
 
 The SDK is imported only once the service starts (it takes about a second): a service
 without the ``[mcp]`` extra answers ``/mcp`` with 501.
@@ -48,8 +49,12 @@ READING = {"memory_search", "memory_list", "graph_search", "graph_neighbourhood"
 
 
 def mount(app: Starlette) -> None:
-    """Adds ``/mcp`` to ``app`` (before the SDK is loaded: see :func:`serving`)."""
-    app.router.routes.append(Route(PATH, endpoint=Gate(app), methods=["GET", "POST", "DELETE"]))
+    """Adds ``/mcp`` to ``app`` (before the SDK is loaded: see :func:`serving`). POST
+    only: each request stands alone and the server never speaks first, so there is no
+    event stream to GET (the SDK held one open for ever, one per request) and no session
+    to DELETE; both answer 405 with ``Allow: POST``, as the transport's specification
+    provides for."""
+    app.router.routes.append(Route(PATH, endpoint=Gate(app), methods=["POST"]))
 
 
 @asynccontextmanager

@@ -248,3 +248,22 @@ def test_not_found_and_method_not_allowed_keep_the_shape(client: TestClient) -> 
     answer = client.patch("/agents")
     _refused(answer, 405, "method_not_allowed")
     assert answer.headers["allow"] == "GET, POST"
+
+
+def test_an_empty_key_is_refused_in_words_not_redirected(
+    client: TestClient, target: Target
+) -> None:
+    agent = client.post("/agents", json={"name": "probe"}).json()["id"]
+    before = stores.rows(target, SNAPSHOT)
+    base = f"/agents/{agent}/memory/"
+    for method, body in (("GET", None), ("PUT", {"value": 1}), ("DELETE", None)):
+        answer = client.request(method, base, json=body, follow_redirects=False)
+        assert "the working-memory key is empty" in _refused(answer), method
+    assert "no agent 'a_nobody'" in _refused(
+        client.get("/agents/a_nobody/memory/", follow_redirects=False), 404, "not_found"
+    )
+    # A trailing slash is never followed of the app's own accord: no bare redirect.
+    for path in (f"/agents/{agent}/facts/", "/agents/", f"/agents/{agent}/graph/entities/"):
+        message = _refused(client.get(path, follow_redirects=False), 404, "not_found")
+        assert message == f"no route at {path}: no path here ends with a slash"
+    assert stores.rows(target, SNAPSHOT) == before

@@ -81,6 +81,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         description=DESCRIPTION,
         lifespan=lifespan,
         dependencies=[Depends(KnownQuery())],
+        redirect_slashes=False,  # a trailing slash is refused in words, never a bare 307
     )
     app.state.memory = store
     app.state.memory_enabled = settings.memory_enabled

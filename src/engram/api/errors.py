@@ -71,10 +71,15 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = HTTP_CODES.get(exc.status_code, "invalid_input")
-        headers = exc.headers
+        headers, message = exc.headers, str(exc.detail)
         if exc.status_code == 405:  # every route of this path, not only the first that matched
             headers = {"Allow": ", ".join(allowed_methods(request))}
-        return error_response(exc.status_code, code, str(exc.detail), headers=headers)
+        path = request.url.path
+        if exc.status_code == 404 and message == "Not Found":  # no route, not a lookup
+            message = f"no route at {path}"
+            if path.endswith("/") and path != "/":
+                message += ": no path here ends with a slash"
+        return error_response(exc.status_code, code, message, headers=headers)
 
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception) -> JSONResponse:

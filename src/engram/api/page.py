@@ -12,6 +12,7 @@ from __future__ import annotations
 from importlib import resources
 
 from fastapi import APIRouter, Response
+from fastapi.responses import RedirectResponse
 
 from engram.core.errors import NotFound
 
@@ -41,6 +42,10 @@ def router() -> APIRouter:
     @pages.get("/ui/")
     def index() -> Response:
         return _file(files, "index.html")
+
+    @pages.get("/ui")
+    def to_index() -> Response:  # the app follows no trailing slash of its own accord
+        return RedirectResponse("/ui/", status_code=308)
 
     @pages.get("/ui/{name}")
     def asset(name: str) -> Response:

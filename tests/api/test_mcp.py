@@ -254,6 +254,55 @@ def test_mcp_over_http_refuses_who_may_not_call(http: TestClient) -> None:
     error(nowhere, 404, "not_found")
 
 
+def test_a_malformed_message_is_a_json_rpc_error_in_words(http: TestClient) -> None:
+    agent = ok(http.post("/agents", json={"name": "a"}, headers=SERVICE_HEADERS), 201)["id"]
+    url = f"/mcp?agent={agent}"
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
+    cases: list[tuple[Any, int, Any, int, str]] = [
+        # (message, HTTP status, id answered, JSON-RPC code, the words)
+        ({"jsonrpc": "2.0", "id": 1}, 400, 1, -32600, "a request needs a method"),
+        ({"foo": "bar"}, 400, None, -32600, 'jsonrpc must be "2.0"'),
+        ([INITIALIZE, INITIALIZE], 400, None, -32600, "a batch of messages is not taken"),
+        ("hello", 400, None, -32600, "must be a JSON-RPC message object"),
+        (call | {"id": {"a": 1}}, 400, None, -32600, "id must be a string or an integer"),
+        (call | {"id": True}, 400, None, -32600, "id must be a string or an integer"),
+        (call | {"method": 5}, 400, 7, -32600, "method must be a non-empty string"),
+        (call | {"params": "x"}, 400, 7, -32600, "params must be an object"),
+        (
+            call | {"params": {"name": 5}},
+            200,
+            7,
+            -32602,
+            "invalid params for tools/call: params.name must be a string, got the number 5",
+        ),
+        (
+            call | {"params": {"name": "memory_search", "arguments": [1]}},
+            200,
+            7,
+            -32602,
+            "params.arguments must be an object, got a list",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {}},
+            200,
+            8,
+            -32602,
+            "params.protocolVersion is required",
+        ),
+    ]
+    for message, status, ident, code, words in cases:
+        answer = http.post(url, json=message, headers=SERVICE_HEADERS)
+        assert answer.status_code == status, (message, answer.text)
+        body = answer.json()
+        assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", ident, code)
+        assert words in body["error"]["message"], (message, body)
+        for leak in ("pydantic", "validation error", "union[", "input_type", "[type="):
+            assert leak not in answer.text.lower(), (message, answer.text)
+    # What is well formed still reaches the SDK: an unknown method is its answer.
+    unknown = ok(http.post(url, json=call | {"method": "nope"}, headers=SERVICE_HEADERS))
+    assert unknown["error"]["code"] == -32601
+
+
 def test_a_person_never_reads_another_s_memories_through_mcp(http: TestClient) -> None:
     ana, bob, url = _person("ana"), _person("bob"), "/mcp?app=app:notes"
     added = _call(http, url, ana, "memory_add", content="Ana's door code is 4471")

@@ -57,7 +57,7 @@ class BodyGate:
             answer = error_response(refused.status, refused.code, refused.message)
             await answer(scope, receive, send)
             return
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replay(body, receive), send)
 
     async def _read(self, headers: Headers, receive: Receive, limit: int) -> bytes:
         declared = headers.get("content-length", "")
@@ -139,14 +139,16 @@ def _too_large(limit: int) -> Refused:
     )
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` that gives ``body`` whole first (it was read already), then what the
+    connection says next."""
     sent = False
 
-    async def replay() -> Message:
+    async def first() -> Message:
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return replay
+    return first

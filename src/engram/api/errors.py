@@ -115,6 +115,12 @@ def describe(error: Mapping[str, Any]) -> str:
     return f"{where} {_problem(kind, error)}"
 
 
+def problem(error: Mapping[str, Any]) -> str:
+    """What is wrong with one validation error's value, in words ("must be a string, got
+    the number 5"), for a caller that says where it is in its own terms."""
+    return _problem(str(error.get("type", "")), error)
+
+
 def _problem(kind: str, error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx") or {}
     got = error.get("input")

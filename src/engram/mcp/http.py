@@ -20,17 +20,23 @@ without the ``[mcp]`` extra answers ``/mcp`` with 501.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
+import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from pydantic import ValidationError
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from engram.api.errors import error_response
+from engram.api.bodies import replay
+from engram.api.errors import error_response, problem
 from engram.api.identity import Verifier
 from engram.core import tools
 from engram.core.errors import CapabilityMissing, EngramError, InvalidInput
@@ -135,5 +141,79 @@ class Gate:
             answer = error_response(exc.http_status, exc.code, exc.message, exc.hint, headers)
             await answer(scope, receive, send)
             return
+        body = await Request(scope, receive).body()  # whole already: the body gate read it
+        if (refused := check_message(body)) is not None:
+            await refused(scope, receive, send)
+            return
         scope.setdefault("state", {})[TOOLS] = found  # decided once, here, per request
-        await handle(scope, receive, send)
+        await handle(scope, replay(body, receive), send)
+
+
+# JSON-RPC's codes for a message that is not a request, and for a request's bad params.
+INVALID_REQUEST, INVALID_PARAMS = -32600, -32602
+
+
+def check_message(body: bytes) -> JSONResponse | None:
+    """The JSON-RPC error answering a message the SDK would refuse, in words naming what
+    is wrong (the SDK's own refusal is its validation library's report: types, unions,
+    links), or None for one it takes. A message that is not a request or a notification
+    answers 400 (``-32600``); a request whose params its method does not take, 200 with
+    its id (``-32602``), as JSON-RPC answers a request."""
+    try:
+        message = json.loads(body) if body else None
+    except ValueError:
+        return None  # the body gate refused it already
+    if isinstance(message, list):
+        return _refusal(None, INVALID_REQUEST, "a batch of messages is not taken: send one")
+    if not isinstance(message, dict):
+        return _refusal(None, INVALID_REQUEST, "the body must be a JSON-RPC message object")
+    ident = message.get("id")
+    good_id = isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))
+    answer_to = ident if good_id else None
+    if message.get("jsonrpc") != "2.0":
+        return _refusal(answer_to, INVALID_REQUEST, 'jsonrpc must be "2.0"')
+    if "method" not in message:
+        if "id" in message and ("result" in message or "error" in message):
+            return None  # a client's answer to a request: the SDK's to take
+        return _refusal(answer_to, INVALID_REQUEST, "a request needs a method")
+    method = message["method"]
+    if not isinstance(method, str) or not method:
+        return _refusal(answer_to, INVALID_REQUEST, "method must be a non-empty string")
+    if "id" in message and not good_id:
+        return _refusal(None, INVALID_REQUEST, "id must be a string or an integer")
+    if "params" in message and not isinstance(message["params"], dict):
+        return _refusal(answer_to, INVALID_REQUEST, "params must be an object")
+    if "id" not in message:
+        return None  # a notification: nothing is answered
+    model = _requests().get(method)
+    if model is None:
+        return None  # the SDK answers "method not found" in words
+    shape = {"method": method} | ({"params": message["params"]} if "params" in message else {})
+    try:
+        model.model_validate(shape)
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'the request'} {problem(e)}"
+            for e in exc.errors(include_url=False)[:3]
+        ]
+        return _refusal(
+            ident, INVALID_PARAMS, f"invalid params for {method}: " + "; ".join(problems)
+        )
+    return None
+
+
+def _refusal(ident: object, code: int, words: str) -> JSONResponse:
+    status = 200 if code == INVALID_PARAMS else 400
+    error = {"code": code, "message": words}
+    return JSONResponse({"jsonrpc": "2.0", "id": ident, "error": error}, status_code=status)
+
+
+@functools.cache
+def _requests() -> dict[str, Any]:
+    """The SDK's model of each request a client may send, by its method."""
+    import mcp.types
+
+    return {
+        typing.get_args(model.model_fields["method"].annotation)[0]: model
+        for model in typing.get_args(mcp.types.ClientRequest)
+    }

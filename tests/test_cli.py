@@ -432,6 +432,8 @@ MANY_DIGITS = "9" * 5000
         ["working", "set", "k", "1", "--ttl-seconds", "nan"],
         ["working", "set", "k", "1", "--ttl-seconds", "inf"],
         ["working", "set", "k", "1", "--ttl-seconds", "-1"],
+        ["working", "set", "k", "1", "--ttl-seconds", "0"],
+        ["working", "set", "k", "1", "--ttl-seconds", "0.0000001"],  # under a microsecond
         ["working", "set", "k", "1", "--ttl-seconds", "¹"],
         ["working", "set", "k", "1", "--expected-version", HUGE],
         ["working", "set", "k", "1", "--expected-version", "¹"],

@@ -221,6 +221,9 @@ def test_times_ttl_and_async(tmp_path: Path) -> None:
         assert first is not None and second is not None and second.value == {"v": 2}
         assert second.created_at == first.created_at == first.updated_at < second.updated_at
         store.put(("a",), "forever", {"v": 3}, ttl=None)
+        for minutes, said in ((0, "got 0 minutes"), (-1.5, "got -1.5 minutes")):
+            with pytest.raises(engram.InvalidInput, match=said):
+                store.put(("a",), "never", {"v": 4}, ttl=minutes)
         clock.advance(timedelta(minutes=11))
         assert store.get(("a",), "k") is None  # 10 minutes after its last put
         assert store.list_namespaces() == [("a",)]  # still holds "forever"

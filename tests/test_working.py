@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -146,6 +147,35 @@ def test_ttl_hides_and_then_frees_the_key(
         assert entry.version == 3  # versions keep growing across expiry
         with pytest.raises(InvalidInput, match="ttl"):
             mem.working.set(ref, "x", 1, ttl=timedelta(0))
+
+
+@pytest.mark.parametrize(
+    ("ttl", "said"),
+    [
+        (timedelta(0), "got 0 seconds"),
+        (timedelta(seconds=-5), "got -5 seconds"),
+        (timedelta(milliseconds=-500), "got -0.5 seconds"),
+        (timedelta(days=10**6, seconds=1), "got 86400000001 seconds"),
+        (60, "ttl must be a datetime.timedelta, got int 60"),
+    ],
+)
+def test_a_refused_ttl_is_said_in_seconds(mem: engram.Memory, ttl: object, said: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        mem.working.set(ResourceRef("r"), "x", 1, ttl=ttl)  # type: ignore[arg-type]
+    assert said in caught.value.message, caught.value.message
+    assert "datetime.timedelta(" not in caught.value.message and "days=" not in caught.value.message
+    if isinstance(ttl, timedelta):
+        assert "more than 0 seconds and at most 86400000000 seconds" in caught.value.message
+
+
+def test_a_refused_age_is_said_in_seconds(tmp_path: Path) -> None:
+    for name in ("max_age", "trash_retention", "ledger_retention"):
+        with pytest.raises(InvalidInput) as caught:
+            engram.open(tmp_path / "e.db", embedder=None, **{name: timedelta(seconds=-5)})
+        assert caught.value.message == (
+            f"{name} must be from 0 to 86400000000 seconds (a million days), got -5 seconds"
+        )
+    assert list(tmp_path.iterdir()) == []  # refused before the store opens
 
 
 def test_scopes_are_apart(mem: engram.Memory) -> None:

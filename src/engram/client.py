@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from engram import wire
+from engram.core import limits
 from engram.core.conversations import Turn
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
 from engram.core.health import DRIFT_PER_SCOPE
@@ -419,12 +420,19 @@ class WorkingClient:
         ttl: timedelta | None = None,
     ) -> JSON:
         """Sets ``key``; ``expected_version`` makes it a compare-and-set (0: must be unset;
-        Conflict when stale), ``ttl`` (whole seconds) makes it expire."""
+        Conflict when stale), ``ttl`` (whole seconds, at least one: the service's unit)
+        makes it expire. InvalidInput, before anything is sent, for another ``ttl``."""
         fields: dict[str, Any] = {"value": value}
         if expected_version is not None:
             fields["expectedVersion"] = expected_version
         if ttl is not None:
-            fields["ttlSeconds"] = max(1, round(ttl.total_seconds()))
+            whole, part = divmod(limits.check_ttl(ttl), timedelta(seconds=1))
+            if part:  # never rounded: 0.4 s is not 1 s, nor 0
+                raise InvalidInput(
+                    f"ttl must be a whole number of seconds over HTTP, got "
+                    f"{limits.seconds(ttl)} seconds"
+                )
+            fields["ttlSeconds"] = whole
         return self._client.send("PUT", _key(agent_id, key), _body(wire.PutValue, **fields))
 
     def delete(self, agent_id: str, key: str) -> None:

@@ -150,6 +150,13 @@ def test_the_agent_routes_a_service_needs(app_client: TestClient) -> None:
         client.forget_all(agent, expected_count=0)
     assert client.forget_all(agent, expected_count=1) == 1
 
+    for ttl, said in (
+        (timedelta(0), "got 0 seconds"),  # once sent as 1 second
+        (timedelta(seconds=-3), "got -3 seconds"),
+        (timedelta(milliseconds=1500), "a whole number of seconds over HTTP, got 1.5 seconds"),
+    ):
+        with pytest.raises(engram.InvalidInput, match=said):
+            client.working.set(agent, "plan", "a", ttl=ttl)
     entry = client.working.set(agent, "plan", "a", expected_version=0, ttl=timedelta(hours=1))
     assert entry["version"] == 1 and entry["expiresAt"] is not None
     with pytest.raises(engram.Conflict):

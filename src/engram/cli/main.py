@@ -101,6 +101,21 @@ def _seconds(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def _ttl(text: str) -> timedelta:
+    """A time to live in seconds: more than 0 (at least a microsecond, the finest a
+    store keeps) and at most a million days."""
+    try:
+        span = _seconds(text)
+    except argparse.ArgumentTypeError:
+        span = timedelta(0)
+    if span <= timedelta(0):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds above 0 (at least 0.000001), up to {MAX_SECONDS}, "
+            f"got {text!r}"
+        )
+    return span
+
+
 def _source(text: str) -> SourceRef:
     sandbox, sep, index = text.rpartition(":")
     if not sep or not sandbox:
@@ -402,7 +417,7 @@ def _add_working_commands(sub: Subparsers) -> None:
         type=COUNT,
         help="compare-and-set: the current version (0: KEY must be unset)",
     )
-    p.add_argument("--ttl-seconds", metavar="S", type=_seconds, help="expire after S seconds")
+    p.add_argument("--ttl-seconds", metavar="S", type=_ttl, help="expire after S seconds")
     p = _command(inner, "delete", "working delete", "remove KEY")
     p.add_argument("key", metavar="KEY")
     p = _command(inner, "list", "working list", "list keys in ascending order")

@@ -205,8 +205,16 @@ def check_max_age(value: object, name: str = "max_age") -> int:
     """A max age as microseconds; 0 means facts never expire."""
     if value is None:
         return 0
-    if not isinstance(value, timedelta) or not timedelta(0) <= value <= timedelta(days=10**6):
-        raise InvalidInput(f"{name} must be a timedelta from 0 to a million days, got {value!r}")
+    if not isinstance(value, timedelta):
+        raise InvalidInput(
+            f"{name} must be a datetime.timedelta, got {type(value).__name__} {value!r}",
+            hint=f"e.g. {name}=timedelta(days=30)",
+        )
+    if not timedelta(0) <= value <= MAX_TTL:
+        raise InvalidInput(
+            f"{name} must be from 0 to {seconds(MAX_TTL)} seconds (a million days), "
+            f"got {seconds(value)} seconds"
+        )
     return value // timedelta(microseconds=1)
 
 
@@ -216,12 +224,27 @@ def check_version(value: object, name: str = "expected_version") -> int:
 
 
 def check_ttl(value: object) -> timedelta:
-    """A positive time to live, at most MAX_TTL."""
-    if not isinstance(value, timedelta) or not timedelta(0) < value <= MAX_TTL:
+    """A positive time to live, at most MAX_TTL; refused in seconds, as a timedelta is
+    written (``timedelta(seconds=…)``), never in its own repr."""
+    if not isinstance(value, timedelta):
         raise InvalidInput(
-            f"ttl must be a positive timedelta of at most a million days, got {value!r}"
+            f"ttl must be a datetime.timedelta, got {type(value).__name__} {value!r}",
+            hint="e.g. ttl=timedelta(seconds=60)",
+        )
+    if not timedelta(0) < value <= MAX_TTL:
+        raise InvalidInput(
+            f"ttl must be more than 0 seconds and at most {seconds(MAX_TTL)} seconds "
+            f"(a million days), got {seconds(value)} seconds"
         )
     return value
+
+
+def seconds(value: timedelta) -> str:
+    """A span as a number of seconds, as a person writes it: 60, 0.5, -5, 86400000000."""
+    whole, micros = divmod(value // timedelta(microseconds=1), 1_000_000)
+    if micros == 0:
+        return str(whole)
+    return f"{whole + micros / 1_000_000:.6f}".rstrip("0")
 
 
 MAX_IDS = 1000

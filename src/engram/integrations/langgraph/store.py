@@ -28,7 +28,7 @@ from langgraph.store.base import (
 from engram.core import limits
 from engram.core.clock import from_us, to_us
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
-from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TOP_K
+from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TOP_K, MAX_TTL
 from engram.core.memory import Memory, Note
 from engram.core.models import JSONValue, WorkingEntry
 from engram.core.scopes import ResourceRef
@@ -181,7 +181,7 @@ class EngramStore(BaseStore):
         value: dict[str, Any],
         facts: tuple[str, ...],
     ) -> None:
-        ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
+        ttl = None if op.ttl is None else _ttl(op.ttl)
         for _ in range(_CAS_TRIES):
             old = self._entry(ref, op.key)
             meta: dict[str, JSONValue] = {"facts": list(facts)}
@@ -318,3 +318,17 @@ def _texts(value: dict[str, Any], paths: _Paths) -> list[tuple[str, str]]:
 
 def _naming(namespace: Namespace, key: str, path: str) -> JSONValue:
     return {"namespace": list(namespace), "key": key, "path": path}
+
+
+def _ttl(minutes: float) -> timedelta:
+    """LangGraph's ttl, in minutes as it is given; refused in minutes too."""
+    most = MAX_TTL // timedelta(minutes=1)
+    if isinstance(minutes, bool) or not isinstance(minutes, int | float):
+        raise InvalidInput(f"ttl must be a number of minutes, got {minutes!r}")
+    if not 0 < minutes <= most:  # also false for nan
+        given = f"{minutes:f}".rstrip("0").rstrip(".") if isinstance(minutes, float) else minutes
+        raise InvalidInput(
+            f"ttl must be more than 0 minutes and at most {most} minutes (a million days), "
+            f"got {given} minutes"
+        )
+    return timedelta(minutes=minutes)

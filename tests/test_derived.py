@@ -204,3 +204,22 @@ def test_a_document_chunk_leaves_the_context_of_the_chunks_beside_it(
         return
     mem.restore(REF, middle)
     assert {c.fact_id: mem.fact(REF, str(c.fact_id)).context for c in chunks} == before
+
+
+def test_wiki_pages_already_in_the_trash_go_for_good_with_a_fact_they_name(
+    mem: engram.Memory, target: Target
+) -> None:
+    # The index page names the entity pages (their slugs hold the entity's name): it
+    # went to the trash with a document's pages, then the fact giving the name went for
+    # good while the index page, which does not list the fact, was still in the trash.
+    name = _word()
+    fact = mem.remember(REF, f"note {_word()} about {name.capitalize()} today")
+    report = mem.ingest_text(REF, f"# Title {_word()}\n\nbody {_word()}", name="doc.md")
+    assert report.document_id is not None
+    mem.wiki.compile(REF)
+    mem.forget_document(REF, report.document_id)
+    assert name in str(mem.trash(REF).facts).lower()  # the index page, softly forgotten
+    mem.delete_traces(REF, [fact.id])
+    assert name not in str(mem.trash(REF).facts).lower()
+    mem.close()
+    assert traces(target, name) == []

@@ -265,6 +265,7 @@ ROW_READS = {
     "departed",
     "gone",
     "wiki_listing",
+    "wiki_trash",
     "holding",
     "traits",
     "vectors",

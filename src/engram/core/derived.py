@@ -74,7 +74,8 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
     """The wiki's pages listing these facts go, with its index (which names pages and
     holds the watermark, so the next compile writes every page again from the facts
     there): softly while every one of the facts is live or in the trash, for good when
-    one was deleted for good."""
+    one was deleted for good (and with it every page the trash holds: derived, and the
+    next compile writes what remains)."""
     store, tx = rec.store, rec.tx
     pages: dict[str, str] = {}
     for start in range(0, len(fact_ids), LISTED):
@@ -91,10 +92,10 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
         document = store.documents.get(tx, scope, document_id)
         if document is not None:
             history.forget(rec, document, hard=hard)
-        elif hard:  # forgotten softly before: its before-state and listing chunks go too
-            store.ledger.scrub(tx, scope, [document_id], kind="document")
-    if hard:
-        rules.erase(rec, list(pages))
+    if hard:  # pages forgotten softly before (the index among them) may name it too
+        trashed = {**pages, **store.facts.wiki_trash(tx, scope)}
+        store.ledger.scrub(tx, scope, sorted(set(trashed.values())), kind="document")
+        rules.erase(rec, list(trashed))
 
 
 def _chunks(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:

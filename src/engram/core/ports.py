@@ -361,6 +361,10 @@ class FactRows(Protocol):
         """Takes these off the queue."""
         ...
 
+    def wiki_trash(self, tx: Tx, scope: Scope) -> dict[str, str]:
+        """The scope's wiki facts in the trash, with the page each is a chunk of."""
+        ...
+
     def wiki_listing(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
         """The scope's wiki facts, live or in the trash, whose words or context list any
         of these facts, with the id of the page (document) each is a chunk of."""

@@ -533,6 +533,10 @@ def derived_dirty(limit: int) -> Query:
 DERIVED_SETTLED = "DELETE FROM derived_dirty WHERE scope = ? AND fact_id = ?"
 
 
+def wiki_trash(scope: str) -> Query:
+    return "SELECT id, metadata FROM fact_trash WHERE scope = ? AND type = 'wiki'", (scope,)
+
+
 def wiki_listing(d: Dialect, scope: str, fact_ids: Sequence[str], trash: bool) -> Query:
     """The scope's wiki facts (live, or in the trash) whose words or context (a
     neighbouring chunk's words) name any of these facts, as a wiki page lists one:

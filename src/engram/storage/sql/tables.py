@@ -231,12 +231,11 @@ class FactTable:
         t = sql(tx)
         found: dict[str, str] = {}
         for trash in (False, True):
-            query = q.wiki_listing(t.dialect, scope.key, fact_ids, trash)
-            for fact_id, metadata in t.rows(*query):
-                document = json.loads(str(metadata)).get("document")
-                if isinstance(document, str):
-                    found[str(fact_id)] = document
+            found |= _pages(t.rows(*q.wiki_listing(t.dialect, scope.key, fact_ids, trash)))
         return found
+
+    def wiki_trash(self, tx: Tx, scope: Scope) -> dict[str, str]:
+        return _pages(sql(tx).rows(*q.wiki_trash(scope.key)))
 
     def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
         t = sql(tx).recorded()
@@ -530,6 +529,16 @@ class SessionTable:
             for query in q.sessions_erase(t.dialect, ids[start : start + 500]):
                 t.execute(*query)
         return len(ids)
+
+
+def _pages(rows: Sequence[Any]) -> dict[str, str]:
+    """Wiki facts' ids by the page (document) their metadata names."""
+    found: dict[str, str] = {}
+    for fact_id, metadata in rows:
+        document = json.loads(str(metadata)).get("document")
+        if isinstance(document, str):
+            found[str(fact_id)] = document
+    return found
 
 
 def _entry_row(new: NewEntry) -> tuple[Any, ...]:

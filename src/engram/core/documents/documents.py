@@ -34,7 +34,6 @@ from engram.core.documents.models import (
     WalkReport,
 )
 from engram.core.errors import CapabilityMissing, InvalidInput, NotFound, Unprocessable
-from engram.core.limits import MAX_CONTEXT_CHARS
 from engram.core.models import Fact, Writer
 from engram.core.ports import Embedder, Store, TokenCounter, Tx
 from engram.core.scopes import Scope
@@ -413,7 +412,6 @@ def _notes(doc: Document, cut: chunking.Cut, tags: tuple[str, ...], kind: str) -
     notes = []
     for i, chunk in enumerate(chunks):
         around = [c.words for c in chunks[max(0, i - 1) : i + 2] if c is not chunk]
-        context = "\n\n".join([t for t in (chunk.heading or doc.title,) if t] + around)
         meta: dict[str, Any] = {
             "document": doc.id,
             "idx": i,
@@ -429,7 +427,7 @@ def _notes(doc: Document, cut: chunking.Cut, tags: tuple[str, ...], kind: str) -
                 type=kind,
                 tags=tags,
                 metadata=meta,
-                context=context[:MAX_CONTEXT_CHARS],
+                context=chunking.context(chunk.heading or doc.title, around),
             )
         )
     return notes

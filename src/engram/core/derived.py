@@ -23,9 +23,10 @@ holding words that are gone:
   the next compile writes them again from the facts there.
 
 A context changed here is an item of the write's ledger entry with the context before it,
-so a revert gives it back; when a turn is deleted for good, no before-state keeps its
-words: this entry's items record none, and the neighbours' earlier context items are
-scrubbed.
+so a revert gives it back, carrying the token the fact had (a copy following its source
+blocks no revert of what made or changed the fact); when a turn is deleted for good, no
+before-state keeps its words: this entry's items record none, and the neighbours'
+earlier context items are scrubbed.
 """
 
 from __future__ import annotations
@@ -143,8 +144,13 @@ def _set_context(
         store.facts.set_trashed_context(tx, scope, fact.id, context)
         return
     store.facts.set_context(tx, scope, fact.id, context, rec.now)
+    if rec.holds("fact", fact.id):  # this entry changed it already, and says how
+        return
+    # The item keeps the token the fact had: a copy following its source is no state
+    # of the fact's own, so it blocks no revert of what made the fact or changed it.
+    newest = store.ledger.tokens(tx, scope, "fact", [fact.id]).get(fact.id)
     kept = None if erasing else json.dumps({"state": "live", "context": fact.context})
-    rec.record("fact", fact.id, "context", kept)
+    rec.record("fact", fact.id, "context", kept, None if newest is None else newest[1])
 
 
 def _follow(rec: Entry, scope: Scope, session_id: str, changed: Sequence[int]) -> None:

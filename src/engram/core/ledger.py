@@ -81,6 +81,10 @@ class Entry:
             kind, object_id, action, kept, self.seq if token == OWN else token
         )
 
+    def holds(self, kind: str, object_id: str) -> bool:
+        """Whether this entry has recorded a change of the object already."""
+        return (kind, object_id) in self._changes
+
     @property
     def changed(self) -> bool:
         """Whether the work recorded a change so far: an entry that records none is

@@ -450,6 +450,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
     CREATE INDEX fact_trash_wiki ON fact_trash (scope) WHERE type = 'wiki';
+    CREATE INDEX facts_wiki ON facts (scope) WHERE type = 'wiki';
     CREATE TABLE derived_dirty (
         scope text NOT NULL,
         fact_id text NOT NULL,

@@ -27,6 +27,7 @@ DROP TRIGGER facts_ad_derived;
 DROP TRIGGER facts_au_derived;
 DROP TABLE derived_dirty;
 DROP TABLE graph_gone;
+DROP INDEX facts_wiki;
 DROP TRIGGER facts_ad_documents;
 DROP TABLE document_chunks;
 DROP TABLE documents;

@@ -110,3 +110,13 @@ def test_any_key_the_library_takes_round_trips(client: engram.Client, key: str) 
     client.working.delete(agent, key)
     with pytest.raises(engram.NotFound):
         client.working.get(agent, key)
+
+
+def test_a_key_of_one_newline_is_a_key_not_the_empty_path(client: engram.Client) -> None:
+    # A route's pattern ends in $, which also matches before a final newline: the
+    # refusal of .../memory/ must not take .../memory/%0A for itself.
+    agent = client.register("newline")["id"]
+    assert client.call_json("PUT", f"/agents/{agent}/memory/%0A", json={"value": 2})["key"] == "\n"
+    assert client.working.get(agent, "\n") == 2
+    with pytest.raises(engram.InvalidInput, match="key is empty"):
+        client.call("GET", f"/agents/{agent}/memory/")

@@ -70,17 +70,6 @@ def working_page(
     )
 
 
-@router.api_route("/", methods=["GET", "PUT", "DELETE"], include_in_schema=False)
-def empty_key(agent_id: str, request: Request) -> None:
-    """``…/memory/`` names no key: refused for what it is (the app follows no trailing
-    slash, so it is never taken for the listing), once the agent is known."""
-    agent_memory(request, agent_id)
-    raise InvalidInput(
-        "the working-memory key is empty: nothing follows /memory/",
-        hint=f"a key is 1-{limits.MAX_KEY_CHARS} characters, percent-encoded after /memory/",
-    )
-
-
 @router.get("/{key:key}")
 def working_get(agent_id: str, key: Key, request: Request, response: Response) -> EntryOut:
     """The value with its version (also the ``ETag``); 404 when the key is unset."""
@@ -153,3 +142,16 @@ def _if_none_match(raw: str | None) -> int | None:
     if raw.strip() != "*":
         raise InvalidInput(f"If-None-Match takes only *, got {raw[:40]!r}")
     return 0
+
+
+@router.api_route("/", methods=["GET", "PUT", "DELETE"], include_in_schema=False)
+def empty_key(agent_id: str, request: Request) -> None:
+    """``…/memory/`` names no key: refused for what it is (the app follows no trailing
+    slash, so it is never taken for the listing), once the agent is known. Declared after
+    the key's routes: a route's pattern ends in ``$``, which also matches before a final
+    newline, so ``…/memory/%0A`` (the key "\n") would land here first."""
+    agent_memory(request, agent_id)
+    raise InvalidInput(
+        "the working-memory key is empty: nothing follows /memory/",
+        hint=f"a key is 1-{limits.MAX_KEY_CHARS} characters, percent-encoded after /memory/",
+    )

@@ -223,3 +223,20 @@ def test_wiki_pages_already_in_the_trash_go_for_good_with_a_fact_they_name(
     assert name not in str(mem.trash(REF).facts).lower()
     mem.close()
     assert traces(target, name) == []
+
+
+def test_a_fact_back_from_the_trash_is_on_the_wiki_after_the_next_compile(
+    mem: engram.Memory,
+) -> None:
+    # The compile between the forget and the restore moved the watermark past the fact:
+    # only its coming back tells the next compile to fold it again.
+    back = _word()
+    fact = mem.remember(REF, f"Ana Lima likes {back}", type="note")
+    mem.remember(REF, f"Bruno Costa likes {_word()}", type="note")
+    mem.wiki.compile(REF)
+    mem.forget(REF, fact.id)
+    mem.wiki.compile(REF)
+    assert mem.recall(REF, back, mode="text") == []
+    mem.restore(REF, fact.id)
+    mem.wiki.compile(REF)
+    assert {h.fact.type for h in mem.recall(REF, back, mode="text")} == {"note", "wiki"}

@@ -133,3 +133,29 @@ def test_an_attached_folder_mirrors_the_pages_and_a_failed_write_keeps_the_water
         mem.remember(REF, "Rex sleeps")
         shutil.rmtree(wiki)
         assert mem.wiki.compile(REF).facts == 1 and not wiki.exists()
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_the_folder_lets_go_of_a_forgotten_fact_at_the_next_compile(
+    tmp_path: Path, hard: bool
+) -> None:
+    with engram.open(tmp_path / "e.db", embedder=engram.HashingEmbedder(16)) as mem:
+        gone = "zq" + "a1b2c3d4"
+        fact = mem.remember(REF, f"Ana Lima likes {gone}", type="secret")
+        mem.remember(REF, "Bruno Costa likes tea", type="note")
+        wiki = tmp_path / "wiki"
+        mem.wiki.attach(REF, wiki)
+        mem.wiki.compile(REF)
+        mine = wiki / "entities" / "mine.md"  # a file the wiki never listed stays
+        mine.write_text("my own page")
+        holding = {
+            p.relative_to(wiki).as_posix() for p in wiki.rglob("*.md") if gone in p.read_text()
+        }
+        assert "types/secret.md" in holding and any(p.startswith("entities/") for p in holding)
+        mem.forget(REF, fact.id, hard=hard)
+        report = mem.wiki.compile(REF)
+        files = {p.relative_to(wiki).as_posix(): p.read_text() for p in wiki.rglob("*.md")}
+        assert not [name for name, text in files.items() if gone in text]
+        assert "types/secret.md" not in files and not any("Lima" in name for name in files)
+        assert files["entities/mine.md"] == "my own page" and report.left_out == ()
+        assert "types/note.md" in files and "Bruno Costa likes tea" in files["types/note.md"]

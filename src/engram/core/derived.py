@@ -76,18 +76,18 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
     holds the watermark, so the next compile writes every page again from the facts
     there): softly while every one of the facts is live or in the trash, for good when
     one was deleted for good (and with it every page the trash holds: derived, and the
-    next compile writes what remains)."""
+    next compile writes what remains). A fact back from the trash that no page lists
+    takes the index alone (the watermark may have passed it); one a revert brought back
+    with the pages listing it, as they were, takes nothing."""
     store, tx = rec.store, rec.tx
-    pages: dict[str, str] = {}
-    for start in range(0, len(fact_ids), LISTED):
-        pages.update(store.facts.wiki_listing(tx, scope, fact_ids[start : start + LISTED]))
-    if not pages:
+    live = store.facts.by_ids(tx, scope, fact_ids)
+    shown = _listed(rec, scope, list(live)) if live else set()
+    follow = [i for i in fact_ids if i not in live or (i in shown and rec.reverts is None)]
+    pages = _listing(rec, scope, follow)
+    if not pages and live.keys() <= shown:
         return
-    kept = (
-        store.facts.by_ids(tx, scope, fact_ids).keys()
-        | store.facts.trashed(tx, scope, fact_ids).keys()
-    )
-    hard = any(i not in kept for i in fact_ids)
+    kept = live.keys() | store.facts.trashed(tx, scope, follow).keys()
+    hard = any(i not in kept for i in follow)
     index = store.documents.by_source(tx, scope, WIKI_INDEX)
     for document_id in sorted({*pages.values(), *([index.id] if index else [])}):
         document = store.documents.get(tx, scope, document_id)
@@ -97,6 +97,23 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
         trashed = {**pages, **store.facts.wiki_trash(tx, scope)}
         store.ledger.scrub(tx, scope, sorted(set(trashed.values())), kind="document")
         rules.erase(rec, list(trashed))
+
+
+def _listing(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
+    """The wiki's pages (live or in the trash) listing any of these facts: each page
+    fact's id, with its document's."""
+    pages: dict[str, str] = {}
+    for start in range(0, len(fact_ids), LISTED):
+        part = fact_ids[start : start + LISTED]
+        pages.update(rec.store.facts.wiki_listing(rec.tx, scope, part))
+    return pages
+
+
+def _listed(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> set[str]:
+    """Those of these facts that a live page of the wiki lists."""
+    pages = rec.store.facts.by_ids(rec.tx, scope, list(_listing(rec, scope, fact_ids)))
+    said = "\n".join(f"{p.content}\n{p.context or ''}" for p in pages.values())
+    return {i for i in fact_ids if f"[{i}]" in said}
 
 
 def _chunks(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:

@@ -60,7 +60,7 @@ class Entry:
         reverts: int | None = None,
     ) -> None:
         self.store, self.tx, self.scope, self.now = store, tx, scope, now_us
-        self.writer = writer
+        self.writer, self.reverts = writer, reverts
         self.seq = store.ledger.begin(tx, scope, op, writer, now_us, reverts)
         self._changes: dict[tuple[str, str], Change] = {}
 

@@ -77,7 +77,8 @@ class Wiki:
         is replaced whole; a page whose name is not safe as a file name, or whose place
         holds a link, a directory or a file with other hard links, is left out and listed
         (:func:`engram.core.portability.folder.update`): no byte is written outside the
-        folder. Raises InvalidInput (no such parent; the folder is a link or a file)."""
+        folder. The file of a page the index listed and lists no more (its facts left)
+        is deleted. Raises InvalidInput (no such parent; the folder is a link or a file)."""
         if folder is None:
             self._folders.pop(ref.key, None)
             return
@@ -105,10 +106,13 @@ class Wiki:
         pending = [(f, p) for f, p in facts if mark is None or p > mark]
         folded, written, left = 0, [], dict[str, str]()
         mirror = self._folders.get(ref.key)
+        done: set[str] = set()  # pages written from the whole snapshot: final for this run
         for start in range(0, len(pending), batch):
             part = pending[start : start + batch]
             fresh = [f for f, _ in part]
-            pages = render(everything, naming, entities, relations, touched(fresh, naming))
+            wanted = touched(fresh, naming) - done
+            done |= wanted
+            pages = render(everything, naming, entities, relations, wanted)
             last = part[-1][1]
             pages[INDEX] = _with_mark(pages[INDEX], f"{last[0]}.{last[1]}")
             paths = sorted(pages)
@@ -130,16 +134,29 @@ class Wiki:
 
 
 def _mirror(target: Path, pages: dict[str, str]) -> list[tuple[str, str]]:
-    """Writes the pages into the folder; what was left out (page, why)."""
+    """Writes the pages into the folder, and deletes the files of the pages its index
+    listed that the new index does not (a page whose facts all left: the wiki wrote the
+    file, and its words go with the page); what was left out (page, why)."""
     kept, left = folders.writable(sorted(pages))
     try:
+        before = folders.read(target, INDEX)
         _, blocked = folders.update(target, {name: pages[name] for name in kept})
+        gone = listed(before or "") - listed(pages[INDEX]) - {INDEX}
+        blocked += folders.remove(target, sorted(gone)) if gone else []
     except OSError as exc:
         raise StorageFailure(
             f"could not write the wiki's pages into {target}: {exc.strerror or exc}; "
             "the watermark stays where it was"
         ) from exc
     return left + blocked
+
+
+_LISTED = re.compile(r"^- ((?:entities|types|log)/[^\n]+\.md) \(\d+\)$", re.MULTILINE)
+
+
+def listed(index: str) -> set[str]:
+    """The pages an index page lists."""
+    return set(_LISTED.findall(index))
 
 
 def _snapshot(

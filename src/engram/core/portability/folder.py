@@ -167,6 +167,62 @@ def update(target: Path, files: dict[str, str]) -> tuple[int, list[tuple[str, st
     return size, left
 
 
+def read(target: Path, name: str) -> str | None:
+    """The text of the regular file ``name`` (flat) in the folder ``target``, read without
+    following a link; None when there is none (or a link, or not a folder)."""
+    try:
+        root = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=root)
+    except OSError:
+        return None
+    finally:
+        os.close(root)
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as found:
+        return found.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+
+
+def remove(target: Path, names: Sequence[str]) -> list[tuple[str, str]]:
+    """Deletes the files ``names`` (each part safe, ``/`` between a folder and what it
+    holds) from the folder ``target``, never through a link: a name that is not a
+    regular file with one link, or whose folder is a link, is left as it is and listed
+    (name, why); one already gone is no matter."""
+    left: list[tuple[str, str]] = []
+    try:
+        root = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return left
+    try:
+        for name in sorted(names):
+            where, _, leaf = name.rpartition("/")
+            if any(unsafe(part) is not None for part in name.split("/")):
+                left.append((name, "its name is not safe; left as it is"))
+                continue
+            fd = os.dup(root)
+            try:
+                for part in where.split("/") if where else []:
+                    inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                    os.close(fd)
+                    fd = inner
+                found = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
+                if not (stat.S_ISREG(found.st_mode) and found.st_nlink == 1):
+                    left.append((name, f"{_kind(found)} is in the way; left as it is"))
+                    continue
+                os.unlink(leaf, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                left.append((name, f"could not be deleted: {exc.strerror}; left as it is"))
+            finally:
+                os.close(fd)
+        os.fsync(root)
+    finally:
+        os.close(root)
+    return left
+
+
 def _folder(root: int, where: str) -> int | str:
     """The folder ``where`` under ``root`` (made where missing), opened without
     following a link; or why it cannot be written into."""

@@ -469,7 +469,9 @@ MIGRATIONS: tuple[str, ...] = (
             IF TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id)
             THEN  -- a restore (the live row first): what follows it comes back
                 IF OLD.source_sandbox IS NULL
-                    AND NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = OLD.id) THEN
+                    AND NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = OLD.id)
+                    AND (OLD.type IS NOT DISTINCT FROM 'wiki' OR NOT engram_has_wiki(OLD.scope))
+                THEN
                     RETURN NULL;
                 END IF;
             ELSIF OLD.type IS NOT DISTINCT FROM 'wiki'

@@ -535,7 +535,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER fact_trash_ad_restored AFTER DELETE ON fact_trash
         WHEN EXISTS (SELECT 1 FROM facts WHERE id = old.id)
         AND (old.source_sandbox IS NOT NULL
-            OR EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = old.id)) BEGIN
+            OR EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = old.id)
+            OR old.type IS NOT 'wiki' AND (EXISTS (
+                SELECT 1 FROM documents WHERE scope = old.scope
+                AND source >= 'wiki:' AND source < 'wiki;')
+            OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = old.scope AND type = 'wiki')))
+        BEGIN
         INSERT OR IGNORE INTO derived_dirty (scope, fact_id, session_id, idx)
             VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;

@@ -240,3 +240,32 @@ def test_a_fact_back_from_the_trash_is_on_the_wiki_after_the_next_compile(
     mem.restore(REF, fact.id)
     mem.wiki.compile(REF)
     assert {h.fact.type for h in mem.recall(REF, back, mode="text")} == {"note", "wiki"}
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_a_turn_repeating_stored_words_follows_the_fact_holding_them(
+    mem: engram.Memory, target: Target, hard: bool
+) -> None:
+    # The second conversation's middle turn says what a fact already holds: no fact of
+    # its own, so its entry and its neighbours' context follow that fact.
+    said = _word()
+    fact = mem.remember(REF, f"Bo: {said}")
+    first, last = _word(), _word()
+    turns = [Turn("Ana", first), Turn("Bo", said), Turn("Ana", last)]
+    talk = mem.remember_conversation(REF, turns, context_turns=1)
+    assert talk.facts[1].id == fact.id
+    before = {f.id: mem.fact(REF, f.id).context for f in talk.facts}
+    entries = mem.episodic_recall(REF).entries
+    assert "episodes" in _seen(mem, said)
+    mem.forget(REF, fact.id, hard=hard)
+    assert _seen(mem, said) == []
+    for n in (0, 2):  # the turn beside each was the only one within its width
+        assert mem.fact(REF, talk.facts[n].id).context is None
+    if hard:
+        assert [e.content for e in mem.episodic_recall(REF).entries] == [first, last]
+        mem.close()
+        assert traces(target, said) == []
+        return
+    mem.restore(REF, fact.id)
+    assert {f.id: mem.fact(REF, f.id).context for f in talk.facts} == before
+    assert mem.episodic_recall(REF).entries == entries

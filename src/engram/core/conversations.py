@@ -132,9 +132,17 @@ def write(
         batch.new[digest] = dataclasses.replace(new, fact=fact)
     stored = write_facts(rec, batch)
     store.sessions.set_width(tx, session.id, start, start + len(turns), width)
+    facts = batch.facts(stored)
+    repeats = [
+        (start + n, fact.id)
+        for n, fact in enumerate(facts)
+        if fact.source_ref != SourceRef(session.id, start + n)
+    ]
+    if repeats:  # words stored already: the entry follows the fact holding them
+        store.sessions.set_repeats(tx, session.id, repeats)
     if width:
         _complete(rec, session.id, said, range(max(0, start - width), start), width)
-    return Conversation(session.id, range(start, start + len(turns)), batch.facts(stored))
+    return Conversation(session.id, range(start, start + len(turns)), facts)
 
 
 def _session(rec: ledger.Entry, session_id: str | None) -> Session:

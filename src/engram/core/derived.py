@@ -13,7 +13,9 @@ holding words that are gone:
 
 - a message entry that facts of its session's scope were remembered from is shown while
   one of them is live (with its words, corrected), hidden from every read while all are
-  in the trash, and deleted with the last of them;
+  in the trash, and deleted with the last of them; a turn whose words were stored
+  already (as another turn, or a fact) repeats that fact, and its entry follows it the
+  same way;
 - the facts around it (live and in the trash) get their context again from the turns
   still there, at the width it was built with (its entry keeps it; for a turn written
   before widths were kept, the width that builds its context again);
@@ -61,9 +63,9 @@ def settle(rec: Entry) -> None:
             scope, departed = parse_key(key), list(items)
             _wiki(rec, scope, [d.fact_id for d in departed])
             _chunks(rec, scope, [d.fact_id for d in departed])
-            sourced = sorted(
-                (d.source.sandbox_id, d.source.entry_index) for d in departed if d.source
-            )
+            sourced = [(d.source.sandbox_id, d.source.entry_index) for d in departed if d.source]
+            ids = [d.fact_id for d in departed]
+            sourced = sorted({*sourced, *((s, i) for s, i, _ in store.sessions.repeating(tx, ids))})
             for session_id, found in groupby(sourced, key=lambda s: s[0]):
                 indexes = sorted({index for _, index in found})
                 for start in range(0, len(indexes), GROUP):
@@ -180,28 +182,41 @@ def _follow(rec: Entry, scope: Scope, session_id: str, changed: Sequence[int]) -
     trashed = store.facts.trashed_by_source(tx, scope, session_id, span)
     entries = dict[int, tuple["SessionEntry", bool]]()
     widths: dict[int, int] = {}
-    for entry, hidden, width in store.sessions.window(tx, session_id, lo, hi):
+    repeated: dict[int, str] = {}  # a turn repeating a fact stored before it
+    for entry, hidden, width, repeats in store.sessions.window(tx, session_id, lo, hi):
         assert entry.index is not None
         if width is not None:
             widths[entry.index] = width
         if own:
             entries[entry.index] = (entry, hidden)
-    erased = [i for i in changed if i not in live and i not in trashed]
+            if repeats is not None:
+                repeated[entry.index] = repeats
+    # What each entry shows: its own fact's words, or those of the fact it repeats.
+    shown, held = dict(live), dict(trashed)
+    if repeated:
+        ids = sorted(set(repeated.values()))
+        found = store.facts.by_ids(tx, scope, ids)
+        gone = {i: fact for i, (fact, _) in store.facts.trashed(tx, scope, ids).items()}
+        shown |= {i: found[f] for i, f in repeated.items() if f in found}
+        held |= {i: gone[f] for i, f in repeated.items() if f in gone}
+    erased = [i for i in changed if i not in shown and i not in held]
     built = {i: line(e) for i, (e, _) in entries.items()}  # the lines as first written
     for index in changed:
         if index in entries and entries[index][0].kind == KIND:
-            _settle_entry(rec, session_id, index, entries, live, trashed)
-    after = _lines(entries, live, trashed, own)
+            _settle_entry(rec, session_id, index, entries, shown, held)
+    after = _lines(entries, shown, held, own)
     before = {**after, **{i: built[i] for i in changed if i in built}}
     near = {i for c in changed for i in range(c - MAX_WIDTH, c + MAX_WIDTH + 1)}
     for index in sorted(near):
         for fact, is_live in ((live.get(index), True), (trashed.get(index), False)):
-            if fact is None or fact.context is None:
+            if fact is None:
                 continue
-            if index in widths:
+            if index in widths:  # a turn alone in its width has none, and may again
                 context = around(_said(after), index, widths[index])
-            else:
+            elif fact.context is not None:
                 context = _rebuilt(fact.context, index, after, (before, built))
+            else:
+                continue
             if context != fact.context:
                 _set_context(rec, scope, fact, context, is_live, bool(erased))
     if erased:  # earlier entries may hold its words in a neighbour's context before

@@ -858,14 +858,24 @@ class SessionRows(Protocol):
 
     def window(
         self, tx: Tx, session_id: str, start: int, stop: int
-    ) -> list[tuple[Entry, bool, int | None]]:
+    ) -> list[tuple[Entry, bool, int | None, str | None]]:
         """The session's entries with indexes in [start, stop), the hidden ones too, each
-        with whether it is hidden and the width its turn's context was built with (None:
-        not a turn, or written before widths were kept)."""
+        with whether it is hidden, the width its turn's context was built with (None:
+        not a turn, or written before widths were kept) and the fact it repeats (a turn
+        whose words were stored already; None otherwise)."""
         ...
 
     def set_width(self, tx: Tx, session_id: str, start: int, stop: int, width: int) -> None:
         """Records the width the contexts of the turns at [start, stop) were built with."""
+        ...
+
+    def set_repeats(self, tx: Tx, session_id: str, repeats: Sequence[tuple[int, str]]) -> None:
+        """Records, for each (index, fact id), that the turn at the index repeats the fact
+        (its words were stored already)."""
+        ...
+
+    def repeating(self, tx: Tx, fact_ids: Sequence[str]) -> list[tuple[str, int, str]]:
+        """The entries repeating any of these facts: (session id, index, fact id)."""
         ...
 
     def hide(self, tx: Tx, session_id: str, index: int, hidden: bool) -> None:

@@ -447,6 +447,9 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE session_entries ADD COLUMN hidden integer NOT NULL DEFAULT 0;
     ALTER TABLE session_entries ADD COLUMN width integer;
+    -- A turn whose words were stored already repeats that fact: its entry follows it.
+    ALTER TABLE session_entries ADD COLUMN repeats text;
+    CREATE INDEX session_entries_repeats ON session_entries (repeats) WHERE repeats IS NOT NULL;
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
     CREATE INDEX fact_trash_wiki ON fact_trash (scope) WHERE type = 'wiki';
@@ -463,6 +466,9 @@ MIGRATIONS: tuple[str, ...] = (
             AND starts_with(source, 'wiki:'))
         OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = scope_key AND type = 'wiki')
     $$;
+    CREATE FUNCTION engram_repeated(id text) RETURNS boolean LANGUAGE sql STABLE AS $$
+        SELECT EXISTS (SELECT 1 FROM session_entries WHERE repeats = id)
+    $$;
     CREATE FUNCTION engram_fact_derived() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP = 'DELETE' THEN
@@ -471,11 +477,13 @@ MIGRATIONS: tuple[str, ...] = (
                 IF OLD.source_sandbox IS NULL
                     AND NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = OLD.id)
                     AND (OLD.type IS NOT DISTINCT FROM 'wiki' OR NOT engram_has_wiki(OLD.scope))
+                    AND NOT engram_repeated(OLD.id)
                 THEN
                     RETURN NULL;
                 END IF;
             ELSIF OLD.type IS NOT DISTINCT FROM 'wiki'
-                OR (OLD.source_sandbox IS NULL AND NOT engram_has_wiki(OLD.scope)) THEN
+                OR (OLD.source_sandbox IS NULL AND NOT engram_has_wiki(OLD.scope)
+                    AND NOT engram_repeated(OLD.id)) THEN
                 RETURN NULL;
             END IF;
             INSERT INTO derived_dirty (scope, fact_id, session_id, idx)
@@ -485,7 +493,8 @@ MIGRATIONS: tuple[str, ...] = (
         END IF;
         IF NEW.type IS NOT DISTINCT FROM 'wiki'
             OR (NEW.source_sandbox IS NULL AND NOT engram_has_wiki(NEW.scope)
-                AND NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = NEW.id)) THEN
+                AND NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = NEW.id)
+                AND NOT engram_repeated(NEW.id)) THEN
             RETURN NULL;
         END IF;
         INSERT INTO derived_dirty (scope, fact_id, session_id, idx)

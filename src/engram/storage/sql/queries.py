@@ -479,8 +479,8 @@ def session_advance(session_id: str, next_index: int) -> Query:
 
 def session_entries(session_id: str, start: int, stop: int, *, hidden: bool = False) -> Query:
     """The session's entries in [start, stop); those hidden too (with ``hidden``, each
-    row then ends with its hidden flag and its context's width)."""
-    shown = ", hidden, width" if hidden else ""
+    row then ends with its hidden flag, its context's width and the fact it repeats)."""
+    shown = ", hidden, width, repeats" if hidden else ""
     which = "" if hidden else " AND hidden = 0"
     return (
         f"SELECT {ENTRY_COLUMNS}{shown} FROM session_entries WHERE session_id = ? "
@@ -510,6 +510,14 @@ def entries_width(session_id: str, start: int, stop: int, width: int) -> Query:
         "UPDATE session_entries SET width = ? WHERE session_id = ? AND idx >= ? AND idx < ?",
         (width, session_id, start, stop),
     )
+
+
+ENTRY_REPEATS = "UPDATE session_entries SET repeats = ? WHERE session_id = ? AND idx = ?"
+
+
+def entries_repeating(d: Dialect, fact_ids: Sequence[str]) -> Query:
+    member, params = d.in_list("repeats", fact_ids)
+    return f"SELECT session_id, idx, repeats FROM session_entries WHERE {member}", tuple(params)
 
 
 def entry_reword(session_id: str, idx: int, content: str) -> Query:

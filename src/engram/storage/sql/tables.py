@@ -503,15 +503,36 @@ class SessionTable:
 
     def window(
         self, tx: Tx, session_id: str, start: int, stop: int
-    ) -> list[tuple[Entry, bool, int | None]]:
+    ) -> list[tuple[Entry, bool, int | None, str | None]]:
         rows = sql(tx).rows(*q.session_entries(session_id, start, stop, hidden=True))
         return [
-            (to_session_entry(r[:-2]), bool(r[-2]), None if r[-1] is None else int(r[-1]))
+            (
+                to_session_entry(r[:-3]),
+                bool(r[-3]),
+                None if r[-2] is None else int(r[-2]),
+                None if r[-1] is None else str(r[-1]),
+            )
             for r in rows
         ]
 
     def set_width(self, tx: Tx, session_id: str, start: int, stop: int, width: int) -> None:
         sql(tx).execute(*q.entries_width(session_id, start, stop, width))
+
+    def set_repeats(self, tx: Tx, session_id: str, repeats: Sequence[tuple[int, str]]) -> None:
+        t = sql(tx)
+        cursor = t.conn.cursor()
+        try:
+            rows = [(fact_id, session_id, index) for index, fact_id in repeats]
+            cursor.executemany(t.dialect.sql(q.ENTRY_REPEATS), rows)
+        finally:
+            cursor.close()
+
+    def repeating(self, tx: Tx, fact_ids: Sequence[str]) -> list[tuple[str, int, str]]:
+        if not fact_ids:
+            return []
+        t = sql(tx)
+        rows = t.rows(*q.entries_repeating(t.dialect, fact_ids))
+        return [(str(s), int(i), str(f)) for s, i, f in rows]
 
     def hide(self, tx: Tx, session_id: str, index: int, hidden: bool) -> None:
         sql(tx).recorded().execute(*q.entry_hide(session_id, index, hidden))

@@ -497,6 +497,10 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE session_entries ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE session_entries ADD COLUMN width INTEGER;
+    -- A turn whose words were stored already (as another turn, or a fact) repeats that
+    -- fact: its entry shows, hides and goes with it.
+    ALTER TABLE session_entries ADD COLUMN repeats TEXT;
+    CREATE INDEX session_entries_repeats ON session_entries (repeats) WHERE repeats IS NOT NULL;
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
     CREATE INDEX fact_trash_wiki ON fact_trash (scope) WHERE type = 'wiki';
@@ -524,7 +528,8 @@ MIGRATIONS: tuple[str, ...] = (
             VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;
     CREATE TRIGGER facts_ad_derived AFTER DELETE ON facts
-        WHEN old.type IS NOT 'wiki' AND (old.source_sandbox IS NOT NULL OR EXISTS (
+        WHEN old.type IS NOT 'wiki' AND (old.source_sandbox IS NOT NULL
+        OR EXISTS (SELECT 1 FROM session_entries WHERE repeats = old.id) OR EXISTS (
             SELECT 1 FROM documents WHERE scope = old.scope
             AND source >= 'wiki:' AND source < 'wiki;')
         OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = old.scope AND type = 'wiki')) BEGIN
@@ -536,6 +541,7 @@ MIGRATIONS: tuple[str, ...] = (
         WHEN EXISTS (SELECT 1 FROM facts WHERE id = old.id)
         AND (old.source_sandbox IS NOT NULL
             OR EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = old.id)
+            OR EXISTS (SELECT 1 FROM session_entries WHERE repeats = old.id)
             OR old.type IS NOT 'wiki' AND (EXISTS (
                 SELECT 1 FROM documents WHERE scope = old.scope
                 AND source >= 'wiki:' AND source < 'wiki;')
@@ -547,7 +553,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER facts_au_derived AFTER UPDATE OF content ON facts
         WHEN new.content IS NOT old.content AND new.type IS NOT 'wiki'
         AND (new.source_sandbox IS NOT NULL
-        OR EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = new.id) OR EXISTS (
+        OR EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = new.id)
+        OR EXISTS (SELECT 1 FROM session_entries WHERE repeats = new.id) OR EXISTS (
             SELECT 1 FROM documents WHERE scope = new.scope
             AND source >= 'wiki:' AND source < 'wiki;')
         OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = new.scope AND type = 'wiki')) BEGIN
@@ -578,7 +585,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER fact_trash_ad_derived AFTER DELETE ON fact_trash
         WHEN old.type IS NOT 'wiki'
         AND NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id)
-        AND (old.source_sandbox IS NOT NULL OR EXISTS (
+        AND (old.source_sandbox IS NOT NULL
+        OR EXISTS (SELECT 1 FROM session_entries WHERE repeats = old.id) OR EXISTS (
             SELECT 1 FROM documents WHERE scope = old.scope
             AND source >= 'wiki:' AND source < 'wiki;')
         OR EXISTS (SELECT 1 FROM fact_trash WHERE scope = old.scope AND type = 'wiki')) BEGIN

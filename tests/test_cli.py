@@ -713,6 +713,9 @@ def test_what_is_not_a_regular_file_or_has_no_end_is_refused(
         (["ingest", str(pipe)], "a pipe (FIFO)"),
         (["remember-conversation", "/dev/zero"], "a character device"),
         (["remember-conversation", str(pipe)], "a pipe (FIFO)"),
+        (["import", "/dev/zero"], "a character device"),
+        (["import", str(pipe)], "a pipe (FIFO)"),
+        (["import", str(tmp_path)], "a directory"),
     ):
         code, _, err = run(capsys, *argv, "--db", db, "--resource", "user-42")
         assert code == 2 and f"is {kind}, not a" in err, (argv, err)

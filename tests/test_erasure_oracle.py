@@ -1,10 +1,16 @@
 """The erasure oracle: random stores and random erase operations, on both backends. After
 each step, no read path returns a word that was forgotten (recall in every mode,
-listings, working memory, the graph's search and neighbourhoods, the trash for words
-deleted for good, episodic recall and the session tree, documents, the ledger's
-before-states for words deleted for good, the export, the memory tools' search), and at
-each checkpoint no byte of a word deleted for good is in any file of the SQLite store's
-folder or any row of any PostgreSQL table.
+listings, working memory, the graph's search, neighbourhoods and traversals, the trash
+for words deleted for good, episodic recall and the session tree, documents and the
+provenance of their chunks, the ledger's before-states and the feedback about a fact for
+words deleted for good, the export, the memory tools' and MCP's search, list and graph
+search), and at each checkpoint no byte of a word deleted for good is in any file of the
+SQLite store's folder or any row of any PostgreSQL table, unless a fork's child (a copy
+the caller asked for, independent of its parent) still holds it.
+
+Reverts of any entry are drawn too: a revert may bring back or hide what was forgotten
+softly (such words are then no longer checked until a later erase names them), and never
+brings back a word deleted for good.
 
 Every word is a unique random token, so a hit is never a coincidence. A word is ``live``,
 ``hidden`` (forgotten softly: read paths must not give it; the trash, the ledger and the
@@ -37,7 +43,8 @@ from hypothesis.stateful import (
 )
 
 import engram
-from engram import Conflict, NotFound, ResourceRef, Turn
+from engram import Conflict, InvalidInput, NotFound, ResourceRef, Turn
+from engram.mcp import catalogue
 from stores import Target
 from traces import traces
 
@@ -73,6 +80,9 @@ class ErasureMachine(RuleBasedStateMachine):
         self.state: dict[str, str] = {}  # word -> live | hidden | erased
         self.holders: dict[str, list[str]] = {}  # fact id -> its words
         self.titles: dict[str, list[str]] = {}  # document id -> its title's words
+        self.chunks: list[str] = []  # the facts documents' chunks were written to
+        self.pinned: set[str] = set()  # words a fork's child may hold
+        self.child: str | None = None  # the resource id of the fork's child, while it lives
 
     # -- writing ---------------------------------------------------------------------
     def _live(self, *words: str) -> None:
@@ -110,7 +120,66 @@ class ErasureMachine(RuleBasedStateMachine):
         assert report.document_id is not None
         self._live(title, body)
         self.titles[report.document_id] = [title, body]
+        chunks = self.memory.document(self.ref, report.document_id).chunks
+        self.chunks += [c.fact_id for c in chunks if c.fact_id is not None]
         return report.document_id
+
+    @rule(target=turns, data=st.data())
+    def converse_again(self, data: st.DataObject) -> MultipleResults[str]:
+        """A conversation whose middle turn says what a stored turn says: its entry
+        repeats that fact (and follows it)."""
+        said = [f for f in self.memory.facts(self.ref, limit=1000).facts if f.source_ref]
+        if not said:
+            return multiple()
+        repeated = data.draw(st.sampled_from(said))
+        speaker, _, text = repeated.content.partition(": ")
+        first, last = _word(), _word()
+        talk = self.memory.remember_conversation(
+            self.ref,
+            [Turn("Ana", f"said {first}"), Turn(speaker, text), Turn("Bo", f"said {last}")],
+            context_turns=1,
+        )
+        assert talk.facts[1].id == repeated.id
+        self._live(first, last)
+        self.holders[talk.facts[0].id] = [first]
+        self.holders[talk.facts[2].id] = [last]
+        return multiple(talk.facts[0].id, talk.facts[2].id)
+
+    @rule(fact=st.one_of(notes, turns))
+    def feedback(self, fact: str) -> None:
+        word = _word()
+        with contextlib.suppress(NotFound):  # the fact is gone
+            self.memory.usage.record(self.ref, fact, "used", query=f"asked {word}")
+            self._live(word)  # about the fact: it goes with the fact's deletion for good
+            self.holders[fact] = [*self.holders.get(fact, []), word]
+
+    @precondition(lambda self: self.child is None)
+    @rule()
+    def fork(self) -> None:
+        child = f"child-{uuid.uuid4().hex[:8]}"
+        with contextlib.suppress(Conflict):
+            self.memory.fork(self.ref, child)
+            self.child = child
+            self.pinned |= {w for w, s in self.state.items() if s != "erased"}
+
+    @precondition(lambda self: self.child is not None)
+    @rule()
+    def delete_child(self) -> None:
+        assert self.child is not None
+        self.memory.delete_scope(self.ref.child(self.child))
+        self.child, self.pinned = None, set()
+
+    @rule(data=st.data())
+    def revert(self, data: st.DataObject) -> None:
+        entries = self.memory.ledger(self.ref, limit=20).entries
+        if not entries:
+            return
+        entry = data.draw(st.sampled_from(entries))
+        with contextlib.suppress(Conflict, NotFound, InvalidInput):
+            self.memory.revert(self.ref, entry.seq)
+            for word, state in self.state.items():  # back, or hidden again: unknown
+                if state == "hidden":
+                    self.state[word] = "unknown"
 
     @rule()
     def assert_entity(self) -> None:
@@ -226,13 +295,13 @@ class ErasureMachine(RuleBasedStateMachine):
         erased = "erased" if hard else "hidden"
         for words in self.holders.values():
             for word in words:
-                if self.state[word] == "live" or hard:
+                if self.state[word] in ("live", "unknown") or hard:
                     self.state[word] = erased
         for words in self.titles.values():  # a document's words are its chunks'
             if hard:
                 for word in words:
                     self.state[word] = "erased"
-            elif self.state[words[1]] == "live":
+            elif self.state[words[1]] in ("live", "unknown"):
                 self.state[words[1]] = "hidden"
         if hard:
             for word in getattr(self, "asserted", []):
@@ -264,12 +333,20 @@ class ErasureMachine(RuleBasedStateMachine):
         tree = " ".join(e.content for n in _nodes(mem.episodic_tree(ref)) for e in n.entries)
         documents = json.dumps([[d.title, d.metadata] for d in mem.documents(ref)]).lower()
         exported = mem.export_string(ref).lower()
-        search = next(t for t in mem.create_tools(ref) if t.name == "memory_search")
+        served = {t.name: t for t in catalogue.agent(mem, ref)}  # as MCP serves them
+        search = served["memory_search"]
+        listing = served["memory_list"]({"limit": 100}).text.lower()
         walked = ""
         if self.state.get(next(iter(getattr(self, "names", [])), ""), "") == "live":
             for name in self.names:
-                around = mem.graph.neighbourhood(ref, name.capitalize(), depth=2)
-                walked += str([around.entities, around.relations, around.facts]).lower()
+                with contextlib.suppress(NotFound):  # a revert may have taken the entity
+                    around = mem.graph.neighbourhood(ref, name.capitalize(), depth=2)
+                    walked += str([around.entities, around.relations, around.facts]).lower()
+                    walked += str(mem.graph.traverse(ref, name.capitalize(), depth=2)).lower()
+        provenance = ""
+        for chunk in self.chunks:
+            with contextlib.suppress(NotFound):
+                provenance += str(mem.provenance(ref, chunk)).lower()
         for word in gone:
             where = []
             for mode in ("text", "vector", "hybrid"):
@@ -283,6 +360,8 @@ class ErasureMachine(RuleBasedStateMachine):
                     ("episodes", episodes),
                     ("tree", tree),
                     ("documents", documents),
+                    ("provenance", provenance),
+                    ("memory_list", listing),
                 )
                 if word in text.lower()
             ]
@@ -295,6 +374,8 @@ class ErasureMachine(RuleBasedStateMachine):
                 where.append("export")
             if word in search({"query": word, "topK": 50}).text.lower():
                 where.append("memory_search tool")
+            if word in served["graph_search"]({"query": word}).text.lower():
+                where.append("graph_search tool")
             assert not where, f"{self.state[word]} word {word} still read through {where}"
         working = str(mem.working.list(ref, after=None, limit=100).entries).lower()
         for word in gone:
@@ -304,14 +385,20 @@ class ErasureMachine(RuleBasedStateMachine):
                 f"{t.fact.content} {t.fact.context or ''}" for t in mem.trash(ref, limit=1000).facts
             ).lower()
             ledger = str(mem.ledger(ref, limit=1000).entries).lower()
+            signals = ""
+            for fact in self.holders:
+                with contextlib.suppress(NotFound):
+                    signals += str(mem.usage.signals(ref, fact)).lower()
             for word in erased:
                 assert word not in trash, f"erased word {word} in the trash"
                 assert word not in ledger, f"erased word {word} in the ledger"
+                assert word not in signals, f"erased word {word} in a fact's feedback"
 
     @rule()
     def checkpoint(self) -> None:
         for word in self._gone({"erased"}):
-            assert traces(self.target, word) == [], f"erased word {word} in the bytes"
+            if word not in self.pinned:
+                assert traces(self.target, word) == [], f"erased word {word} in the bytes"
 
 
 def _nodes(roots: list[engram.SessionNode]) -> list[engram.SessionNode]:

@@ -12,6 +12,7 @@ file on a case-insensitive disk: the second is left out.
 from __future__ import annotations
 
 import re
+import stat
 import unicodedata
 
 MAX_NAME_BYTES = 200
@@ -40,3 +41,19 @@ def unsafe(name: str) -> str | None:
 def folded(name: str) -> str:
     """The name as a case-insensitive, normalising disk sees it."""
     return unicodedata.normalize("NFC", name).casefold()
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+

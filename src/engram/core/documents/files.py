@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 from engram.core.documents.loading import MEDIA_BY_SUFFIX, SNIFF_BYTES, media_type
 from engram.core.errors import InvalidInput, NotFound, TooLarge, Unprocessable
+from engram.core.paths import file_kind
 
 DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.txt", "*.html", "*.htm", "*.pdf")
 MAX_DEPTH = 32
@@ -84,7 +85,7 @@ def find(
         raise NotFound(f"no file or directory at {os.fspath(path)!r}")
     if not root.is_file() and not root.is_dir():
         raise InvalidInput(
-            f"{os.fspath(path)!r} is {_kind(root.stat().st_mode)}, not a file or a directory: "
+            f"{os.fspath(path)!r} is {file_kind(root.stat().st_mode)}, not a file or a directory: "
             "engram reads regular files only",
             hint="save what it gives into a file, then ingest that",
         )
@@ -157,7 +158,7 @@ def read(path: Path, max_bytes: int, *, whole: bool = True) -> bytes:
     with os.fdopen(fd, "rb") as file:
         mode = os.fstat(file.fileno()).st_mode
         if not stat.S_ISREG(mode):
-            raise InvalidInput(f"{path} is {_kind(mode)}, not a regular file: it is not read")
+            raise InvalidInput(f"{path} is {file_kind(mode)}, not a regular file: it is not read")
         try:
             data = file.read(max_bytes + 1 if whole else max_bytes)
         except OSError as exc:
@@ -167,18 +168,3 @@ def read(path: Path, max_bytes: int, *, whole: bool = True) -> bytes:
             f"{path} holds more than max_bytes={max_bytes} bytes (read up to the limit, no further)"
         )
     return data
-
-
-def _kind(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISFIFO(mode):
-        return "a pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a regular file"

@@ -14,11 +14,13 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from engram.core.errors import Conflict, InvalidInput, StorageFailure
+from engram.core.errors import Conflict, InvalidInput, NotFound, StorageFailure
+from engram.core.paths import file_kind
 
 EXPORT_FORMATS = ("json", "jsonl", "sqlite", "mcp-memory", "markdown", "obsidian")
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".sqlite": "sqlite", ".db": "sqlite"}
@@ -48,6 +50,25 @@ def target(path: str | os.PathLike[str], *, update: bool = False) -> Path:
         )
     if not found.parent.is_dir():
         raise InvalidInput(f"{found.parent} is not a directory")
+    return found
+
+
+def source(path: str | os.PathLike[str]) -> Path:
+    """The file to import: NotFound when nothing is there, InvalidInput naming what is
+    there when it is not a regular file (a device such as /dev/zero has no end, a pipe
+    waits for a writer: neither is read)."""
+    found = Path(path)
+    try:
+        mode = found.stat().st_mode
+    except FileNotFoundError:
+        raise NotFound(f"no file {found}") from None
+    except OSError as exc:
+        raise InvalidInput(f"{found} cannot be read: {exc.strerror}") from exc
+    if not stat.S_ISREG(mode):
+        raise InvalidInput(
+            f"{found} is {file_kind(mode)}, not a regular file: engram imports regular files only",
+            hint="save what it gives into a file, then import that",
+        )
     return found
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from engram.core.errors import CapabilityMissing, InvalidInput, NotFound
+from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.portability import files, folder, mcp_memory, mem0, records, transfer
 from engram.core.portability.transfer import Importer, ImportReport, Progress
 from engram.core.scopes import Scope, parse_key
@@ -165,9 +165,7 @@ class Portable:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportReport:
-        found = Path(path)
-        if not found.is_file():
-            raise NotFound(f"no file {found}")
+        found = files.source(path)
         if not isinstance(dry_run, bool):
             raise InvalidInput("dry_run must be true or false")
         suffix = found.suffix.lower()

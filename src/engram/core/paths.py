@@ -56,4 +56,3 @@ def file_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     return "not a regular file"
-

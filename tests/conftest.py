@@ -52,6 +52,7 @@ def postgres_admin() -> Iterator[str]:
     """A superuser URL of a PostgreSQL 16 + pgvector server, started on first use."""
     with postgres_server.running_server() as url:
         yield url
+        postgres_server.drop_spares(url)
 
 
 @pytest.fixture
@@ -64,13 +65,13 @@ def postgres_url(postgres_admin: str) -> Iterator[str]:
 
 @pytest.fixture
 def postgres_store_url(postgres_admin: str) -> Iterator[str]:
-    """A fresh database holding engram's schema and no row, copied from a migrated
-    template; dropped afterwards. (Opening it migrates nothing: ``postgres_url`` is the
+    """A database holding engram's schema and no row: a copy of a migrated template, or
+    one an earlier test of this process gave back emptied (its shape unchanged);
+    emptied or dropped afterwards. (Opening it migrates nothing: ``postgres_url`` is the
     empty one, for tests of migrating.)"""
-    template = postgres_server.migrated_template(postgres_admin)
-    url = postgres_server.create_database(postgres_admin, template=template)
+    url = postgres_server.store_database(postgres_admin)
     yield url
-    postgres_server.drop_database(postgres_admin, url)
+    postgres_server.give_back(postgres_admin, url)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -93,6 +93,12 @@ class GraphMachine(FactMachine):
     def consolidate(self) -> None:
         self.memory.consolidate(self.ref)
 
+    @rule()
+    def compile_wiki(self) -> None:
+        # Its pages name every entity; the graph reads the facts, never the pages, so a
+        # page that goes (a fact it lists was forgotten) takes no name the facts hold.
+        self.memory.wiki.compile(self.ref)
+
     @rule(back=st.integers(0, 8))
     def revert_any(self, back: int) -> None:
         page = self.memory.ledger(self.ref, limit=back + 1).entries
@@ -141,6 +147,9 @@ def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
     facts = memory.facts(ref, limit=1000).facts
     readings = {}
     for fact in facts:
+        if fact.type == "wiki":  # a page folded from the facts: no words of its own
+            readings[fact.id] = read("")
+            continue
         speaker = fact.metadata.get("speaker")
         readings[fact.id] = read(
             fact.content, speaker=speaker if isinstance(speaker, str) else None

@@ -267,9 +267,11 @@ class FactRows(Protocol):
         """The scope's facts among ``ids``, by id; ids of other scopes are left out."""
         ...
 
-    def words(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """The words and metadata (JSON text) of the scope's facts among ``ids``, by id:
-        what the graph's rules read, without the rest of each fact."""
+    def words(
+        self, tx: Tx, scope: Scope, ids: Sequence[str]
+    ) -> dict[str, tuple[str, str, str | None]]:
+        """The words, metadata (JSON text) and type of the scope's facts among ``ids``,
+        by id: what the graph's rules read, without the rest of each fact."""
         ...
 
     def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:

@@ -20,7 +20,6 @@ facts, so its drift counts what an extract by the rules would add.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -109,9 +108,7 @@ def _readings(
         words = store.facts.words(tx, scope, chunk)
         for fact_id in chunk:
             if fact_id in words:
-                content, metadata = words[fact_id]
-                fact = indexing.Words(fact_id, content, json.loads(metadata))
-                yield fact_id, indexing.reading_of(fact)
+                yield fact_id, indexing.reading_of(indexing.readable(fact_id, *words[fact_id]))
 
 
 class _Tally:

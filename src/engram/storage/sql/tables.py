@@ -103,12 +103,16 @@ class FactTable:
         rows = t.rows(*q.facts_by_ids(t.dialect, scope.key, ids))
         return {str(r[0]): to_fact(r) for r in rows}
 
-    def words(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    def words(
+        self, tx: Tx, scope: Scope, ids: Sequence[str]
+    ) -> dict[str, tuple[str, str, str | None]]:
         if not ids:
             return {}
         t = sql(tx)
         rows = t.rows(*q.facts_words(t.dialect, scope.key, ids))
-        return {str(r[0]): (str(r[1]), str(r[2])) for r in rows}
+        return {
+            str(r[0]): (str(r[1]), str(r[2]), None if r[3] is None else str(r[3])) for r in rows
+        }
 
     def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:
         if not hashes:

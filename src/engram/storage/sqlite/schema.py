@@ -501,6 +501,9 @@ MIGRATIONS: tuple[str, ...] = (
     -- fact: its entry shows, hides and goes with it.
     ALTER TABLE session_entries ADD COLUMN repeats TEXT;
     CREATE INDEX session_entries_repeats ON session_entries (repeats) WHERE repeats IS NOT NULL;
+    -- The graph reads no wiki page (its names are the folded facts'): each is read again.
+    INSERT OR IGNORE INTO graph_dirty (scope, fact_id) SELECT scope, id FROM facts
+        WHERE type = 'wiki';
     CREATE INDEX fact_trash_by_source ON fact_trash (source_sandbox, source_entry)
         WHERE source_sandbox IS NOT NULL;
     CREATE INDEX fact_trash_wiki ON fact_trash (scope) WHERE type = 'wiki';

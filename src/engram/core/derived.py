@@ -21,8 +21,8 @@ holding words that are gone:
   before widths were kept, the width that builds its context again);
 - the chunks either side of a document's chunk get their context again from the
   chunks still there (:func:`engram.core.documents.chunking.context`);
-- the wiki's pages listing the fact, and its index, go (softly, or for good with it):
-  the next compile writes them again from the facts there.
+- the wiki's pages listing the fact, and its index, go for good (a page is a view): the
+  next compile writes them again from the facts there.
 
 A context changed here is an item of the write's ledger entry with the context before it,
 so a revert gives it back, carrying the token the fact had (a copy following its source
@@ -39,7 +39,7 @@ from dataclasses import replace
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from engram.core import rules, wiki
+from engram.core import ledger, rules, wiki
 from engram.core.conversations import KIND, MAX_WIDTH, around, line
 from engram.core.documents import chunking, history
 from engram.core.models import Fact
@@ -74,13 +74,15 @@ def settle(rec: Entry) -> None:
 
 
 def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
-    """The wiki's pages listing these facts go, with its index (which names pages and
-    holds the watermark, so the next compile writes every page again from the facts
-    there): softly while every one of the facts is live or in the trash, for good when
-    one was deleted for good (and with it every page the trash holds: derived, and the
-    next compile writes what remains). A fact back from the trash that no page lists
-    takes the index alone (the watermark may have passed it); one a revert brought back
-    with the pages listing it, as they were, takes nothing."""
+    """The wiki's pages listing these facts go for good, with its index (which names
+    pages and holds the watermark, so the next compile writes every page again from the
+    facts there). A page is a view the next compile writes again: none waits in the
+    trash, and a revert passes over its going (:data:`engram.core.ledger.DROP`), so it
+    gets the facts back and the next compile their pages (putting back a page a compile
+    has written again since would give two pages one name). A fact back from the trash
+    that no page lists takes the index alone (the watermark may have passed it). Pages
+    an earlier version put in the trash (the index among them: it names entity pages by
+    their names) go for good with the first fact deleted for good."""
     store, tx = rec.store, rec.tx
     live = store.facts.by_ids(tx, scope, fact_ids)
     shown = _listed(rec, scope, list(live)) if live else set()
@@ -88,17 +90,15 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
     pages = _listing(rec, scope, follow)
     if not pages and live.keys() <= shown:
         return
-    kept = live.keys() | store.facts.trashed(tx, scope, follow).keys()
-    hard = any(i not in kept for i in follow)
     index = store.documents.by_source(tx, scope, WIKI_INDEX)
     for document_id in sorted({*pages.values(), *([index.id] if index else [])}):
         document = store.documents.get(tx, scope, document_id)
         if document is not None:
-            history.forget(rec, document, hard=hard)
-    if hard:  # pages forgotten softly before (the index among them) may name it too
-        trashed = {**pages, **store.facts.wiki_trash(tx, scope)}
+            history.forget(rec, document, hard=True, action=ledger.DROP)
+    kept = live.keys() | store.facts.trashed(tx, scope, follow).keys()
+    if any(i not in kept for i in follow) and (trashed := store.facts.wiki_trash(tx, scope)):
         store.ledger.scrub(tx, scope, sorted(set(trashed.values())), kind="document")
-        rules.erase(rec, list(trashed))
+        rules.erase(rec, list(trashed), action=ledger.DROP)
 
 
 def _listing(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:

@@ -42,6 +42,9 @@ ABSENT = json.dumps({"state": "absent"})
 TRASHED = json.dumps({"state": "trash"})
 LIVE = json.dumps({"state": "live"})
 UNSET = json.dumps({"unset": True})
+# The action of a derived copy (a wiki page) that went with its source for good: the
+# next compile writes it again from what remains, so a revert passes over it.
+DROP = "drop"
 
 
 class Entry:

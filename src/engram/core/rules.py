@@ -67,14 +67,15 @@ def restore(store: Store, tx: Tx, scope: Scope, fact_id: str) -> Fact:
     return restored
 
 
-def erase(rec: ledger.Entry, ids: Sequence[str]) -> DeletionReceipt:
+def erase(rec: ledger.Entry, ids: Sequence[str], *, action: str = "erase") -> DeletionReceipt:
     """Deletion for good of the scope's facts among ``ids``, live or trashed: the rows
-    go, and every before-state the ledger holds of them is erased."""
+    go, and every before-state the ledger holds of them is erased. Each is an item of
+    the entry with ``action`` (:data:`engram.core.ledger.DROP` for a derived copy)."""
     live, trashed = rec.store.facts.erase(rec.tx, rec.scope, ids)
     gone = [*live, *trashed]
     scrubbed = rec.store.ledger.scrub(rec.tx, rec.scope, gone)
     for fact_id in gone:
-        rec.record("fact", fact_id, "erase")
+        rec.record("fact", fact_id, action)
     return DeletionReceipt(len(live), len(trashed), scrubbed)
 
 

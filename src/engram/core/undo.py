@@ -44,12 +44,13 @@ def revert(
         raise Conflict(
             f"entry {seq} cannot be reverted: its before-state was erased by a deletion for good"
         )
-    fixed = sorted({c.kind for c in entry.changes if not _revertible(c)})
-    if fixed or any(c.action == "erase" for c in entry.changes):
+    kept = [c for c in entry.changes if c.action != ledger.DROP]  # derived, written again
+    fixed = sorted({c.kind for c in kept if not _revertible(c)})
+    if fixed or any(c.action == "erase" for c in kept):
         what = ", ".join(fixed) if fixed else "a deletion for good"
         raise Conflict(f"entry {seq} ({entry.op}) cannot be reverted: it changed {what}")
     by_kind: dict[str, list[Change]] = defaultdict(list)
-    for change in entry.changes:
+    for change in kept:
         by_kind[change.kind].append(change)
     blocked: list[tuple[str, str]] = []
     prior: dict[tuple[str, str], int | None] = {}
@@ -74,7 +75,7 @@ def revert(
         )
 
     def undo(rec: ledger.Entry) -> int:
-        for change in entry.changes:
+        for change in kept:
             token = prior[(change.kind, change.object_id)]
             UNDO[change.kind](store, tx, scope, change, rec, token)
         return rec.seq

@@ -50,10 +50,11 @@ def undo(
         rec.record("document", change.object_id, "ingest", state(current), token)
 
 
-def forget(rec: ledger.Entry, document: Document, *, hard: bool) -> None:
+def forget(rec: ledger.Entry, document: Document, *, hard: bool, action: str = "erase") -> None:
     """Forgets the document and the facts only its chunks name, in the entry: softly (the
     facts to the trash, the document's before-state kept for a revert), or for good (the
-    facts deleted, and no before-state keeps its title or front matter)."""
+    facts deleted, and no before-state keeps its title or front matter; each an item of
+    the entry with ``action``)."""
     store, tx, scope = rec.store, rec.tx, rec.scope
     store.documents.delete(tx, scope, document.id)
     ids = sorted({c.fact_id for c in document.chunks if c.fact_id is not None})
@@ -61,8 +62,8 @@ def forget(rec: ledger.Entry, document: Document, *, hard: bool) -> None:
     unnamed = [i for i in ids if i not in named]
     if hard:
         store.ledger.scrub(tx, scope, [document.id], kind="document")
-        rec.record("document", document.id, "erase")
-        rules.erase(rec, unnamed)
+        rec.record("document", document.id, action)
+        rules.erase(rec, unnamed, action=action)
     else:
         rec.record("document", document.id, "forget", state(document))
         rules.trash(rec, unnamed)

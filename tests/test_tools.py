@@ -113,7 +113,7 @@ def test_merging_into_one_of_their_own_words_keeps_that_fact(mem: engram.Memory)
         ("memory_add", {"content": "x", "scope": "other"}, "takes no argument 'scope'"),
         ("memory_add", {"content": 5}, "content must be a string"),
         ("memory_add", {"content": "x", "tags": "t"}, "tags must be a list"),
-        ("memory_add", {"content": "x", "tags": [""]}, "tags[0] must be 1 to 64"),
+        ("memory_add", {"content": "x", "tags": [""]}, "tags[0] must be 1 to 128"),
         ("memory_search", {"query": "x", "topK": 21}, "topK must be from 1 to 20"),
         ("memory_search", {"query": "x", "topK": True}, "topK must be an integer"),
         ("memory_update", {"id": "f_nope", "content": "x"}, "no fact 'f_nope'"),
@@ -230,3 +230,61 @@ def test_merge_without_content_or_a_chat_model_is_refused(mem: engram.Memory) ->
     with pytest.raises(engram.InvalidInput, match="content is required"):
         mem.merge(REF, [a.id, b.id])
     assert mem.count(REF) == 2
+
+
+def test_a_tool_writes_exactly_when_it_says_so(mem: engram.Memory) -> None:
+    # Who may call a tool (an ended agent only those that do not write: its routes and
+    # MCP ask each tool) rests on the tool's own declaration; each is held to it here.
+    from engram.mcp import catalogue
+
+    a, b = (mem.remember(REF, words).id for words in ("Ana drinks tea", "Ana likes tea"))
+    c = mem.remember(REF, "Bo rides a bike").id
+    mem.graph.upsert_entity(REF, "Ana")
+    mem.working.set(REF, "plan", {"step": 1})
+    calls = {
+        "memory_add": {"content": "Bo swims on Sundays"},
+        "memory_search": {"query": "tea"},
+        "memory_update": {"id": c, "content": "Bo rides a red bike"},
+        "memory_merge": {"ids": [a, b], "content": "Ana drinks and likes tea"},
+        "memory_delete": {"id": c},
+        "memory_list": {},
+        "graph_search": {"query": "Ana"},
+        "graph_neighbourhood": {"entity": "Ana"},
+        "working_get": {"key": "plan"},
+        "working_set": {"key": "plan", "value": {"step": 2}},
+    }
+    served = catalogue.agent(mem, REF)
+    assert {t.name for t in served} == {*calls, "memory_reflect"} - (
+        set() if mem.self_improving else {"memory_reflect"}
+    )
+    for tool in served:
+        if tool.name == "memory_reflect":  # may find nothing to change: declared only
+            assert tool.writes and engram.core.tools.writes(tool.name)
+            continue
+        before = _entries(mem)
+        _ok(tool, calls[tool.name])
+        assert (_entries(mem) > before) is tool.writes, tool.name
+        if tool.name in NAMES:  # what the tools route asks before making the tools
+            assert engram.core.tools.writes(tool.name) is tool.writes, tool.name
+
+
+def test_the_tools_take_what_the_library_takes(mem: engram.Memory) -> None:
+    from engram.core import limits
+    from engram.core.graph.models import MAX_TYPE_CHARS
+    from engram.mcp import catalogue
+
+    tools = {t.name: t for t in catalogue.agent(mem, REF)}
+    label = "t" * limits.MAX_LABEL_CHARS
+    fact = _id(_ok(tools["memory_add"], {"content": "Ana swims", "tags": [label], "type": label}))
+    assert mem.fact(REF, fact).tags == (label,)
+    _ok(tools["memory_search"], {"query": "swims " * (limits.MAX_QUERY_CHARS // 6)})
+    _ok(
+        tools["graph_search"],
+        {"query": "q" * limits.MAX_QUERY_CHARS, "types": ["p" * MAX_TYPE_CHARS]},
+    )
+    for name, args in (
+        ("memory_add", {"content": "x", "tags": [label + "t"]}),
+        ("memory_search", {"query": "q" * (limits.MAX_QUERY_CHARS + 1)}),
+        ("memory_update", {"id": "f" * (limits.MAX_ID_CHARS + 1), "content": "x"}),
+    ):
+        assert tools[name](args).is_error, name

@@ -64,7 +64,7 @@ def listing(agent_id: str, request: Request) -> ToolsOut:
 @router.post("/{name}", responses=errors(409))
 def call(agent_id: str, name: ToolName, arguments: Arguments, request: Request) -> ToolResultOut:
     """Calls one tool on the agent's memory; what it answers the model."""
-    memory, agent = agent_memory(request, agent_id, write=name != "memory_search")
+    memory, agent = agent_memory(request, agent_id, write=tools.writes(name))
     tool = _named(memory.create_tools(agent.ref), name)
     return ToolResultOut.of(tool(arguments))
 

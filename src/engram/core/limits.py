@@ -248,11 +248,12 @@ def seconds(value: timedelta) -> str:
 
 
 MAX_IDS = 1000
+MAX_ID_CHARS = 64  # an id as engram gives them
 
 
 def check_id(value: object, what: str = "fact id") -> str:
     """An id as engram gives them: text without NUL, at most 64 characters."""
-    return check_text(value, what, max_chars=64)
+    return check_text(value, what, max_chars=MAX_ID_CHARS)
 
 
 def check_ids(ids: object, name: str = "ids") -> list[str]:

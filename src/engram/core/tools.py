@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from engram.core import limits
 from engram.core.errors import EngramError, InvalidInput
 from engram.core.models import Fact, RecallMode
 from engram.core.scopes import Scope
@@ -100,6 +101,7 @@ class Tool:
     description: str
     parameters: Mapping[str, Any]  # a JSON Schema object
     handler: Callable[[Mapping[str, Any]], str]
+    writes: bool  # whether a call may change the memory (an ended agent's may not)
 
     def __call__(self, arguments: object) -> ToolResult:
         try:
@@ -179,14 +181,19 @@ class PersonBacking(AgentBacking):
 
 
 # -- the specifications -------------------------------------------------------------------
-_ID = {"type": "string", "minLength": 1, "maxLength": 64, "description": "a fact's id"}
-_CONTENT = {"type": "string", "minLength": 1, "maxLength": 2000}
-_TAGS = {
-    "type": "array",
-    "items": {"type": "string", "minLength": 1, "maxLength": 64},
-    "maxItems": 32,
+# Each bound is the library's own (core/limits.py): what a tool accepts, remember and
+# recall accept.
+_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": limits.MAX_ID_CHARS,
+    "description": "a fact's id",
 }
-_TYPE = {"type": "string", "minLength": 1, "maxLength": 64}
+_CONTENT = {"type": "string", "minLength": 1, "maxLength": limits.MAX_FACT_CHARS}
+_LABEL = {"type": "string", "minLength": 1, "maxLength": limits.MAX_LABEL_CHARS}
+_TAGS = {"type": "array", "items": _LABEL, "maxItems": limits.MAX_TAGS}
+_TYPE = dict(_LABEL)
+QUERY = {"type": "string", "minLength": 1, "maxLength": limits.MAX_QUERY_CHARS}
 
 
 def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
@@ -246,13 +253,14 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
                     "type": _TYPE | {"description": "a kind: preference, event, ..."},
                     "context": {
                         "type": "string",
-                        "maxLength": 8000,
+                        "maxLength": limits.MAX_CONTEXT_CHARS,
                         "description": "text that helps find it, not part of it",
                     },
                 },
                 ["content"],
             ),
             add,
+            writes=True,
         ),
         Tool(
             "memory_search",
@@ -260,7 +268,7 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
             "'- [id] words (relevance 0-1)'. Use the ids to update, delete or merge.",
             _object(
                 {
-                    "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "query": QUERY,
                     "topK": {
                         "type": "integer",
                         "minimum": 1,
@@ -273,18 +281,21 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
                 ["query"],
             ),
             search,
+            writes=False,
         ),
         Tool(
             "memory_update",
             "Give a remembered fact new words (it keeps its id).",
             _object({"id": _ID, "content": _CONTENT}, ["id", "content"]),
             update,
+            writes=True,
         ),
         Tool(
             "memory_delete",
             "Forget a remembered fact that is wrong or no longer true.",
             _object({"id": _ID}, ["id"]),
             delete,
+            writes=True,
         ),
         Tool(
             "memory_merge",
@@ -299,6 +310,7 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
                 ["ids"] if writes else ["ids", "content"],
             ),
             merge,
+            writes=True,
         ),
     ]
     if reflect:
@@ -310,6 +322,7 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
                 "Answers what changed; with dryRun, what would change.",
                 _object({"dryRun": {"type": "boolean", "description": "change nothing"}}, []),
                 consolidate,
+                writes=True,
             )
         )
     return made
@@ -328,12 +341,19 @@ def reflection(report: ConsolidationReport) -> str:
     return f"{verb} {report.changed} in all. " + "; ".join(done) + "."
 
 
+def writes(name: str) -> bool:
+    """Whether the memory tool ``name`` may change the memory, as its declaration says
+    (a name that is no tool: True, the stricter answer)."""
+    declared = {t.name: t.writes for t in create(_Nowhere(), reflect=True)}
+    return declared.get(name, True)
+
+
 def answering(sentence: str) -> list[Tool]:
     """The memory tools, each answering ``sentence`` whatever it is asked (once its
     arguments pass): for a visitor who is not signed in, of whom nothing is remembered
     and nothing read."""
     return [
-        Tool(t.name, t.description, t.parameters, lambda _args: sentence)
+        Tool(t.name, t.description, t.parameters, lambda _args: sentence, t.writes)
         for t in create(_Nowhere())
     ]
 

@@ -22,15 +22,16 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from engram.core import tools
+from engram.core.graph.models import MAX_NAME_CHARS, MAX_TYPE_CHARS
 from engram.core.graph.walks import Subgraph
-from engram.core.limits import MAX_TTL
+from engram.core.limits import MAX_KEY_CHARS, MAX_TTL
 from engram.core.memory import Memory
 from engram.core.people import AppMemory, Person
 from engram.core.scopes import Scope
 
 MAX_LIST = 100
 MAX_GRAPH_TOP_K = 20
-_KEY = {"type": "string", "minLength": 1, "maxLength": 256, "description": "the key"}
+_KEY = {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "description": "the key"}
 
 
 def agent(memory: Memory, ref: Scope) -> list[tools.Tool]:
@@ -58,6 +59,7 @@ def extra(memory: Memory, ref: Scope) -> list[tools.Tool]:
                 [],
             ),
             lambda args: _listing(memory, ref, args),
+            writes=False,
         ),
         tools.Tool(
             "graph_search",
@@ -65,11 +67,11 @@ def extra(memory: Memory, ref: Scope) -> list[tools.Tool]:
             "first: '- [id] name (type): summary'.",
             _object(
                 {
-                    "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "query": tools.QUERY,
                     "topK": _count(MAX_GRAPH_TOP_K, "how many (default 5)"),
                     "types": {
                         "type": "array",
-                        "items": {"type": "string", "minLength": 1, "maxLength": 64},
+                        "items": {"type": "string", "minLength": 1, "maxLength": MAX_TYPE_CHARS},
                         "maxItems": 16,
                         "description": "only entities of these types",
                     },
@@ -77,6 +79,7 @@ def extra(memory: Memory, ref: Scope) -> list[tools.Tool]:
                 ["query"],
             ),
             lambda args: _entities(memory, ref, args),
+            writes=False,
         ),
         tools.Tool(
             "graph_neighbourhood",
@@ -84,18 +87,20 @@ def extra(memory: Memory, ref: Scope) -> list[tools.Tool]:
             "other entities and the facts that mention them.",
             _object(
                 {
-                    "entity": {"type": "string", "minLength": 1, "maxLength": 256},
+                    "entity": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS},
                     "depth": {"type": "integer", "minimum": 1, "maximum": 3},
                 },
                 ["entity"],
             ),
             lambda args: _around(memory, ref, args),
+            writes=False,
         ),
         tools.Tool(
             "working_get",
             "Read a value kept in working memory by key; answers its JSON.",
             _object({"key": _KEY}, ["key"]),
             lambda args: json.dumps(memory.working.get(ref, args["key"]), ensure_ascii=False),
+            writes=False,
         ),
         tools.Tool(
             "working_set",
@@ -111,6 +116,7 @@ def extra(memory: Memory, ref: Scope) -> list[tools.Tool]:
                 ["key", "value"],
             ),
             lambda args: _keep(memory, ref, args),
+            writes=True,
         ),
     ]
 

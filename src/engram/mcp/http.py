@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 PATH = "/mcp"
 QUERY = ("agent", "app")
 TOOLS = "engram.mcp.tools"  # where the gate leaves a request's tools for the SDK's handlers
-# What an ended agent's tools keep: its memory can be read, not changed (as on its routes).
-READING = {"memory_search", "memory_list", "graph_search", "graph_neighbourhood", "working_get"}
 
 
 def mount(app: Starlette) -> None:
@@ -100,7 +98,7 @@ def resolve(app: Starlette, request: Request) -> list[tools.Tool]:
         acting = memory.acting(actor=verifier.actor(header), via="mcp")
         found = acting.agents.get(agent)
         usable = catalogue.agent(acting, found.ref)
-        return usable if found.ended_at is None else [t for t in usable if t.name in READING]
+        return usable if found.ended_at is None else [t for t in usable if not t.writes]
     uid = verifier.person(header)
     acting = memory.acting(actor=uid, via="mcp")
     named = application if application.startswith("app:") else f"app:{application}"

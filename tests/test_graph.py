@@ -377,3 +377,21 @@ def test_a_store_without_extraction_reads_its_facts_when_asked(target: Target) -
             on.revert(REF, entry.seq)
     with pytest.raises(InvalidInput, match="extractor must be one of rules, off"):
         engram.open(target, extractor="spacy")
+
+
+def test_no_extractor_reads_a_wiki_page(target: Target) -> None:
+    # A page holds the names of the facts folded into it, and headings ("Index", "Log",
+    # "Relations") the rules would take for names: the graph reads the facts only.
+    with engram.open(target, embedder=engram.HashingEmbedder(32), extractor="off") as off:
+        off.remember(REF, "Yesterday I met Ana Lima in Porto", type="event")
+        off.wiki.compile(REF)
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as on:
+        wiki = [f for f in on.facts(REF).facts if f.type == "wiki"]
+        assert wiki and on.graph.extract(REF).facts_read == 1 + len(wiki)
+        report = on.health(REF, graph_drift=True).graph
+        assert report.entities.total == 2 and report.drift is not None and report.drift.in_step
+        assert {on.graph.entity(REF, n).name for n in ("Ana Lima", "Porto")} == {
+            "Ana Lima",
+            "Porto",
+        }
+        assert report.backlog.spacy == 1  # a page is no model's backlog either

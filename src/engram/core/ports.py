@@ -719,7 +719,8 @@ class GraphRows(Protocol):
     ) -> list[str]:
         """Up to ``limit`` of the scope's live facts (among ``fact_ids``, when given) that
         ``extractor`` has not read for their current words: the extractor's backlog,
-        oldest row first."""
+        oldest row first. A wiki page is never in it (the graph reads the facts folded
+        into it, not the page)."""
         ...
 
     def mark_read(

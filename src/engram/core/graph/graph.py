@@ -213,7 +213,11 @@ class Graph:
             for _ in range(2):  # the second pass finds the names the first made known
                 for start in range(0, len(ids), indexing.BATCH):
                     found = store.facts.by_ids(rec.tx, ref, ids[start : start + indexing.BATCH])
-                    added += indexing.read_facts(store, rec.tx, ref, list(found.values()), rec.now)
+                    read = [
+                        indexing.readable(f.id, f.content, f.metadata, f.type)
+                        for f in found.values()
+                    ]
+                    added += indexing.read_facts(store, rec.tx, ref, read, rec.now)
             rec.record("graph", ref.key, "extract")
             return models.ExtractionReport("rules", facts_read=len(ids), entities_added=added)
 

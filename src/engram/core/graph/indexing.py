@@ -63,7 +63,11 @@ def settle(store: Store, tx: Tx, now_us: int) -> None:
             scope = parse_key(key)
             ids = [fact_id for _, fact_id in items]
             words = store.facts.words(tx, scope, ids)
-            read = [readable(i, *words[i]) for i in ids if i in words]
+            read = [
+                readable(i, words[i][0], _metadata(words[i][1]), words[i][2])
+                for i in ids
+                if i in words
+            ]
             read_facts(store, tx, scope, read, now_us)
         store.graph.dequeue(tx, queued)
 
@@ -167,13 +171,15 @@ def queue_holders(
         store.graph.queue(tx, scope, holders)
 
 
-def readable(fact_id: str, content: str, metadata: str, kind: str | None) -> Words:
+def readable(
+    fact_id: str, content: str, metadata: Mapping[str, JSONValue], kind: str | None
+) -> Words:
     """A fact as the rules read it. A wiki page's words are none: its names are those of
     the facts folded into it, and the graph is read from the memories, not from a view
     of them (a page that goes would otherwise take names the facts still hold)."""
     if kind == WIKI_TYPE:
         return Words(fact_id, "", {})
-    return Words(fact_id, content, _metadata(metadata))
+    return Words(fact_id, content, metadata)
 
 
 def _metadata(text: str) -> Mapping[str, JSONValue]:

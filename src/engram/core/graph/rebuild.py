@@ -20,6 +20,7 @@ facts, so its drift counts what an extract by the rules would add.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -108,7 +109,9 @@ def _readings(
         words = store.facts.words(tx, scope, chunk)
         for fact_id in chunk:
             if fact_id in words:
-                yield fact_id, indexing.reading_of(indexing.readable(fact_id, *words[fact_id]))
+                content, metadata, kind = words[fact_id]
+                fact = indexing.readable(fact_id, content, json.loads(metadata), kind)
+                yield fact_id, indexing.reading_of(fact)
 
 
 class _Tally:

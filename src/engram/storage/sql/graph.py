@@ -198,7 +198,8 @@ class GraphTable:
             member, params = t.dialect.in_list("f.id", fact_ids)
             where = f" AND {member}"
         rows = t.rows(
-            f"SELECT f.id FROM facts f WHERE f.scope = ?{where} AND NOT EXISTS ("
+            f"SELECT f.id FROM facts f WHERE f.scope = ?{where} "
+            "AND f.type IS DISTINCT FROM 'wiki' AND NOT EXISTS ("
             "SELECT 1 FROM graph_reads r WHERE r.fact_id = f.id AND r.extractor = ? "
             "AND r.content_hash = f.content_hash) ORDER BY f.seq LIMIT ?",
             (scope.key, *params, extractor, limit),

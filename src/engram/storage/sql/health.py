@@ -188,11 +188,12 @@ def queued_count(scope: str | None) -> Query:
 
 
 def backlog_counts(scope: str | None) -> Query:
-    """Live facts each model extractor has not read for their current words (as
-    :meth:`engram.core.ports.GraphRows.unread` finds them)."""
+    """Live facts each model extractor has not read for their current words, wiki pages
+    aside (as :meth:`engram.core.ports.GraphRows.unread` finds them)."""
     unread = (
-        "sum(CASE WHEN EXISTS (SELECT 1 FROM graph_reads r WHERE r.fact_id = f.id "
-        "AND r.extractor = ? AND r.content_hash = f.content_hash) THEN 0 ELSE 1 END)"
+        "sum(CASE WHEN f.type = 'wiki' OR EXISTS (SELECT 1 FROM graph_reads r "
+        "WHERE r.fact_id = f.id AND r.extractor = ? AND r.content_hash = f.content_hash) "
+        "THEN 0 ELSE 1 END)"
     )
     where, params = scoped("f.scope", scope)
     return f"SELECT {unread}, {unread} FROM facts f{where}", ("llm", "spacy", *params)

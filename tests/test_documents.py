@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 import engram
+import stores
 from engram import InvalidInput, NotFound, ResourceRef, Unprocessable
 from engram.core.ports import TokenCounter
 from stores import Target
@@ -269,3 +270,23 @@ def test_documents_page_by_source(mem: engram.Memory) -> None:
         mem.documents(REF, after="\x00")
     with pytest.raises(InvalidInput):
         mem.documents(REF, limit=0)
+
+
+def test_a_revert_never_puts_back_a_document_whose_name_another_holds_now(
+    mem: engram.Memory, target: Target
+) -> None:
+    # Ingested, the ingest reverted, ingested again: redoing the first ingest (reverting
+    # its revert) would give two documents one name. It failed as a storage error.
+    mem.ingest_text(REF, "# Notes\n\nfirst words", name="notes.md")
+    undo = mem.revert(REF, mem.ledger(REF).entries[0].seq)
+    second = mem.ingest_text(REF, "# Notes\n\nsecond words", name="notes.md")
+    before = stores.rows(
+        target, "SELECT (SELECT count(*) FROM facts), (SELECT count(*) FROM ledger)"
+    )
+    with pytest.raises(engram.Conflict, match="holds now; nothing was changed"):
+        mem.revert(REF, undo.seq)
+    assert [d.id for d in mem.documents(REF)] == [second.document_id]
+    assert (
+        stores.rows(target, "SELECT (SELECT count(*) FROM facts), (SELECT count(*) FROM ledger)")
+        == before
+    )

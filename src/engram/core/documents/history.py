@@ -10,6 +10,7 @@ from typing import Any
 from engram.core import ledger, rules
 from engram.core.clock import from_us, to_us
 from engram.core.documents.models import Document, StoredChunk
+from engram.core.errors import Conflict
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
 
@@ -46,6 +47,15 @@ def undo(
         store.documents.delete(tx, scope, change.object_id)
         rec.record("document", change.object_id, "forget", state(current), token)
     else:
+        holder = store.documents.by_source(tx, scope, target.source)
+        if holder is not None and holder.id != target.id:
+            # Written again since under the same name (an ingest, or the wiki's next
+            # compile): two documents never share one; the whole revert changes nothing.
+            raise Conflict(
+                f"the revert would put back document {target.id} as {target.source!r}, "
+                f"which document {holder.id} holds now; nothing was changed",
+                hint="forget or revert what wrote it first",
+            )
         store.documents.put(tx, scope, target)
         rec.record("document", change.object_id, "ingest", state(current), token)
 

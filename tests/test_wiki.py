@@ -159,3 +159,15 @@ def test_the_folder_lets_go_of_a_forgotten_fact_at_the_next_compile(
         assert "types/secret.md" not in files and not any("Lima" in name for name in files)
         assert files["entities/mine.md"] == "my own page" and report.left_out == ()
         assert "types/note.md" in files and "Bruno Costa likes tea" in files["types/note.md"]
+
+
+@pytest.mark.timeout(60)  # a regression waits on the pipe for ever: fail, not hang
+def test_a_pipe_where_the_folder_s_index_goes_is_never_waited_on(tmp_path: Path) -> None:
+    with engram.open(tmp_path / "e.db", embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember(REF, "Caroline adopted a dog named Rex")
+        wiki = tmp_path / "wiki"
+        wiki.mkdir()
+        os.mkfifo(wiki / "index.md")  # no writer: opening it to read would wait
+        mem.wiki.attach(REF, wiki)
+        report = mem.wiki.compile(REF)
+        assert ("index.md", "a special file is in the way; left as it is") in report.left_out

@@ -85,9 +85,10 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
     their names) go for good with the first fact deleted for good."""
     store, tx = rec.store, rec.tx
     live = store.facts.by_ids(tx, scope, fact_ids)
-    shown = _listed(rec, scope, list(live)) if live else set()
+    listing = _listing(rec, scope, fact_ids)
+    shown = _listed(rec, scope, list(live), listing) if live and listing else set()
     follow = [i for i in fact_ids if i not in live or (i in shown and rec.reverts is None)]
-    pages = _listing(rec, scope, follow)
+    pages = listing if len(follow) == len(fact_ids) else _listing(rec, scope, follow)
     if not pages and live.keys() <= shown:
         return
     index = store.documents.by_source(tx, scope, WIKI_INDEX)
@@ -111,9 +112,10 @@ def _listing(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str
     return pages
 
 
-def _listed(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> set[str]:
-    """Those of these facts that a live page of the wiki lists."""
-    pages = rec.store.facts.by_ids(rec.tx, scope, list(_listing(rec, scope, fact_ids)))
+def _listed(rec: Entry, scope: Scope, fact_ids: Sequence[str], listing: dict[str, str]) -> set[str]:
+    """Those of these facts that a live page of the wiki lists (among ``listing``, the
+    pages listing any of them)."""
+    pages = rec.store.facts.by_ids(rec.tx, scope, list(listing))
     said = "\n".join(f"{p.content}\n{p.context or ''}" for p in pages.values())
     return {i for i in fact_ids if f"[{i}]" in said}
 

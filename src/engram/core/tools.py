@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engram.core import limits
@@ -344,8 +345,12 @@ def reflection(report: ConsolidationReport) -> str:
 def writes(name: str) -> bool:
     """Whether the memory tool ``name`` may change the memory, as its declaration says
     (a name that is no tool: True, the stricter answer)."""
-    declared = {t.name: t.writes for t in create(_Nowhere(), reflect=True)}
-    return declared.get(name, True)
+    return _declared().get(name, True)
+
+
+@cache
+def _declared() -> dict[str, bool]:
+    return {t.name: t.writes for t in create(_Nowhere(), reflect=True)}
 
 
 def answering(sentence: str) -> list[Tool]:

@@ -169,13 +169,14 @@ def update(target: Path, files: dict[str, str]) -> tuple[int, list[tuple[str, st
 
 def read(target: Path, name: str) -> str | None:
     """The text of the regular file ``name`` (flat) in the folder ``target``, read without
-    following a link; None when there is none (or a link, or not a folder)."""
+    following a link or waiting on a pipe; None when there is none (or a link, a pipe,
+    not a folder)."""
     try:
         root = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=root)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=root)
     except OSError:
         return None
     finally:

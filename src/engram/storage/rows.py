@@ -1,65 +1,159 @@
 """Rows as both backends store them, turned into the core's records.
 
-Both backends keep the same columns in the same order, so one mapping serves them.
+Both backends keep the same columns in the same order, so one mapping serves them. A
+fact's columns are declared once, in :data:`PLAIN`: the statements that write, copy,
+trash and restore a fact and read it back build their column lists from it, and
+:func:`to_fact` reads it. A new field of a fact is one entry there (and a migration on
+each backend).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 from engram.core import limits
 from engram.core.agents import Agent
-from engram.core.clock import from_us
+from engram.core.clock import from_us, to_us
 from engram.core.errors import StorageFailure
 from engram.core.models import Fact, SourceRef, Traits, WorkingEntry
 from engram.core.scopes import ResourceRef, parse_key
 from engram.core.sessions import Entry, Session
 
-FACT_COLUMNS = (
-    "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
-    "metadata, corrected_by, corrected_at, context, strength, turn_user, seq"
+if TYPE_CHECKING:
+    from engram.core.ports import NewFact
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """How a field's value is stored, alike on both backends: the column's type
+    (PostgreSQL's insert casts its arrays by it), the value as written and the stored
+    value as read back."""
+
+    sql: Literal["text", "integer", "real"]
+    write: Callable[[Any], Any]
+    read: Callable[[Any], Any]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _optional(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else convert(value)
+
+
+def _time(stored: Any) -> datetime:
+    return from_us(int(stored))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _unjson(stored: Any) -> Any:
+    return json.loads(str(stored))
+
+
+TEXT = Kind("text", _same, str)
+OPTIONAL_TEXT = Kind("text", _same, _optional(str))
+OPTIONAL_INTEGER = Kind("integer", _same, _optional(int))
+REAL = Kind("real", _same, float)
+TIME = Kind("integer", to_us, _time)
+OPTIONAL_TIME = Kind("integer", _optional(to_us), _optional(_time))
+JSON = Kind("text", _json, _unjson)
+TAGS = Kind(  # a JSON list, read back as a tuple
+    "text", lambda tags: json.dumps(list(tags)) if tags else "[]", lambda s: tuple(_unjson(s))
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of a fact that every copy of it (a fork's, the trash's, a restore's)
+    takes as it is. A new fact writes its field of the column's name as ``kind`` writes
+    it, or ``new`` of it when given. The column reads back as that field unless ``field``
+    is False (the source's two columns read back as one :class:`SourceRef`); reading a
+    fact leaves it out when ``selected`` is False."""
+
+    name: str
+    kind: Kind
+    new: Callable[[NewFact], Any] | None = None
+    field: bool = True
+    selected: bool = True
+
+
+def _sandbox(new: NewFact) -> str | None:
+    source = new.fact.source_ref
+    return None if source is None else source.sandbox_id
+
+
+def _entry(new: NewFact) -> int | None:
+    source = new.fact.source_ref
+    return None if source is None else source.entry_index
+
+
+# A fact's plain columns, in the order its row reads. Its id and scope (which a fork
+# rewrites), seq, scope_token, vector and deleted_at are each statement's own.
+PLAIN: tuple[Column, ...] = (
+    Column("content", TEXT),
+    Column("created_at", TIME),
+    Column("updated_at", TIME),
+    Column("source_sandbox", OPTIONAL_TEXT, new=_sandbox, field=False),
+    Column("source_entry", OPTIONAL_INTEGER, new=_entry, field=False),
+    Column("type", OPTIONAL_TEXT),
+    Column("tags", TAGS),
+    Column("metadata", JSON, new=lambda new: new.metadata_json),
+    Column("corrected_by", OPTIONAL_TEXT),
+    Column("corrected_at", OPTIONAL_TIME),
+    Column("context", OPTIONAL_TEXT),
+    Column("strength", REAL),
+    Column("turn_user", OPTIONAL_TEXT),
+    # What deduplicates a scope's facts: copied with the fact, never read into it.
+    Column("content_hash", TEXT, new=lambda new: new.content_hash, selected=False),
+)
+PLAIN_COLUMNS = ", ".join(c.name for c in PLAIN)
+_READ = tuple(c for c in PLAIN if c.selected)
+FACT_FIELDS = ", ".join(("id", "scope", *(c.name for c in _READ)))
+"""A fact's row as :func:`to_fact` reads it, without the ``seq`` that follows it."""
+FACT_COLUMNS = f"{FACT_FIELDS}, seq"
 WORKING_COLUMNS = "key, value, version, updated_at, expires_at"
 AGENT_COLUMNS = "id, name, scope, parent_id, created_at, ended_at"
 SESSION_COLUMNS = "id, scope, name, parent_id, fork_entry, depth, created_at, next_index"
 ENTRY_COLUMNS = "session_id, idx, at, kind, role, content, data"
 
 
+def plain_columns(prefix: str) -> str:
+    """:data:`PLAIN_COLUMNS`, each name led by ``prefix`` (a table's alias and a dot)."""
+    return ", ".join(prefix + c.name for c in PLAIN)
+
+
+def plain_values(new: NewFact) -> tuple[Any, ...]:
+    """A new fact's values of :data:`PLAIN_COLUMNS`, as stored."""
+    fact = new.fact
+    return tuple(
+        c.kind.write(getattr(fact, c.name)) if c.new is None else c.new(new) for c in PLAIN
+    )
+
+
+# Where each field of a row of FACT_COLUMNS is, and how it reads; then its source's.
+_FIELDS = tuple((i, c.name, c.kind.read) for i, c in enumerate(_READ, start=2) if c.field)
+_AT = {c.name: i for i, c in enumerate(_READ, start=2)}
+_SANDBOX, _ENTRY = _AT["source_sandbox"], _AT["source_entry"]
+CREATED_AT = _AT["created_at"]
+"""Where a row of :data:`FACT_COLUMNS` has its ``created_at`` (a page's cursor)."""
+
+
 def to_fact(row: tuple[Any, ...]) -> Fact:
-    (
-        fid,
-        scope,
-        content,
-        created,
-        updated,
-        sandbox,
-        entry,
-        ftype,
-        tags,
-        metadata,
-        corrected_by,
-        corrected_at,
-        context,
-        strength,
-        turn_user,
-        _seq,
-    ) = row
+    """A row of :data:`FACT_COLUMNS` (or :data:`FACT_FIELDS` and one more) as a fact."""
+    sandbox = row[_SANDBOX]
     return Fact(
-        id=str(fid),
-        scope=parse_key(str(scope)),
-        content=str(content),
-        created_at=from_us(int(created)),
-        updated_at=from_us(int(updated)),
-        source_ref=None if sandbox is None else SourceRef(str(sandbox), int(entry)),
-        type=None if ftype is None else str(ftype),
-        tags=tuple(json.loads(str(tags))),
-        metadata=json.loads(str(metadata)),
-        corrected_by=None if corrected_by is None else str(corrected_by),
-        corrected_at=None if corrected_at is None else from_us(int(corrected_at)),
-        context=None if context is None else str(context),
-        strength=float(strength),
-        turn_user=None if turn_user is None else str(turn_user),
+        id=str(row[0]),
+        scope=parse_key(str(row[1])),
+        source_ref=None if sandbox is None else SourceRef(str(sandbox), int(row[_ENTRY])),
+        **{name: read(row[i]) for i, name, read in _FIELDS},
     )
 
 

@@ -21,10 +21,17 @@ from engram.core.scopes import Scope
 from engram.storage.postgres import fulltext, vectors
 from engram.storage.postgres.database import Conn, Database
 from engram.storage.postgres.health import PostgresHealth
-from engram.storage.rows import FACT_COLUMNS, to_fact
+from engram.storage.rows import (
+    FACT_COLUMNS,
+    PLAIN,
+    PLAIN_COLUMNS,
+    plain_columns,
+    plain_values,
+    to_fact,
+)
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
-from engram.storage.sql.tables import FactTable, ModelTable, fact_columns
+from engram.storage.sql.tables import FactTable, ModelTable
 from engram.storage.sql.tx import sql
 
 if TYPE_CHECKING:
@@ -48,6 +55,31 @@ class PostgresStore(SQLStore):
         return self.pg.name
 
 
+# Each kind of column as an array of it, which the insert unnests.
+_ARRAYS = {"text": "text[]", "integer": "bigint[]", "real": "float8[]"}
+# New facts' rows, one array a column: their ids and scope, then their plain columns.
+_INSERT = (
+    f"INSERT INTO facts (id, scope, {PLAIN_COLUMNS}) "
+    f"SELECT n.id, %s, {plain_columns('n.')} FROM unnest(%s::text[], "
+    + ", ".join(f"%s::{_ARRAYS[c.kind.sql]}" for c in PLAIN)
+    + f") AS n(id, {PLAIN_COLUMNS}) "
+    "ON CONFLICT (scope, content_hash) DO NOTHING RETURNING seq, content_hash"
+)
+# A fork's copies of the parent's facts (p), with the given ids in the parent's order,
+# each copy's row and its parent's noted.
+_COPY = (
+    "WITH copied AS ("
+    f" INSERT INTO facts (id, scope, {PLAIN_COLUMNS}) "
+    f" SELECT n.id, %s, {plain_columns('p.')} FROM (SELECT f.*, "
+    " row_number() OVER (ORDER BY seq) AS i FROM facts f WHERE scope = %s) AS p "
+    " JOIN unnest(%s::text[]) WITH ORDINALITY AS n(id, i) ON n.i = p.i "
+    " ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "
+    " RETURNING seq, content_hash) "
+    "INSERT INTO fork_copies (parent, child) SELECT p.seq, c.seq FROM copied c "
+    "JOIN facts p ON p.scope = %s AND p.content_hash = c.content_hash"
+)
+
+
 class PostgresFacts(FactTable):
     def __init__(self, store: PostgresStore) -> None:
         self._store = store
@@ -56,17 +88,9 @@ class PostgresFacts(FactTable):
         conn: Conn = sql(tx).recorded().conn
         if not facts:
             return set()
-        columns = list(zip(*fact_columns(facts), strict=True))
-        rows = conn.execute(
-            "INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
-            "source_entry, type, tags, metadata, created_at, updated_at, strength, turn_user) "
-            "SELECT i, %s, c, h, x, s, e, t, g, m, a, u, w, p FROM unnest(%s::text[], "
-            "%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[], %s::text[], "
-            "%s::text[], %s::text[], %s::bigint[], %s::bigint[], %s::float8[], %s::text[]) "
-            "AS n(i, c, h, x, s, e, t, g, m, a, u, w, p) "
-            "ON CONFLICT (scope, content_hash) DO NOTHING RETURNING seq, content_hash",
-            (scope.key, *[list(column) for column in columns]),
-        ).fetchall()
+        columns = zip(*(plain_values(new) for new in facts), strict=True)
+        ids = [new.fact.id for new in facts]
+        rows = conn.execute(_INSERT, (scope.key, ids, *[list(c) for c in columns])).fetchall()
         by_hash = {new.content_hash: new for new in facts}
         if rows:
             with conn.cursor() as cursor:
@@ -121,22 +145,7 @@ class PostgresFacts(FactTable):
         conn.execute(
             "CREATE TEMPORARY TABLE fork_copies (parent bigint, child bigint) ON COMMIT DROP"
         )
-        conn.execute(
-            "WITH copied AS ("
-            " INSERT INTO facts (id, scope, content, content_hash, context, source_sandbox, "
-            " source_entry, type, tags, metadata, created_at, updated_at, corrected_by, "
-            " corrected_at, strength, turn_user) "
-            " SELECT n.id, %s, p.content, p.content_hash, p.context, p.source_sandbox, "
-            " p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
-            " p.corrected_by, p.corrected_at, p.strength, p.turn_user FROM (SELECT f.*, "
-            " row_number() OVER (ORDER BY seq) AS i FROM facts f WHERE scope = %s) AS p "
-            " JOIN unnest(%s::text[]) WITH ORDINALITY AS n(id, i) ON n.i = p.i "
-            " ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "
-            " RETURNING seq, content_hash) "
-            "INSERT INTO fork_copies (parent, child) SELECT p.seq, c.seq FROM copied c "
-            "JOIN facts p ON p.scope = %s AND p.content_hash = c.content_hash",
-            (child.key, parent.key, list(ids), parent.key),
-        )
+        conn.execute(_COPY, (child.key, parent.key, list(ids), parent.key))
         conn.execute(
             "INSERT INTO fact_vectors (fact, scope, vector) SELECT k.child, %s, v.vector "
             "FROM fork_copies k JOIN fact_vectors v ON v.fact = k.parent",

@@ -11,6 +11,8 @@ from engram.storage.rows import (
     AGENT_COLUMNS,
     ENTRY_COLUMNS,
     FACT_COLUMNS,
+    FACT_FIELDS,
+    PLAIN_COLUMNS,
     SESSION_COLUMNS,
     WORKING_COLUMNS,
 )
@@ -282,15 +284,9 @@ def facts_erase_scope(scope: str, turn_user: str | None) -> Query:
 
 
 # -- the trash: rows as they were, with their vectors -------------------------------
-TRASH_COLUMNS = (
-    "id, scope, content, content_hash, context, source_sandbox, source_entry, type, tags, "
-    "metadata, created_at, updated_at, corrected_by, corrected_at, strength, turn_user"
-)
-# As FACT_COLUMNS reads a fact, then the time it was forgotten.
-TRASHED_FACT = (
-    "id, scope, content, created_at, updated_at, source_sandbox, source_entry, type, tags, "
-    "metadata, corrected_by, corrected_at, context, strength, turn_user, 0, deleted_at"
-)
+TRASH_COLUMNS = f"id, scope, {PLAIN_COLUMNS}"
+# As FACT_COLUMNS reads a fact (no seq: 0), then the time it was forgotten.
+TRASHED_FACT = f"{FACT_FIELDS}, 0, deleted_at"
 
 
 def trash_move(d: Dialect, scope: str, ids: Sequence[str] | None, now_us: int) -> Query:

@@ -17,6 +17,7 @@ from engram.core.scopes import Scope, parse_key
 from engram.core.sessions import MAX_FORK_DEPTH, Entry, Session
 from engram.core.sharing import Share
 from engram.storage.rows import (
+    CREATED_AT,
     to_agent,
     to_entry,
     to_fact,
@@ -131,7 +132,7 @@ class FactTable:
         self, tx: Tx, scope: Scope, before: tuple[int, int] | None, limit: int
     ) -> list[tuple[Fact, tuple[int, int]]]:
         rows = sql(tx).rows(*q.facts_page(scope.key, before or _NEVER, limit))
-        return [(to_fact(r), (int(r[3]), int(r[-1]))) for r in rows]
+        return [(to_fact(r), (int(r[CREATED_AT]), int(r[-1]))) for r in rows]
 
     def count(self, tx: Tx, scope: Scope) -> int:
         return int(sql(tx).one(*q.facts_count(scope.key)))
@@ -362,33 +363,6 @@ class FactTable:
         t = sql(tx)
         for seq, vector in rows:
             t.execute(*q.vector_set(t.dialect, seq, vector))
-
-
-def fact_columns(facts: Sequence[NewFact]) -> list[tuple[Any, ...]]:
-    """The facts as the columns id, content, content_hash, context, source_sandbox,
-    source_entry, type, tags, metadata, created_at, updated_at, strength, turn_user."""
-    rows = []
-    for new in facts:
-        fact = new.fact
-        source = fact.source_ref
-        rows.append(
-            (
-                fact.id,
-                fact.content,
-                new.content_hash,
-                fact.context,
-                source.sandbox_id if source else None,
-                source.entry_index if source else None,
-                fact.type,
-                json.dumps(list(fact.tags)) if fact.tags else "[]",
-                new.metadata_json,
-                to_us(fact.created_at),
-                to_us(fact.updated_at),
-                fact.strength,
-                fact.turn_user,
-            )
-        )
-    return rows
 
 
 class ModelTable:

@@ -13,10 +13,17 @@ from engram.core.ports import NewFact, Tx
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 from engram.storage.filters import filter_sql
-from engram.storage.rows import FACT_COLUMNS, to_fact
+from engram.storage.rows import (
+    FACT_COLUMNS,
+    PLAIN,
+    PLAIN_COLUMNS,
+    plain_columns,
+    plain_values,
+    to_fact,
+)
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
-from engram.storage.sql.tables import FactTable, fact_columns
+from engram.storage.sql.tables import FactTable
 from engram.storage.sql.tx import sql
 from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.database import Database
@@ -54,6 +61,26 @@ class SQLiteStore(SQLStore):
         return self.index.texts
 
 
+# A new fact's row: its id, scope and scope token, then its plain columns.
+_INSERT = (
+    f"INSERT INTO facts (id, scope, scope_token, {PLAIN_COLUMNS}) "
+    f"VALUES (?, ?, ?, {', '.join('?' for _ in PLAIN)}) "
+    "ON CONFLICT (scope, content_hash) DO NOTHING"
+)
+# A fork's copies of the parent's facts (p), with the given ids in the parent's order.
+_COPY = (
+    f"INSERT INTO facts (id, scope, scope_token, {PLAIN_COLUMNS}) "
+    # Materialized, the ids get an automatic index on their position: json_each
+    # alone is a virtual table, joined by a scan per row.
+    "WITH n AS MATERIALIZED (SELECT key AS i, value AS id FROM json_each(?)) "
+    f"SELECT n.id, ?, ?, {plain_columns('p.')} FROM (SELECT *, "
+    "row_number() OVER (ORDER BY seq) "
+    "- 1 AS i FROM facts WHERE scope = ?) AS p JOIN n ON n.i = p.i "
+    "WHERE true ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "
+    "RETURNING id"
+)
+
+
 class SQLiteFacts(FactTable):
     def __init__(self, index: RecallIndex) -> None:
         self._index = index
@@ -66,11 +93,7 @@ class SQLiteFacts(FactTable):
         # seq before it that carry these ids (a hash the scope holds is skipped).
         before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
         conn.executemany(
-            "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
-            "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-            "strength, turn_user) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (scope, content_hash) DO NOTHING",
-            [(row[0], scope.key, token, *row[1:]) for row in fact_columns(facts)],
+            _INSERT, [(new.fact.id, scope.key, token, *plain_values(new)) for new in facts]
         )
         by_id = {new.fact.id: new for new in facts}
         landed = conn.execute(
@@ -150,20 +173,7 @@ class SQLiteFacts(FactTable):
         # (unique in a scope).
         before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
         copied = conn.execute(
-            "INSERT INTO facts (id, scope, scope_token, content, content_hash, context, "
-            "source_sandbox, source_entry, type, tags, metadata, created_at, updated_at, "
-            "corrected_by, corrected_at, strength, turn_user) "
-            # Materialized, the ids get an automatic index on their position: json_each
-            # alone is a virtual table, joined by a scan per row.
-            "WITH n AS MATERIALIZED (SELECT key AS i, value AS id FROM json_each(?)) "
-            "SELECT n.id, ?, ?, p.content, p.content_hash, p.context, p.source_sandbox, "
-            "p.source_entry, p.type, p.tags, p.metadata, p.created_at, p.updated_at, "
-            "p.corrected_by, p.corrected_at, p.strength, p.turn_user FROM (SELECT *, "
-            "row_number() OVER (ORDER BY seq) "
-            "- 1 AS i FROM facts WHERE scope = ?) AS p JOIN n ON n.i = p.i "
-            "WHERE true ORDER BY p.seq ON CONFLICT (scope, content_hash) DO NOTHING "
-            "RETURNING id",
-            (json.dumps(list(ids)), child.key, scope_token(child.key), parent.key),
+            _COPY, (json.dumps(list(ids)), child.key, scope_token(child.key), parent.key)
         ).fetchall()
         copy_of = (
             "FROM facts c JOIN facts p ON p.scope = ? AND p.content_hash = c.content_hash "

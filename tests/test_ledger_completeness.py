@@ -36,7 +36,7 @@ from engram import PersonAppRef, ResourceRef, Turn
 from engram.api.app import create_app
 from engram.cli.main import _user as cli_user
 from engram.cli.main import build_parser, main
-from engram.core import ports
+from engram.core import ops, ports
 from engram.core.agents import Agents
 from engram.core.clock import now_us
 from engram.core.documents.models import Document
@@ -154,6 +154,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Memory.import_file": lambda: mem.import_file(REF, _records_file()),
         "Wiki.compile": lambda: mem.wiki.compile(REF),  # one batch: one entry
         "Memory.merge": lambda: mem.merge(REF, [may.id, travel.id], "the trip is in late May"),
+        "Memory.run": lambda: mem.run(REF, ops.Remember("run through its declaration")),
         "WorkingMemory.set": lambda: mem.working.set(REF, "plan", {"tier": "pro"}),
         "WorkingMemory.delete": lambda: mem.working.delete(REF, "doomed"),
         "Agents.register": lambda: mem.agents.register("another"),
@@ -438,6 +439,7 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
     f2 = c.post(f"{base}/facts", json={"content": "fact two"}).json()["id"]
     f3 = c.post(f"{base}/facts", json={"content": "fact three"}).json()["id"]
     read = c.post(f"{base}/facts", json={"content": "Ana reads in Lisbon"}).json()["id"]
+    merged = [c.post(f"{base}/facts", json={"content": f"merge me {n}"}).json()["id"] for n in "ab"]
     c.post(f"{base}/feedback/{read}", json={"signal": "used"})  # for consolidation to apply
     c.post(f"{base}/facts", json={"content": "old", "createdAt": "2020-01-01T00:00:00Z"})
     c.delete(f"{base}/facts/{f3}")
@@ -478,6 +480,9 @@ def test_every_write_route_adds_one_entry_naming_the_verified_caller(
             f"{base}/facts/{f1}", json={"content": "fact one, corrected"}
         ),
         ("DELETE", "/agents/{agent_id}/facts/{fact_id}"): lambda: c.delete(f"{base}/facts/{f2}"),
+        ("POST", "/agents/{agent_id}/merges"): lambda: c.post(
+            f"{base}/merges", json={"factIds": merged, "content": "merged, one fact"}
+        ),
         ("POST", "/agents/{agent_id}/imports"): lambda: c.post(
             f"{base}/imports",
             content='[{"content": "imported over http"}]',

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from engram import wire
-from engram.core import limits
+from engram.core import limits, ops
 from engram.core.conversations import Turn
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
 from engram.core.health import DRIFT_PER_SCOPE
@@ -26,6 +26,7 @@ from engram.core.models import SourceRef
 from engram.core.sessions import Entry
 from engram.wire import consolidation as consolidation_wire
 from engram.wire import graph as graph_wire
+from engram.wire import ops as wire_ops
 from engram.wire import usage as usage_wire
 
 JSON = dict[str, Any]
@@ -130,6 +131,18 @@ class Client:
     def end(self, agent_id: str) -> JSON:
         return self.call_json("POST", f"/agents/{_quote(agent_id)}/end")
 
+    # -- declared operations -------------------------------------------------------
+    def run(self, agent_id: str, op: ops.Op[Any]) -> JSON:
+        """Carries out one declared operation (:mod:`engram.core.ops`) for the agent: the
+        request its declaration names, checked here first by the library's own rules."""
+        kind = type(op)
+        path, sent = wire_ops.encoded(op)
+        url = f"/agents/{_quote(agent_id)}{path}"
+        if wire_ops.sent_in_body(kind):
+            return self.call_json(kind.surface.method, url, json=sent if sent else None)
+        params = {k: _query_value(v) for k, v in sent.items()}
+        return self.call_json(kind.surface.method, url, params=params)
+
     # -- an agent's facts ----------------------------------------------------------
     def remember(
         self,
@@ -144,21 +157,18 @@ class Client:
         context: str | None = None,
         strength: float | None = None,
     ) -> JSON:
-        fields: dict[str, Any] = {"content": content}
-        if source_ref is not None:
-            fields["sourceRef"] = _body(
-                wire.SourceRefBody, sandboxId=source_ref[0], entryIndex=source_ref[1]
-            )
-        tag_list = None if tags is None else list(tags)
-        fields |= _params(
-            type=type,
-            tags=tag_list,
-            metadata=metadata,
-            createdAt=created_at,
-            context=context,
-            strength=strength,
+        source = None if source_ref is None else SourceRef(*source_ref)
+        note = ops.Remember(
+            content,
+            source,
+            type,
+            tags or (),
+            metadata,
+            created_at,
+            context,
+            1.0 if strength is None else strength,
         )
-        return self.send("POST", _facts(agent_id), _body(wire.NewFact, **fields))
+        return self.run(agent_id, note)
 
     def remember_conversation(
         self,
@@ -198,42 +208,54 @@ class Client:
         min_strength: float | None = None,
         min_score: float | None = None,
     ) -> list[JSON]:
-        params = _params(
-            query=query,
-            topK=top_k,
-            type=type,
-            tags=list(tags) or None,
-            createdAfter=None if created_after is None else created_after.isoformat(),
-            createdBefore=None if created_before is None else created_before.isoformat(),
-            verifiedOnly="true" if verified_only else None,
-            mode=None if mode == "hybrid" else mode,
-            minStrength=min_strength,
-            minScore=min_score,
+        asked = ops.Recall(
+            query,
+            top_k,
+            type,
+            tags,
+            verified_only,
+            mode,
+            created_after,
+            created_before,
+            min_strength,
+            min_score,
         )
-        return list(self.call_json("GET", _facts(agent_id), params=params)["facts"])
+        return list(self.run(agent_id, asked)["facts"])
 
     def facts(self, agent_id: str, *, limit: int | None = None, before: str | None = None) -> JSON:
-        return self.call_json("GET", _facts(agent_id), params=_params(limit=limit, before=before))
+        return self.run(agent_id, ops.Facts(limit, before))
 
     def fact(self, agent_id: str, fact_id: str) -> JSON:
-        return self.call_json("GET", f"{_facts(agent_id)}/{_quote(fact_id)}")
+        return self.run(agent_id, ops.GetFact(fact_id))
+
+    def provenance(self, agent_id: str, fact_id: str) -> list[JSON]:
+        """The chunks of the agent's documents holding the fact's words."""
+        return list(self.run(agent_id, ops.FactProvenance(fact_id))["provenance"])
 
     def correct(self, agent_id: str, fact_id: str, content: str, *, by: str | None = None) -> JSON:
-        fields: dict[str, Any] = {"content": content} | ({} if by is None else {"by": by})
-        path = f"{_facts(agent_id)}/{_quote(fact_id)}"
-        return self.send("PATCH", path, _body(wire.FactCorrection, **fields))
+        return self.run(agent_id, ops.Correct(fact_id, content, by))
+
+    def merge(
+        self,
+        agent_id: str,
+        fact_ids: Sequence[str],
+        content: str | None = None,
+        *,
+        hard: bool = False,
+    ) -> JSON:
+        """Folds 2 to 10 of the agent's facts into one (the merged fact); without
+        ``content`` the service's chat model writes the words."""
+        return self.run(agent_id, ops.Merge(fact_ids, content, hard))
 
     def forget(self, agent_id: str, fact_id: str, *, hard: bool = False) -> bool:
         """Forgets one fact; idempotent. Returns whether it existed. Softly (to the trash,
         see :meth:`trash` and :meth:`restore`) unless ``hard``: then for good."""
-        path = f"{_facts(agent_id)}/{_quote(fact_id)}"
-        return bool(self.call_json("DELETE", path, params=_hard(hard))["forgotten"])
+        return bool(self.run(agent_id, ops.Forget(fact_id, hard))["forgotten"])
 
     def forget_all(self, agent_id: str, *, expected_count: int, hard: bool = False) -> int:
         """Forgets every fact, confirming how many the caller saw (Conflict when more);
         softly unless ``hard``."""
-        params = {"count": expected_count} | _hard(hard)
-        return int(self.call_json("DELETE", _facts(agent_id), params=params)["forgotten"])
+        return int(self.run(agent_id, ops.ForgetAll(expected_count, hard))["forgotten"])
 
     # -- an agent's history ----------------------------------------------------------
     def trash(self, agent_id: str, *, limit: int | None = None, before: str | None = None) -> JSON:
@@ -245,8 +267,7 @@ class Client:
     def restore(self, agent_id: str, fact_id: str) -> JSON:
         """Brings a softly forgotten fact back (same id and times): the fact. Conflict
         when the agent holds its words again; NotFound when it is not in the trash."""
-        path = f"/agents/{_quote(agent_id)}/trash/{_quote(fact_id)}/restore"
-        return self.call_json("POST", path)
+        return self.run(agent_id, ops.Restore(fact_id))
 
     def delete_traces(self, agent_id: str, ids: Sequence[str]) -> JSON:
         """Deletes these facts for good, live or trashed (unknown ids are skipped; at
@@ -298,11 +319,8 @@ class Client:
         max_facts: int | None = None,
         max_age: timedelta | None = None,
     ) -> JSON:
-        fields: dict[str, Any] = {} if max_facts is None else {"maxFacts": max_facts}
-        if max_age is not None:
-            fields["maxAgeMs"] = max_age // timedelta(milliseconds=1)
-        spec = _body(wire.CompactionSpec, **fields)
-        return self.send("POST", f"/agents/{_quote(agent_id)}/compactions", spec)
+        age = None if max_age is None else max_age // timedelta(milliseconds=1)
+        return self.run(agent_id, ops.Compact(max_facts, age))
 
     # -- an agent's episodes ---------------------------------------------------------
     def episodic_recall(
@@ -783,3 +801,10 @@ def _key(agent_id: str, key: str) -> str:
 def _quote(part: str) -> str:
     """One path segment, percent-encoded; dots too, so a key ``..`` is not a dot-segment."""
     return quote(part, safe="").replace(".", "%2E")
+
+
+def _query_value(value: Any) -> Any:
+    """A query parameter as the service reads it: ``true``/``false`` for a flag."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value

@@ -79,7 +79,9 @@ def test_agents_and_their_memory(app_client: TestClient) -> None:
     assert child["fork"]["semanticFactsCopied"] == 1
     assert client.compact(agent, max_facts=0, max_age=timedelta(days=1))["removed"] == 0
     assert client.end(child["agent"]["id"])["status"] == "ended"
-    with pytest.raises(engram.InvalidInput, match="topK"):
+    # The Client holds a call to the library's own rules before sending it, so the
+    # message names the parameter as the caller wrote it (the service would say topK).
+    with pytest.raises(engram.InvalidInput, match="top_k"):
         client.recall(agent, "x", top_k=101)
     with pytest.raises(engram.Unauthenticated):
         engram.Client(http=app_client).register("nobody")

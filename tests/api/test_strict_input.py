@@ -130,7 +130,7 @@ def test_bodies_are_strictly_typed_and_closed(client: TestClient, target: Target
     probes: list[tuple[str, str, dict[str, Any], str]] = [
         ("POST", f"/agents/{agent}/compactions", {"maxFacts": True}, "maxFacts"),
         ("POST", f"/agents/{agent}/compactions", {"maxAgeMs": "1"}, "maxAgeMs"),
-        ("POST", f"/agents/{agent}/compactions", {"maxFacts": 1.0}, "maxFacts"),
+        ("POST", f"/agents/{agent}/compactions", {"maxFacts": 1.5}, "maxFacts"),
         ("POST", f"/agents/{agent}/compactions", {"max_facts": 0}, "max_facts"),
         ("POST", "/agents", {"name": 5}, "name"),
         ("POST", "/agents", {"name": "x", "resource_id": "y"}, "resource_id"),

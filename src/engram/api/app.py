@@ -10,6 +10,7 @@ from fastapi import Depends, FastAPI
 from engram.api import (
     agents,
     consolidation,
+    declared,
     documents,
     errors,
     facts,
@@ -94,6 +95,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(agents.router, dependencies=service_only)
     app.include_router(memory.router, dependencies=service_only)
     app.include_router(facts.router, dependencies=service_only)
+    app.include_router(declared.router(), dependencies=service_only)
     app.include_router(history.router, dependencies=service_only)
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)

@@ -20,7 +20,6 @@ from engram.core.errors import InvalidInput
 from engram.wire import (
     DeletionOut,
     Deletions,
-    FactOut,
     LedgerEntryOut,
     LedgerOut,
     TrashedFact,
@@ -49,14 +48,6 @@ def trash(
     return TrashOut(
         facts=[TrashedFact.of_trashed(t) for t in page.facts], next_before=page.next_before
     )
-
-
-@router.post("/trash/{fact_id}/restore", responses=errors(409))
-def restore(agent_id: str, fact_id: str, request: Request) -> FactOut:
-    """Brings a softly forgotten fact back (same id and times); 409 when the agent holds
-    its words again as another fact."""
-    memory, agent = agent_memory(request, agent_id, write=True)
-    return FactOut.of(memory.restore(agent.ref, fact_id))
 
 
 @router.post("/deletions", responses=errors(409))

@@ -54,24 +54,6 @@ TopK = Annotated[
     ),
     Integer,
 ]
-MinStrength = Annotated[
-    float | None,
-    Query(
-        alias="minStrength",
-        ge=0,
-        le=limits.MAX_STRENGTH,
-        description="recall: only facts at least this strong (0 to 10)",
-    ),
-]
-MinScore = Annotated[
-    float | None,
-    Query(
-        alias="minScore",
-        ge=0,
-        le=1,
-        description="recall: only hits at least this relevant (0 to 1, one scale for every query)",
-    ),
-]
 Count = Annotated[
     int,
     Query(

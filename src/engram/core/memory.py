@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from engram.core import consolidation as consolidating
 from engram.core import (
@@ -20,6 +20,7 @@ from engram.core import (
     ledger,
     limits,
     merging,
+    ops,
     query,
     relevance,
     reranking,
@@ -89,7 +90,6 @@ from engram.core.wiki import WIKI_TYPE, Wiki
 from engram.core.working import WorkingMemory
 
 CANDIDATE_POOL = 50
-MERGE_MIN, MERGE_MAX = 2, 10  # facts one merge folds
 DEFAULT_POLICY = consolidating.Policy()
 T = TypeVar("T")
 
@@ -110,18 +110,7 @@ class Batch:
         return [self.existing.get(digest) or stored[digest] for _, digest, _ in self.checked]
 
 
-@dataclass(frozen=True, slots=True)
-class Note:
-    """One fact to remember in a batch (see :meth:`Memory.remember_many`)."""
-
-    content: str
-    source_ref: SourceRef | None = None
-    type: str | None = None
-    tags: Sequence[str] = ()
-    metadata: dict[str, JSONValue] | None = None
-    created_at: datetime | None = None
-    context: str | None = None
-    strength: float = 1.0
+Note = ops.Remember  # one fact to remember in a batch (see Memory.remember_many)
 
 
 class Memory:
@@ -300,7 +289,16 @@ class Memory:
         embedder), UpstreamFailure (the embedder failed: nothing was stored).
         """
         note = Note(content, source_ref, type, tags, metadata, created_at, context, strength)
-        return self.remember_many(ref, [note])[0]
+        return self.run(ref, note)
+
+    def run(self, ref: Scope, op: ops.Op[T]) -> T:
+        """Carries out one operation (:mod:`engram.core.ops`) in the scope: the one
+        entry every surface's call goes through."""
+        runner = _RUNS.get(type(op))
+        if runner is None:
+            raise InvalidInput(f"{type(op).__name__} is not an operation of engram")
+        result: T = runner(self, ref, op)
+        return result
 
     def remember_many(self, ref: Scope, notes: Sequence[Note | str]) -> list[Fact]:
         """Remembers many facts with one embedding request and one transaction.
@@ -416,10 +414,11 @@ class Memory:
         Raises InvalidInput (empty, over 2000 characters), NotFound, Conflict (the
         scope already holds these words as another fact), UpstreamFailure.
         """
-        text = limits.check_content(content)
-        if by is not None:
-            limits.check_label(by, "by")
-        self.fact(ref, fact_id)  # NotFound before anything is embedded
+        return self.run(ref, ops.Correct(fact_id, content, by))
+
+    def _correct(self, ref: Scope, op: ops.Correct) -> Fact:
+        fact_id, text, by = op.fact_id, op.content, op.by
+        self._fact(ref, ops.GetFact(fact_id))  # NotFound before anything is embedded
         embedder = self._embedder
         vector = None if embedder is None else embedder.embed([text], "passage")[0]
         digest, now, store = rules.content_hash(text), self._now(), self._store
@@ -464,11 +463,10 @@ class Memory:
         ids, bad content, no content and no chat model), NotFound (an id that is not a
         live fact of the scope), UpstreamFailure (the model failed or left something
         out; nothing written)."""
-        ids = limits.check_ids(fact_ids, "fact_ids")
-        if not MERGE_MIN <= len(ids) <= MERGE_MAX:
-            raise InvalidInput(
-                f"fact_ids must name {MERGE_MIN} to {MERGE_MAX} facts, got {len(ids)}"
-            )
+        return self.run(ref, ops.Merge(fact_ids, content, hard))
+
+    def _merge(self, ref: Scope, op: ops.Merge) -> Fact:
+        ids, content, hard = list(op.fact_ids), op.content, op.hard
         if content is None and self._chat is None:
             raise InvalidInput(
                 "content is required: this memory has no chat model to write merged words",
@@ -479,12 +477,12 @@ class Memory:
         if content is None:
             assert self._chat is not None
             content = merging.write(self._chat, [f.content for f in sources])
-        text = limits.check_content(content)
+        text = limits.check_content(content)  # the model's words too
         types = {f.type for f in sources}
         note = Note(
             text,
             type=types.pop() if len(types) == 1 else None,
-            tags=list(dict.fromkeys(t for f in sources for t in f.tags)),
+            tags=tuple(dict.fromkeys(t for f in sources for t in f.tags)),
             strength=max(f.strength for f in sources),
         )
         batch = self._prepare(ref, [note])
@@ -616,7 +614,7 @@ class Memory:
     def provenance(self, ref: Scope, fact_id: str) -> list[Provenance]:
         """Each chunk of the scope's documents holding the fact's words: document,
         source, index, ``start``/``end`` in the document's text, heading trail, page."""
-        return self._documents.provenance(ref, fact_id)
+        return self.run(ref, ops.FactProvenance(fact_id))
 
     def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
         """Forgets the document and the facts only it names; whether it existed."""
@@ -695,8 +693,11 @@ class Memory:
         retention deletes it for good. ``hard=True`` deletes it for good now (live or
         in the trash): its words are then nowhere in the store, the ledger's
         before-states of it included."""
-        checked, now, store = _check_id(fact_id), self._now(), self._store
-        if hard:
+        return self.run(ref, ops.Forget(fact_id, hard))
+
+    def _forget(self, ref: Scope, op: ops.Forget) -> bool:
+        checked, now, store = op.fact_id, self._now(), self._store
+        if op.hard:
             receipt = self.delete_traces(ref, [checked])
             return receipt.facts + receipt.trashed > 0
 
@@ -714,8 +715,10 @@ class Memory:
         Conflict is raised. Returns how many were forgotten. Softly by default (to the
         trash); ``hard=True`` deletes every fact of the scope for good, the trash's too.
         """
-        limits.check_count(expected_count, "expected_count")
-        now, store = self._now(), self._store
+        return self.run(ref, ops.ForgetAll(expected_count, hard))
+
+    def _forget_all(self, ref: Scope, op: ops.ForgetAll) -> int:
+        expected_count, hard, now, store = op.expected_count, op.hard, self._now(), self._store
 
         def write(rec: Entry) -> int:
             rules.confirm_count(store.facts.count(rec.tx, ref), expected_count)
@@ -725,14 +728,17 @@ class Memory:
             rules.purge_trash(rec, self._caps.trash_retention_us)
             return len(moved)
 
-        op = "delete_scope" if hard else "forget_all"
-        return store.run(lambda tx: self._entry(tx, ref, op, now, write), lock=[ref])
+        name = "delete_scope" if hard else "forget_all"
+        return store.run(lambda tx: self._entry(tx, ref, name, now, write), lock=[ref])
 
     def restore(self, ref: Scope, fact_id: str) -> Fact:
         """Brings a softly forgotten fact back from the trash (same id and times).
         Raises NotFound (not in this scope's trash) and Conflict (the scope holds its
         words again, as another fact)."""
-        checked, now, store = _check_id(fact_id), self._now(), self._store
+        return self.run(ref, ops.Restore(fact_id))
+
+    def _restore(self, ref: Scope, op: ops.Restore) -> Fact:
+        checked, now, store = op.fact_id, self._now(), self._store
 
         def write(rec: Entry) -> Fact:
             fact = rules.restore(store, rec.tx, ref, checked)
@@ -812,13 +818,13 @@ class Memory:
         """Applies the caps now: facts older than ``max_age`` go to the trash first, then
         the oldest beyond ``max_facts``. Unset arguments fall back to the store-wide caps.
         The trash's and the ledger's retention are applied too."""
+        age = None if max_age is None else limits.check_max_age(max_age) // 1000
+        return self.run(ref, ops.Compact(max_facts, age))
+
+    def _compact(self, ref: Scope, op: ops.Compact) -> Compaction:
         caps = Caps(
-            max_facts=limits.check_max_facts(max_facts)
-            if max_facts is not None
-            else self._caps.max_facts,
-            max_age_us=limits.check_max_age(max_age)
-            if max_age is not None
-            else self._caps.max_age_us,
+            max_facts=op.max_facts if op.max_facts is not None else self._caps.max_facts,
+            max_age_us=op.max_age_ms * 1000 if op.max_age_ms is not None else self._caps.max_age_us,
         )
         now, store, retention = self._now(), self._store, self._caps
 
@@ -912,7 +918,11 @@ class Memory:
 
     # -- reading facts -----------------------------------------------------------
     def fact(self, ref: Scope, fact_id: str) -> Fact:
-        checked, store = _check_id(fact_id), self._store
+        return self.run(ref, ops.GetFact(fact_id))
+
+    def _fact(self, ref: Scope, op: ops.GetFact) -> Fact:
+        fact_id, store = op.fact_id, self._store
+        checked = fact_id
         found = store.run(lambda tx: store.facts.get(tx, ref, checked), write=False)
         if found is None:
             raise NotFound(f"no fact {fact_id!r} in this scope")
@@ -921,8 +931,11 @@ class Memory:
     def facts(self, ref: Scope, *, limit: int | None = None, before: str | None = None) -> FactPage:
         """One page of facts, newest first (default 100, max 1000), from an index: the
         cost follows the page size. Pass ``next_before`` back as ``before``."""
-        size = limits.check_limit(limit)
-        position, store = _decode_cursor(before), self._store
+        return self.run(ref, ops.Facts(limit, before))
+
+    def _facts(self, ref: Scope, op: ops.Facts) -> FactPage:
+        size = op.limit or limits.DEFAULT_PAGE
+        position, store = _decode_cursor(op.before), self._store
         rows = store.run(lambda tx: store.facts.page(tx, ref, position, size + 1), write=False)
         more = len(rows) > size
         rows = rows[:size]
@@ -973,27 +986,31 @@ class Memory:
         fused order (:mod:`engram.core.reranking`); a failing reranker raises
         UpstreamFailure, never a silent fallback to the fused order.
         """
-        floor = None if min_score is None else limits.check_share(min_score, "min_score")
-        text = limits.check_query(query_text)
-        k = limits.check_top_k(top_k)
-        filters = Filters(
-            type=limits.check_label(type, "type") if type is not None else None,
-            tags=limits.check_tags(tags),
-            created_after=limits.check_time(created_after, "created_after"),
-            created_before=limits.check_time(created_before, "created_before"),
-            verified_only=bool(verified_only),
-            min_strength=None
-            if min_strength is None
-            else limits.check_strength(min_strength, "min_strength"),
+        asked = ops.Recall(
+            query_text,
+            top_k,
+            type,
+            tags,
+            verified_only,
+            mode,
+            created_after,
+            created_before,
+            min_strength,
+            min_score,
         )
-        after, before = filters.created_after, filters.created_before
-        if after is not None and before is not None and after >= before:
-            raise InvalidInput(
-                f"created_after ({after.isoformat()}) must be earlier than created_before "
-                f"({before.isoformat()}): no fact could match"
-            )
-        if mode not in ("hybrid", "text", "vector"):
-            raise InvalidInput(f"mode must be hybrid, text or vector, got {mode!r}")
+        return self.run(ref, asked)
+
+    def _recall(self, ref: Scope, op: ops.Recall) -> list[RecallHit]:
+        floor, text, mode = op.min_score, op.query, op.mode
+        k = op.top_k or limits.DEFAULT_TOP_K
+        filters = Filters(
+            type=op.type,
+            tags=tuple(op.tags),
+            created_after=op.created_after,
+            created_before=op.created_before,
+            verified_only=op.verified_only,
+            min_strength=op.min_strength,
+        )
         pool = max(CANDIDATE_POOL, 2 * k)
         embedder = self._require_embedder("recall by meaning") if mode != "text" else None
         reranker = self._reranker if mode == "hybrid" else None
@@ -1099,18 +1116,23 @@ def _scope_ids(ref: Scope) -> tuple[str, ...]:
 
 
 def _check_note(note: Note) -> tuple[Note, str, str]:
-    text = limits.check_content(note.content)
-    checked = Note(
-        content=text,
-        source_ref=limits.check_source_ref(note.source_ref),
-        type=limits.check_label(note.type, "type") if note.type is not None else None,
-        tags=limits.check_tags(note.tags),
-        metadata=limits.check_metadata(note.metadata),
-        created_at=limits.check_time(note.created_at, "created_at"),
-        context=limits.check_context(note.context),
-        strength=limits.check_strength(note.strength),
-    )
-    return checked, content_hash(text), limits.encode_value(checked.metadata)
+    """A note (checked when made), its content hash and its metadata's JSON."""
+    return note, content_hash(note.content), limits.encode_value(note.metadata or {})
+
+
+_RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
+    ops.Remember: lambda m, ref, op: m.remember_many(ref, [op])[0],
+    ops.Recall: Memory._recall,
+    ops.Facts: Memory._facts,
+    ops.GetFact: Memory._fact,
+    ops.FactProvenance: lambda m, ref, op: m._documents.provenance(ref, op.fact_id),
+    ops.Correct: Memory._correct,
+    ops.Merge: Memory._merge,
+    ops.Forget: Memory._forget,
+    ops.ForgetAll: Memory._forget_all,
+    ops.Restore: Memory._restore,
+    ops.Compact: Memory._compact,
+}
 
 
 def _check_id(fact_id: object) -> str:

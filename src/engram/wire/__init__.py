@@ -39,7 +39,6 @@ from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES, MAX_SESSION_NAME_C
 from engram.core.sharing import Share
 
 MAX_TTL_SECONDS = int(limits.MAX_TTL.total_seconds())
-MAX_AGE_MS = 10**6 * 86_400_000  # a million days, as Memory.compact takes
 
 
 def parse_time(raw: object) -> object:
@@ -106,28 +105,6 @@ class SourceRefBody(Body):
     entry_index: int = Field(alias="entryIndex", ge=0, le=limits.MAX_COUNT)
 
 
-class NewFact(Body):
-    """``verified`` is never read from a request: it is computed from ``sourceRef``.
-    ``context`` is text that helps find the fact without being part of it (say, the
-    turns of a conversation around it); full-text recall matches it."""
-
-    content: str = Field(min_length=1, max_length=limits.MAX_FACT_CHARS)
-    source_ref: SourceRefBody | None = Field(default=None, alias="sourceRef")
-    context: str | None = Field(default=None, max_length=limits.MAX_CONTEXT_CHARS)
-    type: Label | None = None
-    tags: list[Label] | None = Field(default=None, max_length=limits.MAX_TAGS)
-    metadata: dict[str, Any] | None = Field(
-        default=None, description="a JSON object up to 16 KiB, nested at most 64 levels"
-    )
-    created_at: Time | None = Field(default=None, alias="createdAt")
-    strength: float = Field(
-        default=1.0,
-        ge=0,
-        le=limits.MAX_STRENGTH,
-        description="0 to 10 (default 1): multiplies the fact's score in recall",
-    )
-
-
 class SessionSpec(Body):
     """A new session of the agent; ``forkOf`` starts it from an entry of another (of an
     agent of the same team). The same ``sessionId`` again with the same name and fork
@@ -178,16 +155,6 @@ class NewEntries(Body):
 
     entries: list[EntryBody] = Field(max_length=MAX_APPEND)
     expected_next: int | None = Field(default=None, alias="expectedNext", ge=0, le=limits.MAX_COUNT)
-
-
-class FactCorrection(Body):
-    content: str = Field(min_length=1, max_length=limits.MAX_FACT_CHARS)
-    by: Label | None = None
-
-
-class CompactionSpec(Body):
-    max_facts: int | None = Field(default=None, alias="maxFacts", ge=0, le=limits.MAX_COUNT)
-    max_age_ms: int | None = Field(default=None, alias="maxAgeMs", ge=0, le=MAX_AGE_MS)
 
 
 class Deletions(Body):

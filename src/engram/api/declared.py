@@ -1,0 +1,153 @@
+"""Routes built from the declared operations (:mod:`engram.core.ops`), one per method
+and path: the parameters, the body, the answer and the statuses all come from the
+declaration. Two operations may share a route (``GET /facts`` lists, or recalls with
+``?query=``): the one whose required parameters are given is carried out, and a
+parameter only the other takes is refused rather than ignored.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from fastapi import APIRouter, Body, Query, Request
+from fastapi import Path as PathParam
+from pydantic import BeforeValidator, WithJsonSchema
+
+from engram.api.context import agent_memory
+from engram.api.openapi import errors
+from engram.api.params import Flag, Integer
+from engram.core import ops
+from engram.core.errors import InvalidInput
+from engram.core.fields import Field
+from engram.wire import parse_time
+from engram.wire.ops import ANSWERS, OpType, body_model, carried, made, path_fields, wire_name
+
+COMMON = (400, 401, 403, 404, 500, 501, 503)
+
+
+def router(declared: tuple[OpType, ...] = ops.OPS) -> APIRouter:
+    """Every declared operation's route, under ``/agents/{agent_id}``."""
+    built = APIRouter(prefix="/agents/{agent_id}", responses=errors(*COMMON))
+    groups: dict[tuple[str, str], list[OpType]] = {}
+    for op in declared:
+        groups.setdefault((op.surface.method, op.surface.path), []).append(op)
+    for (method, path), group in groups.items():
+        statuses = sorted({e.http_status for op in group for e in op.surface.errors} - set(COMMON))
+        answers = [ANSWERS[op].model for op in group]
+        built.add_api_route(
+            path,
+            _endpoint(group),
+            methods=[method],
+            status_code=group[0].surface.status,
+            response_model=answers[0] if len(answers) == 1 else answers[0] | answers[1],
+            responses=errors(*statuses),
+            tags=[group[0].surface.tag],
+            description=_description(group),
+        )
+    return built
+
+
+def _endpoint(group: list[OpType]) -> Callable[..., Any]:
+    first = group[0]
+    params = [
+        inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request),
+        _param("agent_id", Annotated[str, PathParam()]),
+    ]
+    params += [
+        _param(f.name, Annotated[str, PathParam(description=f.help)]) for f in path_fields(first)
+    ]
+    in_body = first.surface.method in ("POST", "PATCH", "PUT")
+    if in_body and carried(first):
+        model = body_model(first)
+        has_required = any(f.required for f in carried(first))
+        default = inspect.Parameter.empty if has_required else None
+        accepted: Any = model if has_required else model | None
+        kind = Annotated[accepted, Body()]
+        params.append(_param("body", kind, default))
+    elif not in_body:
+        seen: set[str] = set()
+        for op in group:
+            for f in carried(op):
+                if f.name not in seen:
+                    seen.add(f.name)
+                    params.append(_query(f, required=len(group) == 1 and f.required))
+
+    def endpoint(request: Request, agent_id: str, **given: Any) -> Any:
+        op = _chosen(group, request, given) if len(group) > 1 else first
+        surface = op.surface
+        memory, agent = agent_memory(request, agent_id, write=surface.writes, facts=surface.facts)
+        values = dict(given)
+        body = values.pop("body", None)
+        if body is not None:
+            values.update({k: getattr(body, k) for k in type(body).model_fields})
+        made_op = made(op, values)
+        result = memory.run(agent.ref, made_op)
+        return ANSWERS[op].build(made_op, result)
+
+    endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    endpoint.__name__ = (first.surface.cli or first.__name__).replace("-", "_")
+    endpoint.__doc__ = first.__doc__
+    return endpoint
+
+
+def _chosen(group: list[OpType], request: Request, given: dict[str, Any]) -> OpType:
+    """Of operations sharing a route, the one whose required parameters were given; a
+    parameter only the others take is refused."""
+    sent = set(request.query_params)
+    by_needs = sorted(group, key=lambda op: -sum(f.required for f in carried(op)))
+    for op in by_needs:
+        needs = [f for f in carried(op) if f.required]
+        if all(given.get(f.name) is not None for f in needs):
+            chosen = op
+            break
+    else:
+        chosen = group[-1]
+    mine = {wire_name(f) for f in carried(chosen)}
+    misplaced = sorted(
+        {wire_name(f) for other in group if other is not chosen for f in carried(other)} - mine
+        & sent
+    )
+    if misplaced:
+        others = [f for o in group if o is not chosen for f in carried(o) if f.required]
+        mine_needs = [f for f in carried(chosen) if f.required]
+        if others:
+            why = f"taken only with ?{wire_name(others[0])}="
+        else:
+            why = f"not taken with ?{wire_name(mine_needs[0])}=" if mine_needs else "not taken here"
+        verb = "is" if len(misplaced) == 1 else "are"
+        raise InvalidInput(f"{', '.join(misplaced)} {verb} {why}")
+    return chosen
+
+
+def _query(field: Field, *, required: bool) -> inspect.Parameter:
+    name, base = wire_name(field), field.base
+    query = Query(alias=name if name != field.name else None, description=field.help)
+    shown = WithJsonSchema(field.schema())
+    kind: Any
+    if base is int:
+        kind = Annotated[int, Integer, shown]
+    elif base is bool:
+        kind = Annotated[bool, Flag, shown]
+    elif base is datetime:
+        kind = Annotated[datetime, BeforeValidator(parse_time), shown]
+    elif get_args(base) and get_origin(base) is not Literal:
+        kind = Annotated[list[get_args(base)[0]], shown]  # type: ignore[misc]
+    else:
+        kind = Annotated[base, shown]
+    if not required:
+        kind = kind | None
+    return _param(field.name, Annotated[kind, query], inspect.Parameter.empty if required else None)
+
+
+def _param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+def _description(group: list[OpType]) -> str:
+    texts = [inspect.cleandoc(op.__doc__ or "") for op in group]
+    return "\n\n".join(texts)

@@ -1,0 +1,399 @@
+"""Every operation on an agent's facts, declared once.
+
+An operation is a frozen dataclass: its fields are its parameters, typed and bounded by
+the markers of :mod:`engram.core.fields`; its docstring is its help; its ``surface``
+names what the edges need (the HTTP method and path, the command line's name, the agent
+tool's, whether it writes, which errors it can raise). Making one checks it: an
+operation that exists is valid. ``Memory.run(scope, op)`` carries it out, and the
+library's keyword methods (``remember``, ``recall``, …) are conveniences over it.
+
+The HTTP routes and their OpenAPI schema, ``engram.Client``, the command line's options
+and the agent tools are built from these declarations: a parameter added here is a
+parameter everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, ClassVar, Generic, Literal, TypeVar
+
+from engram.core import limits
+from engram.core.documents.models import Provenance
+from engram.core.errors import (
+    CapabilityMissing,
+    Conflict,
+    EngramError,
+    InvalidInput,
+    NotFound,
+    TooLarge,
+    Unavailable,
+    UpstreamFailure,
+)
+from engram.core.fields import (
+    Checked,
+    Help,
+    Items,
+    Json,
+    Path,
+    Real,
+    Text,
+    Whole,
+    Wire,
+    called,
+    check,
+)
+from engram.core.models import Compaction, Fact, FactPage, JSONValue, RecallHit, SourceRef
+
+R = TypeVar("R", covariant=True)
+Method = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
+EMBEDS = (CapabilityMissing, UpstreamFailure, Unavailable)  # what asking the model can raise
+MERGE_MIN, MERGE_MAX = 2, 10  # facts one merge folds
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """Where an operation is offered. ``path`` is under ``/agents/{agent_id}``; a field
+    marked :class:`~engram.core.fields.Path` fills its ``{name}``. ``errors`` are those a
+    valid request can still meet (InvalidInput is every operation's)."""
+
+    method: Method
+    path: str
+    status: int = 200
+    writes: bool = False
+    errors: tuple[type[EngramError], ...] = ()
+    cli: str | None = None
+    tool: str | None = None
+    answer: str = ""  # what the answer is, for help
+    facts: bool = True  # offered where facts are: memory enabled, an embedder configured
+    tag: str = "facts"  # the group it is listed under
+
+
+class Op(Generic[R]):
+    """An operation whose result is an ``R``; checked when made."""
+
+    surface: ClassVar[Surface]
+
+    def __post_init__(self) -> None:
+        check(self)
+        self.rules()
+
+    def rules(self) -> None:
+        """Rules between parameters, beyond each one's own bounds."""
+
+
+def all_ops() -> tuple[type[Op[object]], ...]:
+    """Every declared operation, in the order they are offered."""
+    return OPS
+
+
+# -- the parameters fact operations share ------------------------------------------------
+FactId = Annotated[
+    str, Text(limits.MAX_ID_CHARS, strip=False, called="fact id"), Path(), Help("a fact's id")
+]
+Content = Annotated[str, Text(limits.MAX_FACT_CHARS), Help("the fact's words")]
+Label = Annotated[str, Text(limits.MAX_LABEL_CHARS)]
+Tags = Annotated[
+    Sequence[str],
+    Items(Text(limits.MAX_LABEL_CHARS), limits.MAX_TAGS, sort=True, item="tag"),
+]
+Hard = Annotated[bool, Help("delete for good (no trash; the ledger keeps none of its words)")]
+SOURCE_REF = Checked(
+    lambda value, name: limits.check_source_ref(value),
+    (("type", "object"),),
+)
+
+
+# -- writing -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Remember(Op[Fact]):
+    """Remembers a fact; the same words again answer the stored fact. ``context`` is
+    text that helps find the fact without being part of it (say, the turns of a
+    conversation around it): full-text recall matches it. ``verified`` is never given:
+    it follows from ``source_ref``."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/facts",
+        status=201,
+        writes=True,
+        errors=(Conflict, TooLarge, *EMBEDS),
+        cli="remember",
+        tool="memory_add",
+        answer="the fact",
+    )
+
+    content: Content
+    source_ref: Annotated[
+        SourceRef | None, SOURCE_REF, Help("the session entry the fact came from")
+    ] = None
+    type: Annotated[Label | None, Help("the fact's type")] = None
+    tags: Annotated[Tags, Help("labels to filter recall by")] = ()
+    metadata: Annotated[
+        dict[str, JSONValue] | None,
+        Json(),
+        Help("a JSON object up to 16 KiB, nested at most 64 levels"),
+    ] = None
+    created_at: Annotated[datetime | None, Help("when it was learned (default: now)")] = None
+    context: Annotated[
+        str | None,
+        Text(limits.MAX_CONTEXT_CHARS, empty=True),
+        Help("text that helps find the fact without being part of it"),
+    ] = None
+    strength: Annotated[
+        float,
+        Real(0, limits.MAX_STRENGTH),
+        Help("0 to 10 (default 1): multiplies the fact's score in recall"),
+    ] = 1.0
+
+
+@dataclass(frozen=True)
+class Correct(Op[Fact]):
+    """Corrects a fact's words in place (embedded again; ``created_at`` stays); a
+    conflict when another fact of the scope already holds these words."""
+
+    surface: ClassVar[Surface] = Surface(
+        "PATCH",
+        "/facts/{fact_id}",
+        writes=True,
+        errors=(NotFound, Conflict, TooLarge, *EMBEDS),
+        cli="correct",
+        tool="memory_update",
+        answer="the corrected fact",
+    )
+
+    fact_id: FactId
+    content: Content
+    by: Annotated[Label | None, Help("who corrects it")] = None
+
+
+@dataclass(frozen=True)
+class Merge(Op[Fact]):
+    """Folds 2 to 10 live facts into one fact of ``content``, in one ledger entry: the
+    merged fact carries the union of their tags, their type when they share one, and
+    the highest strength; the others go to the trash (``hard``: for good). When
+    ``content`` is one of theirs (or another live fact's) words, that fact stays and
+    takes the others' place. Without ``content``, the memory's chat model writes the
+    merged words, which must cite every figure and name the facts hold."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/merges",
+        status=201,
+        writes=True,
+        errors=(NotFound, Conflict, TooLarge, *EMBEDS),
+        cli="merge",
+        tool="memory_merge",
+        answer="the merged fact",
+    )
+
+    fact_ids: Annotated[
+        Sequence[str],
+        Items(Text(limits.MAX_ID_CHARS, strip=False, called="fact id"), MERGE_MAX, item="id"),
+        Help(f"the facts to fold, {MERGE_MIN} to {MERGE_MAX}"),
+    ]
+    content: Annotated[
+        str | None,
+        Text(limits.MAX_FACT_CHARS),
+        Help("the merged fact's words (default: the chat model writes them)"),
+    ] = None
+    hard: Hard = False
+
+    def rules(self) -> None:
+        if not MERGE_MIN <= len(self.fact_ids) <= MERGE_MAX:
+            name = called(Merge, "fact_ids")
+            raise InvalidInput(
+                f"{name} must name {MERGE_MIN} to {MERGE_MAX} facts, got {len(self.fact_ids)}"
+            )
+
+
+@dataclass(frozen=True)
+class Forget(Op[bool]):
+    """Forgets one fact; idempotent: the answer says whether it was there. Softly: the
+    fact goes to the trash (restore brings it back) unless ``hard``, which deletes it
+    for good."""
+
+    surface: ClassVar[Surface] = Surface(
+        "DELETE",
+        "/facts/{fact_id}",
+        writes=True,
+        errors=(Conflict,),
+        cli="forget",
+        tool="memory_delete",
+        answer="whether it was there",
+    )
+
+    fact_id: FactId
+    hard: Hard = False
+
+
+@dataclass(frozen=True)
+class ForgetAll(Op[int]):
+    """Forgets every fact, confirming ``expected_count``, how many the caller was shown:
+    when there are more now, nothing is forgotten (a conflict). Softly (to the trash)
+    unless ``hard``."""
+
+    surface: ClassVar[Surface] = Surface(
+        "DELETE",
+        "/facts",
+        writes=True,
+        errors=(Conflict,),
+        cli="forget-all",
+        answer="how many were forgotten",
+    )
+
+    expected_count: Annotated[
+        int,
+        Whole(),
+        Wire("count"),
+        Help("how many you were shown: when there are more now, none is forgotten"),
+    ]
+    hard: Hard = False
+
+
+@dataclass(frozen=True)
+class Restore(Op[Fact]):
+    """Brings a softly forgotten fact back from the trash (same id and times); a
+    conflict when the scope holds its words again, as another fact."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/trash/{fact_id}/restore",
+        writes=True,
+        errors=(NotFound, Conflict),
+        cli="restore",
+        answer="the fact, back",
+        facts=False,
+        tag="history",
+    )
+
+    fact_id: FactId
+
+
+@dataclass(frozen=True)
+class Compact(Op[Compaction]):
+    """Prunes now: facts older than ``max_age_ms`` first, then the oldest beyond
+    ``max_facts`` (each unset: the store's caps); the trash's and the ledger's
+    retention are applied too."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/compactions",
+        writes=True,
+        errors=(Conflict, TooLarge),
+        cli="compact",
+        answer="what was pruned",
+    )
+
+    max_facts: Annotated[int | None, Whole(), Help("keep at most this many facts")] = None
+    max_age_ms: Annotated[
+        int | None,
+        Whole(0, limits.MAX_AGE_MS),
+        Help("prune facts older than this many milliseconds"),
+    ] = None
+
+
+# -- reading -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Recall(Op[list[RecallHit]]):
+    """Recalls facts by meaning: full-text and vector candidates, fused, each with its
+    relevance to the query in [0, 1]; filters bind both halves before fusion."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET",
+        "/facts",
+        errors=EMBEDS,
+        cli="recall",
+        tool="memory_search",
+        answer="the facts recalled, best first",
+    )
+
+    query: Annotated[str, Text(limits.MAX_QUERY_CHARS), Help("what to recall, in words")]
+    top_k: Annotated[
+        int | None,
+        Whole(1, limits.MAX_TOP_K),
+        Help(f"how many to recall (default {limits.DEFAULT_TOP_K}, at most {limits.MAX_TOP_K})"),
+    ] = None
+    type: Annotated[Label | None, Help("only facts of this type")] = None
+    tags: Annotated[Tags, Help("only facts with all these tags")] = ()
+    verified_only: Annotated[bool, Help("only facts with a source")] = False
+    mode: Annotated[
+        Literal["hybrid", "text", "vector"], Help("hybrid (default), text or vector")
+    ] = "hybrid"
+    created_after: Annotated[datetime | None, Help("only facts created after this")] = None
+    created_before: Annotated[datetime | None, Help("only facts created before this")] = None
+    min_strength: Annotated[
+        float | None, Real(0, limits.MAX_STRENGTH), Help("only facts at least this strong")
+    ] = None
+    min_score: Annotated[
+        float | None, Real(0, 1), Help("only hits at least this relevant (0 to 1)")
+    ] = None
+
+    def rules(self) -> None:
+        after, before = self.created_after, self.created_before
+        if after is not None and before is not None and after >= before:
+            first, last = called(Recall, "created_after"), called(Recall, "created_before")
+            raise InvalidInput(
+                f"{first} ({after.isoformat()}) must be earlier than {last} "
+                f"({before.isoformat()}): no fact could match"
+            )
+
+
+@dataclass(frozen=True)
+class Facts(Op[FactPage]):
+    """One page of the facts, newest first; pass ``next_before`` back as ``before``."""
+
+    surface: ClassVar[Surface] = Surface("GET", "/facts", cli="facts", answer="one page of facts")
+
+    limit: Annotated[
+        int | None,
+        Whole(1, limits.MAX_PAGE),
+        Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
+    ] = None
+    before: Annotated[
+        str | None, Text(256, strip=False), Help("next_before of the previous page")
+    ] = None
+
+
+@dataclass(frozen=True)
+class GetFact(Op[Fact]):
+    """One fact by id."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET", "/facts/{fact_id}", errors=(NotFound,), cli="fact", answer="the fact"
+    )
+
+    fact_id: FactId
+
+
+@dataclass(frozen=True)
+class FactProvenance(Op[list[Provenance]]):
+    """The chunks of the scope's documents holding the fact's words (none for a fact no
+    document holds); not found when the scope has no such fact, live or in the trash."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET",
+        "/facts/{fact_id}/provenance",
+        errors=(NotFound,),
+        cli="provenance",
+        answer="the chunks holding it",
+        facts=False,
+    )
+
+    fact_id: FactId
+
+
+OPS: tuple[type[Op[object]], ...] = (
+    Remember,
+    Facts,
+    Recall,
+    GetFact,
+    FactProvenance,
+    Correct,
+    Merge,
+    Forget,
+    ForgetAll,
+    Restore,
+    Compact,
+)

@@ -1,0 +1,199 @@
+"""The declared operations (:mod:`engram.core.ops`) as the wire carries them.
+
+From one declaration this builds what the HTTP service and ``engram.Client`` both need:
+the body model of an operation that takes one (camelCase, strict, closed), its query
+parameters' names, how an operation is made from what was sent, and its answer model.
+The bounds are the declaration's markers, said in JSON Schema; the library's checker
+holds the values to them, with its own messages, on every surface alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema, create_model
+from pydantic import Field as PydanticField
+from pydantic.alias_generators import to_camel
+
+from engram.core import ops
+from engram.core.fields import Field, fields_of, naming
+from engram.core.models import SourceRef
+from engram.wire import (
+    CompactionOut,
+    FactForgotten,
+    FactOut,
+    FactsForgotten,
+    FactsOut,
+    RecalledFact,
+    RecallOut,
+    SourceRefBody,
+    Time,
+)
+from engram.wire.documents import ProvenanceOut, ProvenancesOut
+
+Op = ops.Op[Any]
+OpType = type[ops.Op[Any]]
+
+
+def whole(raw: object) -> object:
+    """An integer as JSON Schema counts one: ``3.0`` is 3 (``3.5`` is left to be refused)."""
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    return raw
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What an operation answers over the wire, built from the operation and its result."""
+
+    model: type[BaseModel]
+    build: Callable[[Any, Any], BaseModel]
+
+
+ANSWERS: dict[OpType, Answer] = {
+    ops.Remember: Answer(FactOut, lambda op, fact: FactOut.of(fact)),
+    ops.Recall: Answer(
+        RecallOut, lambda op, hits: RecallOut(facts=[RecalledFact.of_hit(h) for h in hits])
+    ),
+    ops.Facts: Answer(
+        FactsOut,
+        lambda op, page: FactsOut(
+            facts=[FactOut.of(f) for f in page.facts], next_before=page.next_before
+        ),
+    ),
+    ops.GetFact: Answer(FactOut, lambda op, fact: FactOut.of(fact)),
+    ops.FactProvenance: Answer(
+        ProvenancesOut,
+        lambda op, found: ProvenancesOut(provenance=[ProvenanceOut.of(p) for p in found]),
+    ),
+    ops.Correct: Answer(FactOut, lambda op, fact: FactOut.of(fact)),
+    ops.Merge: Answer(FactOut, lambda op, fact: FactOut.of(fact)),
+    ops.Forget: Answer(
+        FactForgotten, lambda op, gone: FactForgotten(id=op.fact_id, forgotten=gone, hard=op.hard)
+    ),
+    ops.ForgetAll: Answer(FactsForgotten, lambda op, count: FactsForgotten(forgotten=count)),
+    ops.Restore: Answer(FactOut, lambda op, fact: FactOut.of(fact)),
+    ops.Compact: Answer(CompactionOut, lambda op, done: CompactionOut.of(done)),
+}
+
+
+def sent_in_body(op: OpType) -> bool:
+    return op.surface.method in ("POST", "PATCH", "PUT")
+
+
+def wire_name(field: Field) -> str:
+    return field.wire or to_camel(field.name)
+
+
+def carried(op: OpType) -> tuple[Field, ...]:
+    """The parameters sent in the body or the query (the path carries the rest)."""
+    return tuple(f for f in fields_of(op) if not f.in_path)
+
+
+def path_fields(op: OpType) -> tuple[Field, ...]:
+    return tuple(f for f in fields_of(op) if f.in_path)
+
+
+def wire_type(field: Field) -> Any:
+    """The type a parameter is read as: strictly, with the declaration's schema."""
+    base = field.base
+    if base is SourceRef:
+        kind: Any = SourceRefBody
+    elif base is datetime:
+        kind = Time
+    elif base is int:
+        kind = Annotated[int, BeforeValidator(whole), WithJsonSchema(field.schema())]
+    elif get_origin(base) in (Sequence, list, tuple):
+        item: Any = get_args(base)[0]
+        kind = Annotated[list[item], WithJsonSchema(field.schema())]
+    elif get_origin(base) is Literal or field.marker is not None:
+        kind = Annotated[base, WithJsonSchema(field.schema())]
+    else:
+        kind = base
+    return kind | None if field.optional else kind
+
+
+def body_model(op: OpType) -> type[BaseModel]:
+    """The request body of an operation sent in one: its carried parameters, camelCase."""
+    found = _BODIES.get(op)
+    if found is None:
+        found = _BODIES[op] = _body_model(op)
+    return found
+
+
+_BODIES: dict[OpType, type[BaseModel]] = {}
+
+
+def _body_model(op: OpType) -> type[BaseModel]:
+    definitions: dict[str, Any] = {}
+    for f in carried(op):
+        default = ... if f.required else f.default
+        if isinstance(default, tuple):
+            default = None  # an empty list is the same as none
+        kind = wire_type(f)
+        if default is None and not f.optional:
+            kind = kind | None
+        definitions[f.name] = (kind, PydanticField(default, alias=wire_name(f)))
+    config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        title=f"{op.__name__}Body",
+    )
+    doc = (op.__doc__ or "").strip()
+    model = create_model(f"{op.__name__}Body", __config__=config, __doc__=doc, **definitions)
+    built: type[BaseModel] = model
+    return built
+
+
+def made(op: OpType, given: dict[str, Any]) -> Op:
+    """The operation from parameters read off the wire (by field name); ``None`` and
+    absent are the same, and a nested source becomes the library's ``SourceRef``."""
+    values: dict[str, Any] = {}
+    for f in fields_of(op):
+        value = given.get(f.name)
+        if value is None:
+            continue
+        if isinstance(value, SourceRefBody):
+            value = SourceRef(value.sandbox_id, value.entry_index)
+        values[f.name] = value
+    with naming(wire_name):
+        made_op: Op = op(**values)
+    return made_op
+
+
+def encoded(op: Op) -> tuple[str, dict[str, Any]]:
+    """The path of an operation (under its agent) and its other parameters as sent:
+    camelCase, JSON values, the unset and the defaults left out."""
+    kind = type(op)
+    values = {f.name: getattr(op, f.name) for f in path_fields(kind)}
+    path = kind.surface.path.format(**{k: _quote(v) for k, v in values.items()})
+    sent: dict[str, Any] = {}
+    for f in carried(kind):
+        value = getattr(op, f.name)
+        if value is None or value == f.default or (value == () and f.default == ()):
+            continue
+        sent[wire_name(f)] = _json(value)
+    return path, sent
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, SourceRef):
+        return {"sandboxId": value.sandbox_id, "entryIndex": value.entry_index}
+    if isinstance(value, tuple):
+        return list(value)
+    if dataclasses.is_dataclass(value):
+        raise TypeError(f"{type(value).__name__} has no wire form")
+    return value
+
+
+def _quote(value: str) -> str:
+    from urllib.parse import quote
+
+    return quote(value, safe="")

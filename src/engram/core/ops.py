@@ -190,7 +190,12 @@ class Merge(Op[Fact]):
 
     fact_ids: Annotated[
         Sequence[str],
-        Items(Text(limits.MAX_ID_CHARS, strip=False, called="fact id"), MERGE_MAX, item="id"),
+        Items(
+            Text(limits.MAX_ID_CHARS, strip=False, called="fact id"),
+            MERGE_MAX,
+            low=MERGE_MIN,
+            item="id",
+        ),
         Help(f"the facts to fold, {MERGE_MIN} to {MERGE_MAX}"),
     ]
     content: Annotated[

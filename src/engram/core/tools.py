@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from engram.core import limits
+from engram.core import ops
 from engram.core.errors import EngramError, InvalidInput
+from engram.core.fields import fields_of
 from engram.core.models import Fact, RecallMode
 from engram.core.scopes import Scope
 
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from engram.core.memory import Memory
     from engram.core.people import AppMemory, Person
 
-MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
 NAMES = (
     "memory_add",
@@ -51,6 +51,9 @@ NAMES = (
     "memory_merge",
     "memory_reflect",
 )
+
+
+Handler = Callable[[Mapping[str, Any]], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,7 @@ class Tool:
     name: str
     description: str
     parameters: Mapping[str, Any]  # a JSON Schema object
-    handler: Callable[[Mapping[str, Any]], str]
+    handler: Handler
     writes: bool  # whether a call may change the memory (an ended agent's may not)
 
     def __call__(self, arguments: object) -> ToolResult:
@@ -182,26 +185,27 @@ class PersonBacking(AgentBacking):
 
 
 # -- the specifications -------------------------------------------------------------------
-# Each bound is the library's own (core/limits.py): what a tool accepts, remember and
-# recall accept.
-_ID = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": limits.MAX_ID_CHARS,
-    "description": "a fact's id",
-}
-_CONTENT = {"type": "string", "minLength": 1, "maxLength": limits.MAX_FACT_CHARS}
-_LABEL = {"type": "string", "minLength": 1, "maxLength": limits.MAX_LABEL_CHARS}
-_TAGS = {"type": "array", "items": _LABEL, "maxItems": limits.MAX_TAGS}
-_TYPE = dict(_LABEL)
-QUERY = {"type": "string", "minLength": 1, "maxLength": limits.MAX_QUERY_CHARS}
+# Each tool is an operation of engram.core.ops offered to a model: its arguments are the
+# operation's parameters (a few renamed, as a model reads them), with the declaration's
+# bounds; whether it writes is the operation's.
+MAX_TOP_K = 20  # a model reads every hit: fewer than the library's 100
+QUERY = next(f for f in fields_of(ops.Recall) if f.name == "query").schema()  # a query's bounds
 
 
-def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
+def _object(
+    op: type[ops.Op[Any]], arguments: Mapping[str, str], **more: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The JSON Schema of ``arguments`` (argument name → the operation's parameter),
+    each with the declaration's bounds, ``more`` merged over it."""
+    by_name = {f.name: f for f in fields_of(op)}
+    properties = {
+        arg: by_name[name].schema() | dict(more.get(arg, {})) for arg, name in arguments.items()
+    }
+    required = [arg for arg, name in arguments.items() if by_name[name].required]
     return {
         "type": "object",
         "properties": properties,
-        "required": list(required),
+        "required": required,
         "additionalProperties": False,
     }
 
@@ -243,75 +247,48 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
         return reflection(backing.reflect(bool(args.get("dryRun", False))))
 
     made = [
-        Tool(
-            "memory_add",
+        _tool(
+            ops.Remember,
             "Remember a fact worth keeping beyond this conversation: one self-contained "
             "statement. The same words twice are kept once.",
             _object(
-                {
-                    "content": _CONTENT | {"description": "the fact, in a sentence"},
-                    "tags": _TAGS | {"description": "labels to filter by later"},
-                    "type": _TYPE | {"description": "a kind: preference, event, ..."},
-                    "context": {
-                        "type": "string",
-                        "maxLength": limits.MAX_CONTEXT_CHARS,
-                        "description": "text that helps find it, not part of it",
-                    },
-                },
-                ["content"],
+                ops.Remember,
+                {"content": "content", "tags": "tags", "type": "type", "context": "context"},
+                content={"description": "the fact, in a sentence"},
+                type={"description": "a kind: preference, event, ..."},
             ),
             add,
-            writes=True,
         ),
-        Tool(
-            "memory_search",
+        _tool(
+            ops.Recall,
             "Find remembered facts by meaning and words, best first: one line each, "
             "'- [id] words (relevance 0-1)'. Use the ids to update, delete or merge.",
             _object(
-                {
-                    "query": QUERY,
-                    "topK": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_TOP_K,
-                        "description": f"how many (default {DEFAULT_TOP_K})",
-                    },
-                    "tags": _TAGS | {"description": "only facts with all these tags"},
-                    "type": _TYPE | {"description": "only facts of this type"},
-                },
-                ["query"],
+                ops.Recall,
+                {"query": "query", "topK": "top_k", "tags": "tags", "type": "type"},
+                topK={"maximum": MAX_TOP_K, "description": f"how many (default {DEFAULT_TOP_K})"},
             ),
             search,
-            writes=False,
         ),
-        Tool(
-            "memory_update",
+        _tool(
+            ops.Correct,
             "Give a remembered fact new words (it keeps its id).",
-            _object({"id": _ID, "content": _CONTENT}, ["id", "content"]),
+            _object(ops.Correct, {"id": "fact_id", "content": "content"}),
             update,
-            writes=True,
         ),
-        Tool(
-            "memory_delete",
+        _tool(
+            ops.Forget,
             "Forget a remembered fact that is wrong or no longer true.",
-            _object({"id": _ID}, ["id"]),
+            _object(ops.Forget, {"id": "fact_id"}),
             delete,
-            writes=True,
         ),
-        Tool(
-            "memory_merge",
+        _tool(
+            ops.Merge,
             "Fold 2 to 10 facts that say the same thing into one, in the words given; "
             "the others are forgotten."
             + (" Without content, the memory writes the merged words." if writes else ""),
-            _object(
-                {
-                    "ids": {"type": "array", "items": _ID, "minItems": 2, "maxItems": 10},
-                    "content": _CONTENT | {"description": "the merged fact"},
-                },
-                ["ids"] if writes else ["ids", "content"],
-            ),
+            _merging(writes),
             merge,
-            writes=True,
         ),
     ]
     if reflect:
@@ -321,12 +298,36 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
                 "Tidy this memory: merge facts that say the same thing, prune weak old "
                 "ones, and adjust strengths from which recalled facts answers used. "
                 "Answers what changed; with dryRun, what would change.",
-                _object({"dryRun": {"type": "boolean", "description": "change nothing"}}, []),
+                {
+                    "type": "object",
+                    "properties": {"dryRun": {"type": "boolean", "description": "change nothing"}},
+                    "required": [],
+                    "additionalProperties": False,
+                },
                 consolidate,
                 writes=True,
             )
         )
     return made
+
+
+def _tool(
+    op: type[ops.Op[Any]], description: str, schema: dict[str, Any], handler: Handler
+) -> Tool:
+    assert op.surface.tool is not None
+    return Tool(op.surface.tool, description, schema, handler, writes=op.surface.writes)
+
+
+def _merging(writes: bool) -> dict[str, Any]:
+    """memory_merge's arguments: ``content`` is required unless the memory writes it."""
+    schema = _object(
+        ops.Merge,
+        {"ids": "fact_ids", "content": "content"},
+        content={"description": "the merged fact"},
+    )
+    if not writes:
+        schema["required"] = ["ids", "content"]
+    return schema
 
 
 def reflection(report: ConsolidationReport) -> str:

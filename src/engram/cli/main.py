@@ -9,26 +9,25 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import getpass
-import math
 import os
 import sys
 import traceback
 from collections.abc import Callable
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, NoReturn
+from datetime import timedelta
+from typing import TYPE_CHECKING
 
 import engram
 from engram.backends import backend_for
+from engram.cli import arguments
+from engram.cli.arguments import Parser as _Parser
 from engram.core.consolidation import STEPS
 from engram.core.errors import EngramError, InvalidInput, NotFound
 from engram.core.graph.models import EXTRACTORS
-from engram.core.graph.walks import MAX_DEPTH, MAX_LIMIT
-from engram.core.limits import MAX_COUNT, MAX_PAGE, MAX_STRENGTH, MAX_TOP_K
-from engram.core.models import SourceRef
+from engram.core.limits import MAX_COUNT
 from engram.core.people import Acting
 from engram.embedders import offline
 from engram.opening import describe
-from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging, parse_integer
+from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging
 
 if TYPE_CHECKING:
     from engram.cli.render import Output
@@ -64,103 +63,8 @@ MAX_SECONDS = 86_400 * 10**6  # a million days, as the library's max_age
 MAX_TOKEN_SECONDS = 86_400 * 366
 
 
-class _Parser(argparse.ArgumentParser):
-    """Reports argument errors as InvalidInput (exit 2), like every other error."""
-
-    def error(self, message: str) -> NoReturn:
-        raise InvalidInput(message, hint=f"see '{self.prog} --help'")
-
-
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[_Parser]
-
-
-# -- argument types: every number is checked here, before the library sees it ----------
-def _integer(minimum: int, maximum: int) -> Callable[[str], int]:
-    def integer(text: str) -> int:
-        try:
-            return parse_integer(text, "the value", minimum=minimum, maximum=maximum)
-        except InvalidInput as exc:
-            raise argparse.ArgumentTypeError(
-                f"expected an integer from {minimum} to {maximum}, got {text!r}"
-            ) from exc
-
-    return integer
-
-
-def _seconds(text: str) -> timedelta:
-    """A number of seconds (a fraction allowed), from 0 to a million days."""
-    try:
-        seconds = float(text) if text.isascii() else math.nan
-    except ValueError:
-        seconds = math.nan
-    if not 0 <= seconds <= MAX_SECONDS:  # also false for nan and inf
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds from 0 to {MAX_SECONDS}, got {text!r}"
-        )
-    return timedelta(seconds=seconds)
-
-
-def _ttl(text: str) -> timedelta:
-    """A time to live in seconds: more than 0 (at least a microsecond, the finest a
-    store keeps) and at most a million days."""
-    try:
-        span = _seconds(text)
-    except argparse.ArgumentTypeError:
-        span = timedelta(0)
-    if span <= timedelta(0):
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds above 0 (at least 0.000001), up to {MAX_SECONDS}, "
-            f"got {text!r}"
-        )
-    return span
-
-
-def _source(text: str) -> SourceRef:
-    sandbox, sep, index = text.rpartition(":")
-    if not sep or not sandbox:
-        raise argparse.ArgumentTypeError(f"expected SANDBOX_ID:ENTRY_INDEX, got {text!r}")
-    try:
-        entry = parse_integer(index, "ENTRY_INDEX", minimum=0, maximum=MAX_COUNT)
-    except InvalidInput as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected SANDBOX_ID:ENTRY_INDEX (an integer from 0 to {MAX_COUNT}), got {text!r}"
-        ) from exc
-    return SourceRef(sandbox, entry)
-
-
-def _time(text: str) -> datetime:
-    """An ISO 8601 time with its UTC offset."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        moment = None
-    if moment is None or moment.utcoffset() is None:
-        raise argparse.ArgumentTypeError(
-            f"expected an ISO 8601 time with its offset (2024-05-01T09:30:00Z), got {text!r}"
-        )
-    return moment
-
-
-def _decimal(maximum: float) -> Callable[[str], float]:
-    """A plain decimal number from 0 to ``maximum``."""
-
-    def decimal(text: str) -> float:
-        digits = text.strip().replace(".", "", 1)
-        if not (digits.isascii() and digits.isdigit()) or not 0 <= float(text) <= maximum:
-            raise argparse.ArgumentTypeError(
-                f"expected a number from 0 to {maximum:g}, got {text!r}"
-            )
-        return float(text)
-
-    return decimal
-
-
-_strength, _share = _decimal(MAX_STRENGTH), _decimal(1.0)
-
-
-TOP_K, PAGE, COUNT = _integer(1, MAX_TOP_K), _integer(1, MAX_PAGE), _integer(0, MAX_COUNT)
-DEPTH, WALK = _integer(1, MAX_DEPTH), _integer(1, MAX_LIMIT)
 
 
 # -- the parser -----------------------------------------------------------------------
@@ -228,12 +132,12 @@ def _add_writing_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--source",
         metavar="SANDBOX_ID:ENTRY_INDEX",
-        type=_source,
+        type=arguments.source,
         help="the ledger entry the fact came from (makes it verified)",
     )
     p.add_argument("--context", metavar="TEXT", help="text that helps find the fact")
     p.add_argument(
-        "--strength", metavar="S", type=_strength, default=1.0, help="0 to 10 (default 1)"
+        "--strength", metavar="S", type=arguments.strength, default=1.0, help="0 to 10 (default 1)"
     )
     _filters(p)
     p = _command(sub, "correct", "correct", "change a fact's words", embeds=True)
@@ -251,12 +155,15 @@ def _add_writing_commands(sub: Subparsers) -> None:
     p.add_argument("file", metavar="FILE")
     p.add_argument("--session", metavar="ID", help="the session (a new one without it)")
     p.add_argument(
-        "--expected-next", metavar="N", type=COUNT, help="where the session ends (a retry)"
+        "--expected-next",
+        metavar="N",
+        type=arguments.COUNT,
+        help="where the session ends (a retry)",
     )
     p.add_argument(
         "--context-turns",
         metavar="N",
-        type=_integer(0, 5),
+        type=arguments.integer_in(0, 5),
         default=1,
         help="neighbouring turns kept as each turn's context (default 1)",
     )
@@ -280,10 +187,18 @@ def _add_ingest_command(sub: Subparsers) -> None:
     )
     p.add_argument("--strategy", choices=("auto", "markdown", "paragraph"), default="auto")
     p.add_argument(
-        "--chunk-tokens", metavar="N", type=_integer(16, 254), default=200, help="16 to 254"
+        "--chunk-tokens",
+        metavar="N",
+        type=arguments.integer_in(16, 254),
+        default=200,
+        help="16 to 254",
     )
-    p.add_argument("--max-files", metavar="N", type=_integer(1, 1_000_000), default=10_000)
-    p.add_argument("--max-bytes", metavar="N", type=_integer(1, 500_000_000), default=50_000_000)
+    p.add_argument(
+        "--max-files", metavar="N", type=arguments.integer_in(1, 1_000_000), default=10_000
+    )
+    p.add_argument(
+        "--max-bytes", metavar="N", type=arguments.integer_in(1, 500_000_000), default=50_000_000
+    )
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -337,7 +252,7 @@ def _add_portability_commands(sub: Subparsers) -> None:
         "wiki:<path>: index, entities, types, daily log)",
         embeds=True,
     )
-    p.add_argument("--batch", metavar="N", type=_integer(1, 10_000), default=500)
+    p.add_argument("--batch", metavar="N", type=arguments.integer_in(1, 10_000), default=500)
     p.add_argument(
         "--folder", metavar="DIR", help="also write the pages into this folder, as files"
     )
@@ -346,18 +261,27 @@ def _add_portability_commands(sub: Subparsers) -> None:
 def _add_reading_commands(sub: Subparsers) -> None:
     p = _command(sub, "recall", "recall", "recall facts by meaning and words", embeds=True)
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--top-k", metavar="N", type=TOP_K)
+    p.add_argument("--top-k", metavar="N", type=arguments.TOP_K)
     p.add_argument("--verified-only", action="store_true")
-    p.add_argument("--min-strength", metavar="S", type=_strength, help="only facts this strong")
     p.add_argument(
-        "--min-score", metavar="R", type=_share, help="only hits at least this relevant (0-1)"
+        "--min-strength", metavar="S", type=arguments.strength, help="only facts this strong"
     )
-    p.add_argument("--after", metavar="TIME", type=_time, help="only facts created after it")
-    p.add_argument("--before", metavar="TIME", type=_time, help="only facts created before it")
+    p.add_argument(
+        "--min-score",
+        metavar="R",
+        type=arguments.share,
+        help="only hits at least this relevant (0-1)",
+    )
+    p.add_argument(
+        "--after", metavar="TIME", type=arguments.time, help="only facts created after it"
+    )
+    p.add_argument(
+        "--before", metavar="TIME", type=arguments.time, help="only facts created before it"
+    )
     p.add_argument("--mode", choices=("hybrid", "text", "vector"), default="hybrid")
     _filters(p)
     p = _command(sub, "facts", "facts", "list facts, newest first")
-    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
     p.add_argument("--before", metavar="CURSOR", help="the cursor printed by the previous page")
 
 
@@ -370,13 +294,13 @@ def _add_forgetting_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--expected-count",
         metavar="N",
-        type=COUNT,
+        type=arguments.COUNT,
         required=True,
         help="how many facts you expect; more means nothing is forgotten",
     )
     p.add_argument("--hard", action="store_true", help=hard)
     p = _command(sub, "trash", "trash", "list softly forgotten facts, newest first")
-    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
     p.add_argument("--before", metavar="CURSOR", help="the cursor printed by the previous page")
     p = _command(sub, "unforget", "unforget", "bring a softly forgotten fact back from the trash")
     p.add_argument("fact_id", metavar="FACT_ID")
@@ -386,7 +310,7 @@ def _add_forgetting_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--confirm-count",
         metavar="N",
-        type=COUNT,
+        type=arguments.COUNT,
         help="with --scope: how many facts (live and trashed) you expect to go",
     )
     p.add_argument("--turn-user", metavar="UID", help="with --scope: only this user's facts")
@@ -395,12 +319,15 @@ def _add_forgetting_commands(sub: Subparsers) -> None:
 def _add_history_commands(sub: Subparsers) -> None:
     p = _command(sub, "ledger", "ledger", "every write to the scope, newest first")
     p.add_argument("--fact", metavar="ID", help="only the writes that changed this fact or key")
-    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
     p.add_argument(
-        "--before", metavar="ENTRY", type=_integer(1, MAX_COUNT), help="entries before this one"
+        "--before",
+        metavar="ENTRY",
+        type=arguments.integer_in(1, MAX_COUNT),
+        help="entries before this one",
     )
     p = _command(sub, "revert", "revert", "undo one ledger entry (as a new entry)")
-    p.add_argument("entry", metavar="ENTRY", type=_integer(1, MAX_COUNT))
+    p.add_argument("entry", metavar="ENTRY", type=arguments.integer_in(1, MAX_COUNT))
 
 
 def _add_working_commands(sub: Subparsers) -> None:
@@ -414,15 +341,15 @@ def _add_working_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--expected-version",
         metavar="N",
-        type=COUNT,
+        type=arguments.COUNT,
         help="compare-and-set: the current version (0: KEY must be unset)",
     )
-    p.add_argument("--ttl-seconds", metavar="S", type=_ttl, help="expire after S seconds")
+    p.add_argument("--ttl-seconds", metavar="S", type=arguments.ttl, help="expire after S seconds")
     p = _command(inner, "delete", "working delete", "remove KEY")
     p.add_argument("key", metavar="KEY")
     p = _command(inner, "list", "working list", "list keys in ascending order")
     p.add_argument("--after", metavar="KEY")
-    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
 
 
 def _add_app_commands(sub: Subparsers) -> None:
@@ -443,16 +370,16 @@ def _add_app_commands(sub: Subparsers) -> None:
     add("remember", "remember TEXT of the owner", embeds=True).add_argument("text", metavar="TEXT")
     p = add("recall", "recall the owner's memories by meaning and words", embeds=True)
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--top-k", metavar="N", type=TOP_K)
+    p.add_argument("--top-k", metavar="N", type=arguments.TOP_K)
     add("list", "how many it remembers, and the newest").add_argument(
-        "--limit", metavar="N", type=PAGE
+        "--limit", metavar="N", type=arguments.PAGE
     )
     p = add("correct", "change a memory's words (embedded again)", embeds=True)
     p.add_argument("memory_id", metavar="MEMORY_ID")
     p.add_argument("text", metavar="TEXT")
     add("forget", "forget one memory").add_argument("memory_id", metavar="MEMORY_ID")
     add("forget-all", "forget all of them, confirming how many").add_argument(
-        "--count", metavar="N", type=COUNT, required=True, help="how many you were shown"
+        "--count", metavar="N", type=arguments.COUNT, required=True, help="how many you were shown"
     )
 
 
@@ -467,7 +394,7 @@ def _add_session_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--fork-of",
         metavar="SESSION_ID:ENTRY_INDEX",
-        type=_source,
+        type=arguments.source,
         help="start from this entry of another session (of the scope, or of its team)",
     )
     p = _command(inner, "append", "session append", "append one entry to a session")
@@ -476,11 +403,13 @@ def _add_session_commands(sub: Subparsers) -> None:
     p.add_argument("--session", metavar="ID", help="the session (default: the newest)")
     p.add_argument("--role", metavar="ROLE")
     p.add_argument("--data", metavar="JSON", help="a JSON value carried with the entry")
-    p.add_argument("--at", metavar="TIME", type=_time, help="when it happened (default: now)")
+    p.add_argument(
+        "--at", metavar="TIME", type=arguments.time, help="when it happened (default: now)"
+    )
     p.add_argument(
         "--expected-next",
         metavar="N",
-        type=COUNT,
+        type=arguments.COUNT,
         help="the index the entry should take: a retry is idempotent, a stale one exit 4",
     )
     p = _command(sub, "episodes", "episodes", "the scope's session entries in time order")
@@ -489,8 +418,8 @@ def _add_session_commands(sub: Subparsers) -> None:
         "--lineage", action="store_true", help="with each ancestor's entries up to its fork"
     )
     which.add_argument("--tree", action="store_true", help="the fork trees, siblings apart")
-    p.add_argument("--limit", metavar="N", type=PAGE)
-    p.add_argument("--after", metavar="TIME", type=_time, help="entries after this time")
+    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
+    p.add_argument("--after", metavar="TIME", type=arguments.time, help="entries after this time")
     p.add_argument("--query", metavar="WORDS", help="entries holding every word")
 
 
@@ -504,20 +433,20 @@ def _add_graph_commands(sub: Subparsers) -> None:
     p.add_argument("source", metavar="A", help="an entity's id, name or alias")
     p.add_argument("type", metavar="TYPE")
     p.add_argument("target", metavar="B", help="an entity's id, name or alias")
-    p.add_argument("--valid-at", metavar="TIME", type=_time, help="it holds from then")
-    p.add_argument("--invalid-at", metavar="TIME", type=_time, help="it held until then")
+    p.add_argument("--valid-at", metavar="TIME", type=arguments.time, help="it holds from then")
+    p.add_argument("--invalid-at", metavar="TIME", type=arguments.time, help="it held until then")
     p.add_argument(
         "--fact", metavar="ID", nargs="+", action="extend", default=[], help="supporting facts"
     )
     p = _command(inner, "relations", "graph relations", "relations that hold now, oldest first")
     p.add_argument("--entity", metavar="E", help="only relations touching it")
     p.add_argument("--type", metavar="TYPE", help="only relations of this type")
-    p.add_argument("--as-of", metavar="TIME", type=_time, help="those that held then")
+    p.add_argument("--as-of", metavar="TIME", type=arguments.time, help="those that held then")
     p.add_argument("--all", action="store_true", help="every one, expired ones too")
-    p.add_argument("--limit", metavar="N", type=PAGE)
+    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
     p = _command(inner, "expire", "graph expire", "retire a relation (it stays in history)")
     p.add_argument("relation_id", metavar="RELATION_ID")
-    p.add_argument("--at", metavar="TIME", type=_time, help="when it stopped holding")
+    p.add_argument("--at", metavar="TIME", type=arguments.time, help="when it stopped holding")
     p = _command(inner, "unrelate", "graph unrelate", "delete a relation, as if it never was")
     p.add_argument("relation_id", metavar="RELATION_ID")
     p = _command(inner, "type", "graph type", "declare whether a relation type is single-valued")
@@ -546,7 +475,10 @@ def _add_graph_commands(sub: Subparsers) -> None:
         "--fact", metavar="ID", nargs="+", action="extend", default=None, help="only these facts"
     )
     p.add_argument(
-        "--limit", metavar="N", type=PAGE, help="a model reads at most N (llm 50, spacy 500)"
+        "--limit",
+        metavar="N",
+        type=arguments.PAGE,
+        help="a model reads at most N (llm 50, spacy 500)",
     )
 
 
@@ -602,7 +534,7 @@ def _add_entity_commands(inner: Subparsers) -> None:
     p.add_argument(
         "--type", metavar="T", nargs="+", action="extend", default=[], help="only these types"
     )
-    p.add_argument("--top-k", metavar="N", type=TOP_K, default=10)
+    p.add_argument("--top-k", metavar="N", type=arguments.TOP_K, default=10)
     p.add_argument("--mode", choices=("hybrid", "text"), default="hybrid")
     p = _command(sub, "rm", "graph entity rm", "delete an entity and its relations, never a fact")
     p.add_argument("entity", metavar="E")
@@ -611,17 +543,17 @@ def _add_entity_commands(inner: Subparsers) -> None:
 def _add_walk_commands(inner: Subparsers) -> None:
     p = _command(inner, "neighbours", "graph neighbours", "what lies within --depth of an entity")
     p.add_argument("entity", metavar="E")
-    p.add_argument("--depth", metavar="N", type=DEPTH, default=1)
-    p.add_argument("--limit", metavar="N", type=WALK, help="of each (default 50)")
-    p.add_argument("--as-of", metavar="TIME", type=_time, help="as the graph held then")
+    p.add_argument("--depth", metavar="N", type=arguments.DEPTH, default=1)
+    p.add_argument("--limit", metavar="N", type=arguments.WALK, help="of each (default 50)")
+    p.add_argument("--as-of", metavar="TIME", type=arguments.time, help="as the graph held then")
     p = _command(inner, "traverse", "graph traverse", "the paths from an entity, shortest first")
     p.add_argument("entity", metavar="E")
-    p.add_argument("--depth", metavar="N", type=DEPTH, default=2)
+    p.add_argument("--depth", metavar="N", type=arguments.DEPTH, default=2)
     p.add_argument(
         "--type", metavar="T", nargs="+", action="extend", default=[], help="only these types"
     )
     p.add_argument("--direction", choices=("out", "in", "both"), default="both")
-    p.add_argument("--limit", metavar="N", type=WALK, help="(default 100)")
+    p.add_argument("--limit", metavar="N", type=arguments.WALK, help="(default 100)")
 
 
 def _add_scope_commands(sub: Subparsers) -> None:
@@ -654,8 +586,8 @@ def _add_scope_commands(sub: Subparsers) -> None:
         "--dry-run", action="store_true", help="say what each step would change; write nothing"
     )
     p = _command(sub, "compact", "compact", "apply the caps now: oldest facts go first")
-    p.add_argument("--max-facts", metavar="N", type=COUNT)
-    p.add_argument("--max-age-seconds", metavar="S", type=_seconds)
+    p.add_argument("--max-facts", metavar="N", type=arguments.COUNT)
+    p.add_argument("--max-age-seconds", metavar="S", type=arguments.seconds)
     _command(
         sub, "status", "status", "open the store and show how to use it", scoped=False, embeds=True
     )
@@ -683,7 +615,10 @@ def _add_service_commands(sub: Subparsers) -> None:
     p = _file_command(sub, "serve", _serve, "run the HTTP service ($ENGRAM_HOST:$ENGRAM_PORT)")
     p.add_argument("--host", metavar="HOST", help="listen here (default: $ENGRAM_HOST)")
     p.add_argument(
-        "--port", metavar="N", type=_integer(0, MAX_PORT), help="(default: $ENGRAM_PORT)"
+        "--port",
+        metavar="N",
+        type=arguments.integer_in(0, MAX_PORT),
+        help="(default: $ENGRAM_PORT)",
     )
     p.add_argument(
         "--no-access-log",
@@ -700,7 +635,9 @@ def _add_service_commands(sub: Subparsers) -> None:
     )
     p = _file_command(sub, "backup", _backup, "copy the store into DEST_DIR, verified")
     p.add_argument("dest_dir", metavar="DEST_DIR")
-    p.add_argument("--keep", metavar="N", type=_integer(1, MAX_COUNT), help="keep the N newest")
+    p.add_argument(
+        "--keep", metavar="N", type=arguments.integer_in(1, MAX_COUNT), help="keep the N newest"
+    )
     p = _file_command(sub, "restore", _restore, "put a backup back (stop the service first)")
     p.add_argument("backup_dir", metavar="BACKUP_DIR")
     p = _file_command(
@@ -714,7 +651,7 @@ def _add_service_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--ttl",
         metavar="S",
-        type=_integer(1, MAX_TOKEN_SECONDS),
+        type=arguments.integer_in(1, MAX_TOKEN_SECONDS),
         default=3600,
         help="a person's token expires after S seconds (default: 3600)",
     )

@@ -25,6 +25,7 @@ from engram.core.health import DRIFT_PER_SCOPE
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
 from engram.wire import consolidation as consolidation_wire
+from engram.wire import documents as documents_wire
 from engram.wire import graph as graph_wire
 from engram.wire import ops as wire_ops
 from engram.wire import usage as usage_wire
@@ -378,6 +379,90 @@ class Client:
         spec = _body(consolidation_wire.ConsolidationSpec, **fields)
         return self.send("POST", f"/agents/{_quote(agent_id)}/consolidations", spec)
 
+    # -- an agent's documents, wiki, export and imports -----------------------------
+    def ingest_text(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        name: str,
+        media_type: Literal["text/markdown", "text/plain", "text/html"] | None = None,
+        **cutting: Any,
+    ) -> JSON:
+        """Ingests ``text`` as the agent's document ``name``, each chunk a fact;
+        ``cutting``: ``strategy``, ``chunk_tokens``, ``tags``, ``type``."""
+        fields = _params(text=text, name=name, mediaType=media_type, **_cutting(cutting))
+        return self.send("POST", _documents(agent_id), _body(documents_wire.DocumentText, **fields))
+
+    def ingest_url(self, agent_id: str, url: str, **cutting: Any) -> JSON:
+        """Fetches ``url`` (public addresses only, unless the service allows private
+        ones) and ingests it as the agent's document named by the URL."""
+        fields = _params(url=url, **_cutting(cutting))
+        return self.send("POST", _documents(agent_id), _body(documents_wire.DocumentUrl, **fields))
+
+    def ingest_file(
+        self,
+        agent_id: str,
+        data: bytes,
+        *,
+        name: str,
+        media_type: str | None = None,
+        **cutting: Any,
+    ) -> JSON:
+        """Uploads a file's bytes (Markdown, text, HTML or PDF) as the agent's document
+        ``name``."""
+        checked = _body(documents_wire.DocumentUpload, **_params(name=name, **_cutting(cutting)))
+        form = checked.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        fields: dict[str, Any] = {k: v if k == "tags" else str(v) for k, v in form.items()}
+        upload = (name, data, media_type or "application/octet-stream")
+        return self.call_json("POST", _documents(agent_id), data=fields, files={"file": upload})
+
+    def documents(
+        self, agent_id: str, *, limit: int | None = None, after: str | None = None
+    ) -> list[JSON]:
+        """The agent's documents by source, without their chunks."""
+        params = _params(limit=limit, after=after)
+        return list(self.call_json("GET", _documents(agent_id), params=params)["documents"])
+
+    def document(self, agent_id: str, document_id: str) -> JSON:
+        """One document with its chunks in order."""
+        return self.call_json("GET", f"{_documents(agent_id)}/{_quote(document_id)}")
+
+    def forget_document(self, agent_id: str, document_id: str, *, hard: bool = False) -> None:
+        """Forgets a document and its chunks' facts that no other document names."""
+        path = f"{_documents(agent_id)}/{_quote(document_id)}"
+        self.call("DELETE", path, params=_hard(hard))
+
+    def compile_wiki(self, agent_id: str, *, batch: int | None = None) -> JSON:
+        """Folds the facts written since the last compile into the wiki's pages."""
+        path = f"/agents/{_quote(agent_id)}/wiki/compilations"
+        return self.call_json("POST", path, json=_params(batch=batch))
+
+    def export_string(
+        self, agent_id: str, *, format: Literal["json", "jsonl", "mcp-memory"] = "jsonl"
+    ) -> str:
+        """The agent's export as text: facts with their vectors, then working keys."""
+        path = f"/agents/{_quote(agent_id)}/export"
+        answer = self._http.get(path, params={"format": format}, headers=self._headers)
+        if not answer.is_success:
+            raise _error(answer.status_code, _json_or_none(answer))
+        return answer.text
+
+    def import_string(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        format: Literal["json", "jsonl", "csv"] | None = None,
+        source: Literal["engram", "mem0", "mcp-memory"] = "engram",
+        dry_run: bool = False,
+    ) -> JSON:
+        """Imports records into the agent's memory, all or nothing (BadRecords lists
+        every bad record)."""
+        params = _params(format=format, source=source, dryRun="true" if dry_run else None)
+        path = f"/agents/{_quote(agent_id)}/imports"
+        return self.call_json("POST", path, content=text.encode("utf-8"), params=params)
+
     # -- people ----------------------------------------------------------------------
     def app(self, app: str) -> AppClient:
         """What ``app`` remembers of the person this client's token names."""
@@ -540,6 +625,10 @@ class AppClient:
 
     def forget(self, memory_id: str) -> None:
         self._client.call("DELETE", f"/api/v1/apps/memories/{_quote(self.app)}/{_quote(memory_id)}")
+
+    def export(self) -> JSON:
+        """Everything the application remembers of the person, as one export document."""
+        return self._client.call_json("GET", f"/api/v1/apps/memories/{_quote(self.app)}/export")
 
     def forget_all(self, *, count: int) -> int:
         path = f"/api/v1/apps/memories/{_quote(self.app)}"
@@ -808,3 +897,23 @@ def _query_value(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     return value
+
+
+def _documents(agent_id: str) -> str:
+    return f"/agents/{_quote(agent_id)}/documents"
+
+
+def _cutting(given: dict[str, Any]) -> dict[str, Any]:
+    """How a document is cut, as the wire names it (``chunk_tokens`` → ``chunkTokens``)."""
+    known = {"strategy", "chunk_tokens", "tags", "type"}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InvalidInput(f"no option {unknown[0]!r}: the options are {', '.join(sorted(known))}")
+    return {to_camel(k): list(v) if k == "tags" else v for k, v in given.items() if v is not None}
+
+
+def _json_or_none(answer: httpx.Response) -> Any:
+    try:
+        return answer.json()
+    except ValueError:
+        return None

@@ -4,6 +4,7 @@ and errors as the library's classes."""
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -273,3 +274,129 @@ def test_reverts_through_the_client(app_client: TestClient) -> None:
     with pytest.raises(engram.Conflict, match="ended"):
         client.revert(agent, undone["seq"])
     assert client.ledger(agent)["entries"][0]["op"] == "agent.end"
+
+
+def test_every_route_has_a_client_method(app_client: TestClient) -> None:
+    """Each route of the service is reached by some method of engram.Client: the calls
+    below are one of each, and the routes they reach must be all of them."""
+    reached: set[tuple[str, str]] = set()
+    app_client.event_hooks["request"].append(
+        lambda request: reached.add((request.method, request.url.path))
+    )
+    client = engram.Client(token=SERVICE, http=app_client)
+    client.healthz()
+    agent = client.register("planner")["id"]
+    client.agents()
+    client.agent(agent)
+    client.health(agent)
+    client.health()
+    client.working.set(agent, "plan", {"tier": "pro"})
+    client.working.get(agent, "plan")
+    client.working.list(agent)
+    client.working.delete(agent, "plan")
+    one = client.remember(agent, "Ana lives in Lisbon")["id"]
+    two = client.remember(agent, "Ana moved to Lisbon")["id"]
+    three = client.remember(agent, "the deploy runs nightly")["id"]
+    client.remember_conversation(agent, [engram.Turn("ana", "hello there")])
+    client.recall(agent, "Ana")
+    client.facts(agent)
+    client.fact(agent, one)
+    client.provenance(agent, one)
+    client.correct(agent, three, "the deploy runs weekly")
+    merged = client.merge(agent, [one, two], "Ana lives in Lisbon now")["id"]
+    client.forget(agent, three)
+    client.trash(agent)
+    client.restore(agent, three)
+    client.history(agent, three)
+    client.ledger(agent)
+    client.revert(agent, client.ledger(agent, limit=1)["entries"][0]["seq"])
+    client.compact(agent, max_facts=100)
+    session = client.sessions.start(agent)["id"]
+    client.sessions.append(session, [engram.Entry("note", "a step")])
+    client.episodic_recall(agent)
+    client.episodic_tree(agent)
+    graph = client.graph(agent)
+    graph.upsert_entity("Ana", type="person")
+    graph.upsert_entity("Lisbon", type="place")
+    graph.entity("Ana")
+    graph.search("Ana")
+    graph.declare_relation_type("lives_in", single_valued=True)
+    relation = graph.upsert_relation("Ana", "Lisbon", "lives_in", facts=[merged])["id"]
+    graph.relations()
+    graph.neighbourhood("Ana")
+    graph.traverse("Ana")
+    graph.extract()
+    graph.expire_relation(relation)
+    graph.delete_relation(relation)
+    graph.delete_entity("Lisbon")
+    usage = client.usage(agent)
+    usage.detect([merged], "Ana lives in Lisbon now, as you said")
+    usage.record(merged, "used")
+    usage.signals(merged)
+    client.consolidate(agent, dry_run=True)
+    client.ingest_text(agent, "# Trip\n\nAna flies to Porto.", name="trip.md")
+    client.ingest_file(agent, b"# Notes\n\nBo reads.", name="notes.md", media_type="text/markdown")
+    document = client.documents(agent)[0]["id"]
+    client.document(agent, document)
+    client.forget_document(agent, document)
+    client.compile_wiki(agent)
+    exported = client.export_string(agent)
+    client.import_string(agent, exported, dry_run=True)
+    client.tools(agent)
+    client.call_tool(agent, "memory_search", {"query": "Ana"})
+    client.delete_traces(agent, [three])
+    client.forget_all(agent, expected_count=len(client.facts(agent)["facts"]))
+    client.delete_scope(agent, expected_count=client.health(agent)["facts"]["trashed"])
+    client.end(agent)
+    client.spawn(agent, "worker")
+
+    ana = _person(app_client, "ana")
+    app = ana.app("app:notes")
+    memory = app.remember("ana walks daily")["id"]
+    app.recall("walks")
+    app.listing()
+    app.correct(memory, "ana walks every day")
+    app.export()
+    app.tools()
+    app.call_tool("memory_search", {"query": "walks"})
+    people_graph = app.graph
+    people_graph.upsert_entity("Ana", type="person")
+    people_graph.upsert_entity("Porto", type="place")
+    people_graph.entity("Ana")
+    people_graph.search("Ana")
+    people_graph.declare_relation_type("visits", single_valued=False)
+    visit = people_graph.upsert_relation("Ana", "Porto", "visits")["id"]
+    people_graph.relations()
+    people_graph.neighbourhood("Ana")
+    people_graph.traverse("Ana")
+    people_graph.extract()
+    people_graph.delete_relation(visit)
+    people_graph.delete_entity("Porto")
+    app.forget(memory)
+    second = app.remember("ana reads at night")["id"]
+    ana.memories("app:notes")
+    ana.correct_memory(second, "ana reads before bed")
+    ana.forget_memory(second)
+    app.remember("ana swims")
+    app.forget_all(count=1)
+    ana.app("app:mail").remember("ana mails bo")
+    ana.forget_memories("app:mail", count=1)
+    ana.allow("app:notes", "app:calendar")
+    ana.shares()
+    ana.stop("app:notes", "app:calendar")
+
+    published = app_client.get("/openapi.json").json()["paths"]
+    routes = {(method.upper(), path) for path, item in published.items() for method in item}
+    matched = {(method, _template(routes, method, path)) for method, path in reached}
+    assert len(routes) > 80
+    assert routes - matched == set(), "routes no Client method reaches"
+
+
+def _template(routes: set[tuple[str, str]], method: str, path: str) -> str:
+    """The published path a request's path is an instance of (the most literal one)."""
+    fits = [
+        template
+        for verb, template in routes
+        if verb == method and re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), path)
+    ]
+    return min(fits, key=lambda t: t.count("{"), default=path)

@@ -45,6 +45,7 @@ def router(declared: tuple[OpType, ...] = ops.OPS) -> APIRouter:
             response_model=answers[0] if len(answers) == 1 else answers[0] | answers[1],
             responses=errors(*statuses),
             tags=[group[0].surface.tag],
+            summary="; or ".join(op.summary() for op in group),
             description=_description(group),
         )
     return built
@@ -88,7 +89,7 @@ def _endpoint(group: list[OpType]) -> Callable[..., Any]:
         return ANSWERS[op].build(made_op, result)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    endpoint.__name__ = (first.surface.cli or first.__name__).replace("-", "_")
+    endpoint.__name__ = first.name()
     endpoint.__doc__ = first.__doc__
     return endpoint
 

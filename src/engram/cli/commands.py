@@ -17,13 +17,13 @@ from datetime import datetime
 from pathlib import Path
 
 from engram.backends import is_url
-from engram.cli import feedback, graph, render
+from engram.cli import declared, feedback, graph, render
 from engram.cli.render import JSONData, Output
 from engram.core.consolidation import STEPS
 from engram.core.conversations import Turn
 from engram.core.documents import files
 from engram.core.errors import InvalidInput, TooLarge, Unprocessable
-from engram.core.memory import Memory, Note
+from engram.core.memory import Memory
 from engram.core.models import JSONValue
 from engram.core.people import Acting, AppMemory
 from engram.core.scopes import ResourceRef
@@ -53,35 +53,7 @@ def _ref(args: argparse.Namespace) -> ResourceRef:
     return ResourceRef(args.resource, team_id=args.team)
 
 
-def _stdin_notes(args: argparse.Namespace) -> list[Note]:
-    lines = [line.strip() for line in _stdin("the facts").splitlines()]
-    notes = [
-        Note(line, args.source, args.type, args.tag, strength=args.strength)
-        for line in lines
-        if line
-    ]
-    if not notes:
-        raise InvalidInput("no facts on stdin", hint="give one fact per non-empty line")
-    return notes
-
-
 # -- facts ----------------------------------------------------------------------------
-def remember(mem: Memory, args: argparse.Namespace) -> Output:
-    if args.text == "-":
-        return render.facts(mem.remember_many(_ref(args), _stdin_notes(args)))
-    return render.fact(
-        mem.remember(
-            _ref(args),
-            args.text,
-            source_ref=args.source,
-            type=args.type,
-            tags=args.tag,
-            context=args.context,
-            strength=args.strength,
-        )
-    )
-
-
 def ingest(mem: Memory, args: argparse.Namespace) -> Output:
     """The walk's reports; a tqdm bar on stderr while it runs, only on a terminal and
     never with --json."""
@@ -121,7 +93,7 @@ def _progress(*, quiet: bool) -> Iterator[Callable[[str], None]]:
 
 
 def remember_conversation(mem: Memory, args: argparse.Namespace) -> Output:
-    lines = _stdin("the turns") if args.file == "-" else _read(args.file)
+    lines = stdin_text("the turns") if args.file == "-" else _read(args.file)
     turns = []
     for n, line in enumerate(lines.splitlines(), 1):
         if not line.strip():
@@ -156,7 +128,7 @@ def _read(path: str) -> str:
         raise InvalidInput(f"cannot read {path}: {exc}") from exc
 
 
-def _stdin(what: str) -> str:
+def stdin_text(what: str) -> str:
     """Standard input's text, up to MAX_INPUT_BYTES: a stream with no end stops there."""
     stream = getattr(sys.stdin, "buffer", None)  # None: a text stream put in its place
     data: str | bytes = (
@@ -186,45 +158,9 @@ def _turn(raw: object) -> Turn:
     )
 
 
-def recall(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.recall_hits(
-        mem.recall(
-            _ref(args),
-            args.query,
-            top_k=args.top_k,
-            type=args.type,
-            tags=args.tag,
-            verified_only=args.verified_only,
-            mode=args.mode,
-            min_strength=args.min_strength,
-            created_after=args.after,
-            created_before=args.before,
-            min_score=args.min_score,
-        )
-    )
-
-
-def facts(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.facts_page(mem.facts(_ref(args), limit=args.limit, before=args.before))
-
-
-def forget(mem: Memory, args: argparse.Namespace) -> Output:
-    existed = mem.forget(_ref(args), args.fact_id, hard=args.hard)
-    return render.forgotten(args.fact_id, existed, hard=args.hard)
-
-
-def forget_all(mem: Memory, args: argparse.Namespace) -> Output:
-    count = mem.forget_all(_ref(args), expected_count=args.expected_count, hard=args.hard)
-    return render.forgotten_all(count, hard=args.hard)
-
-
 # -- history --------------------------------------------------------------------------
 def trash(mem: Memory, args: argparse.Namespace) -> Output:
     return render.trash(mem.trash(_ref(args), limit=args.limit, before=args.before))
-
-
-def restore(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.fact(mem.restore(_ref(args), args.fact_id))
 
 
 def delete(mem: Memory, args: argparse.Namespace) -> Output:
@@ -252,10 +188,6 @@ def ledger(mem: Memory, args: argparse.Namespace) -> Output:
 
 def revert(mem: Memory, args: argparse.Namespace) -> Output:
     return render.ledger_entry(mem.revert(_ref(args), args.entry))
-
-
-def correct(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.fact(mem.correct(_ref(args), args.fact_id, args.text, by=args.by))
 
 
 def fork(mem: Memory, args: argparse.Namespace) -> Output:
@@ -456,22 +388,16 @@ def _program() -> str:
 
 
 HANDLERS: dict[str, Handler] = {
-    "remember": remember,
+    **{name: declared.handler(op) for name, op in declared.COMMANDS.items()},
     "ingest": ingest,
     "consolidate": consolidate,
     "export": export,
     "import": import_,
     "wiki": wiki,
-    "recall": recall,
-    "facts": facts,
-    "forget": forget,
-    "forget-all": forget_all,
     "trash": trash,
-    "unforget": restore,
     "delete": delete,
     "ledger": ledger,
     "revert": revert,
-    "correct": correct,
     "remember-conversation": remember_conversation,
     "fork": fork,
     "compact": compact,

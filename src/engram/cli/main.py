@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 import engram
 from engram.backends import backend_for
-from engram.cli import arguments
+from engram.cli import arguments, declared
 from engram.cli.arguments import Parser as _Parser
+from engram.core import ops
 from engram.core.consolidation import STEPS
 from engram.core.errors import EngramError, InvalidInput, NotFound
 from engram.core.graph.models import EXTRACTORS
@@ -36,10 +37,8 @@ if TYPE_CHECKING:
 EMBEDDERS = ("local", "e5", "remote", "none")
 # Commands that only read the store (and every --dry-run): where there is no store they
 # refuse (exit 3) rather than create an empty one to read.
-READING = frozenset(
+READING = declared.READING | frozenset(
     {
-        "recall",
-        "facts",
         "trash",
         "ledger",
         "episodes",
@@ -59,7 +58,6 @@ READING = frozenset(
 )
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
-MAX_SECONDS = 86_400 * 10**6  # a million days, as the library's max_age
 MAX_TOKEN_SECONDS = 86_400 * 366
 
 
@@ -125,25 +123,6 @@ def _filters(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_writing_commands(sub: Subparsers) -> None:
-    p = _command(
-        sub, "remember", "remember", "remember a fact ('-': one per line of stdin)", embeds=True
-    )
-    p.add_argument("text", metavar="TEXT")
-    p.add_argument(
-        "--source",
-        metavar="SANDBOX_ID:ENTRY_INDEX",
-        type=arguments.source,
-        help="the ledger entry the fact came from (makes it verified)",
-    )
-    p.add_argument("--context", metavar="TEXT", help="text that helps find the fact")
-    p.add_argument(
-        "--strength", metavar="S", type=arguments.strength, default=1.0, help="0 to 10 (default 1)"
-    )
-    _filters(p)
-    p = _command(sub, "correct", "correct", "change a fact's words", embeds=True)
-    p.add_argument("fact_id", metavar="FACT_ID")
-    p.add_argument("text", metavar="TEXT")
-    p.add_argument("--by", metavar="WHO", help="who made the correction")
     p = _command(
         sub,
         "remember-conversation",
@@ -258,52 +237,20 @@ def _add_portability_commands(sub: Subparsers) -> None:
     )
 
 
-def _add_reading_commands(sub: Subparsers) -> None:
-    p = _command(sub, "recall", "recall", "recall facts by meaning and words", embeds=True)
-    p.add_argument("query", metavar="QUERY")
-    p.add_argument("--top-k", metavar="N", type=arguments.TOP_K)
-    p.add_argument("--verified-only", action="store_true")
-    p.add_argument(
-        "--min-strength", metavar="S", type=arguments.strength, help="only facts this strong"
-    )
-    p.add_argument(
-        "--min-score",
-        metavar="R",
-        type=arguments.share,
-        help="only hits at least this relevant (0-1)",
-    )
-    p.add_argument(
-        "--after", metavar="TIME", type=arguments.time, help="only facts created after it"
-    )
-    p.add_argument(
-        "--before", metavar="TIME", type=arguments.time, help="only facts created before it"
-    )
-    p.add_argument("--mode", choices=("hybrid", "text", "vector"), default="hybrid")
-    _filters(p)
-    p = _command(sub, "facts", "facts", "list facts, newest first")
-    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
-    p.add_argument("--before", metavar="CURSOR", help="the cursor printed by the previous page")
+def _add_declared_commands(sub: Subparsers) -> None:
+    """The commands of the declared operations (cli/declared.py), one per operation."""
+    for name, op in declared.COMMANDS.items():
+        help_text = op.summary()[:1].lower() + op.summary()[1:]
+        if op is ops.Remember:
+            help_text += " ('-': one per line of stdin)"
+        parser = _command(sub, name, name, help_text, embeds=declared.embeds(op))
+        declared.add(parser, op)
 
 
 def _add_forgetting_commands(sub: Subparsers) -> None:
-    hard = "delete for good: no trash, and the ledger keeps none of its words"
-    p = _command(sub, "forget", "forget", "forget one fact (to the trash unless --hard)")
-    p.add_argument("fact_id", metavar="FACT_ID")
-    p.add_argument("--hard", action="store_true", help=hard)
-    p = _command(sub, "forget-all", "forget-all", "forget every fact of the scope")
-    p.add_argument(
-        "--expected-count",
-        metavar="N",
-        type=arguments.COUNT,
-        required=True,
-        help="how many facts you expect; more means nothing is forgotten",
-    )
-    p.add_argument("--hard", action="store_true", help=hard)
     p = _command(sub, "trash", "trash", "list softly forgotten facts, newest first")
     p.add_argument("--limit", metavar="N", type=arguments.PAGE)
     p.add_argument("--before", metavar="CURSOR", help="the cursor printed by the previous page")
-    p = _command(sub, "unforget", "unforget", "bring a softly forgotten fact back from the trash")
-    p.add_argument("fact_id", metavar="FACT_ID")
     p = _command(sub, "delete", "delete", "delete facts for good, live or trashed, ledger included")
     p.add_argument("fact_ids", metavar="FACT_ID", nargs="*")
     p.add_argument("--scope", action="store_true", help="every fact of the scope")
@@ -706,10 +653,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="engram", description="engram: durable memory for AI agents.")
     _options(parser, top=True, scope=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_declared_commands(sub)
     _add_writing_commands(sub)
     _add_ingest_command(sub)
     _add_portability_commands(sub)
-    _add_reading_commands(sub)
     _add_forgetting_commands(sub)
     _add_history_commands(sub)
     _add_working_commands(sub)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from collections.abc import Sequence
@@ -145,6 +146,15 @@ def recall_hits(hits: Sequence[RecallHit]) -> Output:
     ]
     lines = [f"{h.relevance:.2f}  {fact_line(h.fact)}" for h in hits] or ["nothing recalled"]
     return Output({"hits": data}, lines)
+
+
+def provenance(fact_id: str, found: Sequence[Any]) -> Output:
+    data = [dataclasses.asdict(p) for p in found]
+    lines = [
+        f"{p.source} chunk {p.idx} [{p.start}-{p.end}]" + (f" {p.heading}" if p.heading else "")
+        for p in found
+    ] or [f"no document holds the words of {fact_id}"]
+    return Output({"id": fact_id, "provenance": data}, lines)
 
 
 def forgotten(fact_id: str, existed: bool, *, hard: bool = False) -> Output:

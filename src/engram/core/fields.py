@@ -212,6 +212,13 @@ class Wire:
 
 
 @dataclass(frozen=True, slots=True)
+class Cli:
+    """The command line's option for a parameter, when not ``--`` and its own name."""
+
+    option: str
+
+
+@dataclass(frozen=True, slots=True)
 class Path:
     """A parameter carried in the HTTP path (an id), not the body or the query."""
 
@@ -228,6 +235,7 @@ class Field:
     help: str
     in_path: bool
     wire: str = ""  # its name on the wire, when not its own in camelCase
+    cli: str = ""  # its command-line option, when not --its-own-name
 
     @property
     def required(self) -> bool:
@@ -263,10 +271,11 @@ def _fields_of(cls: Any) -> tuple[Field, ...]:
         help_ = next((e.text for e in extras if isinstance(e, Help)), "")
         in_path = any(isinstance(e, Path) for e in extras)
         wire = next((e.name for e in extras if isinstance(e, Wire)), "")
+        cli = next((e.option for e in extras if isinstance(e, Cli)), "")
         default = f.default
         if f.default_factory is not dataclasses.MISSING:
             default = f.default_factory()
-        found.append(Field(f.name, kind, marker, optional, default, help_, in_path, wire))
+        found.append(Field(f.name, kind, marker, optional, default, help_, in_path, wire, cli))
     return tuple(found)
 
 

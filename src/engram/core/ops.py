@@ -14,6 +14,7 @@ parameter everywhere.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +34,7 @@ from engram.core.errors import (
 )
 from engram.core.fields import (
     Checked,
+    Cli,
     Help,
     Items,
     Json,
@@ -68,12 +70,23 @@ class Surface:
     answer: str = ""  # what the answer is, for help
     facts: bool = True  # offered where facts are: memory enabled, an embedder configured
     tag: str = "facts"  # the group it is listed under
+    name: str = ""  # how the edges name it (default: the class's name in snake_case)
 
 
 class Op(Generic[R]):
     """An operation whose result is an ``R``; checked when made."""
 
     surface: ClassVar[Surface]
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first line of its help, without its full stop."""
+        return (cls.__doc__ or "").strip().splitlines()[0].rstrip(".")
+
+    @classmethod
+    def name(cls) -> str:
+        """How the edges name it: ``forget_all`` for ForgetAll."""
+        return cls.surface.name or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
 
     def __post_init__(self) -> None:
         check(self)
@@ -97,6 +110,7 @@ Label = Annotated[str, Text(limits.MAX_LABEL_CHARS)]
 Tags = Annotated[
     Sequence[str],
     Items(Text(limits.MAX_LABEL_CHARS), limits.MAX_TAGS, sort=True, item="tag"),
+    Cli("--tag"),
 ]
 Hard = Annotated[bool, Help("delete for good (no trash; the ledger keeps none of its words)")]
 SOURCE_REF = Checked(
@@ -108,10 +122,12 @@ SOURCE_REF = Checked(
 # -- writing -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Remember(Op[Fact]):
-    """Remembers a fact; the same words again answer the stored fact. ``context`` is
-    text that helps find the fact without being part of it (say, the turns of a
-    conversation around it): full-text recall matches it. ``verified`` is never given:
-    it follows from ``source_ref``."""
+    """Remember a fact.
+
+    The same words again answer the stored fact. ``context`` is text that helps find
+    the fact without being part of it (say, the turns of a conversation around it):
+    full-text recall matches it. ``verified`` is never given: it follows from
+    ``source_ref``."""
 
     surface: ClassVar[Surface] = Surface(
         "POST",
@@ -126,7 +142,10 @@ class Remember(Op[Fact]):
 
     content: Content
     source_ref: Annotated[
-        SourceRef | None, SOURCE_REF, Help("the session entry the fact came from")
+        SourceRef | None,
+        SOURCE_REF,
+        Cli("--source"),
+        Help("the session entry the fact came from (makes it verified)"),
     ] = None
     type: Annotated[Label | None, Help("the fact's type")] = None
     tags: Annotated[Tags, Help("labels to filter recall by")] = ()
@@ -150,8 +169,10 @@ class Remember(Op[Fact]):
 
 @dataclass(frozen=True)
 class Correct(Op[Fact]):
-    """Corrects a fact's words in place (embedded again; ``created_at`` stays); a
-    conflict when another fact of the scope already holds these words."""
+    """Change a fact's words.
+
+    In place: embedded again, ``created_at`` stays; a conflict when another fact of the
+    scope already holds these words."""
 
     surface: ClassVar[Surface] = Surface(
         "PATCH",
@@ -170,7 +191,9 @@ class Correct(Op[Fact]):
 
 @dataclass(frozen=True)
 class Merge(Op[Fact]):
-    """Folds 2 to 10 live facts into one fact of ``content``, in one ledger entry: the
+    """Fold 2 to 10 facts into one.
+
+    One fact of ``content``, in one ledger entry: the
     merged fact carries the union of their tags, their type when they share one, and
     the highest strength; the others go to the trash (``hard``: for good). When
     ``content`` is one of theirs (or another live fact's) words, that fact stays and
@@ -215,9 +238,10 @@ class Merge(Op[Fact]):
 
 @dataclass(frozen=True)
 class Forget(Op[bool]):
-    """Forgets one fact; idempotent: the answer says whether it was there. Softly: the
-    fact goes to the trash (restore brings it back) unless ``hard``, which deletes it
-    for good."""
+    """Forget one fact (to the trash unless hard).
+
+    Idempotent: the answer says whether it was there. Softly, the fact goes to the trash
+    (restore brings it back); ``hard`` deletes it for good."""
 
     surface: ClassVar[Surface] = Surface(
         "DELETE",
@@ -235,9 +259,10 @@ class Forget(Op[bool]):
 
 @dataclass(frozen=True)
 class ForgetAll(Op[int]):
-    """Forgets every fact, confirming ``expected_count``, how many the caller was shown:
-    when there are more now, nothing is forgotten (a conflict). Softly (to the trash)
-    unless ``hard``."""
+    """Forget every fact of the scope.
+
+    Confirming ``expected_count``, how many the caller was shown: when there are more
+    now, nothing is forgotten (a conflict). Softly (to the trash) unless ``hard``."""
 
     surface: ClassVar[Surface] = Surface(
         "DELETE",
@@ -259,15 +284,17 @@ class ForgetAll(Op[int]):
 
 @dataclass(frozen=True)
 class Restore(Op[Fact]):
-    """Brings a softly forgotten fact back from the trash (same id and times); a
-    conflict when the scope holds its words again, as another fact."""
+    """Bring a softly forgotten fact back from the trash.
+
+    Same id and times; a conflict when the scope holds its words again, as another
+    fact."""
 
     surface: ClassVar[Surface] = Surface(
         "POST",
         "/trash/{fact_id}/restore",
         writes=True,
         errors=(NotFound, Conflict),
-        cli="restore",
+        cli="unforget",
         answer="the fact, back",
         facts=False,
         tag="history",
@@ -278,7 +305,9 @@ class Restore(Op[Fact]):
 
 @dataclass(frozen=True)
 class Compact(Op[Compaction]):
-    """Prunes now: facts older than ``max_age_ms`` first, then the oldest beyond
+    """Prune now.
+
+    Facts older than ``max_age_ms`` first, then the oldest beyond
     ``max_facts`` (each unset: the store's caps); the trash's and the ledger's
     retention are applied too."""
 
@@ -287,7 +316,6 @@ class Compact(Op[Compaction]):
         "/compactions",
         writes=True,
         errors=(Conflict, TooLarge),
-        cli="compact",
         answer="what was pruned",
     )
 
@@ -302,8 +330,10 @@ class Compact(Op[Compaction]):
 # -- reading -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Recall(Op[list[RecallHit]]):
-    """Recalls facts by meaning: full-text and vector candidates, fused, each with its
-    relevance to the query in [0, 1]; filters bind both halves before fusion."""
+    """Recall facts by meaning and words.
+
+    Full-text and vector candidates, fused, each with its relevance to the query in
+    [0, 1]; filters bind both halves before fusion."""
 
     surface: ClassVar[Surface] = Surface(
         "GET",
@@ -326,8 +356,12 @@ class Recall(Op[list[RecallHit]]):
     mode: Annotated[
         Literal["hybrid", "text", "vector"], Help("hybrid (default), text or vector")
     ] = "hybrid"
-    created_after: Annotated[datetime | None, Help("only facts created after this")] = None
-    created_before: Annotated[datetime | None, Help("only facts created before this")] = None
+    created_after: Annotated[
+        datetime | None, Cli("--after"), Help("only facts created after this")
+    ] = None
+    created_before: Annotated[
+        datetime | None, Cli("--before"), Help("only facts created before this")
+    ] = None
     min_strength: Annotated[
         float | None, Real(0, limits.MAX_STRENGTH), Help("only facts at least this strong")
     ] = None
@@ -347,7 +381,9 @@ class Recall(Op[list[RecallHit]]):
 
 @dataclass(frozen=True)
 class Facts(Op[FactPage]):
-    """One page of the facts, newest first; pass ``next_before`` back as ``before``."""
+    """List facts, newest first.
+
+    One page; pass ``next_before`` back as ``before``."""
 
     surface: ClassVar[Surface] = Surface("GET", "/facts", cli="facts", answer="one page of facts")
 
@@ -363,10 +399,10 @@ class Facts(Op[FactPage]):
 
 @dataclass(frozen=True)
 class GetFact(Op[Fact]):
-    """One fact by id."""
+    """Show one fact by its id."""
 
     surface: ClassVar[Surface] = Surface(
-        "GET", "/facts/{fact_id}", errors=(NotFound,), cli="fact", answer="the fact"
+        "GET", "/facts/{fact_id}", errors=(NotFound,), cli="fact", answer="the fact", name="fact"
     )
 
     fact_id: FactId
@@ -374,14 +410,17 @@ class GetFact(Op[Fact]):
 
 @dataclass(frozen=True)
 class FactProvenance(Op[list[Provenance]]):
-    """The chunks of the scope's documents holding the fact's words (none for a fact no
-    document holds); not found when the scope has no such fact, live or in the trash."""
+    """Show the documents' chunks holding a fact's words.
+
+    None for a fact no document holds; not found when the scope has no such fact, live
+    or in the trash."""
 
     surface: ClassVar[Surface] = Surface(
         "GET",
         "/facts/{fact_id}/provenance",
         errors=(NotFound,),
         cli="provenance",
+        name="provenance",
         answer="the chunks holding it",
         facts=False,
     )

@@ -1,0 +1,159 @@
+"""Commands built from the declared operations (:mod:`engram.core.ops`): each operation
+with a command-line name becomes a subcommand whose arguments are its parameters (a
+required text a positional argument, a flag ``--name``, a list ``--name`` repeated, a
+bounded number checked as it is parsed), carried out by ``Memory.run``. What stays per
+command is how its answer is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+
+from engram.cli import arguments
+from engram.core import ops
+from engram.core.errors import InvalidInput, UpstreamFailure
+from engram.core.fields import Field, Items, Real, Whole, fields_of, naming
+from engram.core.models import SourceRef
+
+if TYPE_CHECKING:
+    from engram.cli.render import Output
+    from engram.core.memory import Memory
+    from engram.core.scopes import Scope
+
+OpType = type[ops.Op[Any]]
+COMMANDS: dict[str, OpType] = {op.surface.cli: op for op in ops.OPS if op.surface.cli}
+# Commands that only read: where there is no store, they refuse rather than make one.
+READING = frozenset(name for name, op in COMMANDS.items() if not op.surface.writes)
+
+
+def embeds(op: OpType) -> bool:
+    """Whether carrying it out may ask the embedder (the store opens with it)."""
+    return UpstreamFailure in op.surface.errors
+
+
+def add(parser: argparse.ArgumentParser, op: OpType) -> None:
+    """The operation's parameters as the command's arguments."""
+    for f in fields_of(op):
+        if _positional(f):
+            many = "+" if _is_list(f) else None
+            parser.add_argument(f.name, metavar=f.name.upper(), nargs=many, help=f.help or None)
+            continue
+        option = f.cli or "--" + f.name.replace("_", "-")
+        if f.base is bool:
+            parser.add_argument(option, dest=f.name, action="store_true", help=f.help or None)
+            continue
+        extra: dict[str, Any] = {}
+        reader = _reader(f)
+        if reader is not None:
+            extra["type"] = reader
+        if _is_list(f):
+            extra = {"nargs": "+", "action": "extend", "default": []}
+        elif get_origin(f.base) is Literal:
+            extra = {"choices": get_args(f.base), "default": f.default}
+        parser.add_argument(
+            option,
+            dest=f.name,
+            metavar=_metavar(f),
+            required=f.required,
+            help=f.help or None,
+            **extra,
+        )
+
+
+def run(op: OpType, mem: Memory, scope: Scope, args: argparse.Namespace) -> Output:
+    """Carries the command out: the operation made from its arguments (messages name the
+    options as typed), run, its answer printed."""
+    values = {f.name: getattr(args, f.name) for f in fields_of(op)}
+    values = {k: v for k, v in values.items() if v is not None and v != []}
+    if op is ops.Remember and values.get("content") == "-":
+        notes = [ops.Remember(**{**values, "content": line}) for line in _lines()]
+        return _render(ops.Facts, None, mem.remember_many(scope, notes))
+    made = _made(op, values)
+    return _render(op, made, mem.run(scope, made))
+
+
+def _made(op: OpType, values: dict[str, Any]) -> ops.Op[Any]:
+    with naming(_called):
+        made: ops.Op[Any] = op(**values)
+    return made
+
+
+def _called(f: Field) -> str:
+    return f.name.upper() if _positional(f) else f.cli or "--" + f.name.replace("_", "-")
+
+
+def _positional(f: Field) -> bool:
+    return f.in_path or (f.required and (f.base is str or _is_list(f)))
+
+
+def _is_list(f: Field) -> bool:
+    return get_origin(f.base) in (Sequence, list, tuple)
+
+
+def _metavar(f: Field) -> str | None:
+    if get_origin(f.base) is Literal:
+        return None  # its choices
+    if f.base is SourceRef:
+        return "SANDBOX_ID:ENTRY_INDEX"
+    if f.base is datetime:
+        return "TIME"
+    if f.base in (int, float):
+        return "N"
+    if isinstance(f.marker, Items):
+        return "T"
+    return f.name.split("_")[-1].upper()
+
+
+def _reader(f: Field) -> Callable[[str], Any] | None:
+    """How the option's text is read; a bound the declaration gives is checked here."""
+    marker = f.marker
+    if f.base is SourceRef:
+        return arguments.source
+    if f.base is datetime:
+        return arguments.time
+    if isinstance(marker, Whole):
+        return arguments.integer_in(marker.low, marker.high)
+    if isinstance(marker, Real):
+        return arguments.decimal_in(marker.high)
+    return None
+
+
+def handler(op: OpType) -> Callable[[Memory, argparse.Namespace], Output]:
+    """The command's handler: ``run`` over the scope its options name."""
+
+    def handle(mem: Memory, args: argparse.Namespace) -> Output:
+        from engram.core.scopes import ResourceRef
+
+        return run(op, mem, ResourceRef(args.resource, args.team), args)
+
+    return handle
+
+
+def _lines() -> list[str]:
+    """The facts to remember, one a line of standard input."""
+    from engram.cli.commands import stdin_text
+
+    lines = [line.strip() for line in stdin_text("the facts").splitlines()]
+    found = [line for line in lines if line]
+    if not found:
+        raise InvalidInput("no facts on stdin", hint="give one fact per non-empty line")
+    return found
+
+
+def _render(op: OpType, made: Any, result: Any) -> Output:
+    from engram.cli import render
+
+    if op is ops.Recall:
+        return render.recall_hits(result)
+    if op is ops.Facts:
+        return render.facts_page(result) if made is not None else render.facts(result)
+    if op is ops.FactProvenance:
+        return render.provenance(made.fact_id, result)
+    if op is ops.Forget:
+        return render.forgotten(made.fact_id, result, hard=made.hard)
+    if op is ops.ForgetAll:
+        return render.forgotten_all(result, hard=made.hard)
+    return render.fact(result)  # remember, fact, correct, merge, unforget

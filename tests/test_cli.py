@@ -55,6 +55,23 @@ def engram_script() -> str:
 
 
 # -- facts ----------------------------------------------------------------------------
+def test_fact_provenance_and_merge_commands(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    """Commands built from the operations' declarations: one fact, where its words came
+    from, and two facts folded into one."""
+    user = ["--db", db, "--resource", "user-42", "--embedder", "local"]
+    one = run_json(capsys, "remember", "Ana lives in Lisbon", *user)["id"]
+    two = run_json(capsys, "remember", "Ana moved to Lisbon", *user, "--tag", "home")["id"]
+    assert run_json(capsys, "fact", one, *scoped(db))["content"] == "Ana lives in Lisbon"
+    assert run_json(capsys, "provenance", one, *scoped(db))["provenance"] == []
+    merged = run_json(capsys, "merge", one, two, "--content", "Ana lives in Lisbon now", *user)
+    assert merged["content"] == "Ana lives in Lisbon now" and merged["tags"] == ["home"]
+    assert [f["id"] for f in run_json(capsys, "facts", *scoped(db))["facts"]] == [merged["id"]]
+    code, _, err = run(capsys, "merge", one, *user, "--content", "alone")
+    assert code == 2 and "FACT_IDS must hold 2 to 10 ids, got 1" in err, err
+    code, _, err = run(capsys, "fact", "f\x00", *scoped(db))
+    assert code == 2 and "fact id must not contain NUL" in err, err
+
+
 def test_remember_recall_facts_round_trip(capsys: pytest.CaptureFixture[str], db: str) -> None:
     user = ["--db", db, "--resource", "user-42"]
     tagged = "--source sess-7:12 --type billing --tag plan --tag pro".split()

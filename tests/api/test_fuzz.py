@@ -23,6 +23,7 @@ import engram
 from chat_server import ReadsNothing
 from engram import UpstreamFailure
 from engram.api import create_app
+from engram.core import ops
 from engram.core.documents.urls import Fetched
 from engram.settings import Settings
 from stores import Target, rows_through
@@ -41,6 +42,11 @@ SNAPSHOT = """SELECT
     (SELECT coalesce(max(updated_at), 0) FROM entities), (SELECT count(*) FROM relations),
     (SELECT count(*) FROM relations WHERE expired_at IS NOT NULL),
     (SELECT count(*) FROM relation_types)"""
+
+
+DECLARED = {
+    (op.surface.method, "/agents/{agent_id}" + op.surface.path) for op in ops.OPS
+}  # the operations built from one declaration (engram.core.ops)
 
 
 def _headers(path: str) -> dict[str, str]:
@@ -146,6 +152,11 @@ def _fuzz(
         # path, one value of a repeatable parameter, text measured in surrogate halves).
         excluded = [positive_data_acceptance, negative_data_rejection]
         case.validate_response(response, headers=headers, excluded_checks=excluded)
+        # A declared operation's schema is the truth: a request it allows is never
+        # refused as malformed (400, 413, 422); it may still meet a state the request
+        # cannot know (no such agent or fact: 404, an ended agent: 409, no model: 5xx).
+        if mode is GenerationMode.POSITIVE and (case.method, case.path) in DECLARED:
+            assert response.status_code not in (400, 413, 422), where
 
     try:
         check()

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi import Path as PathParam
+from fastapi.responses import JSONResponse
 from pydantic import BeforeValidator, WithJsonSchema
 
 from engram.api.context import agent_memory
@@ -34,19 +35,25 @@ def router(declared: tuple[OpType, ...] = ops.OPS) -> APIRouter:
     groups: dict[tuple[str, str], list[OpType]] = {}
     for op in declared:
         groups.setdefault((op.surface.method, op.surface.path), []).append(op)
+    for op in declared:
+        if op.surface.legacy:
+            groups[(op.surface.method, op.surface.legacy)].append(op)
     for (method, path), group in groups.items():
-        statuses = sorted({e.http_status for op in group for e in op.surface.errors} - set(COMMON))
-        answers = [ANSWERS[op].model for op in group]
+        first = group[0]
+        statuses = sorted({e.http_status for e in first.surface.errors} - set(COMMON))
         built.add_api_route(
             path,
             _endpoint(group),
             methods=[method],
-            status_code=group[0].surface.status,
-            response_model=answers[0] if len(answers) == 1 else answers[0] | answers[1],
-            responses=errors(*statuses),
-            tags=[group[0].surface.tag],
-            summary="; or ".join(op.summary() for op in group),
-            description=_description(group),
+            status_code=first.surface.status,
+            response_model=ANSWERS[first].model if len(group) == 1 else None,
+            responses={
+                **errors(*statuses),
+                first.surface.status: {"model": ANSWERS[first].model},
+            },
+            tags=[first.surface.tag],
+            summary=first.summary(),
+            description=inspect.cleandoc(first.__doc__ or ""),
         )
     return built
 
@@ -70,11 +77,12 @@ def _endpoint(group: list[OpType]) -> Callable[..., Any]:
         params.append(_param("body", kind, default))
     elif not in_body:
         seen: set[str] = set()
-        for op in group:
+        for op in group:  # the first's published; an older path's others taken, unpublished
             for f in carried(op):
                 if f.name not in seen:
                     seen.add(f.name)
-                    params.append(_query(f, required=len(group) == 1 and f.required))
+                    required = len(group) == 1 and f.required
+                    params.append(_query(f, required=required, published=op is first))
 
     def endpoint(request: Request, agent_id: str, **given: Any) -> Any:
         op = _chosen(group, request, given) if len(group) > 1 else first
@@ -85,8 +93,10 @@ def _endpoint(group: list[OpType]) -> Callable[..., Any]:
         if body is not None:
             values.update({k: getattr(body, k) for k in type(body).model_fields})
         made_op = made(op, values)
-        result = memory.run(agent.ref, made_op)
-        return ANSWERS[op].build(made_op, result)
+        answer = ANSWERS[op].build(made_op, memory.run(agent.ref, made_op))
+        if len(group) == 1:
+            return answer
+        return JSONResponse(answer.model_dump(mode="json", by_alias=True), op.surface.status)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = first.name()
@@ -123,9 +133,13 @@ def _chosen(group: list[OpType], request: Request, given: dict[str, Any]) -> OpT
     return chosen
 
 
-def _query(field: Field, *, required: bool) -> inspect.Parameter:
+def _query(field: Field, *, required: bool, published: bool) -> inspect.Parameter:
     name, base = wire_name(field), field.base
-    query = Query(alias=name if name != field.name else None, description=field.help)
+    query = Query(
+        alias=name if name != field.name else None,
+        description=field.help,
+        include_in_schema=published,
+    )
     shown = WithJsonSchema(field.schema())
     kind: Any
     if base is int:
@@ -147,8 +161,3 @@ def _param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
     )
-
-
-def _description(group: list[OpType]) -> str:
-    texts = [inspect.cleandoc(op.__doc__ or "") for op in group]
-    return "\n\n".join(texts)

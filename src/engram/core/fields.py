@@ -50,6 +50,7 @@ class Text(Marker):
     strip: bool = True
     empty: bool = False
     called: str = ""
+    pattern: str = ""  # the schema's pattern, when narrower than text (the op reads it)
 
     def check(self, value: Any, name: str) -> Any:
         name = self.called or name
@@ -60,7 +61,7 @@ class Text(Marker):
         found: JSON = {"type": "string", "maxLength": self.max_chars}
         if not self.empty:
             found["minLength"] = 1
-        found["pattern"] = NO_NUL if blank else NOT_BLANK
+        found["pattern"] = self.pattern or (NO_NUL if blank else NOT_BLANK)
         return found
 
 
@@ -122,7 +123,9 @@ class Items(Marker):
         if len(value) > self.high:
             raise InvalidInput(f"{len(value)} {name} given; the limit is {self.high}")
         if len(value) < self.low:
-            raise InvalidInput(f"{name} must hold at least {self.low}")
+            raise InvalidInput(
+                f"{name} must hold {self.low} to {self.high} {self.item}s, got {len(value)}"
+            )
         items = [self.each.check(v, self.item) for v in value]
         if self.unique:
             items = list(dict.fromkeys(items))

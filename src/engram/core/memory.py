@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -1140,8 +1141,8 @@ def _check_id(fact_id: object) -> str:
 
 
 def _encode_cursor(position: tuple[int, int]) -> str:
-    raw = f"{position[0]}.{position[1]}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    """A page's cursor: the last fact's creation time and row, ``created.seq``."""
+    return f"{position[0]}.{position[1]}"
 
 
 def _encode_trash_cursor(deleted_us: int, fact_id: str) -> str:
@@ -1163,8 +1164,13 @@ def _decode_trash_cursor(cursor: str | None) -> tuple[int, str] | None:
 
 
 def _decode_cursor(cursor: str | None) -> tuple[int, int] | None:
+    """The position a cursor names: ``created.seq`` (every text of ops.CURSOR's pattern
+    is one), or the base64 of it that cursors were before."""
     if cursor is None:
         return None
+    if re.fullmatch(ops.CURSOR_PATTERN, cursor):
+        at, seq = cursor.split(".")
+        return int(at), int(seq)
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         created, rowid = (int(part) for part in raw.split("."))

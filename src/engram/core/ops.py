@@ -52,6 +52,9 @@ R = TypeVar("R", covariant=True)
 Method = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
 EMBEDS = (CapabilityMissing, UpstreamFailure, Unavailable)  # what asking the model can raise
 MERGE_MIN, MERGE_MAX = 2, 10  # facts one merge folds
+# A page's cursor, ``created.seq``: every text of this pattern is a position (a schema
+# can say so; "a cursor a page gave" it cannot). Base64 cursors of old are read too.
+CURSOR_PATTERN = r"^[0-9]{1,18}\.[0-9]{1,18}$"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,9 @@ class Surface:
     facts: bool = True  # offered where facts are: memory enabled, an embedder configured
     tag: str = "facts"  # the group it is listed under
     name: str = ""  # how the edges name it (default: the class's name in snake_case)
+    # An older path that also answers it, beside another operation's, for the clients
+    # written before it had its own; it is not published.
+    legacy: str = ""
 
 
 class Op(Generic[R]):
@@ -337,8 +343,9 @@ class Recall(Op[list[RecallHit]]):
 
     surface: ClassVar[Surface] = Surface(
         "GET",
-        "/facts",
+        "/recall",
         errors=EMBEDS,
+        legacy="/facts",
         cli="recall",
         tool="memory_search",
         answer="the facts recalled, best first",
@@ -393,7 +400,9 @@ class Facts(Op[FactPage]):
         Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
     ] = None
     before: Annotated[
-        str | None, Text(256, strip=False), Help("next_before of the previous page")
+        str | None,
+        Text(256, strip=False, pattern=CURSOR_PATTERN),
+        Help("next_before of the previous page"),
     ] = None
 
 

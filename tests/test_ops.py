@@ -1,0 +1,164 @@
+"""Each operation is declared once (engram.core.ops) and every surface is built from the
+declaration: the library's Memory.run, the HTTP route and its schema, engram.Client, the
+command line and the agent tools. These tests hold the surfaces to the declarations."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import engram
+from engram.api import create_app
+from engram.cli.main import READING, build_parser
+from engram.core import ops, tools
+from engram.core.errors import InvalidInput
+from engram.core.fields import Items, Real, Text, Whole
+from engram.wire.ops import carried, wire_name
+from stores import Target, rows
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The service's OpenAPI schema."""
+    store = tmp_path_factory.mktemp("schema") / "engram.db"
+    with engram.open(store, embedder=None) as memory:
+        return create_app(memory_store=memory).openapi()
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_operation_is_offered_on_every_surface(published: dict[str, Any]) -> None:
+    paths = published["paths"]
+    commands = _commands()
+    offered = {t.name: t for t in tools.create(tools._Nowhere(), reflect=True)}
+    for op in ops.OPS:
+        surface = op.surface
+        path = "/agents/{agent_id}" + surface.path
+        assert surface.method.lower() in paths[path], (op, path)
+        assert callable(getattr(engram.Client, op.name())), op  # the Client's method
+        if surface.cli is not None:
+            assert surface.cli in commands, op
+            assert (surface.cli in READING) is not surface.writes, op
+        if surface.tool is not None:
+            assert offered[surface.tool].writes is surface.writes, op
+
+
+def test_the_published_bounds_are_the_declared_ones(published: dict[str, Any]) -> None:
+    """Every marker's bound is in the published schema of its parameter."""
+    for op in ops.OPS:
+        item = published["paths"]["/agents/{agent_id}" + op.surface.path][op.surface.method.lower()]
+        for field in carried(op):
+            schema = _parameter_schema(published, item, wire_name(field))
+            marker = field.marker
+            if isinstance(marker, Text):
+                assert schema["maxLength"] == marker.max_chars, (op, field.name)
+                assert "pattern" in schema, (op, field.name)
+            elif isinstance(marker, Whole | Real):
+                assert (schema["minimum"], schema["maximum"]) == (marker.low, marker.high)
+            elif isinstance(marker, Items):
+                assert schema["maxItems"] == marker.high, (op, field.name)
+
+
+def _parameter_schema(published: dict[str, Any], item: dict[str, Any], name: str) -> Any:
+    for parameter in item.get("parameters", []):
+        if parameter["name"] == name:
+            return parameter["schema"]
+    body_schema = item["requestBody"]["content"]["application/json"]["schema"]
+    if "anyOf" in body_schema:  # an optional body
+        body_schema = next(o for o in body_schema["anyOf"] if "$ref" in o)
+    ref = body_schema["$ref"]
+    body = published["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    found = body["properties"][name]
+    if "anyOf" in found:
+        found = next(option for option in found["anyOf"] if option.get("type") != "null")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("make", "named"),
+    [
+        (lambda: ops.Remember("x" * 2001), "content"),
+        (lambda: ops.Remember("x", tags=["t"] * 33), "tags"),
+        (lambda: ops.Remember("x", strength=10.5), "strength"),
+        (lambda: ops.Recall("x", top_k=101), "top_k"),
+        (lambda: ops.Recall("x", mode="fuzzy"), "mode"),  # type: ignore[arg-type]
+        (lambda: ops.Facts(limit=0), "limit"),
+        (lambda: ops.Merge(["f_1"], "x"), "fact_ids"),
+        (lambda: ops.ForgetAll(-1), "expected_count"),
+        (lambda: ops.Forget("f\x00"), "fact id"),
+        (lambda: ops.Compact(max_age_ms=-1), "max_age_ms"),
+    ],
+)
+def test_one_past_a_bound_is_refused_when_the_operation_is_made(
+    make: Callable[[], object], named: str
+) -> None:
+    with pytest.raises(InvalidInput, match=named):
+        make()
+
+
+def test_an_operation_is_checked_once_and_keeps_what_it_checked() -> None:
+    note = ops.Remember("  words  ", tags=["b", "a", "b"], context="   ")
+    assert (note.content, note.tags, note.context) == ("words", ("a", "b"), None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        note.content = "other"  # type: ignore[misc]
+
+
+def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable[[], Any]]:
+    """One call of each operation, on a scope with facts to act on."""
+    first, second, third, fourth = (
+        mem.remember(ref, words).id
+        for words in ("Ana lives in Lisbon", "Ana moved to Lisbon", "the deploy", "a spare")
+    )
+    mem.forget(ref, fourth)
+    return {
+        ops.Remember: lambda: ops.Remember("Bo reads at night"),
+        ops.Facts: lambda: ops.Facts(limit=2),
+        ops.Recall: lambda: ops.Recall("Ana", mode="text"),
+        ops.GetFact: lambda: ops.GetFact(first),
+        ops.FactProvenance: lambda: ops.FactProvenance(first),
+        ops.Correct: lambda: ops.Correct(third, "the deploy runs weekly"),
+        ops.Merge: lambda: ops.Merge([first, second], "Ana lives in Lisbon now"),
+        ops.Forget: lambda: ops.Forget(third),
+        ops.Restore: lambda: ops.Restore(fourth),
+        ops.Compact: lambda: ops.Compact(max_facts=1),
+        ops.ForgetAll: lambda: ops.ForgetAll(mem.count(ref)),
+    }
+
+
+def test_an_operation_writes_exactly_when_it_declares(target: Target) -> None:
+    """A writing operation adds one ledger entry (each sample changes something); a
+    reading one adds none."""
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        ref = engram.ResourceRef("ops")
+        samples = _samples(mem, ref)
+        assert set(samples) == set(ops.OPS), "an operation without a sample here"
+        for op, make in samples.items():
+            before = _entries(target)
+            mem.run(ref, make())
+            added = _entries(target) - before
+            assert added == (1 if op.surface.writes else 0), (op, added)
+
+
+def _entries(target: Target) -> int:
+    return int(rows(target, "SELECT count(*) FROM ledger")[0][0])
+
+
+def test_a_cursor_of_an_older_version_still_pages(mem: engram.Memory) -> None:
+    ref = engram.ResourceRef("pages")
+    for n in range(3):
+        mem.remember(ref, f"fact number {n}")
+    page = mem.facts(ref, limit=1)
+    assert page.next_before is not None and page.next_before.count(".") == 1
+    older = base64.urlsafe_b64encode(page.next_before.encode()).decode().rstrip("=")
+    assert mem.facts(ref, limit=1, before=older) == mem.facts(ref, limit=1, before=page.next_before)
+    with pytest.raises(InvalidInput, match="not a cursor"):
+        mem.facts(ref, before="not-a-cursor")

@@ -637,6 +637,9 @@ def _newest(client: TestClient, base: str) -> int:
 CLI_READS = {
     "recall",
     "facts",
+    "fact",
+    "provenance",
+    "history",
     "trash",
     "ledger",
     "episodes",
@@ -683,6 +686,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
     run("working", "set", "doomed", "1", *scoped)
     forgettable = run("remember", "to forget", *embeds)["id"]
     read = run("remember", "Ana reads in Lisbon", *embeds)["id"]
+    merged = [run("remember", f"merge me {n}", *embeds)["id"] for n in "ab"]
     turns = tmp_path / "turns.jsonl"
     turns.write_text('{"speaker": "Ana", "text": "a turn of the command line"}\n')
     for name in ("Ana", "Bo", "Doomed"):
@@ -702,6 +706,7 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         "ingest": lambda: run("ingest", str(_notes_dir()), *embeds),
         "correct": lambda: run("correct", fact, "the plan is team", *embeds),
         "forget": lambda: run("forget", forgettable, *scoped),
+        "merge": lambda: run("merge", *merged, "--content", "merged, one fact", *embeds),
         "unforget": lambda: run("unforget", gone, *scoped),
         "revert": lambda: run("revert", str(_entries(target)[-1][0]), *scoped),
         "delete": lambda: run("delete", fact, *scoped),

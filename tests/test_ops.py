@@ -130,6 +130,10 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.Forget: lambda: ops.Forget(third),
         ops.Restore: lambda: ops.Restore(fourth),
         ops.Compact: lambda: ops.Compact(max_facts=1),
+        ops.Trash: lambda: ops.Trash(limit=5),
+        ops.Ledger: lambda: ops.Ledger(limit=5),
+        ops.History: lambda: ops.History(first),
+        ops.Revert: lambda: ops.Revert(mem.ledger(ref, limit=1).entries[0].seq),
         ops.ForgetAll: lambda: ops.ForgetAll(mem.count(ref)),
     }
 

@@ -262,8 +262,7 @@ class Client:
     def trash(self, agent_id: str, *, limit: int | None = None, before: str | None = None) -> JSON:
         """One page of softly forgotten facts, most recently forgotten first, each with
         ``deletedAt`` and ``purgeAt`` (``nextBefore`` when more follow)."""
-        path = f"/agents/{_quote(agent_id)}/trash"
-        return self.call_json("GET", path, params=_params(limit=limit, before=before))
+        return self.run(agent_id, ops.Trash(limit, before))
 
     def restore(self, agent_id: str, fact_id: str) -> JSON:
         """Brings a softly forgotten fact back (same id and times): the fact. Conflict
@@ -297,21 +296,18 @@ class Client:
     ) -> JSON:
         """One page of the agent's write ledger, newest first (``nextBefore`` when more
         follow); ``object_id`` keeps the entries that changed that fact or key."""
-        params = _params(limit=limit, before=before, objectId=object_id)
-        return self.call_json("GET", f"/agents/{_quote(agent_id)}/ledger", params=params)
+        return self.run(agent_id, ops.Ledger(limit, before, object_id))
 
     def history(self, agent_id: str, fact_id: str) -> list[JSON]:
         """The ledger entries that changed one fact, newest first; NotFound when the
         agent never held it."""
-        path = f"{_facts(agent_id)}/{_quote(fact_id)}/history"
-        return list(self.call_json("GET", path)["entries"])
+        return list(self.run(agent_id, ops.History(fact_id))["entries"])
 
     def revert(self, agent_id: str, entry_id: int) -> JSON:
         """Undoes one ledger entry as a new one, which it answers. RevertBlocked (its
         ``later`` names the later entries) when later writes changed the same objects;
         Conflict for an entry whose before-states were erased or that cannot be undone."""
-        path = f"/agents/{_quote(agent_id)}/ledger/{int(entry_id)}/revert"
-        return self.call_json("POST", path)
+        return self.run(agent_id, ops.Revert(entry_id))
 
     def compact(
         self,

@@ -64,9 +64,7 @@ def _endpoint(group: list[OpType]) -> Callable[..., Any]:
         inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request),
         _param("agent_id", Annotated[str, PathParam()]),
     ]
-    params += [
-        _param(f.name, Annotated[str, PathParam(description=f.help)]) for f in path_fields(first)
-    ]
+    params += [_path(f) for f in path_fields(first)]
     in_body = first.surface.method in ("POST", "PATCH", "PUT")
     if in_body and carried(first):
         model = body_model(first)
@@ -155,6 +153,14 @@ def _query(field: Field, *, required: bool, published: bool) -> inspect.Paramete
     if not required:
         kind = kind | None
     return _param(field.name, Annotated[kind, query], inspect.Parameter.empty if required else None)
+
+
+def _path(field: Field) -> inspect.Parameter:
+    """A path parameter, read as its declaration types it (an entry number an integer)."""
+    shown = WithJsonSchema(field.schema())
+    if field.base is int:
+        return _param(field.name, Annotated[int, PathParam(description=field.help), Integer, shown])
+    return _param(field.name, Annotated[str, PathParam(description=field.help), shown])
 
 
 def _param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> inspect.Parameter:

@@ -159,10 +159,6 @@ def _turn(raw: object) -> Turn:
 
 
 # -- history --------------------------------------------------------------------------
-def trash(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.trash(mem.trash(_ref(args), limit=args.limit, before=args.before))
-
-
 def delete(mem: Memory, args: argparse.Namespace) -> Output:
     """Deletion for good: the ids given, or (``--scope``) every fact of the scope."""
     if bool(args.fact_ids) == bool(args.scope):
@@ -179,15 +175,6 @@ def delete(mem: Memory, args: argparse.Namespace) -> Output:
         _ref(args), turn_user_id=args.turn_user, expected_count=args.confirm_count
     )
     return render.deleted(receipt)
-
-
-def ledger(mem: Memory, args: argparse.Namespace) -> Output:
-    page = mem.ledger(_ref(args), limit=args.limit, before=args.before, object_id=args.fact)
-    return render.ledger(page)
-
-
-def revert(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.ledger_entry(mem.revert(_ref(args), args.entry))
 
 
 def fork(mem: Memory, args: argparse.Namespace) -> Output:
@@ -394,10 +381,7 @@ HANDLERS: dict[str, Handler] = {
     "export": export,
     "import": import_,
     "wiki": wiki,
-    "trash": trash,
     "delete": delete,
-    "ledger": ledger,
-    "revert": revert,
     "remember-conversation": remember_conversation,
     "fork": fork,
     "compact": compact,

@@ -16,7 +16,7 @@ from engram.cli import arguments
 from engram.core import ops
 from engram.core.errors import InvalidInput, UpstreamFailure
 from engram.core.fields import Field, Items, Real, Whole, fields_of, naming
-from engram.core.models import SourceRef
+from engram.core.models import LedgerPage, SourceRef
 
 if TYPE_CHECKING:
     from engram.cli.render import Output
@@ -39,7 +39,11 @@ def add(parser: argparse.ArgumentParser, op: OpType) -> None:
     for f in fields_of(op):
         if _positional(f):
             many = "+" if _is_list(f) else None
-            parser.add_argument(f.name, metavar=f.name.upper(), nargs=many, help=f.help or None)
+            read = _reader(f)
+            more: dict[str, Any] = {} if read is None else {"type": read}
+            parser.add_argument(
+                f.name, metavar=f.name.upper(), nargs=many, help=f.help or None, **more
+            )
             continue
         option = f.cli or "--" + f.name.replace("_", "-")
         if f.base is bool:
@@ -152,6 +156,14 @@ def _render(op: OpType, made: Any, result: Any) -> Output:
         return render.facts_page(result) if made is not None else render.facts(result)
     if op is ops.FactProvenance:
         return render.provenance(made.fact_id, result)
+    if op is ops.Trash:
+        return render.trash(result)
+    if op is ops.Ledger:
+        return render.ledger(result)
+    if op is ops.History:
+        return render.ledger(LedgerPage(result, None))
+    if op is ops.Revert:
+        return render.ledger_entry(result)
     if op is ops.Forget:
         return render.forgotten(made.fact_id, result, hard=made.hard)
     if op is ops.ForgetAll:

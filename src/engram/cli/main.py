@@ -39,8 +39,6 @@ EMBEDDERS = ("local", "e5", "remote", "none")
 # refuse (exit 3) rather than create an empty one to read.
 READING = declared.READING | frozenset(
     {
-        "trash",
-        "ledger",
         "episodes",
         "working get",
         "working list",
@@ -248,9 +246,6 @@ def _add_declared_commands(sub: Subparsers) -> None:
 
 
 def _add_forgetting_commands(sub: Subparsers) -> None:
-    p = _command(sub, "trash", "trash", "list softly forgotten facts, newest first")
-    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
-    p.add_argument("--before", metavar="CURSOR", help="the cursor printed by the previous page")
     p = _command(sub, "delete", "delete", "delete facts for good, live or trashed, ledger included")
     p.add_argument("fact_ids", metavar="FACT_ID", nargs="*")
     p.add_argument("--scope", action="store_true", help="every fact of the scope")
@@ -261,20 +256,6 @@ def _add_forgetting_commands(sub: Subparsers) -> None:
         help="with --scope: how many facts (live and trashed) you expect to go",
     )
     p.add_argument("--turn-user", metavar="UID", help="with --scope: only this user's facts")
-
-
-def _add_history_commands(sub: Subparsers) -> None:
-    p = _command(sub, "ledger", "ledger", "every write to the scope, newest first")
-    p.add_argument("--fact", metavar="ID", help="only the writes that changed this fact or key")
-    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
-    p.add_argument(
-        "--before",
-        metavar="ENTRY",
-        type=arguments.integer_in(1, MAX_COUNT),
-        help="entries before this one",
-    )
-    p = _command(sub, "revert", "revert", "undo one ledger entry (as a new entry)")
-    p.add_argument("entry", metavar="ENTRY", type=arguments.integer_in(1, MAX_COUNT))
 
 
 def _add_working_commands(sub: Subparsers) -> None:
@@ -658,7 +639,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ingest_command(sub)
     _add_portability_commands(sub)
     _add_forgetting_commands(sub)
-    _add_history_commands(sub)
     _add_working_commands(sub)
     _add_app_commands(sub)
     _add_session_commands(sub)

@@ -753,8 +753,11 @@ class Memory:
     ) -> TrashPage:
         """One page of the scope's trash, most recently forgotten first (default 100,
         max 1000); pass ``next_before`` back as ``before``."""
-        size = limits.check_limit(limit)
-        position, store = _decode_trash_cursor(before), self._store
+        return self.run(ref, ops.Trash(limit, before))
+
+    def _trash(self, ref: Scope, op: ops.Trash) -> TrashPage:
+        size = op.limit or limits.DEFAULT_PAGE
+        position, store = _decode_trash_cursor(op.before), self._store
         rows = store.run(
             lambda tx: store.facts.trash_page(tx, ref, position, size + 1), write=False
         )
@@ -874,11 +877,10 @@ class Memory:
         """The scope's write ledger, newest first (default 100, max 1000), each entry with
         what it changed (not the before-states); ``object_id`` keeps the entries that
         changed that fact or key. Pass ``next_before`` back as ``before``."""
-        size = limits.check_limit(limit)
-        if before is not None:
-            limits.check_count(before, "before")
-        if object_id is not None:
-            check_text(object_id, "object_id", max_chars=limits.MAX_KEY_CHARS)
+        return self.run(ref, ops.Ledger(limit, before, object_id))
+
+    def _ledger(self, ref: Scope, op: ops.Ledger) -> LedgerPage:
+        size, before, object_id = op.limit or limits.DEFAULT_PAGE, op.before, op.object_id
         store = self._store
         rows = store.run(
             lambda tx: store.ledger.page(tx, ref, before, size + 1, object_id), write=False
@@ -892,7 +894,10 @@ class Memory:
         1,000): a fact deleted for good keeps its entries, one whose entries the ledger's
         retention dropped has none. Raises NotFound for a fact the scope never held, as
         every read of one fact does."""
-        checked, store = _check_id(fact_id), self._store
+        return self.run(ref, ops.History(fact_id))
+
+    def _history(self, ref: Scope, op: ops.History) -> list[LedgerEntry]:
+        checked, store = op.fact_id, self._store
 
         def read(tx: Tx) -> list[LedgerEntry]:
             entries = store.ledger.page(tx, ref, None, limits.MAX_PAGE, checked)
@@ -910,8 +915,10 @@ class Memory:
         changing nothing, when later entries changed the same objects (RevertBlocked
         names them), when a deletion for good erased its before-states, or for an entry
         that cannot be undone (an agent's registration, a deletion for good)."""
-        seq = limits.check_count(entry_id, "entry_id")
-        now, store = self._now(), self._store
+        return self.run(ref, ops.Revert(entry_id))
+
+    def _revert(self, ref: Scope, op: ops.Revert) -> LedgerEntry:
+        seq, now, store = op.entry_id, self._now(), self._store
         return store.run(lambda tx: undo.revert(store, tx, ref, seq, self._writer, now), lock=[ref])
 
     def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[Entry], T]) -> T:
@@ -1133,6 +1140,10 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
     ops.ForgetAll: Memory._forget_all,
     ops.Restore: Memory._restore,
     ops.Compact: Memory._compact,
+    ops.Trash: Memory._trash,
+    ops.Ledger: Memory._ledger,
+    ops.History: Memory._history,
+    ops.Revert: Memory._revert,
 }
 
 
@@ -1146,13 +1157,17 @@ def _encode_cursor(position: tuple[int, int]) -> str:
 
 
 def _encode_trash_cursor(deleted_us: int, fact_id: str) -> str:
-    raw = f"{deleted_us}.{fact_id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return f"{deleted_us}.{fact_id}"
 
 
 def _decode_trash_cursor(cursor: str | None) -> tuple[int, str] | None:
+    """The position a trash cursor names: ``deleted_us.fact_id`` (every text of
+    ops.TRASH_CURSOR_PATTERN is one), or the base64 of it that cursors were before."""
     if cursor is None:
         return None
+    if re.fullmatch(ops.TRASH_CURSOR_PATTERN, cursor):
+        at, fact_id = cursor.split(".", 1)
+        return int(at), fact_id
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         at, fact_id = raw.split(".", 1)

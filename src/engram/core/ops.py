@@ -46,7 +46,17 @@ from engram.core.fields import (
     called,
     check,
 )
-from engram.core.models import Compaction, Fact, FactPage, JSONValue, RecallHit, SourceRef
+from engram.core.models import (
+    Compaction,
+    Fact,
+    FactPage,
+    JSONValue,
+    LedgerEntry,
+    LedgerPage,
+    RecallHit,
+    SourceRef,
+    TrashPage,
+)
 
 R = TypeVar("R", covariant=True)
 Method = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
@@ -55,6 +65,7 @@ MERGE_MIN, MERGE_MAX = 2, 10  # facts one merge folds
 # A page's cursor, ``created.seq``: every text of this pattern is a position (a schema
 # can say so; "a cursor a page gave" it cannot). Base64 cursors of old are read too.
 CURSOR_PATTERN = r"^[0-9]{1,18}\.[0-9]{1,18}$"
+TRASH_CURSOR_PATTERN = r"^[0-9]{1,18}\.[^\x00]{1,64}$"  # deleted_us.fact_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +448,102 @@ class FactProvenance(Op[list[Provenance]]):
     fact_id: FactId
 
 
+# -- history ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Trash(Op[TrashPage]):
+    """List softly forgotten facts, most recently forgotten first.
+
+    Each with when the trash deletes it for good (``purge_at``); pass ``next_before``
+    back as ``before``."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET", "/trash", cli="trash", answer="one page of the trash", tag="history", facts=False
+    )
+
+    limit: Annotated[
+        int | None,
+        Whole(1, limits.MAX_PAGE),
+        Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
+    ] = None
+    before: Annotated[
+        str | None,
+        Text(256, strip=False, pattern=TRASH_CURSOR_PATTERN),
+        Help("next_before of the previous page"),
+    ] = None
+
+
+@dataclass(frozen=True)
+class Ledger(Op[LedgerPage]):
+    """List every write to the scope, newest first.
+
+    Who, through what, when and what it changed (not the before-states); ``object_id``
+    keeps the entries that changed that fact or key. Pass ``next_before`` back as
+    ``before``."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET", "/ledger", cli="ledger", answer="one page of the ledger", tag="history", facts=False
+    )
+
+    limit: Annotated[
+        int | None,
+        Whole(1, limits.MAX_PAGE),
+        Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
+    ] = None
+    before: Annotated[
+        int | None, Whole(1, limits.MAX_COUNT), Help("next_before of the previous page")
+    ] = None
+    object_id: Annotated[
+        str | None,
+        Text(limits.MAX_KEY_CHARS, strip=False),
+        Cli("--fact"),
+        Help("only the writes that changed this fact or key"),
+    ] = None
+
+
+@dataclass(frozen=True)
+class History(Op[list[LedgerEntry]]):
+    """List the writes that changed one fact, newest first.
+
+    Up to 1,000; a fact deleted for good keeps them. Not found when the scope never held
+    such a fact."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET",
+        "/facts/{fact_id}/history",
+        errors=(NotFound,),
+        cli="history",
+        answer="the entries",
+        tag="history",
+        facts=False,
+    )
+
+    fact_id: FactId
+
+
+@dataclass(frozen=True)
+class Revert(Op[LedgerEntry]):
+    """Undo one ledger entry, as a new entry.
+
+    An add is forgotten (to the trash), a correct gets back its old words and vector, a
+    soft forget comes back from the trash, a working key gets back its old value;
+    reverting a revert redoes it. A conflict, changing nothing, when later entries changed
+    the same objects (``later`` names them), when a deletion for good erased its
+    before-states, or for an entry that cannot be undone."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/ledger/{entry_id}/revert",
+        writes=True,
+        errors=(NotFound, Conflict),
+        cli="revert",
+        answer="the new entry",
+        tag="history",
+        facts=False,
+    )
+
+    entry_id: Annotated[int, Whole(1, limits.MAX_COUNT), Path(), Help("a ledger entry")]
+
+
 OPS: tuple[type[Op[object]], ...] = (
     Remember,
     Facts,
@@ -449,4 +556,8 @@ OPS: tuple[type[Op[object]], ...] = (
     ForgetAll,
     Restore,
     Compact,
+    Trash,
+    Ledger,
+    History,
+    Revert,
 )

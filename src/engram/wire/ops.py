@@ -28,10 +28,14 @@ from engram.wire import (
     FactOut,
     FactsForgotten,
     FactsOut,
+    LedgerEntryOut,
+    LedgerOut,
     RecalledFact,
     RecallOut,
     SourceRefBody,
     Time,
+    TrashedFact,
+    TrashOut,
 )
 from engram.wire.documents import ProvenanceOut, ProvenancesOut
 
@@ -78,6 +82,22 @@ ANSWERS: dict[OpType, Answer] = {
     ops.ForgetAll: Answer(FactsForgotten, lambda op, count: FactsForgotten(forgotten=count)),
     ops.Restore: Answer(FactOut, lambda op, fact: FactOut.of(fact)),
     ops.Compact: Answer(CompactionOut, lambda op, done: CompactionOut.of(done)),
+    ops.Trash: Answer(
+        TrashOut,
+        lambda op, page: TrashOut(
+            facts=[TrashedFact.of_trashed(t) for t in page.facts], next_before=page.next_before
+        ),
+    ),
+    ops.Ledger: Answer(
+        LedgerOut,
+        lambda op, page: LedgerOut(
+            entries=[LedgerEntryOut.of(e) for e in page.entries], next_before=page.next_before
+        ),
+    ),
+    ops.History: Answer(
+        LedgerOut, lambda op, found: LedgerOut(entries=[LedgerEntryOut.of(e) for e in found])
+    ),
+    ops.Revert: Answer(LedgerEntryOut, lambda op, entry: LedgerEntryOut.of(entry)),
 }
 
 
@@ -171,7 +191,7 @@ def encoded(op: Op) -> tuple[str, dict[str, Any]]:
     camelCase, JSON values, the unset and the defaults left out."""
     kind = type(op)
     values = {f.name: getattr(op, f.name) for f in path_fields(kind)}
-    path = kind.surface.path.format(**{k: _quote(v) for k, v in values.items()})
+    path = kind.surface.path.format(**{k: _quote(str(v)) for k, v in values.items()})
     sent: dict[str, Any] = {}
     for f in carried(kind):
         value = getattr(op, f.name)

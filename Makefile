@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint settings-table
+.PHONY: run test lint settings-table routes-table
 # What serving needs: the library, the local model and the HTTP service.
 $(VENV)/.serving: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,3 +33,7 @@ test: lint
 # README.md's settings table, written from the declarations in src/engram/settings.py.
 settings-table: $(VENV)/.installed
 	$(BIN)/python -m engram.settings --write README.md
+
+# README.md's index of every route, written from the service's OpenAPI schema.
+routes-table: $(VENV)/.installed
+	$(BIN)/python -m engram.api.route_table --write README.md

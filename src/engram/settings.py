@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from engram import readme
 from engram.backends import is_url
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.limits import MAX_COUNT
@@ -627,11 +628,7 @@ def markdown_table() -> str:
 def with_table(document: str) -> str:
     """``document`` with what lies between ``TABLE_BEGIN`` and ``TABLE_END`` replaced by
     ``markdown_table()``; raises ValueError when it has no such markers."""
-    head, begin, rest = document.partition(TABLE_BEGIN)
-    _, end, tail = rest.partition(TABLE_END)
-    if not (begin and end):
-        raise ValueError(f"no {TABLE_BEGIN} … {TABLE_END} section")
-    return f"{head}{TABLE_BEGIN}\n\n{markdown_table()}\n{TABLE_END}{tail}"
+    return readme.between(document, TABLE_BEGIN, TABLE_END, markdown_table())
 
 
 def _main(argv: Sequence[str]) -> int:

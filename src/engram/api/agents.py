@@ -39,6 +39,7 @@ def listing(
 
 @router.get("/{agent_id}", responses=errors(404))
 def get(agent_id: str, request: Request) -> AgentOut:
+    """One agent, ended or not."""
     return AgentOut.of(memory_of(request).agents.get(agent_id))
 
 

@@ -114,6 +114,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
 
     @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
     def healthz() -> Health:
+        """Whether the service answers, and whether it recalls by meaning."""
         return Health(ok=True, semantic=store.embedder is not None)
 
     return app

@@ -193,6 +193,7 @@ def search(agent_id: str, request: Request, asked: Search) -> EntitiesOut:
 
 @router.get("/entities/{entity}")
 def entity(agent_id: str, entity: EntityRef, request: Request) -> EntityOut:
+    """One entity of the agent's graph, by id, name or alias."""
     memory, agent = agent_memory(request, agent_id)
     return EntityOut.of(memory.graph.entity(agent.ref, entity))
 

@@ -48,6 +48,7 @@ def app_memory(request: Request, app: str) -> AppMemory:
 # -- as the caller, in an application ------------------------------------------------
 @router.post("/apps/{app}/memories", status_code=201, responses=errors(413))
 def remember(app: str, body: MemoryWords, request: Request, person: Person) -> PersonMemory:
+    """Remembers ``memory`` as what ``{app}`` knows of the person (201)."""
     return PersonMemory.of(app_memory(request, app).remember(person, body.memory))
 
 
@@ -55,6 +56,8 @@ def remember(app: str, body: MemoryWords, request: Request, person: Person) -> P
 def search(
     app: str, request: Request, person: Person, query: str, top_k: TopK = limits.DEFAULT_TOP_K
 ) -> FoundMemories:
+    """What ``{app}`` remembers of the person for ``query``, best first, and what other
+    applications remember of them where the person allowed it (marked ``rememberedBy``)."""
     memory = app_memory(request, app)
     found = [
         FoundMemory(
@@ -105,6 +108,7 @@ def export(app: str, request: Request, person: Person) -> Response:
 def correct(
     app: str, memory_id: str, body: MemoryWords, request: Request, person: Person
 ) -> Corrected:
+    """Corrects one memory of the person in ``{app}`` (embedded again)."""
     memory = app_memory(request, app)
     memory.require_semantic()  # a runtime embeds corrections again
     fact = memory.correct(person, memory_id, body.memory, by=person)
@@ -113,12 +117,15 @@ def correct(
 
 @router.delete("/apps/memories/{app}/{memory_id}")
 def forget(app: str, memory_id: str, request: Request, person: Person) -> Forgotten:
+    """Forgets one memory of the person, for good (a person's forget is real)."""
     app_memory(request, app).forget(person, memory_id)
     return Forgotten(forgotten=1)
 
 
 @router.delete("/apps/memories/{app}", responses=errors(409))
 def forget_all(app: str, request: Request, person: Person, count: Count) -> Forgotten:
+    """Forgets everything ``{app}`` remembers of the person, for good, confirming ``count``:
+    when there are more now, nothing is forgotten (409)."""
     return Forgotten(forgotten=app_memory(request, app).forget_all(person, count=count))
 
 
@@ -131,11 +138,14 @@ def memories_of(
     limit: Limit = limits.DEFAULT_PAGE,
     before: Before = None,
 ) -> AppMemories:
+    """What one application (``agent_id``) remembers of the person, newest first;
+    ``nextBefore`` when more follow."""
     return listing(agent_id, request, person, limit, before)
 
 
 @router.patch("/memories/{memory_id}", responses=errors(409, 413, 422))
 def correct_by_id(memory_id: str, body: MemoryWords, request: Request, person: Person) -> Corrected:
+    """Corrects one of the person's memories by id, whatever application holds it."""
     app = _owned_app(request, person, memory_id)
     fact = app_memory(request, app).correct(person, memory_id, body.memory, by=person)
     return Corrected(corrected=True, memory=PersonMemory.of(fact))
@@ -143,6 +153,7 @@ def correct_by_id(memory_id: str, body: MemoryWords, request: Request, person: P
 
 @router.delete("/memories/{memory_id}")
 def forget_by_id(memory_id: str, request: Request, person: Person) -> Forgotten:
+    """Forgets one of the person's memories by id, for good, whatever application holds it."""
     app_memory(request, _owned_app(request, person, memory_id)).forget(person, memory_id)
     return Forgotten(forgotten=1)
 
@@ -151,10 +162,14 @@ def forget_by_id(memory_id: str, request: Request, person: Person) -> Forgotten:
 def forget_all_of_app(
     request: Request, person: Person, agent_id: AgentId, count: Count
 ) -> Forgotten:
+    """Forgets everything one application (``agent_id``) remembers of the person, for
+    good, confirming ``count``."""
     return forget_all(agent_id, request, person, count)
 
 
 def _owned_app(request: Request, person: str, memory_id: str) -> str:
+    """Forgets everything one application (``agent_id``) remembers of the person, for good,
+    confirming ``count``."""
     scope = memory_of(request).scope_of(memory_id)
     if not isinstance(scope, PersonAppRef) or scope.person != person:
         raise NotFound(f"no memory {memory_id!r} of yours")
@@ -176,9 +191,11 @@ def shares(
 
 @router.put("/memory-shares", responses=errors(413, 422))
 def allow(body: ShareSpec, request: Request, person: Person) -> ShareOut:
+    """Lets ``reader`` read what ``source`` remembers of the person."""
     return ShareOut.of(memory_of(request).sharing.allow(person, body.source, body.reader))
 
 
 @router.delete("/memory-shares", status_code=204, response_class=Response)
 def stop(request: Request, person: Person, source: str, reader: str) -> None:
+    """Stops ``reader`` reading what ``source`` remembers of the person."""
     memory_of(request).sharing.stop(person, source, reader)

@@ -67,12 +67,15 @@ def _graph(request: Request, app: str, person: str) -> tuple[Graph, PersonAppRef
 
 @router.put("/entities", responses=errors(409, 413))
 def upsert_entity(app: str, body: EntitySpec, request: Request, person: Person) -> PersonEntityOut:
+    """The entity called ``name`` in what ``{app}`` remembers of the person, created or
+    given these values, as the agent route does."""
     graph, scope = _graph(request, app, person)
     return PersonEntityOut.of(upsert(graph, scope, body))
 
 
 @router.get("/entities")
 def search(app: str, request: Request, person: Person, asked: Search) -> PersonEntitiesOut:
+    """The person's entities here for ``query``, best first, as the agent route finds them."""
     if asked.mode == "hybrid":
         app_memory(request, app).require_semantic()
     graph, scope = _graph(request, app, person)
@@ -82,12 +85,14 @@ def search(app: str, request: Request, person: Person, asked: Search) -> PersonE
 
 @router.get("/entities/{entity}")
 def entity(app: str, entity: EntityRef, request: Request, person: Person) -> PersonEntityOut:
+    """One entity of the person's graph here, by id, name or alias."""
     graph, scope = _graph(request, app, person)
     return PersonEntityOut.of(graph.entity(scope, entity))
 
 
 @router.delete("/entities/{entity}")
 def delete_entity(app: str, entity: EntityRef, request: Request, person: Person) -> PersonEntityOut:
+    """Deletes the entity with its aliases, mentions and relations; answers it as it was."""
     graph, scope = _graph(request, app, person)
     return PersonEntityOut.of(graph.delete_entity(scope, entity))
 
@@ -100,6 +105,7 @@ def declare_type(
     request: Request,
     person: Person,
 ) -> PersonRelationTypeOut:
+    """Whether a relation type holds one target per source at a time, here."""
     graph, scope = _graph(request, app, person)
     single = body.single_valued
     changed = graph.declare_relation_type(scope, relation_type, single_valued=single)
@@ -112,12 +118,14 @@ def declare_type(
 def relate(
     app: str, body: PersonRelationSpec, request: Request, person: Person
 ) -> PersonRelationOut:
+    """``source`` -[type]-> ``target`` in the person's graph here (201)."""
     graph, scope = _graph(request, app, person)
     return PersonRelationOut.of(assert_relation(graph, scope, body))
 
 
 @router.get("/relations")
 def relations(app: str, request: Request, person: Person, asked: Relations) -> PersonRelationsOut:
+    """The person's relations here, oldest first, as the agent route lists them."""
     graph, scope = _graph(request, app, person)
     found = list_relations(graph, scope, asked)
     return PersonRelationsOut(relations=[PersonRelationOut.of(r) for r in found])
@@ -127,6 +135,7 @@ def relations(app: str, request: Request, person: Person, asked: Relations) -> P
 def expire(
     app: str, relation_id: RelationId, request: Request, person: Person, how: End
 ) -> PersonRelationOut:
+    """Retires the relation (``hard=true``: deletes it), as the agent route does."""
     graph, scope = _graph(request, app, person)
     return PersonRelationOut.of(end_relation(graph, scope, relation_id, how))
 
@@ -135,12 +144,14 @@ def expire(
 def neighbourhood(
     app: str, entity: EntityRef, request: Request, person: Person, asked: Walk
 ) -> PersonSubgraphOut:
+    """The entities, relations and mentioning facts within ``depth`` of the entity."""
     graph, scope = _graph(request, app, person)
     return PersonSubgraphOut.of(around(graph, scope, entity, asked))
 
 
 @router.post("/traversals")
 def traverse(app: str, body: TraversalSpec, request: Request, person: Person) -> PersonPathsOut:
+    """The paths from ``start`` in the person's graph here (a read)."""
     graph, scope = _graph(request, app, person)
     return PersonPathsOut(paths=[PersonPathOut.of(p) for p in walk(graph, scope, body)])
 

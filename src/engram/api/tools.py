@@ -86,6 +86,8 @@ OPTIONAL_TOKEN: dict[str, Any] = {"security": [{}]}
 
 @people_router.get("", openapi_extra=OPTIONAL_TOKEN)
 def person_listing(app: str, request: Request, header: Authorization) -> PersonToolsOut:
+    """The memory tools over what ``{app}`` remembers of the person, as a host registers
+    them (a visitor without a token gets tools that remember nothing)."""
     found = _person_tools(request, app, header)
     return PersonToolsOut(tools=[PersonToolSpecOut.of(t) for t in found])
 

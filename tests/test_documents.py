@@ -219,8 +219,8 @@ def test_a_fact_trashed_between_embedding_and_writing_comes_back(mem: engram.Mem
         return mem.ingest_text(REF, text, name="d.txt", media_type="text/plain", chunk_tokens=16)
 
     ingest(f"{ONE}\n\n{TWO}")
-    documents = mem._documents
-    prepare = documents._prepare
+    documents = mem._documents._facts  # the fact writer the ingest prepares with
+    prepare = documents.prepare
     raced: list[bool] = []
 
     def racing(ref: ResourceRef, notes: list[engram.Note]) -> object:
@@ -230,7 +230,7 @@ def test_a_fact_trashed_between_embedding_and_writing_comes_back(mem: engram.Mem
             ingest(THREE)  # trashes ONE's and TWO's facts
         return batch
 
-    documents._prepare = racing  # type: ignore[assignment]
+    documents.prepare = racing  # type: ignore[method-assign,assignment]
     report = ingest(f"{ONE}\n\n{THREE}")
     assert raced and report.status == "replaced"
     doc = mem.document(REF, report.document_id or "")
@@ -241,8 +241,8 @@ def test_a_fact_trashed_between_embedding_and_writing_comes_back(mem: engram.Mem
 
 def test_a_fact_deleted_for_good_meanwhile_is_embedded_again(mem: engram.Memory) -> None:
     mem.ingest_text(REF, ONE, name="a.txt", media_type="text/plain")
-    documents = mem._documents
-    prepare = documents._prepare
+    documents = mem._documents._facts  # the fact writer the ingest prepares with
+    prepare = documents.prepare
     calls: list[int] = []
 
     def racing(ref: ResourceRef, notes: list[engram.Note]) -> object:
@@ -252,7 +252,7 @@ def test_a_fact_deleted_for_good_meanwhile_is_embedded_again(mem: engram.Memory)
         calls.append(1)
         return batch
 
-    documents._prepare = racing  # type: ignore[assignment]
+    documents.prepare = racing  # type: ignore[method-assign,assignment]
     report = mem.ingest_text(
         REF, f"{ONE}\n\n{TWO}", name="a.txt", media_type="text/plain", chunk_tokens=16
     )

@@ -58,10 +58,11 @@ if TYPE_CHECKING:
     from engram.core.documents.models import Document, IngestReport, StoredChunk, WalkReport
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport
-    from engram.core.memory import Memory, Note
+    from engram.core.memory import Memory
     from engram.core.people import Acting, AppMemory
     from engram.core.sessions import Entry, Session
     from engram.core.tools import Tool, ToolResult
+    from engram.core.writing import Note
     from engram.embedders.chat import RemoteChat
     from engram.embedders.hashing import HashingEmbedder
     from engram.embedders.remote import RemoteEmbedder
@@ -85,7 +86,7 @@ _LAZY = {
     "HealthReport": "engram.core.health",
     "HttpFetcher": "engram.fetching",
     "Memory": "engram.core.memory",
-    "Note": "engram.core.memory",
+    "Note": "engram.core.writing",
     "Tool": "engram.core.tools",
     "ToolResult": "engram.core.tools",
     "RemoteChat": "engram.embedders.chat",

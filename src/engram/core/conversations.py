@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from engram.core import ledger, limits, sessions
 from engram.core.clock import from_us
@@ -22,9 +21,7 @@ from engram.core.errors import InvalidInput, NotFound
 from engram.core.models import Fact, JSONValue, SourceRef
 from engram.core.sessions import Entry, Session
 from engram.core.text import check_text
-
-if TYPE_CHECKING:
-    from engram.core.memory import Batch
+from engram.core.writing import Batch
 
 MAX_TURNS = 1000
 MAX_WIDTH = 5

@@ -5,11 +5,9 @@ graph's llm and spacy extractors)."""
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -30,9 +28,10 @@ from engram.core import (
     signals,
     tools,
     undo,
+    writing,
 )
 from engram.core.agents import Agents
-from engram.core.clock import Clock, from_us, now_us, to_us
+from engram.core.clock import Clock, from_us, now_us
 from engram.core.conversations import Conversation, Turn
 from engram.core.documents import files
 from engram.core.documents.documents import Documents
@@ -44,7 +43,7 @@ from engram.core.documents.models import (
     WalkReport,
 )
 from engram.core.documents.urls import Fetcher
-from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
+from engram.core.errors import Conflict, InvalidInput, NotFound
 from engram.core.graph.graph import Graph
 from engram.core.ledger import Entry
 from engram.core.models import (
@@ -73,9 +72,7 @@ from engram.core.portability.transfer import Importer, ImportReport, Progress
 from engram.core.ports import (
     ChatModel,
     Embedder,
-    ModelRecord,
     NameRecogniser,
-    NewFact,
     Reranker,
     Store,
     Tx,
@@ -89,29 +86,12 @@ from engram.core.text import check_text
 from engram.core.usage import Usage
 from engram.core.wiki import WIKI_TYPE, Wiki
 from engram.core.working import WorkingMemory
+from engram.core.writing import FactWriter
+from engram.core.writing import Note as Note  # the library has always offered it here
 
 CANDIDATE_POOL = 50
 DEFAULT_POLICY = consolidating.Policy()
 T = TypeVar("T")
-
-
-@dataclass(slots=True)
-class Batch:
-    """Notes checked and embedded, ready for one write: each (note, content hash,
-    metadata JSON), the facts already stored by hash, the new ones by hash."""
-
-    checked: list[tuple[Note, str, str]]
-    existing: dict[str, Fact]
-    new: dict[str, NewFact]
-    model: ModelRecord
-    now: int
-
-    def facts(self, stored: dict[str, Fact]) -> list[Fact]:
-        """One fact per note, in order."""
-        return [self.existing.get(digest) or stored[digest] for _, digest, _ in self.checked]
-
-
-Note = ops.Remember  # one fact to remember in a batch (see Memory.remember_many)
 
 
 class Memory:
@@ -154,12 +134,11 @@ class Memory:
             store, embedder, clock=clock, writer=writer, chat=chat, recogniser=recogniser
         )
         self.usage = Usage(store, embedder, clock=clock, writer=writer)
+        self._facts_writer = FactWriter(
+            store, embedder, caps=lambda: self._caps, clock=clock, writer=writer
+        )
         importer = Importer(
-            store,
-            embedder,
-            lambda rec, new, model: self._write(rec, Batch([], {}, new, model, rec.now)),
-            clock=clock,
-            writer=writer,
+            store, embedder, self._facts_writer.write_new, clock=clock, writer=writer
         )
         self.wiki = Wiki(
             store,
@@ -189,9 +168,8 @@ class Memory:
         )
         self._documents = Documents(
             store,
-            lambda: self._require_embedder("ingesting documents"),
-            self._prepare,
-            self._write,
+            lambda: self._require("ingesting documents"),
+            self._facts_writer,
             clock=clock,
             writer=writer,
             fetcher=fetcher,
@@ -309,12 +287,12 @@ class Memory:
         """
         if not isinstance(notes, Sequence) or isinstance(notes, str):
             raise InvalidInput("notes must be a list")
-        batch = self._prepare(ref, notes)
+        batch = self._facts_writer.prepare(ref, notes)
         if not batch.checked:
             return []
         stored = self._store.run(
             lambda tx: self._entry(
-                tx, ref, "remember", batch.now, lambda rec: self._write(rec, batch)
+                tx, ref, "remember", batch.now, lambda rec: self._facts_writer.write(rec, batch)
             ),
             lock=[ref],
         )
@@ -347,65 +325,18 @@ class Memory:
             Note(conversations.content(t), created_at=t.at, metadata=conversations.metadata(t))
             for t in checked
         ]
-        batch = self._prepare(ref, notes)
+        batch = self._facts_writer.prepare(ref, notes)
         store = self._store
 
         def write(rec: Entry) -> Conversation:
-            return conversations.write(rec, checked, sid, expected_next, width, batch, self._write)
+            return conversations.write(
+                rec, checked, sid, expected_next, width, batch, self._facts_writer.write
+            )
 
         return store.run(
             lambda tx: self._entry(tx, ref, "remember_conversation", batch.now, write),
             lock=[ref],
         )
-
-    def _prepare(self, ref: Scope, notes: Sequence[Note | str]) -> Batch:
-        """Checks and embeds the notes, outside any transaction: the facts to write."""
-        embedder = self._require_embedder("remembering facts")
-        checked = [_check_note(n if isinstance(n, Note) else Note(n)) for n in notes]
-        store, now = self._store, self._now()
-        if not checked:
-            return Batch(checked, {}, {}, _model_of(embedder), now)
-        hashes = list(dict.fromkeys(c[1] for c in checked))
-        existing = store.run(lambda tx: store.facts.by_hashes(tx, ref, hashes), write=False)
-        fresh = list(dict.fromkeys(c[0].content for c in checked if c[1] not in existing))
-        vectors = embedder.embed(fresh, "passage") if fresh else None
-        by_text = {text: i for i, text in enumerate(fresh)}
-        new: dict[str, NewFact] = {}
-        for note, digest, meta in checked:
-            if vectors is None or note.content not in by_text or digest in new:
-                continue
-            created = to_us(note.created_at) if note.created_at else now
-            fact = Fact(
-                id=rules.new_fact_id(),
-                scope=ref,
-                content=note.content,
-                created_at=from_us(created),
-                updated_at=from_us(now),
-                source_ref=note.source_ref,
-                type=note.type,
-                tags=tuple(note.tags),
-                metadata=json.loads(meta),
-                context=note.context,
-                strength=note.strength,
-                turn_user=self._writer.turn_user,
-            )
-            new[digest] = NewFact(fact, digest, meta, vectors[by_text[note.content]])
-        return Batch(checked, existing, new, _model_of(embedder), now)
-
-    def _write(self, rec: Entry, batch: Batch) -> dict[str, Fact]:
-        """Writes a prepared batch in the entry's transaction, with the caps; the stored
-        fact of each new content hash."""
-        store, tx, ref = self._store, rec.tx, rec.scope
-        new = batch.new
-        rules.check_model(store, tx, batch.model, [n.vector for n in new.values()])
-        written = store.facts.insert(tx, ref, list(new.values()))
-        for digest in written:
-            rec.record("fact", new[digest].fact.id, "add", ledger.ABSENT)
-        # A hash skipped was remembered by another writer since the lookup: as stored.
-        skipped = [h for h in new if h not in written]
-        present = store.facts.by_hashes(tx, ref, skipped) if skipped else {}
-        rules.apply_caps(rec, self._caps)
-        return {**{h: new[h].fact for h in written}, **present}
 
     def correct(self, ref: Scope, fact_id: str, content: str, *, by: str | None = None) -> Fact:
         """Changes a fact's words in place and embeds them again; ``created_at`` stays.
@@ -427,7 +358,7 @@ class Memory:
         def write(rec: Entry) -> Fact:
             tx = rec.tx
             if embedder is not None:
-                rules.check_model(store, tx, _model_of(embedder), [vector])
+                rules.check_model(store, tx, writing.model_of(embedder), [vector])
             other = store.facts.by_hashes(tx, ref, [digest]).get(digest)
             if other is not None and other.id != fact_id:
                 raise Conflict(f"this scope already holds that text as fact {other.id}")
@@ -486,11 +417,11 @@ class Memory:
             tags=tuple(dict.fromkeys(t for f in sources for t in f.tags)),
             strength=max(f.strength for f in sources),
         )
-        batch = self._prepare(ref, [note])
+        batch = self._facts_writer.prepare(ref, [note])
 
         def write(rec: Entry) -> Fact:
             self._live(ref, ids, rec.tx)  # none forgotten since they were read
-            merged = batch.facts(self._write(rec, batch))[0]
+            merged = batch.facts(self._facts_writer.write(rec, batch))[0]
             others = [i for i in ids if i != merged.id]
             if hard:
                 rules.erase(rec, others)
@@ -921,6 +852,9 @@ class Memory:
         seq, now, store = op.entry_id, self._now(), self._store
         return store.run(lambda tx: undo.revert(store, tx, ref, seq, self._writer, now), lock=[ref])
 
+    def _require(self, what: str) -> Embedder:
+        return writing.require_embedder(self._embedder, what)
+
     def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[Entry], T]) -> T:
         return ledger.write(self._store, tx, ref, op, self._writer, now, work)
 
@@ -1020,7 +954,7 @@ class Memory:
             min_strength=op.min_strength,
         )
         pool = max(CANDIDATE_POOL, 2 * k)
-        embedder = self._require_embedder("recall by meaning") if mode != "text" else None
+        embedder = self._require("recall by meaning") if mode != "text" else None
         reranker = self._reranker if mode == "hybrid" else None
         # The query is embedded first; then both halves and the rows are read from one
         # snapshot, so a concurrent forget cannot leave a candidate without its row. The
@@ -1035,7 +969,7 @@ class Memory:
 
         def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]]:
             if embedder is not None:  # the store may have been re-embedded meanwhile
-                rules.check_query_model(store, tx, _model_of(embedder))
+                rules.check_query_model(store, tx, writing.model_of(embedder))
             lexical = store.candidates.text(tx, ref, terms, filters, pool) if terms else []
             semantic: list[Candidate] = []
             if vector is not None:
@@ -1101,18 +1035,6 @@ class Memory:
         """The session entry a verified fact came from, or None."""
         return episodes.source(self._store, fact)
 
-    def _require_embedder(self, what: str) -> Embedder:
-        if self._embedder is None:
-            raise CapabilityMissing(
-                f"{what} needs an embedder, and this store was opened without one",
-                hint="open it with embedder='local' or a remote embeddings endpoint",
-            )
-        return self._embedder
-
-
-def _model_of(embedder: Embedder) -> ModelRecord:
-    return ModelRecord(embedder.model, embedder.dimension)
-
 
 content_hash = rules.content_hash
 
@@ -1121,11 +1043,6 @@ def _scope_ids(ref: Scope) -> tuple[str, ...]:
     if isinstance(ref, ResourceRef):
         return (ref.resource_id,) if ref.team_id is None else (ref.resource_id, ref.team_id)
     return (ref.person, ref.app)
-
-
-def _check_note(note: Note) -> tuple[Note, str, str]:
-    """A note (checked when made), its content hash and its metadata's JSON."""
-    return note, content_hash(note.content), limits.encode_value(note.metadata or {})
 
 
 _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {

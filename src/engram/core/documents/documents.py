@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from engram.core import ledger, limits, rules
@@ -34,15 +34,11 @@ from engram.core.documents.models import (
     WalkReport,
 )
 from engram.core.errors import CapabilityMissing, InvalidInput, NotFound, Unprocessable
-from engram.core.models import Fact, Writer
+from engram.core.models import Writer
 from engram.core.ports import Embedder, Store, TokenCounter, Tx
 from engram.core.scopes import Scope
+from engram.core.writing import Batch, FactWriter, Note
 
-if TYPE_CHECKING:
-    from engram.core.memory import Batch, Note
-
-Prepare = Callable[[Scope, Sequence["Note"]], "Batch"]
-WriteBatch = Callable[[ledger.Entry, "Batch"], dict[str, Fact]]
 ATTEMPTS = 3  # an ingest whose reused facts left meanwhile is prepared again
 
 
@@ -70,15 +66,14 @@ class Documents:
         self,
         store: Store,
         embedder: Callable[[], Embedder],
-        prepare: Prepare,
-        write: WriteBatch,
+        facts: FactWriter,
         *,
         clock: Clock,
         writer: Writer,
         fetcher: urls.Fetcher | None = None,
     ) -> None:
         self._store, self._embedder, self._fetching = store, embedder, fetcher
-        self._prepare, self._write_batch = prepare, write
+        self._facts = facts
         self._now, self._writer = clock, writer
 
     def ingest_text(
@@ -150,7 +145,7 @@ class Documents:
     def _commit(self, ref: Scope, doc: Document, notes: list[Note]) -> IngestReport:
         for attempt in range(ATTEMPTS):
             try:
-                return self._write(ref, doc, self._prepare(ref, notes))
+                return self._write(ref, doc, self._facts.prepare(ref, notes))
             except Stale:
                 if attempt == ATTEMPTS - 1:
                     raise
@@ -178,7 +173,7 @@ class Documents:
         if current is not None and current.sha256 == doc.sha256 and current.chunker == doc.chunker:
             return IngestReport("unchanged", doc.source, current.id, len(current.chunks))
         _revive(rec, batch)
-        facts = batch.facts(self._write_batch(rec, batch))
+        facts = batch.facts(self._facts.write(rec, batch))
         spans = [(json.loads(meta), note) for note, _, meta in batch.checked]
         chunks = tuple(
             StoredChunk(i, int(m["start"]), int(m["end"]), str(m["heading"]), f.id, m.get("page"))
@@ -318,7 +313,7 @@ class Documents:
                 if isinstance(plan, IngestReport):
                     reports[plan.source] = plan
                 else:
-                    planned.append((plan[0], self._prepare(ref, plan[1])))
+                    planned.append((plan[0], self._facts.prepare(ref, plan[1])))
             if not planned:
                 return [reports[reading.check_source(name)] for name, _ in pages]
             try:
@@ -406,8 +401,6 @@ def _counter(embedder: Embedder) -> chunking.Counter:
 
 
 def _notes(doc: Document, cut: chunking.Cut, tags: tuple[str, ...], kind: str) -> list[Note]:
-    from engram.core.memory import Note
-
     chunks = cut.chunks
     notes = []
     for i, chunk in enumerate(chunks):

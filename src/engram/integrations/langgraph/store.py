@@ -29,9 +29,10 @@ from engram.core import limits
 from engram.core.clock import from_us, to_us
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
 from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TOP_K, MAX_TTL
-from engram.core.memory import Memory, Note
+from engram.core.memory import Memory
 from engram.core.models import JSONValue, WorkingEntry
 from engram.core.scopes import ResourceRef
+from engram.core.writing import Note
 from engram.integrations.langgraph.filters import matches
 from engram.integrations.langgraph.namespaces import (
     Namespace,

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engram.core import ops
 from engram.core.errors import EngramError, InvalidInput
-from engram.core.fields import fields_of
+from engram.core.fields import fields_of, naming
 from engram.core.models import Fact, RecallMode
 from engram.core.scopes import Scope
 
@@ -54,6 +55,7 @@ NAMES = (
 
 
 Handler = Callable[[Mapping[str, Any]], str]
+Made = TypeVar("Made", bound="ops.Op[Any]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +79,7 @@ class Found:
 class Backing(Protocol):
     """What the tools do, bound to one scope (an agent's, or a person's in an app)."""
 
-    def add(
-        self, content: str, tags: Sequence[str], type: str | None, context: str | None
-    ) -> Fact: ...
+    def add(self, note: ops.Remember) -> Fact: ...
 
     def search(
         self, query: str, top_k: int, tags: Sequence[str], type: str | None
@@ -131,8 +131,8 @@ class AgentBacking:
         self._memory = memory
         self._ref = ref
 
-    def add(self, content: str, tags: Sequence[str], type: str | None, context: str | None) -> Fact:
-        return self._memory.remember(self._ref, content, tags=tags, type=type, context=context)
+    def add(self, note: ops.Remember) -> Fact:
+        return self._memory.run(self._ref, note)
 
     def search(self, query: str, top_k: int, tags: Sequence[str], type: str | None) -> list[Found]:
         mode: RecallMode = "hybrid" if self._memory.embedder is not None else "text"
@@ -167,9 +167,9 @@ class PersonBacking(AgentBacking):
         self._app = app
         self._person = person
 
-    def add(self, content: str, tags: Sequence[str], type: str | None, context: str | None) -> Fact:
+    def add(self, note: ops.Remember) -> Fact:
         self._app.require_semantic()
-        return super().add(content, tags, type, context)
+        return super().add(note)
 
     def search(self, query: str, top_k: int, tags: Sequence[str], type: str | None) -> list[Found]:
         if tags or type:  # filters read this application's memories alone
@@ -189,6 +189,14 @@ class PersonBacking(AgentBacking):
 # operation's parameters (a few renamed, as a model reads them), with the declaration's
 # bounds; whether it writes is the operation's.
 MAX_TOP_K = 20  # a model reads every hit: fewer than the library's 100
+# memory_add's arguments: the fields of a remembered fact a model may set.
+ADD = {
+    "content": "content",
+    "tags": "tags",
+    "type": "type",
+    "context": "context",
+}
+_TIMES = {f.name for f in fields_of(ops.Remember) if f.base is datetime}
 QUERY = next(f for f in fields_of(ops.Recall) if f.name == "query").schema()  # a query's bounds
 
 
@@ -215,9 +223,7 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
     when ``reflect``."""
 
     def add(args: Mapping[str, Any]) -> str:
-        fact = backing.add(
-            args["content"], args.get("tags", []), args.get("type"), args.get("context")
-        )
+        fact = backing.add(_made(ops.Remember, ADD, args))
         return f"Remembered [{fact.id}]: {fact.content}"
 
     def search(args: Mapping[str, Any]) -> str:
@@ -253,7 +259,7 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
             "statement. The same words twice are kept once.",
             _object(
                 ops.Remember,
-                {"content": "content", "tags": "tags", "type": "type", "context": "context"},
+                ADD,
                 content={"description": "the fact, in a sentence"},
                 type={"description": "a kind: preference, event, ..."},
             ),
@@ -309,6 +315,30 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
             )
         )
     return made
+
+
+def _made(op: type[Made], arguments: Mapping[str, str], given: Mapping[str, Any]) -> Made:
+    """The operation from a model's arguments (named as the tool names them; a time as
+    ISO 8601 text with its offset), checked by the library with those names."""
+    values: dict[str, Any] = {}
+    for arg, value in given.items():
+        name = arguments[arg]
+        if name in _TIMES and isinstance(value, str):
+            value = _time(arg, value)
+        values[name] = value
+    by_field = {name: arg for arg, name in arguments.items()}
+    with naming(lambda f: by_field.get(f.name, f.name)):
+        return op(**values)
+
+
+def _time(arg: str, text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        moment = None
+    if moment is None or moment.utcoffset() is None:
+        raise InvalidInput(f"{arg} must be an ISO 8601 time with its offset, got {text[:40]!r}")
+    return moment
 
 
 def _tool(

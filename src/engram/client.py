@@ -157,6 +157,7 @@ class Client:
         created_at: datetime | None = None,
         context: str | None = None,
         strength: float | None = None,
+        expires_at: datetime | None = None,
     ) -> JSON:
         source = None if source_ref is None else SourceRef(*source_ref)
         note = ops.Remember(
@@ -168,6 +169,7 @@ class Client:
             created_at,
             context,
             1.0 if strength is None else strength,
+            expires_at,
         )
         return self.run(agent_id, note)
 

@@ -460,7 +460,8 @@ def _embed(embedder: Embedder, missing: Sequence[tuple[int, str, str]]) -> dict[
 def _caps_plan(
     store: Store, tx: Tx, ref: Scope, caps: Caps, now: int
 ) -> tuple[list[str], list[str]]:
-    expired = store.facts.created_before(tx, ref, now - caps.max_age_us) if caps.max_age_us else []
+    aged = store.facts.created_before(tx, ref, now - caps.max_age_us) if caps.max_age_us else []
+    expired = list(dict.fromkeys([*store.facts.expired(tx, ref, now), *aged]))
     over: list[str] = []
     if caps.max_facts:
         left = store.facts.count(tx, ref) - len(expired)

@@ -31,7 +31,7 @@ from engram.core import (
     writing,
 )
 from engram.core.agents import Agents
-from engram.core.clock import Clock, from_us, now_us
+from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
 from engram.core.documents import files
 from engram.core.documents.documents import Documents
@@ -256,18 +256,22 @@ class Memory:
         created_at: datetime | None = None,
         context: str | None = None,
         strength: float = 1.0,
+        expires_at: datetime | None = None,
     ) -> Fact:
         """Remembers ``content`` in the scope; the same text twice returns the stored fact.
 
         ``context`` (up to 8000 characters) is text that helps find the fact without
         being part of it, such as the conversation around a remembered turn: full-text
         recall matches it; the vector is the content's alone. ``strength`` (0 to 10,
-        default 1.0) multiplies the fact's score in recall.
+        default 1.0) multiplies the fact's score in recall. From ``expires_at`` on, the
+        fact is no longer recalled or listed, and consolidation moves it to the trash.
 
         Raises InvalidInput (empty, over 2000 characters), CapabilityMissing (no
         embedder), UpstreamFailure (the embedder failed: nothing was stored).
         """
-        note = Note(content, source_ref, type, tags, metadata, created_at, context, strength)
+        note = Note(
+            content, source_ref, type, tags, metadata, created_at, context, strength, expires_at
+        )
         return self.run(ref, note)
 
     def run(self, ref: Scope, op: ops.Op[T]) -> T:
@@ -882,7 +886,8 @@ class Memory:
         more = len(rows) > size
         rows = rows[:size]
         cursor = _encode_cursor(rows[-1][1]) if more else None
-        return FactPage([fact for fact, _ in rows], cursor)
+        now = self._now()  # an expired fact is not listed (the page may come up short)
+        return FactPage([fact for fact, _ in rows if not expired(fact, now)], cursor)
 
     def count(self, ref: Scope) -> int:
         return self._store.run(lambda tx: self._store.facts.count(tx, ref), write=False)
@@ -967,6 +972,8 @@ class Memory:
         # when relevance filters the hits.
         rows = None if floor is not None else k if reranker is None else reranking.depth(k)
 
+        now = self._now()
+
         def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]]:
             if embedder is not None:  # the store may have been re-embedded meanwhile
                 rules.check_query_model(store, tx, writing.model_of(embedder))
@@ -983,8 +990,7 @@ class Memory:
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)
-            fused = fused if rows is None else fused[:rows]
-            found = store.facts.by_ids(tx, ref, [f.id for f in fused])
+            fused, found = _unexpired(store, tx, ref, fused, rows, now)
             cosines = {c.id: c.score for c in semantic}
             if vector is not None:
                 unseen = [f.id for f in fused if f.id not in cosines]
@@ -1037,6 +1043,30 @@ class Memory:
 
 
 content_hash = rules.content_hash
+
+
+def expired(fact: Fact, at: int) -> bool:
+    """Whether the fact's time has run out at ``at`` (then it is neither recalled nor
+    listed)."""
+    return fact.expires_at is not None and to_us(fact.expires_at) <= at
+
+
+def _unexpired(
+    store: Store, tx: Tx, ref: Scope, fused: list[Fused], rows: int | None, at: int
+) -> tuple[list[Fused], dict[str, Fact]]:
+    """The fused candidates whose rows are read (the first ``rows``, or all), with their
+    facts, passing over expired ones: the rows after them are read in their place."""
+    found: dict[str, Fact] = {}
+    while True:
+        window = fused if rows is None else fused[:rows]
+        unread = [f.id for f in window if f.id not in found]
+        found.update(store.facts.by_ids(tx, ref, unread))
+        gone = {i for i in unread if i in found and expired(found[i], at)}
+        if not gone:
+            return window, found
+        fused = [f for f in fused if f.id not in gone]
+        for fact_id in gone:
+            del found[fact_id]
 
 
 def _scope_ids(ref: Scope) -> tuple[str, ...]:

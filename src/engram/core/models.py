@@ -41,6 +41,8 @@ class Fact:
 
     ``verified`` is computed from ``source_ref``; it is never read from input.
     ``strength`` (0 to 10, 1.0 unless set) multiplies the fact's score in recall.
+    From ``expires_at`` on, the fact is no longer recalled or listed, and consolidation
+    moves it to the trash.
     """
 
     id: str
@@ -57,6 +59,7 @@ class Fact:
     context: str | None = None
     strength: float = 1.0
     turn_user: str | None = None
+    expires_at: datetime | None = None
 
     @property
     def verified(self) -> bool:

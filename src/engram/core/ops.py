@@ -182,6 +182,18 @@ class Remember(Op[Fact]):
         Real(0, limits.MAX_STRENGTH),
         Help("0 to 10 (default 1): multiplies the fact's score in recall"),
     ] = 1.0
+    expires_at: Annotated[
+        datetime | None,
+        Help("from then on it is not recalled or listed, and consolidation trashes it"),
+    ] = None
+
+    def rules(self) -> None:
+        created, expires = self.created_at, self.expires_at
+        if created is not None and expires is not None and expires <= created:
+            raise InvalidInput(
+                f"{called(Remember, 'expires_at')} ({expires.isoformat()}) must be later than "
+                f"{called(Remember, 'created_at')} ({created.isoformat()})"
+            )
 
 
 @dataclass(frozen=True)

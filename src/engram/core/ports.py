@@ -430,6 +430,11 @@ class FactRows(Protocol):
         """The ids of the scope's ``count`` oldest facts (by position)."""
         ...
 
+    def expired(self, tx: Tx, scope: Scope, at_us: int) -> list[str]:
+        """The ids of the scope's facts whose ``expires_at`` is at or before ``at_us``,
+        soonest first (from an index of the facts that expire)."""
+        ...
+
     def trash(self, tx: Tx, scope: Scope, ids: Sequence[str] | None, now_us: int) -> list[str]:
         """Moves the scope's facts among ``ids`` (every one, for None) to the trash, row
         and vector as they are (out of full text, vectors, listing and fetch at once);

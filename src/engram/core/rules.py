@@ -27,13 +27,13 @@ def content_hash(text: str) -> str:
 
 
 def apply_caps(rec: ledger.Entry, caps: Caps) -> Compaction:
-    """Moves the scope's facts older than ``caps.max_age_us``, then its oldest beyond
-    ``caps.max_facts``, to the trash."""
+    """Moves the scope's facts whose ``expires_at`` has come and those older than
+    ``caps.max_age_us``, then its oldest beyond ``caps.max_facts``, to the trash."""
     store, tx, scope = rec.store, rec.tx, rec.scope
-    expired: list[str] = []
+    expired = trash(rec, store.facts.expired(tx, scope, rec.now))
     over: list[str] = []
     if caps.max_age_us:
-        expired = trash(rec, store.facts.created_before(tx, scope, rec.now - caps.max_age_us))
+        expired += trash(rec, store.facts.created_before(tx, scope, rec.now - caps.max_age_us))
     if caps.max_facts:
         count = store.facts.count(tx, scope)
         if count > caps.max_facts:

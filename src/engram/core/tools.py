@@ -9,7 +9,8 @@ exception: arguments the schema refuses and every engram error come back as a se
 the model can act on (``is_error``), with nothing written. Each call that writes is one
 ledger entry, as the library call behind it is.
 
-- ``memory_add{content, tags?, type?, context?}``: remembers a fact.
+- ``memory_add{content, tags?, type?, context?, expiresAt?}``: remembers a fact (until
+  ``expiresAt``, when given).
 - ``memory_search{query, topK?, tags?, type?}``: one line a fact, ``- [id] words
   (relevance)``, best first.
 - ``memory_update{id, content}``: new words for a fact.
@@ -195,6 +196,7 @@ ADD = {
     "tags": "tags",
     "type": "type",
     "context": "context",
+    "expiresAt": "expires_at",
 }
 _TIMES = {f.name for f in fields_of(ops.Remember) if f.base is datetime}
 QUERY = next(f for f in fields_of(ops.Recall) if f.name == "query").schema()  # a query's bounds

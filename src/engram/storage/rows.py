@@ -111,6 +111,7 @@ PLAIN: tuple[Column, ...] = (
     Column("context", OPTIONAL_TEXT),
     Column("strength", REAL),
     Column("turn_user", OPTIONAL_TEXT),
+    Column("expires_at", OPTIONAL_TIME),
     # What deduplicates a scope's facts: copied with the fact, never read into it.
     Column("content_hash", TEXT, new=lambda new: new.content_hash, selected=False),
 )

@@ -401,6 +401,7 @@ class FactOut(Answer):
     corrected_by: str | None
     corrected_at: datetime | None
     strength: float
+    expires_at: datetime | None = _unset_when_none()
 
     @classmethod
     def of(cls, fact: Fact) -> FactOut:
@@ -426,6 +427,7 @@ def _fact_fields(fact: Fact) -> dict[str, Any]:
         "corrected_by": fact.corrected_by,
         "corrected_at": fact.corrected_at,
         "strength": fact.strength,
+        **({} if fact.expires_at is None else {"expires_at": fact.expires_at}),
     }
 
 

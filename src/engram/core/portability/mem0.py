@@ -5,7 +5,8 @@ platform's export shapes (``{"memories": [...]}``, JSONL of the same records). E
 record's words are ``memory`` (or ``text``/``content``); ``id`` is kept in metadata as
 ``mem0_id`` (mem0's ids are UUIDs, not engram's), ``categories`` become tags, ``user_id``,
 ``agent_id``, ``run_id`` and ``hash`` join the metadata, ``created_at``/``updated_at`` are
-kept. No record is skipped silently: one without words is a bad record with its line.
+kept, and ``expiration_date`` becomes the fact's ``expires_at`` (a day: its start in
+UTC). No record is skipped silently: one without words is a bad record with its line.
 mem0 exports carry no vectors, so the facts are embedded.
 """
 
@@ -72,7 +73,8 @@ def _fact(item: Any) -> dict[str, Any] | str:
     categories = item.get("categories")
     if isinstance(categories, list):
         fact["tags"] = [str(c) for c in categories]
-    for theirs, ours in (("created_at", "createdAt"), ("updated_at", "updatedAt")):
+    named = (("created_at", "createdAt"), ("updated_at", "updatedAt"))
+    for theirs, ours in (*named, ("expiration_date", "expiresAt")):
         if isinstance(item.get(theirs), str):
             fact[ours] = _aware(item[theirs])
     return fact
@@ -80,6 +82,8 @@ def _fact(item: Any) -> dict[str, Any] | str:
 
 def _aware(value: str) -> str:
     """mem0 writes times with an offset, or naive in UTC (its platform): made explicit."""
+    if len(value) == 10:  # a day, as mem0's expiration_date is given: its start, in UTC
+        return value + "T00:00:00+00:00"
     if value.endswith("Z") or "+" in value[10:] or "-" in value[10:]:
         return value
     return value + "+00:00"

@@ -56,6 +56,7 @@ class FactRecord:
     context: str | None = None
     strength: float = 1.0
     source_ref: SourceRef | None = None
+    expires_at: datetime | None = None
     vector: bytes | None = None  # float32 little-endian, as the file carries it
     line: int = 0
 
@@ -117,6 +118,7 @@ def fact_record(fact: Fact, vector: Any | None) -> dict[str, Any]:
         else {"sandboxId": source.sandbox_id, "entryIndex": source.entry_index},
         "createdAt": fact.created_at.isoformat(),
         "updatedAt": fact.updated_at.isoformat(),
+        "expiresAt": None if fact.expires_at is None else fact.expires_at.isoformat(),
         "vector": None
         if vector is None
         else base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii"),
@@ -389,6 +391,7 @@ def _fact(obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]) ->
         context=found.get("context"),
         strength=found.get("strength", 1.0),
         source_ref=found.get("source"),
+        expires_at=found.get("expiresAt"),
         vector=found.get("vector"),
         line=line,
     )
@@ -468,6 +471,7 @@ _FACT_FIELDS = (
     ("source", _source),
     ("createdAt", _time),
     ("updatedAt", _time),
+    ("expiresAt", _time),
     ("vector", _vector),
 )
 FACT_FIELDS = ("kind", *(name for name, _ in _FACT_FIELDS))

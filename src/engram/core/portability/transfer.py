@@ -321,6 +321,7 @@ class Importer:
                 context=fact.context,
                 strength=fact.strength,
                 turn_user=rec.writer.turn_user,
+                expires_at=fact.expires_at,
             )
             meta = fact.metadata_json or limits.encode_value(fact.metadata)
             new[digest] = NewFact(record, digest, meta, vector)

@@ -555,6 +555,12 @@ MIGRATIONS: tuple[str, ...] = (
         RETURN NULL;
     END $$;
     """,
+    """
+    -- 13: a fact may expire, as on SQLite (migration 17).
+    ALTER TABLE facts ADD COLUMN expires_at bigint;
+    ALTER TABLE fact_trash ADD COLUMN expires_at bigint;
+    CREATE INDEX facts_by_expiry ON facts (scope, expires_at) WHERE expires_at IS NOT NULL;
+    """,
 )
 
 

@@ -264,6 +264,14 @@ def facts_created_before(scope: str, cutoff_us: int) -> Query:
     )
 
 
+def facts_expired(scope: str, at_us: int) -> Query:
+    return (
+        "SELECT id FROM facts WHERE scope = ? AND expires_at IS NOT NULL AND expires_at <= ? "
+        "ORDER BY expires_at, seq",
+        (scope, at_us),
+    )
+
+
 def facts_oldest(scope: str, count: int) -> Query:
     return (
         "SELECT id FROM facts WHERE scope = ? ORDER BY created_at, seq LIMIT ?",

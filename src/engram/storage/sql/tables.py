@@ -304,6 +304,9 @@ class FactTable:
     def oldest(self, tx: Tx, scope: Scope, count: int) -> list[str]:
         return [str(r[0]) for r in sql(tx).rows(*q.facts_oldest(scope.key, count))]
 
+    def expired(self, tx: Tx, scope: Scope, at_us: int) -> list[str]:
+        return [str(r[0]) for r in sql(tx).rows(*q.facts_expired(scope.key, at_us))]
+
     def trash(self, tx: Tx, scope: Scope, ids: Sequence[str] | None, now_us: int) -> list[str]:
         t = sql(tx).recorded()
         if ids is not None and not ids:

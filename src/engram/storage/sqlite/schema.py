@@ -597,6 +597,13 @@ MIGRATIONS: tuple[str, ...] = (
             VALUES (old.scope, old.id, old.source_sandbox, old.source_entry);
     END;
     """,
+    """
+    -- 17: a fact may expire (expires_at, microseconds since the epoch; NULL: never).
+    -- An expired fact is no longer recalled or listed; consolidation then trashes it.
+    ALTER TABLE facts ADD COLUMN expires_at INTEGER;
+    ALTER TABLE fact_trash ADD COLUMN expires_at INTEGER;
+    CREATE INDEX facts_by_expiry ON facts (scope, expires_at) WHERE expires_at IS NOT NULL;
+    """,
 )
 
 

@@ -23,6 +23,8 @@ Target = str | Path
 # 12's feedback, 11's graph, 10's index, 9's sessions, 8's history, 7's strength, 6's
 # triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
+DROP INDEX facts_by_expiry;
+ALTER TABLE facts DROP COLUMN expires_at;
 DROP TRIGGER facts_ad_derived;
 DROP TRIGGER facts_au_derived;
 DROP TABLE derived_dirty;

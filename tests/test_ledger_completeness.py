@@ -250,6 +250,7 @@ def test_a_write_that_changes_nothing_adds_no_entry(target: Target) -> None:
 # every vector of the store in place; the model record; the episodic log).
 ROW_READS = {
     "get",
+    "expired",
     "scopes",
     "by_ids",
     "by_hashes",

@@ -64,6 +64,16 @@ Time = Annotated[
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 Label = Annotated[str, Field(min_length=1, max_length=limits.MAX_LABEL_CHARS)]
+
+
+def whole(raw: object) -> object:
+    """An integer as JSON Schema counts one: ``3.0`` is 3 (``3.5`` is left to be refused)."""
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    return raw
+
+
+Whole = BeforeValidator(whole)
 Part = Annotated[str, Field(min_length=1, max_length=MAX_PART_CHARS)]
 
 
@@ -102,7 +112,7 @@ class PutValue(Body):
 
 class SourceRefBody(Body):
     sandbox_id: Label = Field(alias="sandboxId")
-    entry_index: int = Field(alias="entryIndex", ge=0, le=limits.MAX_COUNT)
+    entry_index: Annotated[int, Whole] = Field(alias="entryIndex", ge=0, le=limits.MAX_COUNT)
 
 
 class SessionSpec(Body):

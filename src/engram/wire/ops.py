@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, WithJsonSchema, create_model
 from pydantic import Field as PydanticField
 from pydantic.alias_generators import to_camel
 
@@ -36,18 +36,12 @@ from engram.wire import (
     Time,
     TrashedFact,
     TrashOut,
+    Whole,
 )
 from engram.wire.documents import ProvenanceOut, ProvenancesOut
 
 Op = ops.Op[Any]
 OpType = type[ops.Op[Any]]
-
-
-def whole(raw: object) -> object:
-    """An integer as JSON Schema counts one: ``3.0`` is 3 (``3.5`` is left to be refused)."""
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    return raw
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +120,7 @@ def wire_type(field: Field) -> Any:
     elif base is datetime:
         kind = Time
     elif base is int:
-        kind = Annotated[int, BeforeValidator(whole), WithJsonSchema(field.schema())]
+        kind = Annotated[int, Whole, WithJsonSchema(field.schema())]
     elif get_origin(base) in (Sequence, list, tuple):
         item: Any = get_args(base)[0]
         kind = Annotated[list[item], WithJsonSchema(field.schema())]

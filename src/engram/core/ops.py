@@ -130,6 +130,11 @@ Tags = Annotated[
     Cli("--tag"),
 ]
 Hard = Annotated[bool, Help("delete for good (no trash; the ledger keeps none of its words)")]
+PageSize = Annotated[
+    int | None,
+    Whole(1, limits.MAX_PAGE),
+    Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
+]
 SOURCE_REF = Checked(
     lambda value, name: limits.check_source_ref(value),
     (("type", "object"),),
@@ -417,11 +422,7 @@ class Facts(Op[FactPage]):
 
     surface: ClassVar[Surface] = Surface("GET", "/facts", cli="facts", answer="one page of facts")
 
-    limit: Annotated[
-        int | None,
-        Whole(1, limits.MAX_PAGE),
-        Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
-    ] = None
+    limit: PageSize = None
     before: Annotated[
         str | None,
         Text(256, strip=False, pattern=CURSOR_PATTERN),
@@ -472,11 +473,7 @@ class Trash(Op[TrashPage]):
         "GET", "/trash", cli="trash", answer="one page of the trash", tag="history", facts=False
     )
 
-    limit: Annotated[
-        int | None,
-        Whole(1, limits.MAX_PAGE),
-        Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
-    ] = None
+    limit: PageSize = None
     before: Annotated[
         str | None,
         Text(256, strip=False, pattern=TRASH_CURSOR_PATTERN),
@@ -496,11 +493,7 @@ class Ledger(Op[LedgerPage]):
         "GET", "/ledger", cli="ledger", answer="one page of the ledger", tag="history", facts=False
     )
 
-    limit: Annotated[
-        int | None,
-        Whole(1, limits.MAX_PAGE),
-        Help(f"page size (default {limits.DEFAULT_PAGE}, at most {limits.MAX_PAGE})"),
-    ] = None
+    limit: PageSize = None
     before: Annotated[
         int | None, Whole(1, limits.MAX_COUNT), Help("next_before of the previous page")
     ] = None

@@ -55,6 +55,22 @@ def engram_script() -> str:
 
 
 # -- facts ----------------------------------------------------------------------------
+def test_document_commands(capsys: pytest.CaptureFixture[str], db: str, tmp_path: Path) -> None:
+    """The documents' listing, one document, and forgetting it, from their declarations."""
+    notes = tmp_path / "trip.md"
+    notes.write_text("# Trip\n\nAna flies to Porto in May.\n")
+    user = ["--db", db, "--resource", "user-42", "--embedder", "local"]
+    run_json(capsys, "ingest", str(notes), *user)
+    listed = run_json(capsys, "documents", *scoped(db))["documents"]
+    assert [d["source"] for d in listed] == [str(notes)]
+    shown = run_json(capsys, "document", listed[0]["id"], *scoped(db))
+    assert len(shown["chunks"]) == 1 and shown["chunks"][0]["fact_id"].startswith("f_")
+    gone = run_json(capsys, "forget-document", listed[0]["id"], *scoped(db))
+    assert gone == {"id": listed[0]["id"], "forgotten": True, "hard": False}
+    assert run_json(capsys, "documents", *scoped(db))["documents"] == []
+    assert run_json(capsys, "forget-document", listed[0]["id"], *scoped(db))["forgotten"] is False
+
+
 def test_fact_provenance_and_merge_commands(capsys: pytest.CaptureFixture[str], db: str) -> None:
     """Commands built from the operations' declarations: one fact, where its words came
     from, and two facts folded into one."""

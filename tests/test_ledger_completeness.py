@@ -638,6 +638,8 @@ def _newest(client: TestClient, base: str) -> int:
 CLI_READS = {
     "recall",
     "facts",
+    "documents",
+    "document",
     "fact",
     "provenance",
     "history",
@@ -705,6 +707,9 @@ def test_every_writing_command_adds_one_entry_through_the_command_line(
         "remember": lambda: run("remember", "another fact", *embeds),
         "remember-conversation": lambda: run("remember-conversation", str(turns), *embeds),
         "ingest": lambda: run("ingest", str(_notes_dir()), *embeds),
+        "forget-document": lambda: run(
+            "forget-document", run("documents", *scoped)["documents"][0]["id"], *scoped
+        ),
         "correct": lambda: run("correct", fact, "the plan is team", *embeds),
         "forget": lambda: run("forget", forgettable, *scoped),
         "merge": lambda: run("merge", *merged, "--content", "merged, one fact", *embeds),

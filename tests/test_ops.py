@@ -119,6 +119,8 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         for words in ("Ana lives in Lisbon", "Ana moved to Lisbon", "the deploy", "a spare")
     )
     mem.forget(ref, fourth)
+    doc = mem.ingest_text(ref, "# Trip\n\nAna flies to Porto.", name="trip.md").document_id
+    assert doc is not None
     return {
         ops.Remember: lambda: ops.Remember("Bo reads at night"),
         ops.Facts: lambda: ops.Facts(limit=2),
@@ -134,6 +136,9 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.Ledger: lambda: ops.Ledger(limit=5),
         ops.History: lambda: ops.History(first),
         ops.Revert: lambda: ops.Revert(mem.ledger(ref, limit=1).entries[0].seq),
+        ops.Documents: lambda: ops.Documents(limit=5),
+        ops.GetDocument: lambda: ops.GetDocument(doc),
+        ops.ForgetDocument: lambda: ops.ForgetDocument(doc),
         ops.ForgetAll: lambda: ops.ForgetAll(mem.count(ref)),
     }
 

@@ -419,17 +419,16 @@ class Client:
         self, agent_id: str, *, limit: int | None = None, after: str | None = None
     ) -> list[JSON]:
         """The agent's documents by source, without their chunks."""
-        params = _params(limit=limit, after=after)
-        return list(self.call_json("GET", _documents(agent_id), params=params)["documents"])
+        return list(self.run(agent_id, ops.Documents(limit, after))["documents"])
 
     def document(self, agent_id: str, document_id: str) -> JSON:
         """One document with its chunks in order."""
-        return self.call_json("GET", f"{_documents(agent_id)}/{_quote(document_id)}")
+        return self.run(agent_id, ops.GetDocument(document_id))
 
     def forget_document(self, agent_id: str, document_id: str, *, hard: bool = False) -> None:
-        """Forgets a document and its chunks' facts that no other document names."""
-        path = f"{_documents(agent_id)}/{_quote(document_id)}"
-        self.call("DELETE", path, params=_hard(hard))
+        """Forgets a document and its chunks' facts that no other document names;
+        NotFound when the agent has no such document."""
+        self.run(agent_id, ops.ForgetDocument(document_id, hard))
 
     def compile_wiki(self, agent_id: str, *, batch: int | None = None) -> JSON:
         """Folds the facts written since the last compile into the wiki's pages."""

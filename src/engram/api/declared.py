@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BeforeValidator, WithJsonSchema
 
 from engram.api.context import agent_memory
@@ -41,16 +41,16 @@ def router(declared: tuple[OpType, ...] = ops.OPS) -> APIRouter:
     for (method, path), group in groups.items():
         first = group[0]
         statuses = sorted({e.http_status for e in first.surface.errors} - set(COMMON))
+        model = ANSWERS[first].model
+        answered = {"description": "no body"} if model is None else {"model": model}
         built.add_api_route(
             path,
             _endpoint(group),
             methods=[method],
             status_code=first.surface.status,
-            response_model=ANSWERS[first].model if len(group) == 1 else None,
-            responses={
-                **errors(*statuses),
-                first.surface.status: {"model": ANSWERS[first].model},
-            },
+            response_model=model if len(group) == 1 else None,
+            response_class=Response if model is None else JSONResponse,
+            responses={**errors(*statuses), first.surface.status: answered},
             tags=[first.surface.tag],
             summary=first.summary(),
             description=inspect.cleandoc(first.__doc__ or ""),
@@ -92,6 +92,8 @@ def _endpoint(group: list[OpType]) -> Callable[..., Any]:
             values.update({k: getattr(body, k) for k in type(body).model_fields})
         made_op = made(op, values)
         answer = ANSWERS[op].build(made_op, memory.run(agent.ref, made_op))
+        if answer is None:
+            return Response(status_code=op.surface.status)
         if len(group) == 1:
             return answer
         return JSONResponse(answer.model_dump(mode="json", by_alias=True), op.surface.status)

@@ -6,19 +6,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from engram.api import uploads
 from engram.api.context import agent_memory
 from engram.api.openapi import errors
-from engram.api.params import Flag, Limit
-from engram.core import limits
-from engram.core.errors import NotFound
+from engram.api.params import Flag
 from engram.wire.documents import (
     Cutting,
-    DocumentOut,
-    DocumentsOut,
     DocumentText,
     DocumentUrl,
     IngestOut,
@@ -94,32 +90,3 @@ def _ingest_url(request: Request, agent_id: str, body: DocumentUrl) -> IngestOut
         allow_private=bool(getattr(request.app.state, "ingest_allow_private", False)),
     )
     return IngestOut.of(walked.reports[0])
-
-
-@router.get("")
-def listing(
-    agent_id: str,
-    request: Request,
-    limit: Limit = limits.DEFAULT_PAGE,
-    after: Annotated[str | None, Query(description="the last source of the previous page")] = None,
-) -> DocumentsOut:
-    """The agent's documents by source, without their chunks."""
-    memory, agent = agent_memory(request, agent_id)
-    docs = memory.documents(agent.ref, limit=limit, after=after)
-    return DocumentsOut(documents=[DocumentOut.of(d) for d in docs])
-
-
-@router.get("/{document_id}")
-def document(agent_id: str, document_id: str, request: Request) -> DocumentOut:
-    """The document with its chunks in order."""
-    memory, agent = agent_memory(request, agent_id)
-    return DocumentOut.of(memory.document(agent.ref, document_id), chunks=True)
-
-
-@router.delete("/{document_id}", status_code=204, response_class=Response, responses=errors(409))
-def forget(agent_id: str, document_id: str, request: Request, hard: Hard = False) -> None:
-    """Forgets the document and the facts only it names (to the trash, unless
-    ``hard=true``); 404 when the agent has no such document."""
-    memory, agent = agent_memory(request, agent_id, write=True)
-    if not memory.forget_document(agent.ref, document_id, hard=hard):
-        raise NotFound(f"no document {document_id!r} for this agent")

@@ -164,6 +164,12 @@ def _render(op: OpType, made: Any, result: Any) -> Output:
         return render.ledger(LedgerPage(result, None))
     if op is ops.Revert:
         return render.ledger_entry(result)
+    if op is ops.Documents:
+        return render.documents(result)
+    if op is ops.GetDocument:
+        return render.document(result)
+    if op is ops.ForgetDocument:
+        return render.forgot_document(made.document_id, result, hard=made.hard)
     if op is ops.Forget:
         return render.forgotten(made.fact_id, result, hard=made.hard)
     if op is ops.ForgetAll:

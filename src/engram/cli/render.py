@@ -25,6 +25,7 @@ from engram.core.models import (
     WorkingPage,
 )
 from engram.core.scopes import PersonAppRef, Scope
+from engram.wire import documents as wire_documents
 from engram.wire.consolidation import ConsolidationOut
 from engram.wire.portability import ImportOut
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
     from engram.core.consolidation import ConsolidationReport
     from engram.core.conversations import Conversation
-    from engram.core.documents.models import WalkReport
+    from engram.core.documents.models import Document, WalkReport
     from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import GraphHealth, HealthReport, StaleHealth, StorageHealth
     from engram.core.portability.portable import ExportReport
@@ -155,6 +156,30 @@ def provenance(fact_id: str, found: Sequence[Any]) -> Output:
         for p in found
     ] or [f"no document holds the words of {fact_id}"]
     return Output({"id": fact_id, "provenance": data}, lines)
+
+
+def document_line(doc: Document) -> str:
+    return f"{doc.id}  {doc.source}  ({doc.media_type}, {doc.bytes} bytes)"
+
+
+def documents(found: Sequence[Document]) -> Output:
+    data = [wire_documents.DocumentOut.of(d).model_dump(mode="json") for d in found]
+    return Output({"documents": data}, [document_line(d) for d in found] or ["no documents"])
+
+
+def document(doc: Document) -> Output:
+    data = wire_documents.DocumentOut.of(doc, chunks=True).model_dump(mode="json")
+    chunks = [
+        f"  chunk {c.idx} [{c.start}-{c.end}] {c.heading}".rstrip() + f"  -> {c.fact_id}"
+        for c in doc.chunks
+    ]
+    return Output(data, [document_line(doc), *chunks])
+
+
+def forgot_document(document_id: str, existed: bool, *, hard: bool = False) -> Output:
+    how = " and its facts for good" if hard else " (its facts to the trash)"
+    line = f"forgot {document_id}{how}" if existed else f"no document {document_id} here"
+    return Output({"id": document_id, "forgotten": existed, "hard": hard}, [line])
 
 
 def forgotten(fact_id: str, existed: bool, *, hard: bool = False) -> Output:

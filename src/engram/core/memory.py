@@ -541,11 +541,11 @@ class Memory:
         self, ref: Scope, *, limit: int | None = None, after: str | None = None
     ) -> list[Document]:
         """The scope's documents by source, without their chunks."""
-        return self._documents.documents(ref, limit=limit, after=after)
+        return self.run(ref, ops.Documents(limit, after))
 
     def document(self, ref: Scope, document_id: str) -> Document:
         """The scope's document with its chunks; NotFound otherwise."""
-        return self._documents.document(ref, document_id)
+        return self.run(ref, ops.GetDocument(document_id))
 
     def provenance(self, ref: Scope, fact_id: str) -> list[Provenance]:
         """Each chunk of the scope's documents holding the fact's words: document,
@@ -554,7 +554,7 @@ class Memory:
 
     def forget_document(self, ref: Scope, document_id: str, *, hard: bool = False) -> bool:
         """Forgets the document and the facts only it names; whether it existed."""
-        return self._documents.forget_document(ref, document_id, hard=hard)
+        return self.run(ref, ops.ForgetDocument(document_id, hard))
 
     # -- export and import -------------------------------------------------------
     def export(
@@ -1091,6 +1091,11 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
     ops.Ledger: Memory._ledger,
     ops.History: Memory._history,
     ops.Revert: Memory._revert,
+    ops.Documents: lambda m, ref, op: m._documents.documents(ref, limit=op.limit, after=op.after),
+    ops.GetDocument: lambda m, ref, op: m._documents.document(ref, op.document_id),
+    ops.ForgetDocument: lambda m, ref, op: m._documents.forget_document(
+        ref, op.document_id, hard=op.hard
+    ),
 }
 
 

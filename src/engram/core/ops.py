@@ -21,7 +21,8 @@ from datetime import datetime
 from typing import Annotated, ClassVar, Generic, Literal, TypeVar
 
 from engram.core import limits
-from engram.core.documents.models import Provenance
+from engram.core.documents.models import Document, Provenance
+from engram.core.documents.reading import MAX_SOURCE_CHARS
 from engram.core.errors import (
     CapabilityMissing,
     Conflict,
@@ -549,6 +550,74 @@ class Revert(Op[LedgerEntry]):
     entry_id: Annotated[int, Whole(1, limits.MAX_COUNT), Path(), Help("a ledger entry")]
 
 
+# -- documents --------------------------------------------------------------------------
+DocumentId = Annotated[
+    str,
+    Text(limits.MAX_ID_CHARS, strip=False, called="document id"),
+    Path(),
+    Help("a document's id"),
+]
+
+
+@dataclass(frozen=True)
+class Documents(Op[list[Document]]):
+    """List the documents, by source.
+
+    Without their chunks; ``after`` is the last source of the previous page."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET", "/documents", cli="documents", answer="the documents", tag="documents", facts=False
+    )
+
+    limit: PageSize = None
+    after: Annotated[
+        str | None,
+        Text(MAX_SOURCE_CHARS),
+        Help("the last source of the previous page"),
+    ] = None
+
+
+@dataclass(frozen=True)
+class GetDocument(Op[Document]):
+    """Show one document with its chunks, in order."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET",
+        "/documents/{document_id}",
+        errors=(NotFound,),
+        cli="document",
+        answer="the document",
+        tag="documents",
+        facts=False,
+        name="document",
+    )
+
+    document_id: DocumentId
+
+
+@dataclass(frozen=True)
+class ForgetDocument(Op[bool]):
+    """Forget a document and the facts only its chunks name.
+
+    In one ledger entry; softly (the facts to the trash; a revert brings all back) unless
+    ``hard``. Not found when the scope has no such document."""
+
+    surface: ClassVar[Surface] = Surface(
+        "DELETE",
+        "/documents/{document_id}",
+        status=204,
+        writes=True,
+        errors=(NotFound, Conflict),
+        cli="forget-document",
+        answer="nothing",
+        tag="documents",
+        facts=False,
+    )
+
+    document_id: DocumentId
+    hard: Annotated[bool, Help("delete the facts for good")] = False
+
+
 OPS: tuple[type[Op[object]], ...] = (
     Remember,
     Facts,
@@ -565,4 +634,7 @@ OPS: tuple[type[Op[object]], ...] = (
     Ledger,
     History,
     Revert,
+    Documents,
+    GetDocument,
+    ForgetDocument,
 )

@@ -20,6 +20,7 @@ from pydantic import Field as PydanticField
 from pydantic.alias_generators import to_camel
 
 from engram.core import ops
+from engram.core.errors import NotFound
 from engram.core.fields import Field, fields_of, naming
 from engram.core.models import SourceRef
 from engram.wire import (
@@ -38,7 +39,7 @@ from engram.wire import (
     TrashOut,
     Whole,
 )
-from engram.wire.documents import ProvenanceOut, ProvenancesOut
+from engram.wire.documents import DocumentOut, DocumentsOut, ProvenanceOut, ProvenancesOut
 
 Op = ops.Op[Any]
 OpType = type[ops.Op[Any]]
@@ -46,10 +47,16 @@ OpType = type[ops.Op[Any]]
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What an operation answers over the wire, built from the operation and its result."""
+    """What an operation answers over the wire, built from the operation and its result
+    (no model: no body, as a 204 has none)."""
 
-    model: type[BaseModel]
-    build: Callable[[Any, Any], BaseModel]
+    model: type[BaseModel] | None
+    build: Callable[[Any, Any], BaseModel | None]
+
+
+def _forgotten_document(op: ops.ForgetDocument, existed: bool) -> None:
+    if not existed:
+        raise NotFound(f"no document {op.document_id!r} for this agent")
 
 
 ANSWERS: dict[OpType, Answer] = {
@@ -92,6 +99,11 @@ ANSWERS: dict[OpType, Answer] = {
         LedgerOut, lambda op, found: LedgerOut(entries=[LedgerEntryOut.of(e) for e in found])
     ),
     ops.Revert: Answer(LedgerEntryOut, lambda op, entry: LedgerEntryOut.of(entry)),
+    ops.Documents: Answer(
+        DocumentsOut, lambda op, found: DocumentsOut(documents=[DocumentOut.of(d) for d in found])
+    ),
+    ops.GetDocument: Answer(DocumentOut, lambda op, doc: DocumentOut.of(doc, chunks=True)),
+    ops.ForgetDocument: Answer(None, _forgotten_document),
 }
 
 

@@ -171,3 +171,11 @@ def test_a_cursor_of_an_older_version_still_pages(mem: engram.Memory) -> None:
     assert mem.facts(ref, limit=1, before=older) == mem.facts(ref, limit=1, before=page.next_before)
     with pytest.raises(InvalidInput, match="not a cursor"):
         mem.facts(ref, before="not-a-cursor")
+    for fact in mem.facts(ref).facts:
+        mem.forget(ref, fact.id)
+    trashed = mem.trash(ref, limit=1)
+    assert trashed.next_before is not None and trashed.next_before.count(".") >= 1
+    old_trash = base64.urlsafe_b64encode(trashed.next_before.encode()).decode().rstrip("=")
+    assert mem.trash(ref, limit=1, before=old_trash) == mem.trash(
+        ref, limit=1, before=trashed.next_before
+    )

@@ -24,7 +24,16 @@ from engram.core import ops
 from engram.core.errors import InvalidInput
 from engram.core.fields import Field
 from engram.wire import parse_time
-from engram.wire.ops import ANSWERS, OpType, body_model, carried, made, path_fields, wire_name
+from engram.wire.ops import (
+    ANSWERS,
+    OpType,
+    body_model,
+    carried,
+    made,
+    path_fields,
+    sent_in_body,
+    wire_name,
+)
 
 COMMON = (400, 401, 403, 404, 500, 501, 503)
 
@@ -65,7 +74,7 @@ def _endpoint(group: list[OpType]) -> Callable[..., Any]:
         _param("agent_id", Annotated[str, PathParam()]),
     ]
     params += [_path(f) for f in path_fields(first)]
-    in_body = first.surface.method in ("POST", "PATCH", "PUT")
+    in_body = sent_in_body(first)
     if in_body and carried(first):
         model = body_model(first)
         has_required = any(f.required for f in carried(first))

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from engram.cli import arguments
-from engram.core import ops
+from engram.core import fields, ops
 from engram.core.errors import InvalidInput, UpstreamFailure
-from engram.core.fields import Field, Items, Real, Whole, fields_of, naming
+from engram.core.fields import Field, Items, Real, Whole, fields_of
 from engram.core.models import LedgerPage, SourceRef
 
 if TYPE_CHECKING:
@@ -45,20 +45,19 @@ def add(parser: argparse.ArgumentParser, op: OpType) -> None:
                 f.name, metavar=f.name.upper(), nargs=many, help=f.help or None, **more
             )
             continue
-        option = f.cli or "--" + f.name.replace("_", "-")
         if f.base is bool:
-            parser.add_argument(option, dest=f.name, action="store_true", help=f.help or None)
+            parser.add_argument(_option(f), dest=f.name, action="store_true", help=f.help or None)
             continue
         extra: dict[str, Any] = {}
         reader = _reader(f)
         if reader is not None:
             extra["type"] = reader
         if _is_list(f):
-            extra = {"nargs": "+", "action": "extend", "default": []}
+            extra |= {"nargs": "+", "action": "extend", "default": []}
         elif get_origin(f.base) is Literal:
-            extra = {"choices": get_args(f.base), "default": f.default}
+            extra |= {"choices": get_args(f.base), "default": f.default}
         parser.add_argument(
-            option,
+            _option(f),
             dest=f.name,
             metavar=_metavar(f),
             required=f.required,
@@ -73,20 +72,21 @@ def run(op: OpType, mem: Memory, scope: Scope, args: argparse.Namespace) -> Outp
     values = {f.name: getattr(args, f.name) for f in fields_of(op)}
     values = {k: v for k, v in values.items() if v is not None and v != []}
     if op is ops.Remember and values.get("content") == "-":
-        notes = [ops.Remember(**{**values, "content": line}) for line in _lines()]
-        return _render(ops.Facts, None, mem.remember_many(scope, notes))
-    made = _made(op, values)
+        from engram.cli import render
+
+        lines = _lines()
+        notes = [fields.made(ops.Remember, {**values, "content": t}, _called) for t in lines]
+        return render.facts(mem.remember_many(scope, notes))
+    made: ops.Op[Any] = fields.made(op, values, _called)
     return _render(op, made, mem.run(scope, made))
 
 
-def _made(op: OpType, values: dict[str, Any]) -> ops.Op[Any]:
-    with naming(_called):
-        made: ops.Op[Any] = op(**values)
-    return made
+def _option(f: Field) -> str:
+    return f.cli or "--" + f.name.replace("_", "-")
 
 
 def _called(f: Field) -> str:
-    return f.name.upper() if _positional(f) else f.cli or "--" + f.name.replace("_", "-")
+    return f.name.upper() if _positional(f) else _option(f)
 
 
 def _positional(f: Field) -> bool:
@@ -153,7 +153,7 @@ def _render(op: OpType, made: Any, result: Any) -> Output:
     if op is ops.Recall:
         return render.recall_hits(result)
     if op is ops.Facts:
-        return render.facts_page(result) if made is not None else render.facts(result)
+        return render.facts_page(result)
     if op is ops.FactProvenance:
         return render.provenance(made.fact_id, result)
     if op is ops.Trash:

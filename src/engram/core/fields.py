@@ -19,13 +19,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from engram.core import limits
 from engram.core.errors import InvalidInput
 from engram.core.text import check_text
 
 JSON = dict[str, Any]
+T = TypeVar("T")
 NO_NUL = "^[^\\x00]*$"
 NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 
@@ -140,15 +141,13 @@ class Items(Marker):
 
 @dataclass(frozen=True, slots=True)
 class Json(Marker):
-    """A JSON object with string keys, at most ``max_bytes`` once encoded."""
-
-    max_bytes: int = limits.MAX_METADATA_BYTES
+    """A JSON object with string keys, as metadata is (at most 16 KiB once encoded)."""
 
     def check(self, value: Any, name: str) -> Any:
         return limits.check_metadata(value)
 
     def schema(self) -> JSON:
-        return {"type": "object", "description": f"a JSON object up to {self.max_bytes} bytes"}
+        return {"type": "object"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,19 +303,21 @@ def called(cls: Any, name: str) -> str:
     return next((spell(f) for f in fields_of(cls) if f.name == name), name)
 
 
-def check(value: Any, prefix: str = "") -> None:
+def made(cls: type[T], values: dict[str, Any], name: Callable[[Field], str]) -> T:
+    """``cls`` made of ``values``, its checker's messages naming parameters by ``name``
+    (how the surface making it spells them)."""
+    with naming(name):
+        return cls(**values)
+
+
+def check(value: Any) -> None:
     """Holds each parameter of the dataclass ``value`` to its marker, in place: the
     checked (stripped, deduplicated) values replace the given ones."""
     spell = _NAMING.get()
     for f in fields_of(type(value)):
         given = getattr(value, f.name)
-        name = prefix + (f.name if spell is None else spell(f))
+        name = f.name if spell is None else spell(f)
         if given is None and f.optional:
-            continue
-        if f.marker is None and isinstance(f.base, type) and dataclasses.is_dataclass(f.base):
-            if not isinstance(given, f.base):  # None included
-                raise InvalidInput(f"{name} must be a {f.base.__name__}")
-            check(given, name + ".")
             continue
         if f.marker is None:
             if given is None:

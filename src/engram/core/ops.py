@@ -82,7 +82,6 @@ class Surface:
     errors: tuple[type[EngramError], ...] = ()
     cli: str | None = None
     tool: str | None = None
-    answer: str = ""  # what the answer is, for help
     facts: bool = True  # offered where facts are: memory enabled, an embedder configured
     tag: str = "facts"  # the group it is listed under
     name: str = ""  # how the edges name it (default: the class's name in snake_case)
@@ -114,15 +113,9 @@ class Op(Generic[R]):
         """Rules between parameters, beyond each one's own bounds."""
 
 
-def all_ops() -> tuple[type[Op[object]], ...]:
-    """Every declared operation, in the order they are offered."""
-    return OPS
-
-
 # -- the parameters fact operations share ------------------------------------------------
-FactId = Annotated[
-    str, Text(limits.MAX_ID_CHARS, strip=False, called="fact id"), Path(), Help("a fact's id")
-]
+FACT_ID = Text(limits.MAX_ID_CHARS, strip=False, called="fact id")  # as engram gives them
+FactId = Annotated[str, FACT_ID, Path(), Help("a fact's id")]
 Content = Annotated[str, Text(limits.MAX_FACT_CHARS), Help("the fact's words")]
 Label = Annotated[str, Text(limits.MAX_LABEL_CHARS)]
 Tags = Annotated[
@@ -160,7 +153,6 @@ class Remember(Op[Fact]):
         errors=(Conflict, TooLarge, *EMBEDS),
         cli="remember",
         tool="memory_add",
-        answer="the fact",
     )
 
     content: Content
@@ -216,7 +208,6 @@ class Correct(Op[Fact]):
         errors=(NotFound, Conflict, TooLarge, *EMBEDS),
         cli="correct",
         tool="memory_update",
-        answer="the corrected fact",
     )
 
     fact_id: FactId
@@ -243,13 +234,12 @@ class Merge(Op[Fact]):
         errors=(NotFound, Conflict, TooLarge, *EMBEDS),
         cli="merge",
         tool="memory_merge",
-        answer="the merged fact",
     )
 
     fact_ids: Annotated[
         Sequence[str],
         Items(
-            Text(limits.MAX_ID_CHARS, strip=False, called="fact id"),
+            FACT_ID,
             MERGE_MAX,
             low=MERGE_MIN,
             item="id",
@@ -285,7 +275,6 @@ class Forget(Op[bool]):
         errors=(Conflict,),
         cli="forget",
         tool="memory_delete",
-        answer="whether it was there",
     )
 
     fact_id: FactId
@@ -305,7 +294,6 @@ class ForgetAll(Op[int]):
         writes=True,
         errors=(Conflict,),
         cli="forget-all",
-        answer="how many were forgotten",
     )
 
     expected_count: Annotated[
@@ -330,7 +318,6 @@ class Restore(Op[Fact]):
         writes=True,
         errors=(NotFound, Conflict),
         cli="unforget",
-        answer="the fact, back",
         facts=False,
         tag="history",
     )
@@ -351,7 +338,6 @@ class Compact(Op[Compaction]):
         "/compactions",
         writes=True,
         errors=(Conflict, TooLarge),
-        answer="what was pruned",
     )
 
     max_facts: Annotated[int | None, Whole(), Help("keep at most this many facts")] = None
@@ -377,7 +363,6 @@ class Recall(Op[list[RecallHit]]):
         legacy="/facts",
         cli="recall",
         tool="memory_search",
-        answer="the facts recalled, best first",
     )
 
     query: Annotated[str, Text(limits.MAX_QUERY_CHARS), Help("what to recall, in words")]
@@ -421,7 +406,7 @@ class Facts(Op[FactPage]):
 
     One page; pass ``next_before`` back as ``before``."""
 
-    surface: ClassVar[Surface] = Surface("GET", "/facts", cli="facts", answer="one page of facts")
+    surface: ClassVar[Surface] = Surface("GET", "/facts", cli="facts")
 
     limit: PageSize = None
     before: Annotated[
@@ -436,7 +421,7 @@ class GetFact(Op[Fact]):
     """Show one fact by its id."""
 
     surface: ClassVar[Surface] = Surface(
-        "GET", "/facts/{fact_id}", errors=(NotFound,), cli="fact", answer="the fact", name="fact"
+        "GET", "/facts/{fact_id}", errors=(NotFound,), cli="fact", name="fact"
     )
 
     fact_id: FactId
@@ -455,7 +440,6 @@ class FactProvenance(Op[list[Provenance]]):
         errors=(NotFound,),
         cli="provenance",
         name="provenance",
-        answer="the chunks holding it",
         facts=False,
     )
 
@@ -470,9 +454,7 @@ class Trash(Op[TrashPage]):
     Each with when the trash deletes it for good (``purge_at``); pass ``next_before``
     back as ``before``."""
 
-    surface: ClassVar[Surface] = Surface(
-        "GET", "/trash", cli="trash", answer="one page of the trash", tag="history", facts=False
-    )
+    surface: ClassVar[Surface] = Surface("GET", "/trash", cli="trash", tag="history", facts=False)
 
     limit: PageSize = None
     before: Annotated[
@@ -490,9 +472,7 @@ class Ledger(Op[LedgerPage]):
     keeps the entries that changed that fact or key. Pass ``next_before`` back as
     ``before``."""
 
-    surface: ClassVar[Surface] = Surface(
-        "GET", "/ledger", cli="ledger", answer="one page of the ledger", tag="history", facts=False
-    )
+    surface: ClassVar[Surface] = Surface("GET", "/ledger", cli="ledger", tag="history", facts=False)
 
     limit: PageSize = None
     before: Annotated[
@@ -518,7 +498,6 @@ class History(Op[list[LedgerEntry]]):
         "/facts/{fact_id}/history",
         errors=(NotFound,),
         cli="history",
-        answer="the entries",
         tag="history",
         facts=False,
     )
@@ -542,7 +521,6 @@ class Revert(Op[LedgerEntry]):
         writes=True,
         errors=(NotFound, Conflict),
         cli="revert",
-        answer="the new entry",
         tag="history",
         facts=False,
     )
@@ -566,7 +544,7 @@ class Documents(Op[list[Document]]):
     Without their chunks; ``after`` is the last source of the previous page."""
 
     surface: ClassVar[Surface] = Surface(
-        "GET", "/documents", cli="documents", answer="the documents", tag="documents", facts=False
+        "GET", "/documents", cli="documents", tag="documents", facts=False
     )
 
     limit: PageSize = None
@@ -586,7 +564,6 @@ class GetDocument(Op[Document]):
         "/documents/{document_id}",
         errors=(NotFound,),
         cli="document",
-        answer="the document",
         tag="documents",
         facts=False,
         name="document",
@@ -609,7 +586,6 @@ class ForgetDocument(Op[bool]):
         writes=True,
         errors=(NotFound, Conflict),
         cli="forget-document",
-        answer="nothing",
         tag="documents",
         facts=False,
     )

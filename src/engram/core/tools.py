@@ -33,9 +33,9 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from engram.core import ops
+from engram.core import fields, ops
 from engram.core.errors import EngramError, InvalidInput
-from engram.core.fields import fields_of, naming
+from engram.core.fields import fields_of
 from engram.core.models import Fact, RecallMode
 from engram.core.scopes import Scope
 
@@ -329,8 +329,7 @@ def _made(op: type[Made], arguments: Mapping[str, str], given: Mapping[str, Any]
             value = _time(arg, value)
         values[name] = value
     by_field = {name: arg for arg, name in arguments.items()}
-    with naming(lambda f: by_field.get(f.name, f.name)):
-        return op(**values)
+    return fields.made(op, values, lambda f: by_field.get(f.name, f.name))
 
 
 def _time(arg: str, text: str) -> datetime:

@@ -9,19 +9,19 @@ holds the values to them, with its own messages, on every surface alike.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args, get_origin
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, WithJsonSchema, create_model
 from pydantic import Field as PydanticField
 from pydantic.alias_generators import to_camel
 
-from engram.core import ops
+from engram.core import fields, ops
 from engram.core.errors import NotFound
-from engram.core.fields import Field, fields_of, naming
+from engram.core.fields import Field, fields_of
 from engram.core.models import SourceRef
 from engram.wire import (
     CompactionOut,
@@ -187,8 +187,7 @@ def made(op: OpType, given: dict[str, Any]) -> Op:
         if isinstance(value, SourceRefBody):
             value = SourceRef(value.sandbox_id, value.entry_index)
         values[f.name] = value
-    with naming(wire_name):
-        made_op: Op = op(**values)
+    made_op: Op = fields.made(op, values, wire_name)
     return made_op
 
 
@@ -197,11 +196,11 @@ def encoded(op: Op) -> tuple[str, dict[str, Any]]:
     camelCase, JSON values, the unset and the defaults left out."""
     kind = type(op)
     values = {f.name: getattr(op, f.name) for f in path_fields(kind)}
-    path = kind.surface.path.format(**{k: _quote(str(v)) for k, v in values.items()})
+    path = kind.surface.path.format(**{k: quote(str(v), safe="") for k, v in values.items()})
     sent: dict[str, Any] = {}
     for f in carried(kind):
         value = getattr(op, f.name)
-        if value is None or value == f.default or (value == () and f.default == ()):
+        if value is None or value == f.default:
             continue
         sent[wire_name(f)] = _json(value)
     return path, sent
@@ -214,12 +213,4 @@ def _json(value: Any) -> Any:
         return {"sandboxId": value.sandbox_id, "entryIndex": value.entry_index}
     if isinstance(value, tuple):
         return list(value)
-    if dataclasses.is_dataclass(value):
-        raise TypeError(f"{type(value).__name__} has no wire form")
     return value
-
-
-def _quote(value: str) -> str:
-    from urllib.parse import quote
-
-    return quote(value, safe="")

@@ -64,17 +64,16 @@ class Client:
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         """One request; the decoded answer, or the engram error it carries."""
+        answer = self._answered(method, path, **kwargs)
+        return None if answer.status_code == 204 else _json_or_none(answer)
+
+    def _answered(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request's answer, or the engram error it carries."""
         headers = {**self._headers, **kwargs.pop("headers", {})}
         answer = self._http.request(method, path, headers=headers, **kwargs)
-        if answer.status_code == 204:
-            return None
-        try:
-            body = answer.json()
-        except ValueError:
-            body = None
         if answer.is_success:
-            return body
-        raise _error(answer.status_code, body)
+            return answer
+        raise _error(answer.status_code, _json_or_none(answer))
 
     def call_json(self, method: str, path: str, **kwargs: Any) -> JSON:
         result: JSON = self.call(method, path, **kwargs)
@@ -440,10 +439,7 @@ class Client:
     ) -> str:
         """The agent's export as text: facts with their vectors, then working keys."""
         path = f"/agents/{_quote(agent_id)}/export"
-        answer = self._http.get(path, params={"format": format}, headers=self._headers)
-        if not answer.is_success:
-            raise _error(answer.status_code, _json_or_none(answer))
-        return answer.text
+        return self._answered("GET", path, params={"format": format}).text
 
     def import_string(
         self,

@@ -91,7 +91,7 @@ def test_the_next_write_or_consolidation_trashes_it_and_it_reverts_like_any_writ
 
 def test_an_expiry_must_come_after_the_fact(mem: engram.Memory) -> None:
     created = datetime(2024, 5, 1, tzinfo=UTC)
-    with pytest.raises(InvalidInput, match=r"expires_at \(.*\) must be later than created_at"):
+    with pytest.raises(InvalidInput, match=r"created_at \(.*\) must be earlier than expires_at"):
         mem.remember(REF, "x", created_at=created, expires_at=created)
     with pytest.raises(InvalidInput, match="expires_at must be a timezone-aware datetime"):
         mem.remember(REF, "x", expires_at=datetime(2030, 1, 1))

@@ -21,12 +21,12 @@ from engram import wire
 from engram.core import limits, ops
 from engram.core.conversations import Turn
 from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBlocked
+from engram.core.graph import ops as graph_ops
 from engram.core.health import DRIFT_PER_SCOPE
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
 from engram.wire import consolidation as consolidation_wire
 from engram.wire import documents as documents_wire
-from engram.wire import graph as graph_wire
 from engram.wire import ops as wire_ops
 from engram.wire import usage as usage_wire
 
@@ -135,9 +135,15 @@ class Client:
     def run(self, agent_id: str, op: ops.Op[Any]) -> JSON:
         """Carries out one declared operation (:mod:`engram.core.ops`) for the agent: the
         request its declaration names, checked here first by the library's own rules."""
+        return self.run_at(f"/agents/{_quote(agent_id)}", op)
+
+    def run_at(self, prefix: str, op: ops.Op[Any], *, people: bool = False) -> JSON:
+        """Carries out one declared operation on the scope at ``prefix``: an agent's
+        (``/agents/{id}``) or a person's in an application (``/api/v1/apps/{app}``,
+        ``people``: bodies in snake_case)."""
         kind = type(op)
-        path, sent = wire_ops.encoded(op)
-        url = f"/agents/{_quote(agent_id)}{path}"
+        path, sent = wire_ops.encoded(op, people=people)
+        url = prefix + path
         if wire_ops.sent_in_body(kind):
             return self.call_json(kind.surface.method, url, json=sent if sent else None)
         params = {k: _query_value(v) for k, v in sent.items()}
@@ -358,7 +364,7 @@ class Client:
 
     def graph(self, agent_id: str) -> GraphClient:
         """The agent's knowledge graph, as ``Memory.graph`` with the agent for a scope."""
-        return GraphClient(self, f"/agents/{_quote(agent_id)}/graph", people=False)
+        return GraphClient(self, f"/agents/{_quote(agent_id)}", people=False)
 
     # -- an agent's retrieval feedback ----------------------------------------------
     def usage(self, agent_id: str) -> UsageClient:
@@ -587,7 +593,7 @@ class AppClient:
     def __init__(self, client: Client, app: str) -> None:
         self._client = client
         self.app = app
-        self.graph = GraphClient(client, f"/api/v1/apps/{_quote(app)}/graph", people=True)
+        self.graph = GraphClient(client, f"/api/v1/apps/{_quote(app)}", people=True)
         self._tools = f"/api/v1/apps/{_quote(app)}/tools"
 
     def tools(self) -> list[JSON]:
@@ -666,13 +672,17 @@ class UsageClient:
 
 class GraphClient:
     """One scope's knowledge graph (an agent's, or the person's in an application), as
-    ``Memory.graph`` with the scope bound: the library's names, each route once. An
+    ``Memory.graph`` with the scope bound: the library's names, each a declared
+    operation (:mod:`engram.core.graph.ops`) checked here before it is sent. An
     ``entity`` is an id, a name or an alias; answers are the service's JSON."""
 
-    def __init__(self, client: Client, base: str, *, people: bool) -> None:
+    def __init__(self, client: Client, prefix: str, *, people: bool) -> None:
         self._client = client
-        self._base = base
-        self._people = people  # the people routes' bodies are snake_case
+        self._prefix = prefix
+        self._people = people  # the people routes' bodies and answers are snake_case
+
+    def run(self, op: ops.Op[Any]) -> JSON:
+        return self._client.run_at(self._prefix, op, people=self._people)
 
     def upsert_entity(
         self,
@@ -683,45 +693,29 @@ class GraphClient:
         summary: str | None = None,
         attributes: dict[str, Any] | None = None,
     ) -> JSON:
-        fields = _params(
-            name=name,
-            type=type,
-            aliases=list(aliases) or None,
-            summary=summary,
-            attributes=attributes,
-        )
-        return self._send("PUT", "/entities", _body(graph_wire.EntitySpec, **fields))
+        return self.run(graph_ops.UpsertEntity(name, type, aliases, summary, attributes))
 
     def entity(self, entity: str) -> JSON:
-        return self._client.call_json("GET", self._entity(entity))
+        return self.run(graph_ops.GetEntity(entity))
 
     def delete_entity(self, entity: str) -> JSON:
         """Deletes it with its relations (never a fact); the entity as it was."""
-        return self._client.call_json("DELETE", self._entity(entity))
+        return self.run(graph_ops.DeleteEntity(entity))
 
     def search(
         self,
         query: str,
         *,
-        top_k: int | None = None,
+        top_k: int = graph_ops.DEFAULT_SEARCH,
         types: Sequence[str] = (),
         mode: Literal["hybrid", "text"] = "hybrid",
     ) -> list[JSON]:
         """Entities for ``query``, best first, each with ``score`` and its ranks."""
-        params = _params(
-            query=query,
-            topK=top_k,
-            type=list(types) or None,
-            mode=None if mode == "hybrid" else mode,
-        )
-        found = self._client.call_json("GET", self._base + "/entities", params=params)
-        return list(found["entities"])
+        return list(self.run(graph_ops.SearchEntities(query, types, top_k, mode))["entities"])
 
     def declare_relation_type(self, type: str, *, single_valued: bool) -> bool:
         """Whether that changed anything."""
-        shape = graph_wire.PersonRelationTypeSpec if self._people else graph_wire.RelationTypeSpec
-        body = _body(shape, **self._spell(single_valued=single_valued))
-        return bool(self._send("PUT", f"/relation-types/{_quote(type)}", body)["changed"])
+        return bool(self.run(graph_ops.DeclareRelationType(type, single_valued))["changed"])
 
     def upsert_relation(
         self,
@@ -734,17 +728,8 @@ class GraphClient:
         invalid_at: datetime | None = None,
         attributes: dict[str, Any] | None = None,
     ) -> JSON:
-        fields = _params(
-            source=source,
-            target=target,
-            type=type,
-            facts=list(facts) or None,
-            valid_at=valid_at,
-            invalid_at=invalid_at,
-            attributes=attributes,
-        )
-        shape = graph_wire.PersonRelationSpec if self._people else graph_wire.RelationSpec
-        return self._send("POST", "/relations", _body(shape, **self._spell(**fields)))
+        made = graph_ops.Relate(source, target, type, facts, valid_at, invalid_at, attributes)
+        return self.run(made)
 
     def relations(
         self,
@@ -753,81 +738,53 @@ class GraphClient:
         type: str | None = None,
         as_of: datetime | None = None,
         include_expired: bool = False,
-        limit: int | None = None,
+        limit: int = limits.DEFAULT_PAGE,
     ) -> list[JSON]:
-        params = _params(
-            entity=entity,
-            type=type,
-            asOf=_time(as_of),
-            includeExpired="true" if include_expired else None,
-            limit=limit,
-        )
-        found = self._client.call_json("GET", self._base + "/relations", params=params)
-        return list(found["relations"])
+        asked = graph_ops.Relations(entity, type, as_of, include_expired, limit)
+        return list(self.run(asked)["relations"])
 
     def expire_relation(self, relation_id: str, *, at: datetime | None = None) -> JSON:
         """Retires it (``at``: when it stopped holding); it stays readable as of before."""
-        return self._client.call_json(
-            "DELETE", self._relation(relation_id), params=_params(at=_time(at))
-        )
+        return self.run(graph_ops.EndRelation(relation_id, at))
 
     def delete_relation(self, relation_id: str) -> JSON:
         """Deletes it, as if it never was."""
-        return self._client.call_json("DELETE", self._relation(relation_id), params=_hard(True))
+        return self.run(graph_ops.EndRelation(relation_id, hard=True))
 
     def neighbourhood(
         self,
         entity: str,
         *,
-        depth: int | None = None,
+        depth: int = 1,
         limit: int | None = None,
         as_of: datetime | None = None,
     ) -> JSON:
         """``{center, entities, relations, facts (memories on a person's), truncated}``."""
-        params = _params(depth=depth, limit=limit, asOf=_time(as_of))
-        return self._client.call_json("GET", self._entity(entity) + "/neighbourhood", params=params)
+        return self.run(graph_ops.Neighbourhood(entity, depth, limit, as_of))
 
     def traverse(
         self,
         start: str,
         *,
-        depth: int | None = None,
+        depth: int = 2,
         types: Sequence[str] = (),
         direction: Literal["out", "in", "both"] = "both",
         limit: int | None = None,
     ) -> list[JSON]:
         """The paths from ``start``, shortest first: ``{entities (ids), relations}``."""
-        fields = _params(
-            start=start, depth=depth, types=list(types) or None, direction=direction, limit=limit
-        )
-        body = _body(graph_wire.TraversalSpec, **fields)
-        return list(self._send("POST", "/traversals", body)["paths"])
+        walked = graph_ops.Traverse(start, depth, types, direction, limit)
+        return list(self.run(walked)["paths"])
 
     def extract(
         self,
         *,
-        extractor: str = "rules",
+        extractor: Literal["rules", "llm", "spacy"] = "rules",
         fact_ids: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> JSON:
         """Reads the scope's facts for the graph (``fact_ids`` only, when given) with
         ``extractor``; what it did (``factsRead``, ``entitiesAdded``, ... on an agent's)."""
-        facts = None if fact_ids is None else list(fact_ids)
-        fields = _params(extractor=extractor, facts=facts, limit=limit)
-        return self._send("POST", "/extractions", _body(graph_wire.ExtractionSpec, **fields))
-
-    def _send(self, method: str, path: str, body: wire.Body) -> JSON:
-        return self._client.send(method, self._base + path, body)
-
-    def _spell(self, **fields: Any) -> JSON:
-        """Body fields as this surface names them: camelCase on the agent routes."""
-        return fields if self._people else {to_camel(k): v for k, v in fields.items()}
-
-    def _entity(self, entity: str) -> str:
-        return f"{self._base}/entities/{_quote(entity)}"
-
-    def _relation(self, relation_id: str) -> str:
-        return f"{self._base}/relations/{_quote(relation_id)}"
+        return self.run(graph_ops.Extract(extractor, fact_ids, limit))
 
 
 B = TypeVar("B", bound=wire.Body)

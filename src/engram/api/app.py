@@ -14,14 +14,12 @@ from engram.api import (
     documents,
     errors,
     facts,
-    graph,
     health,
     history,
     memory,
     openapi,
     page,
     people,
-    people_graph,
     portability,
     sessions,
     tools,
@@ -99,14 +97,13 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(history.router, dependencies=service_only)
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
-    app.include_router(graph.router, dependencies=service_only)
     app.include_router(usage.router, dependencies=service_only)
     app.include_router(consolidation.router, dependencies=service_only)
     app.include_router(portability.router, dependencies=service_only)
     app.include_router(wiki.router, dependencies=service_only)
     app.include_router(documents.router, dependencies=service_only)
     app.include_router(people.router)
-    app.include_router(people_graph.router)
+    app.include_router(declared.router(mount=declared.PEOPLE))
     app.include_router(tools.router, dependencies=service_only)
     app.include_router(tools.people_router)
     app.include_router(page.router())

@@ -1,14 +1,21 @@
-"""Routes built from the declared operations (:mod:`engram.core.ops`), one per method
-and path: the parameters, the body, the answer and the statuses all come from the
-declaration. Two operations may share a route (``GET /facts`` lists, or recalls with
-``?query=``): the one whose required parameters are given is carried out, and a
-parameter only the other takes is refused rather than ignored.
+"""Routes built from the declared operations (:mod:`engram.core.ops` and
+:mod:`engram.core.graph.ops`), one per method and path: the parameters, the body, the
+answer and the statuses all come from the declaration. Two operations may share a route
+(``GET /facts`` lists, or recalls with ``?query=``): the one whose required parameters
+are given is carried out, and a parameter only the other takes is refused rather than
+ignored.
+
+Each is mounted on an agent's memory (``/agents/{agent_id}``, a service token,
+camelCase) and, when its declaration offers it to people, on what an application
+remembers of a person (``/api/v1/apps/{app}``, the person's token, snake_case bodies and
+answers; query parameters are named as on the agent routes).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args, get_origin
 
@@ -17,66 +24,115 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 from pydantic import BeforeValidator, WithJsonSchema
 
-from engram.api.context import agent_memory
+from engram.api.context import Person, agent_memory, memory_of
 from engram.api.openapi import errors
 from engram.api.params import Flag, Integer
+from engram.api.people import app_memory
 from engram.core import ops
 from engram.core.errors import InvalidInput
-from engram.core.fields import Field
+from engram.core.fields import Field, fields_of
+from engram.core.graph import ops as graph_ops
+from engram.core.memory import Memory
+from engram.core.scopes import Scope
 from engram.wire import parse_time
 from engram.wire.ops import (
-    ANSWERS,
     OpType,
+    answer,
     body_model,
+    body_name,
     carried,
     made,
     path_fields,
+    sent,
     sent_in_body,
     wire_name,
 )
 
-COMMON = (400, 401, 403, 404, 500, 501, 503)
+DECLARED: tuple[OpType, ...] = ops.OPS + graph_ops.OPS
 
 
-def router(declared: tuple[OpType, ...] = ops.OPS) -> APIRouter:
-    """Every declared operation's route, under ``/agents/{agent_id}``."""
-    built = APIRouter(prefix="/agents/{agent_id}", responses=errors(*COMMON))
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """Where declared operations are offered: ``prefix`` (its one path parameter names
+    the scope), the errors every route there can answer, and whose memory it is."""
+
+    prefix: str
+    key: str
+    common: tuple[int, ...]
+    people: bool = False
+
+    def offers(self, op: OpType) -> bool:
+        return op.surface.people or not self.people
+
+
+AGENTS = Mount("/agents/{agent_id}", "agent_id", (400, 401, 403, 404, 500, 501, 503))
+PEOPLE = Mount("/api/v1/apps/{app}", "app", (400, 401, 403, 404, 500, 503), people=True)
+
+
+def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> APIRouter:
+    """The route of every declared operation the mount offers, under its prefix."""
+    built = APIRouter(prefix=mount.prefix, responses=errors(*mount.common))
     groups: dict[tuple[str, str], list[OpType]] = {}
     for op in declared:
-        groups.setdefault((op.surface.method, op.surface.path), []).append(op)
+        if mount.offers(op):
+            groups.setdefault((op.surface.method, op.surface.path), []).append(op)
     for op in declared:
-        if op.surface.legacy:
+        if op.surface.legacy and mount.offers(op):
             groups[(op.surface.method, op.surface.legacy)].append(op)
     for (method, path), group in groups.items():
         first = group[0]
-        statuses = sorted({e.http_status for e in first.surface.errors} - set(COMMON))
-        model = ANSWERS[first].model
+        statuses = sorted({e.http_status for e in first.surface.errors} - set(mount.common))
+        model = answer(first, people=mount.people).model
         answered = {"description": "no body"} if model is None else {"model": model}
         built.add_api_route(
             path,
-            _endpoint(group),
+            _endpoint(group, mount),
             methods=[method],
             status_code=first.surface.status,
-            response_model=model if len(group) == 1 else None,
+            response_model=None,
             response_class=Response if model is None else JSONResponse,
             responses={**errors(*statuses), first.surface.status: answered},
-            tags=[first.surface.tag],
-            summary=first.summary(),
+            tags=["people" if mount.people else first.surface.tag],
+            summary=ops.summary(first),
             description=inspect.cleandoc(first.__doc__ or ""),
+            openapi_extra=_order(first, mount),
         )
     return built
 
 
-def _endpoint(group: list[OpType]) -> Callable[..., Any]:
+def _order(op: OpType, mount: Mount) -> dict[str, Any] | None:
+    """The operation's times that must come in order, as ``x-order`` (JSON Schema
+    cannot compare two values): each ``earlier`` before ``later`` (``strict``) or not
+    after it, named as this mount sends them."""
+    if not op.order:
+        return None
+    named = {f.name: f for f in fields_of(op)}
+    people = mount.people and sent_in_body(op)
+
+    def name(field: str) -> str:
+        return body_name(named[field], people=True) if people else wire_name(named[field])
+
+    return {
+        "x-order": [
+            {"earlier": name(o.earlier), "later": name(o.later), "strict": o.strict}
+            for o in op.order
+        ]
+    }
+
+
+def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
     first = group[0]
+    people = mount.people
     params = [
         inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request),
-        _param("agent_id", Annotated[str, PathParam()]),
+        _param(mount.key, Annotated[str, PathParam()]),
     ]
+    if people:
+        params.append(_param("person", Person))
     params += [_path(f) for f in path_fields(first)]
     in_body = sent_in_body(first)
     if in_body and carried(first):
-        model = body_model(first)
+        model = body_model(first, people=people)
         has_required = any(f.required for f in carried(first))
         default = inspect.Parameter.empty if has_required else None
         accepted: Any = model if has_required else model | None
@@ -91,26 +147,43 @@ def _endpoint(group: list[OpType]) -> Callable[..., Any]:
                     required = len(group) == 1 and f.required
                     params.append(_query(f, required=required, published=op is first))
 
-    def endpoint(request: Request, agent_id: str, **given: Any) -> Any:
+    def endpoint(request: Request, **given: Any) -> Any:
         op = _chosen(group, request, given) if len(group) > 1 else first
-        surface = op.surface
-        memory, agent = agent_memory(request, agent_id, write=surface.writes, facts=surface.facts)
         values = dict(given)
+        key, person = values.pop(mount.key), values.pop("person", None)
         body = values.pop("body", None)
         if body is not None:
             values.update({k: getattr(body, k) for k in type(body).model_fields})
-        made_op = made(op, values)
-        answer = ANSWERS[op].build(made_op, memory.run(agent.ref, made_op))
-        if answer is None:
+        made_op = made(op, values, people=people)
+        if person is None:
+            memory, scope = _agent(request, key, op)
+        else:
+            memory, scope = _person(request, key, person, made_op)
+        answered = answer(op, people=people).build(made_op, memory.run(scope, made_op))
+        if answered is None:
             return Response(status_code=op.surface.status)
-        if len(group) == 1:
-            return answer
-        return JSONResponse(answer.model_dump(mode="json", by_alias=True), op.surface.status)
+        return JSONResponse(sent(answered, people=people), op.surface.status)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    endpoint.__name__ = first.name()
+    endpoint.__name__ = ops.name_of(first)
     endpoint.__doc__ = first.__doc__
     return endpoint
+
+
+def _agent(request: Request, agent_id: str, op: OpType) -> tuple[Memory, Scope]:
+    """The store and the agent's scope (a write refused once it has ended)."""
+    surface = op.surface
+    memory, agent = agent_memory(request, agent_id, write=surface.writes, facts=surface.facts)
+    return memory, agent.ref
+
+
+def _person(request: Request, app: str, person: str, op: ops.Op[Any]) -> tuple[Memory, Scope]:
+    """The store and the person's scope in the application; asking for meaning where
+    nothing embeds is a 503 in a sentence, as on the person's other routes."""
+    apps = app_memory(request, app)
+    if op.asks_embedder():
+        apps.require_semantic()
+    return memory_of(request), apps.scope(person)
 
 
 def _chosen(group: list[OpType], request: Request, given: dict[str, Any]) -> OpType:

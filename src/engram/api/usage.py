@@ -11,7 +11,7 @@ from fastapi import APIRouter, Path, Request
 
 from engram.api.context import agent_memory
 from engram.api.openapi import errors
-from engram.wire.graph import StoredId
+from engram.wire import StoredId
 from engram.wire.usage import (
     DetectionSpec,
     FeedbackListOut,

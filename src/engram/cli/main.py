@@ -238,7 +238,7 @@ def _add_portability_commands(sub: Subparsers) -> None:
 def _add_declared_commands(sub: Subparsers) -> None:
     """The commands of the declared operations (cli/declared.py), one per operation."""
     for name, op in declared.COMMANDS.items():
-        help_text = op.summary()[:1].lower() + op.summary()[1:]
+        help_text = ops.summary(op)[:1].lower() + ops.summary(op)[1:]
         if op is ops.Remember:
             help_text += " ('-': one per line of stdin)"
         parser = _command(sub, name, name, help_text, embeds=declared.embeds(op))

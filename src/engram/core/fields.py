@@ -136,6 +136,8 @@ class Items(Marker):
         found: JSON = {"type": "array", "items": self.each.schema(), "maxItems": self.high}
         if self.low:
             found["minItems"] = self.low
+        if self.unique and self.low > 1:
+            found["uniqueItems"] = True  # a repeat, dropped, would leave too few
         return found
 
 

@@ -44,6 +44,7 @@ from engram.core.documents.models import (
 )
 from engram.core.documents.urls import Fetcher
 from engram.core.errors import Conflict, InvalidInput, NotFound
+from engram.core.graph import ops as graph_ops
 from engram.core.graph.graph import Graph
 from engram.core.ledger import Entry
 from engram.core.models import (
@@ -1097,6 +1098,13 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
         ref, op.document_id, hard=op.hard
     ),
 }
+
+
+def _on_graph(run: Callable[[Graph, Scope, Any], Any]) -> Callable[[Memory, Scope, Any], Any]:
+    return lambda m, ref, op: run(m.graph, ref, op)
+
+
+_RUNS.update({kind: _on_graph(run) for kind, run in graph_ops.RUNS.items()})
 
 
 def _check_id(fact_id: object) -> str:

@@ -88,29 +88,67 @@ class Surface:
     # An older path that also answers it, beside another operation's, for the clients
     # written before it had its own; it is not published.
     legacy: str = ""
+    # Also offered on what an application remembers of a person, under
+    # ``/api/v1/apps/{app}`` (the person is the verified caller, never a parameter).
+    people: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """Two times of an operation in order: ``earlier`` before ``later`` (``strict``) or
+    not after it. JSON Schema cannot compare two values, so an order is published as
+    the operation's ``x-order`` beside its schema, and checked when it is made."""
+
+    earlier: str
+    later: str
+    strict: bool = True
+
+    def check(self, op: object) -> None:
+        first, then = getattr(op, self.earlier), getattr(op, self.later)
+        if first is None or then is None or (first < then if self.strict else first <= then):
+            return
+        kind = type(op)
+        a, b = called(kind, self.earlier), called(kind, self.later)
+        if self.strict:
+            message = f"{a} ({first.isoformat()}) must be earlier than {b} ({then.isoformat()})"
+        else:
+            message = f"{a} ({first.isoformat()}) must not be later than {b} ({then.isoformat()})"
+        raise InvalidInput(message)
 
 
 class Op(Generic[R]):
     """An operation whose result is an ``R``; checked when made."""
 
     surface: ClassVar[Surface]
-
-    @classmethod
-    def summary(cls) -> str:
-        """The first line of its help, without its full stop."""
-        return (cls.__doc__ or "").strip().splitlines()[0].rstrip(".")
-
-    @classmethod
-    def name(cls) -> str:
-        """How the edges name it: ``forget_all`` for ForgetAll."""
-        return cls.surface.name or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+    order: ClassVar[tuple[Order, ...]] = ()  # its times that must come in order
+    # Rules between the parameters of a body that JSON Schema can say (``if``/``then``
+    # over the parameters' names, which are the same in both casings): published with
+    # its body, so that a client generated from the schema never sends what they refuse.
+    schema_rules: ClassVar[dict[str, object]] = {}
 
     def __post_init__(self) -> None:
         check(self)
+        for order in self.order:
+            order.check(self)
         self.rules()
 
     def rules(self) -> None:
         """Rules between parameters, beyond each one's own bounds."""
+
+    def asks_embedder(self) -> bool:
+        """Whether carrying it out needs the store's embedder (meaning, not only words)."""
+        return type(self).surface.facts
+
+
+def summary(op: type[Op[object]]) -> str:
+    """The first line of an operation's help, without its full stop."""
+    return (op.__doc__ or "").strip().splitlines()[0].rstrip(".")
+
+
+def name_of(op: type[Op[object]]) -> str:
+    """How the edges name an operation: ``forget_all`` for ForgetAll. (Not a method: an
+    operation's parameters may be called ``name`` or ``summary``.)"""
+    return op.surface.name or re.sub(r"(?<!^)(?=[A-Z])", "_", op.__name__).lower()
 
 
 # -- the parameters fact operations share ------------------------------------------------
@@ -154,6 +192,7 @@ class Remember(Op[Fact]):
         cli="remember",
         tool="memory_add",
     )
+    order: ClassVar[tuple[Order, ...]] = (Order("created_at", "expires_at"),)
 
     content: Content
     source_ref: Annotated[
@@ -184,14 +223,6 @@ class Remember(Op[Fact]):
         datetime | None,
         Help("from then on it is not recalled or listed, and consolidation trashes it"),
     ] = None
-
-    def rules(self) -> None:
-        created, expires = self.created_at, self.expires_at
-        if created is not None and expires is not None and expires <= created:
-            raise InvalidInput(
-                f"{called(Remember, 'expires_at')} ({expires.isoformat()}) must be later than "
-                f"{called(Remember, 'created_at')} ({created.isoformat()})"
-            )
 
 
 @dataclass(frozen=True)
@@ -364,6 +395,7 @@ class Recall(Op[list[RecallHit]]):
         cli="recall",
         tool="memory_search",
     )
+    order: ClassVar[tuple[Order, ...]] = (Order("created_after", "created_before"),)
 
     query: Annotated[str, Text(limits.MAX_QUERY_CHARS), Help("what to recall, in words")]
     top_k: Annotated[
@@ -389,15 +421,6 @@ class Recall(Op[list[RecallHit]]):
     min_score: Annotated[
         float | None, Real(0, 1), Help("only hits at least this relevant (0 to 1)")
     ] = None
-
-    def rules(self) -> None:
-        after, before = self.created_after, self.created_before
-        if after is not None and before is not None and after >= before:
-            first, last = called(Recall, "created_after"), called(Recall, "created_before")
-            raise InvalidInput(
-                f"{first} ({after.isoformat()}) must be earlier than {last} "
-                f"({before.isoformat()}): no fact could match"
-            )
 
 
 @dataclass(frozen=True)

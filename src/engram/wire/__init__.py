@@ -16,12 +16,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from engram.core import limits
 from engram.core.agents import MAX_NAME_CHARS, Agent
 from engram.core.conversations import Conversation, Turn
+from engram.core.errors import InvalidInput
 from engram.core.graph.rebuild import Difference, GraphDrift
 from engram.core.health import HealthReport
 from engram.core.models import (
@@ -37,6 +38,7 @@ from engram.core.models import (
 from engram.core.scopes import MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
 from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES, MAX_SESSION_NAME_CHARS, Entry, Session
 from engram.core.sharing import Share
+from engram.core.text import check_text
 
 MAX_TTL_SECONDS = int(limits.MAX_TTL.total_seconds())
 
@@ -74,6 +76,20 @@ def whole(raw: object) -> object:
 
 
 Whole = BeforeValidator(whole)
+
+
+def stored_id(value: str) -> str:
+    """An id as the store could hold one: text without NUL or lone surrogates. Ids are
+    looked up, not checked, by the library's calls, and PostgreSQL refuses a NUL
+    outright: refused here, such an id is a 400 and never a storage failure."""
+    try:
+        return check_text(value, "id", max_chars=limits.MAX_ID_CHARS)
+    except InvalidInput as exc:
+        raise ValueError(exc.message) from None
+
+
+StoredId = AfterValidator(stored_id)
+FactId = Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS), StoredId]
 Part = Annotated[str, Field(min_length=1, max_length=MAX_PART_CHARS)]
 
 

@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, cast, get_args, get_origin
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, WithJsonSchema, create_model
 from pydantic import Field as PydanticField
 from pydantic.alias_generators import to_camel
+from pydantic.config import JsonDict
 
 from engram.core import fields, ops
 from engram.core.errors import NotFound
 from engram.core.fields import Field, fields_of
+from engram.core.graph import ops as graph_ops
 from engram.core.models import SourceRef
 from engram.wire import (
     CompactionOut,
@@ -39,7 +41,21 @@ from engram.wire import (
     TrashOut,
     Whole,
 )
+from engram.wire.casing import snake
 from engram.wire.documents import DocumentOut, DocumentsOut, ProvenanceOut, ProvenancesOut
+from engram.wire.graph import (
+    EntitiesOut,
+    EntityOut,
+    ExtractionOut,
+    FoundEntity,
+    PathOut,
+    PathsOut,
+    PersonSubgraphOut,
+    RelationOut,
+    RelationsOut,
+    RelationTypeOut,
+    SubgraphOut,
+)
 
 Op = ops.Op[Any]
 OpType = type[ops.Op[Any]]
@@ -104,7 +120,55 @@ ANSWERS: dict[OpType, Answer] = {
     ),
     ops.GetDocument: Answer(DocumentOut, lambda op, doc: DocumentOut.of(doc, chunks=True)),
     ops.ForgetDocument: Answer(None, _forgotten_document),
+    graph_ops.UpsertEntity: Answer(EntityOut, lambda op, entity: EntityOut.of(entity)),
+    graph_ops.SearchEntities: Answer(
+        EntitiesOut, lambda op, hits: EntitiesOut(entities=[FoundEntity.of_hit(h) for h in hits])
+    ),
+    graph_ops.GetEntity: Answer(EntityOut, lambda op, entity: EntityOut.of(entity)),
+    graph_ops.DeleteEntity: Answer(EntityOut, lambda op, entity: EntityOut.of(entity)),
+    graph_ops.DeclareRelationType: Answer(
+        RelationTypeOut,
+        lambda op, changed: RelationTypeOut(
+            type=op.relation_type, single_valued=op.single_valued, changed=changed
+        ),
+    ),
+    graph_ops.Relate: Answer(RelationOut, lambda op, relation: RelationOut.of(relation)),
+    graph_ops.Relations: Answer(
+        RelationsOut,
+        lambda op, found: RelationsOut(relations=[RelationOut.of(r) for r in found]),
+    ),
+    graph_ops.EndRelation: Answer(RelationOut, lambda op, relation: RelationOut.of(relation)),
+    graph_ops.Neighbourhood: Answer(SubgraphOut, lambda op, found: SubgraphOut.of(found)),
+    graph_ops.Traverse: Answer(
+        PathsOut, lambda op, found: PathsOut(paths=[PathOut.of(p) for p in found])
+    ),
+    graph_ops.Extract: Answer(ExtractionOut, lambda op, report: ExtractionOut.of(report)),
 }
+# Where a person's answer holds more than other spelling: a fact is one of their memories.
+PEOPLE_ANSWERS: dict[OpType, Answer] = {
+    graph_ops.Neighbourhood: Answer(
+        PersonSubgraphOut, lambda op, found: PersonSubgraphOut.of(found)
+    ),
+}
+
+
+def answer(op: OpType, *, people: bool = False) -> Answer:
+    """What the operation answers: on the people routes, the same answer in snake_case
+    (spelled so when sent, see ``sent``)."""
+    if not people:
+        return ANSWERS[op]
+    found = PEOPLE_ANSWERS.get(op)
+    if found is not None:
+        return found
+    camel = ANSWERS[op]
+    return Answer(None if camel.model is None else snake(camel.model), camel.build)
+
+
+def sent(answer: BaseModel, *, people: bool = False) -> dict[str, Any]:
+    """An answer as JSON, as the surface spells it (by alias: camelCase; for people, by
+    field name: snake_case)."""
+    dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=not people)
+    return dumped
 
 
 def sent_in_body(op: OpType) -> bool:
@@ -113,6 +177,18 @@ def sent_in_body(op: OpType) -> bool:
 
 def wire_name(field: Field) -> str:
     return field.wire or to_camel(field.name)
+
+
+def body_name(field: Field, *, people: bool = False) -> str:
+    """A body field's name: camelCase, or as it is on the people routes (snake_case)."""
+    return (field.wire or field.name) if people else wire_name(field)
+
+
+def naming(op: OpType, *, people: bool = False) -> Callable[[Field], str]:
+    """How a surface names the operation's parameters in messages."""
+    if people and sent_in_body(op):
+        return lambda f: wire_name(f) if f.in_path else body_name(f, people=True)
+    return wire_name
 
 
 def carried(op: OpType) -> tuple[Field, ...]:
@@ -143,18 +219,19 @@ def wire_type(field: Field) -> Any:
     return kind | None if field.optional else kind
 
 
-def body_model(op: OpType) -> type[BaseModel]:
-    """The request body of an operation sent in one: its carried parameters, camelCase."""
-    found = _BODIES.get(op)
+def body_model(op: OpType, *, people: bool = False) -> type[BaseModel]:
+    """The request body of an operation sent in one: its carried parameters, camelCase
+    (snake_case on the people routes)."""
+    found = _BODIES.get((op, people))
     if found is None:
-        found = _BODIES[op] = _body_model(op)
+        found = _BODIES[(op, people)] = _body_model(op, people)
     return found
 
 
-_BODIES: dict[OpType, type[BaseModel]] = {}
+_BODIES: dict[tuple[OpType, bool], type[BaseModel]] = {}
 
 
-def _body_model(op: OpType) -> type[BaseModel]:
+def _body_model(op: OpType, people: bool) -> type[BaseModel]:
     definitions: dict[str, Any] = {}
     for f in carried(op):
         default = ... if f.required else f.default
@@ -163,20 +240,22 @@ def _body_model(op: OpType) -> type[BaseModel]:
         kind = wire_type(f)
         if default is None and not f.optional:
             kind = kind | None
-        definitions[f.name] = (kind, PydanticField(default, alias=wire_name(f)))
+        definitions[f.name] = (kind, PydanticField(default, alias=body_name(f, people=people)))
+    title = f"{'Person' if people else ''}{op.__name__}Body"
     config = ConfigDict(
         strict=True,
         extra="forbid",
         frozen=True,
-        title=f"{op.__name__}Body",
+        title=title,
+        json_schema_extra=cast("JsonDict", dict(op.schema_rules)) or None,
     )
     doc = (op.__doc__ or "").strip()
-    model = create_model(f"{op.__name__}Body", __config__=config, __doc__=doc, **definitions)
+    model = create_model(title, __config__=config, __doc__=doc, **definitions)
     built: type[BaseModel] = model
     return built
 
 
-def made(op: OpType, given: dict[str, Any]) -> Op:
+def made(op: OpType, given: dict[str, Any], *, people: bool = False) -> Op:
     """The operation from parameters read off the wire (by field name); ``None`` and
     absent are the same, and a nested source becomes the library's ``SourceRef``."""
     values: dict[str, Any] = {}
@@ -187,14 +266,16 @@ def made(op: OpType, given: dict[str, Any]) -> Op:
         if isinstance(value, SourceRefBody):
             value = SourceRef(value.sandbox_id, value.entry_index)
         values[f.name] = value
-    made_op: Op = fields.made(op, values, wire_name)
+    made_op: Op = fields.made(op, values, naming(op, people=people))
     return made_op
 
 
-def encoded(op: Op) -> tuple[str, dict[str, Any]]:
-    """The path of an operation (under its agent) and its other parameters as sent:
-    camelCase, JSON values, the unset and the defaults left out."""
+def encoded(op: Op, *, people: bool = False) -> tuple[str, dict[str, Any]]:
+    """The path of an operation (under its scope) and its other parameters as sent:
+    camelCase (a person's bodies snake_case), JSON values, the unset and the defaults
+    left out."""
     kind = type(op)
+    in_body = people and sent_in_body(kind)
     values = {f.name: getattr(op, f.name) for f in path_fields(kind)}
     path = kind.surface.path.format(**{k: quote(str(v), safe="") for k, v in values.items()})
     sent: dict[str, Any] = {}
@@ -202,7 +283,7 @@ def encoded(op: Op) -> tuple[str, dict[str, Any]]:
         value = getattr(op, f.name)
         if value is None or value == f.default:
             continue
-        sent[wire_name(f)] = _json(value)
+        sent[body_name(f, people=True) if in_body else wire_name(f)] = _json(value)
     return path, sent
 
 

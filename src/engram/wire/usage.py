@@ -10,8 +10,7 @@ from pydantic import Field
 
 from engram.core import limits
 from engram.core.usage import MAX_INJECTED, MAX_RESPONSE_CHARS, Feedback, Signal
-from engram.wire import Answer, Body
-from engram.wire.graph import FactId
+from engram.wire import Answer, Body, FactId
 
 Query = Annotated[str, Field(min_length=1, max_length=limits.MAX_QUERY_CHARS)]
 

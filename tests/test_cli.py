@@ -129,6 +129,14 @@ def test_remember_prints_one_concise_line(capsys: pytest.CaptureFixture[str], db
     assert fact_id.startswith("f_") and flag == "[verified]" and content == "prefers dark mode"
 
 
+def test_remember_reads_metadata_as_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    argv = ["remember", "likes tea", "--db", db, "--resource", "user-42"]
+    made = run_json(capsys, *argv, "--metadata", '{"source": "chat", "turn": 3}')
+    assert made["metadata"] == {"source": "chat", "turn": 3}
+    code, _, err = run(capsys, *argv, "--metadata", '["chat"]')
+    assert code == 2 and "expected a JSON object" in err, err
+
+
 def test_remember_from_stdin_is_one_batch(
     capsys: pytest.CaptureFixture[str], db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -242,3 +242,15 @@ def test_the_readme_graph_examples_run(
         if "relate" in argv:
             relation = json.loads(out)["id"]
     assert relation is not None
+
+
+def test_a_json_option_is_read_as_json(capsys: pytest.CaptureFixture[str], db: str) -> None:
+    """An operation's JSON object parameter is one option of JSON text on the command line
+    (an entity's attributes, as a fact's metadata); anything else exits 2, writing nothing."""
+    ana = graph_json(capsys, db, "entity", "add", "Ana", "--attributes", '{"born": 1990}')
+    assert ana["attributes"] == {"born": 1990}
+    before = stores.rows(db, GRAPH_ROWS)
+    for text in ("[1990]", "{born: 1990}"):
+        code, _, err = graph(capsys, db, "entity", "add", "Bo", "--attributes", text)
+        assert code == 2 and "expected a JSON object" in err, err
+    assert stores.rows(db, GRAPH_ROWS) == before

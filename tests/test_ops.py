@@ -33,10 +33,19 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         return create_app(memory_store=memory).openapi()
 
 
-def _commands() -> dict[str, argparse.ArgumentParser]:
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(sub.choices)
+def _commands(
+    parser: argparse.ArgumentParser | None = None, within: str = ""
+) -> dict[str, argparse.ArgumentParser]:
+    """Every command by its full name (``graph entity add``), nested ones too."""
+    parser = parser or build_parser()
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, inner in action.choices.items():
+                full = f"{within} {name}".strip()
+                found[full] = inner
+                found |= _commands(inner, full)
+    return found
 
 
 def test_every_operation_is_offered_on_every_surface(published: dict[str, Any]) -> None:
@@ -163,7 +172,7 @@ def _graph_samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Ca
         graph_ops.GetEntity: lambda: graph_ops.GetEntity("Ana"),
         graph_ops.DeleteEntity: lambda: graph_ops.DeleteEntity("Porto"),
         graph_ops.DeclareRelationType: lambda: graph_ops.DeclareRelationType("visits", True),
-        graph_ops.Relate: lambda: graph_ops.Relate("Ana", "Bo", "knows"),
+        graph_ops.Relate: lambda: graph_ops.Relate("Ana", "knows", "Bo"),
         graph_ops.Relations: lambda: graph_ops.Relations(entity="Ana"),
         graph_ops.EndRelation: lambda: graph_ops.EndRelation(lives),
         graph_ops.Neighbourhood: lambda: graph_ops.Neighbourhood("Ana", depth=2),

@@ -728,7 +728,7 @@ class GraphClient:
         invalid_at: datetime | None = None,
         attributes: dict[str, Any] | None = None,
     ) -> JSON:
-        made = graph_ops.Relate(source, target, type, facts, valid_at, invalid_at, attributes)
+        made = graph_ops.Relate(source, type, target, facts, valid_at, invalid_at, attributes)
         return self.run(made)
 
     def relations(

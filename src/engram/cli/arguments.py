@@ -4,6 +4,7 @@ as the parser reads it, before the library or the store is opened (exit 2)."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -89,6 +90,17 @@ def time(text: str) -> datetime:
             f"expected an ISO 8601 time with its offset (2024-05-01T09:30:00Z), got {text!r}"
         )
     return moment
+
+
+def json_object(text: str) -> object:
+    """A JSON object, as the option's text (the library holds it to its limits)."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text[:40]!r}") from None
+    if not isinstance(found, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {text[:40]!r}")
+    return found
 
 
 def decimal_in(maximum: float) -> Callable[[str], float]:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 from engram.cli import arguments
 from engram.core import fields, ops
 from engram.core.errors import InvalidInput, UpstreamFailure
-from engram.core.fields import Field, Items, Real, Whole, fields_of
+from engram.core.fields import Field, Items, Json, Real, Whole, fields_of
+from engram.core.graph import ops as graph_ops
 from engram.core.models import LedgerPage, SourceRef
 
 if TYPE_CHECKING:
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
     from engram.core.scopes import Scope
 
 OpType = type[ops.Op[Any]]
-COMMANDS: dict[str, OpType] = {op.surface.cli: op for op in ops.OPS if op.surface.cli}
+COMMANDS: dict[str, OpType] = {
+    op.surface.cli: op for op in (*ops.OPS, *graph_ops.OPS) if op.surface.cli
+}
 # Commands that only read: where there is no store, they refuse rather than make one.
 READING = frozenset(name for name, op in COMMANDS.items() if not op.surface.writes)
 
@@ -44,6 +47,11 @@ def add(parser: argparse.ArgumentParser, op: OpType) -> None:
             parser.add_argument(
                 f.name, metavar=f.name.upper(), nargs=many, help=f.help or None, **more
             )
+            continue
+        if f.base is bool and f.required and f.cli_off:  # one of the two must be given
+            pair = parser.add_mutually_exclusive_group(required=True)
+            pair.add_argument(_option(f), dest=f.name, action="store_true", help=f.help or None)
+            pair.add_argument(f.cli_off, dest=f.name, action="store_false", help="the opposite")
             continue
         if f.base is bool:
             parser.add_argument(_option(f), dest=f.name, action="store_true", help=f.help or None)
@@ -78,7 +86,12 @@ def run(op: OpType, mem: Memory, scope: Scope, args: argparse.Namespace) -> Outp
         notes = [fields.made(ops.Remember, {**values, "content": t}, _called) for t in lines]
         return render.facts(mem.remember_many(scope, notes))
     made: ops.Op[Any] = fields.made(op, values, _called)
-    return _render(op, made, mem.run(scope, made))
+    result = mem.run(scope, made)
+    if op in graph_ops.OPS:
+        from engram.cli import graph
+
+        return graph.rendered(mem, scope, made, result)
+    return _render(op, made, result)
 
 
 def _option(f: Field) -> str:
@@ -107,7 +120,9 @@ def _metavar(f: Field) -> str | None:
     if f.base in (int, float):
         return "N"
     if isinstance(f.marker, Items):
-        return "T"
+        return f.marker.item.split()[-1].upper()  # ID, TAG, TYPE
+    if isinstance(f.marker, Json):
+        return "JSON"
     return f.name.split("_")[-1].upper()
 
 
@@ -118,6 +133,8 @@ def _reader(f: Field) -> Callable[[str], Any] | None:
         return arguments.source
     if f.base is datetime:
         return arguments.time
+    if isinstance(marker, Json):
+        return arguments.json_object
     if isinstance(marker, Whole):
         return arguments.integer_in(marker.low, marker.high)
     if isinstance(marker, Real):

@@ -1,134 +1,73 @@
-"""``engram graph``: the scope's knowledge graph. Each command calls ``mem.graph`` once
-and prints the answer: ``--json`` as the service answers it (by field name), else one
-line per entity, relation or path, relations named by their entities."""
+"""``engram graph``: how the knowledge graph's commands print. The commands themselves
+are built from the graph's declared operations (:mod:`engram.core.graph.ops`, by
+``cli/declared.py``); each prints its answer: ``--json`` as the service answers it (by
+field name), else one line per entity, relation or path, relations named by their
+entities."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from engram import wire
 from engram.cli.render import Output, fact_line
+from engram.core import ops
 from engram.core.errors import NotFound
+from engram.core.graph import ops as graph_ops
 from engram.core.graph.graph import Graph
 from engram.core.graph.models import Entity, ExtractionReport, Relation
 from engram.core.graph.search import EntityHit
 from engram.core.graph.walks import Path, Subgraph
 from engram.core.memory import Memory
-from engram.core.scopes import ResourceRef
+from engram.core.scopes import ResourceRef, Scope
 from engram.wire import graph as shapes
 
 
-def _ref(args: argparse.Namespace) -> ResourceRef:
-    return ResourceRef(args.resource, team_id=args.team)
+def rendered(mem: Memory, scope: Scope, op: ops.Op[Any], result: Any) -> Output:
+    """What a graph command prints of its operation's result."""
+    graph = mem.graph
+    if isinstance(op, graph_ops.UpsertEntity | graph_ops.GetEntity):
+        return _entity(result)
+    if isinstance(op, graph_ops.DeleteEntity):
+        shown = _entity(result)
+        return Output(shown.data, [f"deleted {entity_line(result)} with its relations"])
+    if isinstance(op, graph_ops.SearchEntities):
+        return _hits(result)
+    if isinstance(op, graph_ops.DeclareRelationType):
+        return _declared(op, result)
+    if isinstance(op, graph_ops.Relate):
+        return _relations(graph, scope, [result], single=True)
+    if isinstance(op, graph_ops.Relations):
+        return _relations(graph, scope, result)
+    if isinstance(op, graph_ops.EndRelation):
+        shown = _relations(graph, scope, [result], single=True)
+        if not op.hard:
+            return shown
+        return Output(shown.data, [f"deleted {line}" for line in shown.lines])
+    if isinstance(op, graph_ops.Neighbourhood):
+        return subgraph(result)
+    if isinstance(op, graph_ops.Traverse):
+        names = _names(graph, scope, (e for p in result for e in p.entities))
+        data = shapes.PathsOut(paths=[shapes.PathOut.of(p) for p in result])
+        return Output(_dump(data), [path_line(p, names) for p in result] or ["no paths"])
+    assert isinstance(op, graph_ops.Extract), op
+    return Output(_dump(shapes.ExtractionOut.of(result)), extraction_lines(result))
 
 
-# -- entities ------------------------------------------------------------------------------
-def entity_add(mem: Memory, args: argparse.Namespace) -> Output:
-    found = mem.graph.upsert_entity(
-        _ref(args), args.name, type=args.type, aliases=args.alias, summary=args.summary
-    )
-    return _entity(found)
-
-
-def entity_show(mem: Memory, args: argparse.Namespace) -> Output:
-    return _entity(mem.graph.entity(_ref(args), args.entity))
-
-
-def entity_search(mem: Memory, args: argparse.Namespace) -> Output:
-    hits = mem.graph.search(
-        _ref(args), args.query, top_k=args.top_k, types=args.type, mode=args.mode
-    )
-    return _hits(hits)
-
-
-def entity_rm(mem: Memory, args: argparse.Namespace) -> Output:
-    gone = mem.graph.delete_entity(_ref(args), args.entity)
-    shown = _entity(gone)
-    return Output(shown.data, [f"deleted {entity_line(gone)} with its relations"])
-
-
-# -- relation types and relations ----------------------------------------------------------
-def declare_type(mem: Memory, args: argparse.Namespace) -> Output:
-    single: bool = args.single_valued
-    changed = mem.graph.declare_relation_type(_ref(args), args.relation_type, single_valued=single)
-    declared = shapes.RelationTypeOut(
-        type=args.relation_type.strip(), single_valued=single, changed=changed
-    )
+def _declared(op: graph_ops.DeclareRelationType, changed: bool) -> Output:
+    single = op.single_valued
+    said = shapes.RelationTypeOut(type=op.relation_type, single_valued=single, changed=changed)
     kind = "single-valued" if single else "multi-valued"
-    line = f"{declared.type} is {kind}" + ("" if changed else " (it already was)")
-    return Output(_dump(declared), [line])
-
-
-def relate(mem: Memory, args: argparse.Namespace) -> Output:
-    ref = _ref(args)
-    made = mem.graph.upsert_relation(
-        ref,
-        args.source,
-        args.target,
-        args.type,
-        facts=args.fact,
-        valid_at=args.valid_at,
-        invalid_at=args.invalid_at,
-    )
-    return _relations(mem.graph, ref, [made], single=True)
-
-
-def relations(mem: Memory, args: argparse.Namespace) -> Output:
-    ref = _ref(args)
-    found = mem.graph.relations(
-        ref,
-        entity=args.entity,
-        type=args.type,
-        as_of=args.as_of,
-        include_expired=args.all,
-        limit=args.limit,
-    )
-    return _relations(mem.graph, ref, found)
-
-
-def expire(mem: Memory, args: argparse.Namespace) -> Output:
-    ref = _ref(args)
-    retired = mem.graph.expire_relation(ref, args.relation_id, at=args.at)
-    return _relations(mem.graph, ref, [retired], single=True)
+    line = f"{said.type} is {kind}" + ("" if changed else " (it already was)")
+    return Output(_dump(said), [line])
 
 
 def unrelate(mem: Memory, args: argparse.Namespace) -> Output:
-    ref = _ref(args)
-    gone = mem.graph.delete_relation(ref, args.relation_id)
-    shown = _relations(mem.graph, ref, [gone], single=True)
-    return Output(shown.data, [f"deleted {line}" for line in shown.lines])
-
-
-# -- walks ---------------------------------------------------------------------------------
-def neighbours(mem: Memory, args: argparse.Namespace) -> Output:
-    found = mem.graph.neighbourhood(
-        _ref(args), args.entity, depth=args.depth, limit=args.limit, as_of=args.as_of
-    )
-    return subgraph(found)
-
-
-def traverse(mem: Memory, args: argparse.Namespace) -> Output:
-    ref = _ref(args)
-    paths = mem.graph.traverse(
-        ref,
-        args.entity,
-        depth=args.depth,
-        types=args.type,
-        direction=args.direction,
-        limit=args.limit,
-    )
-    names = _names(mem.graph, ref, (e for p in paths for e in p.entities))
-    data = shapes.PathsOut(paths=[shapes.PathOut.of(p) for p in paths]).model_dump(mode="json")
-    return Output(data, [path_line(p, names) for p in paths] or ["no paths"])
-
-
-# -- reading facts -------------------------------------------------------------------------
-def extract(mem: Memory, args: argparse.Namespace) -> Output:
-    report = mem.graph.extract(
-        _ref(args), extractor=args.extractor, fact_ids=args.fact, limit=args.limit
-    )
-    return Output(_dump(shapes.ExtractionOut.of(report)), extraction_lines(report))
+    """``graph unrelate ID``: ``graph expire ID --hard`` under its own name."""
+    scope = ResourceRef(args.resource, team_id=args.team)
+    made = graph_ops.EndRelation(args.relation_id, hard=True)
+    return rendered(mem, scope, made, mem.run(scope, made))
 
 
 def extraction_lines(report: ExtractionReport) -> list[str]:
@@ -213,7 +152,7 @@ def _hits(hits: Sequence[EntityHit]) -> Output:
 
 
 def _relations(
-    graph: Graph, ref: ResourceRef, found: Sequence[Relation], *, single: bool = False
+    graph: Graph, ref: Scope, found: Sequence[Relation], *, single: bool = False
 ) -> Output:
     names = _names(graph, ref, (end for r in found for end in (r.source, r.target)))
     lines = [relation_line(r, names) for r in found] or ["no relations"]
@@ -223,7 +162,7 @@ def _relations(
     return Output(_dump(listed), lines)
 
 
-def _names(graph: Graph, ref: ResourceRef, ids: Iterable[str]) -> dict[str, str]:
+def _names(graph: Graph, ref: Scope, ids: Iterable[str]) -> dict[str, str]:
     """Each entity's name, for the lines (an entity gone meanwhile keeps its id)."""
     names: dict[str, str] = {}
     for entity_id in dict.fromkeys(ids):
@@ -239,16 +178,5 @@ def _dump(answer: wire.Answer) -> dict[str, object]:
 
 
 HANDLERS: dict[str, Callable[[Memory, argparse.Namespace], Output]] = {
-    "graph entity add": entity_add,
-    "graph entity show": entity_show,
-    "graph entity search": entity_search,
-    "graph entity rm": entity_rm,
-    "graph relate": relate,
-    "graph relations": relations,
-    "graph expire": expire,
     "graph unrelate": unrelate,
-    "graph type": declare_type,
-    "graph neighbours": neighbours,
-    "graph traverse": traverse,
-    "graph extract": extract,
 }

@@ -23,7 +23,6 @@ from engram.cli.arguments import Parser as _Parser
 from engram.core import ops
 from engram.core.consolidation import STEPS
 from engram.core.errors import EngramError, InvalidInput, NotFound
-from engram.core.graph.models import EXTRACTORS
 from engram.core.limits import MAX_COUNT
 from engram.core.people import Acting
 from engram.embedders import offline
@@ -46,11 +45,6 @@ READING = declared.READING | frozenset(
         "app list",
         "health",
         "export",
-        "graph relations",
-        "graph entity show",
-        "graph entity search",
-        "graph neighbours",
-        "graph traverse",
         "feedback show",
     }
 )
@@ -235,13 +229,17 @@ def _add_portability_commands(sub: Subparsers) -> None:
     )
 
 
-def _add_declared_commands(sub: Subparsers) -> None:
-    """The commands of the declared operations (cli/declared.py), one per operation."""
+def _add_declared_commands(sub: Subparsers, group: str = "") -> None:
+    """The commands of the declared operations (cli/declared.py) in ``group`` (``graph``
+    for ``graph relate``), one per operation."""
     for name, op in declared.COMMANDS.items():
+        within, _, word = name.rpartition(" ")
+        if within != group:
+            continue
         help_text = ops.summary(op)[:1].lower() + ops.summary(op)[1:]
         if op is ops.Remember:
             help_text += " ('-': one per line of stdin)"
-        parser = _command(sub, name, name, help_text, embeds=declared.embeds(op))
+        parser = _command(sub, word, name, help_text, embeds=declared.embeds(op))
         declared.add(parser, op)
 
 
@@ -356,58 +354,14 @@ def _add_graph_commands(sub: Subparsers) -> None:
         "graph", parents=_parents()[1], help="the knowledge graph: entities, relations, walks"
     )
     inner = graph.add_subparsers(dest="graph_command", metavar="ACTION", required=True)
-    _add_entity_commands(inner)
-    p = _command(inner, "relate", "graph relate", "assert the relation A -[TYPE]-> B")
-    p.add_argument("source", metavar="A", help="an entity's id, name or alias")
-    p.add_argument("type", metavar="TYPE")
-    p.add_argument("target", metavar="B", help="an entity's id, name or alias")
-    p.add_argument("--valid-at", metavar="TIME", type=arguments.time, help="it holds from then")
-    p.add_argument("--invalid-at", metavar="TIME", type=arguments.time, help="it held until then")
-    p.add_argument(
-        "--fact", metavar="ID", nargs="+", action="extend", default=[], help="supporting facts"
+    entity = inner.add_parser(
+        "entity", parents=_parents()[1], help="entities: add, show, search, rm"
     )
-    p = _command(inner, "relations", "graph relations", "relations that hold now, oldest first")
-    p.add_argument("--entity", metavar="E", help="only relations touching it")
-    p.add_argument("--type", metavar="TYPE", help="only relations of this type")
-    p.add_argument("--as-of", metavar="TIME", type=arguments.time, help="those that held then")
-    p.add_argument("--all", action="store_true", help="every one, expired ones too")
-    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
-    p = _command(inner, "expire", "graph expire", "retire a relation (it stays in history)")
-    p.add_argument("relation_id", metavar="RELATION_ID")
-    p.add_argument("--at", metavar="TIME", type=arguments.time, help="when it stopped holding")
+    entities = entity.add_subparsers(dest="entity_command", metavar="ACTION", required=True)
+    _add_declared_commands(inner, "graph")
+    _add_declared_commands(entities, "graph entity")
     p = _command(inner, "unrelate", "graph unrelate", "delete a relation, as if it never was")
     p.add_argument("relation_id", metavar="RELATION_ID")
-    p = _command(inner, "type", "graph type", "declare whether a relation type is single-valued")
-    p.add_argument("relation_type", metavar="TYPE")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument(
-        "--single-valued",
-        dest="single_valued",
-        action="store_true",
-        help="one target per source at a time: a new one retires the old",
-    )
-    which.add_argument(
-        "--multi-valued", dest="single_valued", action="store_false", help="any number"
-    )
-    _add_walk_commands(inner)
-    p = _command(inner, "extract", "graph extract", "read facts for the graph, by rules or a model")
-    p.add_argument(
-        "--with",
-        dest="extractor",
-        choices=EXTRACTORS,
-        default="rules",
-        help="rules: every fact again; llm, spacy: the facts that model (ENGRAM_LLM_URL, "
-        "ENGRAM_SPACY_MODEL) has not read",
-    )
-    p.add_argument(
-        "--fact", metavar="ID", nargs="+", action="extend", default=None, help="only these facts"
-    )
-    p.add_argument(
-        "--limit",
-        metavar="N",
-        type=arguments.PAGE,
-        help="a model reads at most N (llm 50, spacy 500)",
-    )
 
 
 def _add_feedback_commands(sub: Subparsers) -> None:
@@ -435,53 +389,6 @@ def _add_feedback_commands(sub: Subparsers) -> None:
     p.add_argument("--query", metavar="WORDS")
     p = _command(inner, "show", "feedback show", "a fact's stored signals, oldest first")
     p.add_argument("fact_id", metavar="FACT_ID")
-
-
-def _add_entity_commands(inner: Subparsers) -> None:
-    entity = inner.add_parser(
-        "entity", parents=_parents()[1], help="entities: add, show, search, rm"
-    )
-    sub = entity.add_subparsers(dest="entity_command", metavar="ACTION", required=True)
-    p = _command(sub, "add", "graph entity add", "create an entity, or give one these values")
-    p.add_argument("name", metavar="NAME")
-    p.add_argument("--type", metavar="T", help="what it is: person, place, ...")
-    p.add_argument(
-        "--alias", metavar="A", nargs="+", action="extend", default=[], help="other names"
-    )
-    p.add_argument("--summary", metavar="TEXT")
-    p = _command(sub, "show", "graph entity show", "one entity, by id, name or alias")
-    p.add_argument("entity", metavar="E")
-    p = _command(
-        sub,
-        "search",
-        "graph entity search",
-        "find entities by their names and by the facts that mention them",
-        embeds=True,
-    )
-    p.add_argument("query", metavar="QUERY")
-    p.add_argument(
-        "--type", metavar="T", nargs="+", action="extend", default=[], help="only these types"
-    )
-    p.add_argument("--top-k", metavar="N", type=arguments.TOP_K, default=10)
-    p.add_argument("--mode", choices=("hybrid", "text"), default="hybrid")
-    p = _command(sub, "rm", "graph entity rm", "delete an entity and its relations, never a fact")
-    p.add_argument("entity", metavar="E")
-
-
-def _add_walk_commands(inner: Subparsers) -> None:
-    p = _command(inner, "neighbours", "graph neighbours", "what lies within --depth of an entity")
-    p.add_argument("entity", metavar="E")
-    p.add_argument("--depth", metavar="N", type=arguments.DEPTH, default=1)
-    p.add_argument("--limit", metavar="N", type=arguments.WALK, help="of each (default 50)")
-    p.add_argument("--as-of", metavar="TIME", type=arguments.time, help="as the graph held then")
-    p = _command(inner, "traverse", "graph traverse", "the paths from an entity, shortest first")
-    p.add_argument("entity", metavar="E")
-    p.add_argument("--depth", metavar="N", type=arguments.DEPTH, default=2)
-    p.add_argument(
-        "--type", metavar="T", nargs="+", action="extend", default=[], help="only these types"
-    )
-    p.add_argument("--direction", choices=("out", "in", "both"), default="both")
-    p.add_argument("--limit", metavar="N", type=arguments.WALK, help="(default 100)")
 
 
 def _add_scope_commands(sub: Subparsers) -> None:

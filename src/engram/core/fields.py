@@ -217,9 +217,11 @@ class Wire:
 
 @dataclass(frozen=True, slots=True)
 class Cli:
-    """The command line's option for a parameter, when not ``--`` and its own name."""
+    """The command line's option for a parameter, when not ``--`` and its own name;
+    ``off``, for a true-or-false that must be given, the option that says false."""
 
     option: str
+    off: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +242,7 @@ class Field:
     in_path: bool
     wire: str = ""  # its name on the wire, when not its own in camelCase
     cli: str = ""  # its command-line option, when not --its-own-name
+    cli_off: str = ""  # a required true-or-false's option that says false
 
     @property
     def required(self) -> bool:
@@ -275,11 +278,15 @@ def _fields_of(cls: Any) -> tuple[Field, ...]:
         help_ = next((e.text for e in extras if isinstance(e, Help)), "")
         in_path = any(isinstance(e, Path) for e in extras)
         wire = next((e.name for e in extras if isinstance(e, Wire)), "")
-        cli = next((e.option for e in extras if isinstance(e, Cli)), "")
+        cli = next((e for e in extras if isinstance(e, Cli)), Cli(""))
         default = f.default
         if f.default_factory is not dataclasses.MISSING:
             default = f.default_factory()
-        found.append(Field(f.name, kind, marker, optional, default, help_, in_path, wire, cli))
+        found.append(
+            Field(
+                f.name, kind, marker, optional, default, help_, in_path, wire, cli.option, cli.off
+            )
+        )
     return tuple(found)
 
 

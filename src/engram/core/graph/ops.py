@@ -23,7 +23,7 @@ from engram.core.errors import (
     TooLarge,
     UpstreamFailure,
 )
-from engram.core.fields import Help, Items, Json, OneOf, Text, Whole, Wire
+from engram.core.fields import Cli, Help, Items, Json, OneOf, Text, Whole, Wire
 from engram.core.fields import Path as InPath
 from engram.core.graph import models, walks
 from engram.core.graph.models import Entity, ExtractionReport, Relation
@@ -83,13 +83,16 @@ class UpsertEntity(Op[Entity]):
     when an alias is another entity's name or alias."""
 
     surface: ClassVar[Surface] = _on_graph(
-        "PUT", "/graph/entities", writes=True, errors=(Conflict, TooLarge)
+        "PUT", "/graph/entities", writes=True, errors=(Conflict, TooLarge), cli="graph entity add"
     )
 
     name: Annotated[Name, Help("its name, or one of its aliases")]
     type: Annotated[str | None, TYPE, Help("what kind of thing it is")] = None
     aliases: Annotated[
-        Sequence[str], Items(NAME, models.MAX_ALIASES, item="alias"), Help("other names for it")
+        Sequence[str],
+        Items(NAME, models.MAX_ALIASES, item="alias"),
+        Cli("--alias"),
+        Help("other names for it"),
     ] = ()
     summary: Annotated[
         str | None, Text(models.MAX_SUMMARY_CHARS, empty=True), Help("what is known of it")
@@ -110,12 +113,15 @@ class SearchEntities(Op[list[EntityHit]]):
         "/graph/entities",
         errors=(CapabilityMissing, UpstreamFailure),
         name="search",
+        cli="graph entity search",
     )
 
     query: Annotated[
         str, Text(limits.MAX_QUERY_CHARS), Help("what to find: words of names, or a meaning")
     ]
-    types: Annotated[Types, Wire("type"), Help("only entities of these types (repeat it)")] = ()
+    types: Annotated[
+        Types, Wire("type"), Cli("--type"), Help("only entities of these types (repeat it)")
+    ] = ()
     top_k: Annotated[
         int,
         Whole(1, limits.MAX_TOP_K),
@@ -134,7 +140,9 @@ class SearchEntities(Op[list[EntityHit]]):
 class GetEntity(Op[Entity]):
     """One entity, by id, name or alias."""
 
-    surface: ClassVar[Surface] = _on_graph("GET", "/graph/entities/{entity}", name="entity")
+    surface: ClassVar[Surface] = _on_graph(
+        "GET", "/graph/entities/{entity}", name="entity", cli="graph entity show"
+    )
 
     entity: EntityRef
 
@@ -146,7 +154,7 @@ class DeleteEntity(Op[Entity]):
     Never a fact. Answers the entity as it was."""
 
     surface: ClassVar[Surface] = _on_graph(
-        "DELETE", "/graph/entities/{entity}", writes=True, errors=(Conflict,)
+        "DELETE", "/graph/entities/{entity}", writes=True, errors=(Conflict,), cli="graph entity rm"
     )
 
     entity: EntityRef
@@ -166,10 +174,15 @@ class DeclareRelationType(Op[bool]):
         "/graph/relation-types/{relation_type}",
         writes=True,
         errors=(Conflict, TooLarge),
+        cli="graph type",
     )
 
     relation_type: Annotated[str, TYPE, InPath(), Help("a relation type")]
-    single_valued: Annotated[bool, Help("one target per source at a time")]
+    single_valued: Annotated[
+        bool,
+        Cli("--single-valued", off="--multi-valued"),
+        Help("one target per source at a time: a new one retires the old"),
+    ]
 
 
 @dataclass(frozen=True)
@@ -187,15 +200,17 @@ class Relate(Op[Relation]):
         writes=True,
         errors=(NotFound, Conflict, TooLarge),
         name="upsert_relation",
+        cli="graph relate",
     )
     order: ClassVar[tuple[Order, ...]] = (Order("valid_at", "invalid_at", strict=False),)
 
-    source: Annotated[Name, Help("the entity it goes from")]
-    target: Annotated[Name, Help("the entity it goes to")]
+    source: Annotated[Name, Help("the entity it goes from: an id, name or alias")]
     type: Annotated[str, TYPE, Help("its type, such as works_at")]
+    target: Annotated[Name, Help("the entity it goes to: an id, name or alias")]
     facts: Annotated[
         Sequence[str],
         Items(FACT_ID, limits.MAX_IDS, item="fact id"),
+        Cli("--fact"),
         Help("the facts that support it"),
     ] = ()
     valid_at: Annotated[datetime | None, Help("when it began to hold in the world")] = None
@@ -210,12 +225,12 @@ class Relations(Op[list[Relation]]):
     Those that hold now; with ``as_of``, those that held then; with
     ``include_expired``, every one."""
 
-    surface: ClassVar[Surface] = _on_graph("GET", "/graph/relations")
+    surface: ClassVar[Surface] = _on_graph("GET", "/graph/relations", cli="graph relations")
 
     entity: Annotated[str | None, NAME, Help("only relations touching it")] = None
     type: Annotated[str | None, TYPE, Help("only relations of this type")] = None
     as_of: AsOf = None
-    include_expired: Annotated[bool, Help("retired relations too")] = False
+    include_expired: Annotated[bool, Cli("--all"), Help("retired relations too")] = False
     limit: Annotated[
         int,
         Whole(1, limits.MAX_PAGE),
@@ -238,6 +253,7 @@ class EndRelation(Op[Relation]):
         writes=True,
         errors=(Conflict,),
         name="expire_relation",
+        cli="graph expire",
     )
 
     relation_id: RelationId
@@ -256,7 +272,9 @@ class Neighbourhood(Op[walks.Subgraph]):
     The entities, relations and mentioning facts within ``depth`` of it: relations lead
     to their other ends, and facts to the entities they mention."""
 
-    surface: ClassVar[Surface] = _on_graph("GET", "/graph/entities/{entity}/neighbourhood")
+    surface: ClassVar[Surface] = _on_graph(
+        "GET", "/graph/entities/{entity}/neighbourhood", cli="graph neighbours"
+    )
 
     entity: EntityRef
     depth: Annotated[
@@ -274,7 +292,7 @@ class Traverse(Op[list[walks.Path]]):
     given, following ``direction``, no entity twice on a path. A read: nothing is
     written."""
 
-    surface: ClassVar[Surface] = _on_graph("POST", "/graph/traversals")
+    surface: ClassVar[Surface] = _on_graph("POST", "/graph/traversals", cli="graph traverse")
 
     start: Annotated[Name, Help("the entity the paths start from")]
     depth: Annotated[
@@ -282,7 +300,7 @@ class Traverse(Op[list[walks.Path]]):
         Whole(1, walks.MAX_DEPTH),
         Help(f"at most this many relations (1 to {walks.MAX_DEPTH})"),
     ] = 2
-    types: Annotated[Types, Help("only relations of these types")] = ()
+    types: Annotated[Types, Cli("--type"), Help("only relations of these types")] = ()
     direction: Annotated[
         Literal["out", "in", "both"], Help("out, in or both ways along a relation")
     ] = "both"
@@ -305,6 +323,7 @@ class Extract(Op[ExtractionReport]):
         "/graph/extractions",
         writes=True,
         errors=(NotFound, Conflict, CapabilityMissing, UpstreamFailure),
+        cli="graph extract",
     )
 
     # ``limit`` bounds a model extractor's batch; the rules read every fact.
@@ -317,11 +336,15 @@ class Extract(Op[ExtractionReport]):
     }
 
     extractor: Annotated[
-        models.Extractor, OneOf(models.EXTRACTORS), Help("rules, llm or spacy")
+        models.Extractor,
+        OneOf(models.EXTRACTORS),
+        Cli("--with"),
+        Help("rules: every fact again; llm, spacy: the facts that model has not read"),
     ] = "rules"
     facts: Annotated[
         Sequence[str] | None,
         Items(FACT_ID, limits.MAX_IDS, low=1, item="fact id"),
+        Cli("--fact"),
         Help("only these facts"),
     ] = None
     limit: Annotated[

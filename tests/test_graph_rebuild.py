@@ -5,7 +5,7 @@ and deleting one, the entities, their origins, every fact's mentions
 and groundings are what the rules give the live facts and the assertions alone.
 
 Each example works in a scope of its own. The number of examples is
-``ENGRAM_GRAPH_EXAMPLES`` (60 by default; 300 for the acceptance run,
+``ENGRAM_GRAPH_EXAMPLES`` (30 by default; 300 for the acceptance run,
 with ``ENGRAM_GRAPH_RANDOM=1`` to draw new ones).
 """
 
@@ -35,7 +35,7 @@ from engram.core.graph.names import normalise
 from graph_state import FactMachine, rows, rules_graph, stored
 from stores import Target
 
-EXAMPLES = int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "30"))
 # ENGRAM_GRAPH_RANDOM=1 draws new examples (the acceptance run); unset, the suite runs
 # the same ones every time and cannot pass or fail by chance.
 RANDOM = os.environ.get("ENGRAM_GRAPH_RANDOM") == "1"

@@ -11,7 +11,7 @@ and for good), restore, revert, asserting an entity and deleting one, on both ba
 The model is in-process and deterministic: it names the scope's names found in a text
 whatever their case (lowercase ones the rules never find), one name found nowhere, and
 relations between the names it found. Each example works in a scope of its own; the
-number of examples is ``ENGRAM_GRAPH_EXAMPLES`` (60 by default), halved.
+number of examples is ``ENGRAM_GRAPH_EXAMPLES`` (30 by default), halved.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from engram.core.graph.extraction import read
 from graph_state import FactMachine, rows, rules_graph, stored
 from stores import Target
 
-EXAMPLES = max(1, int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "60")) // 2)
+EXAMPLES = max(1, int(os.environ.get("ENGRAM_GRAPH_EXAMPLES", "30")) // 2)
 # ENGRAM_GRAPH_RANDOM=1 draws new examples (the acceptance run); unset, the suite runs
 # the same ones every time and cannot pass or fail by chance.
 RANDOM = os.environ.get("ENGRAM_GRAPH_RANDOM") == "1"

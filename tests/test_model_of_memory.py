@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -160,7 +162,9 @@ def test_memory_matches_its_model(backend: str, request: pytest.FixtureRequest) 
     fresh = stores.fresh_stores(backend, lambda: request.getfixturevalue("postgres_admin"))
     machine = type("MemoryModelOn" + backend.title(), (MemoryModel,), {"fresh_store": fresh})
     # PostgreSQL runs half the examples: the same model, at three times the cost a step.
-    examples = 40 if backend == "sqlite" else 20
+    # ENGRAM_MODEL_EXAMPLES (24 by default) sets SQLite's, for a deeper run.
+    examples = int(os.environ.get("ENGRAM_MODEL_EXAMPLES", "24"))
+    examples = examples if backend == "sqlite" else max(1, examples // 2)
     run_state_machine_as_test(
         machine, settings=settings(max_examples=examples, stateful_step_count=25, deadline=None)
     )

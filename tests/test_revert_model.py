@@ -4,7 +4,7 @@ forget, restore, working set and delete, and revert leaves the store as the mode
 the first state: no live fact, no working key, and in the trash only facts the run made.
 
 Each example works in a scope of its own on one store per backend. The number of
-examples is ``ENGRAM_REVERT_EXAMPLES`` (60 by default; 500 for the acceptance run).
+examples is ``ENGRAM_REVERT_EXAMPLES`` (30 by default; 500 for the acceptance run).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import engram
 from engram import Conflict, NotFound, ResourceRef
 from stores import Target
 
-EXAMPLES = int(os.environ.get("ENGRAM_REVERT_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("ENGRAM_REVERT_EXAMPLES", "30"))
 WORDS = ["apples", "pears", "the plan is pro", "due friday", "lisbon trip", "coffee"]
 KEYS = ["plan", "mood", "step"]
 

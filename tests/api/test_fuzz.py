@@ -29,8 +29,10 @@ from engram.settings import Settings
 from stores import Target, rows_through
 
 # ENGRAM_FUZZ_RANDOM=1 draws new requests (a deeper run). Unset, the suite sends the same
-# ones every time, and cannot pass or fail by chance.
+# ones every time, and cannot pass or fail by chance. ENGRAM_FUZZ_EXAMPLES: requests of
+# each kind (valid, invalid) per operation, 6 by default.
 RANDOM = os.environ.get("ENGRAM_FUZZ_RANDOM") == "1"
+EXAMPLES = int(os.environ.get("ENGRAM_FUZZ_EXAMPLES", "6"))
 SECRET = "fuzz-secret-0123456789abcdef0123456789"
 SERVICE = "fuzz-service-token"
 # What a refusal must leave as it was: every table a request can write.
@@ -132,7 +134,7 @@ def _fuzz(
 ) -> None:
     @given(case=operation.as_strategy(generation_mode=mode), data=st.data())
     @settings(
-        max_examples=10,
+        max_examples=EXAMPLES,
         derandomize=not RANDOM,  # the suite sends the same requests every time
         deadline=None,
         suppress_health_check=list(HealthCheck),

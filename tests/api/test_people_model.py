@@ -4,6 +4,7 @@ what."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -156,5 +157,11 @@ def test_who_sees_what(backend: str, request: pytest.FixtureRequest) -> None:
     fresh = stores.fresh_stores(backend, lambda: request.getfixturevalue("postgres_admin"))
     machine = type("WhoSeesWhatOn" + backend.title(), (WhoSeesWhat,), {"fresh_store": fresh})
     run_state_machine_as_test(
-        machine, settings=settings(max_examples=10, stateful_step_count=15, deadline=None)
+        machine,
+        # ENGRAM_PEOPLE_EXAMPLES (6 by default) for a deeper run.
+        settings=settings(
+            max_examples=int(os.environ.get("ENGRAM_PEOPLE_EXAMPLES", "6")),
+            stateful_step_count=15,
+            deadline=None,
+        ),
     )

@@ -16,7 +16,7 @@ import engram
 from engram.api import create_app
 from engram.api.declared import AGENTS, DECLARED, PEOPLE
 from engram.cli.main import READING, build_parser
-from engram.client import GraphClient
+from engram.client import GraphClient, UsageClient
 from engram.core import ops, tools
 from engram.core.errors import InvalidInput
 from engram.core.fields import Items, Real, Text, Whole
@@ -57,7 +57,13 @@ def test_every_operation_is_offered_on_every_surface(published: dict[str, Any]) 
         for mount in (AGENTS, PEOPLE):
             path = mount.prefix + surface.path
             assert (surface.method.lower() in paths.get(path, {})) is mount.offers(op), (op, path)
-        client = GraphClient if op in graph_ops.OPS else engram.Client
+        client = (
+            GraphClient
+            if op in graph_ops.OPS
+            else UsageClient
+            if op.surface.tag == "feedback"
+            else engram.Client
+        )
         assert callable(getattr(client, ops.name_of(op))), op  # the Client's method
         if surface.cli is not None:
             assert surface.cli in commands, op
@@ -145,6 +151,9 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.Recall: lambda: ops.Recall("Ana", mode="text"),
         ops.GetFact: lambda: ops.GetFact(first),
         ops.FactProvenance: lambda: ops.FactProvenance(first),
+        ops.DetectFeedback: lambda: ops.DetectFeedback([first], "Ana lives in Lisbon [1]"),
+        ops.RecordFeedback: lambda: ops.RecordFeedback(first, "used"),
+        ops.FactFeedback: lambda: ops.FactFeedback(first),
         ops.Correct: lambda: ops.Correct(third, "the deploy runs weekly"),
         ops.Merge: lambda: ops.Merge([first, second], "Ana lives in Lisbon now"),
         ops.Forget: lambda: ops.Forget(third),

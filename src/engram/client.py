@@ -28,7 +28,6 @@ from engram.core.sessions import Entry
 from engram.wire import consolidation as consolidation_wire
 from engram.wire import documents as documents_wire
 from engram.wire import ops as wire_ops
-from engram.wire import usage as usage_wire
 
 JSON = dict[str, Any]
 _BY_CODE: dict[str, type[EngramError]] = {cls.code: cls for cls in ALL_ERRORS}
@@ -369,7 +368,7 @@ class Client:
     # -- an agent's retrieval feedback ----------------------------------------------
     def usage(self, agent_id: str) -> UsageClient:
         """The agent's retrieval feedback, as ``Memory.usage`` with the agent for a scope."""
-        return UsageClient(self, f"/agents/{_quote(agent_id)}/feedback")
+        return UsageClient(self, agent_id)
 
     # -- consolidation ---------------------------------------------------------------
     def consolidate(
@@ -636,38 +635,42 @@ class AppClient:
 
 class UsageClient:
     """One agent's retrieval feedback, as ``Memory.usage`` with the scope bound: which
-    injected facts a response used. Answers are the service's JSON."""
+    injected facts a response used. Each call is a declared operation, checked here
+    before it is sent; answers are the service's JSON."""
 
-    def __init__(self, client: Client, base: str) -> None:
+    def __init__(self, client: Client, agent_id: str) -> None:
         self._client = client
-        self._base = base
+        self._agent_id = agent_id
 
     def detect(
-        self, injected_ids: Sequence[str], response: str, *, query: str | None = None
+        self,
+        injected_ids: Sequence[str],
+        response: str,
+        *,
+        query: str | None = None,
+        record: bool = True,
     ) -> list[JSON]:
-        """One signal per fact, in the given order, stored: ``{factId, signal, reason,
-        score}``. NotFound when an id is no fact of the agent (nothing is stored)."""
-        fields = _params(factIds=list(injected_ids), response=response, query=query)
-        spec = _body(usage_wire.DetectionSpec, **fields)
-        return list(self._client.send("POST", self._base, spec)["signals"])
+        """One signal per fact, in the given order, stored unless ``record`` is false:
+        ``{factId, signal, reason, score}``. NotFound when an id is no fact of the agent
+        (nothing is stored)."""
+        asked = ops.DetectFeedback(injected_ids, response, query, dry_run=not record)
+        return list(self._client.run(self._agent_id, asked)["signals"])
 
     def record(
         self,
         fact_id: str,
-        signal: str,
+        signal: Literal["used", "ignored"],
         *,
         reason: str | None = None,
         query: str | None = None,
     ) -> JSON:
         """Stores that a response used or ignored the fact: the stored row."""
-        spec = _body(usage_wire.SignalSpec, **_params(signal=signal, reason=reason, query=query))
-        return self._client.send("POST", f"{self._base}/{_quote(fact_id)}", spec)
+        return self._client.run(self._agent_id, ops.RecordFeedback(fact_id, signal, reason, query))
 
     def signals(self, fact_id: str) -> list[JSON]:
         """The fact's stored signals, oldest first; NotFound when the agent holds no
         such fact."""
-        path = f"{self._base}/{_quote(fact_id)}"
-        return list(self._client.call_json("GET", path)["feedback"])
+        return list(self._client.run(self._agent_id, ops.FactFeedback(fact_id))["feedback"])
 
 
 class GraphClient:

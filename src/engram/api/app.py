@@ -23,7 +23,6 @@ from engram.api import (
     portability,
     sessions,
     tools,
-    usage,
     wiki,
 )
 from engram.api.bodies import BodyGate
@@ -97,7 +96,6 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(history.router, dependencies=service_only)
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
-    app.include_router(usage.router, dependencies=service_only)
     app.include_router(consolidation.router, dependencies=service_only)
     app.include_router(portability.router, dependencies=service_only)
     app.include_router(wiki.router, dependencies=service_only)

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from engram.backends import is_url
-from engram.cli import declared, feedback, graph, render
+from engram.cli import declared, graph, render
 from engram.cli.render import JSONData, Output
 from engram.core.consolidation import STEPS
 from engram.core.conversations import Turn
@@ -401,5 +401,4 @@ HANDLERS: dict[str, Handler] = {
     "status": status,
     "health": health,
     **graph.HANDLERS,
-    **feedback.HANDLERS,
 }

@@ -44,6 +44,8 @@ def add(parser: argparse.ArgumentParser, op: OpType) -> None:
             many = "+" if _is_list(f) else None
             read = _reader(f)
             more: dict[str, Any] = {} if read is None else {"type": read}
+            if get_origin(f.base) is Literal:
+                more["choices"] = get_args(f.base)
             parser.add_argument(
                 f.name, metavar=f.name.upper(), nargs=many, help=f.help or None, **more
             )
@@ -85,12 +87,20 @@ def run(op: OpType, mem: Memory, scope: Scope, args: argparse.Namespace) -> Outp
         lines = _lines()
         notes = [fields.made(ops.Remember, {**values, "content": t}, _called) for t in lines]
         return render.facts(mem.remember_many(scope, notes))
+    if op is ops.DetectFeedback and values.get("response") == "-":
+        from engram.cli.commands import stdin_text
+
+        values["response"] = stdin_text("the response")
     made: ops.Op[Any] = fields.made(op, values, _called)
     result = mem.run(scope, made)
     if op in graph_ops.OPS:
         from engram.cli import graph
 
         return graph.rendered(mem, scope, made, result)
+    if op in (ops.DetectFeedback, ops.RecordFeedback, ops.FactFeedback):
+        from engram.cli import feedback
+
+        return feedback.rendered(made, result)
     return _render(op, made, result)
 
 
@@ -103,7 +113,11 @@ def _called(f: Field) -> str:
 
 
 def _positional(f: Field) -> bool:
-    return f.in_path or (f.required and (f.base is str or _is_list(f)))
+    """A path's id, or a required text, list or choice without an option of its own."""
+    if f.in_path:
+        return True
+    kind = f.base is str or _is_list(f) or get_origin(f.base) is Literal
+    return f.required and kind and not f.cli
 
 
 def _is_list(f: Field) -> bool:

@@ -45,7 +45,6 @@ READING = declared.READING | frozenset(
         "app list",
         "health",
         "export",
-        "feedback show",
     }
 )
 EXIT_INTERNAL = 70
@@ -369,26 +368,7 @@ def _add_feedback_commands(sub: Subparsers) -> None:
         "feedback", parents=_parents()[1], help="retrieval feedback: which facts a response used"
     )
     inner = feedback.add_subparsers(dest="feedback_command", metavar="ACTION", required=True)
-    p = _command(
-        inner,
-        "detect",
-        "feedback detect",
-        "which of the injected facts a response used, stored per fact",
-        embeds=True,
-    )
-    p.add_argument("fact_id", metavar="FACT_ID", nargs="+", help="the facts, in the order shown")
-    p.add_argument("--response", metavar="TEXT", required=True, help="the response ('-': stdin)")
-    p.add_argument("--query", metavar="WORDS", help="what the facts were recalled for")
-    p.add_argument("--dry-run", action="store_true", help="answer only, store nothing")
-    p = _command(
-        inner, "record", "feedback record", "record that a response used or ignored a fact"
-    )
-    p.add_argument("fact_id", metavar="FACT_ID")
-    p.add_argument("signal", choices=("used", "ignored"))
-    p.add_argument("--reason", metavar="TEXT")
-    p.add_argument("--query", metavar="WORDS")
-    p = _command(inner, "show", "feedback show", "a fact's stored signals, oldest first")
-    p.add_argument("fact_id", metavar="FACT_ID")
+    _add_declared_commands(inner, "feedback")
 
 
 def _add_scope_commands(sub: Subparsers) -> None:

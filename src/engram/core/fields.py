@@ -109,7 +109,8 @@ class Real(Marker):
 @dataclass(frozen=True, slots=True)
 class Items(Marker):
     """A list of ``low`` to ``high`` items, each held to ``each``; ``unique`` drops
-    repeats (keeping the first) and ``sort`` orders what is left."""
+    repeats (keeping the first) and ``sort`` orders what is left; ``distinct`` refuses
+    a repeat instead (where the items' places mean something)."""
 
     each: Marker
     high: int
@@ -117,6 +118,7 @@ class Items(Marker):
     unique: bool = True
     sort: bool = False
     item: str = "item"
+    distinct: bool = False
 
     def check(self, value: Any, name: str) -> Any:
         if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
@@ -128,6 +130,9 @@ class Items(Marker):
                 f"{name} must hold {self.low} to {self.high} {self.item}s, got {len(value)}"
             )
         items = [self.each.check(v, self.item) for v in value]
+        if self.distinct and len(set(items)) < len(items):
+            twice = next(i for n, i in enumerate(items) if i in items[:n])
+            raise InvalidInput(f"{name} names {twice!r} twice; each {self.item} goes once")
         if self.unique:
             items = list(dict.fromkeys(items))
         return tuple(sorted(items) if self.sort else items)
@@ -136,8 +141,8 @@ class Items(Marker):
         found: JSON = {"type": "array", "items": self.each.schema(), "maxItems": self.high}
         if self.low:
             found["minItems"] = self.low
-        if self.unique and self.low > 1:
-            found["uniqueItems"] = True  # a repeat, dropped, would leave too few
+        if self.distinct or (self.unique and self.low > 1):
+            found["uniqueItems"] = True  # refused, or dropped to leave too few
         return found
 
 

@@ -1097,6 +1097,13 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
     ops.ForgetDocument: lambda m, ref, op: m._documents.forget_document(
         ref, op.document_id, hard=op.hard
     ),
+    ops.DetectFeedback: lambda m, ref, op: m.usage.detect(
+        ref, op.fact_ids, op.response, query=op.query, record=not op.dry_run
+    ),
+    ops.RecordFeedback: lambda m, ref, op: m.usage.record(
+        ref, op.fact_id, op.signal, reason=op.reason, query=op.query
+    ),
+    ops.FactFeedback: lambda m, ref, op: m.usage.signals(ref, op.fact_id),
 }
 
 

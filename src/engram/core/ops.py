@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, ClassVar, Generic, Literal, TypeVar
 
 from engram.core import limits
 from engram.core.documents.models import Document, Provenance
@@ -58,6 +58,9 @@ from engram.core.models import (
     SourceRef,
     TrashPage,
 )
+
+if TYPE_CHECKING:  # named in quotes below: engram.core.usage imports the write path
+    from engram.core.usage import Feedback, Signal  # noqa: F401
 
 R = TypeVar("R", covariant=True)
 Method = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
@@ -617,6 +620,94 @@ class ForgetDocument(Op[bool]):
     hard: Annotated[bool, Help("delete the facts for good")] = False
 
 
+# -- retrieval feedback -----------------------------------------------------------------
+Query = Annotated[
+    str | None, Text(limits.MAX_QUERY_CHARS), Help("what the facts were recalled for")
+]
+
+
+@dataclass(frozen=True)
+class DetectFeedback(Op["list[Signal]"]):
+    """Which of the injected facts a response used, stored per fact.
+
+    One signal per fact of ``fact_ids``, in their order (``[n]`` in the response cites
+    the n-th), detected from ``response``: a citation, the fact's salient terms, or with
+    an embedder a sentence near it. Stored as one ledger entry unless ``dry_run``; an id
+    that is no fact of the scope stores nothing."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/feedback",
+        writes=True,
+        errors=(NotFound, Conflict, TooLarge, UpstreamFailure),
+        cli="feedback detect",
+        facts=False,
+        tag="feedback",
+        name="detect",
+    )
+
+    fact_ids: Annotated[
+        Sequence[str],
+        Items(FACT_ID, limits.MAX_INJECTED, low=1, unique=False, item="fact id", distinct=True),
+        Help("the facts injected into the prompt, in the order shown"),
+    ]
+    response: Annotated[
+        str,
+        Text(limits.MAX_RESPONSE_CHARS, strip=False, empty=True),
+        Cli("--response"),
+        Help("the assistant's final response ('-': standard input)"),
+    ]
+    query: Query = None
+    dry_run: Annotated[bool, Help("answer only, store nothing")] = False
+
+    def asks_embedder(self) -> bool:
+        return False  # it reads sentences by meaning only where the store can
+
+
+@dataclass(frozen=True)
+class RecordFeedback(Op["Feedback"]):
+    """Record that a response used or ignored a fact.
+
+    Answers the stored signal."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/feedback/{fact_id}",
+        status=201,
+        writes=True,
+        errors=(NotFound, Conflict, TooLarge),
+        cli="feedback record",
+        facts=False,
+        tag="feedback",
+        name="record",
+    )
+
+    fact_id: FactId
+    signal: Annotated[Literal["used", "ignored"], Help("used or ignored")]
+    reason: Annotated[Label | None, Help("why, in a few words")] = None
+    query: Query = None
+
+
+@dataclass(frozen=True)
+class FactFeedback(Op["list[Feedback]"]):
+    """A fact's stored signals, oldest first.
+
+    None yet: an empty list; a fact the scope does not hold, live or in the trash, is
+    not found."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET",
+        "/feedback/{fact_id}",
+        errors=(NotFound,),
+        cli="feedback show",
+        facts=False,
+        tag="feedback",
+        name="signals",
+    )
+
+    fact_id: FactId
+
+
 OPS: tuple[type[Op[object]], ...] = (
     Remember,
     Facts,
@@ -636,4 +727,7 @@ OPS: tuple[type[Op[object]], ...] = (
     Documents,
     GetDocument,
     ForgetDocument,
+    DetectFeedback,
+    RecordFeedback,
+    FactFeedback,
 )

@@ -259,8 +259,8 @@ def _cosines(
     return best
 
 
-MAX_RESPONSE_CHARS = 100_000  # a response read for feedback
-MAX_INJECTED = 100  # facts per detection (recall's largest top_k)
+MAX_RESPONSE_CHARS = limits.MAX_RESPONSE_CHARS
+MAX_INJECTED = limits.MAX_INJECTED
 
 
 class Usage:

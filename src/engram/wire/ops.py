@@ -56,6 +56,7 @@ from engram.wire.graph import (
     RelationTypeOut,
     SubgraphOut,
 )
+from engram.wire.usage import FeedbackListOut, FeedbackOut, SignalOut, SignalsOut
 
 Op = ops.Op[Any]
 OpType = type[ops.Op[Any]]
@@ -120,6 +121,14 @@ ANSWERS: dict[OpType, Answer] = {
     ),
     ops.GetDocument: Answer(DocumentOut, lambda op, doc: DocumentOut.of(doc, chunks=True)),
     ops.ForgetDocument: Answer(None, _forgotten_document),
+    ops.DetectFeedback: Answer(
+        SignalsOut, lambda op, found: SignalsOut(signals=[SignalOut.of(s) for s in found])
+    ),
+    ops.RecordFeedback: Answer(FeedbackOut, lambda op, row: FeedbackOut.of(row)),
+    ops.FactFeedback: Answer(
+        FeedbackListOut,
+        lambda op, rows: FeedbackListOut(feedback=[FeedbackOut.of(r) for r in rows]),
+    ),
     graph_ops.UpsertEntity: Answer(EntityOut, lambda op, entity: EntityOut.of(entity)),
     graph_ops.SearchEntities: Answer(
         EntitiesOut, lambda op, hits: EntitiesOut(entities=[FoundEntity.of_hit(h) for h in hits])

@@ -154,6 +154,8 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.DetectFeedback: lambda: ops.DetectFeedback([first], "Ana lives in Lisbon [1]"),
         ops.RecordFeedback: lambda: ops.RecordFeedback(first, "used"),
         ops.FactFeedback: lambda: ops.FactFeedback(first),
+        ops.Consolidate: lambda: ops.Consolidate(["strengthen"]),  # the signal just recorded
+        ops.CompileWiki: lambda: ops.CompileWiki(),
         ops.Correct: lambda: ops.Correct(third, "the deploy runs weekly"),
         ops.Merge: lambda: ops.Merge([first, second], "Ana lives in Lisbon now"),
         ops.Forget: lambda: ops.Forget(third),

@@ -25,7 +25,6 @@ from engram.core.graph import ops as graph_ops
 from engram.core.health import DRIFT_PER_SCOPE
 from engram.core.models import SourceRef
 from engram.core.sessions import Entry
-from engram.wire import consolidation as consolidation_wire
 from engram.wire import documents as documents_wire
 from engram.wire import ops as wire_ops
 
@@ -377,9 +376,7 @@ class Client:
         """Runs the consolidation cycle (or ``steps``) over the agent's memory:
         ``{dryRun, changed, steps: [{step, changed, counts, factIds, merged, entry}]}``.
         CapabilityMissing when the service does not self-improve."""
-        fields = _params(steps=None if steps is None else list(steps), dryRun=dry_run)
-        spec = _body(consolidation_wire.ConsolidationSpec, **fields)
-        return self.send("POST", f"/agents/{_quote(agent_id)}/consolidations", spec)
+        return self.run(agent_id, ops.Consolidate(steps, dry_run))
 
     # -- an agent's documents, wiki, export and imports -----------------------------
     def ingest_text(
@@ -434,10 +431,9 @@ class Client:
         NotFound when the agent has no such document."""
         self.run(agent_id, ops.ForgetDocument(document_id, hard))
 
-    def compile_wiki(self, agent_id: str, *, batch: int | None = None) -> JSON:
+    def compile_wiki(self, agent_id: str, *, batch: int = 500) -> JSON:
         """Folds the facts written since the last compile into the wiki's pages."""
-        path = f"/agents/{_quote(agent_id)}/wiki/compilations"
-        return self.call_json("POST", path, json=_params(batch=batch))
+        return self.run(agent_id, ops.CompileWiki(batch))
 
     def export_string(
         self, agent_id: str, *, format: Literal["json", "jsonl", "mcp-memory"] = "jsonl"

@@ -9,7 +9,6 @@ from fastapi import Depends, FastAPI
 
 from engram.api import (
     agents,
-    consolidation,
     declared,
     documents,
     errors,
@@ -23,7 +22,6 @@ from engram.api import (
     portability,
     sessions,
     tools,
-    wiki,
 )
 from engram.api.bodies import BodyGate
 from engram.api.context import require_service
@@ -96,9 +94,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(history.router, dependencies=service_only)
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
-    app.include_router(consolidation.router, dependencies=service_only)
     app.include_router(portability.router, dependencies=service_only)
-    app.include_router(wiki.router, dependencies=service_only)
     app.include_router(documents.router, dependencies=service_only)
     app.include_router(people.router)
     app.include_router(declared.router(mount=declared.PEOPLE))

@@ -156,7 +156,7 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
             values.update({k: getattr(body, k) for k in type(body).model_fields})
         made_op = made(op, values, people=people)
         if person is None:
-            memory, scope = _agent(request, key, op)
+            memory, scope = _agent(request, key, made_op)
         else:
             memory, scope = _person(request, key, person, made_op)
         answered = answer(op, people=people).build(made_op, memory.run(scope, made_op))
@@ -170,10 +170,10 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
     return endpoint
 
 
-def _agent(request: Request, agent_id: str, op: OpType) -> tuple[Memory, Scope]:
+def _agent(request: Request, agent_id: str, op: ops.Op[Any]) -> tuple[Memory, Scope]:
     """The store and the agent's scope (a write refused once it has ended)."""
-    surface = op.surface
-    memory, agent = agent_memory(request, agent_id, write=surface.writes, facts=surface.facts)
+    surface = type(op).surface
+    memory, agent = agent_memory(request, agent_id, write=op.changes(), facts=surface.facts)
     return memory, agent.ref
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 from engram.backends import is_url
 from engram.cli import declared, graph, render
 from engram.cli.render import JSONData, Output
-from engram.core.consolidation import STEPS
 from engram.core.conversations import Turn
 from engram.core.documents import files
 from engram.core.errors import InvalidInput, TooLarge, Unprocessable
@@ -243,11 +242,6 @@ def wiki(mem: Memory, args: argparse.Namespace) -> Output:
     return Output(data, lines)
 
 
-def consolidate(mem: Memory, args: argparse.Namespace) -> Output:
-    report = mem.consolidate(_ref(args), steps=args.steps or STEPS, dry_run=args.dry_run)
-    return render.consolidated(report)
-
-
 # -- sessions and episodes ------------------------------------------------------------
 def session_start(mem: Memory, args: argparse.Namespace) -> Output:
     started = mem.sessions.start(
@@ -377,7 +371,6 @@ def _program() -> str:
 HANDLERS: dict[str, Handler] = {
     **{name: declared.handler(op) for name, op in declared.COMMANDS.items()},
     "ingest": ingest,
-    "consolidate": consolidate,
     "export": export,
     "import": import_,
     "wiki": wiki,

@@ -203,6 +203,8 @@ def _render(op: OpType, made: Any, result: Any) -> Output:
         return render.forgot_document(made.document_id, result, hard=made.hard)
     if op is ops.Forget:
         return render.forgotten(made.fact_id, result, hard=made.hard)
+    if op is ops.Consolidate:
+        return render.consolidated(result)
     if op is ops.ForgetAll:
         return render.forgotten_all(result, hard=made.hard)
     return render.fact(result)  # remember, fact, correct, merge, unforget

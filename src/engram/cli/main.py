@@ -21,7 +21,6 @@ from engram.backends import backend_for
 from engram.cli import arguments, declared
 from engram.cli.arguments import Parser as _Parser
 from engram.core import ops
-from engram.core.consolidation import STEPS
 from engram.core.errors import EngramError, InvalidInput, NotFound
 from engram.core.limits import MAX_COUNT
 from engram.core.people import Acting
@@ -380,26 +379,7 @@ def _add_scope_commands(sub: Subparsers) -> None:
         help="fork even if the child already holds memory (its keys of the same name are "
         "overwritten, facts merged); without it that is refused (exit 4)",
     )
-    p = _command(
-        sub,
-        "consolidate",
-        "consolidate",
-        "tidy the memory: reindex, strengthen, prune, merge, derive, compact "
-        "(each step that changes something one revertable entry)",
-        embeds=True,
-    )
-    p.add_argument(
-        "--step",
-        dest="steps",
-        metavar="STEP",
-        choices=STEPS,
-        nargs="+",
-        action="extend",
-        help=f"run only these ({', '.join(STEPS)}); all when absent",
-    )
-    p.add_argument(
-        "--dry-run", action="store_true", help="say what each step would change; write nothing"
-    )
+
     p = _command(sub, "compact", "compact", "apply the caps now: oldest facts go first")
     p.add_argument("--max-facts", metavar="N", type=arguments.COUNT)
     p.add_argument("--max-age-seconds", metavar="S", type=arguments.seconds)

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from engram.core.scopes import Scope
     from engram.core.usage import Feedback
 
-STEPS = ("reindex", "strengthen", "prune", "merge", "derive", "compact")
+STEPS = limits.STEPS
 
 USE_STEP, USE_CAP = 0.1, 2.0
 IGNORE_FACTOR, IGNORE_FLOOR, IGNORES_BEFORE = 0.95, 0.05, 2

@@ -21,6 +21,9 @@ MAX_CONTEXT_CHARS = 8000
 MAX_QUERY_CHARS = 8000
 MAX_RESPONSE_CHARS = 100_000  # a response read for feedback
 MAX_INJECTED = 100  # facts per detection of feedback (recall's largest top_k)
+# The consolidation cycle's steps, in the order it runs them.
+STEPS = ("reindex", "strengthen", "prune", "merge", "derive", "compact")
+MAX_WIKI_BATCH = 10_000  # facts one wiki compile folds at a time
 MAX_TAGS = 32
 MAX_LABEL_CHARS = 128
 MAX_METADATA_BYTES = 16 * 1024

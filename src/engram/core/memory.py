@@ -1104,6 +1104,10 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
         ref, op.fact_id, op.signal, reason=op.reason, query=op.query
     ),
     ops.FactFeedback: lambda m, ref, op: m.usage.signals(ref, op.fact_id),
+    ops.Consolidate: lambda m, ref, op: m.consolidate(
+        ref, steps=op.steps or consolidating.STEPS, dry_run=op.dry_run
+    ),
+    ops.CompileWiki: lambda m, ref, op: m.wiki.compile(ref, batch=op.batch),
 }
 
 

@@ -39,6 +39,7 @@ from engram.core.fields import (
     Help,
     Items,
     Json,
+    OneOf,
     Path,
     Real,
     Text,
@@ -60,7 +61,9 @@ from engram.core.models import (
 )
 
 if TYPE_CHECKING:  # named in quotes below: engram.core.usage imports the write path
+    from engram.core.consolidation import ConsolidationReport  # noqa: F401
     from engram.core.usage import Feedback, Signal  # noqa: F401
+    from engram.core.wiki import WikiReport  # noqa: F401
 
 R = TypeVar("R", covariant=True)
 Method = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
@@ -141,6 +144,10 @@ class Op(Generic[R]):
     def asks_embedder(self) -> bool:
         """Whether carrying it out needs the store's embedder (meaning, not only words)."""
         return type(self).surface.facts
+
+    def changes(self) -> bool:
+        """Whether carrying it out may write (an ended agent's memory is only read)."""
+        return type(self).surface.writes
 
 
 def summary(op: type[Op[object]]) -> str:
@@ -620,6 +627,64 @@ class ForgetDocument(Op[bool]):
     hard: Annotated[bool, Help("delete the facts for good")] = False
 
 
+# -- tidying and compiling --------------------------------------------------------------
+@dataclass(frozen=True)
+class Consolidate(Op["ConsolidationReport"]):
+    """Tidy the memory: reindex, strengthen, prune, merge, derive, compact.
+
+    Runs ``steps`` (all when absent), always in the cycle's order, each that changes
+    something one ledger entry that can be reverted; ``dry_run`` says what each would
+    change and writes nothing (an ended agent's memory too). A second run changes
+    nothing. Not offered where self-improvement is off."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/consolidations",
+        writes=True,
+        errors=(Conflict, TooLarge, CapabilityMissing, UpstreamFailure),
+        cli="consolidate",
+        facts=False,
+        tag="consolidation",
+        name="consolidate",
+    )
+
+    steps: Annotated[
+        Sequence[str] | None,
+        Items(OneOf(limits.STEPS), len(limits.STEPS), low=1, item="step"),
+        Cli("--step"),
+        Help(f"run only these ({', '.join(limits.STEPS)}); all when absent"),
+    ] = None
+    dry_run: Annotated[bool, Help("say what each step would change; write nothing")] = False
+
+    def changes(self) -> bool:
+        return not self.dry_run
+
+
+@dataclass(frozen=True)
+class CompileWiki(Op["WikiReport"]):
+    """Fold the facts written since the last compile into the wiki's pages.
+
+    The pages they touch (index, entities, types, daily log; documents ``wiki:<path>``)
+    are written again whole, ``batch`` facts at a time (each batch one ledger entry); a
+    page whose words did not change writes nothing, and a second compile with no new
+    fact changes nothing."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/wiki/compilations",
+        writes=True,
+        errors=(Conflict, TooLarge, *EMBEDS),
+        tag="wiki",
+        name="compile_wiki",
+    )
+
+    batch: Annotated[
+        int,
+        Whole(1, limits.MAX_WIKI_BATCH),
+        Help(f"facts folded at a time (default 500, at most {limits.MAX_WIKI_BATCH})"),
+    ] = 500
+
+
 # -- retrieval feedback -----------------------------------------------------------------
 Query = Annotated[
     str | None, Text(limits.MAX_QUERY_CHARS), Help("what the facts were recalled for")
@@ -659,6 +724,9 @@ class DetectFeedback(Op["list[Signal]"]):
     ]
     query: Query = None
     dry_run: Annotated[bool, Help("answer only, store nothing")] = False
+
+    def changes(self) -> bool:
+        return not self.dry_run
 
     def asks_embedder(self) -> bool:
         return False  # it reads sentences by meaning only where the store can
@@ -730,4 +798,6 @@ OPS: tuple[type[Op[object]], ...] = (
     DetectFeedback,
     RecordFeedback,
     FactFeedback,
+    Consolidate,
+    CompileWiki,
 )

@@ -32,6 +32,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engram.core import limits
 from engram.core.errors import InvalidInput, StorageFailure
 from engram.core.models import Fact
 from engram.core.portability import folder as folders  # the parameter is folder
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 WIKI_TYPE = "wiki"
 PREFIX = "wiki:"
 INDEX = "index.md"
-MAX_BATCH = 10_000
+MAX_BATCH = limits.MAX_WIKI_BATCH
 _UNSAFE = re.compile(r"[^\w\- ]+", re.UNICODE)
 
 # (scope, [(document name, text)]) -> reports: the pages written in one ledger entry

@@ -1,25 +1,17 @@
-"""A consolidation run on the wire (camelCase, as the agent routes speak): the steps asked
-for, and what each step changed (or, in a dry run, would change)."""
+"""Tidying on the wire (camelCase, as the agent routes speak): what each step of a
+consolidation run changed (or, in a dry run, would change), and what a wiki compile
+folded. The requests are the declared operations' (engram.core.ops)."""
 
 from __future__ import annotations
 
 from typing import Literal, Self
 
-from pydantic import Field
-
-from engram.core.consolidation import STEPS, ConsolidationReport, StepReport
-from engram.wire import Answer, Body
+from engram.core.consolidation import ConsolidationReport, StepReport
+from engram.core.wiki import WikiReport
+from engram.wire import Answer
 
 StepName = Literal["reindex", "strengthen", "prune", "merge", "derive", "compact"]
 MAX_IDS = 1000  # fact ids an answer lists per step; ``truncated`` says when more changed
-
-
-class ConsolidationSpec(Body):
-    """``steps``: which to run (all when absent), always in the cycle's order;
-    ``dryRun``: say what each would change and write nothing."""
-
-    steps: list[StepName] | None = Field(default=None, min_length=1, max_length=len(STEPS))
-    dry_run: bool = Field(default=False, alias="dryRun")
 
 
 class StepOut(Answer):
@@ -59,3 +51,16 @@ class ConsolidationOut(Answer):
             changed=report.changed,
             steps=[StepOut.of(s) for s in report.steps],
         )
+
+
+class WikiOut(Answer):
+    """The facts folded, the pages written (unchanged pages are not listed) and the
+    watermark after (``created_us.seq``, null before any fact was folded)."""
+
+    facts: int
+    pages: list[str]
+    watermark: str | None
+
+    @classmethod
+    def of(cls, report: WikiReport) -> WikiOut:
+        return cls(facts=report.facts, pages=list(report.pages), watermark=report.watermark)

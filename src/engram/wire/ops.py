@@ -42,6 +42,7 @@ from engram.wire import (
     Whole,
 )
 from engram.wire.casing import snake
+from engram.wire.consolidation import ConsolidationOut, WikiOut
 from engram.wire.documents import DocumentOut, DocumentsOut, ProvenanceOut, ProvenancesOut
 from engram.wire.graph import (
     EntitiesOut,
@@ -121,6 +122,8 @@ ANSWERS: dict[OpType, Answer] = {
     ),
     ops.GetDocument: Answer(DocumentOut, lambda op, doc: DocumentOut.of(doc, chunks=True)),
     ops.ForgetDocument: Answer(None, _forgotten_document),
+    ops.Consolidate: Answer(ConsolidationOut, lambda op, report: ConsolidationOut.of(report)),
+    ops.CompileWiki: Answer(WikiOut, lambda op, report: WikiOut.of(report)),
     ops.DetectFeedback: Answer(
         SignalsOut, lambda op, found: SignalsOut(signals=[SignalOut.of(s) for s in found])
     ),

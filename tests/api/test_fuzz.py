@@ -30,9 +30,9 @@ from stores import Target, rows_through
 
 # ENGRAM_FUZZ_RANDOM=1 draws new requests (a deeper run). Unset, the suite sends the same
 # ones every time, and cannot pass or fail by chance. ENGRAM_FUZZ_EXAMPLES: requests of
-# each kind (valid, invalid) per operation, 6 by default.
+# each kind (valid, invalid) per operation, 4 by default.
 RANDOM = os.environ.get("ENGRAM_FUZZ_RANDOM") == "1"
-EXAMPLES = int(os.environ.get("ENGRAM_FUZZ_EXAMPLES", "6"))
+EXAMPLES = int(os.environ.get("ENGRAM_FUZZ_EXAMPLES", "4"))
 SECRET = "fuzz-secret-0123456789abcdef0123456789"
 SERVICE = "fuzz-service-token"
 # What a refusal must leave as it was: every table a request can write.

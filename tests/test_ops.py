@@ -16,7 +16,7 @@ import engram
 from engram.api import create_app
 from engram.api.declared import AGENTS, DECLARED, PEOPLE
 from engram.cli.main import READING, build_parser
-from engram.client import GraphClient, UsageClient
+from engram.client import GraphClient, SessionsClient, UsageClient
 from engram.core import ops, tools
 from engram.core.errors import InvalidInput
 from engram.core.fields import Items, Real, Text, Whole
@@ -57,13 +57,8 @@ def test_every_operation_is_offered_on_every_surface(published: dict[str, Any]) 
         for mount in (AGENTS, PEOPLE):
             path = mount.prefix + surface.path
             assert (surface.method.lower() in paths.get(path, {})) is mount.offers(op), (op, path)
-        client = (
-            GraphClient
-            if op in graph_ops.OPS
-            else UsageClient
-            if op.surface.tag == "feedback"
-            else engram.Client
-        )
+        client = {"graph": GraphClient, "feedback": UsageClient}.get(op.surface.tag, engram.Client)
+        client = SessionsClient if op is ops.StartSession else client
         assert callable(getattr(client, ops.name_of(op))), op  # the Client's method
         if surface.cli is not None:
             assert surface.cli in commands, op
@@ -156,6 +151,9 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.FactFeedback: lambda: ops.FactFeedback(first),
         ops.Consolidate: lambda: ops.Consolidate(["strengthen"]),  # the signal just recorded
         ops.CompileWiki: lambda: ops.CompileWiki(),
+        ops.StartSession: lambda: ops.StartSession("s-ops", "a session"),
+        ops.EpisodicRecall: lambda: ops.EpisodicRecall(branch="lineage"),
+        ops.EpisodicTree: lambda: ops.EpisodicTree(),
         ops.Correct: lambda: ops.Correct(third, "the deploy runs weekly"),
         ops.Merge: lambda: ops.Merge([first, second], "Ana lives in Lisbon now"),
         ops.Forget: lambda: ops.Forget(third),
@@ -194,20 +192,22 @@ def _graph_samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Ca
 
 def test_an_operation_writes_exactly_when_it_declares(target: Target) -> None:
     """A writing operation adds one ledger entry (each sample changes something); a
-    reading one adds none."""
+    reading one adds none. Episodes are not in the ledger (a session's entries are its
+    own record): starting a session adds a session instead."""
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         ref = engram.ResourceRef("ops")
         samples = _samples(mem, ref)
         assert set(samples) == set(DECLARED), "an operation without a sample here"
         for op, make in samples.items():
-            before = _entries(target)
+            table = "sessions" if op is ops.StartSession else "ledger"
+            before = _rows(target, table)
             mem.run(ref, make())
-            added = _entries(target) - before
+            added = _rows(target, table) - before
             assert added == (1 if op.surface.writes else 0), (op, added)
 
 
-def _entries(target: Target) -> int:
-    return int(rows(target, "SELECT count(*) FROM ledger")[0][0])
+def _rows(target: Target, table: str) -> int:
+    return int(rows(target, f"SELECT count(*) FROM {table}")[0][0])
 
 
 def test_a_cursor_of_an_older_version_still_pages(mem: engram.Memory) -> None:

@@ -335,17 +335,11 @@ class Client:
         query: str | None = None,
     ) -> JSON:
         """The agent's session entries in time order (``nextAfter`` when more follow)."""
-        params = _params(
-            branch=None if branch == "own" else branch,
-            limit=limit,
-            after=None if after is None else after.isoformat(),
-            query=query,
-        )
-        return self.call_json("GET", f"/agents/{_quote(agent_id)}/episodes", params=params)
+        return self.run(agent_id, ops.EpisodicRecall(branch, limit, after, query))
 
     def episodic_tree(self, agent_id: str) -> list[JSON]:
         """The fork trees holding the agent's sessions (each root with its children)."""
-        return list(self.call_json("GET", f"/agents/{_quote(agent_id)}/episodes/tree")["roots"])
+        return list(self.run(agent_id, ops.EpisodicTree())["roots"])
 
     # -- an agent's knowledge graph -------------------------------------------------
     def tools(self, agent_id: str) -> list[JSON]:
@@ -554,13 +548,7 @@ class SessionsClient:
         name: str | None = None,
         fork_of: SourceRef | None = None,
     ) -> JSON:
-        fields = _params(sessionId=session_id, name=name)
-        if fork_of is not None:
-            fields["forkOf"] = _body(
-                wire.SourceRefBody, sandboxId=fork_of.sandbox_id, entryIndex=fork_of.entry_index
-            )
-        spec = _body(wire.SessionSpec, **fields)
-        return self._client.send("POST", f"/agents/{_quote(agent_id)}/sessions", spec)
+        return self._client.run(agent_id, ops.StartSession(session_id, name, fork_of))
 
     def append(
         self, session_id: str, entries: Sequence[Entry], *, expected_next: int | None = None

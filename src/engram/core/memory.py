@@ -1108,6 +1108,13 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
         ref, steps=op.steps or consolidating.STEPS, dry_run=op.dry_run
     ),
     ops.CompileWiki: lambda m, ref, op: m.wiki.compile(ref, batch=op.batch),
+    ops.EpisodicRecall: lambda m, ref, op: m.episodic_recall(
+        ref, branch=op.branch, limit=op.limit, after=op.after, query=op.query
+    ),
+    ops.EpisodicTree: lambda m, ref, op: m.episodic_tree(ref),
+    ops.StartSession: lambda m, ref, op: m.sessions.start(
+        ref, session_id=op.session_id, name=op.name, fork_of=op.fork_of
+    ),
 }
 
 

@@ -59,9 +59,12 @@ from engram.core.models import (
     SourceRef,
     TrashPage,
 )
+from engram.core.sessions import MAX_SESSION_NAME_CHARS
 
 if TYPE_CHECKING:  # named in quotes below: engram.core.usage imports the write path
     from engram.core.consolidation import ConsolidationReport  # noqa: F401
+    from engram.core.episodes import EntryPage, SessionNode  # noqa: F401
+    from engram.core.sessions import Session  # noqa: F401
     from engram.core.usage import Feedback, Signal  # noqa: F401
     from engram.core.wiki import WikiReport  # noqa: F401
 
@@ -627,6 +630,67 @@ class ForgetDocument(Op[bool]):
     hard: Annotated[bool, Help("delete the facts for good")] = False
 
 
+# -- episodes ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EpisodicRecall(Op["EntryPage"]):
+    """The scope's session entries in time order.
+
+    Its own, or with ``branch`` ``lineage`` each ancestor's up to its fork point too;
+    ``next_after`` when more follow."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET", "/episodes", facts=False, tag="sessions", name="episodic_recall"
+    )
+
+    branch: Annotated[
+        Literal["own", "lineage"], Help("own, or lineage: with each ancestor's entries too")
+    ] = "own"
+    limit: PageSize = None
+    after: Annotated[datetime | None, Help("entries after this time (a page's nextAfter)")] = None
+    query: Annotated[
+        str | None, Text(limits.MAX_QUERY_CHARS), Help("entries holding every word (at most 16)")
+    ] = None
+
+
+@dataclass(frozen=True)
+class EpisodicTree(Op["list[SessionNode]"]):
+    """The fork trees holding the scope's sessions.
+
+    Each root with its entries and children, siblings kept apart."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET", "/episodes/tree", facts=False, tag="sessions", name="episodic_tree"
+    )
+
+
+@dataclass(frozen=True)
+class StartSession(Op["Session"]):
+    """Start a session, perhaps forked from an entry of another.
+
+    ``fork_of`` starts it from an entry of a session of the same team (not found
+    otherwise). The same ``session_id`` again with the same name and fork point answers
+    the session as it is."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST",
+        "/sessions",
+        status=201,
+        writes=True,
+        errors=(NotFound, Conflict, TooLarge),
+        facts=False,
+        tag="sessions",
+        name="start",
+    )
+
+    session_id: Annotated[Label | None, Help("its id (default: a new one)")] = None
+    name: Annotated[str | None, Text(MAX_SESSION_NAME_CHARS), Help("what the session is about")] = (
+        None
+    )
+    fork_of: Annotated[
+        SourceRef | None, SOURCE_REF, Help("the entry of another session it starts from")
+    ] = None
+
+
 # -- tidying and compiling --------------------------------------------------------------
 @dataclass(frozen=True)
 class Consolidate(Op["ConsolidationReport"]):
@@ -800,4 +864,7 @@ OPS: tuple[type[Op[object]], ...] = (
     FactFeedback,
     Consolidate,
     CompileWiki,
+    EpisodicRecall,
+    EpisodicTree,
+    StartSession,
 )

@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 from engram.core import limits
 from engram.core.agents import MAX_NAME_CHARS, Agent
 from engram.core.conversations import Conversation, Turn
+from engram.core.episodes import SessionNode
 from engram.core.errors import InvalidInput
 from engram.core.graph.rebuild import Difference, GraphDrift
 from engram.core.health import HealthReport
@@ -372,6 +373,14 @@ class SessionNodeOut(Answer):
     session: SessionOut
     entries: list[SessionEntryOut]
     children: list[SessionNodeOut]
+
+    @classmethod
+    def of(cls, node: SessionNode) -> SessionNodeOut:
+        return cls(
+            session=SessionOut.of(node.session),
+            entries=[SessionEntryOut.of(e) for e in node.entries],
+            children=[cls.of(c) for c in node.children],
+        )
 
 
 class TreeOut(Answer):

@@ -27,6 +27,7 @@ from engram.core.graph import ops as graph_ops
 from engram.core.models import SourceRef
 from engram.wire import (
     CompactionOut,
+    EntryPageOut,
     FactForgotten,
     FactOut,
     FactsForgotten,
@@ -35,10 +36,14 @@ from engram.wire import (
     LedgerOut,
     RecalledFact,
     RecallOut,
+    SessionEntryOut,
+    SessionNodeOut,
+    SessionOut,
     SourceRefBody,
     Time,
     TrashedFact,
     TrashOut,
+    TreeOut,
     Whole,
 )
 from engram.wire.casing import snake
@@ -122,6 +127,16 @@ ANSWERS: dict[OpType, Answer] = {
     ),
     ops.GetDocument: Answer(DocumentOut, lambda op, doc: DocumentOut.of(doc, chunks=True)),
     ops.ForgetDocument: Answer(None, _forgotten_document),
+    ops.EpisodicRecall: Answer(
+        EntryPageOut,
+        lambda op, page: EntryPageOut(
+            entries=[SessionEntryOut.of(e) for e in page.entries], next_after=page.next_after
+        ),
+    ),
+    ops.EpisodicTree: Answer(
+        TreeOut, lambda op, roots: TreeOut(roots=[SessionNodeOut.of(n) for n in roots])
+    ),
+    ops.StartSession: Answer(SessionOut, lambda op, session: SessionOut.of(session)),
     ops.Consolidate: Answer(ConsolidationOut, lambda op, report: ConsolidationOut.of(report)),
     ops.CompileWiki: Answer(WikiOut, lambda op, report: WikiOut.of(report)),
     ops.DetectFeedback: Answer(

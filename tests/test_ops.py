@@ -8,6 +8,7 @@ import argparse
 import base64
 import dataclasses
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -21,8 +22,10 @@ from engram.core import ops, tools
 from engram.core.errors import InvalidInput
 from engram.core.fields import Items, Real, Text, Whole
 from engram.core.graph import ops as graph_ops
-from engram.wire.ops import body_name, carried, sent_in_body, wire_name
+from engram.wire.ops import carried, naming
 from stores import Target, rows
+
+EARLIER, LATER = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 2, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +77,7 @@ def test_the_published_bounds_are_the_declared_ones(published: dict[str, Any]) -
         said = item.get("x-order", [])  # times in order: what JSON Schema cannot compare
         assert len(said) == len(op.order), op
         for field in carried(op):
-            people = mount.people and sent_in_body(op)
-            name = body_name(field, people=True) if people else wire_name(field)
-            schema = _parameter_schema(published, item, name)
+            schema = _parameter_schema(published, item, naming(op, people=mount.people)(field))
             marker = field.marker
             if isinstance(marker, Text):
                 assert schema["maxLength"] == marker.max_chars, (op, field.name)
@@ -85,6 +86,7 @@ def test_the_published_bounds_are_the_declared_ones(published: dict[str, Any]) -
                 assert (schema["minimum"], schema["maximum"]) == (marker.low, marker.high)
             elif isinstance(marker, Items):
                 assert schema["maxItems"] == marker.high, (op, field.name)
+                assert schema.get("uniqueItems", False) is marker.distinct or marker.low > 1
 
 
 def _parameter_schema(published: dict[str, Any], item: dict[str, Any], name: str) -> Any:
@@ -115,6 +117,10 @@ def _parameter_schema(published: dict[str, Any], item: dict[str, Any], name: str
         (lambda: ops.ForgetAll(-1), "expected_count"),
         (lambda: ops.Forget("f\x00"), "fact id"),
         (lambda: ops.Compact(max_age_ms=-1), "max_age_ms"),
+        (lambda: ops.DetectFeedback(["f_1", "f_1"], "x"), "'f_1' twice"),  # [n] counts places
+        (lambda: ops.Consolidate(["tidy"]), "step"),
+        (lambda: graph_ops.Relate("A", "t", "B", valid_at=LATER, invalid_at=EARLIER), "valid_at"),
+        (lambda: graph_ops.DeclareRelationType("x" * 129, True), "relation_type"),
     ],
 )
 def test_one_past_a_bound_is_refused_when_the_operation_is_made(

@@ -803,17 +803,9 @@ def _error(status: int, body: object) -> EngramError:
     return cls(message, hint=error.get("hint"))
 
 
-def _hard(hard: bool) -> JSON:
-    return {"hard": "true"} if hard else {}
-
-
 def _params(**given: Any) -> JSON:
     """Query parameters, leaving out those not given (the service refuses none of these)."""
     return {name: value for name, value in given.items() if value is not None}
-
-
-def _time(at: datetime | None) -> str | None:
-    return None if at is None else at.isoformat()
 
 
 def _facts(agent_id: str) -> str:

@@ -39,9 +39,9 @@ from engram.wire.ops import (
     OpType,
     answer,
     body_model,
-    body_name,
     carried,
     made,
+    naming,
     path_fields,
     sent,
     sent_in_body,
@@ -106,15 +106,11 @@ def _order(op: OpType, mount: Mount) -> dict[str, Any] | None:
     after it, named as this mount sends them."""
     if not op.order:
         return None
-    named = {f.name: f for f in fields_of(op)}
-    people = mount.people and sent_in_body(op)
-
-    def name(field: str) -> str:
-        return body_name(named[field], people=True) if people else wire_name(named[field])
-
+    spelt = naming(op, people=mount.people)
+    named = {f.name: spelt(f) for f in fields_of(op)}
     return {
         "x-order": [
-            {"earlier": name(o.earlier), "later": name(o.later), "strict": o.strict}
+            {"earlier": named[o.earlier], "later": named[o.later], "strict": o.strict}
             for o in op.order
         ]
     }

@@ -792,9 +792,6 @@ class DetectFeedback(Op["list[Signal]"]):
     def changes(self) -> bool:
         return not self.dry_run
 
-    def asks_embedder(self) -> bool:
-        return False  # it reads sentences by meaning only where the store can
-
 
 @dataclass(frozen=True)
 class RecordFeedback(Op["Feedback"]):

@@ -37,7 +37,7 @@ from engram.core.models import (
     WorkingEntry,
 )
 from engram.core.scopes import MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
-from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES, MAX_SESSION_NAME_CHARS, Entry, Session
+from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES, Entry, Session
 from engram.core.sharing import Share
 from engram.core.text import check_text
 
@@ -130,16 +130,6 @@ class PutValue(Body):
 class SourceRefBody(Body):
     sandbox_id: Label = Field(alias="sandboxId")
     entry_index: Annotated[int, Whole] = Field(alias="entryIndex", ge=0, le=limits.MAX_COUNT)
-
-
-class SessionSpec(Body):
-    """A new session of the agent; ``forkOf`` starts it from an entry of another (of an
-    agent of the same team). The same ``sessionId`` again with the same name and fork
-    point answers the session as it is."""
-
-    session_id: Label | None = Field(default=None, alias="sessionId")
-    name: str | None = Field(default=None, min_length=1, max_length=MAX_SESSION_NAME_CHARS)
-    fork_of: SourceRefBody | None = Field(default=None, alias="forkOf")
 
 
 class EntryBody(Body):

@@ -206,15 +206,11 @@ def wire_name(field: Field) -> str:
     return field.wire or to_camel(field.name)
 
 
-def body_name(field: Field, *, people: bool = False) -> str:
-    """A body field's name: camelCase, or as it is on the people routes (snake_case)."""
-    return (field.wire or field.name) if people else wire_name(field)
-
-
 def naming(op: OpType, *, people: bool = False) -> Callable[[Field], str]:
-    """How a surface names the operation's parameters in messages."""
+    """How a surface names the operation's parameters: on the wire, in its schema and
+    in its messages."""
     if people and sent_in_body(op):
-        return lambda f: wire_name(f) if f.in_path else body_name(f, people=True)
+        return lambda f: wire_name(f) if f.in_path else (f.wire or f.name)  # snake_case
     return wire_name
 
 
@@ -259,6 +255,7 @@ _BODIES: dict[tuple[OpType, bool], type[BaseModel]] = {}
 
 
 def _body_model(op: OpType, people: bool) -> type[BaseModel]:
+    spelt = naming(op, people=people)
     definitions: dict[str, Any] = {}
     for f in carried(op):
         default = ... if f.required else f.default
@@ -267,7 +264,7 @@ def _body_model(op: OpType, people: bool) -> type[BaseModel]:
         kind = wire_type(f)
         if default is None and not f.optional:
             kind = kind | None
-        definitions[f.name] = (kind, PydanticField(default, alias=body_name(f, people=people)))
+        definitions[f.name] = (kind, PydanticField(default, alias=spelt(f)))
     title = f"{'Person' if people else ''}{op.__name__}Body"
     config = ConfigDict(
         strict=True,
@@ -302,7 +299,7 @@ def encoded(op: Op, *, people: bool = False) -> tuple[str, dict[str, Any]]:
     camelCase (a person's bodies snake_case), JSON values, the unset and the defaults
     left out."""
     kind = type(op)
-    in_body = people and sent_in_body(kind)
+    spelt = naming(kind, people=people)
     values = {f.name: getattr(op, f.name) for f in path_fields(kind)}
     path = kind.surface.path.format(**{k: quote(str(v), safe="") for k, v in values.items()})
     sent: dict[str, Any] = {}
@@ -310,7 +307,7 @@ def encoded(op: Op, *, people: bool = False) -> tuple[str, dict[str, Any]]:
         value = getattr(op, f.name)
         if value is None or value == f.default:
             continue
-        sent[body_name(f, people=True) if in_body else wire_name(f)] = _json(value)
+        sent[spelt(f)] = _json(value)
     return path, sent
 
 

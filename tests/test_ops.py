@@ -77,7 +77,8 @@ def test_the_published_bounds_are_the_declared_ones(published: dict[str, Any]) -
         said = item.get("x-order", [])  # times in order: what JSON Schema cannot compare
         assert len(said) == len(op.order), op
         for field in carried(op):
-            schema = _parameter_schema(published, item, naming(op, people=mount.people)(field))
+            named = naming(op, people=mount.people)(field)
+            schema = _parameter_schema(published, item, named, op.__name__)
             marker = field.marker
             if isinstance(marker, Text):
                 assert schema["maxLength"] == marker.max_chars, (op, field.name)
@@ -89,13 +90,15 @@ def test_the_published_bounds_are_the_declared_ones(published: dict[str, Any]) -
                 assert schema.get("uniqueItems", False) is marker.distinct or marker.low > 1
 
 
-def _parameter_schema(published: dict[str, Any], item: dict[str, Any], name: str) -> Any:
+def _parameter_schema(published: dict[str, Any], item: dict[str, Any], name: str, op: str) -> Any:
     for parameter in item.get("parameters", []):
         if parameter["name"] == name:
             return parameter["schema"]
     body_schema = item["requestBody"]["content"]["application/json"]["schema"]
     if "anyOf" in body_schema:  # an optional body
         body_schema = next(o for o in body_schema["anyOf"] if "$ref" in o)
+    if "oneOf" in body_schema:  # one of several operations' bodies
+        body_schema = next(o for o in body_schema["oneOf"] if o["$ref"].endswith(f"/{op}Body"))
     ref = body_schema["$ref"]
     body = published["components"]["schemas"][ref.rsplit("/", 1)[1]]
     found = body["properties"][name]
@@ -174,7 +177,13 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.ForgetDocument: lambda: ops.ForgetDocument(doc),
         ops.ForgetAll: lambda: ops.ForgetAll(mem.count(ref)),
         **_graph_samples(mem, ref),
+        ops.DeleteTraces: lambda: ops.DeleteTraces([second, third]),  # trashed by now
+        ops.DeleteScope: lambda: ops.DeleteScope(True, _live_and_trashed(mem, ref)),
     }
+
+
+def _live_and_trashed(mem: engram.Memory, ref: engram.ResourceRef) -> int:
+    return mem.count(ref) + len(mem.trash(ref).facts)
 
 
 def _graph_samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable[[], Any]]:

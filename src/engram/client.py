@@ -277,8 +277,7 @@ class Client:
     def delete_traces(self, agent_id: str, ids: Sequence[str]) -> JSON:
         """Deletes these facts for good, live or trashed (unknown ids are skipped; at
         most 1,000): how many ``facts``, ``trashed`` and ``ledgerItemsScrubbed``."""
-        spec = _body(wire.Deletions, factIds=list(ids))
-        return self.send("POST", f"/agents/{_quote(agent_id)}/deletions", spec)
+        return self.run(agent_id, ops.DeleteTraces(tuple(ids)))
 
     def delete_scope(
         self, agent_id: str, *, expected_count: int, turn_user_id: str | None = None
@@ -286,9 +285,9 @@ class Client:
         """Deletes every fact of the agent for good (live and trashed; only
         ``turn_user_id``'s when given), confirming ``expected_count`` (Conflict when
         more would go, and nothing is deleted)."""
-        fields = _params(scope=True, expectedCount=expected_count, turnUserId=turn_user_id)
-        return self.send(
-            "POST", f"/agents/{_quote(agent_id)}/deletions", _body(wire.Deletions, **fields)
+        return self.run(
+            agent_id,
+            ops.DeleteScope(True, expected_count=expected_count, turn_user_id=turn_user_id),
         )
 
     def ledger(

@@ -277,6 +277,31 @@ def test_deletions_by_ids_and_by_scope(client: TestClient, library: engram.Memor
     assert _ok(client.get(f"{base}/trash"))["facts"] == []
 
 
+def test_a_deletion_is_one_of_two_bodies_and_a_refusal_names_what_its_own_lacks(
+    client: TestClient,
+) -> None:
+    """The schema says exactly one of two closed bodies (so a generated client never
+    sends ``expectedCount`` with ``factIds``), and a body is read as the one whose
+    parameters it holds: what is missing or extra is named from that one."""
+    body = client.get("/openapi.json").json()["paths"]["/agents/{agent_id}/deletions"]["post"]
+    shapes = body["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    closed = [schemas[s["$ref"].rsplit("/", 1)[1]] for s in shapes]
+    assert [sorted(c["required"]) for c in closed] == [["factIds"], ["expectedCount", "scope"]]
+    assert all(c["additionalProperties"] is False for c in closed)
+    base = f"/agents/{_agent(client)}"
+    said = {
+        "expectedCount is required": {"scope": True},
+        "factIds is required": {},
+        "expectedCount is not one this route takes": {"factIds": ["f_1"], "expectedCount": 1},
+    }
+    for words, sent in said.items():
+        assert (
+            words
+            in _error(client.post(f"{base}/deletions", json=sent), 400, "invalid_input")["message"]
+        )
+
+
 def test_bad_deletion_bodies_are_refused_and_change_nothing(client: TestClient) -> None:
     agent = _agent(client)
     base = f"/agents/{agent}"
@@ -298,6 +323,7 @@ def test_bad_deletion_bodies_are_refused_and_change_nothing(client: TestClient) 
         {"scope": "true", "expectedCount": 2},
         {"scope": True, "expectedCount": -1},
         {"scope": True, "expectedCount": "2"},
+        {"scope": 1, "expectedCount": 2},  # 1 is not true, as the schema's const says
         {"factIds": fact},
         {"factIds": [fact], "actor": "someone else"},
     )

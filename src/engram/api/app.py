@@ -14,7 +14,6 @@ from engram.api import (
     errors,
     facts,
     health,
-    history,
     memory,
     openapi,
     page,
@@ -91,7 +90,6 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.include_router(memory.router, dependencies=service_only)
     app.include_router(facts.router, dependencies=service_only)
     app.include_router(declared.router(), dependencies=service_only)
-    app.include_router(history.router, dependencies=service_only)
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
     app.include_router(portability.router, dependencies=service_only)

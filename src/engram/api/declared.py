@@ -39,7 +39,9 @@ from engram.wire.ops import (
     OpType,
     answer,
     body_model,
+    body_op,
     carried,
+    either_body,
     made,
     naming,
     path_fields,
@@ -81,7 +83,9 @@ def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> AP
             groups[(op.surface.method, op.surface.legacy)].append(op)
     for (method, path), group in groups.items():
         first = group[0]
-        statuses = sorted({e.http_status for e in first.surface.errors} - set(mount.common))
+        either = _either(group)
+        declared_errors = {e.http_status for op in either for e in op.surface.errors}
+        statuses = sorted(declared_errors - set(mount.common))
         model = answer(first, people=mount.people).model
         answered = {"description": "no body"} if model is None else {"model": model}
         built.add_api_route(
@@ -93,11 +97,33 @@ def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> AP
             response_class=Response if model is None else JSONResponse,
             responses={**errors(*statuses), first.surface.status: answered},
             tags=["people" if mount.people else first.surface.tag],
-            summary=ops.summary(first),
-            description=inspect.cleandoc(first.__doc__ or ""),
+            summary=_summary(either),
+            description=_description(either),
             openapi_extra=_order(first, mount),
         )
     return built
+
+
+def _either(group: list[OpType]) -> list[OpType]:
+    """The operations a route publishes: all of a body's (it is one of theirs), the
+    first of a query's (the others answer at an older path)."""
+    return group if sent_in_body(group[0]) else group[:1]
+
+
+def _summary(either: list[OpType]) -> str:
+    """``Delete facts for good, live or trashed; or delete every fact …``"""
+    said = [ops.summary(op) for op in either]
+    return "; or ".join([said[0], *(s[:1].lower() + s[1:] for s in said[1:])])
+
+
+def _description(either: list[OpType]) -> str:
+    """The help of the route's operation; of several, what each does, then the rest of
+    each one's help."""
+    helps = [inspect.cleandoc(op.__doc__ or "") for op in either]
+    if len(helps) == 1:
+        return helps[0]
+    rests = [h.partition("\n\n")[2] for h in helps]
+    return "\n\n".join([_summary(either) + ".", *filter(None, rests)])
 
 
 def _order(op: OpType, mount: Mount) -> dict[str, Any] | None:
@@ -127,7 +153,9 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
         params.append(_param("person", Person))
     params += [_path(f) for f in path_fields(first)]
     in_body = sent_in_body(first)
-    if in_body and carried(first):
+    if in_body and len(group) > 1:
+        params.append(_param("body", Annotated[either_body(group, people=people), Body()]))
+    elif in_body and carried(first):
         model = body_model(first, people=people)
         has_required = any(f.required for f in carried(first))
         default = inspect.Parameter.empty if has_required else None
@@ -144,10 +172,15 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
                     params.append(_query(f, required=required, published=op is first))
 
     def endpoint(request: Request, **given: Any) -> Any:
-        op = _chosen(group, request, given) if len(group) > 1 else first
         values = dict(given)
         key, person = values.pop(mount.key), values.pop("person", None)
         body = values.pop("body", None)
+        if len(group) == 1:
+            op = first
+        elif in_body:
+            op = body_op(group, body, people=people)
+        else:
+            op = _chosen(group, request, given)
         if body is not None:
             values.update({k: getattr(body, k) for k in type(body).model_fields})
         made_op = made(op, values, people=people)

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from engram.core.errors import EngramError
+from engram.wire.ops import is_body_tag
 
 log = logging.getLogger("engram.api")
 
@@ -102,7 +103,11 @@ def allowed_methods(request: Request) -> list[str]:
 
 def describe(error: Mapping[str, Any]) -> str:
     """One validation error as words: where it is, then what is wrong with it."""
-    loc = [str(part) for part in error.get("loc", ())]
+    loc = [
+        str(part)
+        for at, part in enumerate(error.get("loc", ()))
+        if not (at == 1 and is_body_tag(part))  # the operation a body was read as
+    ]
     kind = str(error.get("type", ""))
     if loc[:1] == ["body"] and len(loc) == 1:
         if kind == "missing":

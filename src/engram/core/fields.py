@@ -181,14 +181,19 @@ class Flag(Marker):
 
 @dataclass(frozen=True, slots=True)
 class OneOf(Marker):
-    choices: tuple[str, ...]
+    """One of some texts, or a constant such as ``true`` (of its own type: ``1`` is not
+    ``true``)."""
+
+    choices: tuple[str | bool, ...]
 
     def check(self, value: Any, name: str) -> Any:
-        if value not in self.choices:
+        if not any(value == c and type(value) is type(c) for c in self.choices):
             raise InvalidInput(f"{name} must be {_or(self.choices)}, got {value!r}")
         return value
 
     def schema(self) -> JSON:
+        if all(isinstance(c, bool) for c in self.choices):
+            return {"type": "boolean", "enum": list(self.choices)}
         return {"type": "string", "enum": list(self.choices)}
 
 
@@ -365,5 +370,6 @@ def _implied(kind: Any) -> Marker | None:
     return None
 
 
-def _or(choices: tuple[str, ...]) -> str:
-    return ", ".join(choices[:-1]) + " or " + choices[-1] if len(choices) > 1 else choices[0]
+def _or(choices: tuple[str | bool, ...]) -> str:
+    said = [str(c).lower() if isinstance(c, bool) else str(c) for c in choices]
+    return ", ".join(said[:-1]) + " or " + said[-1] if len(said) > 1 else said[0]

@@ -11,6 +11,7 @@ from engram.core.models import JSONValue, SourceRef
 from engram.core.text import check_text
 
 MAX_KEY_CHARS = 256
+MAX_USER_CHARS = 256  # an actor's or a second user's name
 MAX_VALUE_BYTES = 64 * 1024
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000

@@ -192,11 +192,13 @@ class Memory:
         if via is not None and via not in VIAS:
             raise InvalidInput(f"via must be one of {', '.join(VIAS)}, got {via!r}")
         writer = Writer(
-            actor=now.actor if actor is None else check_text(actor, "actor", max_chars=256),
+            actor=now.actor
+            if actor is None
+            else check_text(actor, "actor", max_chars=limits.MAX_USER_CHARS),
             via=now.via if via is None else via,
             turn_user=now.turn_user
             if turn_user is None
-            else check_text(turn_user, "turn_user", max_chars=256),
+            else check_text(turn_user, "turn_user", max_chars=limits.MAX_USER_CHARS),
             request_id=now.request_id
             if request_id is None
             else check_text(request_id, "request_id", max_chars=128),
@@ -736,7 +738,7 @@ class Memory:
             raise InvalidInput("a scope to delete needs a non-empty id")
         user = None
         if turn_user_id is not None:
-            user = check_text(turn_user_id, "turn_user_id", max_chars=256)
+            user = check_text(turn_user_id, "turn_user_id", max_chars=limits.MAX_USER_CHARS)
         if expected_count is not None:
             limits.check_count(expected_count, "expected_count")
         now, store = self._now(), self._store
@@ -1087,6 +1089,10 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
     ops.Forget: Memory._forget,
     ops.ForgetAll: Memory._forget_all,
     ops.Restore: Memory._restore,
+    ops.DeleteTraces: lambda m, ref, op: m.delete_traces(ref, op.fact_ids),
+    ops.DeleteScope: lambda m, ref, op: m.delete_scope(
+        ref, turn_user_id=op.turn_user_id, expected_count=op.expected_count
+    ),
     ops.Compact: Memory._compact,
     ops.Trash: Memory._trash,
     ops.Ledger: Memory._ledger,

@@ -50,6 +50,7 @@ from engram.core.fields import (
 )
 from engram.core.models import (
     Compaction,
+    DeletionReceipt,
     Fact,
     FactPage,
     JSONValue,
@@ -367,6 +368,46 @@ class Restore(Op[Fact]):
     )
 
     fact_id: FactId
+
+
+@dataclass(frozen=True)
+class DeleteTraces(Op[DeletionReceipt]):
+    """Delete facts for good, live or trashed.
+
+    Unknown ids are skipped. Their words are then nowhere in the store: the ledger's
+    before-states of them are erased too (those entries are marked scrubbed)."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST", "/deletions", writes=True, errors=(Conflict,), facts=False, tag="history"
+    )
+
+    fact_ids: Annotated[
+        Sequence[str],
+        Items(FACT_ID, limits.MAX_IDS, low=1, item="id"),
+        Help(f"the facts to delete, 1 to {limits.MAX_IDS}"),
+    ]
+
+
+@dataclass(frozen=True)
+class DeleteScope(Op[DeletionReceipt]):
+    """Delete every fact of the scope for good, live and trashed.
+
+    Confirming ``expected_count``, how many facts (live and trashed) the caller saw:
+    when more would go, nothing is deleted (a conflict). With ``turn_user_id``, only the
+    facts written for that second user. The ledger's before-states of them are erased
+    too; working memory stays."""
+
+    surface: ClassVar[Surface] = Surface(
+        "POST", "/deletions", writes=True, errors=(Conflict,), facts=False, tag="history"
+    )
+
+    scope: Annotated[Literal[True], Help("every fact of the scope: always true")]
+    expected_count: Annotated[
+        int, Whole(), Help("how many facts you saw: when more would go, none is deleted")
+    ]
+    turn_user_id: Annotated[
+        str | None, Text(limits.MAX_USER_CHARS), Help("only the facts written for this user")
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -848,6 +889,8 @@ OPS: tuple[type[Op[object]], ...] = (
     Forget,
     ForgetAll,
     Restore,
+    DeleteTraces,
+    DeleteScope,
     Compact,
     Trash,
     Ledger,

@@ -174,23 +174,6 @@ class NewEntries(Body):
     expected_next: int | None = Field(default=None, alias="expectedNext", ge=0, le=limits.MAX_COUNT)
 
 
-class Deletions(Body):
-    """A deletion for good: the facts ``factIds`` (at most 1,000), or, with ``scope:
-    true``, every fact of the agent's scope, confirming ``expectedCount`` (live and
-    trashed; more means nothing is deleted) and perhaps only ``turnUserId``'s."""
-
-    fact_ids: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
-        default=None, alias="factIds", min_length=1, max_length=limits.MAX_IDS
-    )
-    scope: bool = False
-    expected_count: int | None = Field(
-        default=None, alias="expectedCount", ge=0, le=limits.MAX_COUNT
-    )
-    turn_user_id: Annotated[str, Field(min_length=1, max_length=256)] | None = Field(
-        default=None, alias="turnUserId"
-    )
-
-
 class MemoryWords(Body):
     """A person's memory in words (spec 003: empty or over 2000 characters is a 422)."""
 

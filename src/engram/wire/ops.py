@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal, cast, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, WithJsonSchema, create_model
 from pydantic import Field as PydanticField
 from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
@@ -27,6 +27,7 @@ from engram.core.graph import ops as graph_ops
 from engram.core.models import SourceRef
 from engram.wire import (
     CompactionOut,
+    DeletionOut,
     EntryPageOut,
     FactForgotten,
     FactOut,
@@ -106,6 +107,8 @@ ANSWERS: dict[OpType, Answer] = {
     ops.ForgetAll: Answer(FactsForgotten, lambda op, count: FactsForgotten(forgotten=count)),
     ops.Restore: Answer(FactOut, lambda op, fact: FactOut.of(fact)),
     ops.Compact: Answer(CompactionOut, lambda op, done: CompactionOut.of(done)),
+    ops.DeleteTraces: Answer(DeletionOut, lambda op, receipt: DeletionOut.of(receipt)),
+    ops.DeleteScope: Answer(DeletionOut, lambda op, receipt: DeletionOut.of(receipt)),
     ops.Trash: Answer(
         TrashOut,
         lambda op, page: TrashOut(
@@ -235,6 +238,8 @@ def wire_type(field: Field) -> Any:
     elif get_origin(base) in (Sequence, list, tuple):
         item: Any = get_args(base)[0]
         kind = Annotated[list[item], WithJsonSchema(field.schema())]
+    elif get_origin(base) is Literal and all(isinstance(a, bool) for a in get_args(base)):
+        kind = Annotated[bool, WithJsonSchema(field.schema())]  # 1 is not true (made() checks)
     elif get_origin(base) is Literal or field.marker is not None:
         kind = Annotated[base, WithJsonSchema(field.schema())]
     else:
@@ -252,6 +257,37 @@ def body_model(op: OpType, *, people: bool = False) -> type[BaseModel]:
 
 
 _BODIES: dict[tuple[OpType, bool], type[BaseModel]] = {}
+
+
+def either_body(group: Sequence[OpType], *, people: bool = False) -> Any:
+    """The body of a route that carries out one of several operations (``POST
+    /deletions``: some facts, or a whole scope): exactly one of their closed bodies
+    (``oneOf``), read as the one that shares the most parameters with what was sent
+    (the first on a tie), so that a refusal names that operation's parameters."""
+    names = {op.__name__: {naming(op, people=people)(f) for f in carried(op)} for op in group}
+
+    def which(sent: Any) -> str:
+        if isinstance(sent, BaseModel):
+            return type(sent).__name__.removesuffix("Body").removeprefix("Person")
+        keys = set(sent) if isinstance(sent, dict) else set()
+        return max(names, key=lambda name: len(keys & names[name]))
+
+    shapes = tuple(Annotated[body_model(op, people=people), Tag(op.__name__)] for op in group)
+    return Annotated[Union[shapes], Discriminator(which)]  # noqa: UP007
+
+
+def body_op(group: Sequence[OpType], body: BaseModel, *, people: bool = False) -> OpType:
+    """Which of the route's operations a body read by :func:`either_body` is for."""
+    return next(op for op in group if isinstance(body, body_model(op, people=people)))
+
+
+def is_body_tag(part: object) -> bool:
+    """Whether a place in a refused body is the name of the operation it was read as,
+    which :func:`either_body` adds before the parameter's own name."""
+    return part in _OP_NAMES
+
+
+_OP_NAMES = frozenset(op.__name__ for op in ANSWERS)
 
 
 def _body_model(op: OpType, people: bool) -> type[BaseModel]:

@@ -29,7 +29,7 @@ from harness import RESULTS_DIR, environment, table, write_json
 
 import engram
 from engram import Note, ResourceRef
-from engram.core.consolidation import ConsolidationReport
+from engram.core.records import ConsolidationReport
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo"
 REF = ResourceRef("consolidation-bench")

@@ -26,7 +26,7 @@ from targets import Targets
 
 import engram
 from engram import ResourceRef, SourceRef
-from engram.core.sessions import Entry
+from engram.core.records import Entry
 
 DEPTH = 10
 PER_SESSION = 1000

@@ -25,7 +25,8 @@ from harness import RESULTS_DIR, environment, table, write_json
 
 from engram.core import usage
 from engram.core.ports import Embedder
-from engram.core.usage import Injected, detect
+from engram.core.records import Injected
+from engram.core.usage import detect
 from engram.embedders.local import LocalEmbedder
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "feedback.jsonl"

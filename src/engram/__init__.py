@@ -53,14 +53,20 @@ from engram.core.scopes import PersonAppRef, ResourceRef
 
 if TYPE_CHECKING:
     from engram.client import Client
-    from engram.core.consolidation import ConsolidationReport, Policy, StepReport
+    from engram.core.consolidation import Policy
     from engram.core.conversations import Conversation, Turn
     from engram.core.documents.models import Document, IngestReport, StoredChunk, WalkReport
-    from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import HealthReport
     from engram.core.memory import Memory
     from engram.core.people import Acting, AppMemory
-    from engram.core.sessions import Entry, Session
+    from engram.core.records import (
+        ConsolidationReport,
+        Entry,
+        EntryPage,
+        Session,
+        SessionNode,
+        StepReport,
+    )
     from engram.core.tools import Tool, ToolResult
     from engram.core.writing import Note
     from engram.embedders.chat import RemoteChat

@@ -24,7 +24,7 @@ from engram.core.errors import ALL_ERRORS, EngramError, InvalidInput, RevertBloc
 from engram.core.graph import ops as graph_ops
 from engram.core.health import DRIFT_PER_SCOPE
 from engram.core.models import SourceRef
-from engram.core.sessions import Entry
+from engram.core.records import Entry
 from engram.wire import documents as documents_wire
 from engram.wire import ops as wire_ops
 

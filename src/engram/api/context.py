@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from engram.core.agents import Agent
 from engram.core.errors import CapabilityMissing, Conflict
 from engram.core.memory import Memory
+from engram.core.records import Agent
 
 bearer = HTTPBearer(
     auto_error=False,

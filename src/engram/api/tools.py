@@ -19,7 +19,7 @@ from engram.api.openapi import errors
 from engram.api.people import app_memory
 from engram.core import tools
 from engram.core.errors import NotFound
-from engram.core.people import NOT_SIGNED_IN
+from engram.core.people import NOT_SIGNED_IN, PersonBacking
 from engram.wire.tools import (
     PersonToolResultOut,
     PersonToolsOut,
@@ -75,7 +75,7 @@ def _person_tools(request: Request, app: str, header: str | None) -> list[tools.
     application = app_memory(request, app)
     if header is None or not header.strip():
         return tools.answering(NOT_SIGNED_IN)
-    backing = tools.PersonBacking(memory_of(request), application, person(request, header))
+    backing = PersonBacking(memory_of(request), application, person(request, header))
     return tools.create(backing)
 
 

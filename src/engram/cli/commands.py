@@ -25,8 +25,8 @@ from engram.core.errors import InvalidInput, TooLarge, Unprocessable
 from engram.core.memory import Memory
 from engram.core.models import JSONValue
 from engram.core.people import Acting, AppMemory
+from engram.core.records import Entry
 from engram.core.scopes import ResourceRef
-from engram.core.sessions import Entry
 from engram.opening import describe
 from engram.settings import Settings
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from engram.cli.render import Output
 from engram.core import ops
-from engram.core.usage import Feedback, Signal
+from engram.core.records import Feedback, Signal
 from engram.wire.usage import FeedbackOut, SignalOut
 
 

@@ -32,15 +32,13 @@ from engram.wire.portability import ImportOut
 if TYPE_CHECKING:
     from datetime import timedelta
 
-    from engram.core.consolidation import ConsolidationReport
     from engram.core.conversations import Conversation
     from engram.core.documents.models import Document, WalkReport
-    from engram.core.episodes import EntryPage, SessionNode
     from engram.core.health import GraphHealth, HealthReport, StaleHealth, StorageHealth
     from engram.core.portability.portable import ExportReport
     from engram.core.portability.transfer import ImportReport
     from engram.core.ports import Embedder
-    from engram.core.sessions import Entry, Session
+    from engram.core.records import ConsolidationReport, Entry, EntryPage, Session, SessionNode
 
 JSONData = dict[str, Any]
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from engram.core import ledger, limits, rules, sessions
+from engram.core import ledger, limits, recording, rules, sessions
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound
 from engram.core.models import LIBRARY, ForkResult, Writer
+from engram.core.records import Agent as Agent  # re-exported
+from engram.core.records import AgentPage as AgentPage
 from engram.core.scopes import ResourceRef
 from engram.core.text import check_text
 
@@ -24,30 +24,6 @@ if TYPE_CHECKING:
     from engram.core.ports import Store, Tx
 
 MAX_NAME_CHARS = 256
-
-
-@dataclass(frozen=True, slots=True)
-class Agent:
-    """A registered agent; ``ref`` is where its memory lives."""
-
-    id: str
-    name: str
-    ref: ResourceRef
-    parent_id: str | None
-    created_at: datetime
-    ended_at: datetime | None = None
-
-    @property
-    def status(self) -> Literal["running", "ended"]:
-        return "running" if self.ended_at is None else "ended"
-
-
-@dataclass(frozen=True, slots=True)
-class AgentPage:
-    """One page of agents in ascending id order; ``next_after`` is set when more follow."""
-
-    agents: list[Agent]
-    next_after: str | None
 
 
 class Agents:
@@ -125,7 +101,7 @@ class Agents:
             return ForkResult(ref, keys, facts, None if session is None else session.id)
 
         return child, store.run(
-            lambda tx: ledger.write(store, tx, ref, "agent.spawn", self._writer, now, write),
+            lambda tx: recording.write(store, tx, ref, "agent.spawn", self._writer, now, write),
             lock=[] if fork_from is None else [fork_from, ref],
         )
 
@@ -157,7 +133,7 @@ class Agents:
                 store.agents.end(tx, agent_id, now)
                 rec.record("agent", agent_id, "end")
 
-            ledger.write(store, tx, agent.ref, "agent.end", self._writer, now, end)
+            recording.write(store, tx, agent.ref, "agent.end", self._writer, now, end)
             return store.agents.get(tx, agent_id)
 
         ended = store.run(write) if _possible(agent_id) else None
@@ -168,7 +144,7 @@ class Agents:
     def _entry(
         self, tx: Tx, ref: ResourceRef, op: str, work: Callable[[ledger.Entry], None]
     ) -> None:
-        ledger.write(self._store, tx, ref, op, self._writer, self._now(), work)
+        recording.write(self._store, tx, ref, op, self._writer, self._now(), work)
 
     def _new(self, name: str, ref: ResourceRef, *, parent_id: str | None) -> Agent:
         return Agent("a_" + secrets.token_hex(8), name, ref, parent_id, from_us(self._now()))

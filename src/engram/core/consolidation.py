@@ -41,22 +41,24 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from engram.core import ledger, limits, rules, specifics
+from engram.core import ledger, limits, recording, rules, specifics
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import backlog
 from engram.core.models import Caps, Fact, Writer
 from engram.core.ports import ModelRecord
+from engram.core.records import ConsolidationReport as ConsolidationReport  # re-exported
+from engram.core.records import StepReport as StepReport
 
 if TYPE_CHECKING:
     from engram.core.clock import Clock
     from engram.core.graph.graph import Graph
     from engram.core.ports import Embedder, Store, Tx
+    from engram.core.records import Feedback
     from engram.core.scopes import Scope
-    from engram.core.usage import Feedback
 
 STEPS = limits.STEPS
 
@@ -81,35 +83,6 @@ class Policy:
         limits.check_strength(self.prune_below, "prune_below")
         if not isinstance(self.prune_after, timedelta) or self.prune_after < timedelta(0):
             raise InvalidInput(f"prune_after must be a timedelta >= 0, got {self.prune_after!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class StepReport:
-    """What one step did (or, in a dry run, would do): how many things it ``changed``
-    (none: the step found nothing to do), ``counts`` by kind, the facts it changed (for
-    merge, ``merged``: each fact kept with those folded into it), and its ledger entry
-    (None: nothing changed, a dry run, or a step whose work wrote entries of its own,
-    as derive does)."""
-
-    step: str
-    changed: int
-    counts: dict[str, int]
-    fact_ids: tuple[str, ...] = ()
-    entry: int | None = None
-    merged: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ConsolidationReport:
-    dry_run: bool
-    steps: tuple[StepReport, ...]
-
-    @property
-    def changed(self) -> int:
-        return sum(s.changed for s in self.steps)
-
-    def step(self, name: str) -> StepReport | None:
-        return next((s for s in self.steps if s.step == name), None)
 
 
 def check_steps(steps: object) -> tuple[str, ...]:
@@ -185,7 +158,7 @@ class Consolidation:
 
         def run(tx: Tx) -> StepReport:
             op = f"consolidate.{name}"
-            return ledger.write(store, tx, ref, op, self._writer, now, lambda rec: work(tx, rec))
+            return recording.write(store, tx, ref, op, self._writer, now, lambda rec: work(tx, rec))
 
         return store.run(run, lock=[ref])
 

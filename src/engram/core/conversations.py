@@ -19,7 +19,7 @@ from engram.core import ledger, limits, sessions
 from engram.core.clock import from_us
 from engram.core.errors import InvalidInput, NotFound
 from engram.core.models import Fact, JSONValue, SourceRef
-from engram.core.sessions import Entry, Session
+from engram.core.records import Entry, Session
 from engram.core.text import check_text
 from engram.core.writing import Batch
 

@@ -47,7 +47,7 @@ from engram.core.scopes import Scope, parse_key
 
 if TYPE_CHECKING:
     from engram.core.ledger import Entry
-    from engram.core.sessions import Entry as SessionEntry
+    from engram.core.records import Entry as SessionEntry
 
 BATCH = 500  # queued facts read at a time
 GROUP = 200  # changed entries of one session followed at a time

@@ -10,7 +10,6 @@ at 1,000 when a session is started). The tree keeps sibling branches apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -18,34 +17,17 @@ from engram.core import limits
 from engram.core.clock import to_us
 from engram.core.errors import InvalidInput
 from engram.core.models import Fact
+from engram.core.records import Entry, Session
+from engram.core.records import EntryPage as EntryPage  # re-exported
+from engram.core.records import SessionNode as SessionNode
 from engram.core.scopes import Scope
-from engram.core.sessions import MAX_FORK_DEPTH, Entry, Session, may_fork
+from engram.core.sessions import MAX_FORK_DEPTH, may_fork
 
 if TYPE_CHECKING:
     from engram.core.ports import Store, Tx
 
 Branch = Literal["own", "lineage"]
 MAX_QUERY_WORDS = 16
-
-
-@dataclass(frozen=True, slots=True)
-class EntryPage:
-    """Entries in time order. ``next_after`` is set when more follow: pass it back as
-    ``after``. A page never ends inside a run of entries of one microsecond (unless the
-    whole page is one, which is then cut at ``limit``)."""
-
-    entries: list[Entry]
-    next_after: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionNode:
-    """A session of the fork tree: its own entries, and the sessions forked from it
-    (in order of start)."""
-
-    session: Session
-    entries: list[Entry]
-    children: list[SessionNode] = field(default_factory=list)
 
 
 def recall(

@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from engram.core import derived
 from engram.core.clock import to_us
-from engram.core.graph import indexing
 from engram.core.models import Change, Fact, Writer
 
 if TYPE_CHECKING:
@@ -95,35 +92,11 @@ class Entry:
         return bool(self._changes)
 
     def close(self) -> None:
-        # The facts this write added, restored or reworded, and those naming an entity
-        # that went, are read for the graph before it commits (whatever path wrote them).
-        # Copies of the words of turns that left, came back or were reworded follow them
-        # first: a context they change is read again for the graph.
-        derived.settle(self)
-        indexing.settle(self.store, self.tx, self.now)
+        """Writes the entry's items (see :func:`engram.core.recording.write`)."""
         if self._changes:
             self.store.ledger.add(self.tx, self.seq, list(self._changes.values()))
         else:
             self.store.ledger.drop(self.tx, self.seq)
-
-
-def write(
-    store: Store,
-    tx: Tx,
-    scope: Scope,
-    op: str,
-    writer: Writer,
-    now_us: int,
-    work: Callable[[Entry], T],
-    *,
-    reverts: int | None = None,
-) -> T:
-    """Runs ``work`` with a new entry of the scope's ledger, in ``tx``, and records what
-    it changed: the change and its record commit together or not at all."""
-    entry = Entry(store, tx, scope, op, writer, now_us, reverts)
-    result = work(entry)
-    entry.close()
-    return result
 
 
 def words(fact: Fact, content_hash: str, vector: Vectors | None) -> str:

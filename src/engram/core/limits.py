@@ -12,6 +12,8 @@ from engram.core.text import check_text
 
 MAX_KEY_CHARS = 256
 MAX_USER_CHARS = 256  # an actor's or a second user's name
+MAX_SESSION_NAME_CHARS = 256
+MAX_SOURCE_CHARS = 1024  # a document's name: a file's path or a URL
 MAX_VALUE_BYTES = 64 * 1024
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from engram.core import consolidation as consolidating
 from engram.core import (
+    checkup,
     conversations,
     episodes,
     health,
@@ -21,6 +21,7 @@ from engram.core import (
     merging,
     ops,
     query,
+    recording,
     relevance,
     reranking,
     rules,
@@ -30,6 +31,7 @@ from engram.core import (
     undo,
     writing,
 )
+from engram.core import consolidation as consolidating
 from engram.core.agents import Agents
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
@@ -79,8 +81,8 @@ from engram.core.ports import (
     Tx,
 )
 from engram.core.ranking import Candidate, Fused, fuse, rank_by_strength
+from engram.core.records import Entry as SessionEntry
 from engram.core.scopes import ResourceRef, Scope
-from engram.core.sessions import Entry as SessionEntry
 from engram.core.sessions import Sessions
 from engram.core.sharing import Sharing
 from engram.core.text import check_text
@@ -863,7 +865,7 @@ class Memory:
         return writing.require_embedder(self._embedder, what)
 
     def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[Entry], T]) -> T:
-        return ledger.write(self._store, tx, ref, op, self._writer, now, work)
+        return recording.write(self._store, tx, ref, op, self._writer, now, work)
 
     # -- reading facts -----------------------------------------------------------
     def fact(self, ref: Scope, fact_id: str) -> Fact:
@@ -902,7 +904,7 @@ class Memory:
         (per scope only: InvalidInput without ``ref``). Never writes."""
         caps = self._caps
         retention = health.Retention(caps.trash_retention_us, caps.ledger_retention_us)
-        return health.report(self._store, ref, self._now(), retention, graph_drift=graph_drift)
+        return checkup.report(self._store, ref, self._now(), retention, graph_drift=graph_drift)
 
     def recall(
         self,

@@ -273,3 +273,25 @@ class DeletionReceipt:
     facts: int
     trashed: int
     ledger_items_scrubbed: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRecord:
+    """The embedding model that wrote a store's vectors."""
+
+    model: str
+    dimension: int
+
+    def mismatch(self, other: ModelRecord) -> str:
+        """Why vectors of ``other`` cannot join vectors of this model."""
+        if self.dimension != other.dimension:
+            return (
+                f"this store's vectors have {self.dimension} dimensions (model "
+                f"{self.model!r}); the embedder {other.model!r} gives {other.dimension}. "
+                "Nothing was written"
+            )
+        return (
+            f"this store's vectors were written by model {self.model!r}; the embedder is "
+            f"{other.model!r} (same dimension, but vectors are not comparable). "
+            "Nothing was written"
+        )

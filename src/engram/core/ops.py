@@ -18,11 +18,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, ClassVar, Generic, Literal, TypeVar
+from typing import Annotated, ClassVar, Generic, Literal, TypeVar
 
 from engram.core import limits
 from engram.core.documents.models import Document, Provenance
-from engram.core.documents.reading import MAX_SOURCE_CHARS
 from engram.core.errors import (
     CapabilityMissing,
     Conflict,
@@ -60,14 +59,15 @@ from engram.core.models import (
     SourceRef,
     TrashPage,
 )
-from engram.core.sessions import MAX_SESSION_NAME_CHARS
-
-if TYPE_CHECKING:  # named in quotes below: engram.core.usage imports the write path
-    from engram.core.consolidation import ConsolidationReport  # noqa: F401
-    from engram.core.episodes import EntryPage, SessionNode  # noqa: F401
-    from engram.core.sessions import Session  # noqa: F401
-    from engram.core.usage import Feedback, Signal  # noqa: F401
-    from engram.core.wiki import WikiReport  # noqa: F401
+from engram.core.records import (
+    ConsolidationReport,
+    EntryPage,
+    Feedback,
+    Session,
+    SessionNode,
+    Signal,
+    WikiReport,
+)
 
 R = TypeVar("R", covariant=True)
 Method = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
@@ -627,7 +627,7 @@ class Documents(Op[list[Document]]):
     limit: PageSize = None
     after: Annotated[
         str | None,
-        Text(MAX_SOURCE_CHARS),
+        Text(limits.MAX_SOURCE_CHARS),
         Help("the last source of the previous page"),
     ] = None
 
@@ -673,7 +673,7 @@ class ForgetDocument(Op[bool]):
 
 # -- episodes ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class EpisodicRecall(Op["EntryPage"]):
+class EpisodicRecall(Op[EntryPage]):
     """The scope's session entries in time order.
 
     Its own, or with ``branch`` ``lineage`` each ancestor's up to its fork point too;
@@ -694,7 +694,7 @@ class EpisodicRecall(Op["EntryPage"]):
 
 
 @dataclass(frozen=True)
-class EpisodicTree(Op["list[SessionNode]"]):
+class EpisodicTree(Op[list[SessionNode]]):
     """The fork trees holding the scope's sessions.
 
     Each root with its entries and children, siblings kept apart."""
@@ -705,7 +705,7 @@ class EpisodicTree(Op["list[SessionNode]"]):
 
 
 @dataclass(frozen=True)
-class StartSession(Op["Session"]):
+class StartSession(Op[Session]):
     """Start a session, perhaps forked from an entry of another.
 
     ``fork_of`` starts it from an entry of a session of the same team (not found
@@ -724,9 +724,9 @@ class StartSession(Op["Session"]):
     )
 
     session_id: Annotated[Label | None, Help("its id (default: a new one)")] = None
-    name: Annotated[str | None, Text(MAX_SESSION_NAME_CHARS), Help("what the session is about")] = (
-        None
-    )
+    name: Annotated[
+        str | None, Text(limits.MAX_SESSION_NAME_CHARS), Help("what the session is about")
+    ] = None
     fork_of: Annotated[
         SourceRef | None, SOURCE_REF, Help("the entry of another session it starts from")
     ] = None
@@ -734,7 +734,7 @@ class StartSession(Op["Session"]):
 
 # -- tidying and compiling --------------------------------------------------------------
 @dataclass(frozen=True)
-class Consolidate(Op["ConsolidationReport"]):
+class Consolidate(Op[ConsolidationReport]):
     """Tidy the memory: reindex, strengthen, prune, merge, derive, compact.
 
     Runs ``steps`` (all when absent), always in the cycle's order, each that changes
@@ -766,7 +766,7 @@ class Consolidate(Op["ConsolidationReport"]):
 
 
 @dataclass(frozen=True)
-class CompileWiki(Op["WikiReport"]):
+class CompileWiki(Op[WikiReport]):
     """Fold the facts written since the last compile into the wiki's pages.
 
     The pages they touch (index, entities, types, daily log; documents ``wiki:<path>``)
@@ -797,7 +797,7 @@ Query = Annotated[
 
 
 @dataclass(frozen=True)
-class DetectFeedback(Op["list[Signal]"]):
+class DetectFeedback(Op[list[Signal]]):
     """Which of the injected facts a response used, stored per fact.
 
     One signal per fact of ``fact_ids``, in their order (``[n]`` in the response cites
@@ -835,7 +835,7 @@ class DetectFeedback(Op["list[Signal]"]):
 
 
 @dataclass(frozen=True)
-class RecordFeedback(Op["Feedback"]):
+class RecordFeedback(Op[Feedback]):
     """Record that a response used or ignored a fact.
 
     Answers the stored signal."""
@@ -859,7 +859,7 @@ class RecordFeedback(Op["Feedback"]):
 
 
 @dataclass(frozen=True)
-class FactFeedback(Op["list[Feedback]"]):
+class FactFeedback(Op[list[Feedback]]):
     """A fact's stored signals, oldest first.
 
     None yet: an empty list; a fact the scope does not hold, live or in the trash, is

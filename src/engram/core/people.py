@@ -12,10 +12,11 @@ calling application's own key only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engram.core import limits, reranking
+from engram.core import limits, ops, reranking, tools
 from engram.core.errors import InvalidInput, NotFound, Unavailable, Unprocessable
 from engram.core.models import Fact, FactPage, RecallHit
 from engram.core.scopes import PersonAppRef, check_app
@@ -131,6 +132,30 @@ class AppMemory:
         """Raises Unavailable (503, in a sentence) when nothing can embed here."""
         if self._memory.embedder is None:
             raise Unavailable(UNAVAILABLE)
+
+
+class PersonBacking(tools.AgentBacking):
+    """The tools an application's agent has over what it remembers of one person: its
+    searches also read what other applications remember of the person where the person
+    allowed it (marked ``remembered by``); what it forgets or merges away is forgotten
+    for good (spec 003: a person's forget is real)."""
+
+    def __init__(self, memory: Memory, app: AppMemory, person: Person) -> None:
+        super().__init__(memory, app.scope(person), hard=True)
+        self._app = app
+        self._person = person
+
+    def add(self, note: ops.Remember) -> Fact:
+        self._app.require_semantic()
+        return super().add(note)
+
+    def search(
+        self, query: str, top_k: int, tags: Sequence[str], type: str | None
+    ) -> list[tools.Found]:
+        if tags or type:  # filters read this application's memories alone
+            return super().search(query, top_k, tags, type)
+        hits = self._app.recall(self._person, query, top_k=top_k)
+        return [tools.Found(s.hit.fact, s.hit.relevance, s.remembered_by) for s in hits]
 
 
 def acting(verified: str | None, *, scheduled: bool, owner: str | None) -> Acting | None:

@@ -29,6 +29,7 @@ from engram.core.models import (
     WorkingEntry,
     Writer,
 )
+from engram.core.models import ModelRecord as ModelRecord  # re-exported
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 
@@ -36,14 +37,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from engram.core.agents import Agent
     from engram.core.documents.models import Document, Provenance
-    from engram.core.graph.models import Entity, FactReading, Mention, Relation
-    from engram.core.graph.rebuild import StoredGraph
+    from engram.core.graph.models import Entity, FactReading, Mention, Relation, StoredGraph
     from engram.core.health import HealthCounts
-    from engram.core.sessions import Entry, Session
-    from engram.core.sharing import Share
-    from engram.core.usage import Feedback
+    from engram.core.records import Agent, Entry, Feedback, Session, Share
 
     Vectors: TypeAlias = npt.NDArray[np.float32]
 else:  # only annotations name it: working memory and listing never load numpy
@@ -163,31 +160,16 @@ class NewEntry:
     data_json: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRecord:
-    """The embedding model that wrote a store's vectors."""
-
-    model: str
-    dimension: int
-
-    def mismatch(self, other: ModelRecord) -> str:
-        """Why vectors of ``other`` cannot join vectors of this model."""
-        if self.dimension != other.dimension:
-            return (
-                f"this store's vectors have {self.dimension} dimensions (model "
-                f"{self.model!r}); the embedder {other.model!r} gives {other.dimension}. "
-                "Nothing was written"
-            )
-        return (
-            f"this store's vectors were written by model {self.model!r}; the embedder is "
-            f"{other.model!r} (same dimension, but vectors are not comparable). "
-            "Nothing was written"
-        )
-
-
 class Tx(Protocol):
     """An open transaction. Reads through it see one snapshot (a write transaction's
     reads also see its own writes); its writes commit together or not at all."""
+
+    def before_commit(self, action: Callable[[], None]) -> None:
+        """Runs ``action`` in the transaction just before the outermost one commits
+        (never when it rolls back): work that settles what the writes left, such as
+        the graph reading the facts they queued. Actions run in order, those they add
+        too; one that raises rolls the transaction back."""
+        ...
 
     def after_commit(self, action: Callable[[], None]) -> None:
         """Runs ``action`` once the outermost transaction has committed (never after a

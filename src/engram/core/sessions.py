@@ -16,15 +16,16 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engram.core import limits
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.errors import Conflict, InvalidInput, NotFound
-from engram.core.models import JSONValue, SourceRef
+from engram.core.models import SourceRef
 from engram.core.ports import NewEntry
+from engram.core.records import Entry as Entry  # re-exported
+from engram.core.records import Session as Session
 from engram.core.scopes import PersonAppRef, Scope
 from engram.core.text import check_text
 
@@ -34,43 +35,7 @@ if TYPE_CHECKING:
 MAX_ENTRY_BYTES = 64 * 1024  # an entry's content, UTF-8 encoded
 MAX_APPEND = 1000  # entries in one append
 MAX_FORK_DEPTH = 1000  # forks between a session and its root
-MAX_SESSION_NAME_CHARS = 256
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One entry of a session. Given to :meth:`Sessions.append` as (kind, content,
-    role, at, data); ``at`` defaults to the time of the append. Read back, it also
-    carries its ``session_id`` and ``index``."""
-
-    kind: str
-    content: str
-    role: str | None = None
-    at: datetime | None = None
-    data: JSONValue = None
-    session_id: str | None = None
-    index: int | None = None
-
-    @property
-    def source_ref(self) -> SourceRef | None:
-        """Where a fact learned from this entry points (None before it is stored)."""
-        if self.session_id is None or self.index is None:
-            return None
-        return SourceRef(self.session_id, self.index)
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """A session: ``fork_of`` is the entry it started from (None for a root), ``depth``
-    its number of forks from its root, ``next_index`` the index its next entry takes."""
-
-    id: str
-    scope: Scope
-    name: str | None
-    fork_of: SourceRef | None
-    depth: int
-    created_at: datetime
-    next_index: int
+MAX_SESSION_NAME_CHARS = limits.MAX_SESSION_NAME_CHARS
 
 
 class Sessions:

@@ -8,14 +8,13 @@ next read, because every read asks the store.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
-from engram.core import ledger
+from engram.core import ledger, recording
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.errors import InvalidInput, NotFound, Unprocessable
 from engram.core.models import LIBRARY, Writer
+from engram.core.records import Share as Share  # re-exported
 from engram.core.scopes import PersonAppRef, check_app
 from engram.core.text import check_text
 
@@ -24,14 +23,6 @@ if TYPE_CHECKING:
 
 MAX_PERSON_CHARS = 256
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Share:
-    person: str
-    source: str
-    reader: str
-    allowed_at: datetime
 
 
 class Sharing:
@@ -99,7 +90,7 @@ class Sharing:
     ) -> T:
         """``work`` as an entry of the ledger of what ``source`` remembers of ``person``."""
         scope = PersonAppRef(person, source)
-        return ledger.write(self._store, tx, scope, f"share.{op}", self._writer, now, work)
+        return recording.write(self._store, tx, scope, f"share.{op}", self._writer, now, work)
 
 
 def share_id(person: str, source: str, reader: str) -> str:

@@ -31,18 +31,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from engram.core import fields, ops
 from engram.core.errors import EngramError, InvalidInput
 from engram.core.fields import fields_of
 from engram.core.models import Fact, RecallMode
+from engram.core.ports import ChatModel, Embedder
+from engram.core.records import ConsolidationReport
 from engram.core.scopes import Scope
-
-if TYPE_CHECKING:
-    from engram.core.consolidation import ConsolidationReport
-    from engram.core.memory import Memory
-    from engram.core.people import AppMemory, Person
 
 DEFAULT_TOP_K = 5
 NAMES = (
@@ -57,6 +54,20 @@ NAMES = (
 
 Handler = Callable[[Mapping[str, Any]], str]
 Made = TypeVar("Made", bound="ops.Op[Any]")
+T = TypeVar("T")
+
+
+class Runs(Protocol):
+    """What the tools ask of a memory (:class:`engram.core.memory.Memory` is one): to
+    carry out declared operations, and which models it has."""
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+
+    @property
+    def chat(self) -> ChatModel | None: ...
+
+    def run(self, ref: Scope, op: ops.Op[T]) -> T: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,61 +139,34 @@ class Tool:
 class AgentBacking:
     """The tools over one scope of a memory (an agent's resource)."""
 
-    def __init__(self, memory: Memory, ref: Scope) -> None:
+    def __init__(self, memory: Runs, ref: Scope, *, hard: bool = False) -> None:
         self._memory = memory
         self._ref = ref
+        self._hard = hard  # whether what it forgets or merges away goes for good
 
     def add(self, note: ops.Remember) -> Fact:
         return self._memory.run(self._ref, note)
 
     def search(self, query: str, top_k: int, tags: Sequence[str], type: str | None) -> list[Found]:
         mode: RecallMode = "hybrid" if self._memory.embedder is not None else "text"
-        hits = self._memory.recall(self._ref, query, top_k=top_k, tags=tags, type=type, mode=mode)
-        return [Found(h.fact, h.relevance) for h in hits]
+        recall = ops.Recall(query, top_k=top_k, tags=tags, type=type, mode=mode)
+        return [Found(h.fact, h.relevance) for h in self._memory.run(self._ref, recall)]
 
     def update(self, fact_id: str, content: str) -> Fact:
-        return self._memory.correct(self._ref, fact_id, content)
+        return self._memory.run(self._ref, ops.Correct(fact_id, content))
 
     def delete(self, fact_id: str) -> bool:
-        return self._memory.forget(self._ref, fact_id)
+        return self._memory.run(self._ref, ops.Forget(fact_id, hard=self._hard))
 
     def merge(self, fact_ids: Sequence[str], content: str | None) -> Fact:
-        return self._memory.merge(self._ref, fact_ids, content)
+        return self._memory.run(self._ref, ops.Merge(fact_ids, content, hard=self._hard))
 
     @property
     def writes_merges(self) -> bool:
         return self._memory.chat is not None
 
     def reflect(self, dry_run: bool) -> ConsolidationReport:
-        return self._memory.consolidate(self._ref, dry_run=dry_run)
-
-
-class PersonBacking(AgentBacking):
-    """The tools an application's agent has over what it remembers of one person: its
-    searches also read what other applications remember of the person where the person
-    allowed it (marked ``remembered by``); what it forgets is forgotten for good (spec
-    003: a person's forget is real)."""
-
-    def __init__(self, memory: Memory, app: AppMemory, person: Person) -> None:
-        super().__init__(memory, app.scope(person))
-        self._app = app
-        self._person = person
-
-    def add(self, note: ops.Remember) -> Fact:
-        self._app.require_semantic()
-        return super().add(note)
-
-    def search(self, query: str, top_k: int, tags: Sequence[str], type: str | None) -> list[Found]:
-        if tags or type:  # filters read this application's memories alone
-            return super().search(query, top_k, tags, type)
-        hits = self._app.recall(self._person, query, top_k=top_k)
-        return [Found(s.hit.fact, s.hit.relevance, s.remembered_by) for s in hits]
-
-    def delete(self, fact_id: str) -> bool:
-        return self._memory.forget(self._ref, fact_id, hard=True)
-
-    def merge(self, fact_ids: Sequence[str], content: str | None) -> Fact:
-        return self._memory.merge(self._ref, fact_ids, content, hard=True)
+        return self._memory.run(self._ref, ops.Consolidate(dry_run=dry_run))
 
 
 # -- the specifications -------------------------------------------------------------------

@@ -15,14 +15,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engram.core import ledger, rules
+from engram.core import ledger, recording, rules
 from engram.core.clock import from_us, to_us
 from engram.core.consolidation import strength_state
 from engram.core.documents import history
 from engram.core.errors import Conflict, NotFound, RevertBlocked
 from engram.core.graph import assertions
 from engram.core.models import Change, LedgerEntry, Writer
-from engram.core.sharing import Share, share_parts
+from engram.core.records import Share
+from engram.core.sharing import share_parts
 
 if TYPE_CHECKING:
     from engram.core.ports import Store, Tx
@@ -80,7 +81,7 @@ def revert(
             UNDO[change.kind](store, tx, scope, change, rec, token)
         return rec.seq
 
-    new = ledger.write(store, tx, scope, "revert", writer, now_us, undo, reverts=seq)
+    new = recording.write(store, tx, scope, "revert", writer, now_us, undo, reverts=seq)
     store.ledger.mark_reverted(tx, seq, new)
     if entry.reverts is not None:  # reverting a revert redoes what it had undone
         store.ledger.mark_reverted(tx, entry.reverts, None)

@@ -46,13 +46,17 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from engram.core import ledger, limits, query, rules
+from engram.core import ledger, limits, query, recording, rules
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import InvalidInput, NotFound
 from engram.core.models import Writer
+from engram.core.records import Feedback as Feedback  # re-exported
+from engram.core.records import Injected as Injected
+from engram.core.records import Reason as Reason
+from engram.core.records import Signal as Signal
+from engram.core.records import SignalKind as SignalKind
 from engram.core.relevance import stem
 from engram.core.specifics import NEGATIONS, TOKEN, negated
 from engram.core.text import check_text
@@ -61,8 +65,6 @@ if TYPE_CHECKING:
     from engram.core.ports import Embedder, Store, Tx
     from engram.core.scopes import Scope
 
-SignalKind = Literal["used", "ignored"]
-Reason = Literal["cited", "terms", "sentence", "none"]
 SIGNALS: tuple[SignalKind, ...] = ("used", "ignored")
 REASONS: tuple[Reason, ...] = ("cited", "terms", "sentence", "none")
 
@@ -73,39 +75,6 @@ COSINE = 0.80  # a response sentence this near to the fact (rule 3)
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r"[,;:.!?()\n]+|\b(?:and|but|so|because|while|which)\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Injected:
-    """A fact as it was injected: its id and its words."""
-
-    id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Signal:
-    """Whether a response used an injected fact, why, and how strongly."""
-
-    fact_id: str
-    signal: SignalKind
-    reason: Reason
-    score: float
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """A stored signal: a response used or ignored fact ``fact_id`` at ``at``, the rule
-    that said so (``reason``; None when a caller recorded it without one), the score, and
-    the query the fact was recalled for."""
-
-    id: str
-    fact_id: str
-    signal: SignalKind
-    reason: str | None
-    score: float | None
-    query: str | None
-    at: datetime
 
 
 @dataclass(frozen=True)
@@ -361,7 +330,9 @@ class Usage:
             for row in rows:
                 rec.record("feedback", row.id, "add")
 
-        store.run(lambda tx: ledger.write(store, tx, ref, op, self._writer, at, work), lock=[ref])
+        store.run(
+            lambda tx: recording.write(store, tx, ref, op, self._writer, at, work), lock=[ref]
+        )
 
 
 def new_feedback_id() -> str:

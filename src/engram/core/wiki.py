@@ -27,7 +27,6 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +35,7 @@ from engram.core import limits
 from engram.core.errors import InvalidInput, StorageFailure
 from engram.core.models import Fact
 from engram.core.portability import folder as folders  # the parameter is folder
+from engram.core.records import WikiReport as WikiReport  # re-exported
 
 if TYPE_CHECKING:
     from engram.core.documents.models import Document, IngestReport
@@ -52,18 +52,6 @@ _UNSAFE = re.compile(r"[^\w\- ]+", re.UNICODE)
 # (scope, [(document name, text)]) -> reports: the pages written in one ledger entry
 Ingest = Callable[["Scope", list[tuple[str, str]]], list["IngestReport"]]
 Lookup = Callable[["Scope", str], "Document | None"]  # the scope's document of a name
-
-
-@dataclass(frozen=True, slots=True)
-class WikiReport:
-    """What a compile did: the facts folded, the pages written (paths; a page whose bytes
-    were unchanged is not among them), and the watermark after (``created_us.seq``;
-    None before any fact was folded)."""
-
-    facts: int
-    pages: tuple[str, ...]
-    watermark: str | None
-    left_out: tuple[tuple[str, str], ...] = ()  # pages not mirrored to the folder, and why
 
 
 class Wiki:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
 
-from engram.core import ledger, limits, rules
+from engram.core import ledger, limits, recording, rules
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound, Unprocessable
 from engram.core.models import LIBRARY, JSONValue, WorkingEntry, WorkingPage, Writer
@@ -105,7 +105,7 @@ class WorkingMemory:
         return store.run(lambda tx: self._entry(tx, ref, "working.delete", now, write))
 
     def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[ledger.Entry], T]) -> T:
-        return ledger.write(self._store, tx, ref, op, self._writer, now, work)
+        return recording.write(self._store, tx, ref, op, self._writer, now, work)
 
     def scopes(self, starting: str = "") -> builtins.list[Scope]:
         """The scopes holding at least one live key whose storage key (:attr:`Scope.key`)

@@ -26,7 +26,7 @@ from engram.core.graph.models import MAX_NAME_CHARS, MAX_TYPE_CHARS
 from engram.core.graph.walks import Subgraph
 from engram.core.limits import MAX_KEY_CHARS, MAX_TTL
 from engram.core.memory import Memory
-from engram.core.people import AppMemory, Person
+from engram.core.people import AppMemory, Person, PersonBacking
 from engram.core.scopes import Scope
 
 MAX_LIST = 100
@@ -41,7 +41,7 @@ def agent(memory: Memory, ref: Scope) -> list[tools.Tool]:
 
 def person(memory: Memory, app: AppMemory, who: Person) -> list[tools.Tool]:
     """The tools an application's agent has over what it remembers of ``who``."""
-    return tools.create(tools.PersonBacking(memory, app, who)) + extra(memory, app.scope(who))
+    return tools.create(PersonBacking(memory, app, who)) + extra(memory, app.scope(who))
 
 
 def extra(memory: Memory, ref: Scope) -> list[tools.Tool]:

@@ -16,12 +16,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from engram.core import limits
-from engram.core.agents import Agent
 from engram.core.clock import from_us, to_us
 from engram.core.errors import StorageFailure
 from engram.core.models import Fact, SourceRef, Traits, WorkingEntry
+from engram.core.records import Agent, Entry, Session
 from engram.core.scopes import ResourceRef, parse_key
-from engram.core.sessions import Entry, Session
 
 if TYPE_CHECKING:
     from engram.core.ports import NewFact

@@ -20,9 +20,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic.alias_generators import to_camel
 
 from engram.core import limits
-from engram.core.agents import MAX_NAME_CHARS, Agent
+from engram.core.agents import MAX_NAME_CHARS
 from engram.core.conversations import Conversation, Turn
-from engram.core.episodes import SessionNode
 from engram.core.errors import InvalidInput
 from engram.core.graph.rebuild import Difference, GraphDrift
 from engram.core.health import HealthReport
@@ -36,9 +35,9 @@ from engram.core.models import (
     Trashed,
     WorkingEntry,
 )
+from engram.core.records import Agent, Entry, Session, SessionNode, Share
 from engram.core.scopes import MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
-from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES, Entry, Session
-from engram.core.sharing import Share
+from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES
 from engram.core.text import check_text
 
 MAX_TTL_SECONDS = int(limits.MAX_TTL.total_seconds())

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from engram.core.consolidation import ConsolidationReport, StepReport
-from engram.core.wiki import WikiReport
+from engram.core.records import ConsolidationReport, StepReport, WikiReport
 from engram.wire import Answer
 
 StepName = Literal["reindex", "strengthen", "prune", "merge", "derive", "compact"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Self
 
-from engram.core.usage import Feedback, Signal
+from engram.core.records import Feedback, Signal
 from engram.wire import Answer
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from engram.core import ledger, limits, rules
+from engram.core import ledger, limits, recording, rules
 from engram.core.clock import Clock, from_us
 from engram.core.documents import chunking, files, history, loading, reading, urls
 from engram.core.documents.history import state
@@ -155,7 +155,7 @@ class Documents:
         store = self._store
 
         def run(tx: Tx) -> IngestReport:
-            return ledger.write(
+            return recording.write(
                 store,
                 tx,
                 ref,
@@ -336,7 +336,7 @@ class Documents:
             return [self._replace(rec, doc, batch) for doc, batch in planned]
 
         def run(tx: Tx) -> list[IngestReport]:
-            return ledger.write(store, tx, ref, op, self._writer, now, work)
+            return recording.write(store, tx, ref, op, self._writer, now, work)
 
         return store.run(run, lock=[ref])
 
@@ -389,7 +389,7 @@ class Documents:
             return True
 
         def run(tx: Tx) -> bool:
-            return ledger.write(store, tx, ref, "forget_document", self._writer, now, work)
+            return recording.write(store, tx, ref, "forget_document", self._writer, now, work)
 
         return store.run(run, lock=[ref])
 

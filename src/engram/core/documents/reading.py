@@ -16,7 +16,7 @@ from engram.core.errors import CapabilityMissing, InvalidInput, Unprocessable
 from engram.core.ports import Embedder, TokenCounter
 from engram.core.text import check_text
 
-MAX_SOURCE_CHARS = 1024
+MAX_SOURCE_CHARS = limits.MAX_SOURCE_CHARS
 NEAR_TIE = 0.1  # charset-normalizer's "chaos": the share of characters that look wrong
 
 

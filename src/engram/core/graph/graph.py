@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal, TypeVar
 
-from engram.core import ledger, limits, rules
+from engram.core import ledger, limits, recording, rules
 from engram.core.clock import Clock, now_us
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import assertions, backlog, indexing, llm, models, ner, search, walks
@@ -355,7 +355,7 @@ class Graph:
         now, store = self._now(), self._store
 
         def run(tx: Tx) -> T:
-            return ledger.write(store, tx, ref, op, self._writer, now, work)
+            return recording.write(store, tx, ref, op, self._writer, now, work)
 
         return store.run(run, lock=[ref])
 

@@ -23,52 +23,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 
 from engram.core.graph import indexing
 from engram.core.graph.extraction import Reading
+from engram.core.graph.models import Difference as Difference  # re-exported
+from engram.core.graph.models import GraphDrift as GraphDrift
+from engram.core.graph.models import StoredGraph as StoredGraph
 from engram.core.graph.models import entity_id
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
 
 BATCH = indexing.BATCH  # facts' words read at a time
-
-
-@dataclass(frozen=True, slots=True)
-class StoredGraph:
-    """A scope's graph as stored, as a rebuild compares it: its entities (id, normal
-    name, origin, whether a model's grounding keeps it), its aliases (normal name,
-    entity id), its mentions (fact id, start, end, entity id) and the rules' groundings
-    (fact id, entity id) of its entities."""
-
-    entities: tuple[tuple[str, str, str, bool], ...]
-    aliases: tuple[tuple[str, str], ...]
-    mentions: frozenset[tuple[str, int, int, str]]
-    groundings: frozenset[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """What a rebuild has that the store lacks (``missing``), and the reverse (``extra``)."""
-
-    missing: int
-    extra: int
-
-
-@dataclass(frozen=True, slots=True)
-class GraphDrift:
-    """The stored graph against the rules' rebuild from ``facts_read`` live facts."""
-
-    facts_read: int
-    entities: Difference
-    mentions: Difference
-    groundings: Difference
-
-    @property
-    def in_step(self) -> bool:
-        return all(
-            d.missing == d.extra == 0 for d in (self.entities, self.mentions, self.groundings)
-        )
 
 
 def drift(store: Store, tx: Tx, scope: Scope) -> GraphDrift:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from engram.core import ledger, limits, rules
+from engram.core import ledger, limits, recording, rules
 from engram.core.clock import Clock, from_us, to_us
 from engram.core.errors import BadRecords, CapabilityMissing
 from engram.core.graph import assertions
@@ -182,7 +182,7 @@ class Importer:
             )
 
         def run(tx: Tx) -> ImportReport:
-            return ledger.write(store, tx, ref, "import", self._writer, now, work)
+            return recording.write(store, tx, ref, "import", self._writer, now, work)
 
         return store.run(run, lock=[ref])
 
@@ -219,7 +219,7 @@ class Importer:
             return written.report(rec, working=len(reader.parsed.working), reused=done)
 
         def run(tx: Tx) -> ImportReport:
-            return ledger.write(store, tx, ref, "import", self._writer, self._now(), work)
+            return recording.write(store, tx, ref, "import", self._writer, self._now(), work)
 
         try:
             return store.run(run, lock=[ref])

@@ -144,6 +144,7 @@ class Database:
             try:
                 with conn.transaction():
                     yield tx
+                    tx.committing()
             finally:
                 self._local.tx = None
         tx.committed()

@@ -9,13 +9,12 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engram.core.agents import Agent
 from engram.core.clock import from_us, to_us
 from engram.core.models import Fact, SourceRef, Traits, WorkingEntry
 from engram.core.ports import Departure, ModelRecord, NewFact, Tx
+from engram.core.records import Agent, Entry, Session, Share
 from engram.core.scopes import Scope, parse_key
-from engram.core.sessions import MAX_FORK_DEPTH, Entry, Session
-from engram.core.sharing import Share
+from engram.core.sessions import MAX_FORK_DEPTH
 from engram.storage.rows import (
     CREATED_AT,
     to_agent,

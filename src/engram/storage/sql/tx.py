@@ -37,6 +37,7 @@ class SQLTx:
         self.depth = 0
         self.entries = 0  # ledger entries opened in this transaction
         self.erased = False  # whether it deleted words for good (see erasing)
+        self._before: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
@@ -89,6 +90,9 @@ class SQLTx:
         self.erased = True
         return self
 
+    def before_commit(self, action: Callable[[], None]) -> None:
+        self._before.append(action)
+
     def after_commit(self, action: Callable[[], None]) -> None:
         self._after.append(action)
 
@@ -98,13 +102,14 @@ class SQLTx:
         when it raises, with the work it left for after the commit."""
         if write and not self.write:
             raise StorageFailure("a write cannot run inside a read-only transaction")
-        name, start = f"engram_{self.depth}", len(self._after)
+        name, start, settling = f"engram_{self.depth}", len(self._after), len(self._before)
         self.depth += 1
         self.execute(f"SAVEPOINT {name}")
         try:
             yield self
         except BaseException:
             del self._after[start:]
+            del self._before[settling:]
             self.execute(f"ROLLBACK TO SAVEPOINT {name}")
             self.execute(f"RELEASE SAVEPOINT {name}")
             raise
@@ -112,6 +117,12 @@ class SQLTx:
             self.execute(f"RELEASE SAVEPOINT {name}")
         finally:
             self.depth -= 1
+
+    def committing(self) -> None:
+        """Runs the work that waits for the commit inside the transaction, in order,
+        until none is left (an action may add more)."""
+        while self._before:
+            self._before.pop(0)()
 
     def committed(self) -> None:
         """Runs the work that waited for the commit, in order."""

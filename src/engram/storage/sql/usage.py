@@ -9,8 +9,9 @@ from typing import Any
 
 from engram.core.clock import from_us, to_us
 from engram.core.ports import Tx
+from engram.core.records import Feedback
 from engram.core.scopes import Scope
-from engram.core.usage import SIGNALS, Feedback
+from engram.core.usage import SIGNALS
 from engram.storage.sql.tx import sql
 
 COLUMNS = "id, fact_id, signal, reason, score, query, at"

@@ -166,6 +166,7 @@ class Database:
         purged from the file and its log; then the work that waited for the commit runs."""
         conn = tx.conn
         try:
+            tx.committing()
             forgot = tx.write and (tx.erased or change_mark(conn) != mark)
             conn.execute("COMMIT")
         except BaseException:

@@ -88,6 +88,40 @@ def test_work_after_commit_never_runs_after_a_rollback(mem: engram.Memory) -> No
     assert ran == []
 
 
+def test_work_before_commit_runs_inside_the_outermost_transaction_once_it_is_done(
+    mem: engram.Memory,
+) -> None:
+    """What settles a transaction's writes (the graph reading the facts they queued)
+    runs in it, just before it commits: after all its work, in order, including what
+    that work adds; a rolled-back savepoint's goes with it; one that raises rolls the
+    whole transaction back."""
+    store = mem._store
+    ran: list[str] = []
+    with store.transaction() as tx:
+        _put(store, tx, "work")
+        tx.before_commit(lambda: ran.append("first"))
+        with pytest.raises(Boom), store.transaction() as inner:
+            inner.before_commit(lambda: ran.append("undone"))
+            raise Boom
+
+        def settles() -> None:
+            _put(store, tx, "settled")  # it may still write: the transaction is open
+            tx.before_commit(lambda: ran.append("added"))
+
+        tx.before_commit(settles)
+        assert ran == []  # not before the work is done
+    assert ran == ["first", "added"]
+    assert _keys(store) == ["settled", "work"]
+
+    def fails() -> None:
+        raise Boom
+
+    with pytest.raises(Boom), store.transaction() as tx:
+        _put(store, tx, "never")
+        tx.before_commit(fails)
+    assert "never" not in _keys(store)
+
+
 def test_a_read_transaction_sees_one_snapshot(mem: engram.Memory, target: Target) -> None:
     store = mem._store
     mem.remember(REF, "first fact")

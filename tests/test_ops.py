@@ -163,6 +163,7 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.StartSession: lambda: ops.StartSession("s-ops", "a session"),
         ops.EpisodicRecall: lambda: ops.EpisodicRecall(branch="lineage"),
         ops.EpisodicTree: lambda: ops.EpisodicTree(),
+        ops.Health: lambda: ops.Health(graph_drift=True),
         ops.Correct: lambda: ops.Correct(third, "the deploy runs weekly"),
         ops.Merge: lambda: ops.Merge([first, second], "Ana lives in Lisbon now"),
         ops.Forget: lambda: ops.Forget(third),

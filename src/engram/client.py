@@ -95,8 +95,7 @@ class Client:
             if graph_drift:
                 raise InvalidInput(DRIFT_PER_SCOPE)
             return self.call_json("GET", "/health/report")
-        params = {"graphDrift": "true"} if graph_drift else {}
-        return self.call_json("GET", f"/agents/{_quote(agent_id)}/health", params=params)
+        return self.run(agent_id, ops.Health(graph_drift))
 
     # -- agents --------------------------------------------------------------------
     def register(

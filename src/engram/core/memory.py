@@ -1120,6 +1120,7 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
         ref, branch=op.branch, limit=op.limit, after=op.after, query=op.query
     ),
     ops.EpisodicTree: lambda m, ref, op: m.episodic_tree(ref),
+    ops.Health: lambda m, ref, op: m.health(ref, graph_drift=op.graph_drift),
     ops.StartSession: lambda m, ref, op: m.sessions.start(
         ref, session_id=op.session_id, name=op.name, fork_of=op.fork_of
     ),

@@ -47,6 +47,7 @@ from engram.core.fields import (
     called,
     check,
 )
+from engram.core.health import HealthReport
 from engram.core.models import (
     Compaction,
     DeletionReceipt,
@@ -732,6 +733,26 @@ class StartSession(Op[Session]):
     ] = None
 
 
+@dataclass(frozen=True)
+class Health(Op[HealthReport]):
+    """What the scope's memory holds.
+
+    Facts live and trashed by type, verified, without a vector, strengths; full-text
+    rows against facts; working keys; the ledger; sessions; the graph (and, with
+    ``graph_drift``, its drift from a rebuild); documents; retrieval feedback; what is
+    kept past its time. Never writes, so an ended agent's memory answers too."""
+
+    surface: ClassVar[Surface] = Surface("GET", "/health", facts=False, tag="health")
+
+    graph_drift: Annotated[
+        bool,
+        Help(
+            "also rebuild the graph from the facts by the rules and count how the stored "
+            "one differs (reads every live fact)"
+        ),
+    ] = False
+
+
 # -- tidying and compiling --------------------------------------------------------------
 @dataclass(frozen=True)
 class Consolidate(Op[ConsolidationReport]):
@@ -907,4 +928,5 @@ OPS: tuple[type[Op[object]], ...] = (
     EpisodicRecall,
     EpisodicTree,
     StartSession,
+    Health,
 )

@@ -33,6 +33,7 @@ from engram.wire import (
     FactOut,
     FactsForgotten,
     FactsOut,
+    HealthReportOut,
     LedgerEntryOut,
     LedgerOut,
     RecalledFact,
@@ -140,6 +141,7 @@ ANSWERS: dict[OpType, Answer] = {
         TreeOut, lambda op, roots: TreeOut(roots=[SessionNodeOut.of(n) for n in roots])
     ),
     ops.StartSession: Answer(SessionOut, lambda op, session: SessionOut.of(session)),
+    ops.Health: Answer(HealthReportOut, lambda op, report: HealthReportOut.of(report)),
     ops.Consolidate: Answer(ConsolidationOut, lambda op, report: ConsolidationOut.of(report)),
     ops.CompileWiki: Answer(WikiOut, lambda op, report: WikiOut.of(report)),
     ops.DetectFeedback: Answer(

@@ -17,7 +17,7 @@ import engram
 from engram.api import create_app
 from engram.api.declared import AGENTS, DECLARED, PEOPLE
 from engram.cli.main import READING, build_parser
-from engram.client import GraphClient, SessionsClient, UsageClient
+from engram.client import GraphClient, SessionsClient, UsageClient, WorkingClient
 from engram.core import ops, tools
 from engram.core.errors import InvalidInput
 from engram.core.fields import Items, Real, Text, Whole
@@ -60,7 +60,8 @@ def test_every_operation_is_offered_on_every_surface(published: dict[str, Any]) 
         for mount in (AGENTS, PEOPLE):
             path = mount.prefix + surface.path
             assert (surface.method.lower() in paths.get(path, {})) is mount.offers(op), (op, path)
-        client = {"graph": GraphClient, "feedback": UsageClient}.get(op.surface.tag, engram.Client)
+        by_tag = {"graph": GraphClient, "feedback": UsageClient, ops.WORKING: WorkingClient}
+        client = by_tag.get(op.surface.tag, engram.Client)
         client = SessionsClient if op is ops.StartSession else client
         assert callable(getattr(client, ops.name_of(op))), op  # the Client's method
         if surface.cli is not None:
@@ -164,6 +165,10 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.EpisodicRecall: lambda: ops.EpisodicRecall(branch="lineage"),
         ops.EpisodicTree: lambda: ops.EpisodicTree(),
         ops.Health: lambda: ops.Health(graph_drift=True),
+        ops.WorkingSet: lambda: ops.WorkingSet("plan", {"step": 1}, expected_version=0),
+        ops.WorkingGet: lambda: ops.WorkingGet("plan"),
+        ops.WorkingList: lambda: ops.WorkingList(limit=5),
+        ops.WorkingDelete: lambda: ops.WorkingDelete("plan"),
         ops.Correct: lambda: ops.Correct(third, "the deploy runs weekly"),
         ops.Merge: lambda: ops.Merge([first, second], "Ana lives in Lisbon now"),
         ops.Forget: lambda: ops.Forget(third),

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
-from urllib.parse import quote
 
 import httpx
 from pydantic import ValidationError
@@ -497,7 +496,7 @@ class WorkingClient:
 
     def entry(self, agent_id: str, key: str) -> JSON:
         """The value with its ``version`` (for a later compare-and-set)."""
-        return self._client.call_json("GET", _key(agent_id, key))
+        return self._client.run(agent_id, ops.WorkingGet(key))
 
     def set(
         self,
@@ -511,25 +510,21 @@ class WorkingClient:
         """Sets ``key``; ``expected_version`` makes it a compare-and-set (0: must be unset;
         Conflict when stale), ``ttl`` (whole seconds, at least one: the service's unit)
         makes it expire. InvalidInput, before anything is sent, for another ``ttl``."""
-        fields: dict[str, Any] = {"value": value}
-        if expected_version is not None:
-            fields["expectedVersion"] = expected_version
+        seconds = None
         if ttl is not None:
-            whole, part = divmod(limits.check_ttl(ttl), timedelta(seconds=1))
+            seconds, part = divmod(limits.check_ttl(ttl), timedelta(seconds=1))
             if part:  # never rounded: 0.4 s is not 1 s, nor 0
                 raise InvalidInput(
                     f"ttl must be a whole number of seconds over HTTP, got "
                     f"{limits.seconds(ttl)} seconds"
                 )
-            fields["ttlSeconds"] = whole
-        return self._client.send("PUT", _key(agent_id, key), _body(wire.PutValue, **fields))
+        return self._client.run(agent_id, ops.WorkingSet(key, value, expected_version, seconds))
 
     def delete(self, agent_id: str, key: str) -> None:
-        self._client.call("DELETE", _key(agent_id, key))
+        self._client.run(agent_id, ops.WorkingDelete(key))
 
     def list(self, agent_id: str, *, after: str | None = None, limit: int | None = None) -> JSON:
-        params = _params(after=after, limit=limit)
-        return self._client.call_json("GET", f"/agents/{_quote(agent_id)}/memory", params=params)
+        return self._client.run(agent_id, ops.WorkingList(after, limit))
 
 
 class SessionsClient:
@@ -810,13 +805,9 @@ def _facts(agent_id: str) -> str:
     return f"/agents/{_quote(agent_id)}/facts"
 
 
-def _key(agent_id: str, key: str) -> str:
-    return f"/agents/{_quote(agent_id)}/memory/{_quote(key)}"
-
-
 def _quote(part: str) -> str:
     """One path segment, percent-encoded; dots too, so a key ``..`` is not a dot-segment."""
-    return quote(part, safe="").replace(".", "%2E")
+    return wire_ops.segment(part)
 
 
 def _query_value(value: Any) -> Any:

@@ -87,9 +87,9 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.add_middleware(BodyGate)
     service_only = [Depends(require_service)]
     app.include_router(agents.router, dependencies=service_only)
-    app.include_router(memory.router, dependencies=service_only)
     app.include_router(facts.router, dependencies=service_only)
     app.include_router(declared.router(), dependencies=service_only)
+    app.include_router(memory.router, dependencies=service_only)  # after the keys' routes
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
     app.include_router(portability.router, dependencies=service_only)

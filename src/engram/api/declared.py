@@ -23,7 +23,9 @@ from fastapi import APIRouter, Body, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 from pydantic import BeforeValidator, WithJsonSchema
+from starlette.convertors import Convertor, register_url_convertor
 
+from engram.api import preconditions
 from engram.api.context import Person, agent_memory, memory_of
 from engram.api.openapi import errors
 from engram.api.params import Flag, Integer
@@ -37,6 +39,7 @@ from engram.core.scopes import Scope
 from engram.wire import parse_time
 from engram.wire.ops import (
     OpType,
+    Where,
     answer,
     body_model,
     body_op,
@@ -74,6 +77,7 @@ PEOPLE = Mount("/api/v1/apps/{app}", "app", (400, 401, 403, 404, 500, 503), peop
 def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> APIRouter:
     """The route of every declared operation the mount offers, under its prefix."""
     built = APIRouter(prefix=mount.prefix, responses=errors(*mount.common))
+    rest = {f.name for op in declared for f in path_fields(op) if f.rest}
     groups: dict[tuple[str, str], list[OpType]] = {}
     for op in declared:
         if mount.offers(op):
@@ -89,7 +93,7 @@ def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> AP
         model = answer(first, people=mount.people).model
         answered = {"description": "no body"} if model is None else {"model": model}
         built.add_api_route(
-            path,
+            _with_rest(path, rest),
             _endpoint(group, mount),
             methods=[method],
             status_code=first.surface.status,
@@ -102,6 +106,28 @@ def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> AP
             openapi_extra=_order(first, mount),
         )
     return built
+
+
+class RestOfPath(Convertor[str]):
+    """The rest of the path, whatever it holds (Starlette's ``path`` stops at a newline)."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("rest", RestOfPath())
+
+
+def _with_rest(path: str, rest: set[str]) -> str:
+    """The route's path, a parameter that takes the rest of it marked so (``{key:rest}``)."""
+    for name in rest:
+        path = path.replace("{" + name + "}", "{" + name + ":rest}")
+    return path
 
 
 def _either(group: list[OpType]) -> list[OpType]:
@@ -152,6 +178,9 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
     if people:
         params.append(_param("person", Person))
     params += [_path(f) for f in path_fields(first)]
+    condition = first.surface.precondition
+    if condition:
+        params += [_param(name, kind, None) for name, kind in preconditions.HEADERS.items()]
     in_body = sent_in_body(first)
     if in_body and len(group) > 1:
         params.append(_param("body", Annotated[either_body(group, people=people), Body()]))
@@ -175,6 +204,7 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
         values = dict(given)
         key, person = values.pop(mount.key), values.pop("person", None)
         body = values.pop("body", None)
+        headers = [values.pop(name, None) for name in preconditions.HEADERS]
         if len(group) == 1:
             op = first
         elif in_body:
@@ -183,15 +213,20 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
             op = _chosen(group, request, given)
         if body is not None:
             values.update({k: getattr(body, k) for k in type(body).model_fields})
+        if condition:
+            values[condition] = preconditions.expected(values.get(condition), *headers)
         made_op = made(op, values, people=people)
         if person is None:
             memory, scope = _agent(request, key, made_op)
         else:
             memory, scope = _person(request, key, person, made_op)
-        answered = answer(op, people=people).build(made_op, memory.run(scope, made_op))
+        where = Where(key, scope, memory.embedder is not None)
+        answered = answer(op, people=people).of(made_op, memory.run(scope, made_op), where)
         if answered is None:
             return Response(status_code=op.surface.status)
-        return JSONResponse(sent(answered, people=people), op.surface.status)
+        version = getattr(answered, "version", None)  # what a compare-and-set names
+        tag = {} if version is None else {"ETag": f'"{version}"'}
+        return JSONResponse(sent(answered, people=people), op.surface.status, headers=tag)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = ops.name_of(first)

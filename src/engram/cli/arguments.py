@@ -92,6 +92,18 @@ def time(text: str) -> datetime:
     return moment
 
 
+def json_value(text: str) -> object:
+    """Any JSON value, as a command's argument gives it; InvalidInput (not a usage
+    error) when it is not JSON, with how to write a text."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidInput(
+            f"the value is not valid JSON: {exc}",
+            hint="""quote text as a JSON string, e.g. '"draft"'""",
+        ) from exc
+
+
 def json_object(text: str) -> object:
     """A JSON object, as the option's text (the library holds it to its limits)."""
     try:

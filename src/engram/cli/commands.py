@@ -17,13 +17,12 @@ from datetime import datetime
 from pathlib import Path
 
 from engram.backends import is_url
-from engram.cli import declared, graph, render
+from engram.cli import arguments, declared, graph, render
 from engram.cli.render import JSONData, Output
 from engram.core.conversations import Turn
 from engram.core.documents import files
 from engram.core.errors import InvalidInput, TooLarge, Unprocessable
 from engram.core.memory import Memory
-from engram.core.models import JSONValue
 from engram.core.people import Acting, AppMemory
 from engram.core.records import Entry
 from engram.core.scopes import ResourceRef
@@ -36,16 +35,6 @@ from engram.settings import Settings
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 Handler = Callable[[Memory, argparse.Namespace], Output]
-
-
-def _json_value(text: str) -> JSONValue:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidInput(
-            f"the value is not valid JSON: {exc}",
-            hint="""quote text as a JSON string, e.g. '"draft"'""",
-        ) from exc
 
 
 def _ref(args: argparse.Namespace) -> ResourceRef:
@@ -252,7 +241,7 @@ def session_start(mem: Memory, args: argparse.Namespace) -> Output:
 
 def session_append(mem: Memory, args: argparse.Namespace) -> Output:
     """Appends one entry to ``--session``, or to the scope's newest session."""
-    data = None if args.data is None else _json_value(args.data)
+    data = None if args.data is None else arguments.json_value(args.data)
     entry = Entry(args.kind, args.text, role=args.role, at=args.at, data=data)
     ref = _ref(args)
     sid = args.session if args.session is not None else mem.sessions.latest(ref).id
@@ -274,31 +263,6 @@ def episodes(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 # -- working memory -------------------------------------------------------------------
-def working_get(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.entry_value(mem.working.entry(_ref(args), args.key))
-
-
-def working_set(mem: Memory, args: argparse.Namespace) -> Output:
-    value = _json_value(args.value)
-    return render.entry_set(
-        mem.working.set(
-            _ref(args),
-            args.key,
-            value,
-            expected_version=args.expected_version,
-            ttl=args.ttl_seconds,
-        )
-    )
-
-
-def working_delete(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.entry_deleted(args.key, mem.working.delete(_ref(args), args.key))
-
-
-def working_list(mem: Memory, args: argparse.Namespace) -> Output:
-    return render.working_page(mem.working.list(_ref(args), after=args.after, limit=args.limit))
-
-
 # -- what an application remembers of the owner ---------------------------------------
 def _owner_app(mem: Memory, args: argparse.Namespace) -> tuple[AppMemory, Acting]:
     """The application's memory, and the owner acting with no session: the command line
@@ -381,10 +345,6 @@ HANDLERS: dict[str, Handler] = {
     "session start": session_start,
     "session append": session_append,
     "episodes": episodes,
-    "working get": working_get,
-    "working set": working_set,
-    "working delete": working_delete,
-    "working list": working_list,
     "app remember": app_remember,
     "app recall": app_recall,
     "app list": app_list,

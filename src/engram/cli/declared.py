@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 from engram.cli import arguments
 from engram.core import fields, ops
 from engram.core.errors import InvalidInput, UpstreamFailure
-from engram.core.fields import Field, Items, Json, Real, Whole, fields_of
+from engram.core.fields import Field, Items, Json, Real, Value, Whole, fields_of
 from engram.core.graph import ops as graph_ops
 from engram.core.models import LedgerPage, SourceRef
 
@@ -46,9 +46,8 @@ def add(parser: argparse.ArgumentParser, op: OpType) -> None:
             more: dict[str, Any] = {} if read is None else {"type": read}
             if get_origin(f.base) is Literal:
                 more["choices"] = get_args(f.base)
-            parser.add_argument(
-                f.name, metavar=f.name.upper(), nargs=many, help=f.help or None, **more
-            )
+            shown = "JSON_" + f.name.upper() if isinstance(f.marker, Value) else f.name.upper()
+            parser.add_argument(f.name, metavar=shown, nargs=many, help=f.help or None, **more)
             continue
         if f.base is bool and f.required and f.cli_off:  # one of the two must be given
             pair = parser.add_mutually_exclusive_group(required=True)
@@ -91,6 +90,9 @@ def run(op: OpType, mem: Memory, scope: Scope, args: argparse.Namespace) -> Outp
         from engram.cli.commands import stdin_text
 
         values["response"] = stdin_text("the response")
+    for f in fields_of(op):
+        if isinstance(f.marker, Value) and f.name in values:  # read here: a refusal is
+            values[f.name] = arguments.json_value(values[f.name])  # an engram error
     made: ops.Op[Any] = fields.made(op, values, _called)
     result = mem.run(scope, made)
     if op in graph_ops.OPS:
@@ -117,6 +119,7 @@ def _positional(f: Field) -> bool:
     if f.in_path:
         return True
     kind = f.base is str or _is_list(f) or get_origin(f.base) is Literal
+    kind = kind or isinstance(f.marker, Value)
     return f.required and kind and not f.cli
 
 
@@ -205,6 +208,14 @@ def _render(op: OpType, made: Any, result: Any) -> Output:
         return render.forgotten(made.fact_id, result, hard=made.hard)
     if op is ops.Consolidate:
         return render.consolidated(result)
+    if op is ops.WorkingList:
+        return render.working_page(result)
+    if op is ops.WorkingGet:
+        return render.entry_value(result)
+    if op is ops.WorkingSet:
+        return render.entry_set(result)
+    if op is ops.WorkingDelete:
+        return render.entry_deleted(made.key, result)
     if op is ops.ForgetAll:
         return render.forgotten_all(result, hard=made.hard)
     return render.fact(result)  # remember, fact, correct, merge, unforget

@@ -38,8 +38,6 @@ EMBEDDERS = ("local", "e5", "remote", "none")
 READING = declared.READING | frozenset(
     {
         "episodes",
-        "working get",
-        "working list",
         "app recall",
         "app list",
         "health",
@@ -257,23 +255,7 @@ def _add_forgetting_commands(sub: Subparsers) -> None:
 def _add_working_commands(sub: Subparsers) -> None:
     working = sub.add_parser("working", parents=_parents()[1], help="working memory (JSON by key)")
     inner = working.add_subparsers(dest="working_command", metavar="ACTION", required=True)
-    p = _command(inner, "get", "working get", "print the value at KEY")
-    p.add_argument("key", metavar="KEY")
-    p = _command(inner, "set", "working set", "set KEY to a JSON value")
-    p.add_argument("key", metavar="KEY")
-    p.add_argument("value", metavar="JSON_VALUE")
-    p.add_argument(
-        "--expected-version",
-        metavar="N",
-        type=arguments.COUNT,
-        help="compare-and-set: the current version (0: KEY must be unset)",
-    )
-    p.add_argument("--ttl-seconds", metavar="S", type=arguments.ttl, help="expire after S seconds")
-    p = _command(inner, "delete", "working delete", "remove KEY")
-    p.add_argument("key", metavar="KEY")
-    p = _command(inner, "list", "working list", "list keys in ascending order")
-    p.add_argument("--after", metavar="KEY")
-    p.add_argument("--limit", metavar="N", type=arguments.PAGE)
+    _add_declared_commands(inner, "working")
 
 
 def _add_app_commands(sub: Subparsers) -> None:

@@ -158,6 +158,18 @@ class Json(Marker):
 
 
 @dataclass(frozen=True, slots=True)
+class Value(Marker):
+    """Any JSON value, null too: at most 64 KiB once encoded, nested at most 64 levels."""
+
+    def check(self, value: Any, name: str) -> Any:
+        limits.encode_value(value, name)
+        return value
+
+    def schema(self) -> JSON:
+        return {}  # any JSON value
+
+
+@dataclass(frozen=True, slots=True)
 class Moment(Marker):
     """A time with its UTC offset."""
 
@@ -236,7 +248,10 @@ class Cli:
 
 @dataclass(frozen=True, slots=True)
 class Path:
-    """A parameter carried in the HTTP path (an id), not the body or the query."""
+    """A parameter carried in the HTTP path (an id), not the body or the query; ``rest``:
+    the rest of the path, whatever it holds (a key with slashes or newlines)."""
+
+    rest: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +265,7 @@ class Field:
     default: Any  # dataclasses.MISSING when required
     help: str
     in_path: bool
+    rest: bool = False  # in the path, it takes the rest of it
     wire: str = ""  # its name on the wire, when not its own in camelCase
     cli: str = ""  # its command-line option, when not --its-own-name
     cli_off: str = ""  # a required true-or-false's option that says false
@@ -287,6 +303,7 @@ def _fields_of(cls: Any) -> tuple[Field, ...]:
         marker = next((e for e in extras if isinstance(e, Marker)), None) or _implied(kind)
         help_ = next((e.text for e in extras if isinstance(e, Help)), "")
         in_path = any(isinstance(e, Path) for e in extras)
+        rest = any(isinstance(e, Path) and e.rest for e in extras)
         wire = next((e.name for e in extras if isinstance(e, Wire)), "")
         cli = next((e for e in extras if isinstance(e, Cli)), Cli(""))
         default = f.default
@@ -294,7 +311,17 @@ def _fields_of(cls: Any) -> tuple[Field, ...]:
             default = f.default_factory()
         found.append(
             Field(
-                f.name, kind, marker, optional, default, help_, in_path, wire, cli.option, cli.off
+                f.name,
+                kind,
+                marker,
+                optional,
+                default,
+                help_,
+                in_path,
+                rest,
+                wire,
+                cli.option,
+                cli.off,
             )
         )
     return tuple(found)

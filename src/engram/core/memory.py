@@ -1121,6 +1121,16 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
     ),
     ops.EpisodicTree: lambda m, ref, op: m.episodic_tree(ref),
     ops.Health: lambda m, ref, op: m.health(ref, graph_drift=op.graph_drift),
+    ops.WorkingList: lambda m, ref, op: m.working.list(ref, after=op.after, limit=op.limit),
+    ops.WorkingGet: lambda m, ref, op: m.working.entry(ref, op.key),
+    ops.WorkingSet: lambda m, ref, op: m.working.set(
+        ref,
+        op.key,
+        op.value,
+        expected_version=op.expected_version,
+        ttl=None if op.ttl_seconds is None else timedelta(seconds=op.ttl_seconds),
+    ),
+    ops.WorkingDelete: lambda m, ref, op: m.working.delete(ref, op.key),
     ops.StartSession: lambda m, ref, op: m.sessions.start(
         ref, session_id=op.session_id, name=op.name, fork_of=op.fork_of
     ),

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Annotated, ClassVar, Generic, Literal, TypeVar
+from datetime import datetime, timedelta
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from engram.core import limits
 from engram.core.documents.models import Document, Provenance
@@ -30,6 +30,7 @@ from engram.core.errors import (
     NotFound,
     TooLarge,
     Unavailable,
+    Unprocessable,
     UpstreamFailure,
 )
 from engram.core.fields import (
@@ -42,6 +43,7 @@ from engram.core.fields import (
     Path,
     Real,
     Text,
+    Value,
     Whole,
     Wire,
     called,
@@ -59,6 +61,8 @@ from engram.core.models import (
     RecallHit,
     SourceRef,
     TrashPage,
+    WorkingEntry,
+    WorkingPage,
 )
 from engram.core.records import (
     ConsolidationReport,
@@ -102,6 +106,10 @@ class Surface:
     # Also offered on what an application remembers of a person, under
     # ``/api/v1/apps/{app}`` (the person is the verified caller, never a parameter).
     people: bool = False
+    # The parameter of a compare-and-set, which HTTP's conditional headers may also
+    # give (``If-Match: "N"``; ``If-None-Match: *`` for 0, "must be unset"). An answer
+    # that carries a ``version`` sends it as the ``ETag`` too.
+    precondition: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -753,6 +761,101 @@ class Health(Op[HealthReport]):
     ] = False
 
 
+# -- working memory ----------------------------------------------------------------------
+WORKING = "working memory"
+KEY = Text(limits.MAX_KEY_CHARS, strip=False, called="key")  # any text but NUL
+Key = Annotated[
+    str, KEY, Path(rest=True), Help(f"the key: 1 to {limits.MAX_KEY_CHARS} characters, any but NUL")
+]
+MAX_TTL_SECONDS = limits.MAX_TTL // timedelta(seconds=1)
+
+
+@dataclass(frozen=True)
+class WorkingList(Op[WorkingPage]):
+    """One page of working memory, in ascending UTF-8 key order.
+
+    ``next_after`` is set when more follow: pass it back as ``after``."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET", "/memory", facts=False, tag=WORKING, cli="working list", name="list"
+    )
+
+    after: Annotated[str | None, KEY, Help("a key: the page starts after it")] = None
+    limit: PageSize = None
+
+
+@dataclass(frozen=True)
+class WorkingGet(Op[WorkingEntry]):
+    """The value at a key, with its version.
+
+    The version is the one a compare-and-set names. Not found when the key is unset."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET",
+        "/memory/{key}",
+        errors=(NotFound, Unprocessable),
+        facts=False,
+        tag=WORKING,
+        cli="working get",
+        name="entry",
+    )
+
+    key: Key
+
+
+@dataclass(frozen=True)
+class WorkingSet(Op[WorkingEntry]):
+    """Set a key to a JSON value.
+
+    ``expected_version`` makes it a compare-and-set (0: the key must be unset): a
+    conflict when the version is another, and nothing is written. ``ttl_seconds`` makes
+    the key expire."""
+
+    surface: ClassVar[Surface] = Surface(
+        "PUT",
+        "/memory/{key}",
+        writes=True,
+        errors=(Conflict, TooLarge),
+        facts=False,
+        tag=WORKING,
+        cli="working set",
+        name="set",
+        precondition="expected_version",
+    )
+
+    key: Key
+    value: Annotated[Any, Value(), Help("any JSON value, up to 64 KiB, nested at most 64 levels")]
+    expected_version: Annotated[
+        int | None,
+        Whole(),
+        Help("compare-and-set: the version read (0: the key must be unset)"),
+    ] = None
+    ttl_seconds: Annotated[
+        int | None, Whole(1, MAX_TTL_SECONDS), Help("forget the key after this many seconds")
+    ] = None
+
+
+@dataclass(frozen=True)
+class WorkingDelete(Op[bool]):
+    """Remove a key.
+
+    Idempotent: the answer says whether it was set."""
+
+    surface: ClassVar[Surface] = Surface(
+        "DELETE",
+        "/memory/{key}",
+        status=204,
+        writes=True,
+        errors=(Conflict,),
+        facts=False,
+        tag=WORKING,
+        cli="working delete",
+        name="delete",
+    )
+
+    key: Key
+
+
 # -- tidying and compiling --------------------------------------------------------------
 @dataclass(frozen=True)
 class Consolidate(Op[ConsolidationReport]):
@@ -929,4 +1032,8 @@ OPS: tuple[type[Op[object]], ...] = (
     EpisodicTree,
     StartSession,
     Health,
+    WorkingList,
+    WorkingGet,
+    WorkingSet,
+    WorkingDelete,
 )

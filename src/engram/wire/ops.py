@@ -24,10 +24,12 @@ from engram.core import fields, ops
 from engram.core.errors import NotFound
 from engram.core.fields import Field, fields_of
 from engram.core.graph import ops as graph_ops
-from engram.core.models import SourceRef
+from engram.core.models import SourceRef, WorkingPage
+from engram.core.scopes import ResourceRef, Scope
 from engram.wire import (
     CompactionOut,
     DeletionOut,
+    EntryOut,
     EntryPageOut,
     FactForgotten,
     FactOut,
@@ -38,6 +40,7 @@ from engram.wire import (
     LedgerOut,
     RecalledFact,
     RecallOut,
+    ResourceRefOut,
     SessionEntryOut,
     SessionNodeOut,
     SessionOut,
@@ -47,6 +50,7 @@ from engram.wire import (
     TrashOut,
     TreeOut,
     Whole,
+    WorkingPageOut,
 )
 from engram.wire.casing import snake
 from engram.wire.consolidation import ConsolidationOut, WikiOut
@@ -71,12 +75,39 @@ OpType = type[ops.Op[Any]]
 
 
 @dataclass(frozen=True, slots=True)
+class Where:
+    """Whose memory a call acted on: the id the path named (an agent's), its scope, and
+    whether the memory embeds."""
+
+    key: str
+    scope: Scope
+    semantic: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """What an operation answers over the wire, built from the operation and its result
-    (no model: no body, as a 204 has none)."""
+    (no model: no body, as a 204 has none); ``placed``: built with the :class:`Where`
+    of the call too, for an answer that says whose memory it is."""
 
     model: type[BaseModel] | None
-    build: Callable[[Any, Any], BaseModel | None]
+    build: Callable[..., BaseModel | None]
+    placed: bool = False
+
+    def of(self, op: Any, result: Any, where: Where) -> BaseModel | None:
+        return self.build(op, result, where) if self.placed else self.build(op, result)
+
+
+def _working_page(op: ops.WorkingList, page: WorkingPage, where: Where) -> WorkingPageOut:
+    assert isinstance(where.scope, ResourceRef), "working memory's routes are an agent's"
+    return WorkingPageOut(
+        agent_id=where.key,
+        resource_ref=ResourceRefOut.of(where.scope),
+        semantic=where.semantic,
+        working=page.as_dict(),
+        next_after=page.next_after,
+        unreadable=list(page.unreadable) or None,
+    )
 
 
 def _forgotten_document(op: ops.ForgetDocument, existed: bool) -> None:
@@ -142,6 +173,10 @@ ANSWERS: dict[OpType, Answer] = {
     ),
     ops.StartSession: Answer(SessionOut, lambda op, session: SessionOut.of(session)),
     ops.Health: Answer(HealthReportOut, lambda op, report: HealthReportOut.of(report)),
+    ops.WorkingList: Answer(WorkingPageOut, _working_page, placed=True),
+    ops.WorkingGet: Answer(EntryOut, lambda op, entry: EntryOut.of(entry)),
+    ops.WorkingSet: Answer(EntryOut, lambda op, entry: EntryOut.of(entry)),
+    ops.WorkingDelete: Answer(None, lambda op, existed: None),  # idempotent: 204 either way
     ops.Consolidate: Answer(ConsolidationOut, lambda op, report: ConsolidationOut.of(report)),
     ops.CompileWiki: Answer(WikiOut, lambda op, report: WikiOut.of(report)),
     ops.DetectFeedback: Answer(
@@ -193,7 +228,8 @@ def answer(op: OpType, *, people: bool = False) -> Answer:
     if found is not None:
         return found
     camel = ANSWERS[op]
-    return Answer(None if camel.model is None else snake(camel.model), camel.build)
+    model = None if camel.model is None else snake(camel.model)
+    return Answer(model, camel.build, camel.placed)
 
 
 def sent(answer: BaseModel, *, people: bool = False) -> dict[str, Any]:
@@ -323,7 +359,7 @@ def made(op: OpType, given: dict[str, Any], *, people: bool = False) -> Op:
     values: dict[str, Any] = {}
     for f in fields_of(op):
         value = given.get(f.name)
-        if value is None:
+        if value is None and not (f.required and f.name in given):  # null may be a value
             continue
         if isinstance(value, SourceRefBody):
             value = SourceRef(value.sandbox_id, value.entry_index)
@@ -339,14 +375,19 @@ def encoded(op: Op, *, people: bool = False) -> tuple[str, dict[str, Any]]:
     kind = type(op)
     spelt = naming(kind, people=people)
     values = {f.name: getattr(op, f.name) for f in path_fields(kind)}
-    path = kind.surface.path.format(**{k: quote(str(v), safe="") for k, v in values.items()})
+    path = kind.surface.path.format(**{k: segment(str(v)) for k, v in values.items()})
     sent: dict[str, Any] = {}
     for f in carried(kind):
         value = getattr(op, f.name)
-        if value is None or value == f.default:
+        if not f.required and (value is None or value == f.default):
             continue
         sent[spelt(f)] = _json(value)
     return path, sent
+
+
+def segment(part: str) -> str:
+    """One path segment, percent-encoded; dots too, so ``..`` is not a dot-segment."""
+    return quote(part, safe="").replace(".", "%2E")
 
 
 def _json(value: Any) -> Any:

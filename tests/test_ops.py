@@ -9,6 +9,7 @@ import base64
 import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from engram.core import ops, tools
 from engram.core.errors import InvalidInput
 from engram.core.fields import Items, Real, Text, Whole
 from engram.core.graph import ops as graph_ops
+from engram.mcp import catalogue
 from engram.wire.ops import carried, naming
 from stores import Target, rows
 
@@ -51,10 +53,14 @@ def _commands(
     return found
 
 
-def test_every_operation_is_offered_on_every_surface(published: dict[str, Any]) -> None:
+def test_every_operation_is_offered_on_every_surface(
+    published: dict[str, Any], tmp_path: Path
+) -> None:
     paths = published["paths"]
     commands = _commands()
-    offered = {t.name: t for t in tools.create(tools._Nowhere(), reflect=True)}
+    with engram.open(tmp_path / "tools.db", embedder=None) as mem:  # what MCP offers too
+        mcp = catalogue.agent(mem, engram.ResourceRef("tools"))
+    offered = {t.name: t for t in [*tools.create(tools._Nowhere(), reflect=True), *mcp]}
     for op in DECLARED:
         surface = op.surface
         for mount in (AGENTS, PEOPLE):

@@ -492,7 +492,7 @@ class Facts(Op[FactPage]):
 
     One page; pass ``next_before`` back as ``before``."""
 
-    surface: ClassVar[Surface] = Surface("GET", "/facts", cli="facts")
+    surface: ClassVar[Surface] = Surface("GET", "/facts", cli="facts", tool="memory_list")
 
     limit: PageSize = None
     before: Annotated[
@@ -797,6 +797,7 @@ class WorkingGet(Op[WorkingEntry]):
         facts=False,
         tag=WORKING,
         cli="working get",
+        tool="working_get",
         name="entry",
     )
 
@@ -819,6 +820,7 @@ class WorkingSet(Op[WorkingEntry]):
         facts=False,
         tag=WORKING,
         cli="working set",
+        tool="working_set",
         name="set",
         precondition="expected_version",
     )
@@ -872,6 +874,7 @@ class Consolidate(Op[ConsolidationReport]):
         writes=True,
         errors=(Conflict, TooLarge, CapabilityMissing, UpstreamFailure),
         cli="consolidate",
+        tool="memory_reflect",
         facts=False,
         tag="consolidation",
         name="consolidate",

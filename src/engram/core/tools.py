@@ -186,6 +186,21 @@ _TIMES = {f.name for f in fields_of(ops.Remember) if f.base is datetime}
 QUERY = next(f for f in fields_of(ops.Recall) if f.name == "query").schema()  # a query's bounds
 
 
+def offer(
+    op: type[ops.Op[Any]],
+    description: str,
+    arguments: Mapping[str, str],
+    answer: Callable[[Any], str],
+    **more: Mapping[str, Any],
+) -> Tool:
+    """The operation as the tool its declaration names: ``arguments`` (argument name →
+    the operation's parameter) with the declaration's bounds (``more`` merged over
+    them); a call makes the operation of them, checked by the library, and ``answer``
+    carries it out into the text the model reads."""
+    schema = _object(op, arguments, **more)
+    return _tool(op, description, schema, lambda given: answer(_made(op, arguments, given)))
+
+
 def _object(
     op: type[ops.Op[Any]], arguments: Mapping[str, str], **more: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -285,19 +300,15 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
     ]
     if reflect:
         made.append(
-            Tool(
-                "memory_reflect",
+            _tool(
+                ops.Consolidate,
                 "Tidy this memory: merge facts that say the same thing, prune weak old "
                 "ones, and adjust strengths from which recalled facts answers used. "
                 "Answers what changed; with dryRun, what would change.",
-                {
-                    "type": "object",
-                    "properties": {"dryRun": {"type": "boolean", "description": "change nothing"}},
-                    "required": [],
-                    "additionalProperties": False,
-                },
+                _object(
+                    ops.Consolidate, {"dryRun": "dry_run"}, dryRun={"description": "change nothing"}
+                ),
                 consolidate,
-                writes=True,
             )
         )
     return made

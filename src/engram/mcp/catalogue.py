@@ -17,21 +17,22 @@ names one.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from datetime import timedelta
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Literal, TypeVar
 
-from engram.core import tools
-from engram.core.graph.models import MAX_NAME_CHARS, MAX_TYPE_CHARS
+from engram.core import ops, tools
+from engram.core.graph import ops as graph_ops
+from engram.core.graph.search import EntityHit
 from engram.core.graph.walks import Subgraph
-from engram.core.limits import MAX_KEY_CHARS, MAX_TTL
 from engram.core.memory import Memory
+from engram.core.models import FactPage, WorkingEntry
 from engram.core.people import AppMemory, Person, PersonBacking
 from engram.core.scopes import Scope
 
 MAX_LIST = 100
+LISTED = 20  # facts a listing shows when the model names no limit
 MAX_GRAPH_TOP_K = 20
-_KEY = {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "description": "the key"}
+T = TypeVar("T")
 
 
 def agent(memory: Memory, ref: Scope) -> list[tools.Tool]:
@@ -45,97 +46,62 @@ def person(memory: Memory, app: AppMemory, who: Person) -> list[tools.Tool]:
 
 
 def extra(memory: Memory, ref: Scope) -> list[tools.Tool]:
-    """The listing, graph and working-memory tools over ``ref``."""
+    """The listing, graph and working-memory tools over ``ref``, each a declared
+    operation offered as its declaration names it."""
+
+    def run(op: ops.Op[T]) -> T:
+        return memory.run(ref, op)
+
     return [
-        tools.Tool(
-            "memory_list",
+        tools.offer(
+            ops.Facts,
             "List remembered facts, newest first: '- [id] words'. The last line gives "
             "the 'before' cursor of the next page when more follow.",
-            _object(
-                {
-                    "limit": _count(MAX_LIST, "how many (default 20)"),
-                    "before": {"type": "string", "minLength": 1, "maxLength": 256},
-                },
-                [],
-            ),
-            lambda args: _listing(memory, ref, args),
-            writes=False,
+            {"limit": "limit", "before": "before"},
+            lambda op: _listing(run(op if op.limit else replace(op, limit=LISTED))),
+            limit={"maximum": MAX_LIST, "description": f"how many (default {LISTED})"},
+            before={"description": "the cursor a listing's last line gave"},
         ),
-        tools.Tool(
-            "graph_search",
+        tools.offer(
+            graph_ops.SearchEntities,
             "Find the people, places and things remembered, by name and meaning, best "
             "first: '- [id] name (type): summary'.",
-            _object(
-                {
-                    "query": tools.QUERY,
-                    "topK": _count(MAX_GRAPH_TOP_K, "how many (default 5)"),
-                    "types": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1, "maxLength": MAX_TYPE_CHARS},
-                        "maxItems": 16,
-                        "description": "only entities of these types",
-                    },
-                },
-                ["query"],
-            ),
-            lambda args: _entities(memory, ref, args),
-            writes=False,
+            {"query": "query", "topK": "top_k", "types": "types"},
+            lambda op: _entities(run(replace(op, mode=_mode(memory)))),
+            topK={
+                "maximum": MAX_GRAPH_TOP_K,
+                "description": f"how many (default {graph_ops.DEFAULT_SEARCH})",
+            },
+            types={"description": "only entities of these types"},
         ),
-        tools.Tool(
-            "graph_neighbourhood",
+        tools.offer(
+            graph_ops.Neighbourhood,
             "What is remembered around an entity (its id or name): its relations to "
             "other entities and the facts that mention them.",
-            _object(
-                {
-                    "entity": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": 3},
-                },
-                ["entity"],
-            ),
-            lambda args: _around(memory, ref, args),
-            writes=False,
+            {"entity": "entity", "depth": "depth"},
+            lambda op: _around(run(op)),
+            entity={"description": "the entity's id, name or alias"},
         ),
-        tools.Tool(
-            "working_get",
+        tools.offer(
+            ops.WorkingGet,
             "Read a value kept in working memory by key; answers its JSON.",
-            _object({"key": _KEY}, ["key"]),
-            lambda args: json.dumps(memory.working.get(ref, args["key"]), ensure_ascii=False),
-            writes=False,
+            {"key": "key"},
+            lambda op: json.dumps(run(op).value, ensure_ascii=False),
         ),
-        tools.Tool(
-            "working_set",
+        tools.offer(
+            ops.WorkingSet,
             "Keep a JSON value in working memory under a key (replacing what was there).",
-            _object(
-                {
-                    "key": _KEY,
-                    "value": {"description": "any JSON value, up to 64 KiB"},
-                    "ttlSeconds": _count(
-                        int(MAX_TTL.total_seconds()), "forget it after this many seconds"
-                    ),
-                },
-                ["key", "value"],
-            ),
-            lambda args: _keep(memory, ref, args),
-            writes=True,
+            {"key": "key", "value": "value", "ttlSeconds": "ttl_seconds"},
+            lambda op: _kept(run(op)),
         ),
     ]
 
 
-def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
+def _mode(memory: Memory) -> Literal["hybrid", "text"]:
+    return "hybrid" if memory.embedder is not None else "text"
 
 
-def _count(maximum: int, description: str) -> dict[str, Any]:
-    return {"type": "integer", "minimum": 1, "maximum": maximum, "description": description}
-
-
-def _listing(memory: Memory, ref: Scope, args: Mapping[str, Any]) -> str:
-    page = memory.facts(ref, limit=args.get("limit", 20), before=args.get("before"))
+def _listing(page: FactPage) -> str:
     if not page.facts:
         return "No memory yet."
     lines = [f"- [{fact.id}] {fact.content}" for fact in page.facts]
@@ -144,11 +110,7 @@ def _listing(memory: Memory, ref: Scope, args: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _entities(memory: Memory, ref: Scope, args: Mapping[str, Any]) -> str:
-    mode: Literal["hybrid", "text"] = "hybrid" if memory.embedder is not None else "text"
-    hits = memory.graph.search(
-        ref, args["query"], top_k=args.get("topK", 5), types=args.get("types", []), mode=mode
-    )
+def _entities(hits: list[EntityHit]) -> str:
     if not hits:
         return "No entity matches."
     return "\n".join(
@@ -159,8 +121,7 @@ def _entities(memory: Memory, ref: Scope, args: Mapping[str, Any]) -> str:
     )
 
 
-def _around(memory: Memory, ref: Scope, args: Mapping[str, Any]) -> str:
-    found: Subgraph = memory.graph.neighbourhood(ref, args["entity"], depth=args.get("depth", 1))
+def _around(found: Subgraph) -> str:
     names = {e.id: e.name for e in found.entities}
     lines = [f"{found.center.name} [{found.center.id}]"]
     lines += [
@@ -173,8 +134,5 @@ def _around(memory: Memory, ref: Scope, args: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _keep(memory: Memory, ref: Scope, args: Mapping[str, Any]) -> str:
-    seconds = args.get("ttlSeconds")
-    ttl = None if seconds is None else timedelta(seconds=seconds)
-    entry = memory.working.set(ref, args["key"], args["value"], ttl=ttl)
+def _kept(entry: WorkingEntry) -> str:
     return f"Kept {entry.key!r} (version {entry.version})."

@@ -114,6 +114,7 @@ class SearchEntities(Op[list[EntityHit]]):
         errors=(CapabilityMissing, UpstreamFailure),
         name="search",
         cli="graph entity search",
+        tool="graph_search",
     )
 
     query: Annotated[
@@ -273,7 +274,10 @@ class Neighbourhood(Op[walks.Subgraph]):
     to their other ends, and facts to the entities they mention."""
 
     surface: ClassVar[Surface] = _on_graph(
-        "GET", "/graph/entities/{entity}/neighbourhood", cli="graph neighbours"
+        "GET",
+        "/graph/entities/{entity}/neighbourhood",
+        cli="graph neighbours",
+        tool="graph_neighbourhood",
     )
 
     entity: EntityRef

@@ -27,8 +27,11 @@ lint: $(VENV)/.installed
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The plugins the suite uses, named: loading every installed one would also mark their
+# packages for assertion rewriting (schemathesis', anyio's), seconds in every worker.
+PLUGINS := -p xdist.plugin -p pytest_timeout -p _hypothesis_pytestplugin
 test: lint
-	$(BIN)/pytest -q -n auto
+	PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/pytest $(PLUGINS) -q -n auto
 
 # README.md's settings table, written from the declarations in src/engram/settings.py.
 settings-table: $(VENV)/.installed

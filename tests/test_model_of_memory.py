@@ -162,8 +162,8 @@ def test_memory_matches_its_model(backend: str, request: pytest.FixtureRequest) 
     fresh = stores.fresh_stores(backend, lambda: request.getfixturevalue("postgres_admin"))
     machine = type("MemoryModelOn" + backend.title(), (MemoryModel,), {"fresh_store": fresh})
     # PostgreSQL runs half the examples: the same model, at three times the cost a step.
-    # ENGRAM_MODEL_EXAMPLES (24 by default) sets SQLite's, for a deeper run.
-    examples = int(os.environ.get("ENGRAM_MODEL_EXAMPLES", "24"))
+    # ENGRAM_MODEL_EXAMPLES (16 by default) sets SQLite's, for a deeper run.
+    examples = int(os.environ.get("ENGRAM_MODEL_EXAMPLES", "16"))
     examples = examples if backend == "sqlite" else max(1, examples // 2)
     run_state_machine_as_test(
         machine, settings=settings(max_examples=examples, stateful_step_count=25, deadline=None)

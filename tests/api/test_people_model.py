@@ -158,9 +158,9 @@ def test_who_sees_what(backend: str, request: pytest.FixtureRequest) -> None:
     machine = type("WhoSeesWhatOn" + backend.title(), (WhoSeesWhat,), {"fresh_store": fresh})
     run_state_machine_as_test(
         machine,
-        # ENGRAM_PEOPLE_EXAMPLES (6 by default) for a deeper run.
+        # ENGRAM_PEOPLE_EXAMPLES (4 by default) for a deeper run.
         settings=settings(
-            max_examples=int(os.environ.get("ENGRAM_PEOPLE_EXAMPLES", "6")),
+            max_examples=int(os.environ.get("ENGRAM_PEOPLE_EXAMPLES", "4")),
             stateful_step_count=15,
             deadline=None,
         ),

@@ -184,38 +184,26 @@ def _lines() -> list[str]:
 def _render(op: OpType, made: Any, result: Any) -> Output:
     from engram.cli import render
 
-    if op is ops.Recall:
-        return render.recall_hits(result)
-    if op is ops.Facts:
-        return render.facts_page(result)
-    if op is ops.FactProvenance:
-        return render.provenance(made.fact_id, result)
-    if op is ops.Trash:
-        return render.trash(result)
-    if op is ops.Ledger:
-        return render.ledger(result)
-    if op is ops.History:
-        return render.ledger(LedgerPage(result, None))
-    if op is ops.Revert:
-        return render.ledger_entry(result)
-    if op is ops.Documents:
-        return render.documents(result)
-    if op is ops.GetDocument:
-        return render.document(result)
-    if op is ops.ForgetDocument:
-        return render.forgot_document(made.document_id, result, hard=made.hard)
-    if op is ops.Forget:
-        return render.forgotten(made.fact_id, result, hard=made.hard)
-    if op is ops.Consolidate:
-        return render.consolidated(result)
-    if op is ops.WorkingList:
-        return render.working_page(result)
-    if op is ops.WorkingGet:
-        return render.entry_value(result)
-    if op is ops.WorkingSet:
-        return render.entry_set(result)
-    if op is ops.WorkingDelete:
-        return render.entry_deleted(made.key, result)
-    if op is ops.ForgetAll:
-        return render.forgotten_all(result, hard=made.hard)
-    return render.fact(result)  # remember, fact, correct, merge, unforget
+    by_op: dict[OpType, Callable[[], Output]] = {
+        ops.Recall: lambda: render.recall_hits(result),
+        ops.Facts: lambda: render.facts_page(result),
+        ops.FactProvenance: lambda: render.provenance(made.fact_id, result),
+        ops.Trash: lambda: render.trash(result),
+        ops.Ledger: lambda: render.ledger(result),
+        ops.History: lambda: render.ledger(LedgerPage(result, None)),
+        ops.Revert: lambda: render.ledger_entry(result),
+        ops.Documents: lambda: render.documents(result),
+        ops.GetDocument: lambda: render.document(result),
+        ops.ForgetDocument: lambda: render.forgot_document(
+            made.document_id, result, hard=made.hard
+        ),
+        ops.Forget: lambda: render.forgotten(made.fact_id, result, hard=made.hard),
+        ops.Consolidate: lambda: render.consolidated(result),
+        ops.ForgetAll: lambda: render.forgotten_all(result, hard=made.hard),
+        ops.WorkingList: lambda: render.working_page(result),
+        ops.WorkingGet: lambda: render.entry_value(result),
+        ops.WorkingSet: lambda: render.entry_set(result),
+        ops.WorkingDelete: lambda: render.entry_deleted(made.key, result),
+    }
+    printed = by_op.get(op)
+    return render.fact(result) if printed is None else printed()  # a fact: remember, correct…

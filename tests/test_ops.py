@@ -24,7 +24,7 @@ from engram.core.errors import InvalidInput
 from engram.core.fields import Items, Real, Text, Whole
 from engram.core.graph import ops as graph_ops
 from engram.mcp import catalogue
-from engram.wire.ops import carried, naming
+from engram.wire.ops import Where, answer, carried, naming, sent
 from stores import Target, rows
 
 EARLIER, LATER = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 2, 1, tzinfo=UTC)
@@ -231,6 +231,21 @@ def test_an_operation_writes_exactly_when_it_declares(target: Target) -> None:
             mem.run(ref, make())
             added = _rows(target, table) - before
             assert added == (1 if op.surface.writes else 0), (op, added)
+
+
+def test_every_answer_reads_back_as_the_model_its_schema_names(mem: engram.Memory) -> None:
+    """What the service sends for each operation is what ``Client.answer`` reads into
+    the answer's model: the same answer again, field for field."""
+    ref = engram.ResourceRef("typed")
+    where = Where("typed", ref, semantic=True)
+    for op, make in _samples(mem, ref).items():
+        made = make()
+        built = answer(op).of(made, mem.run(ref, made), where)
+        model = answer(op).model
+        if built is None or model is None:
+            assert model is None and built is None, op
+            continue
+        assert model.model_validate(sent(built)) == built, op
 
 
 def _rows(target: Target, table: str) -> int:

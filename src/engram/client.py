@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
 
 import httpx
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from engram import wire
@@ -132,6 +132,14 @@ class Client:
         """Carries out one declared operation (:mod:`engram.core.ops`) for the agent: the
         request its declaration names, checked here first by the library's own rules."""
         return self.run_at(f"/agents/{_quote(agent_id)}", op)
+
+    def answer(self, agent_id: str, op: ops.Op[Any]) -> BaseModel | None:
+        """Carries out one declared operation for the agent, its answer typed: the wire
+        model the service publishes for it (``FactOut``, ``RecallOut``, ``EntryOut``…),
+        read by field name (``fact.created_at``); None for an answer with no body."""
+        model = wire_ops.answer(type(op)).model
+        found = self.run(agent_id, op)
+        return None if model is None else model.model_validate(found)
 
     def run_at(self, prefix: str, op: ops.Op[Any], *, people: bool = False) -> JSON:
         """Carries out one declared operation on the scope at ``prefix``: an agent's

@@ -15,7 +15,9 @@ from fastapi.testclient import TestClient
 
 import engram
 from engram.api import create_app
+from engram.core import ops
 from engram.settings import Settings
+from engram.wire import EntryOut, FactOut, HealthReportOut, RecallOut
 from stores import Target
 
 SECRET = "client-secret-0123456789abcdef01234567"
@@ -53,6 +55,28 @@ def test_a_fact_s_strength_goes_through_the_client(app_client: TestClient) -> No
     assert [h["id"] for h in hits] == [strong["id"]]
     with pytest.raises(engram.InvalidInput):
         client.remember(agent, "never stored", strength=11)
+
+
+def test_an_operation_s_answer_comes_typed_as_the_service_publishes_it(
+    app_client: TestClient,
+) -> None:
+    """Each answer parses into the model the schema names for it, read by field name."""
+    client = engram.Client(token=SERVICE, http=app_client)
+    agent = client.register("typed")["id"]
+    fact = client.answer(agent, ops.Remember("the deploy runs nightly", tags=["ops"]))
+    assert isinstance(fact, FactOut)
+    assert (fact.content, fact.tags, fact.created_at.tzinfo is not None) == (
+        "the deploy runs nightly",
+        ["ops"],
+        True,
+    )
+    hits = client.answer(agent, ops.Recall("deploy", mode="text"))
+    assert isinstance(hits, RecallOut) and [h.id for h in hits.facts] == [fact.id]
+    kept = client.answer(agent, ops.WorkingSet("plan", {"step": 1}))
+    assert isinstance(kept, EntryOut) and (kept.value, kept.version) == ({"step": 1}, 1)
+    assert client.answer(agent, ops.WorkingDelete("plan")) is None  # a 204 has no body
+    report = client.answer(agent, ops.Health())
+    assert isinstance(report, HealthReportOut) and report.facts.live == 1
 
 
 def _person(app_client: TestClient, uid: str) -> engram.Client:

@@ -87,7 +87,7 @@ from engram.core.sessions import Sessions
 from engram.core.sharing import Sharing
 from engram.core.text import check_text
 from engram.core.usage import Usage
-from engram.core.wiki import WIKI_TYPE, Wiki
+from engram.core.wiki import Wiki
 from engram.core.working import WorkingMemory
 from engram.core.writing import FactWriter
 from engram.core.writing import Note as Note  # the library has always offered it here
@@ -140,21 +140,13 @@ class Memory:
         self._facts_writer = FactWriter(
             store, embedder, caps=lambda: self._caps, clock=clock, writer=writer
         )
-        importer = Importer(
-            store, embedder, self._facts_writer.write_new, clock=clock, writer=writer
+        self._documents = Documents(
+            store, embedder, self._facts_writer, clock=clock, writer=writer, fetcher=fetcher
         )
-        self.wiki = Wiki(
-            store,
-            lambda ref, pages: self._documents.ingest_pages(
-                ref, pages, op="wiki.compile", type=WIKI_TYPE, tags=(WIKI_TYPE,)
-            ),
-            lambda ref, name: store.run(
-                lambda tx: store.documents.by_source(tx, ref, name), write=False
-            ),
-        )
+        self.wiki = Wiki(store, self._documents)
         self._portable = Portable(
             store,
-            importer,
+            Importer(store, embedder, self._facts_writer, clock=clock, writer=writer),
             stores,
             lambda other, embeds: Memory(
                 other, embedder if embeds else None, writer=writer, stores=stores
@@ -168,14 +160,6 @@ class Memory:
             caps=lambda: self._caps,
             clock=clock,
             writer=writer,
-        )
-        self._documents = Documents(
-            store,
-            lambda: self._require("ingesting documents"),
-            self._facts_writer,
-            clock=clock,
-            writer=writer,
-            fetcher=fetcher,
         )
 
     def acting(

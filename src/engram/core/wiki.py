@@ -26,10 +26,10 @@ import hashlib
 import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from engram.core import limits
 from engram.core.errors import InvalidInput, StorageFailure
@@ -38,7 +38,7 @@ from engram.core.portability import folder as folders  # the parameter is folder
 from engram.core.records import WikiReport as WikiReport  # re-exported
 
 if TYPE_CHECKING:
-    from engram.core.documents.models import Document, IngestReport
+    from engram.core.documents.models import IngestReport
     from engram.core.graph.models import Entity, Relation
     from engram.core.ports import Store, Tx
     from engram.core.scopes import Scope
@@ -49,14 +49,27 @@ INDEX = "index.md"
 MAX_BATCH = limits.MAX_WIKI_BATCH
 _UNSAFE = re.compile(r"[^\w\- ]+", re.UNICODE)
 
-# (scope, [(document name, text)]) -> reports: the pages written in one ledger entry
-Ingest = Callable[["Scope", list[tuple[str, str]]], list["IngestReport"]]
-Lookup = Callable[["Scope", str], "Document | None"]  # the scope's document of a name
+
+class Pages(Protocol):
+    """What writes the wiki's pages: the scope's documents (engram.core.documents keeps
+    them, and follows the wiki in turn, so the wiki names only what it asks of them)."""
+
+    def ingest_pages(
+        self,
+        ref: Scope,
+        pages: Sequence[tuple[str, str]],
+        *,
+        op: str,
+        tags: Sequence[str] = (),
+        type: str = "document",
+    ) -> list[IngestReport]:
+        """Pages (name, text) written together, in one ledger entry ``op``."""
+        ...
 
 
 class Wiki:
-    def __init__(self, store: Store, ingest: Ingest, lookup: Lookup) -> None:
-        self._store, self._ingest, self._lookup = store, ingest, lookup
+    def __init__(self, store: Store, pages: Pages) -> None:
+        self._store, self._pages = store, pages
         self._folders: dict[str, Path] = {}  # scope key -> the folder its pages mirror to
 
     def attach(self, ref: Scope, folder: str | os.PathLike[str] | None) -> None:
@@ -107,14 +120,20 @@ class Wiki:
             paths = sorted(pages)
             if mirror is not None:
                 left.update(_mirror(mirror, pages))
-            reports = self._ingest(ref, [(PREFIX + p, pages[p]) for p in paths])
+            named = [(PREFIX + p, pages[p]) for p in paths]
+            reports = self._pages.ingest_pages(
+                ref, named, op="wiki.compile", type=WIKI_TYPE, tags=(WIKI_TYPE,)
+            )
             written += [p for p, r in zip(paths, reports, strict=True) if r.status != "unchanged"]
             folded, mark = folded + len(fresh), last
         shown = None if mark is None else f"{mark[0]}.{mark[1]}"
         return WikiReport(folded, tuple(dict.fromkeys(written)), shown, tuple(left.items()))
 
     def _watermark(self, ref: Scope) -> tuple[int, int] | None:
-        found = self._lookup(ref, PREFIX + INDEX)
+        store = self._store
+        found = store.run(
+            lambda tx: store.documents.by_source(tx, ref, PREFIX + INDEX), write=False
+        )
         raw = None if found is None else found.metadata.get("watermark")
         if not raw:
             return None

@@ -37,7 +37,7 @@ from engram.core.errors import CapabilityMissing, InvalidInput, NotFound, Unproc
 from engram.core.models import Writer
 from engram.core.ports import Embedder, Store, TokenCounter, Tx
 from engram.core.scopes import Scope
-from engram.core.writing import Batch, FactWriter, Note
+from engram.core.writing import Batch, FactWriter, Note, require_embedder
 
 ATTEMPTS = 3  # an ingest whose reused facts left meanwhile is prepared again
 
@@ -65,7 +65,7 @@ class Documents:
     def __init__(
         self,
         store: Store,
-        embedder: Callable[[], Embedder],
+        embedder: Embedder | None,
         facts: FactWriter,
         *,
         clock: Clock,
@@ -75,6 +75,9 @@ class Documents:
         self._store, self._embedder, self._fetching = store, embedder, fetcher
         self._facts = facts
         self._now, self._writer = clock, writer
+
+    def _require(self) -> Embedder:
+        return require_embedder(self._embedder, "ingesting documents")
 
     def ingest_text(
         self,
@@ -110,7 +113,7 @@ class Documents:
         the ``unchanged`` report. Reads and cuts, writes nothing."""
         source = reading.check_source(name)
         media = reading.check_media_type(media_type)
-        embedder = self._embedder()
+        embedder = self._require()
         size = reading.check_chunk_tokens(how.chunk_tokens, embedder)
         strategy = reading.check_strategy(how.strategy, media)
         kept_tags, kind = limits.check_tags(how.tags), limits.check_label(how.kind, "type")
@@ -233,7 +236,7 @@ class Documents:
         # whatever else is missing; nothing is fetched or ingested before both pass.
         if isinstance(named, str) and urls.is_url(named):
             urls.check_url(named)
-            reading.check_chunk_tokens(chunk_tokens, self._embedder())
+            reading.check_chunk_tokens(chunk_tokens, self._require())
             report = self._ingest_url(ref, named, limit_bytes, allow_private, how)
             if progress is not None:
                 progress(report)
@@ -241,7 +244,7 @@ class Documents:
         if isinstance(named, str) and urls.has_scheme(named) and not Path(named).exists():
             raise InvalidInput(f"only http and https URLs are fetched, got {named.split(':')[0]}:")
         found = files.find(source, *globs, limit_files, limit_bytes)
-        reading.check_chunk_tokens(chunk_tokens, self._embedder())
+        reading.check_chunk_tokens(chunk_tokens, self._require())
         single, reports = len(found) == 1 and Path(source).is_file(), []
         for item in found:
             report = self._ingest_file(item, single, ref, how, limit_bytes)

@@ -43,6 +43,7 @@ from engram.core.portability import records, streaming
 from engram.core.portability.mcp_memory import McpGraph
 from engram.core.portability.records import FactRecord, Parsed, WorkingRecord
 from engram.core.ports import ModelRecord, NewFact
+from engram.core.writing import FactWriter
 
 if TYPE_CHECKING:
     from engram.core.ports import Embedder, Store, Tx
@@ -53,7 +54,6 @@ EMBED_BATCH = 256
 WRITE_BATCH = 2000  # facts built and written at a time, inside the one transaction
 PAGE = 1000
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-WriteNew = Callable[[ledger.Entry, dict[str, NewFact], ModelRecord], dict[str, Fact]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,12 +123,12 @@ class Importer:
         self,
         store: Store,
         embedder: Embedder | None,
-        write_new: WriteNew,
+        facts: FactWriter,
         *,
         clock: Clock,
         writer: Writer,
     ) -> None:
-        self._store, self._embedder, self._write_new = store, embedder, write_new
+        self._store, self._embedder, self._facts = store, embedder, facts
         self._now, self._writer = clock, writer
 
     def run(
@@ -282,7 +282,7 @@ class Importer:
         if new:
             if model is None:  # _vectors refuses facts with neither an embedder nor a model
                 raise CapabilityMissing("this memory has no embedder; nothing was imported")
-            written.added += len(self._write_new(rec, new, model))
+            written.added += len(self._facts.write_new(rec, new, model))
         written.existing += held
         written.mappings.update(moved)
 

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
+from engram import wire
 from engram.api.context import memory_of
 from engram.api.openapi import errors
 from engram.api.params import Limit
@@ -28,8 +29,8 @@ def register(spec: AgentSpec, request: Request) -> AgentOut:
 def listing(
     request: Request,
     limit: Limit = limits.DEFAULT_PAGE,
-    after: Annotated[str | None, Query(description="nextAfter of the previous page")] = None,
-    name: Annotated[str | None, Query(description="only the agents of this name")] = None,
+    after: Annotated[wire.After | None, Query(description="nextAfter of the previous page")] = None,
+    name: Annotated[wire.Name | None, Query(description="only the agents of this name")] = None,
 ) -> AgentPageOut:
     """Every registered agent, ended or not, in ascending id order; ``nextAfter`` when
     more follow."""

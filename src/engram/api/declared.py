@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BeforeValidator, WithJsonSchema
 from starlette.convertors import Convertor, register_url_convertor
 
+from engram import wire
 from engram.api import preconditions
 from engram.api.context import Person, agent_memory, memory_of
 from engram.api.openapi import errors
@@ -65,13 +66,16 @@ class Mount:
     key: str
     common: tuple[int, ...]
     people: bool = False
+    shown: WithJsonSchema | None = None  # what the key may be, when not any text
 
     def offers(self, op: OpType) -> bool:
         return op.surface.people or not self.people
 
 
 AGENTS = Mount("/agents/{agent_id}", "agent_id", (400, 401, 403, 404, 500, 501, 503))
-PEOPLE = Mount("/api/v1/apps/{app}", "app", (400, 401, 403, 404, 500, 503), people=True)
+PEOPLE = Mount(
+    "/api/v1/apps/{app}", "app", (400, 401, 403, 404, 500, 503), people=True, shown=wire.APP
+)
 
 
 def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> APIRouter:
@@ -173,7 +177,7 @@ def _endpoint(group: list[OpType], mount: Mount) -> Callable[..., Any]:
     people = mount.people
     params = [
         inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request),
-        _param(mount.key, Annotated[str, PathParam()]),
+        _param(mount.key, Annotated[str, PathParam(), mount.shown]),
     ]
     if people:
         params.append(_param("person", Person))

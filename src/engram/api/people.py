@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from pydantic import WithJsonSchema
 
+from engram import wire
 from engram.api.context import Person, memory_of
 from engram.api.openapi import errors
 from engram.api.params import Count, Limit, TopK
 from engram.api.portability import exported
-from engram.core import limits
+from engram.core import fields, limits, ops
 from engram.core.errors import NotFound
 from engram.core.people import AppMemory
 from engram.core.scopes import PersonAppRef
@@ -36,8 +38,16 @@ from engram.wire.portability import ExportDocument
 router = APIRouter(
     prefix="/api/v1", tags=["people"], responses=errors(400, 401, 403, 404, 500, 503)
 )
-Before = Annotated[str | None, Query(description="nextBefore of the previous page")]
-AgentId = Annotated[str, Query(description="the application, app:<uid>")]
+Before = Annotated[
+    str | None,
+    Query(description="nextBefore of the previous page"),
+    WithJsonSchema(fields.Text(256, strip=False, pattern=ops.CURSOR_PATTERN).schema()),
+]
+App = Annotated[str, wire.APP]
+MemoryId = Annotated[str, WithJsonSchema(ops.FACT_ID.schema())]
+AgentId = Annotated[str, Query(description="the application, app:<uid>"), wire.APP]
+Shared = Annotated[str, wire.SHARED_APP]
+Words = Annotated[str, wire.shown(limits.MAX_QUERY_CHARS, blank=False)]
 
 
 def app_memory(request: Request, app: str) -> AppMemory:
@@ -47,14 +57,14 @@ def app_memory(request: Request, app: str) -> AppMemory:
 
 # -- as the caller, in an application ------------------------------------------------
 @router.post("/apps/{app}/memories", status_code=201, responses=errors(413))
-def remember(app: str, body: MemoryWords, request: Request, person: Person) -> PersonMemory:
+def remember(app: App, body: MemoryWords, request: Request, person: Person) -> PersonMemory:
     """Remembers ``memory`` as what ``{app}`` knows of the person (201)."""
     return PersonMemory.of(app_memory(request, app).remember(person, body.memory))
 
 
 @router.get("/apps/{app}/memories/search")
 def search(
-    app: str, request: Request, person: Person, query: str, top_k: TopK = limits.DEFAULT_TOP_K
+    app: App, request: Request, person: Person, query: Words, top_k: TopK = limits.DEFAULT_TOP_K
 ) -> FoundMemories:
     """What ``{app}`` remembers of the person for ``query``, best first, and what other
     applications remember of them where the person allowed it (marked ``rememberedBy``)."""
@@ -73,7 +83,7 @@ def search(
 # -- the routes of a person's memories in an application ------------------------------
 @router.get("/apps/memories/{app}")
 def listing(
-    app: str,
+    app: App,
     request: Request,
     person: Person,
     limit: Limit = limits.DEFAULT_PAGE,
@@ -97,7 +107,7 @@ def listing(
     response_class=Response,
     responses={200: {"description": "the person's export", "model": ExportDocument}},
 )
-def export(app: str, request: Request, person: Person) -> Response:
+def export(app: App, request: Request, person: Person) -> Response:
     """Everything ``{app}`` remembers of the person, as one engram export document (the
     facts with their vectors, then the working keys): theirs to keep or take elsewhere."""
     scope = app_memory(request, app).scope(person)
@@ -106,7 +116,7 @@ def export(app: str, request: Request, person: Person) -> Response:
 
 @router.patch("/apps/memories/{app}/{memory_id}", responses=errors(409, 413, 422))
 def correct(
-    app: str, memory_id: str, body: MemoryWords, request: Request, person: Person
+    app: App, memory_id: MemoryId, body: MemoryWords, request: Request, person: Person
 ) -> Corrected:
     """Corrects one memory of the person in ``{app}`` (embedded again)."""
     memory = app_memory(request, app)
@@ -116,14 +126,14 @@ def correct(
 
 
 @router.delete("/apps/memories/{app}/{memory_id}")
-def forget(app: str, memory_id: str, request: Request, person: Person) -> Forgotten:
+def forget(app: App, memory_id: MemoryId, request: Request, person: Person) -> Forgotten:
     """Forgets one memory of the person, for good (a person's forget is real)."""
     app_memory(request, app).forget(person, memory_id)
     return Forgotten(forgotten=1)
 
 
 @router.delete("/apps/memories/{app}", responses=errors(409))
-def forget_all(app: str, request: Request, person: Person, count: Count) -> Forgotten:
+def forget_all(app: App, request: Request, person: Person, count: Count) -> Forgotten:
     """Forgets everything ``{app}`` remembers of the person, for good, confirming ``count``:
     when there are more now, nothing is forgotten (409)."""
     return Forgotten(forgotten=app_memory(request, app).forget_all(person, count=count))
@@ -144,7 +154,9 @@ def memories_of(
 
 
 @router.patch("/memories/{memory_id}", responses=errors(409, 413, 422))
-def correct_by_id(memory_id: str, body: MemoryWords, request: Request, person: Person) -> Corrected:
+def correct_by_id(
+    memory_id: MemoryId, body: MemoryWords, request: Request, person: Person
+) -> Corrected:
     """Corrects one of the person's memories by id, whatever application holds it."""
     app = _owned_app(request, person, memory_id)
     fact = app_memory(request, app).correct(person, memory_id, body.memory, by=person)
@@ -152,7 +164,7 @@ def correct_by_id(memory_id: str, body: MemoryWords, request: Request, person: P
 
 
 @router.delete("/memories/{memory_id}")
-def forget_by_id(memory_id: str, request: Request, person: Person) -> Forgotten:
+def forget_by_id(memory_id: MemoryId, request: Request, person: Person) -> Forgotten:
     """Forgets one of the person's memories by id, for good, whatever application holds it."""
     app_memory(request, _owned_app(request, person, memory_id)).forget(person, memory_id)
     return Forgotten(forgotten=1)
@@ -177,25 +189,36 @@ def _owned_app(request: Request, person: str, memory_id: str) -> str:
 
 
 # -- allowances -------------------------------------------------------------------------
-@router.get("/memory-shares")
+@router.get(
+    "/memory-shares",
+    # JSON Schema cannot say "one of these parameters or none, not both": beside it.
+    openapi_extra={"x-not-both": [["source", "reader"]]},
+)
 def shares(
     request: Request,
     person: Person,
-    source: Annotated[str | None, Query(description="who reads what this app remembers")] = None,
-    reader: Annotated[str | None, Query(description="what this app reads besides its own")] = None,
+    source: Annotated[Shared | None, Query(description="who reads what this app remembers")] = None,
+    reader: Annotated[
+        Shared | None, Query(description="what this app reads besides its own")
+    ] = None,
 ) -> SharesOut:
     """The person's allowances: by ``source``, by ``reader``, or all of them."""
     found = memory_of(request).sharing.shares(person, source=source, reader=reader)
     return SharesOut(shares=[ShareOut.of(s) for s in found])
 
 
-@router.put("/memory-shares", responses=errors(413, 422))
+@router.put(
+    "/memory-shares",
+    responses=errors(413, 422),
+    # JSON Schema cannot say two values differ: published beside it, as x-order is.
+    openapi_extra={"x-different": [["source", "reader"]]},
+)
 def allow(body: ShareSpec, request: Request, person: Person) -> ShareOut:
     """Lets ``reader`` read what ``source`` remembers of the person."""
     return ShareOut.of(memory_of(request).sharing.allow(person, body.source, body.reader))
 
 
 @router.delete("/memory-shares", status_code=204, response_class=Response)
-def stop(request: Request, person: Person, source: str, reader: str) -> None:
+def stop(request: Request, person: Person, source: Shared, reader: Shared) -> None:
     """Stops ``reader`` reading what ``source`` remembers of the person."""
     memory_of(request).sharing.stop(person, source, reader)

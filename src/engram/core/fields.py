@@ -28,7 +28,14 @@ from engram.core.text import check_text
 JSON = dict[str, Any]
 T = TypeVar("T")
 NO_NUL = "^[^\\x00]*$"
-NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# The whitespace that stripping drops, spelled out for a character set: ``\\s`` differs
+# between Python and the ECMA-262 patterns JSON Schema means (U+001C-U+001F, U+0085,
+# U+FEFF), so a generated client would take for text what the service strips away.
+SPACES = (
+    "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+NOT_BLANK = "^[^\\x00]*[^" + SPACES + "\\x00][^\\x00]*$"
 
 
 class Marker:

@@ -16,12 +16,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
+from annotated_types import Interval
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
-from engram.core import limits
+from engram.core import fields, limits
 from engram.core.agents import MAX_NAME_CHARS
-from engram.core.conversations import Conversation, Turn
+from engram.core.conversations import MAX_SPEAKER_CHARS, Conversation, Turn
 from engram.core.errors import InvalidInput
 from engram.core.graph.rebuild import Difference, GraphDrift
 from engram.core.health import HealthReport
@@ -36,7 +37,7 @@ from engram.core.models import (
     WorkingEntry,
 )
 from engram.core.records import Agent, Entry, Session, SessionNode, Share
-from engram.core.scopes import MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
+from engram.core.scopes import APP_PREFIX, MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
 from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES
 from engram.core.text import check_text
 
@@ -90,7 +91,34 @@ def stored_id(value: str) -> str:
 
 StoredId = AfterValidator(stored_id)
 FactId = Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS), StoredId]
-Part = Annotated[str, Field(min_length=1, max_length=MAX_PART_CHARS)]
+
+
+def shown(max_chars: int, *, blank: bool = True) -> WithJsonSchema:
+    """Text's bounds as the library checks them (1 to ``max_chars`` characters, no NUL;
+    ``blank``: whitespace alone is text too), published as a declared parameter's are."""
+    return WithJsonSchema(fields.Text(max_chars, strip=not blank).schema())
+
+
+# A turn's words that fit a fact beside any speaker's name: "speaker: text".
+MAX_TURN_CHARS = limits.MAX_FACT_CHARS - MAX_SPEAKER_CHARS - len(": ")
+Part = Annotated[str, Field(min_length=1, max_length=MAX_PART_CHARS), shown(MAX_PART_CHARS)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS), shown(MAX_NAME_CHARS)]
+After = Annotated[str, Field(min_length=1, max_length=64), shown(64)]  # an id to page after
+Count = Annotated[int, Interval(ge=0, le=limits.MAX_COUNT), Whole]  # 3.0 is 3
+# An application as a person's routes name it: ``app:<uid>``, or its uid alone.
+APP = WithJsonSchema(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_PART_CHARS - len(APP_PREFIX),
+        "pattern": r"^(?!app:$)[^\x00]+$",
+        "description": "the application, app:<uid> or its uid",
+    }
+)
+# An application as allowances name it: always ``app:<uid>``.
+SHARED_APP = WithJsonSchema(
+    {"type": "string", "maxLength": MAX_PART_CHARS, "pattern": r"^app:[^\x00]+$"}
+)
 
 
 # -- request bodies --------------------------------------------------------------------
@@ -101,7 +129,7 @@ class Body(BaseModel):
 
 
 class AgentSpec(Body):
-    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    name: Name
     resource_id: Part | None = Field(default=None, alias="resourceId")
     team_id: Part | None = Field(default=None, alias="teamId")
 
@@ -110,20 +138,9 @@ class SpawnSpec(Body):
     """A child whose resource already holds memory is refused (409) unless
     ``intoExisting``: then the parent's keys overwrite the child's and the facts merge."""
 
-    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    name: Name
     resource_id: Part | None = Field(default=None, alias="resourceId")
     into_existing: bool = Field(default=False, alias="intoExisting")
-
-
-class PutValue(Body):
-    """``expectedVersion`` makes the write a compare-and-set (0: the key must be unset);
-    ``ttlSeconds`` makes the key expire."""
-
-    value: Any = Field(description="any JSON up to 64 KiB, nested at most 64 levels")
-    expected_version: int | None = Field(
-        default=None, alias="expectedVersion", ge=0, le=limits.MAX_COUNT
-    )
-    ttl_seconds: int | None = Field(default=None, alias="ttlSeconds", ge=1, le=MAX_TTL_SECONDS)
 
 
 class SourceRefBody(Body):
@@ -145,8 +162,14 @@ class EntryBody(Body):
 
 
 class TurnBody(Body):
-    speaker: str = Field(min_length=1, max_length=128)
-    text: str = Field(min_length=1, max_length=limits.MAX_FACT_CHARS)
+    speaker: Annotated[str, shown(MAX_SPEAKER_CHARS, blank=False)] = Field(
+        min_length=1, max_length=MAX_SPEAKER_CHARS
+    )
+    # Published shorter than the service reads it: the turn is remembered as "speaker:
+    # text", at most a fact's 2,000 characters, and a schema cannot add two lengths.
+    text: Annotated[str, shown(MAX_TURN_CHARS, blank=False)] = Field(
+        min_length=1, max_length=limits.MAX_FACT_CHARS
+    )
     at: Time | None = Field(default=None, description="when it was said (default: now)")
     metadata: dict[str, Any] | None = None
 
@@ -161,8 +184,8 @@ class NewConversation(Body):
 
     turns: list[TurnBody] = Field(min_length=1, max_length=MAX_APPEND)
     session_id: str | None = Field(default=None, alias="sessionId", min_length=1, max_length=64)
-    expected_next: int | None = Field(default=None, alias="expectedNext", ge=0, le=limits.MAX_COUNT)
-    context_turns: int = Field(default=1, alias="contextTurns", ge=0, le=5)
+    expected_next: Count | None = Field(default=None, alias="expectedNext")
+    context_turns: Annotated[int, Whole] = Field(default=1, alias="contextTurns", ge=0, le=5)
 
 
 class NewEntries(Body):
@@ -170,18 +193,18 @@ class NewEntries(Body):
     entries are already there answers the same range; any other stale value is a 409."""
 
     entries: list[EntryBody] = Field(max_length=MAX_APPEND)
-    expected_next: int | None = Field(default=None, alias="expectedNext", ge=0, le=limits.MAX_COUNT)
+    expected_next: Count | None = Field(default=None, alias="expectedNext")
 
 
 class MemoryWords(Body):
     """A person's memory in words (spec 003: empty or over 2000 characters is a 422)."""
 
-    memory: str
+    memory: Annotated[str, shown(limits.MAX_FACT_CHARS, blank=False)]
 
 
 class ShareSpec(Body):
-    source: str
-    reader: str
+    source: Annotated[str, SHARED_APP]
+    reader: Annotated[str, SHARED_APP]
 
 
 # -- answers of the agent routes (camelCase) -------------------------------------------

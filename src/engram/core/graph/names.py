@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from engram.core.fields import SPACES
+
 SIMILAR = (9, 10)  # Jaccard of 3-grams >= 9/10, compared in integers
 MIN_SIMILAR_CHARS = 6
 MIN_ENTROPY_BITS = 1.5
@@ -37,6 +39,18 @@ _ASCII_TRAILING = "".join(
     c for c in map(chr, range(128)) if c.isspace() or unicodedata.category(c)[0] == "P"
 )
 _ASCII_LEADING = "".join(c for c in _ASCII_TRAILING if c not in _KEEP_LEADING)
+_IN_A_SET = "\\]-[^"  # what a character set of a pattern escapes
+
+
+def _in_set(chars: str) -> str:
+    return "".join("\\" + c if c in _IN_A_SET else c for c in chars)
+
+
+# A name as a schema can say it: some character that is neither whitespace nor ASCII
+# punctuation (a name of those alone has nothing left once normalised). Punctuation of
+# other scripts alone is refused too, which a pattern that every validator reads cannot
+# tell apart.
+NAMED = "^[^\\x00]*[^" + SPACES + "\\x00" + _in_set(_ASCII_TRAILING.strip()) + "][^\\x00]*$"
 _CLOSES = {")": "(", "]": "[", "}": "{"}  # a closing bracket and its opener
 
 

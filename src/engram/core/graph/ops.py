@@ -27,6 +27,7 @@ from engram.core.fields import Cli, Help, Items, Json, OneOf, Text, Whole, Wire
 from engram.core.fields import Path as InPath
 from engram.core.graph import models, walks
 from engram.core.graph.models import Entity, ExtractionReport, Relation
+from engram.core.graph.names import NAMED
 from engram.core.graph.search import EntityHit
 from engram.core.models import JSONValue
 from engram.core.ops import FACT_ID, Method, Op, Order, Surface
@@ -36,12 +37,12 @@ if TYPE_CHECKING:
     from engram.core.scopes import Scope
 
 DEFAULT_SEARCH = 10  # entities a search answers unless asked
-NAME = Text(models.MAX_NAME_CHARS)
+NAME = Text(models.MAX_NAME_CHARS, pattern=NAMED)
 TYPE = Text(models.MAX_TYPE_CHARS)
 Name = Annotated[str, NAME]
 EntityRef = Annotated[
     str,
-    Text(models.MAX_NAME_CHARS, called="entity"),
+    Text(models.MAX_NAME_CHARS, called="entity", pattern=NAMED),
     InPath(),
     Help("an entity's id, name or alias, percent-encoded"),
 ]

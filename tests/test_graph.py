@@ -49,6 +49,15 @@ def test_an_alias_that_names_another_entity_is_refused(mem: engram.Memory) -> No
     assert mem.ledger(REF).entries == ledger_before
 
 
+def test_aliases_past_the_limit_with_those_held_are_a_conflict(mem: engram.Memory) -> None:
+    """Each call may name up to 64 aliases (the schema says so); more with those the
+    entity holds is a state the request could not know: a conflict, nothing written."""
+    mem.graph.upsert_entity(REF, "Ana", aliases=[f"ana {n}" for n in range(40)])
+    with pytest.raises(Conflict, match="would have 70 aliases"):
+        mem.graph.upsert_entity(REF, "Ana", aliases=[f"lima {n}" for n in range(30)])
+    assert len(mem.graph.entity(REF, "Ana").aliases) == 40
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

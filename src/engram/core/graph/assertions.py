@@ -77,9 +77,10 @@ def upsert_entity(
             attributes=attrs if attrs is not None else current.attributes,
             origin="asserted" if origin == "asserted" else current.origin,
         )
-    if len(merged) > models.MAX_ALIASES:
-        raise InvalidInput(
-            f"the entity would have {len(merged)} aliases; the limit is {models.MAX_ALIASES}"
+    if len(merged) > models.MAX_ALIASES:  # with those it holds: a state, not the request
+        raise Conflict(
+            f"the entity would have {len(merged)} aliases; the limit is {models.MAX_ALIASES}",
+            hint="it holds aliases already: give fewer new ones",
         )
     merged = dict(sorted(merged.items()))  # aliases read back in their normalised order
     entity = dataclasses.replace(entity, aliases=tuple(merged.values()))

@@ -47,9 +47,7 @@ def _in_set(chars: str) -> str:
 
 
 # A name as a schema can say it: some character that is neither whitespace nor ASCII
-# punctuation (a name of those alone has nothing left once normalised). Punctuation of
-# other scripts alone is refused too, which a pattern that every validator reads cannot
-# tell apart.
+# punctuation (a name of those alone has nothing left once normalised).
 NAMED = "^[^\\x00]*[^" + SPACES + "\\x00" + _in_set(_ASCII_TRAILING.strip()) + "][^\\x00]*$"
 _CLOSES = {")": "(", "]": "[", "}": "{"}  # a closing bracket and its opener
 
@@ -58,7 +56,9 @@ def normalise(name: str) -> str:
     """The form two names of one entity share: Unicode NFKC, case folded, whitespace
     collapsed, surrounding punctuation stripped (a leading ``@`` or ``#`` kept), a final
     possessive ``'s`` (or the ``'`` of ``James'``) dropped, a leading "the" dropped when
-    more follows. ``""`` when nothing is left. Idempotent."""
+    more follows. ``""`` for whitespace and ASCII punctuation alone, as :data:`NAMED`
+    says; punctuation of other scripts alone is its own normal form (folded, collapsed),
+    since no pattern every validator reads can tell it apart. Idempotent."""
     if name.isascii():
         text = name.casefold()
     else:
@@ -73,6 +73,9 @@ def normalise(name: str) -> str:
             text = text[:-1]
         elif text.startswith("the ") and len(text) > 4:
             text = text[4:]
+    if not text and not name.isascii():
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+        return _SPACES.sub(" ", folded.translate(_APOSTROPHES)).strip()
     return text
 
 

@@ -49,6 +49,14 @@ def test_an_alias_that_names_another_entity_is_refused(mem: engram.Memory) -> No
     assert mem.ledger(REF).entries == ledger_before
 
 
+def test_a_name_of_another_script_s_punctuation_is_its_own(mem: engram.Memory) -> None:
+    """The schema tells ASCII punctuation apart, not every script's: a name of the
+    latter alone is kept as itself and found by it; ASCII punctuation alone is refused
+    (see test_bad_input_is_refused_and_writes_nothing)."""
+    made = mem.graph.upsert_entity(REF, "¶")
+    assert mem.graph.entity(REF, "¶").id == made.id
+
+
 def test_aliases_past_the_limit_with_those_held_are_a_conflict(mem: engram.Memory) -> None:
     """Each call may name up to 64 aliases (the schema says so); more with those the
     entity holds is a state the request could not know: a conflict, nothing written."""

@@ -36,6 +36,7 @@ MAX_DEPTH = 64
 MAX_STRENGTH = 10.0  # a fact's strength lies in [0, MAX_STRENGTH]; 1.0 is neutral
 MAX_COUNT = 1 << 53  # beyond any store, and within what SQLite and JSON carry exactly
 MAX_TTL = timedelta(days=10**6)  # about 2,700 years; its expiry fits in int64 microseconds
+MAX_TTL_SECONDS = MAX_TTL // timedelta(seconds=1)  # as HTTP and the tools give it
 MAX_AGE_MS = MAX_TTL // timedelta(milliseconds=1)  # a compaction's max age, in milliseconds
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
 from engram.core import limits
@@ -767,7 +767,6 @@ KEY = Text(limits.MAX_KEY_CHARS, strip=False, called="key")  # any text but NUL
 Key = Annotated[
     str, KEY, Path(rest=True), Help(f"the key: 1 to {limits.MAX_KEY_CHARS} characters, any but NUL")
 ]
-MAX_TTL_SECONDS = limits.MAX_TTL // timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -833,7 +832,7 @@ class WorkingSet(Op[WorkingEntry]):
         Help("compare-and-set: the version read (0: the key must be unset)"),
     ] = None
     ttl_seconds: Annotated[
-        int | None, Whole(1, MAX_TTL_SECONDS), Help("forget the key after this many seconds")
+        int | None, Whole(1, limits.MAX_TTL_SECONDS), Help("forget the key after this many seconds")
     ] = None
 
 

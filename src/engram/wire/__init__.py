@@ -41,8 +41,6 @@ from engram.core.scopes import APP_PREFIX, MAX_PART_CHARS, PersonAppRef, Resourc
 from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES
 from engram.core.text import check_text
 
-MAX_TTL_SECONDS = int(limits.MAX_TTL.total_seconds())
-
 
 def parse_time(raw: object) -> object:
     """An ISO 8601 time with its UTC offset (``2024-05-01T09:30:00Z``); numbers are refused."""

@@ -288,6 +288,13 @@ class Field:
         return found
 
 
+def camel(name: str) -> str:
+    """A parameter's name in camelCase, as the wire and files spell it (``expires_at``:
+    ``expiresAt``)."""
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
 def fields_of(cls: Any) -> tuple[Field, ...]:
     """The parameters of a dataclass, as declared (markers and help read once)."""
     return _fields_of(cls)

@@ -35,7 +35,7 @@ from typing import Any, Protocol, TypeVar
 
 from engram.core import fields, ops
 from engram.core.errors import EngramError, InvalidInput
-from engram.core.fields import fields_of
+from engram.core.fields import camel, fields_of
 from engram.core.models import Fact, RecallMode
 from engram.core.ports import ChatModel, Embedder
 from engram.core.records import ConsolidationReport
@@ -174,14 +174,11 @@ class AgentBacking:
 # operation's parameters (a few renamed, as a model reads them), with the declaration's
 # bounds; whether it writes is the operation's.
 MAX_TOP_K = 20  # a model reads every hit: fewer than the library's 100
-# memory_add's arguments: the fields of a remembered fact a model may set.
-ADD = {
-    "content": "content",
-    "tags": "tags",
-    "type": "type",
-    "context": "context",
-    "expiresAt": "expires_at",
-}
+# memory_add's arguments: the fields of a remembered fact, named in camelCase, but
+# those a model does not set: where the fact came from, its metadata, when it was
+# learned and how strongly it counts are its caller's to say.
+_CALLERS = {"source_ref", "metadata", "created_at", "strength"}
+ADD = {camel(f.name): f.name for f in fields_of(ops.Remember) if f.name not in _CALLERS}
 _TIMES = {f.name for f in fields_of(ops.Remember) if f.base is datetime}
 QUERY = next(f for f in fields_of(ops.Recall) if f.name == "query").schema()  # a query's bounds
 

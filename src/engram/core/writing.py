@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from engram.core import ledger, limits, rules
 from engram.core.clock import Clock, from_us, to_us
 from engram.core.errors import CapabilityMissing
-from engram.core.models import Caps, Fact, Writer
+from engram.core.fields import fields_of
+from engram.core.models import Caps, Fact, SourceRef, Writer
 from engram.core.ops import Remember
 from engram.core.ports import Embedder, ModelRecord, NewFact, Store
 from engram.core.scopes import Scope
@@ -32,6 +33,9 @@ COPIED = tuple(
     for f in dataclasses.fields(Remember)
     if f.name in {g.name for g in dataclasses.fields(Fact)} and f.name not in _COMPUTED
 )
+KEPT = tuple(f for f in fields_of(Remember) if f.name in COPIED and f.base is not SourceRef)
+"""The copied fields but the source (its own shape on every surface): a fact's answers
+and export files carry each under its own name, so a new one needs no line there."""
 
 
 @dataclass(slots=True)

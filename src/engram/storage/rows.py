@@ -1,15 +1,17 @@
 """Rows as both backends store them, turned into the core's records.
 
 Both backends keep the same columns in the same order, so one mapping serves them. A
-fact's columns are declared once, in :data:`PLAIN`: the statements that write, copy,
-trash and restore a fact and read it back build their column lists from it, and
-:func:`to_fact` reads it. A new field of a fact is one entry there (and a migration on
-each backend).
+fact's columns follow its fields (:data:`PLAIN`): the statements that write, copy,
+trash and restore a fact and read it back build their column lists from them, and
+:func:`to_fact` reads them. A new plain field of a fact needs no line here, only a
+migration on each backend.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -86,26 +88,49 @@ def _entry(new: NewFact) -> int | None:
     return None if source is None else source.entry_index
 
 
-# A fact's plain columns, in the order its row reads. Its id and scope (which a fork
-# rewrites), seq, scope_token, vector and deleted_at are each statement's own.
-PLAIN: tuple[Column, ...] = (
-    Column("content", TEXT),
-    Column("created_at", TIME),
-    Column("updated_at", TIME),
-    Column("source_sandbox", OPTIONAL_TEXT, new=_sandbox, field=False),
-    Column("source_entry", OPTIONAL_INTEGER, new=_entry, field=False),
-    Column("type", OPTIONAL_TEXT),
-    Column("tags", TAGS),
-    Column("metadata", JSON, new=lambda new: new.metadata_json),
-    Column("corrected_by", OPTIONAL_TEXT),
-    Column("corrected_at", OPTIONAL_TIME),
-    Column("context", OPTIONAL_TEXT),
-    Column("strength", REAL),
-    Column("turn_user", OPTIONAL_TEXT),
-    Column("expires_at", OPTIONAL_TIME),
+# How a fact's field is stored, by its type: a plain field of a fact needs no line here.
+_KINDS: dict[Any, Kind] = {
+    str: TEXT,
+    str | None: OPTIONAL_TEXT,
+    int | None: OPTIONAL_INTEGER,
+    float: REAL,
+    datetime: TIME,
+    datetime | None: OPTIONAL_TIME,
+    tuple[str, ...]: TAGS,
+}
+# The fields stored otherwise: the id and scope (which a fork rewrites) are each
+# statement's own; the source is two columns; the metadata is written as checked.
+_OWN: dict[str, tuple[Column, ...]] = {
+    "id": (),
+    "scope": (),
+    "source_ref": (
+        Column("source_sandbox", OPTIONAL_TEXT, new=_sandbox, field=False),
+        Column("source_entry", OPTIONAL_INTEGER, new=_entry, field=False),
+    ),
+    "metadata": (Column("metadata", JSON, new=lambda new: new.metadata_json),),
+}
+
+
+def _columns() -> tuple[Column, ...]:
+    """A fact's plain columns, in the order of its fields: each field in the column of
+    its name, stored as its type says (:data:`_KINDS`), but those of :data:`_OWN`."""
+    hints = typing.get_type_hints(Fact)
+    found: list[Column] = []
+    for f in dataclasses.fields(Fact):
+        if f.name in _OWN:
+            found.extend(_OWN[f.name])
+        elif hints[f.name] in _KINDS:
+            found.append(Column(f.name, _KINDS[hints[f.name]]))
+        else:
+            raise TypeError(f"no column kind for Fact.{f.name} of type {hints[f.name]}")
     # What deduplicates a scope's facts: copied with the fact, never read into it.
-    Column("content_hash", TEXT, new=lambda new: new.content_hash, selected=False),
-)
+    found.append(Column("content_hash", TEXT, new=lambda new: new.content_hash, selected=False))
+    return tuple(found)
+
+
+PLAIN = _columns()
+"""A fact's plain columns, in the order its row reads; seq, scope_token, vector and
+deleted_at are each statement's own."""
 PLAIN_COLUMNS = ", ".join(c.name for c in PLAIN)
 _READ = tuple(c for c in PLAIN if c.selected)
 FACT_FIELDS = ", ".join(("id", "scope", *(c.name for c in _READ)))

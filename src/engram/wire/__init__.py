@@ -13,11 +13,20 @@ key that never expires).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 from annotated_types import Interval
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    create_model,
+)
 from pydantic.alias_generators import to_camel
 
 from engram.core import fields, limits
@@ -40,6 +49,7 @@ from engram.core.records import Agent, Entry, Session, SessionNode, Share
 from engram.core.scopes import APP_PREFIX, MAX_PART_CHARS, PersonAppRef, ResourceRef, Scope
 from engram.core.sessions import MAX_APPEND, MAX_ENTRY_BYTES
 from engram.core.text import check_text
+from engram.core.writing import KEPT
 
 
 def parse_time(raw: object) -> object:
@@ -414,23 +424,35 @@ class SourceRefOut(Answer):
     entry_index: int
 
 
-class FactOut(Answer):
+class _FactOut(Answer):
     id: str
     scope: ResourceRefOut | PersonScopeOut
     content: str
-    context: str | None
     source_ref: SourceRefOut | None
     verified: bool
-    type: str | None
-    tags: list[str]
     metadata: dict[str, Any]
     created_at: datetime
     updated_at: datetime
     corrected_by: str | None
     corrected_at: datetime | None
-    strength: float
-    expires_at: datetime | None = _unset_when_none()
 
+
+def _kept(field: fields.Field) -> tuple[Any, Any]:
+    kind = field.base
+    if get_origin(kind) in (Sequence, tuple):  # sent as a JSON list, read back as one
+        kind = list[get_args(kind)[0]]  # type: ignore[misc]
+    return (kind | None if field.optional else kind), ...
+
+
+if TYPE_CHECKING:
+    _Kept = _FactOut
+else:
+    # A fact's kept fields (its type, tags, context, strength, expiry, ...), answered
+    # under their own names and typed as the remember operation declares them.
+    _Kept = create_model("_Kept", __base__=_FactOut, **{f.name: _kept(f) for f in KEPT})
+
+
+class FactOut(_Kept):
     @classmethod
     def of(cls, fact: Fact) -> FactOut:
         return cls(**_fact_fields(fact))
@@ -442,20 +464,16 @@ def _fact_fields(fact: Fact) -> dict[str, Any]:
         "id": fact.id,
         "scope": scope_out(fact.scope),
         "content": fact.content,
-        "context": fact.context,
         "source_ref": None
         if source is None
         else SourceRefOut(sandbox_id=source.sandbox_id, entry_index=source.entry_index),
         "verified": fact.verified,
-        "type": fact.type,
-        "tags": list(fact.tags),
         "metadata": fact.metadata,
         "created_at": fact.created_at,
         "updated_at": fact.updated_at,
         "corrected_by": fact.corrected_by,
         "corrected_at": fact.corrected_at,
-        "strength": fact.strength,
-        **({} if fact.expires_at is None else {"expires_at": fact.expires_at}),
+        **{f.name: getattr(fact, f.name) for f in KEPT},
     }
 
 

@@ -23,7 +23,7 @@ import binascii
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,8 +31,10 @@ from typing import Any
 from engram.core import limits
 from engram.core.clock import from_us, to_us
 from engram.core.errors import BadRecords, EngramError, InvalidInput
+from engram.core.fields import Field, camel
 from engram.core.models import Fact, JSONValue, SourceRef
 from engram.core.ports import ModelRecord
+from engram.core.writing import KEPT
 
 FORMAT, VERSION = "engram-export", 1
 FORMATS = ("json", "jsonl", "csv")
@@ -43,20 +45,24 @@ WORKING_FIELDS = ("kind", "key", "value", "expiresAt")
 DEEP = "nests too deeply to be read"
 
 
+# A fact's kept fields (its type, tags, context, strength, expiry, ...) are written
+# under their names in camelCase and read back held to the remember operation's own
+# rules; the source is written as ``source``.
+
+
 @dataclass(frozen=True, slots=True)
 class FactRecord:
+    """A fact as a file carries it; ``kept`` holds those of its kept fields
+    (:data:`engram.core.writing.KEPT`) the file gave, by name."""
+
     id: str | None
     content: str
     created_at: datetime | None = None
     updated_at: datetime | None = None
-    type: str | None = None
-    tags: tuple[str, ...] = ()
     metadata: dict[str, JSONValue] = field(default_factory=dict)
     metadata_json: str | None = None  # as checked, when it was, so it is encoded once
-    context: str | None = None
-    strength: float = 1.0
     source_ref: SourceRef | None = None
-    expires_at: datetime | None = None
+    kept: dict[str, Any] = field(default_factory=dict)
     vector: bytes | None = None  # float32 little-endian, as the file carries it
     line: int = 0
 
@@ -108,21 +114,23 @@ def fact_record(fact: Fact, vector: Any | None) -> dict[str, Any]:
         "kind": "fact",
         "id": fact.id,
         "content": fact.content,
-        "context": fact.context,
-        "type": fact.type,
-        "tags": list(fact.tags),
+        **{camel(f.name): _written(getattr(fact, f.name)) for f in KEPT},
         "metadata": fact.metadata,
-        "strength": fact.strength,
         "source": None
         if source is None
         else {"sandboxId": source.sandbox_id, "entryIndex": source.entry_index},
         "createdAt": fact.created_at.isoformat(),
         "updatedAt": fact.updated_at.isoformat(),
-        "expiresAt": None if fact.expires_at is None else fact.expires_at.isoformat(),
         "vector": None
         if vector is None
         else base64.b64encode(vector.astype("<f4").tobytes()).decode("ascii"),
     }
+
+
+def _written(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return list(value) if isinstance(value, tuple) else value
 
 
 def working_record(key: str, value_json: str, expires_at_us: int | None) -> dict[str, Any]:
@@ -384,14 +392,10 @@ def _fact(obj: dict[str, Any], line: int, errors: list[tuple[int, str, str]]) ->
         content=found["content"],
         created_at=found.get("createdAt"),
         updated_at=found.get("updatedAt"),
-        type=found.get("type"),
-        tags=found.get("tags", ()),
         metadata=dict(obj["metadata"]) if "metadata" in found else {},
         metadata_json=found.get("metadata"),
-        context=found.get("context"),
-        strength=found.get("strength", 1.0),
         source_ref=found.get("source"),
-        expires_at=found.get("expiresAt"),
+        kept={f.name: found[camel(f.name)] for f in KEPT if found.get(camel(f.name)) is not None},
         vector=found.get("vector"),
         line=line,
     )
@@ -460,18 +464,28 @@ def _id(value: object) -> str:
     return checked
 
 
-_FACT_FIELDS = (
+def _held(kept: Field) -> Callable[[object], Any]:
+    """The check of a :data:`KEPT` field: the remember operation's rule for it (a time
+    read from RFC 3339 first)."""
+    name = camel(kept.name)
+
+    def check(value: object) -> Any:
+        if kept.base is datetime:
+            value = _time(value)
+        checked = value if kept.marker is None else kept.marker.check(value, name)
+        return None if checked == "" and kept.optional else checked
+
+    return check
+
+
+_FACT_FIELDS: tuple[tuple[str, Callable[[object], Any]], ...] = (
     ("id", _id),
     ("content", limits.check_content),
-    ("context", limits.check_context),
-    ("type", lambda v: limits.check_label(v, "type")),
-    ("tags", limits.check_tags),
+    *((camel(f.name), _held(f)) for f in KEPT),
     ("metadata", limits.encode_metadata),
-    ("strength", limits.check_strength),
     ("source", _source),
     ("createdAt", _time),
     ("updatedAt", _time),
-    ("expiresAt", _time),
     ("vector", _vector),
 )
 FACT_FIELDS = ("kind", *(name for name, _ in _FACT_FIELDS))

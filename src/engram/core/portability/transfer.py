@@ -315,13 +315,9 @@ class Importer:
                 created_at=created,
                 updated_at=fact.updated_at or created,
                 source_ref=fact.source_ref,
-                type=fact.type,
-                tags=fact.tags,
                 metadata=fact.metadata,
-                context=fact.context,
-                strength=fact.strength,
                 turn_user=rec.writer.turn_user,
-                expires_at=fact.expires_at,
+                **fact.kept,
             )
             meta = fact.metadata_json or limits.encode_value(fact.metadata)
             new[digest] = NewFact(record, digest, meta, vector)

@@ -173,8 +173,9 @@ def test_mem0_memories_come_in_with_nothing_skipped_silently(
         assert sushi.tags == ("food",) and sushi.metadata["mem0_id"] == "3f1c"
         assert sushi.metadata["user_id"] == "alice" and sushi.created_at.hour == 17
         platform = {"memories": [{"memory": "Runs at dawn"}, {"text": ""}]}
-        with pytest.raises(BadRecords, match="line 2"):
-            mem.import_string(REF, json.dumps(platform), source="mem0")
+        came = mem.import_string(REF, json.dumps(platform), source="mem0")
+        assert came.facts_added == 1  # a blank record carries nothing: left out, and said
+        assert [(s.line, s.field) for s in came.skipped] == [(1, "text")]
         lines = "\n".join(json.dumps(m) for m in got_all["results"])
         assert mem.import_string(ResourceRef("jsonl"), lines, source="mem0").facts_added == 2
 
@@ -542,3 +543,33 @@ def test_an_import_the_system_will_not_read_names_its_path(
         with pytest.raises(InvalidInput, match="cannot read /proc/self/mem: "):
             mem.import_file(REF, "/proc/self/mem", **options)  # type: ignore[arg-type]
         assert mem.ledger(REF).entries == []
+
+
+def test_skipping_bad_records_imports_the_good_ones_on_every_path(
+    target: Target, tmp_path: Path, hashing: engram.HashingEmbedder, monkeypatch: Any
+) -> None:
+    """``on_error="skip"``: the streamed import of a file of this model, the whole-file
+    import and a dry run each leave out the bad records, listed with their lines, and
+    import the rest; a file wrong as a whole is refused all the same."""
+    monkeypatch.setattr(transfer, "WRITE_BATCH", 2)  # batches written around the bad ones
+    with _filled(target, hashing) as mem:
+        mem.export(REF, tmp_path / "out.jsonl")
+        lines = (tmp_path / "out.jsonl").read_text().splitlines()
+        bad = [json.dumps({"kind": "fact", "content": "x" * 2001}), '{"kind": "fact"']
+        mixed = [lines[0], lines[1], bad[0], *lines[2:], bad[1]]
+        (tmp_path / "mixed.jsonl").write_text("\n".join(mixed) + "\n")
+        for into, dry in ((ResourceRef("streamed"), False), (ResourceRef("dry"), True)):
+            done = mem.import_file(into, tmp_path / "mixed.jsonl", on_error="skip", dry_run=dry)
+            assert [(s.line, s.field) for s in done.skipped] == [(3, "content"), (8, "line")]
+            assert done.skipped[0].record == json.loads(bad[0]) and done.skipped[1].record is None
+            assert done.facts_added == 4 and done.working_set == 1
+        assert len(mem.facts(ResourceRef("streamed")).facts) == 4
+        assert mem.facts(ResourceRef("dry")).facts == []
+        whole = "\n".join(mixed)  # read whole, not streamed
+        done = mem.import_string(ResourceRef("whole"), whole, on_error="skip")
+        assert [s.line for s in done.skipped] == [3, 8] and done.facts_added == 4
+        broken = json.dumps({"format": "engram-export", "version": 9})
+        with pytest.raises(BadRecords, match="version"):
+            mem.import_string(ResourceRef("no"), "\n".join([broken, *lines[1:]]), on_error="skip")
+        with pytest.raises(InvalidInput, match="on_error must be refuse or skip"):
+            mem.import_string(ResourceRef("no"), whole, on_error="ignore")  # type: ignore[arg-type]

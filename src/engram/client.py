@@ -449,10 +449,17 @@ class Client:
         format: Literal["json", "jsonl", "csv"] | None = None,
         source: Literal["engram", "mem0", "mcp-memory"] = "engram",
         dry_run: bool = False,
+        on_error: Literal["refuse", "skip"] = "refuse",
     ) -> JSON:
         """Imports records into the agent's memory, all or nothing (BadRecords lists
-        every bad record)."""
-        params = _params(format=format, source=source, dryRun="true" if dry_run else None)
+        every bad record), or with ``on_error="skip"`` the good ones (the answer's
+        ``skipped`` lists the others)."""
+        params = _params(
+            format=format,
+            source=source,
+            dryRun="true" if dry_run else None,
+            onError=None if on_error == "refuse" else on_error,
+        )
         path = f"/agents/{_quote(agent_id)}/imports"
         return self.call_json("POST", path, content=text.encode("utf-8"), params=params)
 

@@ -49,6 +49,14 @@ Source = Annotated[
     Query(description="engram's export, mem0's memories, or the MCP memory server's graph"),
 ]
 DryRun = Annotated[bool, Query(alias="dryRun", description="check and count; write nothing"), Flag]
+OnError = Annotated[
+    Literal["refuse", "skip"],
+    Query(
+        alias="onError",
+        description="refuse: a bad record refuses the whole import (422); skip: the good "
+        "records are imported and the bad ones listed in skipped",
+    ),
+]
 
 
 @router.get(
@@ -90,12 +98,14 @@ async def imports(
     format: ImportFormat = None,
     source: Source = "engram",
     dry_run: DryRun = False,
+    on_error: OnError = "refuse",
 ) -> ImportOut:
     """Imports the body's records into the agent's memory, all or nothing: vectors are
     reused when the file's model is the store's, the other facts embedded; words the
     agent already holds are linked, not written twice; ids taken are changed and listed
     in ``idMappings``. 422 lists every bad record (``error.errors``: line, field,
-    message); 409 when the agent has ended."""
+    message), unless ``onError=skip`` imports the others and lists them in ``skipped``;
+    409 when the agent has ended."""
     raw = await request.body()
     try:
         text = raw.decode("utf-8")
@@ -105,7 +115,7 @@ async def imports(
     def run() -> ImportOut:
         memory, agent = agent_memory(request, agent_id, write=not dry_run)
         report = memory.import_string(
-            agent.ref, text, format=format, source=source, dry_run=dry_run
+            agent.ref, text, format=format, source=source, dry_run=dry_run, on_error=on_error
         )
         return ImportOut.of(report)
 

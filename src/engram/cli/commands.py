@@ -24,6 +24,8 @@ from engram.core.documents import files
 from engram.core.errors import InvalidInput, TooLarge, Unprocessable
 from engram.core.memory import Memory
 from engram.core.people import Acting, AppMemory
+from engram.core.portability import files as portable_files
+from engram.core.portability.records import Skipped
 from engram.core.records import Entry
 from engram.core.scopes import ResourceRef
 from engram.opening import describe
@@ -185,6 +187,11 @@ def export(mem: Memory, args: argparse.Namespace) -> Output:
 def import_(mem: Memory, args: argparse.Namespace) -> Output:
     """The import's report; a tqdm bar on stderr while it embeds and writes, only on a
     terminal and never with --json."""
+    if args.rejects is not None and not args.skip_invalid:
+        raise InvalidInput("--rejects names where --skip-invalid writes; give both")
+    rejects = None
+    if args.skip_invalid:  # a path already taken is refused before anything is imported
+        rejects = portable_files.target(args.rejects or f"{args.path}.rejects.jsonl")
     with _phases(quiet=bool(args.json)) as tell:
         report = mem.import_file(
             _ref(args),
@@ -193,8 +200,19 @@ def import_(mem: Memory, args: argparse.Namespace) -> Output:
             source=args.source,
             dry_run=args.dry_run,
             progress=tell,
+            on_error="skip" if args.skip_invalid else "refuse",
         )
-    return render.imported(report)
+    if rejects is None or not report.skipped:
+        return render.imported(report)
+    with portable_files.writing(rejects):
+        portable_files.write_text(rejects, [_rejected(s) for s in report.skipped])
+    return render.imported(report, str(rejects))
+
+
+def _rejected(skipped: Skipped) -> str:
+    """A line of the rejects file: where the record was, what was wrong, and the record."""
+    said = {"line": skipped.line, "field": skipped.field, "message": skipped.message}
+    return json.dumps({**said, "record": skipped.record}, ensure_ascii=False) + "\n"
 
 
 @contextmanager

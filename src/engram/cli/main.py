@@ -211,6 +211,17 @@ def _add_portability_commands(sub: Subparsers) -> None:
         help="whose format",
     )
     p.add_argument("--dry-run", action="store_true", help="check and count; write nothing")
+    p.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="import the good records and leave the bad ones out, each written with its line, "
+        "field and reason to the rejects file",
+    )
+    p.add_argument(
+        "--rejects",
+        metavar="FILE",
+        help="where --skip-invalid writes the records it left out (default: PATH.rejects.jsonl)",
+    )
     p = _command(
         sub,
         "wiki",
@@ -667,13 +678,40 @@ def _user() -> str:
         return "cli"
 
 
-def _fail(code: str, message: str, exit_code: int, as_json: bool, hint: str | None = None) -> int:
+def _fail(
+    code: str,
+    message: str,
+    exit_code: int,
+    as_json: bool,
+    hint: str | None = None,
+    details: dict[str, object] | None = None,
+) -> int:
     print(f"error[{code}]: {message}" + (f" ({hint})" if hint else ""), file=sys.stderr)
+    for line in _listed(details):
+        print(line, file=sys.stderr)
     if as_json:
         from engram.cli import render
 
-        print(render.dumps(render.error_data(code, message, hint)))
+        data = render.error_data(code, message, hint)
+        if details:
+            data["error"] |= details
+        print(render.dumps(data))
     return exit_code
+
+
+SHOWN = 20  # bad records a failed import lists on the terminal
+
+
+def _listed(details: dict[str, object] | None) -> list[str]:
+    """Each bad record of a refused import (the first :data:`SHOWN`, then how many more),
+    in the file's order."""
+    errors = (details or {}).get("errors")
+    if not isinstance(errors, list):
+        return []
+    lines = [f"  line {e['line']}, {e['field']}: {e['message']}" for e in errors[:SHOWN]]
+    if len(errors) > SHOWN:
+        lines.append(f"  ... and {len(errors) - SHOWN} more")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -689,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
     except EngramError as exc:
-        return _fail(exc.code, exc.message, exc.exit_code, as_json, exc.hint)
+        return _fail(exc.code, exc.message, exc.exit_code, as_json, exc.hint, exc.details)
     except KeyboardInterrupt:
         return _fail("interrupted", "interrupted", EXIT_INTERRUPTED, as_json)
     except Exception:

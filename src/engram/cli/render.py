@@ -367,7 +367,10 @@ def exported(report: ExportReport) -> Output:
     return Output(data, lines)
 
 
-def imported(report: ImportReport) -> Output:
+def imported(report: ImportReport, rejects: str | None = None) -> Output:
+    """The import's counts, each id it changed, and every record it left out or took
+    with a change (by line, in the file's order); ``rejects``: where the left-out
+    records were written."""
     verb = "would import" if report.dry_run else "imported"
     lines = [
         f"{verb} {report.facts_added} facts ({report.facts_existing} already held, linked) "
@@ -375,7 +378,17 @@ def imported(report: ImportReport) -> Output:
         f"{report.vectors_embedded} embedded"
     ]
     lines += [f"id {old} is now {new}" for old, new in report.id_mappings.items()]
-    return Output(ImportOut.of(report).model_dump(mode="json"), lines)
+    if report.skipped:
+        where = f"; written to {rejects}" if rejects else ""
+        lines.append(f"left out {len(report.skipped)} record(s){where}:")
+        lines += [f"  line {s.line}, {s.field}: {s.message}" for s in report.skipped]
+    if report.changed:
+        lines.append(f"took {len(report.changed)} record(s) with a change:")
+        lines += [f"  line {n}, {name}: {said}" for n, name, said in report.changed]
+    data = ImportOut.of(report).model_dump(mode="json")
+    if rejects:
+        data["rejects"] = rejects
+    return Output(data, lines)
 
 
 def consolidated(report: ConsolidationReport) -> Output:

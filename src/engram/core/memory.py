@@ -70,7 +70,7 @@ from engram.core.models import (
     Via,
     Writer,
 )
-from engram.core.portability.portable import ExportReport, Portable
+from engram.core.portability.portable import ExportReport, OnError, Portable
 from engram.core.portability.transfer import Importer, ImportReport, Progress
 from engram.core.ports import (
     ChatModel,
@@ -578,14 +578,24 @@ class Memory:
         source: str = "engram",
         dry_run: bool = False,
         progress: Progress | None = None,
+        on_error: OnError = "refuse",
     ) -> ImportReport:
         """Imports records into the scope, all or nothing: engram's ``json``/``jsonl``
-        export or ``csv`` (``format``, else sniffed), or mem0's memories
-        (``source="mem0"``). Raises BadRecords (422: every bad record by line and
-        field), CapabilityMissing (vectors needed and no embedder), InvalidInput;
-        nothing is written on any of them (:mod:`engram.core.portability.transfer`)."""
+        export or ``csv`` (``format``, else sniffed), mem0's memories
+        (``source="mem0"``) or the MCP memory server's graph (``"mcp-memory"``). Raises
+        BadRecords (422: every bad record by line and field), CapabilityMissing (vectors
+        needed and no embedder), InvalidInput; nothing is written on any of them
+        (:mod:`engram.core.portability.transfer`). ``on_error="skip"`` imports the good
+        records and lists the bad ones in the report's ``skipped`` instead (a file wrong
+        as a whole is still refused); a blank mem0 memory is always skipped and listed."""
         return self._portable.import_string(
-            ref, text, format=format, source=source, dry_run=dry_run, progress=progress
+            ref,
+            text,
+            format=format,
+            source=source,
+            dry_run=dry_run,
+            progress=progress,
+            on_error=on_error,
         )
 
     def import_file(
@@ -597,12 +607,19 @@ class Memory:
         source: str = "engram",
         dry_run: bool = False,
         progress: Progress | None = None,
+        on_error: OnError = "refuse",
     ) -> ImportReport:
         """Imports a file as :meth:`import_string` does; a ``.sqlite``/``.db`` export is
         read through its own store. Raises NotFound (no such file) and what
         :meth:`import_string` raises."""
         return self._portable.import_file(
-            ref, path, format=format, source=source, dry_run=dry_run, progress=progress
+            ref,
+            path,
+            format=format,
+            source=source,
+            dry_run=dry_run,
+            progress=progress,
+            on_error=on_error,
         )
 
     def scope_of(self, fact_id: str) -> Scope | None:

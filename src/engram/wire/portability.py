@@ -21,11 +21,29 @@ class ExportDocument(Answer):
     working: list[dict[str, Any]]
 
 
+class SkippedOut(Answer):
+    """A record left out: its line, the field at fault, why, and the record as sent."""
+
+    line: int
+    field: str
+    message: str
+    record: Any = None
+
+
+class ChangedOut(Answer):
+    """A record taken with a change: its line, the field, and what changed."""
+
+    line: int
+    field: str
+    message: str
+
+
 class ImportOut(Answer):
     """Facts written, facts whose words the agent already held (linked, not written),
     working keys set, vectors taken from the file and embedded, each fact id that was
-    taken and so changed (old → new), and the ledger entry (null for a dry run, or an
-    import that changed nothing)."""
+    taken and so changed (old → new), the ledger entry (null for a dry run, or an
+    import that changed nothing), the records left out (``skipped``: a blank one always,
+    a bad one with ``onError=skip``) and those taken with a change (``changed``)."""
 
     facts_added: int
     facts_existing: int
@@ -35,6 +53,8 @@ class ImportOut(Answer):
     id_mappings: dict[str, str]
     dry_run: bool
     entry: int | None
+    skipped: list[SkippedOut]
+    changed: list[ChangedOut]
 
     @classmethod
     def of(cls, report: ImportReport) -> Self:
@@ -47,4 +67,9 @@ class ImportOut(Answer):
             id_mappings=report.id_mappings,
             dry_run=report.dry_run,
             entry=report.entry,
+            skipped=[
+                SkippedOut(line=s.line, field=s.field, message=s.message, record=s.record)
+                for s in report.skipped
+            ],
+            changed=[ChangedOut(line=n, field=f, message=m) for n, f, m in report.changed],
         )

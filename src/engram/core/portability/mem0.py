@@ -6,78 +6,187 @@ record's words are ``memory`` (or ``text``/``content``); ``id`` is kept in metad
 ``mem0_id`` (mem0's ids are UUIDs, not engram's), ``categories`` become tags, ``user_id``,
 ``agent_id``, ``run_id`` and ``hash`` join the metadata, ``created_at``/``updated_at`` are
 kept, and ``expiration_date`` becomes the fact's ``expires_at`` (a day: its start in
-UTC). No record is skipped silently: one without words is a bad record with its line.
-mem0 exports carry no vectors, so the facts are embedded.
+UTC). mem0 exports carry no vectors, so the facts are embedded.
+
+Nothing a mem0 user wrote goes silently:
+
+- each problem is reported at the line of the file where its record starts (a
+  pretty-printed ``get_all()`` too), by mem0's own field name, in the file's order;
+- a record whose words are blank carries nothing: it is skipped and listed, never fatal;
+- NUL characters, which mem0 keeps and no store's text can hold, become U+FFFD, and the
+  record is listed among those taken with a change;
+- a record with the same words as an earlier one is a second source of the same fact:
+  its id, metadata and times join the first's metadata under ``mem0_also``.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from typing import Any
 
-from engram.core.portability.records import Parsed, objects, parse_json
+from engram.core import limits
+from engram.core.portability.records import Parsed, Skipped, objects, record
 
 _WORDS = ("memory", "text", "content")
 _KEPT = ("user_id", "agent_id", "run_id", "actor_id", "hash", "role")
+_LISTS = ("results", "memories")  # where a document keeps its records, in this order
+_TIMES = (("created_at", "createdAt"), ("updated_at", "updatedAt"))
+# engram's field of a converted record → mem0's (the words' is the record's own key)
+_THEIRS = {
+    "tags": "categories",
+    "createdAt": "created_at",
+    "updatedAt": "updated_at",
+    "expiresAt": "expiration_date",
+}
+ALSO = "mem0_also"  # the other mem0 records of the same words, in metadata
+_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
 
 
 def parse(text: str) -> Parsed:
-    stripped = text.strip()
-    try:
-        whole = json.loads(stripped) if stripped else None
-        items = _items(whole) if whole is not None else None
-    except (ValueError, RecursionError):  # JSONL, perhaps; each line is read on its own
-        items = None
-    if items is None:  # JSONL of records
-        parsed = Parsed()
-        rows: list[tuple[int, Any]] = list(objects(text.splitlines(), parsed.errors))
+    parsed = Parsed()
+    rows = _located(text)
+    if rows is None:  # JSONL of records, each line read on its own
+        rows = list(objects(text.splitlines(), parsed.errors))
         if parsed.errors:
             return parsed
-    else:
-        rows = list(enumerate(items, 1))
-    converted, errors = [], []
-    for number, item in rows:
-        fact = _fact(item)
-        if isinstance(fact, str):
-            errors.append((number, "memory", fact))
+    first: dict[str, dict[str, Any]] = {}  # normalised words → the converted record
+    kept = []
+    for line, item in rows:
+        converted = _fact(item, line, parsed)
+        if converted is None:
+            continue
+        fact, words = converted
+        same = limits.normalize_for_hash(fact["content"])
+        if same in first:
+            _also(first[same], item, line, words, parsed)
         else:
-            converted.append(fact)
-    parsed = parse_json(json.dumps(converted))
-    parsed.errors = errors + parsed.errors
+            first[same] = fact
+            kept.append((line, item, fact, words))
+    for line, item, fact, words in kept:
+        before = len(parsed.errors)
+        record(fact, line, parsed)
+        if len(parsed.errors) > before:
+            parsed.bad[line] = item
+            parsed.errors[before:] = [_named(e, words) for e in parsed.errors[before:]]
+    parsed.errors.sort(key=lambda e: e[0])  # in the file's order
+    parsed.changed.sort(key=lambda c: c[0])
     return parsed
 
 
-def _items(whole: Any) -> list[Any] | None:
+def _located(text: str) -> list[tuple[int, Any]] | None:
+    """The records of a JSON document (a list, or an object holding one under
+    ``results`` or ``memories``), each with the line it starts at; None when the text is
+    not one JSON document (JSONL, perhaps)."""
+    try:
+        whole = json.loads(text) if text.strip() else None
+    except (ValueError, RecursionError):
+        return None
     if isinstance(whole, list):
-        return whole
-    if isinstance(whole, dict):
-        for name in ("results", "memories"):
-            if isinstance(whole.get(name), list):
-                return list(whole[name])
-    return None
+        start = _skip(text, 0)
+    elif isinstance(whole, dict) and any(isinstance(whole.get(k), list) for k in _LISTS):
+        found = dict(_members(text))
+        start = next(found[k] for k in _LISTS if isinstance(whole.get(k), list))
+    else:
+        return None
+    lines, counted, line = [], 0, 1
+    for at, item in _elements(text, start):
+        line += text.count("\n", counted, at)
+        counted = at
+        lines.append((line, item))
+    return lines
 
 
-def _fact(item: Any) -> dict[str, Any] | str:
+def _skip(text: str, at: int) -> int:
+    """Where the JSON whitespace from ``at`` ends."""
+    return _SPACE.match(text, at).end()  # type: ignore[union-attr]  # matches always
+
+
+def _members(text: str) -> Iterator[tuple[str, int]]:
+    """Each member of the top-level JSON object: its name and where its value starts."""
+    at = _skip(text, _skip(text, 0) + 1)
+    while not text.startswith("}", at):
+        name, at = _DECODER.raw_decode(text, at)
+        at = _skip(text, at) + 1  # past the colon
+        at = _skip(text, at)
+        yield name, at
+        _, at = _DECODER.raw_decode(text, at)
+        at = _skip(text, at)
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+
+
+def _elements(text: str, start: int) -> Iterator[tuple[int, Any]]:
+    """Each item of the JSON array that starts at ``start``, with where it starts."""
+    at = _skip(text, start + 1)
+    while not text.startswith("]", at):
+        item, end = _DECODER.raw_decode(text, at)
+        yield at, item
+        at = _skip(text, end)
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+
+
+def _fact(item: Any, line: int, parsed: Parsed) -> tuple[dict[str, Any], str] | None:
+    """The record as engram's and the name of its words' field, or None when it is bad
+    (an error) or blank (skipped)."""
     if not isinstance(item, dict):
-        return "not a JSON object"
-    words = next((item[k] for k in _WORDS if isinstance(item.get(k), str)), None)
-    if words is None or not words.strip():
-        return "no words: the record has none of memory, text or content"
-    metadata = dict(item.get("metadata") or {}) if isinstance(item.get("metadata"), dict) else {}
+        parsed.errors.append((line, "record", "not a JSON object"))
+        parsed.bad[line] = item
+        return None
+    key = next((k for k in _WORDS if k in item), None)
+    if key is None:
+        parsed.errors.append((line, "memory", "missing: a record has memory, text or content"))
+        parsed.bad[line] = item
+        return None
+    words = item[key]
+    if not isinstance(words, str):
+        parsed.errors.append((line, key, f"must be a string, got {type(words).__name__}"))
+        parsed.bad[line] = item
+        return None
+    if not words.strip():
+        parsed.skipped.append(Skipped(line, key, "blank: there is nothing to remember", item))
+        return None
+    if "\x00" in words:
+        count = words.count("\x00")
+        words = words.replace("\x00", "\ufffd")
+        said = f"{count} NUL character(s) became U+FFFD: no store's text holds NUL"
+        parsed.changed.append((line, key, said))
+    metadata = dict(item["metadata"]) if isinstance(item.get("metadata"), dict) else {}
     for name in _KEPT:
         if item.get(name) is not None:
             metadata[name] = item[name]
     if item.get("id") is not None:
         metadata["mem0_id"] = str(item["id"])
-    fact: dict[str, Any] = {"content": words, "metadata": metadata}
+    fact: dict[str, Any] = {"kind": "fact", "content": words, "metadata": metadata}
     categories = item.get("categories")
     if isinstance(categories, list):
         fact["tags"] = [str(c) for c in categories]
-    named = (("created_at", "createdAt"), ("updated_at", "updatedAt"))
-    for theirs, ours in (*named, ("expiration_date", "expiresAt")):
+    for theirs, ours in (*_TIMES, ("expiration_date", "expiresAt")):
         if isinstance(item.get(theirs), str):
             fact[ours] = _aware(item[theirs])
-    return fact
+    return fact, key
+
+
+def _also(
+    first: dict[str, Any], item: dict[str, Any], line: int, words: str, parsed: Parsed
+) -> None:
+    """A record of the same words as ``first``'s: its id, metadata and times kept in the
+    first's metadata as another source of the same fact."""
+    source = {k: item[k] for k in ("id", *_KEPT, "metadata") if item.get(k) is not None}
+    source |= {theirs: item[theirs] for theirs, _ in _TIMES if item.get(theirs) is not None}
+    first["metadata"].setdefault(ALSO, []).append(source)
+    said = "the same words as an earlier record: kept as another source of that fact"
+    parsed.changed.append((line, words, f"{said} ({ALSO})"))
+
+
+def _named(error: tuple[int, str, str], words: str) -> tuple[int, str, str]:
+    """An error of the converted record, named by mem0's field, not engram's."""
+    line, ours, message = error
+    theirs = words if ours == "content" else _THEIRS.get(ours, ours)
+    return line, theirs, re.sub(rf"\b{ours}\b", theirs, message)
 
 
 def _aware(value: str) -> str:

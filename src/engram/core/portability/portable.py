@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.portability import files, folder, mcp_memory, mem0, records, transfer
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from engram.core.ports import ModelRecord, Store, Tx
 
 SOURCES = ("engram", "mem0", "mcp-memory")
+OnError = Literal["refuse", "skip"]
 T = TypeVar("T")
 
 
@@ -138,22 +139,26 @@ class Portable:
         source: str = "engram",
         dry_run: bool = False,
         progress: Progress | None = None,
+        on_error: OnError = "refuse",
     ) -> ImportReport:
         if not isinstance(text, str):
             raise InvalidInput("text must be a string")
         if not isinstance(dry_run, bool):
             raise InvalidInput("dry_run must be true or false")
+        skip = _skipping(on_error)
         if source == "mcp-memory":
             graph = mcp_memory.parse(text)
             parsed = records.Parsed(facts=graph.facts(), errors=graph.errors)
-            return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress, graph=graph)
+            return self._importer.run(
+                ref, parsed, dry_run=dry_run, progress=progress, graph=graph, skip=skip
+            )
         if source == "mem0":
             parsed = mem0.parse(text)
         elif source == "engram":
             parsed = records.parse(text, format or records.sniff(text))
         else:
             raise InvalidInput(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
-        return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
+        return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress, skip=skip)
 
     def import_file(
         self,
@@ -164,10 +169,12 @@ class Portable:
         source: str = "engram",
         dry_run: bool = False,
         progress: Progress | None = None,
+        on_error: OnError = "refuse",
     ) -> ImportReport:
         found = files.source(path)
         if not isinstance(dry_run, bool):
             raise InvalidInput("dry_run must be true or false")
+        skip = _skipping(on_error)
         suffix = found.suffix.lower()
         if source == "engram" and format is None:
             format = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}.get(suffix)
@@ -176,14 +183,20 @@ class Portable:
             with tempfile.TemporaryDirectory(prefix="engram-import-") as temp:
                 lines = self._sqlite_lines(found, ref, Path(temp))
                 return self.import_file(
-                    ref, lines, format="jsonl", dry_run=dry_run, progress=progress
+                    ref,
+                    lines,
+                    format="jsonl",
+                    dry_run=dry_run,
+                    progress=progress,
+                    on_error=on_error,
                 )
         if source == "engram" and format == "jsonl":  # read a line at a time
             with files.reading(found):
-                if not dry_run and (done := self._importer.stream(ref, found, progress=progress)):
-                    return done
+                streamed = None if dry_run else self._importer.stream(ref, found, progress, skip)
+                if streamed is not None:
+                    return streamed
                 parsed = _read(found, records.parse_jsonl)
-            return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress)
+            return self._importer.run(ref, parsed, dry_run=dry_run, progress=progress, skip=skip)
         with files.reading(found):
             text = _read(found, "".join)
         return self.import_string(
@@ -193,6 +206,7 @@ class Portable:
             source=source,
             dry_run=dry_run,
             progress=progress,
+            on_error=on_error,
         )
 
     def _sqlite(self, staged: Path, ref: Scope, tally: _Tally) -> int:
@@ -267,6 +281,13 @@ class _Tally:
             else:
                 self.working += 1
             yield record
+
+
+def _skipping(on_error: object) -> bool:
+    """Whether bad records are left out (``skip``) rather than refusing the import."""
+    if on_error not in ("refuse", "skip"):
+        raise InvalidInput(f"on_error must be refuse or skip, got {on_error!r}")
+    return on_error == "skip"
 
 
 def _read(path: Path, use: Callable[[Iterable[str]], T]) -> T:

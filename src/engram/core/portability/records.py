@@ -75,19 +75,46 @@ class WorkingRecord:
     line: int = 0
 
 
+# What a file gets wrong as a whole, not in one record: never skipped.
+WHOLE = frozenset({"document", "format", "version", "model", "header", "facts", "working"})
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A record left out of an import: its line, the field at fault and why, and the
+    record as the file holds it (None when it could not be read)."""
+
+    line: int
+    field: str
+    message: str
+    record: Any = None
+
+
 @dataclass(slots=True)
 class Parsed:
     """Records read from a file: the model its vectors came from (None: no vectors, or
-    not engram's), the facts and working keys in order, and every bad record."""
+    not engram's), the facts and working keys in order, every bad record (``bad``: each
+    as read, by line), the records left out and said (``skipped``: a blank one always)
+    and those taken with a change, said (``changed``: line, field, what changed)."""
 
     model: ModelRecord | None = None
     facts: list[FactRecord] = field(default_factory=list)
     working: list[WorkingRecord] = field(default_factory=list)
     errors: list[tuple[int, str, str]] = field(default_factory=list)
+    bad: dict[int, Any] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    changed: list[tuple[int, str, str]] = field(default_factory=list)
 
-    def check(self) -> None:
-        """Raises BadRecords listing every bad record (the first 1000), if any."""
+    def check(self, *, skip: bool = False) -> None:
+        """Raises BadRecords listing every bad record (the first 1000), if any; with
+        ``skip``, the bad records are left out and listed in ``skipped`` instead, unless
+        the file is wrong as a whole (:data:`WHOLE`)."""
         if not self.errors:
+            return
+        if skip and not any(name in WHOLE for _, name, _ in self.errors):
+            left = [Skipped(n, name, text, self.bad.get(n)) for n, name, text in self.errors]
+            self.skipped = sorted([*self.skipped, *left], key=lambda s: s.line)
+            self.errors = []
             return
         shown = tuple(self.errors[:MAX_LISTED])
         first = shown[0]
@@ -95,6 +122,10 @@ class Parsed:
             f"{len(self.errors)} bad record(s); nothing was imported. First: line {first[0]}, "
             f"{first[1]}: {first[2]}",
             errors=shown,
+            hint=None
+            if any(name in WHOLE for _, name, _ in self.errors)
+            else "to import the others and leave these out, skip the bad records "
+            "(on_error='skip', onError=skip, --skip-invalid)",
         )
 
 
@@ -336,6 +367,15 @@ def unknown(
 
 
 def record(obj: object, line: int, parsed: Parsed) -> None:
+    """The record of ``line`` read into ``parsed``: a fact or working key, or its errors
+    (the record kept as read in ``parsed.bad``)."""
+    before = len(parsed.errors)
+    _record(obj, line, parsed)
+    if len(parsed.errors) > before:
+        parsed.bad.setdefault(line, obj)
+
+
+def _record(obj: object, line: int, parsed: Parsed) -> None:
     if not isinstance(obj, dict):
         parsed.errors.append((line, "record", "not a JSON object"))
         return

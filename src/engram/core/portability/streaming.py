@@ -46,12 +46,12 @@ def count_lines(path: Path) -> int:
 
 
 class Reader:
-    def __init__(self, path: Path, model: ModelRecord, batch: int) -> None:
+    def __init__(self, path: Path, model: ModelRecord, batch: int, *, skip: bool = False) -> None:
         # Its facts go out in batches; errors and working stay. A vector of another width
-        # than the model's is a bad record.
+        # than the model's is a bad record; ``skip``: the good ones go on out.
         self.parsed = Parsed(model=model)
         self.unembedded = False
-        self._path, self._batch = path, batch
+        self._path, self._batch, self._skip = path, batch, skip
 
     def batches(self) -> Iterator[list[FactRecord]]:
         """Each batch of good facts, in the file's order, until the file ends, a record
@@ -73,6 +73,7 @@ class Reader:
             yield part
 
     def _part(self) -> list[FactRecord]:
-        """The facts read since the last batch, or none once a record was bad."""
+        """The facts read since the last batch, or none once a record was bad (unless
+        bad records are skipped)."""
         part, self.parsed.facts = self.parsed.facts, []
-        return [] if self.parsed.errors else part
+        return [] if self.parsed.errors and not self._skip else part

@@ -41,7 +41,7 @@ from engram.core.graph import assertions
 from engram.core.models import Fact, Writer
 from engram.core.portability import records, streaming
 from engram.core.portability.mcp_memory import McpGraph
-from engram.core.portability.records import FactRecord, Parsed, WorkingRecord
+from engram.core.portability.records import FactRecord, Parsed, Skipped, WorkingRecord
 from engram.core.ports import ModelRecord, NewFact
 from engram.core.writing import FactWriter
 
@@ -62,7 +62,9 @@ class ImportReport:
     words the scope already held (linked, not written), working keys set, vectors taken
     from the file and vectors embedded, and each kept fact's new id where its own was
     taken (``id_mappings``: old → new), and the ledger entry that holds it (None for a dry
-    run, or when the import changed nothing: such an entry is dropped)."""
+    run, or when the import changed nothing: such an entry is dropped). ``skipped``: the
+    records left out (a blank one always; a bad one when skipping), each with its line,
+    field and reason; ``changed``: the records taken with a change, and what changed."""
 
     facts_added: int = 0
     facts_existing: int = 0
@@ -74,6 +76,8 @@ class ImportReport:
     entry: int | None = None
     entities: int = 0
     relations: int = 0
+    skipped: tuple[Skipped, ...] = ()
+    changed: tuple[tuple[int, str, str], ...] = ()
 
 
 def exporting(
@@ -139,12 +143,16 @@ class Importer:
         dry_run: bool = False,
         progress: Progress | None = None,
         graph: McpGraph | None = None,
+        skip: bool = False,
     ) -> ImportReport:
+        """Imports the parsed records in one ledger entry, all or nothing (``skip``: the
+        bad records left out and listed instead)."""
         tell = progress or (lambda phase, done, total: None)
         read = len(parsed.facts) + len(parsed.working)
         tell("parse", read, read)
-        parsed.check()
+        parsed.check(skip=skip)
         vectors, reused, embedded = self._vectors(parsed, tell)
+        skipped, changed = tuple(parsed.skipped), tuple(parsed.changed)
         if dry_run:
             return ImportReport(
                 facts_added=len(parsed.facts),
@@ -154,6 +162,8 @@ class Importer:
                 dry_run=True,
                 entities=0 if graph is None else len(graph.entities),
                 relations=0 if graph is None else len(graph.relations),
+                skipped=skipped,
+                changed=changed,
             )
         model = self._model(parsed)
         now, store = self._now(), self._store
@@ -179,6 +189,8 @@ class Importer:
                 embedded=embedded,
                 entities=0 if graph is None else len(graph.entities),
                 relations=0 if graph is None else len(graph.relations),
+                skipped=skipped,
+                changed=changed,
             )
 
         def run(tx: Tx) -> ImportReport:
@@ -187,7 +199,7 @@ class Importer:
         return store.run(run, lock=[ref])
 
     def stream(
-        self, ref: Scope, path: Path, *, progress: Progress | None = None
+        self, ref: Scope, path: Path, progress: Progress | None = None, skip: bool = False
     ) -> ImportReport | None:
         """Imports a JSONL export whose model is the store's, reading it in batches
         inside the one transaction that writes them: the import holds a batch, not the
@@ -204,7 +216,7 @@ class Importer:
         tell("parse", 0, total)
 
         def work(rec: ledger.Entry) -> ImportReport:
-            reader = streaming.Reader(path, head, WRITE_BATCH)
+            reader = streaming.Reader(path, head, WRITE_BATCH, skip=skip)
             written, done = _Written(), 0
             for part in reader.batches():
                 vectors = [store.facts.vector_from_bytes(f.vector) for f in part]  # type: ignore[arg-type]
@@ -213,10 +225,15 @@ class Importer:
                 tell("write", done, total)
             if reader.unembedded:
                 raise _Unembedded
-            reader.parsed.check()
+            reader.parsed.check(skip=skip)
             _set_working(rec, reader.parsed.working)
             tell("write", total, total)
-            return written.report(rec, working=len(reader.parsed.working), reused=done)
+            return written.report(
+                rec,
+                working=len(reader.parsed.working),
+                reused=done,
+                skipped=tuple(reader.parsed.skipped),
+            )
 
         def run(tx: Tx) -> ImportReport:
             return recording.write(store, tx, ref, "import", self._writer, self._now(), work)
@@ -343,6 +360,8 @@ class _Written:
         embedded: int = 0,
         entities: int = 0,
         relations: int = 0,
+        skipped: tuple[Skipped, ...] = (),
+        changed: tuple[tuple[int, str, str], ...] = (),
     ) -> ImportReport:
         return ImportReport(
             facts_added=self.added,
@@ -354,6 +373,8 @@ class _Written:
             entry=rec.seq if rec.changed else None,  # an entry that changed nothing is dropped
             entities=entities,
             relations=relations,
+            skipped=skipped,
+            changed=changed,
         )
 
 

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import WithJsonSchema
+from starlette.convertors import Convertor, register_url_convertor
 
 from engram import wire
 from engram.api.context import Person, memory_of
@@ -45,9 +46,27 @@ Before = Annotated[
 ]
 App = Annotated[str, wire.APP]
 MemoryId = Annotated[str, WithJsonSchema(ops.FACT_ID.schema())]
+# Beside .../{app}/export, an id is any segment but that word (see MemoryIdOf).
+AppMemoryId = Annotated[str, WithJsonSchema({**ops.FACT_ID.schema(), "not": {"const": "export"}})]
 AgentId = Annotated[str, Query(description="the application, app:<uid>"), wire.APP]
 Shared = Annotated[str, wire.SHARED_APP]
 Words = Annotated[str, wire.shown(limits.MAX_QUERY_CHARS, blank=False)]
+
+
+class MemoryIdOf(Convertor[str]):
+    """A memory's id in a path beside ``export``: any segment but that word, so a PATCH
+    or DELETE of ``.../{app}/export`` is a 405 naming GET, never a memory called export."""
+
+    regex = "(?!export$)[^/]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("memory", MemoryIdOf())
 
 
 def app_memory(request: Request, app: str) -> AppMemory:
@@ -56,7 +75,7 @@ def app_memory(request: Request, app: str) -> AppMemory:
 
 
 # -- as the caller, in an application ------------------------------------------------
-@router.post("/apps/{app}/memories", status_code=201, responses=errors(413))
+@router.post("/apps/{app}/memories", status_code=201, responses=errors(413, 422))
 def remember(app: App, body: MemoryWords, request: Request, person: Person) -> PersonMemory:
     """Remembers ``memory`` as what ``{app}`` knows of the person (201)."""
     return PersonMemory.of(app_memory(request, app).remember(person, body.memory))
@@ -114,9 +133,9 @@ def export(app: App, request: Request, person: Person) -> Response:
     return exported(memory_of(request), scope, "json")
 
 
-@router.patch("/apps/memories/{app}/{memory_id}", responses=errors(409, 413, 422))
+@router.patch("/apps/memories/{app}/{memory_id:memory}", responses=errors(409, 413, 422))
 def correct(
-    app: App, memory_id: MemoryId, body: MemoryWords, request: Request, person: Person
+    app: App, memory_id: AppMemoryId, body: MemoryWords, request: Request, person: Person
 ) -> Corrected:
     """Corrects one memory of the person in ``{app}`` (embedded again)."""
     memory = app_memory(request, app)
@@ -125,8 +144,8 @@ def correct(
     return Corrected(corrected=True, memory=PersonMemory.of(fact))
 
 
-@router.delete("/apps/memories/{app}/{memory_id}")
-def forget(app: App, memory_id: MemoryId, request: Request, person: Person) -> Forgotten:
+@router.delete("/apps/memories/{app}/{memory_id:memory}")
+def forget(app: App, memory_id: AppMemoryId, request: Request, person: Person) -> Forgotten:
     """Forgets one memory of the person, for good (a person's forget is real)."""
     app_memory(request, app).forget(person, memory_id)
     return Forgotten(forgotten=1)

@@ -82,6 +82,9 @@ class AppMemory:
         return PersonAppRef(_acting(person).person, self.app)
 
     def remember(self, person: Person, text: str) -> Fact:
+        """Remembers ``text`` as what this application knows of the person. Raises
+        Unprocessable for empty words or more than 2000 characters, as a correction does."""
+        _words(text)
         self.require_semantic()
         return self._memory.remember(self.scope(person), text)
 
@@ -111,10 +114,7 @@ class AppMemory:
         """Rewrites one of the person's memories here (embedded again when an embedder is
         configured; otherwise it keeps its old vector). Raises Unprocessable for empty
         words or more than 2000 characters, NotFound for anything not the person's here."""
-        try:
-            limits.check_content(text, name="memory")
-        except InvalidInput as exc:
-            raise Unprocessable(exc.message) from exc
+        _words(text)
         return self._memory.correct(self.scope(person), memory_id, text, by=by)
 
     def forget(self, person: Person, memory_id: str) -> None:
@@ -195,3 +195,12 @@ def tool_recall(app: AppMemory, person: Person | None, query: str, top_k: int = 
         + (f" (remembered by {h.remembered_by})" if h.remembered_by else "")
         for h in hits
     )
+
+
+def _words(text: str) -> None:
+    """A person's words, held to a fact's rule under their own name: empty words or more
+    than 2000 characters are Unprocessable (spec 003), alike when remembered or corrected."""
+    try:
+        limits.check_content(text, name="memory")
+    except InvalidInput as exc:
+        raise Unprocessable(exc.message) from exc

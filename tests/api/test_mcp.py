@@ -12,6 +12,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from test_service_process import running
 
 import engram
@@ -90,9 +92,9 @@ def test_every_tool_is_listed_and_called_and_ledgered_via_mcp(mem: engram.Memory
             assert listed[0].input_schema == dict(mem.create_tools(ref)[0].parameters)
             added = [
                 (await client.call_tool("memory_add", {"content": words})).content[0].text
-                for words in ("Ana drinks green tea", "Ana likes tea that is green")
+                for words in ("Ana drinks green tea", "Ana likes tea that is green", "Bo plays")
             ]
-            one, two = _id(added[0]), _id(added[1])
+            one, two, three = _id(added[0]), _id(added[1]), _id(added[2])
             found = await _calls(
                 client,
                 [
@@ -100,7 +102,7 @@ def test_every_tool_is_listed_and_called_and_ledgered_via_mcp(mem: engram.Memory
                     ("memory_update", {"id": one, "content": "Ana drinks green tea daily"}),
                     ("memory_list", {"limit": 5}),
                     ("memory_merge", {"ids": [one, two], "content": "Ana drinks green tea"}),
-                    ("memory_delete", {"id": one}),
+                    ("memory_delete", {"id": three}),  # one went into the merged fact
                     ("memory_reflect", {"dryRun": True}),
                     ("graph_search", {"query": "Ana"}),
                     ("graph_neighbourhood", {"entity": "Ana"}),
@@ -236,22 +238,51 @@ def test_mcp_over_http_serves_an_agent_s_scope_to_a_service_token(http: TestClie
     assert refused["isError"] and "no tool 'memory_add'" in refused["content"][0]["text"]
 
 
+def refused_rpc(answer: Any, status: int, code: str) -> dict[str, Any]:
+    """A refusal of /mcp: the HTTP status, and a JSON-RPC error an MCP client shows in
+    words (the request's id; the service's error code in its data)."""
+    assert answer.status_code == status, answer.text
+    body = answer.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] == INITIALIZE.get("id"), body
+    assert body["error"]["data"]["code"] == code and body["error"]["message"], body
+    found: dict[str, Any] = body["error"]
+    return found
+
+
 def test_mcp_over_http_refuses_who_may_not_call(http: TestClient) -> None:
     agent = ok(http.post("/agents", json={"name": "a"}, headers=SERVICE_HEADERS), 201)["id"]
     refused = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=ACCEPT)
-    error(refused, 401, "unauthenticated")
+    refused_rpc(refused, 401, "unauthenticated")
     assert refused.headers["www-authenticate"] == "Bearer"
     bad = {"Authorization": "Bearer nonsense", **ACCEPT}
-    error(http.post("/mcp?app=app:x", json=INITIALIZE, headers=bad), 401, "unauthenticated")
+    refused_rpc(http.post("/mcp?app=app:x", json=INITIALIZE, headers=bad), 401, "unauthenticated")
     nobody = jwt.encode({"exp": int(time.time()) + 60}, SECRET, algorithm="HS256")
     no_person = {"Authorization": f"Bearer {nobody}", **ACCEPT}
-    error(http.post("/mcp?app=app:x", json=INITIALIZE, headers=no_person), 403, "forbidden")
+    refused_rpc(http.post("/mcp?app=app:x", json=INITIALIZE, headers=no_person), 403, "forbidden")
     person = _person("p1")
-    error(http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=person), 403, "forbidden")
-    error(http.post("/mcp", json=INITIALIZE, headers=person), 400, "invalid_input")
-    error(http.post("/mcp?app=x&scope=y", json=INITIALIZE, headers=person), 400, "invalid_input")
+    refused_rpc(http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=person), 403, "forbidden")
+    refused_rpc(http.post("/mcp", json=INITIALIZE, headers=person), 400, "invalid_input")
+    odd = http.post("/mcp?app=x&scope=y", json=INITIALIZE, headers=person)
+    refused_rpc(odd, 400, "invalid_input")
     nowhere = http.post("/mcp?agent=a_none", json=INITIALIZE, headers=SERVICE_HEADERS)
-    error(nowhere, 404, "not_found")
+    refused_rpc(nowhere, 404, "not_found")
+
+
+def test_a_call_over_the_body_limit_is_a_json_rpc_error_in_words(http: TestClient) -> None:
+    """A tool call past 1 MiB is refused before MCP reads it, as a JSON-RPC error with
+    the call's id: an MCP client shows why, not a bare HTTP status."""
+    agent = ok(http.post("/agents", json={"name": "a"}, headers=SERVICE_HEADERS), 201)["id"]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "tools/call",
+        "params": {"name": "memory_add", "arguments": {"content": "x" * (1 << 20)}},
+    }
+    answer = http.post(f"/mcp?agent={agent}", json=call, headers=SERVICE_HEADERS)
+    assert answer.status_code == 413
+    body = answer.json()
+    assert body["id"] == 41 and body["error"]["data"]["code"] == "too_large"
+    assert "the most a request may carry" in body["error"]["message"]
 
 
 def test_a_malformed_message_is_a_json_rpc_error_in_words(http: TestClient) -> None:
@@ -315,9 +346,27 @@ def test_a_person_never_reads_another_s_memories_through_mcp(http: TestClient) -
         seen = _call(http, url, bob, name, **args)["content"][0]["text"]
         assert "4471" not in seen and fact not in seen
     deleted = _call(http, url, bob, "memory_delete", id=fact)
+    updated = _call(http, url, bob, "memory_update", id=fact, content="Bob's now")
+    assert deleted["isError"] and updated["isError"]  # another's id answers alike
     assert "nothing changed" in deleted["content"][0]["text"]
     mine = _call(http, url, ana, "memory_list")["content"][0]["text"]
     assert "4471" in mine
+
+
+def test_a_person_s_tools_say_a_forget_is_for_good(http: TestClient) -> None:
+    """A person's forget is real (spec 003): their delete and merge say so to the model;
+    an agent's, which go to the trash, do not."""
+    agent = ok(http.post("/agents", json={"name": "a"}, headers=SERVICE_HEADERS), 201)["id"]
+    listing = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+
+    def said(url: str, headers: dict[str, str]) -> dict[str, str]:
+        found = ok(http.post(url, json=listing, headers=headers))["result"]["tools"]
+        return {t["name"]: t["description"] for t in found}
+
+    theirs = said("/mcp?app=app:notes", _person("ana"))
+    agents = said(f"/mcp?agent={agent}", SERVICE_HEADERS)
+    for name in ("memory_delete", "memory_merge"):
+        assert "for good" in theirs[name] and "for good" not in agents[name], name
 
 
 def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:
@@ -330,9 +379,10 @@ def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:
         headers = {"Authorization": f"Bearer {SERVICE}"}
         agent = ok(http.post("/agents", json={"name": "a"}, headers=headers), 201)["id"]
         answered = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=SERVICE_HEADERS)
-        assert ok(answered)["result"]["serverInfo"]["name"] == "engram"
+        server = ok(answered)["result"]["serverInfo"]
+        assert server["name"] == "engram" and server["version"] == metadata.version("engram")
         refused = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=ACCEPT)
-        error(refused, 401, "unauthenticated")
+        refused_rpc(refused, 401, "unauthenticated")
         endpoint = str(http.base_url).rstrip("/") + f"/mcp?agent={agent}"
 
         async def session() -> tuple[int, Any]:
@@ -341,6 +391,9 @@ def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:
                 Client(streamable_http_client(endpoint, http_client=carrier)) as client,
             ):
                 listed = (await client.list_tools()).tools
+                huge = {"key": "big", "value": "x" * (1 << 20)}  # refused before MCP reads it
+                with pytest.raises(MCPError, match="the most a request may carry"):
+                    await client.call_tool("working_set", huge)
                 return len(listed), await client.call_tool("working_set", {"key": "k", "value": 1})
 
         listed, kept = anyio.run(session)

@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.state.verifier = Verifier(settings)
     errors.install(app)
     openapi.install(app)
-    app.add_middleware(BodyGate)
+    app.add_middleware(BodyGate, shapes={mcp_http.PATH: mcp_http.body_refusal})
     service_only = [Depends(require_service)]
     app.include_router(agents.router, dependencies=service_only)
     app.include_router(facts.router, dependencies=service_only)

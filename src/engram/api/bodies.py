@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from email.message import Message as MimeHeader
 
 from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engram.api.errors import error_response
+
+# How a path answers a refusal when not in the service's error shape: (status, code,
+# message, the body's first bytes) to the response (``/mcp`` answers JSON-RPC errors,
+# which its clients read, naming the request's id when those bytes do).
+Refusal = Callable[[int, str, str, bytes], Response]
+PREFIX = 1 << 16  # what such a path is given of a body too large to read
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: room for a 64 KiB value however it is escaped
 MAX_UPLOAD_BYTES = 32 << 20  # 32 MiB: a document uploaded whole, held in memory once
@@ -29,17 +37,24 @@ IMPORTS = re.compile(r"/agents/[^/]+/imports/?")
 
 
 class Refused(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, prefix: bytes = b"") -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        self.prefix = prefix  # the body's first bytes, as far as they were read
 
 
 class BodyGate:
     """ASGI middleware: reads each request body (up to ``limit`` bytes) and checks it."""
 
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int = MAX_BODY_BYTES,
+        shapes: Mapping[str, Refusal] | None = None,
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.shapes = dict(shapes or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -49,17 +64,27 @@ class BodyGate:
         upload = is_upload(scope["method"], scope["path"], headers.get("content-type"))
         records = scope["method"] == "POST" and IMPORTS.fullmatch(scope["path"]) is not None
         limit = MAX_UPLOAD_BYTES if upload else MAX_IMPORT_BYTES if records else self.limit
+        shape = self.shapes.get(scope["path"])
         try:
-            body = await self._read(headers, receive, limit)
+            body = await self._read(headers, receive, limit, peek=shape is not None)
             if body and not (upload or records):
                 check_json(headers.get("content-type"), body)
         except Refused as refused:
-            answer = error_response(refused.status, refused.code, refused.message)
+            answer: Response
+            if shape is None:
+                answer = error_response(refused.status, refused.code, refused.message)
+            else:
+                answer = shape(refused.status, refused.code, refused.message, refused.prefix)
             await answer(scope, receive, send)
             return
         await self.app(scope, replay(body, receive), send)
 
-    async def _read(self, headers: Headers, receive: Receive, limit: int) -> bytes:
+    async def _read(
+        self, headers: Headers, receive: Receive, limit: int, *, peek: bool = False
+    ) -> bytes:
+        """The body, or Refused past ``limit``; ``peek``: a refusal keeps the body's first
+        bytes (:data:`PREFIX`), reading its first part when its length was declared too
+        large."""
         declared = headers.get("content-length", "")
         # ASCII digits only (int() takes "¹"); past 20 of them, more than any limit (and
         # past 4,300, more than int() converts).
@@ -68,7 +93,8 @@ class BodyGate:
             and declared.isdigit()
             and (len(declared) > 20 or int(declared) > limit)
         ):
-            raise _too_large(limit)
+            first = await receive() if peek else {}
+            raise _too_large(limit, first.get("body", b"")[:PREFIX])
         chunks: list[bytes] = []
         size, more = 0, True
         while more:
@@ -77,9 +103,9 @@ class BodyGate:
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > limit:
-                raise _too_large(limit)
             chunks.append(chunk)
+            if size > limit:
+                raise _too_large(limit, b"".join(chunks)[:PREFIX] if peek else b"")
             more = message.get("more_body", False)
         return b"".join(chunks)
 
@@ -133,9 +159,9 @@ def check_json(content_type: str | None, body: bytes) -> None:
         raise Refused(400, "invalid_input", f"the body is not usable JSON: {exc}") from exc
 
 
-def _too_large(limit: int) -> Refused:
+def _too_large(limit: int, prefix: bytes = b"") -> Refused:
     return Refused(
-        413, "too_large", f"the body is over {limit} bytes, the most a request may carry"
+        413, "too_large", f"the body is over {limit} bytes, the most a request may carry", prefix
     )
 
 

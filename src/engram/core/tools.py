@@ -34,7 +34,7 @@ from functools import cache
 from typing import Any, Protocol, TypeVar
 
 from engram.core import fields, ops
-from engram.core.errors import EngramError, InvalidInput
+from engram.core.errors import EngramError, InvalidInput, NotFound
 from engram.core.fields import camel, fields_of
 from engram.core.models import Fact, RecallMode
 from engram.core.ports import ChatModel, Embedder
@@ -106,6 +106,9 @@ class Backing(Protocol):
     @property
     def writes_merges(self) -> bool: ...
 
+    @property
+    def forgets_for_good(self) -> bool: ...
+
     def reflect(self, dry_run: bool) -> ConsolidationReport: ...
 
 
@@ -164,6 +167,10 @@ class AgentBacking:
     @property
     def writes_merges(self) -> bool:
         return self._memory.chat is not None
+
+    @property
+    def forgets_for_good(self) -> bool:
+        return self._hard
 
     def reflect(self, dry_run: bool) -> ConsolidationReport:
         return self._memory.run(self._ref, ops.Consolidate(dry_run=dry_run))
@@ -236,16 +243,17 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
         return f"Updated [{fact.id}]: {fact.content}"
 
     def delete(args: Mapping[str, Any]) -> str:
-        if not backing.delete(args["id"]):
-            return f"There was no memory [{args['id']}]; nothing changed."
-        return f"Forgot [{args['id']}]."
+        if not backing.delete(args["id"]):  # as an update of it answers: a tool error
+            raise NotFound(f"no fact {args['id']!r} in this scope; nothing changed")
+        return f"Forgot [{args['id']}]" + (" for good." if for_good else ".")
 
     def merge(args: Mapping[str, Any]) -> str:
         fact = backing.merge(args["ids"], args.get("content"))
         gone = ", ".join(f"[{i}]" for i in dict.fromkeys(args["ids"]) if i != fact.id)
         return f"Merged {gone} into [{fact.id}]: {fact.content}"
 
-    writes = backing.writes_merges
+    writes, for_good = backing.writes_merges, backing.forgets_for_good
+    gone = " It is gone for good: nothing can bring it back." if for_good else ""
 
     def consolidate(args: Mapping[str, Any]) -> str:
         return reflection(backing.reflect(bool(args.get("dryRun", False))))
@@ -282,14 +290,15 @@ def create(backing: Backing, *, reflect: bool = False) -> list[Tool]:
         ),
         _tool(
             ops.Forget,
-            "Forget a remembered fact that is wrong or no longer true.",
+            "Forget a remembered fact that is wrong or no longer true." + gone,
             _object(ops.Forget, {"id": "fact_id"}),
             delete,
         ),
         _tool(
             ops.Merge,
             "Fold 2 to 10 facts that say the same thing into one, in the words given; "
-            "the others are forgotten."
+            "the others are forgotten"
+            + (" for good: nothing can bring them back." if for_good else ".")
             + (" Without content, the memory writes the merged words." if writes else ""),
             _merging(writes),
             merge,
@@ -390,7 +399,7 @@ def answering(sentence: str) -> list[Tool]:
 class _Nowhere:
     """A backing never called: :func:`answering` replaces every handler."""
 
-    writes_merges = False
+    writes_merges = forgets_for_good = False
 
     def __getattr__(self, name: str) -> Any:
         raise AssertionError(f"{name} called on no memory")

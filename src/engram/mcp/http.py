@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
 import typing
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,7 +37,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from engram.api.bodies import replay
-from engram.api.errors import error_response, problem
+from engram.api.errors import problem
 from engram.api.identity import Verifier
 from engram.core import tools
 from engram.core.errors import CapabilityMissing, EngramError, InvalidInput
@@ -128,6 +129,7 @@ class Gate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         handle: Any = getattr(self._app.state, "mcp", None)
+        body = await Request(scope, receive).body()  # whole already: the body gate read it
         try:
             if handle is None:
                 raise CapabilityMissing(
@@ -136,10 +138,9 @@ class Gate:
             found = await anyio.to_thread.run_sync(resolve, self._app, Request(scope))
         except EngramError as exc:
             headers = {"www-authenticate": "Bearer"} if exc.http_status == 401 else None
-            answer = error_response(exc.http_status, exc.code, exc.message, exc.hint, headers)
+            answer = refusal(exc.http_status, exc.code, exc.message, exc.hint, headers, body)
             await answer(scope, receive, send)
             return
-        body = await Request(scope, receive).body()  # whole already: the body gate read it
         if (refused := check_message(body)) is not None:
             await refused(scope, receive, send)
             return
@@ -149,6 +150,53 @@ class Gate:
 
 # JSON-RPC's codes for a message that is not a request, and for a request's bad params.
 INVALID_REQUEST, INVALID_PARAMS = -32600, -32602
+# engram's own (JSON-RPC leaves -32000 to -32099 to the server): no caller it may serve;
+# no such agent; nothing here to serve it with.
+REFUSED, NOT_FOUND, UNAVAILABLE = -32001, -32002, -32003
+_CODES = {400: INVALID_REQUEST, 413: INVALID_REQUEST, 401: REFUSED, 403: REFUSED, 404: NOT_FOUND}
+
+
+def refusal(
+    status: int,
+    code: str,
+    message: str,
+    hint: str | None = None,
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+) -> JSONResponse:
+    """A refusal of ``/mcp`` before the SDK reads the request, as a JSON-RPC error (at
+    the same HTTP status) that an MCP client shows in words: its ``data`` holds the
+    service's error code and hint; its id is the request's when the body names one."""
+    said = message if hint is None else f"{message} ({hint})"
+    data = {"code": code} | ({"hint": hint} if hint else {})
+    error = {"code": _CODES.get(status, UNAVAILABLE), "message": said, "data": data}
+    answer = {"jsonrpc": "2.0", "id": _ident(body), "error": error}
+    return JSONResponse(answer, status_code=status, headers=headers)
+
+
+def body_refusal(status: int, code: str, message: str, prefix: bytes) -> JSONResponse:
+    """What the body gate answers ``/mcp`` (a call over 1 MiB, a body not JSON): a
+    JSON-RPC error, so a client reads why rather than a bare HTTP status. Of a body too
+    large to read, ``prefix`` is its start, where a client's request names its id."""
+    return refusal(status, code, message, body=prefix)
+
+
+# A request's id, named at the top level before its params, as clients write it.
+_ID = re.compile(
+    rb'^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"[^"]*"\s*,\s*)*"id"\s*:\s*(-?\d+|"[^"\\]*")'
+)
+
+
+def _ident(body: bytes) -> str | int | None:
+    """The request's id, when the body (or, cut short, its start) names a usable one."""
+    try:
+        message = json.loads(body) if body else None
+    except (ValueError, RecursionError):
+        found = _ID.match(body)
+        message = {"id": json.loads(found.group(1))} if found else None
+    ident = message.get("id") if isinstance(message, dict) else None
+    good = isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))
+    return ident if good else None
 
 
 def check_message(body: bytes) -> JSONResponse | None:

@@ -11,6 +11,7 @@ sentence the library's tools answer: the SDK would otherwise pass an exception o
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import metadata
 from typing import Any
 
 import anyio
@@ -32,8 +33,19 @@ INSTRUCTIONS = (
 Resolver = Callable[[Any], list[tools.Tool]]
 
 
-def build(resolve: Resolver, *, version: str = "") -> Server[Any]:
-    """The server answering ``tools/list`` and ``tools/call`` with ``resolve``'s tools."""
+def version() -> str:
+    """engram's version, as its installed distribution says (empty when not installed)."""
+    for name in metadata.packages_distributions().get("engram", []):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return ""
+
+
+def build(resolve: Resolver) -> Server[Any]:
+    """The server answering ``tools/list`` and ``tools/call`` with ``resolve``'s tools;
+    its ``serverInfo`` names engram and its version."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -52,7 +64,7 @@ def build(resolve: Resolver, *, version: str = "") -> Server[Any]:
 
     return Server(
         NAME,
-        version=version,
+        version=version(),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,

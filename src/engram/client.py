@@ -468,6 +468,11 @@ class Client:
         """What ``app`` remembers of the person this client's token names."""
         return AppClient(self, app)
 
+    def apps(self) -> list[JSON]:
+        """The applications that remember the person this client's token names:
+        ``{app, count}`` each."""
+        return list(self.call_json("GET", "/api/v1/apps")["apps"])
+
     def shares(self, *, source: str | None = None, reader: str | None = None) -> list[JSON]:
         """The person's allowances: by ``source``, by ``reader``, or (neither) all."""
         params = _params(source=source, reader=reader)

@@ -404,6 +404,7 @@ def test_every_route_has_a_client_method(app_client: TestClient) -> None:
     app.remember("ana swims")
     app.forget_all(count=1)
     ana.app("app:mail").remember("ana mails bo")
+    assert {"app": "app:mail", "count": 1} in ana.apps()
     ana.forget_memories("app:mail", count=1)
     ana.allow("app:notes", "app:calendar")
     ana.shares()

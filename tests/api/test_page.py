@@ -189,6 +189,7 @@ def test_forget_one_after_confirming(page: Page, service: Service) -> None:
     item = page.locator(f'#memories li[data-id="{gone}"]')
     item.get_by_role("button", name="Forget").focus()
     page.keyboard.press("Enter")
+    expect(item.locator(".confirm")).to_contain_text("for good")  # a person's forget is real
     expect(item.get_by_role("button", name="Yes, forget it")).to_be_focused()
     page.keyboard.press("Enter")
     expect(item).to_have_count(0)
@@ -209,10 +210,16 @@ def test_forget_all_confirms_the_count_and_forgets_nothing_when_there_are_more(
     expect(page.locator("#forget-all-message")).to_contain_text("There are more now")
     assert held(service, "dan", "app:notes")["count"] == 3  # nothing forgotten
     expect(page.locator("#count")).to_have_text("showing 3 of 3")
+    expect(page.locator("#forget-all-done")).to_be_empty()  # a refusal is no success
     page.get_by_role("button", name="Forget all…").click()
     page.get_by_role("button", name="Yes, forget all 3").click()
-    expect(page.locator("#forget-all-message")).to_have_text("Forgot 3.")
+    # A success shows apart from refusals (a status, not the red alert), says it is for
+    # good, and focus stays in the section though its button is now disabled.
+    expect(page.locator("#forget-all-done")).to_have_text("Forgot 3, for good.")
+    expect(page.locator("#forget-all-message")).to_be_empty()
+    assert page.locator("#forget-all-done").get_attribute("role") == "status"
     expect(page.locator("#count")).to_have_text("showing 0 of 0")
+    expect(page.locator("#memories-title")).to_be_focused()
     assert held(service, "dan", "app:notes")["count"] == 0
 
 
@@ -301,3 +308,36 @@ def test_the_page_sets_text_only_through_text_content() -> None:
     for parser in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert parser not in script, parser
     assert "textContent" in script
+
+
+def test_a_token_link_opened_on_the_page_is_taken_and_leaves_the_address(
+    page: Page, service: Service, seen: Seen
+) -> None:
+    """A ``#token=`` link followed in a tab already on the page (only the hash changes):
+    the token is taken, and gone from the address and its history."""
+    remember(service, "hal", "app:notes", "likes figs")
+    page.goto(f"{service.http.base_url}/ui/")
+    expect(page.locator("#sign-in")).to_be_visible()
+    minted = token("hal")
+    page.evaluate("([t]) => { location.hash = `token=${t}&app=app:notes`; }", [minted])
+    expect(page.locator("#memories-section")).to_be_visible()
+    expect(page.locator("#count")).to_have_text("showing 1 of 1")
+    assert page.evaluate("location.hash") == ""
+    assert "token" not in page.evaluate("location.href")
+    assert seen.console_errors == seen.page_errors == []
+
+
+def test_the_applications_that_remember_the_person_are_listed(page: Page, service: Service) -> None:
+    remember(service, "ida", "app:notes", "likes figs", "swims")
+    remember(service, "ida", "app:calendar", "dentist on friday")
+    remember(service, "gus", "app:secret", "not ida's")
+    open_as(page, service, "ida", "app:notes")
+    listed = page.locator("#apps li button")
+    expect(listed).to_have_text(["app:calendar (1)", "app:notes (2)"])  # hers only
+    listed.first.click()
+    expect(page.locator("#memories-title")).to_have_text("What app:calendar remembers of you")
+    expect(page.locator("#memories-title")).to_be_focused()
+    answer = service.http.get("/api/v1/apps", headers=bearer("ida"))
+    assert answer.json() == {
+        "apps": [{"app": "app:calendar", "count": 1}, {"app": "app:notes", "count": 2}]
+    }

@@ -18,12 +18,14 @@ from engram.api.context import Person, memory_of
 from engram.api.openapi import errors
 from engram.api.params import Count, Limit, TopK
 from engram.api.portability import exported
-from engram.core import fields, limits, ops
+from engram.core import fields, limits, ops, people
 from engram.core.errors import NotFound
 from engram.core.people import AppMemory
 from engram.core.scopes import PersonAppRef
 from engram.wire import (
     AppMemories,
+    AppRemembering,
+    AppsOut,
     Corrected,
     Forgotten,
     FoundMemories,
@@ -72,6 +74,14 @@ register_url_convertor("memory", MemoryIdOf())
 def app_memory(request: Request, app: str) -> AppMemory:
     """The memory ``app`` (``app:<uid>``, or its uid) keeps of each person."""
     return AppMemory(memory_of(request), app if app.startswith("app:") else f"app:{app}")
+
+
+@router.get("/apps")
+def apps(request: Request, person: Person) -> AppsOut:
+    """The applications that remember the person, by name, with how many memories each
+    keeps (the person's own memories only)."""
+    found = people.applications(memory_of(request), person)
+    return AppsOut(apps=[AppRemembering(app=a.app, count=a.count) for a in found])
 
 
 # -- as the caller, in an application ------------------------------------------------

@@ -82,7 +82,7 @@ from engram.core.ports import (
 )
 from engram.core.ranking import Candidate, Fused, fuse, rank_by_strength
 from engram.core.records import Entry as SessionEntry
-from engram.core.scopes import ResourceRef, Scope
+from engram.core.scopes import ResourceRef, Scope, parse_key
 from engram.core.sessions import Sessions
 from engram.core.sharing import Sharing
 from engram.core.text import check_text
@@ -897,6 +897,14 @@ class Memory:
 
     def count(self, ref: Scope) -> int:
         return self._store.run(lambda tx: self._store.facts.count(tx, ref), write=False)
+
+    def scopes(self, *, under: str = "", limit: int = 1000) -> list[Scope]:
+        """Up to ``limit`` scopes that hold facts, those whose keys start with ``under``
+        (:func:`engram.core.scopes.person_prefix`: every application's memory of one
+        person), in key order."""
+        store = self._store
+        keys = store.run(lambda tx: store.facts.scope_keys(tx, limit, under), write=False)
+        return [parse_key(k) for k in keys]
 
     def health(self, ref: Scope | None = None, *, graph_drift: bool = False) -> health.HealthReport:
         """What the scope holds (without ``ref``, the whole store, with the bytes it

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from engram.core import limits, ops, reranking, tools
 from engram.core.errors import InvalidInput, NotFound, Unavailable, Unprocessable
 from engram.core.models import Fact, FactPage, RecallHit
-from engram.core.scopes import PersonAppRef, check_app
+from engram.core.scopes import PersonAppRef, check_app, person_prefix
 
 if TYPE_CHECKING:
     from engram.core.memory import Memory
@@ -61,6 +61,25 @@ Person = str | Acting  # a str is the uid of a person a token verified
 
 def _acting(person: Person) -> Acting:
     return person if isinstance(person, Acting) else Acting.verified(person)
+
+
+@dataclass(frozen=True, slots=True)
+class Remembering:
+    """An application that remembers a person, and how many memories it keeps."""
+
+    app: str
+    count: int
+
+
+def applications(memory: Memory, person: Person) -> list[Remembering]:
+    """The applications that remember the person (its own memories of them only, never
+    another person's), by name."""
+    who = _acting(person).person
+    return [
+        Remembering(scope.app, memory.count(scope))
+        for scope in memory.scopes(under=person_prefix(who))
+        if isinstance(scope, PersonAppRef) and scope.person == who
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -367,8 +367,9 @@ class FactRows(Protocol):
         """Up to ``limit`` (seq, id, content) of the scope's facts that have no vector."""
         ...
 
-    def scope_keys(self, tx: Tx, limit: int) -> list[str]:
-        """Up to ``limit`` keys of the scopes that hold facts, in order."""
+    def scope_keys(self, tx: Tx, limit: int, under: str = "") -> list[str]:
+        """Up to ``limit`` keys of the scopes that hold facts, in order; with ``under``,
+        only the keys that start with it."""
         ...
 
     def vector_from_bytes(self, raw: bytes) -> Vectors:

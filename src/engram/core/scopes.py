@@ -77,7 +77,12 @@ class PersonAppRef:
     @property
     def key(self) -> str:
         """The canonical storage key of this scope (injective, apart from agent scopes)."""
-        return f"p:{_escape(self.person)}:{_escape(self.app)}"
+        return person_prefix(self.person) + _escape(self.app)
+
+
+def person_prefix(person: str) -> str:
+    """What the keys of every application's memory of ``person`` start with."""
+    return f"p:{_escape(person)}:"
 
 
 def check_app(app: object) -> str:

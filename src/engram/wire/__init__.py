@@ -926,6 +926,17 @@ class FoundMemory(PersonMemory):
     )
 
 
+class AppRemembering(PeopleAnswer):
+    app: str
+    count: int
+
+
+class AppsOut(PeopleAnswer):
+    """The applications that remember the person, and how many memories each keeps."""
+
+    apps: list[AppRemembering]
+
+
 class AppMemories(PeopleAnswer):
     app: str
     count: int

@@ -83,6 +83,22 @@
     $("token").focus();
   }
 
+  // -- the applications that remember the person -----------------------------------------
+  async function showApps() {
+    const answer = await call("GET", "/apps");
+    if (answer.status !== 200) return;
+    const items = answer.data.apps.map((found) => {
+      const count = found.count.toLocaleString("en-US");
+      const open = button(`${found.app} (${count})`, async () => {
+        $("app").value = found.app;
+        if (await showApp(found.app)) $("memories-title").focus();
+      });
+      return el("li", {}, [open]);
+    });
+    $("apps").replaceChildren(...items);
+    $("apps-none").hidden = items.length > 0;
+  }
+
   // -- an application's memories --------------------------------------------------------
   async function showApp(app) {
     const answer = await call("GET", `/apps/memories/${encodeURIComponent(app)}?limit=${LIMIT}`);
@@ -170,7 +186,8 @@
 
   function askForget(item, memory, error) {
     const actions = item.querySelector(".actions");
-    const question = el("p", { class: "confirm" }, [el("span", { text: "Forget this?" })]);
+    const asked = "Forget this for good? It cannot be brought back.";
+    const question = el("p", { class: "confirm" }, [el("span", { text: asked })]);
     const back = () => {
       question.remove();
       actions.hidden = false;
@@ -188,6 +205,7 @@
       state.count -= 1;
       state.shown -= 1;
       showCount();
+      showApps();
       (next ? next.querySelector("button") : $("memories-title")).focus();
     });
     question.append(yes, button("Cancel", back));
@@ -200,11 +218,12 @@
   function askForgetAll() {
     const confirmed = state.count;
     $("forget-all-question").textContent =
-      `Forget all ${confirmed.toLocaleString("en-US")} memories ${state.app} keeps of you?`;
+      `Forget all ${confirmed.toLocaleString("en-US")} memories ${state.app} keeps of you, ` +
+      "for good? They cannot be brought back.";
     $("forget-all-yes").textContent = `Yes, forget all ${confirmed.toLocaleString("en-US")}`;
     $("forget-all-yes").dataset.count = String(confirmed);
     $("forget-all-yes").disabled = false;
-    $("forget-all-message").textContent = "";
+    tell("");
     $("forget-all").hidden = true;
     $("forget-all-confirm").hidden = false;
     $("forget-all-yes").focus();
@@ -220,17 +239,26 @@
     $("forget-all-yes").disabled = true; // once: a second press would confirm nothing new
     const path = `/apps/memories/${encodeURIComponent(state.app)}?count=${count}`;
     const answer = await call("DELETE", path);
+    const done = answer.status === 200;
     let told;
-    if (answer.status === 200) {
-      told = `Forgot ${answer.data.forgotten.toLocaleString("en-US")}.`;
+    if (done) {
+      told = `Forgot ${answer.data.forgotten.toLocaleString("en-US")}, for good.`;
     } else if (answer.status === 409) {
       told = "There are more now: nothing was forgotten. Look at them again before you forget all.";
     } else {
       told = problem(answer);
     }
     await showApp(state.app);
-    $("forget-all-message").textContent = told;
-    $("forget-all").focus();
+    await showApps();
+    tell(told, done);
+    // The button is disabled once nothing is left: focus stays in the section, on its title.
+    ($("forget-all").disabled ? $("memories-title") : $("forget-all")).focus();
+  }
+
+  // What forgetting all did: a success (a status) apart from a refusal (an alert).
+  function tell(text, done = false) {
+    $("forget-all-done").textContent = done ? text : "";
+    $("forget-all-message").textContent = done ? "" : text;
   }
 
   // -- allowances ---------------------------------------------------------------------------
@@ -277,6 +305,7 @@
     signedIn(true);
     await showShares();
     if (!sessionStorage.getItem(TOKEN)) return; // refused: signed out
+    await showApps();
     const app = sessionStorage.getItem(APP);
     if (app) {
       $("app").value = app;
@@ -307,6 +336,12 @@
     });
     $("forget-all-yes").addEventListener("click", forgetAll);
     $("share-form").addEventListener("submit", allow);
+    // A #token= link opened in a tab already on this page: taken, and gone from the address.
+    window.addEventListener("hashchange", () => {
+      if (!location.hash) return;
+      takeFromAddress();
+      if (sessionStorage.getItem(TOKEN)) start();
+    });
     if (sessionStorage.getItem(TOKEN)) start();
     else signOut("");
   });

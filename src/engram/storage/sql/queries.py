@@ -147,6 +147,16 @@ def facts_page(scope: str, before: tuple[int, int], limit: int) -> Query:
     )
 
 
+def scope_keys(under: str, limit: int) -> Query:
+    """The keys of the scopes holding facts that start with ``under``, in order (compared
+    as text, so the escapes a key holds are no pattern)."""
+    return (
+        "SELECT DISTINCT scope FROM facts WHERE substr(scope, 1, length(?)) = ? "
+        "ORDER BY scope LIMIT ?",
+        (under, under, limit),
+    )
+
+
 def facts_count(scope: str) -> Query:
     return "SELECT count(*) FROM facts WHERE scope = ?", (scope,)
 

@@ -252,8 +252,8 @@ class FactTable:
         rows = sql(tx).rows(*q.facts_without_vector(scope.key, limit))
         return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
-    def scope_keys(self, tx: Tx, limit: int) -> list[str]:
-        rows = sql(tx).rows("SELECT DISTINCT scope FROM facts ORDER BY scope LIMIT ?", (limit,))
+    def scope_keys(self, tx: Tx, limit: int, under: str = "") -> list[str]:
+        rows = sql(tx).rows(*q.scope_keys(under, limit))
         return [str(r[0]) for r in rows]
 
     def vector_from_bytes(self, raw: bytes) -> Vectors:

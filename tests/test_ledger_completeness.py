@@ -72,6 +72,7 @@ READS = {
         "ledger",
         "recall",
         "scope_of",
+        "scopes",
         "source",
         "document",
         "documents",

@@ -177,6 +177,8 @@ def test_refusals(store: EngramStore) -> None:
     for bad in [("a.b",), ("",), ("langgraph", "x"), (), ("a", "b\x00")]:
         with pytest.raises(InvalidNamespaceError):
             store.put(bad, "k", {"v": 1})
+        if bad[:1] == ("langgraph",):
+            continue  # taken through batch, as upstream's stores take it
         with pytest.raises(InvalidNamespaceError):
             store.batch([PutOp(bad, "k", {"v": 1})])  # straight to batch, past put's check
     with pytest.raises(InvalidNamespaceError):

@@ -73,6 +73,7 @@ READS = {
         "recall",
         "scope_of",
         "scopes",
+        "vectors",
         "source",
         "document",
         "documents",

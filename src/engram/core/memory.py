@@ -79,6 +79,7 @@ from engram.core.ports import (
     Reranker,
     Store,
     Tx,
+    Vectors,
 )
 from engram.core.ranking import Candidate, Fused, fuse, rank_by_strength
 from engram.core.records import Entry as SessionEntry
@@ -897,6 +898,13 @@ class Memory:
 
     def count(self, ref: Scope) -> int:
         return self._store.run(lambda tx: self._store.facts.count(tx, ref), write=False)
+
+    def vectors(self, ref: Scope, fact_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of the scope's facts among ``fact_ids``, by id (those with
+        none, or not the scope's, left out)."""
+        ids = [_check_id(i) for i in fact_ids]
+        store = self._store
+        return store.run(lambda tx: store.facts.vectors(tx, ref, ids), write=False)
 
     def scopes(self, *, under: str = "", limit: int = 1000) -> list[Scope]:
         """Up to ``limit`` scopes that hold facts, those whose keys start with ``under``

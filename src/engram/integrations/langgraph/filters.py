@@ -1,7 +1,8 @@
 """LangGraph's search filters, compared as its ``InMemoryStore`` compares them: plain
-equality (nested dicts and lists too) and ``$eq $ne $gt $gte $lt $lte`` on top-level
-fields; an ordering operator on a missing or non-numeric value does not match (upstream
-raises TypeError)."""
+equality (nested dicts and lists too) and ``$eq $ne $gt $gte $lt $lte``; an ordering
+operator on a missing or non-numeric value does not match (upstream raises TypeError).
+A key names a top-level field, or, when the value has no field of that name, a dotted
+path into nested ones (``"user.level"``), as upstream's SQL stores read it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,19 @@ from typing import Any
 
 
 def matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
-    return not filter or all(_compare(value.get(k), want) for k, want in filter.items())
+    return not filter or all(_compare(_at(value, k), want) for k, want in filter.items())
+
+
+def _at(value: dict[str, Any], key: str) -> Any:
+    """The field ``key`` names: its own, else the dotted path's (None when absent)."""
+    if key in value or "." not in key:
+        return value.get(key)
+    found: Any = value
+    for part in key.split("."):
+        if not isinstance(found, dict):
+            return None
+        found = found.get(part)
+    return found
 
 
 def _compare(value: Any, want: Any) -> bool:

@@ -18,8 +18,12 @@ _ESCAPED = re.compile("%(25|2F)")
 
 
 def check_labels(namespace: object, *, as_put: bool = False) -> Namespace:
-    """``namespace`` if its labels are as upstream accepts them; with ``as_put``, also
-    not empty and not under ``langgraph``. Raises InvalidNamespaceError."""
+    """``namespace`` (a tuple or list of labels) as a tuple, if its labels are as upstream
+    accepts them; with ``as_put``, also not empty. The ``langgraph`` root is refused by
+    ``put`` itself, as upstream's stores refuse it, and taken through ``batch``, as they
+    take it. Raises InvalidNamespaceError."""
+    if isinstance(namespace, list):
+        namespace = tuple(namespace)
     if not isinstance(namespace, tuple):
         raise InvalidNamespaceError(f"a namespace is a tuple of labels, got {namespace!r}")
     for label in namespace:
@@ -30,8 +34,6 @@ def check_labels(namespace: object, *, as_put: bool = False) -> Namespace:
             )
     if as_put and not namespace:
         raise InvalidNamespaceError("Namespace cannot be empty.")
-    if as_put and namespace[0] == "langgraph":
-        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph": {namespace}')
     return namespace
 
 

@@ -28,7 +28,7 @@ from langgraph.store.base import (
 from engram.core import limits
 from engram.core.clock import from_us, to_us
 from engram.core.errors import CapabilityMissing, Conflict, InvalidInput, NotFound
-from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TOP_K, MAX_TTL
+from engram.core.limits import MAX_FACT_CHARS, MAX_PAGE, MAX_TTL
 from engram.core.memory import Memory
 from engram.core.models import JSONValue, WorkingEntry
 from engram.core.scopes import ResourceRef
@@ -44,6 +44,7 @@ from engram.integrations.langgraph.namespaces import (
 )
 
 MAX_QUERY_NAMESPACES = 100
+DISTANCES = ("cosine", "inner_product", "l2")  # as upstream's indexed stores name them
 ITEM_TYPE = "lg:item"
 ENVELOPE = "langgraph"
 _CAS_TRIES = 8
@@ -53,13 +54,15 @@ _Paths = list[tuple[str, str | list[str]]]
 
 @dataclass(frozen=True, slots=True)
 class _Stored:
-    """An item as its working-memory key holds it."""
+    """An item as its working-memory key holds it; ``ttl``: its time to live in minutes,
+    as its put gave it (None: it lives until deleted)."""
 
     value: dict[str, Any]
     created_at: datetime
     updated_at: datetime
     facts: tuple[str, ...]
     version: int
+    ttl: float | None = None
 
 
 def _stored(entry: WorkingEntry) -> _Stored | None:
@@ -69,11 +72,24 @@ def _stored(entry: WorkingEntry) -> _Stored | None:
     meta, value = raw.get(ENVELOPE), raw.get("value")
     if set(raw) != {"value", ENVELOPE} or not isinstance(meta, dict) or not isinstance(value, dict):
         return _Stored(raw, updated, updated, (), entry.version)
-    created = meta.get("created_at")
+    created, written = meta.get("created_at"), meta.get("updated_at")
+    if isinstance(written, int):  # a read that refreshed the expiry changed nothing else
+        updated = from_us(written)
     facts = meta.get("facts")
     ids = tuple(f for f in facts if isinstance(f, str)) if isinstance(facts, list) else ()
     when = from_us(created) if isinstance(created, int) else updated
-    return _Stored(value, when, updated, ids, entry.version)
+    ttl = meta.get("ttl")
+    lives = float(ttl) if isinstance(ttl, int | float) and not isinstance(ttl, bool) else None
+    return _Stored(value, when, updated, ids, entry.version, lives)
+
+
+def _meta(item: _Stored) -> dict[str, JSONValue]:
+    """The envelope that keeps the item as it is (its facts, creation and ttl)."""
+    meta: dict[str, JSONValue] = {"facts": list(item.facts), "created_at": to_us(item.created_at)}
+    meta["updated_at"] = to_us(item.updated_at)
+    if item.ttl is not None:
+        meta["ttl"] = item.ttl
+    return meta
 
 
 def _search_item(namespace: Namespace, key: str, item: _Stored, score: float | None) -> SearchItem:
@@ -98,10 +114,18 @@ class EngramStore(BaseStore):
     ) -> None:
         if index and mem.embedder is None:
             raise CapabilityMissing("an indexed LangGraph store needs a memory with an embedder")
+        distance = (index or {}).get("distance_type", "cosine")
+        if distance not in DISTANCES:
+            raise InvalidInput(
+                f"distance_type must be one of {', '.join(DISTANCES)}, got {distance!r}"
+            )
         self._mem = mem
         self.index_config = index
         self.ttl_config = ttl
-        self._fields = _paths(index.get("fields") or ["$"]) if index else None
+        # "text_fields": what upstream's SQLite store reads where IndexConfig says "fields"
+        named = (index.get("fields") or index.get("text_fields")) if index else None
+        self._fields = _paths(_listed_fields(named)) if index else None
+        self._distance = distance
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Runs the operations in order; one result per operation (None for a put)."""
@@ -113,7 +137,7 @@ class EngramStore(BaseStore):
 
     def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
-            return self._get(op.namespace, op.key)
+            return self._get(op.namespace, op.key, op.refresh_ttl)
         if isinstance(op, SearchOp):
             return self._search(op)
         if isinstance(op, ListNamespacesOp):
@@ -127,12 +151,15 @@ class EngramStore(BaseStore):
         raise ValueError(f"Unknown operation type: {type(op)}")
 
     # -- items ---------------------------------------------------------------------
-    def _get(self, namespace: Namespace, key: str) -> Item | None:
-        if not check_labels(namespace):
+    def _get(self, namespace: Namespace, key: str, refresh: bool = False) -> Item | None:
+        namespace = check_labels(namespace)
+        if not namespace:
             return None
         found = self._entry(ref_of(namespace), key)
         if found is None:
             return None
+        if refresh:
+            found = self._refreshed(ref_of(namespace), key, found)
         return Item(
             value=found.value,
             key=key,
@@ -188,6 +215,8 @@ class EngramStore(BaseStore):
             meta: dict[str, JSONValue] = {"facts": list(facts)}
             if old is not None:  # a first write's time is its key's, so only a replace says
                 meta["created_at"] = to_us(old.created_at)
+            if op.ttl is not None:  # what a read refreshes the expiry to
+                meta["ttl"] = op.ttl
             wrapped: dict[str, JSONValue] = {"value": value, ENVELOPE: meta}
             version = old.version if old else 0
             try:
@@ -197,6 +226,21 @@ class EngramStore(BaseStore):
             self._release(ref, op.key, old.facts if old else (), keep=facts)
             return
         raise Conflict(f"item {op.key!r} of {namespace} kept changing; nothing was written")
+
+    def _refreshed(self, ref: ResourceRef, key: str, item: _Stored) -> _Stored:
+        """The item, its expiry pushed to its ttl from now (``refresh_on_read``): the key
+        written again with the value it holds, so a read of an item that lives for a time
+        is a write. Another writer coming first leaves it as that writer left it."""
+        if item.ttl is None:
+            return item
+        wrapped: dict[str, JSONValue] = {"value": item.value, ENVELOPE: _meta(item)}
+        try:
+            entry = self._mem.working.set(
+                ref, key, wrapped, expected_version=item.version, ttl=_ttl(item.ttl)
+            )
+        except Conflict:
+            return item
+        return _stored(entry) or item
 
     def _delete(self, namespace: Namespace, key: str) -> None:
         if not check_labels(namespace):
@@ -254,7 +298,14 @@ class EngramStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         spaces = self._namespaces(check_labels(op.namespace_prefix))
         if op.query and self._fields is not None:
-            return self._ranked(op, op.query, spaces)[op.offset : op.offset + op.limit]
+            found = self._ranked(op, op.query, spaces)[op.offset : op.offset + op.limit]
+        else:
+            found = self._listed(op, spaces)
+        if not op.refresh_ttl:
+            return found
+        return [self._search_refreshed(item) for item in found]
+
+    def _listed(self, op: SearchOp, spaces: list[Namespace]) -> list[SearchItem]:
         found: list[SearchItem] = []
         for namespace in spaces:
             for key, item in self._items(ref_of(namespace)):
@@ -264,29 +315,52 @@ class EngramStore(BaseStore):
                     return found[op.offset :]
         return found[op.offset :]
 
+    def _search_refreshed(self, found: SearchItem) -> SearchItem:
+        ref = ref_of(found.namespace)
+        item = self._entry(ref, found.key)
+        if item is None or item.ttl is None:
+            return found
+        again = self._refreshed(ref, found.key, item)
+        return _search_item(found.namespace, found.key, again, found.score)
+
     def _ranked(self, op: SearchOp, query: str, spaces: list[Namespace]) -> list[SearchItem]:
+        """Every item under the prefix that the filter keeps, scored as upstream scores
+        it: the best of its indexed texts' similarity to the query by the index's
+        ``distance_type``; items with no indexed text follow, unscored."""
         if len(spaces) > MAX_QUERY_NAMESPACES:
             raise InvalidInput(
                 f"a search by meaning reads at most {MAX_QUERY_NAMESPACES} namespaces; "
                 f"{len(spaces)} lie under {op.namespace_prefix}",
                 hint="search under a longer prefix",
             )
-        scored: list[tuple[float, float, SearchItem]] = []
+        embedder = self._mem.embedder
+        assert embedder is not None  # an index needs one: refused at construction
+        asked = embedder.embed([query], "query")[0]
+        scored: list[tuple[float, SearchItem]] = []
         unscored: list[SearchItem] = []
         for namespace in spaces:
             ref = ref_of(namespace)
-            hits = self._mem.recall(ref, query, top_k=MAX_TOP_K, type=ITEM_TYPE)
-            best = {hit.fact.id: (hit.relevance, hit.score) for hit in hits}
-            for key, item in self._items(ref):
-                if not matches(item.value, op.filter):
-                    continue
-                score = max((best[f] for f in item.facts if f in best), default=None)
-                if score is None:
+            kept = [(key, item) for key, item in self._items(ref) if matches(item.value, op.filter)]
+            vectors = self._mem.vectors(ref, [f for _, item in kept for f in item.facts])
+            for key, item in kept:
+                found = [vectors[f] for f in item.facts if f in vectors]
+                if not found:
                     unscored.append(_search_item(namespace, key, item, None))
-                else:
-                    scored.append((*score, _search_item(namespace, key, item, score[0])))
-        scored.sort(key=lambda row: (-row[0], -row[1]))
-        return [row[2] for row in scored] + unscored
+                    continue
+                score = max(self._similarity(asked, vector) for vector in found)
+                scored.append((score, _search_item(namespace, key, item, score)))
+        scored.sort(key=lambda row: -row[0])
+        return [row[1] for row in scored] + unscored
+
+    def _similarity(self, asked: Any, vector: Any) -> float:
+        """How alike two vectors are by the index's distance type, higher for closer:
+        cosine similarity, the inner product, or the L2 distance negated."""
+        if self._distance == "inner_product":
+            return float(asked @ vector)
+        if self._distance == "l2":
+            return -float(((asked - vector) ** 2).sum() ** 0.5)
+        norms = float((asked @ asked) ** 0.5 * (vector @ vector) ** 0.5)
+        return float(asked @ vector) / norms if norms else 0.0
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
         conditions = tuple(op.match_conditions or ())
@@ -300,6 +374,17 @@ class EngramStore(BaseStore):
         if op.max_depth is not None:
             spaces = sorted({ns[: op.max_depth] for ns in spaces})
         return spaces[op.offset : op.offset + op.limit]
+
+
+def _listed_fields(named: object) -> list[str]:
+    """The index's fields: a list of paths, or one path alone; none: the whole value."""
+    if not named:
+        return ["$"]
+    if isinstance(named, str):
+        return [named]
+    if not isinstance(named, list | tuple) or not all(isinstance(p, str) for p in named):
+        raise InvalidInput(f"an index's fields are a list of paths, got {named!r}")
+    return list(named)
 
 
 def _paths(fields: Sequence[str]) -> _Paths:

@@ -6,8 +6,9 @@ so no two namespaces share a scope and a scope names its namespace back. Labels 
 checked as upstream checks them (a label empty or holding ``.`` or NUL:
 InvalidNamespaceError; a root label ``langgraph`` is refused by ``put`` and taken through
 ``batch``, as upstream's stores do), and so is an encoded namespace over 256 characters,
-the limit of a scope's part. A namespace or prefix may be given as a list. A prefix matches a namespace label by label:
-``("a",)`` matches ``("a",)`` and ``("a", "b")``, never ``("ab",)``; ``()`` matches all.
+the limit of a scope's part. A namespace or prefix may be given as a list. A prefix
+matches a namespace label by label: ``("a",)`` matches ``("a",)`` and ``("a", "b")``,
+never ``("ab",)``; ``()`` matches all.
 
 **Items** are working-memory keys of their namespace's scope, each holding
 ``{"value": <the item's value>, "langgraph": {"facts": [<ids>], "created_at": <µs>}}``,

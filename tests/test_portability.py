@@ -320,13 +320,19 @@ MCP_GRAPH = [
 ]
 
 
+def _server_lines(lines: list[dict[str, Any]]) -> str:
+    """A file as the MCP memory server writes it (JSON.stringify: compact, UTF-8)."""
+    return "\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in lines)
+
+
 def test_the_mcp_memory_graph_comes_in_and_goes_out_the_same(
     target: Target, hashing: engram.HashingEmbedder
 ) -> None:
-    text = "\n".join(json.dumps(line) for line in MCP_GRAPH)
+    text = _server_lines(MCP_GRAPH)
     with engram.open(target, embedder=hashing) as mem:
         done = mem.import_string(REF, text, source="mcp-memory")
-        assert (done.facts_added, done.entities, done.relations) == (2, 2, 1)
+        # a fact of each entity, observation and relation: the file kept, as it said it
+        assert (done.facts_added, done.entities, done.relations) == (5, 2, 1)
         hits = mem.recall(REF, "what does John speak", mode="text")
         assert hits[0].fact.content == "John_Smith: Speaks fluent Spanish"
         john = mem.graph.entity(REF, "John_Smith")
@@ -339,19 +345,25 @@ def test_the_mcp_memory_graph_comes_in_and_goes_out_the_same(
         assert anthropic["observations"] == ["Anthropic opened an office in Zurich"]
 
 
-def test_a_bad_mcp_memory_line_or_a_dangling_relation_writes_nothing(
+def test_a_bad_mcp_memory_line_writes_nothing_and_a_dangling_relation_is_kept(
     target: Target, hashing: engram.HashingEmbedder
 ) -> None:
+    """A line the server could not have written is named with its field; a relation to an
+    entity never created, which the server keeps, is kept too (a fact; no graph edge)."""
     with engram.open(target, embedder=hashing) as mem:
-        bad = [*MCP_GRAPH, {"type": "entity", "name": "", "entityType": "x"}, {"type": "tag"}]
+        bad = [*MCP_GRAPH, {"type": "entity", "name": 7, "entityType": "x"}, {"type": "tag"}]
         with pytest.raises(BadRecords) as raised:
             mem.import_string(REF, "\n".join(json.dumps(x) for x in bad), source="mcp-memory")
         listed = [(e["line"], e["field"]) for e in raised.value.details["errors"]]  # type: ignore[union-attr]
         assert listed == [(4, "name"), (5, "type")]
-        dangling = [MCP_GRAPH[0], {**MCP_GRAPH[2], "to": "Nobody"}]
-        with pytest.raises(BadRecords, match="name no entity"):
-            mem.import_string(REF, "\n".join(json.dumps(x) for x in dangling), source="mcp-memory")
         assert mem.facts(REF).facts == [] and mem.ledger(REF).entries == []
+        dangling = [MCP_GRAPH[0], {**MCP_GRAPH[2], "to": "Nobody"}]
+        text = _server_lines(dangling)
+        mem.import_string(REF, text, source="mcp-memory")
+        assert set(mem.export_string(REF, format="mcp-memory").splitlines()) == set(
+            text.splitlines()
+        )
+        assert mem.graph.relations(REF) == []
 
 
 def _listed(raised: pytest.ExceptionInfo[BadRecords]) -> list[tuple[int, str]]:
@@ -573,3 +585,20 @@ def test_skipping_bad_records_imports_the_good_ones_on_every_path(
             mem.import_string(ResourceRef("no"), "\n".join([broken, *lines[1:]]), on_error="skip")
         with pytest.raises(InvalidInput, match="on_error must be refuse or skip"):
             mem.import_string(ResourceRef("no"), whole, on_error="ignore")  # type: ignore[arg-type]
+
+
+def test_words_holding_unicode_line_breaks_survive_a_jsonl_round_trip(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    """JSONL is split at line feeds only: U+2028, U+0085 and the other breaks that
+    ``str.splitlines`` splits at are written raw inside a record's strings."""
+    words = "first\u2028second\x85third\x1cfourth"
+    with engram.open(target, embedder=hashing) as mem:
+        mem.remember(REF, words)
+        text = mem.export_string(REF)
+        assert "\u2028" in text  # raw, as json.dumps(ensure_ascii=False) writes it
+        mem.import_string(ResourceRef("again"), text)
+        assert [f.content for f in mem.facts(ResourceRef("again")).facts] == [words]
+        mem0 = json.dumps({"memory": words}, ensure_ascii=False) + "\n" + '{"memory": "x"}'
+        mem.import_string(ResourceRef("mem0"), mem0, source="mem0")
+        assert words in {f.content for f in mem.facts(ResourceRef("mem0")).facts}

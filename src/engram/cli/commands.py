@@ -25,7 +25,7 @@ from engram.core.errors import InvalidInput, TooLarge, Unprocessable
 from engram.core.memory import Memory
 from engram.core.people import Acting, AppMemory
 from engram.core.portability import files as portable_files
-from engram.core.portability.records import Skipped
+from engram.core.portability.records import Skipped, jsonl_lines
 from engram.core.records import Entry
 from engram.core.scopes import ResourceRef
 from engram.opening import describe
@@ -85,7 +85,7 @@ def _progress(*, quiet: bool) -> Iterator[Callable[[str], None]]:
 def remember_conversation(mem: Memory, args: argparse.Namespace) -> Output:
     lines = stdin_text("the turns") if args.file == "-" else _read(args.file)
     turns = []
-    for n, line in enumerate(lines.splitlines(), 1):
+    for n, line in enumerate(jsonl_lines(lines), 1):  # a turn's text may hold U+2028
         if not line.strip():
             continue
         try:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from engram.core import limits
-from engram.core.portability.records import Parsed, Skipped, objects, record
+from engram.core.portability.records import Parsed, Skipped, jsonl_lines, objects, record
 
 _WORDS = ("memory", "text", "content")
 _KEPT = ("user_id", "agent_id", "run_id", "actor_id", "hash", "role")
@@ -49,7 +49,7 @@ def parse(text: str) -> Parsed:
     parsed = Parsed()
     rows = _located(text)
     if rows is None:  # JSONL of records, each line read on its own
-        rows = list(objects(text.splitlines(), parsed.errors))
+        rows = list(objects(jsonl_lines(text), parsed.errors))
         if parsed.errors:
             return parsed
     first: dict[str, dict[str, Any]] = {}  # normalised words → the converted record

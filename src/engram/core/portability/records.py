@@ -191,12 +191,20 @@ def sniff(text: str) -> str:
 
 def parse(text: str, format: str) -> Parsed:
     if format == "jsonl":
-        return parse_jsonl(text.splitlines())
+        return parse_jsonl(jsonl_lines(text))
     if format == "json":
         return parse_json(text)
     if format == "csv":
         return parse_csv(text)
     raise InvalidInput(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of JSONL text: split at line feeds only (a record's strings may hold
+    U+2028, U+0085 and the other breaks ``str.splitlines`` would split at, as
+    ``JSON.stringify`` and ``json.dumps(ensure_ascii=False)`` write them), a carriage
+    return before one dropped."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def objects(

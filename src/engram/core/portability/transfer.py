@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from engram.core import ledger, limits, recording, rules
 from engram.core.clock import Clock, from_us, to_us
-from engram.core.errors import BadRecords, CapabilityMissing
+from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import assertions
 from engram.core.models import Fact, Writer
 from engram.core.portability import records, streaming
@@ -169,17 +169,12 @@ class Importer:
         now, store = self._now(), self._store
 
         def work(rec: ledger.Entry) -> ImportReport:
-            if graph is not None:
-                _entities(rec, graph)
             written = _Written()
             for start in range(0, len(parsed.facts), WRITE_BATCH):  # facts made as written
                 part = slice(start, start + WRITE_BATCH)
                 self._write_batch(rec, parsed.facts[part], vectors[part], model, written)
             if graph is not None:
-                for relation in graph.relations:
-                    assertions.upsert_relation(
-                        rec, relation.source, relation.target, relation.type, origin="imported"
-                    )
+                _graph(rec, graph)
             _set_working(rec, parsed.working)
             tell("write", len(parsed.facts), len(parsed.facts))
             return written.report(
@@ -389,25 +384,25 @@ def _set_working(rec: ledger.Entry, working: list[WorkingRecord]) -> None:
         rec.record("working", entry.key, "set", ledger.working_value(before))
 
 
-def _entities(rec: ledger.Entry, graph: McpGraph) -> None:
-    """The file's entities, imported; a relation whose end neither the file nor the scope
-    holds refuses the whole import (BadRecords), before anything is written."""
+def _graph(rec: ledger.Entry, graph: McpGraph) -> None:
+    """The file's entities and relations as the graph reads them: each entity whose name
+    and type the graph holds, each relation between two entities the file or the scope
+    holds. The rest stays in the facts, exactly, as the file said it."""
     from engram.core.graph.names import normalise
 
     store, tx, ref = rec.store, rec.tx, rec.scope
-    known = {normalise(e.name) for e in graph.entities}
-    ends = {normalise(n) for r in graph.relations for n in (r.source, r.target)} - known
-    held = set(store.graph.named(tx, ref, sorted(ends))) if ends else set()
-    errors = tuple(
-        (r.line, name, f"no entity {end!r} in the file or this scope")
-        for r in graph.relations
-        for name, end in (("from", r.source), ("to", r.target))
-        if normalise(end) not in known and normalise(end) not in held
-    )
-    if errors:
-        raise BadRecords(
-            f"{len(errors)} relation end(s) name no entity; nothing was imported",
-            errors=errors,
-        )
+    known: set[str] = set()
     for entity in graph.entities:
-        assertions.upsert_entity(rec, entity.name, type=entity.type, origin="imported")
+        try:
+            made = assertions.upsert_entity(rec, entity.name, type=entity.type, origin="imported")
+        except InvalidInput:
+            continue  # a name or type the graph cannot hold (checked before any write)
+        known.add(made.norm)
+    ends = {normalise(n) for r in graph.relations for n in (r.source, r.target)} - known
+    known |= set(store.graph.named(tx, ref, sorted(ends))) if ends else set()
+    for r in graph.relations:
+        if normalise(r.source) in known and normalise(r.target) in known:
+            try:
+                assertions.upsert_relation(rec, r.source, r.target, r.type, origin="imported")
+            except InvalidInput:
+                continue  # a relation type the graph cannot hold

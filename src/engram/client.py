@@ -435,7 +435,7 @@ class Client:
         return self.run(agent_id, ops.CompileWiki(batch))
 
     def export_string(
-        self, agent_id: str, *, format: Literal["json", "jsonl", "mcp-memory"] = "jsonl"
+        self, agent_id: str, *, format: Literal["json", "jsonl", "mcp-memory", "mem0"] = "jsonl"
     ) -> str:
         """The agent's export as text: facts with their vectors, then working keys."""
         path = f"/agents/{_quote(agent_id)}/export"

@@ -35,10 +35,14 @@ MEDIA = {
     "json": "application/json",
     "jsonl": "application/x-ndjson",
     "mcp-memory": "application/x-ndjson",
+    "mem0": "application/json",
 }
 ExportFormat = Annotated[
-    Literal["json", "jsonl", "mcp-memory"],
-    Query(description="json, jsonl, or mcp-memory (the MCP memory server's JSONL graph)"),
+    Literal["json", "jsonl", "mcp-memory", "mem0"],
+    Query(
+        description="json, jsonl, mcp-memory (the MCP memory server's JSONL graph) or mem0 "
+        "(mem0's get_all() answer)"
+    ),
 ]
 ImportFormat = Annotated[
     Literal["json", "jsonl", "csv"] | None,

@@ -185,7 +185,7 @@ def _add_portability_commands(sub: Subparsers) -> None:
     p.add_argument("path", metavar="PATH")
     p.add_argument(
         "--format",
-        choices=("json", "jsonl", "sqlite", "mcp-memory", "markdown", "obsidian"),
+        choices=("json", "jsonl", "sqlite", "mcp-memory", "mem0", "markdown", "obsidian"),
         help="else by suffix (a folder: markdown or obsidian)",
     )
     p.add_argument(

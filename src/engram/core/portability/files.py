@@ -22,7 +22,7 @@ from pathlib import Path
 from engram.core.errors import Conflict, InvalidInput, NotFound, StorageFailure
 from engram.core.paths import file_kind
 
-EXPORT_FORMATS = ("json", "jsonl", "sqlite", "mcp-memory", "markdown", "obsidian")
+EXPORT_FORMATS = ("json", "jsonl", "sqlite", "mcp-memory", "mem0", "markdown", "obsidian")
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".sqlite": "sqlite", ".db": "sqlite"}
 
 

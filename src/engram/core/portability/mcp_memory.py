@@ -37,7 +37,7 @@ from engram.core.errors import InvalidInput
 from engram.core.graph.models import Entity, Relation
 from engram.core.graph.names import normalise
 from engram.core.models import Fact
-from engram.core.portability.records import FactRecord, jsonl_lines, objects
+from engram.core.portability.records import FactRecord, jsonl_lines, objects, pieces
 from engram.core.text import check_text
 
 ENTITY_KEY, OBSERVATION_KEY, TYPE_KEY = "mcp_entity", "mcp_observation", "mcp_entity_type"
@@ -91,11 +91,11 @@ class McpGraph:
             said = {ENTITY_KEY: e.name, TYPE_KEY: e.type}
             found.append(_fact(f"{e.name} ({e.type})", said, e.line))
             for text in e.observations:
-                pieces = parts(text, limits.MAX_FACT_CHARS - len(e.name) - 2)
-                for n, piece in enumerate(pieces):
-                    meta: dict[str, Any] = {ENTITY_KEY: e.name, OBSERVATION_KEY: piece}
-                    if len(pieces) > 1:
-                        meta[PART_KEY] = [n, len(pieces)]
+                cut = pieces(text, limits.MAX_FACT_CHARS - len(e.name) - 2)
+                for n, (piece, gap) in enumerate(cut):
+                    meta: dict[str, Any] = {ENTITY_KEY: e.name, OBSERVATION_KEY: piece + gap}
+                    if len(cut) > 1:
+                        meta[PART_KEY] = [n, len(cut)]
                     found.append(_fact(f"{e.name}: {piece}", meta, e.line))
         for r in self.relations:
             said = {FROM_KEY: r.source, TO_KEY: r.target, RELATION_KEY: r.type}
@@ -108,19 +108,6 @@ def _record(words: str, metadata: dict[str, Any], line: int) -> FactRecord:
     keeps them exact); words of nothing but space are named by what they belong to."""
     content = words.strip()[: limits.MAX_FACT_CHARS] or json.dumps(metadata)[:64]
     return FactRecord(id=None, content=content, metadata=metadata, line=line)
-
-
-def parts(text: str, most: int) -> list[str]:
-    """``text`` in consecutive pieces of at most ``most`` characters, each ending at a
-    space where one is near (so a piece is words), joined back exactly by ``"".join``."""
-    pieces, start = [], 0
-    while len(text) - start > most:
-        end = start + most
-        space = text.rfind(" ", start + most // 2, end)
-        end = space + 1 if space >= 0 else end
-        pieces.append(text[start:end])
-        start = end
-    return [*pieces, text[start:]]
 
 
 def parse(text: str) -> McpGraph:

@@ -16,18 +16,31 @@ Nothing a mem0 user wrote goes silently:
 - NUL characters, which mem0 keeps and no store's text can hold, become U+FFFD, and the
   record is listed among those taken with a change;
 - a record with the same words as an earlier one is a second source of the same fact:
-  its id, metadata and times join the first's metadata under ``mem0_also``.
+  its id, metadata and times join the first's metadata under ``mem0_also``;
+- a memory longer than a fact holds is kept whole as consecutive facts, one a piece,
+  each embedded (``mem0_part``: index, count and the whitespace after it).
+
+Going out (:func:`document`), a scope's facts are mem0's records again, as they came.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from engram.core import limits
-from engram.core.portability.records import Parsed, Skipped, jsonl_lines, objects, record
+from engram.core.models import Fact
+from engram.core.portability.records import (
+    Parsed,
+    Skipped,
+    jsonl_lines,
+    objects,
+    pieces,
+    record,
+)
 
 _WORDS = ("memory", "text", "content")
 _KEPT = ("user_id", "agent_id", "run_id", "actor_id", "hash", "role")
@@ -41,6 +54,7 @@ _THEIRS = {
     "expiresAt": "expiration_date",
 }
 ALSO = "mem0_also"  # the other mem0 records of the same words, in metadata
+PART = "mem0_part"  # [index, count, gap] of a piece of words longer than a fact holds
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -67,7 +81,8 @@ def parse(text: str) -> Parsed:
             kept.append((line, item, fact, words))
     for line, item, fact, words in kept:
         before = len(parsed.errors)
-        record(fact, line, parsed)
+        for part in _parts(fact, line, words, parsed):
+            record(part, line, parsed)
         if len(parsed.errors) > before:
             parsed.bad[line] = item
             parsed.errors[before:] = [_named(e, words) for e in parsed.errors[before:]]
@@ -143,7 +158,7 @@ def _fact(item: Any, line: int, parsed: Parsed) -> tuple[dict[str, Any], str] | 
         return None
     words = item[key]
     if not isinstance(words, str):
-        parsed.errors.append((line, key, f"must be a string, got {type(words).__name__}"))
+        parsed.errors.append((line, key, f"{key} must be a string, got {type(words).__name__}"))
         parsed.bad[line] = item
         return None
     if not words.strip():
@@ -168,6 +183,23 @@ def _fact(item: Any, line: int, parsed: Parsed) -> tuple[dict[str, Any], str] | 
         if isinstance(item.get(theirs), str):
             fact[ours] = _aware(item[theirs])
     return fact, key
+
+
+def _parts(fact: dict[str, Any], line: int, words: str, parsed: Parsed) -> list[dict[str, Any]]:
+    """The record as facts: itself, or, when its words are longer than a fact holds,
+    one fact a consecutive piece of them, each carrying the record's metadata and its
+    place (``mem0_part``: index, count, and the whitespace that followed it), so the
+    whole goes back out as it came."""
+    text = fact["content"].strip()
+    if len(text) <= limits.MAX_FACT_CHARS:
+        return [fact]
+    cut = pieces(text, limits.MAX_FACT_CHARS)
+    said = f"{len(text)} characters, more than a fact holds: kept whole as {len(cut)} facts"
+    parsed.changed.append((line, words, f"{said} in order ({PART})"))
+    return [
+        {**fact, "content": piece, "metadata": {**fact["metadata"], PART: [n, len(cut), gap]}}
+        for n, (piece, gap) in enumerate(cut)
+    ]
 
 
 def _also(
@@ -196,3 +228,53 @@ def _aware(value: str) -> str:
     if value.endswith("Z") or "+" in value[10:] or "-" in value[10:]:
         return value
     return value + "+00:00"
+
+
+# -- going out ---------------------------------------------------------------------------
+def document(facts: Iterable[Fact]) -> str:
+    """The scope's facts (oldest first) as mem0's ``get_all()`` answers them,
+    ``{"results": [...]}``: a fact that came from mem0 as the record it came from (its id,
+    metadata, categories, times and the fields mem0 keeps beside them; a memory kept in
+    pieces whole again; each record of the same words on its own), any other fact as a
+    record of its own id."""
+    results: list[dict[str, Any]] = []
+    held: list[str] = []  # the pieces of the memory being put back together
+    for fact in facts:
+        meta = dict(fact.metadata)
+        part = meta.pop(PART, None)
+        if isinstance(part, list) and len(part) == 3:
+            held.append(fact.content + str(part[2]))
+            if part[0] != part[1] - 1:
+                continue
+        words, held = "".join(held) or fact.content, []
+        also = meta.pop(ALSO, [])
+        results.append(_record(fact, words, meta))
+        for other in also if isinstance(also, list) else []:
+            results.append(_also_record(fact, words, other))
+    return json.dumps({"results": results}, ensure_ascii=False, indent=2) + "\n"
+
+
+def _record(fact: Fact, words: str, meta: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {"id": str(meta.pop("mem0_id", fact.id)), "memory": words}
+    for name in _KEPT:
+        if name in meta:
+            found[name] = meta.pop(name)
+    found.setdefault("hash", hashlib.md5(words.encode("utf-8")).hexdigest())  # as mem0's
+    found["metadata"] = meta or None
+    if fact.tags:
+        found["categories"] = list(fact.tags)
+    found["created_at"] = fact.created_at.isoformat()
+    found["updated_at"] = fact.updated_at.isoformat()
+    if fact.expires_at is not None:
+        found["expiration_date"] = fact.expires_at.date().isoformat()
+    return found
+
+
+def _also_record(fact: Fact, words: str, other: object) -> dict[str, Any]:
+    """A record of the same words that came in with the fact's: as it came."""
+    given = dict(other) if isinstance(other, dict) else {}
+    found: dict[str, Any] = {"id": str(given.pop("id", fact.id)), "memory": words}
+    found.update(given)
+    if fact.tags:
+        found.setdefault("categories", list(fact.tags))
+    return found

@@ -98,6 +98,10 @@ class Portable:
             size = files.write_text(target, self._mcp_lines(ref))
             facts = store.run(lambda tx: store.facts.count(tx, ref), write=False)
             return ExportReport(str(target), kind, facts, 0, size)
+        if kind == "mem0":
+            size = files.write_text(target, [self._mem0(ref)])
+            facts = store.run(lambda tx: store.facts.count(tx, ref), write=False)
+            return ExportReport(str(target), kind, facts, 0, size)
         if kind == "jsonl":
             size = transfer.exporting(
                 store,
@@ -115,8 +119,10 @@ class Portable:
     def export_string(self, ref: Scope, *, format: str = "jsonl") -> str:
         if format == "mcp-memory":
             return "".join(self._mcp_lines(ref))
+        if format == "mem0":
+            return self._mem0(ref)
         if format not in ("json", "jsonl"):
-            raise InvalidInput(f"format must be json, jsonl or mcp-memory, got {format!r}")
+            raise InvalidInput(f"format must be json, jsonl, mcp-memory or mem0, got {format!r}")
         return self._text(ref, format, _Tally())
 
     def _text(self, ref: Scope, format: str, tally: _Tally) -> str:
@@ -259,6 +265,16 @@ class Portable:
             facts = [f for f, _ in store.facts.page(tx, ref, None, 1 << 40)]
             facts.reverse()
             return list(mcp_memory.lines(entities, relations, facts, naming))
+
+        return store.run(read, write=False)
+
+    def _mem0(self, ref: Scope) -> str:
+        """The scope's facts as mem0's ``get_all()`` answers them (:func:`mem0.document`)."""
+        store = self._store
+
+        def read(tx: Tx) -> str:
+            facts = [f for f, _ in store.facts.page(tx, ref, None, 1 << 40)]
+            return mem0.document(reversed(facts))
 
         return store.run(read, write=False)
 

@@ -23,6 +23,7 @@ import binascii
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -197,6 +198,30 @@ def parse(text: str, format: str) -> Parsed:
     if format == "csv":
         return parse_csv(text)
     raise InvalidInput(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+
+
+_SPACE_RUN = re.compile(r"\s+")
+
+
+def pieces(text: str, most: int) -> list[tuple[str, str]]:
+    """``text`` as consecutive (piece, gap) pairs: each piece at most ``most`` characters,
+    cut at whitespace where some is near its end, and the gap the whitespace run after it
+    (``""`` for the last), so ``"".join(piece + gap)`` is ``text``. Words longer than a
+    fact holds are kept whole this way, a fact a piece."""
+    found, start = [], 0
+    while len(text) - start > most:
+        end = start + most
+        spaces = list(_SPACE_RUN.finditer(text, start + most // 2, end + 1))
+        if spaces and spaces[-1].start() > start:
+            cut = spaces[-1]
+            whole = _SPACE_RUN.match(text, cut.start())
+            assert whole is not None
+            found.append((text[start : cut.start()], whole.group()))
+            start = whole.end()
+        else:
+            found.append((text[start:end], ""))
+            start = end
+    return [*found, (text[start:], "")]
 
 
 def jsonl_lines(text: str) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from engram.core.installing import DISTRIBUTION
 from engram.storage.sqlite.driver import sqlite3
 
 T = TypeVar("T")
@@ -70,7 +71,7 @@ def environment() -> dict[str, Any]:
         "onnxruntime": _version("onnxruntime"),
         "tokenizers": _version("tokenizers"),
         "sqlite": sqlite3.sqlite_version,
-        "engram": _version("engram"),
+        "engram": _version(DISTRIBUTION),
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
     }
 

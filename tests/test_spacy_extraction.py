@@ -445,7 +445,7 @@ def test_without_a_recogniser_the_spacy_extractor_is_missing(target: Target) -> 
         before = mem.ledger(REF).entries
         with pytest.raises(CapabilityMissing, match="needs a spaCy pipeline") as missing:
             mem.graph.extract(REF, extractor="spacy")
-        assert missing.value.hint is not None and "engram[nlp]" in missing.value.hint
+        assert missing.value.hint is not None and "engram-durable[nlp]" in missing.value.hint
         assert mem.ledger(REF).entries == before
         assert _reads(target) == set()
 
@@ -523,7 +523,7 @@ def test_without_spacy_the_recogniser_is_missing(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "spacy", None)  # as if it were not installed
     with pytest.raises(CapabilityMissing, match="needs spaCy, which is not installed") as e:
         SpacyRecogniser("blank:en")
-    assert e.value.hint is not None and "pip install 'engram[nlp]'" in e.value.hint
+    assert e.value.hint is not None and "pip install '.[nlp]'" in e.value.hint
 
 
 def test_a_pipeline_is_loaded_from_its_directory_on_first_use(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def open(
     (its schema is brought up to date on open, as ``engram migrate`` does).
 
     ``embedder`` is ``"local"`` (the packaged all-MiniLM-L6-v2), ``"e5"``
-    (multilingual-e5-small, ``engram[e5]``), an :class:`Embedder` (e.g.
+    (multilingual-e5-small, ``engram-durable[e5]``), an :class:`Embedder` (e.g.
     :class:`engram.RemoteEmbedder`), or ``None``/``"none"`` (working memory and listing
     only; recall raises CapabilityMissing). ``max_facts`` and ``max_age`` cap
     every scope when it next remembers.

@@ -362,7 +362,7 @@ SETTINGS: tuple[Setting, ...] = (
         "embedder",
         _embedder_kind,
         "local",
-        "`local` (all-MiniLM-L6-v2), `e5` (multilingual-e5-small, `engram[e5]`), `remote` "
+        "`local` (all-MiniLM-L6-v2), `e5` (multilingual-e5-small, `engram-durable[e5]`), `remote` "
         "or `none`; a store written by another model opens only with `reembed`",
         default_note="`remote` when a URL is set",
     ),
@@ -462,7 +462,7 @@ SETTINGS: tuple[Setting, ...] = (
         "ENGRAM_SPACY_MODEL",
         "spacy_model",
         _text,
-        help="an installed spaCy pipeline, by package name or directory (`engram[nlp]`; "
+        help="an installed spaCy pipeline, by package name or directory (`engram-durable[nlp]`; "
         'never downloaded): `mem.graph.extract(ref, extractor="spacy")` reads the facts it '
         "has not read with it, never inline; loaded on first use; unset, none",
     ),

@@ -31,6 +31,7 @@ import engram
 from answers import error, ok
 from engram.api import create_app
 from engram.cli.main import main
+from engram.core.installing import DISTRIBUTION
 from engram.mcp import catalogue, server
 from engram.settings import Settings
 
@@ -380,7 +381,7 @@ def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:
         agent = ok(http.post("/agents", json={"name": "a"}, headers=headers), 201)["id"]
         answered = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=SERVICE_HEADERS)
         server = ok(answered)["result"]["serverInfo"]
-        assert server["name"] == "engram" and server["version"] == metadata.version("engram")
+        assert server["name"] == "engram" and server["version"] == metadata.version(DISTRIBUTION)
         refused = http.post(f"/mcp?agent={agent}", json=INITIALIZE, headers=ACCEPT)
         refused_rpc(refused, 401, "unauthenticated")
         endpoint = str(http.base_url).rstrip("/") + f"/mcp?agent={agent}"

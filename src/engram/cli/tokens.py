@@ -13,6 +13,7 @@ import secrets
 import time
 from datetime import timedelta
 
+from engram.core import installing
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.settings import Settings
 
@@ -32,7 +33,7 @@ def person_token(settings: Settings, person: str, *, ttl: timedelta) -> str:
         import jwt
     except ImportError as exc:
         raise CapabilityMissing(
-            "minting tokens needs PyJWT", hint="pip install 'engram[service]'"
+            "minting tokens needs PyJWT", hint=installing.extra("service")
         ) from exc
     now = int(time.time())
     claims: dict[str, object] = {"sub": person, "iat": now, "exp": now + int(ttl.total_seconds())}

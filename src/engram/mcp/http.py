@@ -39,7 +39,7 @@ from starlette.types import Receive, Scope, Send
 from engram.api.bodies import replay
 from engram.api.errors import problem
 from engram.api.identity import Verifier
-from engram.core import tools
+from engram.core import installing, tools
 from engram.core.errors import CapabilityMissing, EngramError, InvalidInput
 from engram.core.memory import Memory
 from engram.core.people import AppMemory
@@ -133,7 +133,7 @@ class Gate:
         try:
             if handle is None:
                 raise CapabilityMissing(
-                    "the MCP server needs the mcp package", hint="pip install 'engram[mcp]'"
+                    "the MCP server needs the mcp package", hint=installing.extra("mcp")
                 )
             found = await anyio.to_thread.run_sync(resolve, self._app, Request(scope))
         except EngramError as exc:

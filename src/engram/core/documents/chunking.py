@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
+from engram.core import installing
 from engram.core.errors import CapabilityMissing
 from engram.core.limits import MAX_CONTEXT_CHARS, MAX_FACT_CHARS
 
 Counter = Callable[[str], int]
 SEPARATOR = " › "
-INSTALL = "pip install 'engram[ingest]'"
+INSTALL = installing.extra("ingest")
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # markdown-it's line ends, no others
 _BLANK = re.compile(r"\n[ \t]*\n")

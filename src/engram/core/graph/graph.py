@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal, TypeVar
 
-from engram.core import ledger, limits, recording, rules
+from engram.core import installing, ledger, limits, recording, rules
 from engram.core.clock import Clock, now_us
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import assertions, backlog, indexing, llm, models, ner, search, walks
@@ -187,7 +187,7 @@ class Graph:
         if self._recogniser is None:
             raise CapabilityMissing(
                 "the spacy extractor needs a spaCy pipeline: ENGRAM_SPACY_MODEL",
-                hint="pip install 'engram[nlp]' and a pipeline, then set ENGRAM_SPACY_MODEL, "
+                hint=f"{installing.extra('nlp')} and a pipeline, then set ENGRAM_SPACY_MODEL, "
                 "or open the store with recogniser=engram.SpacyRecogniser(nlp)",
             )
         return self._extract_backlog(ref, ner.NameReader(self._recogniser), ids, size)

@@ -54,3 +54,42 @@ def test_every_route_the_readme_names_is_served(tmp_path: Path) -> None:
         assert path in served_paths, entry
         for method in methods.split("|"):
             assert (method, path) in {(m, re.sub(r"\{[^}]+\}", "{}", p)) for m, p in served}, entry
+
+
+def _tour() -> list[tuple[str, str]]:
+    """The tour's code blocks, in order: (language, code)."""
+    section = README.read_text().split("## A tour", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(sh|python)\n(.*?)```", section, flags=re.S)
+
+
+def test_the_readme_tour_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tour, block by block, as a newcomer runs it: its shell against a running
+    `engram serve` on a fresh `./engram.db` (the service's own port in place of 4600),
+    with the installed `engram` on the PATH; its Python in the same folder."""
+    import os
+    import subprocess
+    import sys
+
+    from api.test_service_process import running
+
+    blocks = _tour()
+    assert [language for language, _ in blocks] == ["sh", "sh", "python"]
+    monkeypatch.chdir(tmp_path)
+    bin_dir = str(Path(sys.executable).parent)
+    with running(tmp_path / "engram.db") as service:
+        where = str(service.http.base_url).removeprefix("http://").rstrip("/")
+        shell = "set -euo pipefail\n" + "".join(
+            code.replace("localhost:4600", where) for language, code in blocks if language == "sh"
+        )
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        done = subprocess.run(
+            ["bash", "-c", shell], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert "the customer prefers email" in done.stdout  # recalled over HTTP
+        assert "renewal is due in March" in done.stdout  # recalled on the command line
+        exec(compile(blocks[-1][1], "README.md (the tour)", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "the customer prefers email" in printed and "{'ship': 'v2'}" in printed

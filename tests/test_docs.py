@@ -14,21 +14,42 @@ from engram.settings import Settings
 README = Path(__file__).parent.parent / "README.md"
 
 
+def _section(title: str) -> str:
+    return README.read_text().split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """The fenced code blocks of ``text``, in order: (language, code)."""
+    found, language, code = [], None, []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            if language is None:
+                language, code = line[3:].strip(), []
+            else:
+                found.append((language, "".join(code)))
+                language = None
+        elif language is not None:
+            code.append(line)
+    return found
+
+
 def _cli_examples() -> list[list[str]]:
-    """The commands of the section's first two blocks: the examples, then maintenance."""
-    blocks = README.read_text().split("## The command line", 1)[1].split("```")[1:4:2]
-    lines = [line for block in blocks for line in block.splitlines()]
+    """The commands of the section's first two plain blocks: the examples, then
+    maintenance."""
+    plain = [code for language, code in _blocks(_section("The command line")) if not language]
+    lines = [line for block in plain[:2] for line in block.splitlines()]
     return [shlex.split(line)[1:] for line in lines if line.startswith("engram ")]
 
 
-def test_the_readme_cli_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_readme_cli_examples_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     examples = _cli_examples()
     assert len(examples) >= 4
-    # The input file an example names, in the working directory the test runs in.
-    Path("turns.jsonl").write_text(
-        '{"speaker": "Ana", "text": "been to Lisbon?", "at": "2024-05-01T10:00:00Z"}\n'
-        '{"speaker": "Bo", "text": "Yes, twice!", "at": "2024-05-01T10:01:00Z"}\n'
-    )
+    # The conversation an example reads, as the section shows its format.
+    monkeypatch.chdir(tmp_path)
+    turns = next(code for language, code in _blocks(_section("The command line")) if language)
+    Path("turns.jsonl").write_text(turns)
     for argv in examples:
         argv = [str(tmp_path / "e.db") if a == "./engram.db" else a for a in argv]
         assert main(argv) == 0, (argv, capsys.readouterr().err)
@@ -58,8 +79,7 @@ def test_every_route_the_readme_names_is_served(tmp_path: Path) -> None:
 
 def _tour() -> list[tuple[str, str]]:
     """The tour's code blocks, in order: (language, code)."""
-    section = README.read_text().split("## A tour", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```(sh|python)\n(.*?)```", section, flags=re.S)
+    return _blocks(_section("A tour"))
 
 
 def test_the_readme_tour_runs_as_written(

@@ -57,6 +57,7 @@ def names(text: str, known: dict[str, str] | None = None, speaker: str | None = 
         ("Gina's Boutique", "gina's boutique"),  # only a final possessive goes
         ("C++", "c++"),  # symbols are not punctuation
         ("...", ""),
+        (":\xa0", ""),  # another script's space around ASCII punctuation: still none
     ],
 )
 def test_normalise(name: str, norm: str) -> None:

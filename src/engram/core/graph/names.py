@@ -75,7 +75,9 @@ def normalise(name: str) -> str:
             text = text[4:]
     if not text and not name.isascii():
         folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-        return _SPACES.sub(" ", folded.translate(_APOSTROPHES)).strip()
+        kept = _SPACES.sub(" ", folded.translate(_APOSTROPHES)).strip()
+        # Non-ASCII space around ASCII punctuation (":\xa0") is ASCII punctuation alone.
+        return "" if kept.isascii() else kept
     return text
 
 

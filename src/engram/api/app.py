@@ -88,14 +88,14 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     service_only = [Depends(require_service)]
     app.include_router(agents.router, dependencies=service_only)
     app.include_router(facts.router, dependencies=service_only)
-    app.include_router(declared.router(), dependencies=service_only)
+    app.include_router(declared.mounted(), dependencies=service_only)
     app.include_router(memory.router, dependencies=service_only)  # after the keys' routes
     app.include_router(sessions.router, dependencies=service_only)
     app.include_router(health.router, dependencies=service_only)
     app.include_router(portability.router, dependencies=service_only)
     app.include_router(documents.router, dependencies=service_only)
     app.include_router(people.router)
-    app.include_router(declared.router(mount=declared.PEOPLE))
+    app.include_router(declared.mounted(declared.PEOPLE))
     app.include_router(tools.router, dependencies=service_only)
     app.include_router(tools.people_router)
     app.include_router(page.router())

@@ -10,6 +10,7 @@ sentence the library's tools answer: the SDK would otherwise pass an exception o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any
@@ -19,7 +20,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from engram.core import tools
+from engram.core import installing, tools
 from engram.core.errors import EngramError
 
 NAME = "engram"
@@ -33,14 +34,13 @@ INSTRUCTIONS = (
 Resolver = Callable[[Any], list[tools.Tool]]
 
 
+@functools.cache
 def version() -> str:
     """engram's version, as its installed distribution says (empty when not installed)."""
-    for name in metadata.packages_distributions().get("engram", []):
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return ""
+    try:
+        return metadata.version(installing.DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def build(resolve: Resolver) -> Server[Any]:

@@ -83,6 +83,9 @@ def _stored(entry: WorkingEntry) -> _Stored | None:
     return _Stored(value, when, updated, ids, entry.version, lives)
 
 
+_Found = tuple[SearchItem, _Stored]  # a search's hit, and its item as the search read it
+
+
 def _meta(item: _Stored) -> dict[str, JSONValue]:
     """The envelope that keeps the item as it is (its facts, creation and ttl)."""
     meta: dict[str, JSONValue] = {"facts": list(item.facts), "created_at": to_us(item.created_at)}
@@ -301,29 +304,27 @@ class EngramStore(BaseStore):
             found = self._ranked(op, op.query, spaces)[op.offset : op.offset + op.limit]
         else:
             found = self._listed(op, spaces)
-        if not op.refresh_ttl:
-            return found
-        return [self._search_refreshed(item) for item in found]
+        return [self._search_refreshed(hit, item) if op.refresh_ttl else hit for hit, item in found]
 
-    def _listed(self, op: SearchOp, spaces: list[Namespace]) -> list[SearchItem]:
-        found: list[SearchItem] = []
+    def _listed(self, op: SearchOp, spaces: list[Namespace]) -> list[_Found]:
+        found: list[_Found] = []
         for namespace in spaces:
             for key, item in self._items(ref_of(namespace)):
                 if matches(item.value, op.filter):
-                    found.append(_search_item(namespace, key, item, None))
+                    found.append((_search_item(namespace, key, item, None), item))
                 if len(found) >= op.offset + op.limit:
                     return found[op.offset :]
         return found[op.offset :]
 
-    def _search_refreshed(self, found: SearchItem) -> SearchItem:
-        ref = ref_of(found.namespace)
-        item = self._entry(ref, found.key)
-        if item is None or item.ttl is None:
-            return found
-        again = self._refreshed(ref, found.key, item)
-        return _search_item(found.namespace, found.key, again, found.score)
+    def _search_refreshed(self, hit: SearchItem, item: _Stored) -> SearchItem:
+        """The hit, its item's expiry pushed back when it has one (the item as the search
+        read it: no second read)."""
+        if item.ttl is None:
+            return hit
+        again = self._refreshed(ref_of(hit.namespace), hit.key, item)
+        return _search_item(hit.namespace, hit.key, again, hit.score)
 
-    def _ranked(self, op: SearchOp, query: str, spaces: list[Namespace]) -> list[SearchItem]:
+    def _ranked(self, op: SearchOp, query: str, spaces: list[Namespace]) -> list[_Found]:
         """Every item under the prefix that the filter keeps, scored as upstream scores
         it: the best of its indexed texts' similarity to the query by the index's
         ``distance_type``; items with no indexed text follow, unscored."""
@@ -336,8 +337,8 @@ class EngramStore(BaseStore):
         embedder = self._mem.embedder
         assert embedder is not None  # an index needs one: refused at construction
         asked = embedder.embed([query], "query")[0]
-        scored: list[tuple[float, SearchItem]] = []
-        unscored: list[SearchItem] = []
+        scored: list[tuple[float, _Found]] = []
+        unscored: list[_Found] = []
         for namespace in spaces:
             ref = ref_of(namespace)
             kept = [(key, item) for key, item in self._items(ref) if matches(item.value, op.filter)]
@@ -345,10 +346,10 @@ class EngramStore(BaseStore):
             for key, item in kept:
                 found = [vectors[f] for f in item.facts if f in vectors]
                 if not found:
-                    unscored.append(_search_item(namespace, key, item, None))
+                    unscored.append((_search_item(namespace, key, item, None), item))
                     continue
                 score = max(self._similarity(asked, vector) for vector in found)
-                scored.append((score, _search_item(namespace, key, item, score)))
+                scored.append((score, (_search_item(namespace, key, item, score), item)))
         scored.sort(key=lambda row: -row[0])
         return [row[1] for row in scored] + unscored
 

@@ -33,10 +33,10 @@ PLUGINS := -p xdist.plugin -p pytest_timeout -p _hypothesis_pytestplugin
 test: lint
 	PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/pytest $(PLUGINS) -q -n auto
 
-# README.md's settings table, written from the declarations in src/engram/settings.py.
+# docs/configuration.md's settings table, written from the declarations in src/engram/settings.py.
 settings-table: $(VENV)/.installed
-	$(BIN)/python -m engram.settings --write README.md
+	$(BIN)/python -m engram.settings --write docs/configuration.md
 
-# README.md's index of every route, written from the service's OpenAPI schema.
+# docs/service.md's index of every route, written from the service's OpenAPI schema.
 routes-table: $(VENV)/.installed
-	$(BIN)/python -m engram.api.route_table --write README.md
+	$(BIN)/python -m engram.api.route_table --write docs/service.md

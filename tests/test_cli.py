@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -620,37 +619,6 @@ print(json.dumps({"codes": codes, "loaded": [m for m in heavy if m in sys.module
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report == {"codes": [0, 0, 0, 2], "loaded": []}
-
-
-# -- the README -----------------------------------------------------------------------
-def _readme_blocks(containing: str) -> list[list[str]]:
-    """The command lines of the README's code block that contains ``containing``."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = next(b for b in readme.split("```")[1::2] if containing in b)
-    lines = [shlex.split(line, comments=True) for line in block.strip().splitlines()]
-    return [[a for a in argv if "=" not in a or a.startswith("-")] for argv in lines]
-
-
-def test_the_readme_app_examples_run(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ENGRAM_OWNER_UID", "ana")
-    monkeypatch.setenv("ENGRAM_DB_PATH", str(tmp_path / "e.db"))
-    examples = _readme_blocks("engram app app:notes remember")
-    assert len(examples) == 3
-    for argv in examples:
-        assert argv[0] == "engram"
-        assert main(argv[1:]) == 0, (argv, capsys.readouterr().err)
-    assert "prefers short answers" in capsys.readouterr().out
-
-
-def test_the_readme_service_examples_parse() -> None:
-    from engram.cli.main import build_parser
-
-    examples = _readme_blocks("engram token --service")
-    assert len(examples) == 4
-    for argv in examples:
-        build_parser().parse_args(argv[1:])
 
 
 def test_working_memory_and_listing_commands_load_neither_numpy_nor_a_model(

@@ -5,8 +5,6 @@ with the error's code and write nothing."""
 from __future__ import annotations
 
 import json
-import shlex
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -222,26 +220,6 @@ def test_graph_commands_need_a_resource(capsys: pytest.CaptureFixture[str], db: 
     code = main(["graph", "entity", "add", "Ana", "--db", db])
     _, err = capsys.readouterr()
     assert code == 2 and "'engram graph entity add' needs --resource ID" in err
-
-
-def test_the_readme_graph_examples_run(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ENGRAM_DB_PATH", str(tmp_path / "e.db"))
-    monkeypatch.setenv("ENGRAM_EMBEDDER", "none")
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = next(b for b in readme.split("```")[1::2] if "graph entity add" in b)
-    examples = [shlex.split(line) for line in block.strip().splitlines()]
-    assert len(examples) >= 10 and all(argv[0] == "engram" for argv in examples)
-    relation = None
-    for argv in examples:
-        argv = [relation or a if a == "r_…" else a for a in argv[1:]]
-        code = main(["--json", *argv])
-        out, err = capsys.readouterr()
-        assert code == 0, (argv, err)
-        if "relate" in argv:
-            relation = json.loads(out)["id"]
-    assert relation is not None
 
 
 def test_a_json_option_is_read_as_json(capsys: pytest.CaptureFixture[str], db: str) -> None:

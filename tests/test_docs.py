@@ -1,115 +1,114 @@
-"""The README's examples run as written (against a temporary store)."""
+"""The documentation runs as written: README.md and every page of docs/, each block in
+order, on a fresh store (the runner, and what it replaces, in ``docs_runner``)."""
 
 from __future__ import annotations
 
 import re
-import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from engram.cli.main import main
+import postgres_server
+from docs_runner import PAGES, ROOT, Failed, blocks, problems, run_page
 from engram.settings import Settings
 
-README = Path(__file__).parent.parent / "README.md"
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_block_says_what_it_is(page: Path) -> None:
+    assert problems(page) == []
 
 
-def _section(title: str) -> str:
-    return README.read_text().split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+# What a page's readers are promised to see, beside every block running.
+PROMISED = {
+    # The tour's fact recalled over HTTP and from Python, on the command line, the key.
+    "README.md": ["the customer prefers email", "renewal is due in March", "{'ship': 'v2'}"],
+}
 
 
-def _blocks(text: str) -> list[tuple[str, str]]:
-    """The fenced code blocks of ``text``, in order: (language, code)."""
-    found, language, code = [], None, []
-    for line in text.splitlines(keepends=True):
-        if line.startswith("```"):
-            if language is None:
-                language, code = line[3:].strip(), []
-            else:
-                found.append((language, "".join(code)))
-                language = None
-        elif language is not None:
-            code.append(line)
-    return found
-
-
-def _cli_examples() -> list[list[str]]:
-    """The commands of the section's first two plain blocks: the examples, then
-    maintenance."""
-    plain = [code for language, code in _blocks(_section("The command line")) if not language]
-    lines = [line for block in plain[:2] for line in block.splitlines()]
-    return [shlex.split(line)[1:] for line in lines if line.startswith("engram ")]
-
-
-def test_the_readme_cli_examples_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_the_page_runs_as_written(
+    page: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    examples = _cli_examples()
-    assert len(examples) >= 4
-    # The conversation an example reads, as the section shows its format.
-    monkeypatch.chdir(tmp_path)
-    turns = next(code for language, code in _blocks(_section("The command line")) if language)
-    Path("turns.jsonl").write_text(turns)
-    for argv in examples:
-        argv = [str(tmp_path / "e.db") if a == "./engram.db" else a for a in argv]
-        assert main(argv) == 0, (argv, capsys.readouterr().err)
+    made: list[str] = []
+
+    def database() -> str:
+        admin = request.getfixturevalue("postgres_admin")
+        made.append(postgres_server.create_database(admin))
+        request.addfinalizer(lambda: postgres_server.drop_database(admin, made[0]))
+        return made[0]
+
+    printed = run_page(page, tmp_path, database)
+    for promised in PROMISED.get(page.name, []):
+        assert promised in printed, (page.name, promised)
 
 
-def test_every_route_the_readme_names_is_served(tmp_path: Path) -> None:
+def test_the_readme_links_every_page() -> None:
+    readme = (ROOT / "README.md").read_text()
+    linked = set(re.findall(r"\]\((docs/[^)#]+\.md)\)", readme))
+    assert linked == {f"docs/{page.name}" for page in PAGES[1:]}
+    for page in PAGES:  # and every link between the pages lands on a page
+        for target in re.findall(r"\]\(([^):#]+\.md)(?:#[^)]*)?\)", page.read_text()):
+            assert (page.parent / target).is_file(), (page.name, target)
+
+
+def test_a_failing_block_fails_the_page_at_its_line(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# p\n\n```sh\ntrue\n```\n\n```python\nx = 1\nprint(y)\n```\n")
+    (tmp_path / "run").mkdir()
+    with pytest.raises(Failed, match=r"page\.md:8:[\s\S]*line 9[\s\S]*NameError: name 'y'"):
+        run_page(page, tmp_path / "run")
+    page.write_text("# p\n\n```sh\nfalse\n```\n")
+    (tmp_path / "again").mkdir()
+    with pytest.raises(Failed, match=r"page\.md:4: the shell stopped"):
+        run_page(page, tmp_path / "again")
+
+
+def test_names_and_files_last_from_block_to_block(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```text notes.txt\nhello\n```\n"
+        "```sh\nexport WORD=$(cat notes.txt)\nlocal_only=1\n```\n"
+        '```sh\necho "$WORD $local_only"\n```\n'
+        "```python\nimport os\nword = os.environ['WORD']\n```\n"
+        "```python\nprint(word * 2)\n```\n"
+    )
+    (tmp_path / "run").mkdir()
+    assert run_page(page, tmp_path / "run") == "hello 1\nhellohello\n"
+
+
+def test_a_block_without_a_language_is_refused(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("```\nengram facts\n```\n```sh install\nrm -rf /\n```\n```toml\nx=1\n```\n")
+    assert problems(page) == [
+        "page.md:1: a block without a language",
+        "page.md:4: 'rm -rf /' is not a set-up command",
+        "page.md:7: 'toml' is neither run nor shown",
+    ]
+    assert [b.language for b in blocks(page.read_text())] == ["", "sh", "toml"]
+
+
+def _routes_named() -> Iterator[tuple[Path, str]]:
+    for page in PAGES:
+        for entry in re.findall(
+            r"`((?:GET|POST|PUT|PATCH|DELETE)(?:\|[A-Z]+)* /[^`?]*)", page.read_text()
+        ):
+            yield page, entry
+
+
+def test_every_route_the_pages_name_is_served(tmp_path: Path) -> None:
     from engram.api import create_app
 
-    text = README.read_text()
-    named = set(re.findall(r"`((?:GET|POST|PUT|PATCH|DELETE)(?:\|[A-Z]+)* /[^`?]*)", text))
+    schema = create_app(Settings(db_path=str(tmp_path / "d.db"), embedder="none")).openapi()
     served = {
-        (method.upper(), path)
-        for path, item in create_app(Settings(db_path=str(tmp_path / "d.db"), embedder="none"))
-        .openapi()["paths"]
-        .items()
+        (method.upper(), re.sub(r"\{[^}]+\}", "{}", path))
+        for path, item in schema["paths"].items()
         for method in item
     }
-    served_paths = {re.sub(r"\{[^}]+\}", "{}", path) for _, path in served}
+    named = list(_routes_named())
     assert len(named) >= 15
-    for entry in named:
+    for page, entry in named:
         methods, _, path = entry.partition(" ")
         path = re.sub(r"\{[^}]+\}", "{}", path.rstrip("/").split(" ")[0])
-        assert path in served_paths, entry
         for method in methods.split("|"):
-            assert (method, path) in {(m, re.sub(r"\{[^}]+\}", "{}", p)) for m, p in served}, entry
-
-
-def _tour() -> list[tuple[str, str]]:
-    """The tour's code blocks, in order: (language, code)."""
-    return _blocks(_section("A tour"))
-
-
-def test_the_readme_tour_runs_as_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The tour, block by block, as a newcomer runs it: its shell against a running
-    `engram serve` on a fresh `./engram.db` (the service's own port in place of 4600),
-    with the installed `engram` on the PATH; its Python in the same folder."""
-    import os
-    import subprocess
-    import sys
-
-    from api.test_service_process import running
-
-    blocks = _tour()
-    assert [language for language, _ in blocks] == ["sh", "sh", "python"]
-    monkeypatch.chdir(tmp_path)
-    bin_dir = str(Path(sys.executable).parent)
-    with running(tmp_path / "engram.db") as service:
-        where = str(service.http.base_url).removeprefix("http://").rstrip("/")
-        shell = "set -euo pipefail\n" + "".join(
-            code.replace("localhost:4600", where) for language, code in blocks if language == "sh"
-        )
-        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-        done = subprocess.run(
-            ["bash", "-c", shell], cwd=tmp_path, env=env, capture_output=True, text=True
-        )
-        assert done.returncode == 0, done.stderr
-        assert "the customer prefers email" in done.stdout  # recalled over HTTP
-        assert "renewal is due in March" in done.stdout  # recalled on the command line
-        exec(compile(blocks[-1][1], "README.md (the tour)", "exec"), {})
-    printed = capsys.readouterr().out
-    assert "the customer prefers email" in printed and "{'ship': 'v2'}" in printed
+            assert (method, path) in served, (page.name, entry)

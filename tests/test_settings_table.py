@@ -1,4 +1,5 @@
-"""The settings are declared once: the loader, the README and the source agree with SETTINGS."""
+"""The settings are declared once: the loader, docs/configuration.md and the source agree
+with SETTINGS."""
 
 from __future__ import annotations
 
@@ -14,14 +15,14 @@ import engram
 from engram import InvalidInput
 from engram.settings import SETTINGS, Setting, Settings, debugging, with_table
 
-README = Path(__file__).parent.parent / "README.md"
+PAGE = Path(__file__).parent.parent / "docs" / "configuration.md"
 SOURCE = Path(engram.__file__).parent
 NAME = re.compile(r"ENGRAM_[A-Z][A-Z0-9_]*")
 _STRINGS = {tokenize.STRING} | {getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
 
 
-def test_the_readme_table_is_the_generated_one() -> None:
-    text = README.read_text()
+def test_the_page_table_is_the_generated_one() -> None:
+    text = PAGE.read_text()
     assert with_table(text) == text, "run `make settings-table`"
 
 

@@ -2,7 +2,7 @@
 
 Each variable is declared once, in ``SETTINGS`` below: its name, the ``Settings`` field it
 fills, its parser, its default as people see it and its help. The loader walks that table,
-and the README's settings table is generated from it (``make settings-table``, or
+and docs/configuration.md's settings table is generated from it (``make settings-table``, or
 ``python -m engram.settings --markdown`` to print it). Adding a variable is one entry there
 and one field of ``Settings``.
 
@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engram import readme
+from engram import generated
 from engram.backends import is_url
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.limits import MAX_COUNT
@@ -335,7 +335,7 @@ def _integer(minimum: int = 0, maximum: int = MAX_COUNT) -> Parser:
     return partial(parse_integer, minimum=minimum, maximum=maximum)
 
 
-# The order is the README's. Help is Markdown, shown as written.
+# The order is docs/configuration.md's. Help is Markdown, shown as written.
 SETTINGS: tuple[Setting, ...] = (
     Setting("ENGRAM_DB_PATH", "db_path", _text, DEFAULT_DB_PATH, "the SQLite file"),
     Setting(
@@ -614,7 +614,8 @@ TABLE_BEGIN, TABLE_END = "<!-- settings:begin -->", "<!-- settings:end -->"
 
 
 def markdown_table() -> str:
-    """The settings as the README shows them: one row per variable, in ``SETTINGS`` order."""
+    """The settings as docs/configuration.md shows them: one row per variable, in
+    ``SETTINGS`` order."""
     lines = ["| variable | default | meaning |", "| --- | --- | --- |"]
     for s in SETTINGS:
         default = f"`{s.default}`" if s.default else ""
@@ -628,7 +629,7 @@ def markdown_table() -> str:
 def with_table(document: str) -> str:
     """``document`` with what lies between ``TABLE_BEGIN`` and ``TABLE_END`` replaced by
     ``markdown_table()``; raises ValueError when it has no such markers."""
-    return readme.between(document, TABLE_BEGIN, TABLE_END, markdown_table())
+    return generated.between(document, TABLE_BEGIN, TABLE_END, markdown_table())
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -1,8 +1,8 @@
-"""The README's index of every route, written from the service's own OpenAPI schema
+"""docs/service.md's index of every route, written from the service's own OpenAPI schema
 (``make routes-table``): a route added anywhere is listed, with the first sentence of
-its help, and a test fails until the README says so.
+its help, and a test fails until that page says so.
 
-    python -m engram.api.route_table --write README.md
+    python -m engram.api.route_table --write docs/service.md
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import engram
-from engram import readme
+from engram import generated
 from engram.api.app import create_app
 
 BEGIN, END = "<!-- routes:begin -->", "<!-- routes:end -->"
@@ -46,7 +46,7 @@ def markdown_table(schema: dict[str, Any]) -> str:
 
 
 def with_table(document: str, schema: dict[str, Any]) -> str:
-    return readme.between(document, BEGIN, END, markdown_table(schema))
+    return generated.between(document, BEGIN, END, markdown_table(schema))
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -1,5 +1,6 @@
-"""The README's generated sections: what lies between two markers is written from a
-declaration (the settings, the routes), and a test holds the README to it."""
+"""The documentation's generated sections: what lies between two markers is written from
+a declaration (the settings in docs/configuration.md, the routes in docs/service.md), and
+a test holds the page to it."""
 
 from __future__ import annotations
 

@@ -341,3 +341,49 @@ def test_the_applications_that_remember_the_person_are_listed(page: Page, servic
     assert answer.json() == {
         "apps": [{"app": "app:calendar", "count": 1}, {"app": "app:notes", "count": 2}]
     }
+
+
+def _violations(page: Page) -> list[tuple[str, str, list[Any]]]:
+    """What axe-core (the copy packaged with axe-playwright-python) finds on the page as
+    it stands: each rule broken, its impact and the elements that break it."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]]) for v in found]
+
+
+def test_axe_finds_nothing_wrong_in_any_state_of_the_page(page: Page, service: Service) -> None:
+    """Every state a person meets: signed out; an application's memories with the
+    applications and allowances; a correction open and refused; a forget to confirm; a
+    forget-all done."""
+    found = {}
+    page.goto(f"{service.http.base_url}/ui/")
+    expect(page.locator("#sign-in")).to_be_visible()
+    found["signed out"] = _violations(page)
+    [kept, swims] = remember(service, "kim", "app:notes", "drinks coffee", "swims")
+    remember(service, "kim", "app:calendar", "dentist on friday")
+    link = f"token={token('kim')}&app=app:notes"  # a link followed in the open tab
+    page.evaluate("([link]) => { location.hash = link; }", [link])
+    expect(page.locator("#apps li button")).to_have_count(2)
+    found["listed"] = _violations(page)
+    item = page.locator(f'#memories li[data-id="{kept}"]')
+    item.get_by_role("button", name="Correct").click()
+    item.get_by_label("Its words").fill("")
+    item.get_by_role("button", name="Save").click()
+    expect(item.locator(".error")).to_contain_text("empty")
+    page.get_by_label("Application that remembers").fill("app:notes")
+    page.get_by_label("Application allowed to read it").fill("app:notes")
+    page.get_by_role("button", name="Allow").click()
+    expect(page.locator("#share-error")).not_to_be_empty()
+    found["refused"] = _violations(page)
+    other = page.locator(f'#memories li[data-id="{swims}"]')
+    other.get_by_role("button", name="Forget").click()
+    expect(other.locator(".confirm")).to_contain_text("for good")
+    found["confirming"] = _violations(page)
+    page.reload()
+    expect(page.locator("#memories-section")).to_be_visible()
+    page.get_by_role("button", name="Forget all").click()
+    page.get_by_role("button", name="Yes, forget all").click()
+    expect(page.locator("#forget-all-done")).not_to_be_empty()
+    found["forgot all"] = _violations(page)
+    assert found == {state: [] for state in found}

@@ -207,3 +207,27 @@ def test_every_record_goes_back_out_as_mem0_wrote_it(target: Target) -> None:
         assert datetime.fromisoformat(back["created_at"]) == datetime.fromisoformat(
             record["created_at"]
         )
+
+
+REAL = Path(__file__).parent / "fixtures" / "mem0-get_all.json"
+
+
+def test_what_mem0_itself_answered_comes_in_and_goes_back_out_equal(target: Target) -> None:
+    """``fixtures/mem0-get_all.json`` is mem0 2.2.1's own ``get_all()`` of one user (written
+    by ``fixtures/make_mem0_get_all.py``): thirteen records, one blank, one of 2,880
+    characters, one holding a NUL, two of the same words. Imported as it is, the blank is
+    left out and said; the mem0 export then gives back every other record equal to the
+    one mem0 wrote, key for key, the NUL as U+FFFD."""
+    text = REAL.read_text()
+    records = json.loads(text)["results"]
+    assert len(records) == 13 and max(len(r["memory"]) for r in records) == 2880
+    with _open(target) as mem:
+        report = mem.import_string(REF, text, source="mem0")
+        out = json.loads(mem.export_string(REF, format="mem0"))["results"]
+    blank = [r for r in records if not r["memory"].strip()]
+    assert [s.record for s in report.skipped] == blank and len(blank) == 1
+    assert len(report.changed) == 3  # the NUL, the long memory, the words twice
+    came = [{**r, "memory": r["memory"].replace("\x00", "\ufffd")} for r in records]
+    assert sorted(out, key=lambda r: r["id"]) == sorted(
+        (r for r in came if r["memory"].strip()), key=lambda r: r["id"]
+    )

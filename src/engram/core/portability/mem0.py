@@ -207,7 +207,9 @@ def _also(
 ) -> None:
     """A record of the same words as ``first``'s: its id, metadata and times kept in the
     first's metadata as another source of the same fact."""
-    source = {k: item[k] for k in ("id", *_KEPT, "metadata") if item.get(k) is not None}
+    source = {k: item[k] for k in ("id", *_KEPT) if item.get(k) is not None}
+    if "metadata" in item:  # null too: it goes back out as it came
+        source["metadata"] = item["metadata"]
     source |= {theirs: item[theirs] for theirs, _ in _TIMES if item.get(theirs) is not None}
     first["metadata"].setdefault(ALSO, []).append(source)
     said = "the same words as an earlier record: kept as another source of that fact"

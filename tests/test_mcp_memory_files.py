@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -85,3 +86,20 @@ def test_a_long_observation_is_kept_whole_and_found_by_its_end(target: Target) -
         hits = mem.recall(ref, "Marmolada summit", mode="text")
         assert hits and "Marmolada" in hits[0].fact.content
         assert mem.export_string(ref, format="mcp-memory").splitlines() == text.splitlines()
+
+
+def test_the_file_the_server_itself_wrote_goes_back_out_equal(target: Target) -> None:
+    """``fixtures/mcp-memory.jsonl`` is what the reference server (npm
+    ``@modelcontextprotocol/server-memory``) wrote after the calls in
+    ``fixtures/make_mcp_memory.py``: names that differ only in case, an observation of
+    2,506 characters, a relation to an entity never created. Every line comes back, and
+    the graph holds what it can: the relation between two entities it holds."""
+    text = (Path(__file__).parent / "fixtures" / "mcp-memory.jsonl").read_text()
+    assert "Porto" not in {json.loads(line).get("name") for line in text.splitlines()}
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as mem:
+        ref = engram.ResourceRef("from-the-server")
+        mem.import_string(ref, text, source="mcp-memory")
+        out = mem.export_string(ref, format="mcp-memory")
+        held = mem.graph.relations(ref, entity="Lisbon", type="lives_in")
+    assert sorted(out.splitlines()) == sorted(text.splitlines())
+    assert [r.type for r in held] == ["lives_in"]

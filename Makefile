@@ -30,7 +30,10 @@ lint: $(VENV)/.installed
 # The plugins the suite uses, named: loading every installed one would also mark their
 # packages for assertion rewriting (schemathesis', anyio's), seconds in every worker.
 PLUGINS := -p xdist.plugin -p pytest_timeout -p _hypothesis_pytestplugin
+# The suite starts engram in hundreds of processes: its modules are compiled once first,
+# or each process compiles them again where bytecode is not written (PYTHONDONTWRITEBYTECODE).
 test: lint
+	$(BIN)/python -m compileall -q src tests > /dev/null
 	PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/pytest $(PLUGINS) -q -n auto
 
 # docs/configuration.md's settings table, written from the declarations in src/engram/settings.py.

@@ -17,12 +17,14 @@ import socket
 import ssl
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
-
-import httpx
 
 from engram.core.documents import urls
 from engram.core.errors import InvalidInput, TooLarge, UpstreamFailure
+
+if TYPE_CHECKING:  # imported when a URL is fetched: a command that fetches none is quicker
+    import httpx
 
 Resolver = Callable[[str, int], list[urls.Address]]
 USER_AGENT = "engram-ingest"
@@ -64,6 +66,8 @@ class HttpFetcher:
         self._trusted = tuple(ipaddress.ip_network(n) for n in trusted)
 
     def fetch(self, url: str, *, max_bytes: int, allow_private: bool) -> urls.Fetched:
+        import httpx
+
         current = urls.check_url(url)
         ends = time.monotonic() + self._deadline
         for _ in range(urls.MAX_REDIRECTS + 1):
@@ -91,6 +95,8 @@ class HttpFetcher:
         raise UpstreamFailure(f"{url} redirects more than {urls.MAX_REDIRECTS} times")
 
     def _request(self, client: httpx.Client, url: str, allow_private: bool) -> httpx.Request:
+        import httpx
+
         try:
             target = httpx.URL(url)
         except httpx.InvalidURL as exc:  # what the core's check lets by and httpx refuses
@@ -113,6 +119,8 @@ class HttpFetcher:
 
 
 def _body(response: httpx.Response, url: str, max_bytes: int, ends: float) -> bytes:
+    import httpx
+
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise TooLarge(f"{url} is {declared} bytes; the limit is max_bytes={max_bytes}")
@@ -131,6 +139,8 @@ def _body(response: httpx.Response, url: str, max_bytes: int, ends: float) -> by
 
 
 def _why(exc: httpx.HTTPError) -> str:
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
         return "timed out"
     if isinstance(exc, httpx.ConnectError):

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import json
 import os
+import time
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -291,3 +292,54 @@ def test_namespace_is_the_scope_engram_sees(mem: engram.Memory, target: Target) 
     item = store.get(("users", "plain"), "k")
     assert item is not None and item.value == {"v": 1} and item.created_at == item.updated_at
     assert store.list_namespaces() == [("users", "a/b"), ("users", "plain")]
+
+
+def test_expired_items_are_swept_with_the_facts_only_they_listed(
+    target: Target, hashing: engram.HashingEmbedder
+) -> None:
+    """``sweep_ttl`` (as upstream's SQL stores) deletes what expired, and the facts its
+    text became go with it; writing or deleting an expired item sweeps it too."""
+    clock = ManualClock()
+    with engram.open(target, embedder=hashing, clock=clock) as mem:
+        store = EngramStore(mem, index={"fields": ["text"]}, ttl={"default_ttl": 1})
+        ns = ("u", "1")
+        store.put(ns, "short", {"text": "leaves soon"})
+        store.put(ns, "shared", {"text": "kept words"})
+        store.put(ns, "also", {"text": "kept words"}, ttl=None)
+        store.put(ns, "again", {"text": "written again"})
+        store.put(ns, "gone", {"text": "deleted once expired"})
+        store.put(("v",), "other", {"text": "another namespace"})
+        clock.advance(timedelta(minutes=2))
+        assert store.get(ns, "short") is None and _facts(mem, ns) == [
+            "deleted once expired",
+            "kept words",
+            "leaves soon",
+            "written again",
+        ]  # hidden, still stored
+        store.put(ns, "again", {"text": "new words"}, ttl=None)  # sweeps the namespace
+        assert _facts(mem, ns) == ["kept words", "new words"]
+        assert store.sweep_ttl() == 1  # only ("v",)'s is left to sweep
+        assert _facts(mem, ("v",)) == [] and store.sweep_ttl() == 0
+        assert [i.key for i in store.search(ns)] == ["again", "also"]
+        store.put(ns, "late", {"text": "expires and is deleted"})
+        clock.advance(timedelta(minutes=2))
+        store.delete(ns, "late")
+        assert _facts(mem, ns) == ["kept words", "new words"]
+        ledger = mem.ledger(engram.ResourceRef(encode(ns))).entries
+        assert "working.expire" in {e.op for e in ledger}
+
+
+def test_the_sweeper_sweeps_until_stopped(tmp_path: Path) -> None:
+    clock = ManualClock()
+    with engram.open(tmp_path / "lg.db", embedder=None, clock=clock) as mem:
+        store = EngramStore(mem, ttl={"default_ttl": 1, "sweep_interval_minutes": 0.0005})
+        store.put(("a",), "k", {"v": 1})
+        clock.advance(timedelta(minutes=2))
+        done = store.start_ttl_sweeper()
+        ref = engram.ResourceRef(encode(("a",)))
+        deadline = time.monotonic() + 60
+        while mem.health(ref).stale.working_keys and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert mem.health(ref).stale.working_keys == 0  # swept, not only hidden
+        assert store.stop_ttl_sweeper(timeout=60) and done.result(timeout=60) is None
+        assert EngramStore(mem).start_ttl_sweeper().done()  # no ttl: nothing to sweep

@@ -124,6 +124,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
     app = AppMemory(mem, "app:notes")
     kept = app.remember("ana", "ana likes tea")
     mem.working.set(REF, "doomed", 1)
+    mem.working.set(REF, "fleeting", 1, ttl=timedelta(microseconds=1))  # expired by the sweep
     mem.remember(REF, "an old fact", created_at=_days_ago(400))
     mem.sharing.allow("ana", "app:notes", "app:mail")
     for name in ("Ana", "Bo", "Cy", "Doomed"):
@@ -159,6 +160,7 @@ def _library_writes(mem: Memory) -> dict[str, Callable[[], object]]:
         "Memory.run": lambda: mem.run(REF, ops.Remember("run through its declaration")),
         "WorkingMemory.set": lambda: mem.working.set(REF, "plan", {"tier": "pro"}),
         "WorkingMemory.delete": lambda: mem.working.delete(REF, "doomed"),
+        "WorkingMemory.sweep": lambda: mem.working.sweep(REF),
         "Agents.register": lambda: mem.agents.register("another"),
         "Agents.spawn": lambda: mem.agents.spawn(agent.id, "child"),
         "Agents.end": lambda: mem.agents.end(agent.id),

@@ -149,6 +149,36 @@ def test_ttl_hides_and_then_frees_the_key(
             mem.working.set(ref, "x", 1, ttl=timedelta(0))
 
 
+def test_a_sweep_deletes_what_expired_and_a_revert_brings_it_back(
+    target: Target, hashing: engram.HashingEmbedder, clock: ManualClock
+) -> None:
+    """Expired keys stay stored, unseen, until swept: a sweep deletes them (of one scope,
+    or of the scopes under a prefix of their keys), one ledger entry a scope, and answers
+    them with their values; a key written again is not swept."""
+    ana, bo, cy = ResourceRef("ana"), ResourceRef("bo"), ResourceRef("cy")
+    with engram.open(target, embedder=hashing, clock=clock) as mem:
+        for ref in (ana, bo, cy):
+            mem.working.set(ref, "short", {"of": ref.resource_id}, ttl=timedelta(seconds=1))
+            mem.working.set(ref, "kept", 1)
+        mem.working.set(ana, "renewed", 1, ttl=timedelta(seconds=1))
+        clock.advance(timedelta(seconds=2))
+        mem.working.set(ana, "renewed", 2, ttl=timedelta(hours=1))
+        assert mem.health(ana).stale.working_keys == 1
+        assert [(s.scope, s.key, s.value) for s in mem.working.sweep(cy)] == [
+            (cy, "short", {"of": "cy"})
+        ]
+        swept = mem.working.sweep()
+        assert sorted((s.scope.key, s.key) for s in swept) == sorted(
+            [(ana.key, "short"), (bo.key, "short")]
+        )
+        assert mem.working.sweep() == [] and mem.health(ana).stale.working_keys == 0
+        assert mem.working.get(ana, "renewed") == 2 and mem.working.get(bo, "kept") == 1
+        entry = mem.ledger(bo).entries[0]
+        assert (entry.op, [c.object_id for c in entry.changes]) == ("working.expire", ["short"])
+        mem.revert(bo, entry.seq)  # back, as it was: expired, so still unseen
+        assert mem.health(bo).stale.working_keys == 1
+
+
 @pytest.mark.parametrize(
     ("ttl", "said"),
     [

@@ -137,6 +137,15 @@ class WorkingEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Swept:
+    """A working-memory key a sweep deleted once it had expired, with the value it held."""
+
+    scope: Scope
+    key: str
+    value: JSONValue
+
+
+@dataclass(frozen=True, slots=True)
 class WorkingPage:
     """One page of working memory in ascending UTF-8 key order."""
 

@@ -223,6 +223,12 @@ class WorkingRows(Protocol):
         (:attr:`Scope.key`) starts with ``starting``, in no particular order. Read-only."""
         ...
 
+    def expired(self, tx: Tx, under: Scope | str, now_us: int) -> list[tuple[Scope, str]]:
+        """Every (scope, key) expired at ``now_us`` and still stored: of the scope
+        ``under``, or (a string) of every scope whose storage key starts with it; in no
+        particular order. Read-only."""
+        ...
+
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, now_us: int) -> int:
         """Copies the parent's live keys into the child at version 1 (a key the child
         already has takes the parent's value at its version + 1). Returns how many."""

@@ -11,7 +11,7 @@ from typing import TypeVar
 from engram.core import ledger, limits, recording, rules
 from engram.core.clock import Clock, from_us, now_us
 from engram.core.errors import NotFound, Unprocessable
-from engram.core.models import LIBRARY, JSONValue, WorkingEntry, WorkingPage, Writer
+from engram.core.models import LIBRARY, JSONValue, Swept, WorkingEntry, WorkingPage, Writer
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
 
@@ -103,6 +103,38 @@ class WorkingMemory:
             return True
 
         return store.run(lambda tx: self._entry(tx, ref, "working.delete", now, write))
+
+    def sweep(self, under: Scope | str = "") -> builtins.list[Swept]:
+        """Deletes the keys that have expired (no read sees them, yet they stay stored
+        until a sweep or a write of the key): of the scope ``under``, or of every scope
+        whose storage key (:attr:`Scope.key`) starts with the string ``under`` (``""``:
+        every scope). One ledger entry (``working.expire``) a scope, each key's value
+        kept there as a delete keeps it. Answers what went, with the value each key
+        held; a key written again meanwhile stays."""
+        now, store = self._now(), self._store
+        found = store.run(lambda tx: store.working.expired(tx, under, now), write=False)
+        by_scope: dict[str, tuple[Scope, builtins.list[str]]] = {}
+        for scope, key in found:
+            by_scope.setdefault(scope.key, (scope, []))[1].append(key)
+
+        def write(rec: ledger.Entry, keys: builtins.list[str]) -> builtins.list[Swept]:
+            swept = []
+            for key in sorted(keys):
+                held = store.working.claim(rec.tx, rec.scope, key)
+                if held is None or held[1] is None or held[1] > now:
+                    continue  # deleted, or written again since it was read
+                before = store.working.raw(rec.tx, rec.scope, [key]).get(key)
+                if before is not None and store.working.delete(rec.tx, rec.scope, key):
+                    rec.record("working", key, "delete", ledger.working_value(before))
+                    swept.append(Swept(rec.scope, key, json.loads(before[0])))
+            return swept
+
+        def expire(scope: Scope, keys: builtins.list[str]) -> builtins.list[Swept]:
+            return store.run(
+                lambda tx: self._entry(tx, scope, "working.expire", now, lambda r: write(r, keys))
+            )
+
+        return [gone for _, held in sorted(by_scope.items()) for gone in expire(*held)]
 
     def _entry(self, tx: Tx, ref: Scope, op: str, now: int, work: Callable[[ledger.Entry], T]) -> T:
         return recording.write(self._store, tx, ref, op, self._writer, now, work)

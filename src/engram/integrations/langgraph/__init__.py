@@ -37,7 +37,10 @@ upstream. (Upstream's SQLite store scores ``inner_product`` by an L1 distance an
 Two items holding the same text share one fact (a scope keeps a text once); replacing or
 deleting an item hard-forgets each of its facts that no other item of the namespace
 lists. Searches and those releases read the namespace's items, so they cost as many
-reads as the namespace holds items. Facts of an item that expired stay until forgotten.
+reads as the namespace holds items. An item that expired is hidden at once and stays
+stored, as upstream's, until ``sweep_ttl()`` (or the thread ``start_ttl_sweeper()``
+starts, every ``sweep_interval_minutes``), a delete or a put of its namespace sweeps it:
+then the facts only it listed are forgotten for good with it.
 
 **Filters** compare fields as ``InMemoryStore`` does (plain equality, nested dicts and
 lists, ``$eq $ne $gt $gte $lt $lte``), except that an ordering operator on a missing or

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -83,6 +86,13 @@ def _stored(entry: WorkingEntry) -> _Stored | None:
     return _Stored(value, when, updated, ids, entry.version, lives)
 
 
+def _facts_of(raw: JSONValue) -> tuple[str, ...]:
+    """The facts an item listed, from its stored envelope (an expired one's too)."""
+    meta = raw.get(ENVELOPE) if isinstance(raw, dict) else None
+    facts = meta.get("facts") if isinstance(meta, dict) else None
+    return tuple(f for f in facts if isinstance(f, str)) if isinstance(facts, list) else ()
+
+
 _Found = tuple[SearchItem, _Stored]  # a search's hit, and its item as the search read it
 
 
@@ -129,6 +139,8 @@ class EngramStore(BaseStore):
         named = (index.get("fields") or index.get("text_fields")) if index else None
         self._fields = _paths(_listed_fields(named)) if index else None
         self._distance = distance
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Runs the operations in order; one result per operation (None for a put)."""
@@ -196,6 +208,8 @@ class EngramStore(BaseStore):
         ref, value = ref_of(namespace), dict(op.value)
         limits.check_key(op.key)
         limits.encode_value({"value": value, ENVELOPE: {}})  # refused before any embedding
+        if self._entry(ref, op.key) is None:  # an expired item there goes first, with
+            self._swept(ref)  # the facts only it listed
         facts = self._index(ref, namespace, op.key, value, op.index)
         try:
             self._write(ref, namespace, op, value, facts)
@@ -250,8 +264,67 @@ class EngramStore(BaseStore):
             return
         ref = ref_of(namespace)
         old = self._entry(ref, key)
-        if self._mem.working.delete(ref, key) and old is not None:
+        if old is None:  # unset, or expired: then swept with the facts only it listed
+            self._swept(ref)
+        elif self._mem.working.delete(ref, key):
             self._release(ref, key, old.facts, keep=())
+
+    # -- expiry --------------------------------------------------------------------
+    def sweep_ttl(self) -> int:
+        """Deletes every item that has expired (no read sees one, yet it stays stored
+        until swept, deleted or written again), with the facts only it listed, as
+        upstream's SQL stores' ``sweep_ttl``; answers how many went. It sweeps every
+        expired working key of the memory's resource scopes, a LangGraph item or not:
+        each scope's is one ledger entry (``working.expire``)."""
+        return self._swept(_RESOURCES)
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweeps (:meth:`sweep_ttl`) every ``sweep_interval_minutes`` (else the ttl
+        config's, else 5) in a daemon thread until :meth:`stop_ttl_sweeper`, as upstream's
+        stores do; the future is done when the thread stops (cancelling it stops it)."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not self.ttl_config:
+            future.set_result(None)
+            return future
+        if self._sweeper is not None and self._sweeper.is_alive():
+            future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
+            return future
+        minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
+        self._stop.clear()
+
+        def sweep() -> None:
+            while not self._stop.wait(float(minutes) * 60):
+                with contextlib.suppress(Exception):  # the next round tries again
+                    self.sweep_ttl()
+            if not future.done():
+                future.set_result(None)
+
+        self._sweeper = threading.Thread(target=sweep, daemon=True, name="engram-ttl-sweeper")
+        self._sweeper.start()
+        future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
+        return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stops the sweeper; whether it has stopped (or never ran) within ``timeout``."""
+        if self._sweeper is None or not self._sweeper.is_alive():
+            return True
+        self._stop.set()
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
+
+    def _swept(self, under: ResourceRef | str) -> int:
+        """Sweeps the expired keys of ``under`` (a scope, or a prefix of scope keys), and
+        forgets the facts only the swept items listed."""
+        gone = self._mem.working.sweep(under)
+        for swept in gone:
+            if isinstance(swept.scope, ResourceRef) and namespace_of(swept.scope) is not None:
+                self._release(swept.scope, swept.key, _facts_of(swept.value), keep=())
+        return len(gone)
 
     # -- indexed text as facts -----------------------------------------------------
     def _index(

@@ -73,6 +73,25 @@ def working_scopes(starting: str, now_us: int) -> Query:
     )
 
 
+def working_expired_keys(starting: str, now_us: int) -> Query:
+    """The (scope, key) of every key expired at ``now_us`` whose scope's storage key
+    starts with ``starting`` (a scan: a sweep's)."""
+    return (
+        "SELECT scope, key FROM working WHERE substr(scope, 1, ?) = ? "
+        "AND expires_at IS NOT NULL AND expires_at <= ?",
+        (len(starting), starting, now_us),
+    )
+
+
+def working_expired_in(scope: str, now_us: int) -> Query:
+    """The (scope, key) of every key of one scope expired at ``now_us`` (its index)."""
+    return (
+        "SELECT scope, key FROM working WHERE scope = ? "
+        "AND expires_at IS NOT NULL AND expires_at <= ?",
+        (scope, now_us),
+    )
+
+
 def working_copy(parent: str, child: str, now_us: int) -> Query:
     return (
         "INSERT INTO working (scope, key, value, version, updated_at, expires_at) "

@@ -75,6 +75,13 @@ class WorkingTable:
     def scopes(self, tx: Tx, starting: str, now_us: int) -> list[Scope]:
         return [parse_key(str(r[0])) for r in sql(tx).rows(*q.working_scopes(starting, now_us))]
 
+    def expired(self, tx: Tx, under: Scope | str, now_us: int) -> list[tuple[Scope, str]]:
+        if isinstance(under, str):
+            rows = sql(tx).rows(*q.working_expired_keys(under, now_us))
+        else:
+            rows = sql(tx).rows(*q.working_expired_in(under.key, now_us))
+        return [(parse_key(str(scope)), str(key)) for scope, key in rows]
+
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, now_us: int) -> int:
         copied = sql(tx).recorded().execute(*q.working_copy(parent.key, child.key, now_us))
         return int(copied.rowcount)

@@ -112,3 +112,13 @@ def test_every_route_the_pages_name_is_served(tmp_path: Path) -> None:
         path = re.sub(r"\{[^}]+\}", "{}", path.rstrip("/").split(" ")[0])
         for method in methods.split("|"):
             assert (method, path) in served, (page.name, entry)
+
+
+def test_the_readme_says_what_every_extra_adds() -> None:
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = set(declared["optional-dependencies"])
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("| extra | adds | for |", 1)[1].split("\n\n", 1)[0]
+    assert set(re.findall(r"^\| `([a-z0-9]+)` \|", table, re.M)) == extras

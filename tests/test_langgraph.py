@@ -24,7 +24,7 @@ from langgraph.store.base import InvalidNamespaceError, PutOp
 from langgraph.store.memory import InMemoryStore
 
 import engram
-from engram.integrations.langgraph import EngramStore, decode, encode
+from engram.integrations.langgraph import AsyncEngramStore, EngramStore, decode, encode
 from stores import ManualClock, Target
 
 EXAMPLES = int(os.environ.get("ENGRAM_LANGGRAPH_EXAMPLES", "40"))
@@ -343,3 +343,31 @@ def test_the_sweeper_sweeps_until_stopped(tmp_path: Path) -> None:
         assert mem.health(ref).stale.working_keys == 0  # swept, not only hidden
         assert store.stop_ttl_sweeper(timeout=60) and done.result(timeout=60) is None
         assert EngramStore(mem).start_ttl_sweeper().done()  # no ttl: nothing to sweep
+
+
+def test_the_async_store_sweeps_as_upstreams_async_stores(tmp_path: Path) -> None:
+    """``AsyncEngramStore``: ``await store.sweep_ttl()`` and a sweeper task, as LangGraph's
+    async SQL stores have them (their own tests await both)."""
+    clock = ManualClock()
+
+    async def run(mem: engram.Memory) -> None:
+        store = AsyncEngramStore(mem, ttl={"default_ttl": 1, "sweep_interval_minutes": 0.0005})
+        await store.aput(("a",), "k", {"v": 1})
+        await store.aput(("a",), "j", {"v": 2})
+        clock.advance(timedelta(minutes=2))
+        assert await store.aget(("a",), "k") is None
+        assert await store.sweep_ttl() == 2 and await store.sweep_ttl() == 0
+        await store.aput(("a",), "k", {"v": 3})
+        clock.advance(timedelta(minutes=2))
+        task = await store.start_ttl_sweeper()
+        assert await store.start_ttl_sweeper() is task  # one sweeper at a time
+        ref = engram.ResourceRef(encode(("a",)))
+        deadline = time.monotonic() + 60
+        while mem.health(ref).stale.working_keys and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert mem.health(ref).stale.working_keys == 0
+        assert await store.stop_ttl_sweeper(timeout=60) and task.done()
+        assert (await AsyncEngramStore(mem).start_ttl_sweeper()) is not None  # no ttl: done
+
+    with engram.open(tmp_path / "lg.db", embedder=None, clock=clock) as mem:
+        asyncio.run(run(mem))

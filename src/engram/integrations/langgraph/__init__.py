@@ -1,4 +1,5 @@
-"""LangGraph's ``BaseStore`` kept in engram: :class:`EngramStore` (the ``[langgraph]`` extra).
+"""LangGraph's ``BaseStore`` kept in engram: :class:`EngramStore` (the ``[langgraph]`` extra),
+and :class:`AsyncEngramStore`, the same with LangGraph's async stores' sweeper.
 
 **Namespaces.** A namespace is the scope ``ResourceRef(encode(namespace))``: each label
 escapes ``%`` (as ``%25``) and ``/`` (as ``%2F``) and the labels are joined with ``/``,
@@ -53,6 +54,6 @@ worker thread. A search without a query lists items by namespace, then by key.
 """
 
 from engram.integrations.langgraph.namespaces import decode, encode
-from engram.integrations.langgraph.store import EngramStore
+from engram.integrations.langgraph.store import AsyncEngramStore, EngramStore
 
-__all__ = ["EngramStore", "decode", "encode"]
+__all__ = ["AsyncEngramStore", "EngramStore", "decode", "encode"]

@@ -109,7 +109,7 @@ def _search_item(namespace: Namespace, key: str, item: _Stored, score: float | N
     return SearchItem(namespace, key, item.value, item.created_at, item.updated_at, score)
 
 
-class EngramStore(BaseStore):
+class _MemoryStore(BaseStore):
     """LangGraph's ``BaseStore`` over one :class:`~engram.Memory` (see
     :mod:`engram.integrations.langgraph` for how namespaces, items, search and filters
     map onto it).
@@ -139,8 +139,6 @@ class EngramStore(BaseStore):
         named = (index.get("fields") or index.get("text_fields")) if index else None
         self._fields = _paths(_listed_fields(named)) if index else None
         self._distance = distance
-        self._stop = threading.Event()
-        self._sweeper: threading.Thread | None = None
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Runs the operations in order; one result per operation (None for a put)."""
@@ -270,53 +268,6 @@ class EngramStore(BaseStore):
             self._release(ref, key, old.facts, keep=())
 
     # -- expiry --------------------------------------------------------------------
-    def sweep_ttl(self) -> int:
-        """Deletes every item that has expired (no read sees one, yet it stays stored
-        until swept, deleted or written again), with the facts only it listed, as
-        upstream's SQL stores' ``sweep_ttl``; answers how many went. It sweeps every
-        expired working key of the memory's resource scopes, a LangGraph item or not:
-        each scope's is one ledger entry (``working.expire``)."""
-        return self._swept(_RESOURCES)
-
-    def start_ttl_sweeper(
-        self, sweep_interval_minutes: float | None = None
-    ) -> concurrent.futures.Future[None]:
-        """Sweeps (:meth:`sweep_ttl`) every ``sweep_interval_minutes`` (else the ttl
-        config's, else 5) in a daemon thread until :meth:`stop_ttl_sweeper`, as upstream's
-        stores do; the future is done when the thread stops (cancelling it stops it)."""
-        future: concurrent.futures.Future[None] = concurrent.futures.Future()
-        if not self.ttl_config:
-            future.set_result(None)
-            return future
-        if self._sweeper is not None and self._sweeper.is_alive():
-            future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
-            return future
-        minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
-        self._stop.clear()
-
-        def sweep() -> None:
-            while not self._stop.wait(float(minutes) * 60):
-                with contextlib.suppress(Exception):  # the next round tries again
-                    self.sweep_ttl()
-            if not future.done():
-                future.set_result(None)
-
-        self._sweeper = threading.Thread(target=sweep, daemon=True, name="engram-ttl-sweeper")
-        self._sweeper.start()
-        future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
-        return future
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stops the sweeper; whether it has stopped (or never ran) within ``timeout``."""
-        if self._sweeper is None or not self._sweeper.is_alive():
-            return True
-        self._stop.set()
-        self._sweeper.join(timeout)
-        stopped = not self._sweeper.is_alive()
-        if stopped:
-            self._sweeper = None
-        return stopped
-
     def _swept(self, under: ResourceRef | str) -> int:
         """Sweeps the expired keys of ``under`` (a scope, or a prefix of scope keys), and
         forgets the facts only the swept items listed."""
@@ -492,3 +443,118 @@ def _ttl(minutes: float) -> timedelta:
             f"got {given} minutes"
         )
     return timedelta(minutes=minutes)
+
+
+class EngramStore(_MemoryStore):
+    """The store for synchronous code (its async methods run it in a worker thread):
+    :meth:`sweep_ttl` and its sweeper thread as LangGraph's ``SqliteStore`` has them."""
+
+    def __init__(
+        self, mem: Memory, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+    ) -> None:
+        super().__init__(mem, index=index, ttl=ttl)
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+
+    def sweep_ttl(self) -> int:
+        """Deletes every item that has expired (no read sees one, yet it stays stored
+        until swept, deleted or written again), with the facts only it listed, as
+        upstream's SQL stores' ``sweep_ttl``; answers how many went. It sweeps every
+        expired working key of the memory's resource scopes, a LangGraph item or not:
+        each scope's is one ledger entry (``working.expire``)."""
+        return self._swept(_RESOURCES)
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweeps (:meth:`sweep_ttl`) every ``sweep_interval_minutes`` (else the ttl
+        config's, else 5) in a daemon thread until :meth:`stop_ttl_sweeper`, as upstream's
+        stores do; the future is done when the thread stops (cancelling it stops it)."""
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not self.ttl_config:
+            future.set_result(None)
+            return future
+        if self._sweeper is not None and self._sweeper.is_alive():
+            future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
+            return future
+        minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
+        self._stop.clear()
+
+        def sweep() -> None:
+            while not self._stop.wait(float(minutes) * 60):
+                with contextlib.suppress(Exception):  # the next round tries again
+                    self._swept(_RESOURCES)
+            if not future.done():
+                future.set_result(None)
+
+        self._sweeper = threading.Thread(target=sweep, daemon=True, name="engram-ttl-sweeper")
+        self._sweeper.start()
+        future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
+        return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stops the sweeper; whether it has stopped (or never ran) within ``timeout``."""
+        if self._sweeper is None or not self._sweeper.is_alive():
+            return True
+        self._stop.set()
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
+
+
+class AsyncEngramStore(_MemoryStore):
+    """The same store for asyncio code, as LangGraph's ``AsyncSqliteStore`` and
+    ``AsyncPostgresStore`` are to theirs: ``await store.sweep_ttl()``, and a sweeper task
+    (``await store.start_ttl_sweeper()`` ... ``await store.stop_ttl_sweeper()``)."""
+
+    def __init__(
+        self, mem: Memory, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None
+    ) -> None:
+        super().__init__(mem, index=index, ttl=ttl)
+        self._stopping: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def sweep_ttl(self) -> int:
+        """Deletes every item that has expired (see :meth:`EngramStore.sweep_ttl`), in a
+        worker thread; answers how many went."""
+        return await asyncio.to_thread(self._swept, _RESOURCES)
+
+    async def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Task[None]:
+        """Sweeps every ``sweep_interval_minutes`` (else the ttl config's, else 5) in a
+        task of the running loop until :meth:`stop_ttl_sweeper`; the task, to await or
+        cancel."""
+        if not self.ttl_config:
+            return asyncio.create_task(asyncio.sleep(0))
+        if self._task is not None and not self._task.done():
+            return self._task
+        minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
+        stopping = self._stopping = asyncio.Event()
+
+        async def sweep() -> None:
+            while True:
+                try:
+                    await asyncio.wait_for(stopping.wait(), timeout=float(minutes) * 60)
+                    return
+                except TimeoutError:
+                    with contextlib.suppress(Exception):  # the next round tries again
+                        await self.sweep_ttl()
+
+        self._task = asyncio.create_task(sweep(), name="engram-ttl-sweeper")
+        return self._task
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stops the sweeper; whether it has stopped (or never ran) within ``timeout``."""
+        if self._task is None or self._task.done():
+            return True
+        assert self._stopping is not None
+        self._stopping.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout=timeout)
+        except TimeoutError:
+            return False
+        self._task = None
+        return True

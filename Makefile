@@ -32,9 +32,11 @@ lint: $(VENV)/.installed
 PLUGINS := -p xdist.plugin -p pytest_timeout -p _hypothesis_pytestplugin
 # The suite starts engram in hundreds of processes: its modules are compiled once first,
 # or each process compiles them again where bytecode is not written (PYTHONDONTWRITEBYTECODE).
+# worksteal: an idle worker takes tests queued for another, so the long ones (the fuzzer's
+# shards, the documentation's pages) do not end the run on one worker (522 s against 549 s).
 test: lint
 	$(BIN)/python -m compileall -q src tests > /dev/null
-	PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/pytest $(PLUGINS) -q -n auto
+	PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/pytest $(PLUGINS) -q -n auto --dist worksteal
 
 # docs/configuration.md's settings table, written from the declarations in src/engram/settings.py.
 settings-table: $(VENV)/.installed

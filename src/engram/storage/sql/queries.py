@@ -222,10 +222,10 @@ def facts_traits(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
 
 
 def vectors_of(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
-    member, params = d.in_list("f.id", ids)
-    return (
+    member, params = d.in_list("id", ids)
+    return (  # the rows found by the ids' index, never by a walk of the scope
         "SELECT f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
-        f"WHERE {member} AND f.scope = ?",
+        f"WHERE f.seq IN (SELECT seq FROM facts WHERE {member} AND {d.scope_by_id})",
         (*params, scope),
     )
 

@@ -36,7 +36,16 @@ from engram.storage.sqlite.fulltext import fts_query, scope_token
 
 SEED = 20240501
 DIMENSION = 384
-PHASES = ("embed", "text_candidates", "vector_candidates", "facts_by_ids")
+# (the store's part, its method, the phase's name): the steps of a recall's one read
+STEPS = (
+    ("candidates", "text", "text candidates"),
+    ("candidates", "vector", "vector candidates"),
+    ("facts", "traits", "candidates' traits"),
+    ("facts", "strengths", "strengths"),
+    ("facts", "by_ids", "rows"),
+    ("facts", "vectors", "text-only hits' vectors"),
+)
+PHASES = ("embed", *(phase for _, _, phase in STEPS))
 
 
 class Phases:
@@ -70,8 +79,8 @@ def phase_timings(
     store = mem._store  # a diagnostic reaches inside on purpose
     assert mem.embedder is not None
     phases.wrap(mem.embedder, "embed", "embed")
-    for method in PHASES[1:]:
-        phases.wrap(store, method, method)
+    for part, method, phase in STEPS:
+        phases.wrap(getattr(store, part), method, phase)
     rows: dict[str, list[float]] = defaultdict(list)
     for text in queries:
         phases.current.clear()

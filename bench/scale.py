@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""One scope at scale: fill, size on disk, a cold process's first recall, p50/p95 per
+mode, memory, and vector recall against exact search.
+
+The scope is filled with the perf corpus (``sentences``) and ``HashingEmbedder(384)``,
+as bench/perf.py does: the vectors have the local model's width and every store-side
+cost is the same, while 1M facts fill in minutes, not hours. Recall times exclude the
+query's embedding (timed and subtracted on every call).
+
+Each measuring pass is a process of its own, started after the fill, so its first
+query is what a service that just started sees: the cold first query (with the time
+the process took to open the store), then one query per remaining question, then the
+process's peak resident memory. Vector recall@10 compares the vector half's ten
+against the exact ten by cosine, computed here with numpy over every stored vector
+(read from a copy of the file, so the store under test is not warmed by it).
+
+    .venv/bin/python bench/scale.py [--facts 100000] [--backend sqlite|postgres]
+                                     [--queries 100] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import sentences  # noqa: E402
+from harness import environment, latency_summary, table, write_json  # noqa: E402
+from targets import Targets  # noqa: E402
+
+import engram  # noqa: E402
+from engram import ResourceRef  # noqa: E402
+
+DIMENSION, TOP_K, SEED, BATCH = 384, 10, 20240501, 10_000
+MODES = ("text", "vector", "hybrid")
+REF = ResourceRef("scale")
+
+
+class Timed:
+    """``HashingEmbedder(384)``, timing each call (subtracted from recall times)."""
+
+    def __init__(self) -> None:
+        self.inner = engram.HashingEmbedder(DIMENSION)
+        self.model, self.dimension, self.spent = self.inner.model, DIMENSION, 0.0
+
+    def embed(self, texts: Any, kind: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed(texts, kind)
+        finally:
+            self.spent += time.perf_counter() - started
+
+
+def fill(target: str, facts: int) -> dict[str, Any]:
+    corpus = sentences.unique_sentences(facts, SEED)
+    started = time.perf_counter()
+    with engram.open(target, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
+        for start in range(0, facts, BATCH):
+            mem.remember_many(REF, list(corpus[start : start + BATCH]))
+        held = mem.count(REF)
+        size = mem.health().storage
+    seconds = time.perf_counter() - started
+    assert held == facts, (held, facts)
+    stored = size.bytes if size is not None else 0  # the database; the log apart
+    return {
+        "facts": facts,
+        "seconds": round(seconds, 1),
+        "facts_per_s": round(facts / seconds),
+        "bytes": stored,
+        "bytes_per_fact": round(stored / facts),
+        "wal_bytes": None if size is None else size.wal_bytes,
+    }
+
+
+def measure(target: str, mode: str, queries: int) -> dict[str, Any]:
+    """In this process (run as a child): open, the cold first query, then the rest."""
+    asked = sentences.questions(queries, SEED + 1)
+    embedder = Timed()
+    started = time.perf_counter()
+    mem = engram.open(target, embedder=embedder)
+    opened = time.perf_counter() - started
+    times, found = [], []
+    for question in asked:
+        before, at = embedder.spent, time.perf_counter()
+        hits = mem.recall(REF, question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
+        times.append((time.perf_counter() - at - (embedder.spent - before)) * 1000)
+        found.append([h.fact.id for h in hits])
+    mem.close()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {
+        "mode": mode,
+        "open_ms": round(opened * 1000, 1),
+        "first_ms": round(times[0], 1),
+        "warm": latency_summary(times[1:]),
+        "peak_rss_mib": round(rss / 1024, 1),
+        "hits": found,
+    }
+
+
+def exact_vector_hits(target: str, queries: int) -> list[list[str]]:
+    """The exact ten by cosine for each question, over every stored vector."""
+    import numpy as np
+
+    asked = sentences.questions(queries, SEED + 1)
+    ids: list[str] = []
+    rows: list[Any] = []
+    with engram.open(target, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
+        before: str | None = None
+        while True:
+            page = mem.facts(REF, limit=1000, before=before)
+            held = mem.vectors(REF, [f.id for f in page.facts])
+            ids += list(held)
+            rows += [np.asarray(v, dtype=np.float32).reshape(-1) for v in held.values()]
+            if page.next_before is None:
+                break
+            before = page.next_before
+        query = np.asarray(engram.HashingEmbedder(DIMENSION).embed(asked, "query"))
+    matrix = np.stack(rows)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    query /= np.maximum(np.linalg.norm(query, axis=1, keepdims=True), 1e-12)
+    scores = query @ matrix.T
+    best = np.argsort(-scores, axis=1)[:, :TOP_K]
+    return [[ids[i] for i in row] for row in best]
+
+
+def child(target: str, mode: str, queries: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--measure", target, "--mode", mode, "--queries", str(queries)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(HERE)},
+    )
+    return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
+def run(backend: str, facts: int, queries: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "benchmark": "scale",
+        "backend": backend,
+        "environment": environment(),
+    }
+    with Targets(backend) as targets:
+        target = targets.fresh()
+        out["fill"] = fill(target, facts)
+        print(f"fill: {out['fill']}", flush=True)
+        measured = {mode: child(target, mode, queries) for mode in MODES}
+        exact = exact_vector_hits(target, queries)
+    vector_hits = measured["vector"].pop("hits")
+    for mode in ("text", "hybrid"):
+        measured[mode].pop("hits")
+    overlap = [len(set(a) & set(b)) / TOP_K for a, b in zip(vector_hits, exact, strict=True)]
+    out["recall"] = measured
+    out["vector_recall_at_10"] = round(sum(overlap) / len(overlap), 4)
+    slower = max(measured["text"]["warm"]["p50_ms"], measured["vector"]["warm"]["p50_ms"])
+    out["hybrid_over_slower_half"] = round(measured["hybrid"]["warm"]["p50_ms"] / slower, 2)
+    return out
+
+
+def report(out: dict[str, Any]) -> str:
+    rows = [
+        [
+            mode,
+            m["open_ms"],
+            m["first_ms"],
+            m["warm"]["p50_ms"],
+            m["warm"]["p95_ms"],
+            m["peak_rss_mib"],
+        ]
+        for mode, m in out["recall"].items()
+    ]
+    fill_ = out["fill"]
+    head = (
+        f"{out['backend']}: {fill_['facts']:,} facts filled in {fill_['seconds']} s "
+        f"({fill_['facts_per_s']:,}/s), {fill_['bytes']:,} bytes ({fill_['bytes_per_fact']} a fact)"
+    )
+    tail = (
+        f"vector recall@10 against exact: {out['vector_recall_at_10']}; "
+        f"hybrid p50 / slower half's p50: {out['hybrid_over_slower_half']}"
+    )
+    body = table(["mode", "open ms", "first ms", "p50 ms", "p95 ms", "peak RSS MiB"], rows)
+    return f"{head}\n{body}\n{tail}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.mode, args.queries)))
+        return
+    out = run(args.backend, args.facts, args.queries)
+    print(report(out))
+    if args.json:
+        write_json(args.json, out)
+
+
+if __name__ == "__main__":
+    main()

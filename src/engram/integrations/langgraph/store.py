@@ -78,12 +78,10 @@ def _stored(entry: WorkingEntry) -> _Stored | None:
     created, written = meta.get("created_at"), meta.get("updated_at")
     if isinstance(written, int):  # a read that refreshed the expiry changed nothing else
         updated = from_us(written)
-    facts = meta.get("facts")
-    ids = tuple(f for f in facts if isinstance(f, str)) if isinstance(facts, list) else ()
     when = from_us(created) if isinstance(created, int) else updated
     ttl = meta.get("ttl")
     lives = float(ttl) if isinstance(ttl, int | float) and not isinstance(ttl, bool) else None
-    return _Stored(value, when, updated, ids, entry.version, lives)
+    return _Stored(value, when, updated, _facts_of(raw), entry.version, lives)
 
 
 def _facts_of(raw: JSONValue) -> tuple[str, ...]:
@@ -206,11 +204,12 @@ class _MemoryStore(BaseStore):
         ref, value = ref_of(namespace), dict(op.value)
         limits.check_key(op.key)
         limits.encode_value({"value": value, ENVELOPE: {}})  # refused before any embedding
-        if self._entry(ref, op.key) is None:  # an expired item there goes first, with
-            self._swept(ref)  # the facts only it listed
+        old = self._entry(ref, op.key)
+        if old is None:  # an expired item there goes first, with the facts only it listed
+            self._swept(ref)
         facts = self._index(ref, namespace, op.key, value, op.index)
         try:
-            self._write(ref, namespace, op, value, facts)
+            self._write(ref, namespace, op, value, facts, old)
         except Exception:
             old = self._entry(ref, op.key)  # the item as it stays: its facts stay too
             self._release(ref, op.key, facts, keep=old.facts if old else ())
@@ -223,10 +222,13 @@ class _MemoryStore(BaseStore):
         op: PutOp,
         value: dict[str, Any],
         facts: tuple[str, ...],
+        old: _Stored | None,
     ) -> None:
+        """Writes the item over ``old`` (as last read), reading it again on a conflict."""
         ttl = None if op.ttl is None else _ttl(op.ttl)
-        for _ in range(_CAS_TRIES):
-            old = self._entry(ref, op.key)
+        for attempt in range(_CAS_TRIES):
+            if attempt:
+                old = self._entry(ref, op.key)
             meta: dict[str, JSONValue] = {"facts": list(facts)}
             if old is not None:  # a first write's time is its key's, so only a replace says
                 meta["created_at"] = to_us(old.created_at)
@@ -268,6 +270,10 @@ class _MemoryStore(BaseStore):
             self._release(ref, key, old.facts, keep=())
 
     # -- expiry --------------------------------------------------------------------
+    def _interval(self, asked: float | None) -> float:
+        """Minutes between sweeps: as asked, else the ttl config's, else 5 (upstream's)."""
+        return float(asked or (self.ttl_config or {}).get("sweep_interval_minutes") or 5)
+
     def _swept(self, under: ResourceRef | str) -> int:
         """Sweeps the expired keys of ``under`` (a scope, or a prefix of scope keys), and
         forgets the facts only the swept items listed."""
@@ -477,11 +483,11 @@ class EngramStore(_MemoryStore):
         if self._sweeper is not None and self._sweeper.is_alive():
             future.add_done_callback(lambda f: self._stop.set() if f.cancelled() else None)
             return future
-        minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
+        minutes = self._interval(sweep_interval_minutes)
         self._stop.clear()
 
         def sweep() -> None:
-            while not self._stop.wait(float(minutes) * 60):
+            while not self._stop.wait(minutes * 60):
                 with contextlib.suppress(Exception):  # the next round tries again
                     self._swept(_RESOURCES)
             if not future.done():
@@ -531,13 +537,13 @@ class AsyncEngramStore(_MemoryStore):
             return asyncio.create_task(asyncio.sleep(0))
         if self._task is not None and not self._task.done():
             return self._task
-        minutes = sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
+        minutes = self._interval(sweep_interval_minutes)
         stopping = self._stopping = asyncio.Event()
 
         async def sweep() -> None:
             while True:
                 try:
-                    await asyncio.wait_for(stopping.wait(), timeout=float(minutes) * 60)
+                    await asyncio.wait_for(stopping.wait(), timeout=minutes * 60)
                     return
                 except TimeoutError:
                     with contextlib.suppress(Exception):  # the next round tries again

@@ -58,3 +58,23 @@ def test_a_too_deep_value_from_before_is_named_not_a_failure(target: Target, dep
             _plant(target, agent.ref.key, "deep", depth)
             assert client.delete(f"/agents/{agent.id}/memory/deep").status_code == 204
             assert "unreadable" not in client.get(f"/agents/{agent.id}/memory").json()
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_a_too_deep_value_from_before_is_swept_once_expired(target: Target, depth: int) -> None:
+    """A sweep deletes it like any expired key (its value answered as None: it cannot be
+    read), and the scope's other expired keys go with it."""
+    from datetime import timedelta
+
+    from stores import ManualClock
+
+    clock = ManualClock()
+    with engram.open(target, embedder=None, clock=clock) as mem:
+        ref = engram.ResourceRef("old")
+        for key in ("deep", "plain"):
+            mem.working.set(ref, key, [key], ttl=timedelta(seconds=1))
+        _plant(target, ref.key, "deep", depth)
+        clock.advance(timedelta(seconds=2))
+        swept = mem.working.sweep(ref)
+        assert sorted((s.key, s.value) for s in swept) == [("deep", None), ("plain", ["plain"])]
+        assert mem.health(ref).stale.working_keys == 0

@@ -87,6 +87,20 @@ def depth_ok(value: JSONValue) -> bool:
     return True
 
 
+def decode_value(text: str) -> tuple[JSONValue, bool]:
+    """A stored working value read back, and whether it nests deeper than MAX_DEPTH (a
+    value stored before values' depth was limited): then None, since it cannot be served,
+    and some are beyond what the JSON decoder itself can read."""
+    try:
+        decoded = json.loads(text)
+    except RecursionError:
+        return None, True
+    # Nesting deeper than the limit takes more brackets than it: counting them (in C)
+    # spares almost every read the walk over the value.
+    too_deep = text.count("[") + text.count("{") > MAX_DEPTH and not depth_ok(decoded)
+    return (None if too_deep else decoded), too_deep
+
+
 def check_limit(
     limit: object, *, name: str = "limit", default: int = DEFAULT_PAGE, maximum: int = MAX_PAGE
 ) -> int:

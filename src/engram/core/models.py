@@ -138,7 +138,8 @@ class WorkingEntry:
 
 @dataclass(frozen=True, slots=True)
 class Swept:
-    """A working-memory key a sweep deleted once it had expired, with the value it held."""
+    """A working-memory key a sweep deleted once it had expired, with the value it held
+    (None when it nests too deep to serve: see :attr:`WorkingEntry.too_deep`)."""
 
     scope: Scope
     key: str

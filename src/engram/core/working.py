@@ -110,7 +110,8 @@ class WorkingMemory:
         whose storage key (:attr:`Scope.key`) starts with the string ``under`` (``""``:
         every scope). One ledger entry (``working.expire``) a scope, each key's value
         kept there as a delete keeps it. Answers what went, with the value each key
-        held; a key written again meanwhile stays."""
+        held (None for one too deep to serve, as a read says); a key written again
+        meanwhile stays."""
         now, store = self._now(), self._store
         found = store.run(lambda tx: store.working.expired(tx, under, now), write=False)
         by_scope: dict[str, tuple[Scope, builtins.list[str]]] = {}
@@ -126,7 +127,7 @@ class WorkingMemory:
                 before = store.working.raw(rec.tx, rec.scope, [key]).get(key)
                 if before is not None and store.working.delete(rec.tx, rec.scope, key):
                     rec.record("working", key, "delete", ledger.working_value(before))
-                    swept.append(Swept(rec.scope, key, json.loads(before[0])))
+                    swept.append(Swept(rec.scope, key, limits.decode_value(before[0])[0]))
             return swept
 
         def expire(scope: Scope, keys: builtins.list[str]) -> builtins.list[Swept]:

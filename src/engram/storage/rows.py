@@ -209,20 +209,10 @@ def to_traits(row: tuple[Any, ...]) -> Traits:
 
 def to_entry(row: tuple[Any, ...]) -> WorkingEntry:
     key, value, version, updated, expires = row
-    text = str(value)
-    try:
-        decoded = json.loads(text)
-    except RecursionError:  # stored before values' depth was limited; see WorkingEntry
-        decoded = None
-        too_deep = True
-    else:
-        # Nesting deeper than the limit takes more brackets than it: counting them (in C)
-        # spares almost every read the walk over the value.
-        brackets = text.count("[") + text.count("{")
-        too_deep = brackets > limits.MAX_DEPTH and not limits.depth_ok(decoded)
+    decoded, too_deep = limits.decode_value(str(value))  # see WorkingEntry.too_deep
     return WorkingEntry(
         key=str(key),
-        value=None if too_deep else decoded,
+        value=decoded,
         version=int(version),
         updated_at=from_us(int(updated)),
         expires_at=None if expires is None else from_us(int(expires)),

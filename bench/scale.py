@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 
 import sentences  # noqa: E402
 from harness import environment, latency_summary, table, write_json  # noqa: E402
+from perf import TimedEmbedder  # noqa: E402
 from targets import Targets  # noqa: E402
 
 import engram  # noqa: E402
@@ -43,21 +44,6 @@ from engram import ResourceRef  # noqa: E402
 DIMENSION, TOP_K, SEED, BATCH = 384, 10, 20240501, 10_000
 MODES = ("text", "vector", "hybrid")
 REF = ResourceRef("scale")
-
-
-class Timed:
-    """``HashingEmbedder(384)``, timing each call (subtracted from recall times)."""
-
-    def __init__(self) -> None:
-        self.inner = engram.HashingEmbedder(DIMENSION)
-        self.model, self.dimension, self.spent = self.inner.model, DIMENSION, 0.0
-
-    def embed(self, texts: Any, kind: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return self.inner.embed(texts, kind)
-        finally:
-            self.spent += time.perf_counter() - started
 
 
 def fill(target: str, facts: int) -> dict[str, Any]:
@@ -84,15 +70,15 @@ def fill(target: str, facts: int) -> dict[str, Any]:
 def measure(target: str, mode: str, queries: int) -> dict[str, Any]:
     """In this process (run as a child): open, the cold first query, then the rest."""
     asked = sentences.questions(queries, SEED + 1)
-    embedder = Timed()
+    embedder = TimedEmbedder(engram.HashingEmbedder(DIMENSION))
     started = time.perf_counter()
     mem = engram.open(target, embedder=embedder)
     opened = time.perf_counter() - started
     times, found = [], []
     for question in asked:
-        before, at = embedder.spent, time.perf_counter()
+        before, at = embedder.spent_ms, time.perf_counter()
         hits = mem.recall(REF, question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
-        times.append((time.perf_counter() - at - (embedder.spent - before)) * 1000)
+        times.append((time.perf_counter() - at) * 1000 - (embedder.spent_ms - before))
         found.append([h.fact.id for h in hits])
     mem.close()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux

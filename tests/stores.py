@@ -19,10 +19,17 @@ import pytest
 
 Target = str | Path
 
-# Takes a SQLite store back to schema 4, for migration tests: migration 13's documents,
+# Takes a SQLite store back to schema 4, for migration tests: migration 18's vector
+# indexes, 17's expiry, 16's derived copies, 13's documents,
 # 12's feedback, 11's graph, 10's index, 9's sessions, 8's history, 7's strength, 6's
 # triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
+DROP TRIGGER facts_ad_erased;
+DROP TRIGGER facts_au_erased;
+DROP TRIGGER fact_vectors_au_erased;
+DROP TRIGGER fact_trash_ad_erased;
+DROP TABLE vector_indexes;
+ALTER TABLE scope_state DROP COLUMN erasures;
 DROP INDEX facts_by_expiry;
 ALTER TABLE facts DROP COLUMN expires_at;
 DROP TRIGGER facts_ad_derived;
@@ -166,6 +173,22 @@ def writing_meanwhile(memory: Any, ref: Any) -> Iterator[None]:
     finally:
         stop.set()
         writer.join()
+
+
+def same_hits(found: Any, expected: Any, *, within: float = 1e-5) -> None:
+    """Two rankings agree: the same scores (to ``within``: float32 products of one row
+    may differ in their last bit with the rows around it), and the same facts but where
+    scores tie."""
+    got = [(h.fact.id, h.score) for h in found]
+    want = [(h.fact.id, h.score) for h in expected]
+    assert len(got) == len(want), (got, want)
+    for (_, a), (_, b) in zip(got, want, strict=True):
+        assert abs(a - b) <= within, (got, want)
+    floor = want[-1][1] + within if want else 0.0
+    assert {i for i, s in got if s > floor} == {i for i, s in want if s > floor}, (got, want)
+    for at, ((i, a), (j, _)) in enumerate(zip(got, want, strict=True)):
+        tied = any(abs(a - s) <= within for k, (_, s) in enumerate(want) if k != at)
+        assert i == j or tied, (got, want)
 
 
 def all_facts(memory: Any, ref: Any) -> list[Any]:

@@ -35,14 +35,18 @@ class MemoryModel(RuleBasedStateMachine):
         super().__init__()
         target, self.cleanup = type(self).fresh_store()
         self.mem = engram.open(target, embedder=engram.HashingEmbedder(16))
-        # On SQLite, rank full text from memory from the first fact on, and keep a second
-        # store on the file that always runs the FTS5 statement: every check compares them.
+        # On SQLite, rank full text from memory and search vectors through the approximate
+        # index (built in the background as the steps run) from the first fact on, and
+        # keep a second store on the file that always runs the FTS5 statement and exact
+        # search: every check compares them.
         self.plain: engram.Memory | None = None
         if isinstance(self.mem._store, SQLiteStore):
             self.mem._store.texts.index_above = 1
+            self.mem._store.index.approximate.above = 1
             self.plain = engram.open(target, embedder=engram.HashingEmbedder(16))
             assert isinstance(self.plain._store, SQLiteStore)
             self.plain._store.texts.index_above = 1 << 62
+            self.plain._store.index.approximate.above = 1 << 62
         self.scopes = list(BASE)  # forks add their children
         self.facts: dict[ResourceRef, dict[str, str]] = {s: {} for s in BASE}  # id -> text
         self.working: dict[ResourceRef, dict[str, int]] = {s: {} for s in BASE}
@@ -156,6 +160,8 @@ class MemoryModel(RuleBasedStateMachine):
                 fast = self.mem.recall(scope, words, top_k=3, mode="text")
                 slow = self.plain.recall(scope, words, top_k=3, mode="text")
                 assert [(h.fact.id, h.score) for h in fast] == [(h.fact.id, h.score) for h in slow]
+                near = self.mem.recall(scope, words, top_k=3, mode="vector")
+                stores.same_hits(near, self.plain.recall(scope, words, top_k=3, mode="vector"))
 
 
 def test_memory_matches_its_model(backend: str, request: pytest.FixtureRequest) -> None:

@@ -53,6 +53,7 @@ class Database:
         self._guard = threading.Lock()
         self._writer = threading.Lock()  # held from BEGIN IMMEDIATE to COMMIT or ROLLBACK
         self._closed = False
+        self._forgetting: list[Callable[[], None]] = []
         _check_path(self.path)
         version = _check_ours(self.path)
         if 0 < version < len(MIGRATIONS):  # changing the schema under a running process
@@ -176,6 +177,8 @@ class Database:
         try:
             if forgot:
                 _retry(lambda: forgetting.purge(conn))
+                for action in self._forgetting:
+                    action()
         finally:
             if tx.write:
                 self._writer.release()
@@ -206,6 +209,11 @@ class Database:
             yield
         except sqlite3.Error as exc:
             raise failure(exc, f"the store at {self.path} failed") from exc
+
+    def after_forgetting(self, action: Callable[[], None]) -> None:
+        """``action`` runs after each commit that deleted or rewrote facts, once the file
+        and its log are purged (copies of the words kept in other files go with it)."""
+        self._forgetting.append(action)
 
     def close(self) -> None:
         with self._guard:

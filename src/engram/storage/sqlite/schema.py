@@ -604,6 +604,44 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE fact_trash ADD COLUMN expires_at INTEGER;
     CREATE INDEX facts_by_expiry ON facts (scope, expires_at) WHERE expires_at IS NOT NULL;
     """,
+    # 18: a large scope's approximate vector index, a file beside the database
+    # (storage/sqlite/index/approximate.py), named here once built: what it holds is the
+    # scope's rows up to last_seq as of change-log mark ``mark``. A fact it holds whose
+    # words leave the store for good (erased, not trashed; purged from the trash; its
+    # words or vector rewritten) takes the row with it, so no search reads the file again
+    # and the commit deletes it; ``erasures`` counts such changes per scope, so a build
+    # that overlapped one is not installed.
+    """
+    CREATE TABLE vector_indexes (
+        scope TEXT PRIMARY KEY,
+        file TEXT NOT NULL UNIQUE,
+        mark INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        dimension INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    ALTER TABLE scope_state ADD COLUMN erasures INTEGER NOT NULL DEFAULT 0;
+    CREATE TRIGGER facts_ad_erased AFTER DELETE ON facts
+    WHEN NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+        DELETE FROM vector_indexes WHERE scope = old.scope AND last_seq >= old.seq;
+    END;
+    CREATE TRIGGER facts_au_erased AFTER UPDATE OF content, context ON facts BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+        DELETE FROM vector_indexes WHERE scope = old.scope AND last_seq >= old.seq;
+    END;
+    CREATE TRIGGER fact_vectors_au_erased AFTER UPDATE OF vector ON fact_vectors BEGIN
+        UPDATE scope_state SET erasures = erasures + 1
+        WHERE scope = (SELECT scope FROM facts WHERE seq = new.fact);
+        DELETE FROM vector_indexes
+        WHERE scope = (SELECT scope FROM facts WHERE seq = new.fact) AND last_seq >= new.fact;
+    END;
+    CREATE TRIGGER fact_trash_ad_erased AFTER DELETE ON fact_trash
+    WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+        DELETE FROM vector_indexes WHERE scope = old.scope;
+    END;
+    """,
 )
 
 

@@ -42,11 +42,16 @@ class SQLiteStore(SQLStore):
     """Working memory and facts in one SQLite file (see :class:`engram.core.ports.Store`)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.index = RecallIndex()
         db = Database(path)
+        self.index = RecallIndex(db.path, db.run)
+        db.after_forgetting(self.index.approximate.sweep)
         super().__init__(
             db, SQLiteFacts(self.index), SQLiteCandidates(self.index), SQLiteHealth(db.path)
         )
+
+    def close(self) -> None:
+        self.index.close()
+        super().close()
 
     @property
     def path(self) -> str:

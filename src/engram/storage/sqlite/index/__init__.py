@@ -1,5 +1,7 @@
-"""The in-process copies a SQLite store recalls from: each scope's vectors (exact search,
-pruned in large scopes) and, in large scopes, its full-text postings.
+"""What a SQLite store recalls from besides its statements: each scope's vectors (exact
+search from an in-process copy, pruned in large scopes; in the largest, an approximate
+index in a file beside the database, :mod:`.approximate`) and, in large scopes, its
+full-text postings.
 
 They never hear of a write. Each search reads, in the caller's snapshot, what the file
 records of its own changes (``scope_state`` and the change log, both kept by the triggers
@@ -9,12 +11,13 @@ raw SQL included, is followed. numpy and the copies load on the first search.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
+from engram.storage.sqlite.index.approximate import ApproximateIndex
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
@@ -23,6 +26,11 @@ if TYPE_CHECKING:
 
 
 class RecallIndex:
+    def __init__(self, database: str = "", run: Callable[..., Any] | None = None) -> None:
+        """``database`` is the file's path, ``run`` its :meth:`Database.run` (the
+        approximate index's builds); without them, every vector search is exact."""
+        self.approximate = ApproximateIndex(database, run)
+
     @cached_property
     def vectors(self) -> VectorIndex:
         from engram.storage.sqlite.index.vectors import VectorIndex
@@ -45,6 +53,11 @@ class RecallIndex:
     ) -> list[Candidate]:
         """The ``limit`` facts of ``scope`` nearest ``vector`` (among the row numbers
         ``allowed``, when given), best first. ``conn`` is inside a read transaction."""
+        row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+        if row is not None and row[0] >= self.approximate.above:
+            found = self.approximate.search(conn, scope, vector, allowed, limit, int(row[0]))
+            if found is not None:
+                return found
         return self.vectors.search(conn, scope, vector, allowed, limit)
 
     def ranked(
@@ -57,6 +70,11 @@ class RecallIndex:
 
     def forget(self, scope: str) -> None:
         """Drops the scope's copies (an emptied scope), where loaded."""
+        self.approximate.forget(scope)
         for name in ("vectors", "texts"):
             if name in self.__dict__:
                 self.__dict__[name].forget(scope)
+
+    def close(self) -> None:
+        """Stops the approximate index's builder (a build under way is dropped)."""
+        self.approximate.close()

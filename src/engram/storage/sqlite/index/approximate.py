@@ -1,0 +1,639 @@
+"""A large scope's vectors in an approximate (HNSW) index, a file beside the database.
+
+Exact search keeps every vector of a scope in memory: at a million facts that is 1.5 GB
+read from the file before the first answer. From ``ANN_ABOVE`` facts a scope is also
+indexed in a ``usearch`` graph with int8 vectors, saved in ``<database>-vectors/`` and
+opened memory-mapped, so a process that starts answers from the pages its queries touch.
+
+The rows stay the one source of truth, and the file is only ever a hint about them:
+
+- ``vector_indexes`` (migration 18) names a scope's file, the change-log mark it was
+  built at and the newest row it holds. A search reads that row in its own snapshot, so
+  a file is used only once its row committed, and never after a row that drops it did.
+- What changed since the mark is read from the change log (:mod:`.revision`): those
+  rows are never taken from the file; rows added or rewritten since are searched exactly
+  from memory (the delta). The file's candidates are read back from the rows with their
+  float32 vectors and scored exactly, so a fact forgotten since is never returned, and
+  the scores are exact cosines, as exact search gives.
+- A fact held by the file whose words leave the store for good (erase, purged trash, a
+  correction, a new vector) drops the row in the same transaction (the schema's
+  triggers), and the commit deletes every file no row names (:meth:`sweep`); the index
+  is then built again from the rows.
+- Builds run on one background thread per store: a missing index once a scope reaches
+  ``ANN_ABOVE``, a merge once the delta or the rows excluded pass a tenth of the file.
+  A build writes a new file, then installs it with its row in one transaction, unless a
+  fact it read was erased meanwhile (``scope_state.erasures`` moved): then it is thrown
+  away and built again. A crash at any point leaves a file no row names (swept) or a row
+  naming a file that is whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.core.ranking import Candidate
+from engram.storage.sqlite.driver import sqlite3
+from engram.storage.sqlite.schema import change_mark
+
+if TYPE_CHECKING:
+    from usearch.index import Index
+
+log = logging.getLogger("engram.storage")
+
+# Below this many facts exact search is as fast (BENCHMARKS.md, "One scope at scale").
+ANN_ABOVE = 50_000
+# The graph: 32 links a node, int8 vectors; 256 candidates explored a query, the best
+# OVERSAMPLE of them scored exactly. Measured at 100k facts of the perf corpus: recall@10
+# against exact 0.97 (16 links: 0.96; f16 vectors: no better, 1.6 x the file).
+CONNECTIVITY = 32
+EXPANSION_ADD = 128
+EXPANSION_SEARCH = 256
+OVERSAMPLE = 100
+MERGE_FRACTION = 0.1  # of the file's size: the delta, or the rows excluded, past it
+BUILD_BATCH = 20_000  # rows read (and added) at a time by a build
+EXACT_ROWS = 20_000  # a filter that leaves at most this many rows: scored exactly
+SUFFIX = ".usearch"
+PARTIAL = ".part"
+
+Floats = npt.NDArray[np.float32]
+
+
+def directory_of(database: str) -> Path | None:
+    """Where a database's index files live; None for a store with no file."""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(f"{database}-vectors")
+
+
+@dataclass
+class _Delta:
+    """Rows the file does not answer for: ``excluded`` seqs (changed since its mark) are
+    never taken from it; ``rows`` (seq: id, vector) are those added or rewritten since."""
+
+    file: str
+    last_seq: int  # the newest row read, the file's or the delta's
+    mark: int
+    version: int = -1
+    epoch: int = -1
+    excluded: set[int] = field(default_factory=set)
+    rows: dict[int, tuple[str, Floats]] = field(default_factory=dict)
+
+    def copy(self) -> _Delta:
+        """A copy to change: searches holding this one read it unchanged."""
+        return _Delta(
+            self.file,
+            self.last_seq,
+            self.mark,
+            self.version,
+            self.epoch,
+            set(self.excluded),
+            dict(self.rows),
+        )
+
+    def scores(self, query: Floats) -> tuple[list[int], list[str], list[float]]:
+        if not self.rows:
+            return [], [], []
+        seqs = list(self.rows)
+        matrix = self.__dict__.get("_matrix")
+        if matrix is None:  # once per delta: it is replaced, not changed
+            matrix = np.stack([self.rows[s][1] for s in seqs])
+            self.__dict__["_matrix"] = matrix
+        return seqs, [self.rows[s][0] for s in seqs], (matrix @ query).tolist()
+
+
+@dataclass
+class _Opened:
+    index: Index
+    size: int
+    last_seq: int
+
+
+class ApproximateIndex:
+    """One store's approximate indexes: opened files, their deltas, and the builder."""
+
+    def __init__(self, database: str, run: Callable[..., Any] | None = None) -> None:
+        self.above = ANN_ABOVE
+        self.directory = directory_of(database)
+        self._run = run  # Database.run: the builder's transactions
+        self._lock = threading.Lock()
+        self._opened: dict[str, _Opened] = {}
+        self._deltas: dict[str, _Delta] = {}
+        self._wanted: dict[str, None] = {}  # scopes to build, in order
+        self._wake = threading.Condition(self._lock)
+        self._building: str | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def available(self) -> bool:
+        return self.directory is not None and self._run is not None and _usearch() is not None
+
+    # -- searching ---------------------------------------------------------------------
+
+    def search(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        query: Floats,
+        allowed: set[int] | None,
+        limit: int,
+        facts: int,
+    ) -> list[Candidate] | None:
+        """The ``limit`` nearest facts of ``scope`` (``facts`` of them), exact cosines,
+        best first; None when this scope has no usable index (exact search answers).
+        ``conn`` is inside a read transaction."""
+        if not self.available or facts < self.above:
+            return None
+        row = conn.execute(
+            "SELECT file, mark, last_seq, size, dimension FROM vector_indexes WHERE scope = ?",
+            (scope,),
+        ).fetchone()
+        if row is None:
+            self.want(scope)
+            return None
+        file, mark, last_seq, size, dimension = row
+        if dimension != query.shape[-1]:
+            return None  # exact search names the mismatch
+        query = query.astype(np.float32, copy=False)  # float32 products, as exact search
+        opened = self._open(scope, file, size, last_seq)
+        if opened is None:
+            self.want(scope)
+            return None
+        delta = self._follow(conn, scope, file, mark, last_seq)
+        if delta is None:
+            self.want(scope)
+            return None
+        if max(len(delta.rows), len(delta.excluded)) > MERGE_FRACTION * max(size, self.above):
+            self.want(scope)
+        return self._nearest(conn, scope, opened, delta, query, allowed, limit)
+
+    def _nearest(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        opened: _Opened,
+        delta: _Delta,
+        query: Floats,
+        allowed: set[int] | None,
+        limit: int,
+    ) -> list[Candidate] | None:
+        if allowed is not None and len(allowed) <= EXACT_ROWS:
+            return _scored(conn, scope, sorted(allowed), query, limit)
+        count = min(opened.size, max(OVERSAMPLE, limit) + len(delta.excluded))
+        if allowed is not None:  # a filter: as many more as it is narrow
+            count = min(opened.size, count * -(-opened.size // len(allowed)))
+        found = opened.index.search(query, count, threads=1)
+        keys = [k for k in found.keys.tolist() if k not in delta.excluded]
+        if allowed is not None:
+            keys = [k for k in keys if k in allowed]
+        scored = {c.seq: (c.id, c.score) for c in _read(conn, scope, keys, query)}
+        for seq, fact_id, score in zip(*delta.scores(query), strict=True):
+            if allowed is None or seq in allowed:
+                scored[seq] = (fact_id, score)
+        if allowed is not None and len(scored) < min(limit, len(allowed)):
+            return _scored(conn, scope, sorted(allowed), query, limit)
+        best = sorted(scored.items(), key=lambda kv: (-kv[1][1], kv[0]))[:limit]
+        return [Candidate(fact_id, score) for _, (fact_id, score) in best]
+
+    def _open(self, scope: str, file: str, size: int, last_seq: int) -> _Opened | None:
+        with self._lock:
+            opened = self._opened.get(file)
+        if opened is not None:
+            return opened
+        assert self.directory is not None
+        index = _restored(_usearch(), self.directory / file, size, view=True)
+        if index is None:
+            return None
+        index.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # settable
+        opened = _Opened(index, size, last_seq)
+        with self._lock:
+            mine = _scope_name(scope)
+            stale = [f for f in self._opened if f != file and _scope_of(f) == mine]
+            for f in stale:
+                del self._opened[f]
+            self._opened[file] = opened
+        return opened
+
+    def _follow(
+        self, conn: sqlite3.Connection, scope: str, file: str, mark: int, last_seq: int
+    ) -> _Delta | None:
+        """The scope's delta against ``file``, brought to this snapshot; None when the
+        change log no longer reaches back to the file's mark."""
+        state = conn.execute(
+            "SELECT version, epoch, changes_from FROM scope_state WHERE scope = ?", (scope,)
+        ).fetchone()
+        with self._lock:
+            delta = self._deltas.get(scope)
+        if delta is None or delta.file != file:
+            delta = _Delta(file, last_seq, mark)
+        if state is None:
+            return None
+        if (delta.version, delta.epoch) == (state[0], state[1]):
+            return delta
+        if int(state[2]) > delta.mark:
+            return None
+        delta = delta.copy()
+        now = change_mark(conn)
+        if delta.epoch != state[1]:
+            touched = [
+                int(s)
+                for (s,) in conn.execute(
+                    "SELECT DISTINCT seq FROM fact_changes WHERE scope = ? AND id > ?",
+                    (scope, delta.mark),
+                )
+            ]
+            delta.excluded.update(touched)
+            for seq in touched:
+                delta.rows.pop(seq, None)
+            # A deleted newest row's seq goes to the next insert: appends are then read
+            # from the newest row still present.
+            if delta.last_seq in delta.excluded:
+                newest = conn.execute(
+                    "SELECT coalesce(max(seq), -1) FROM facts WHERE scope = ? AND seq <= ?",
+                    (scope, delta.last_seq),
+                ).fetchone()[0]
+                delta.last_seq = int(newest)
+            within = "f.seq IN (SELECT value FROM json_each(?))"
+            _add(conn, scope, delta, within, json.dumps(touched))
+        delta.mark = now
+        _add(conn, scope, delta, "f.seq > ?", delta.last_seq)
+        delta.version, delta.epoch = state[0], state[1]
+        with self._lock:
+            self._deltas[scope] = delta
+        return delta
+
+    def forget(self, scope: str) -> None:
+        with self._lock:
+            self._deltas.pop(scope, None)
+            for file in [f for f in self._opened if _scope_of(f) == _scope_name(scope)]:
+                del self._opened[file]
+
+    # -- building ----------------------------------------------------------------------
+
+    def want(self, scope: str) -> None:
+        """Asks the builder for ``scope``'s index (built, or merged)."""
+        if not self.available:
+            return
+        with self._wake:
+            if self._closed or scope in self._wanted or self._building == scope:
+                return
+            self._wanted[scope] = None
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._builder, name="engram-vector-index", daemon=True
+                )
+                self._thread.start()
+            self._wake.notify_all()
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Waits until no build is wanted or running; False when ``timeout`` passed."""
+        with self._wake:
+            return self._wake.wait_for(lambda: not self._wanted and self._building is None, timeout)
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wanted.clear()
+            self._wake.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+        with self._lock:
+            self._opened.clear()
+            self._deltas.clear()
+
+    def _builder(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait_for(lambda: self._closed or bool(self._wanted))
+                if self._closed:
+                    self._thread = None
+                    self._wake.notify_all()
+                    return
+                scope = next(iter(self._wanted))
+                del self._wanted[scope]
+                self._building = scope
+            try:
+                self.build(scope)
+            except Exception:  # the exact search answers meanwhile; asked again later
+                log.exception("building a scope's vector index failed")
+            finally:
+                with self._wake:
+                    self._building = None
+                    self._wake.notify_all()
+
+    def build(self, scope: str) -> bool:
+        """Builds ``scope``'s index from its rows (or merges the file it has with what
+        changed since) and installs it; False when there was nothing to build, another
+        process is building it, or a fact it read was erased meanwhile (then it is asked
+        for again)."""
+        assert self.directory is not None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with _held(self.directory / f"{_scope_name(scope)}.lock") as held:
+            if not held:
+                return False
+            installed = self._build(scope)
+        self.sweep()
+        return installed
+
+    def _build(self, scope: str) -> bool:
+        assert self.directory is not None and self._run is not None
+        usearch = _usearch()
+        start = self._run(lambda tx: _state(tx.conn, scope), write=False)
+        if start is None or start["facts"] < self.above or not start["dimension"]:
+            return False
+        index: Index | None = None
+        rewritten: list[int] = []
+        last_seq = -1
+        base = start["index"]
+        if base is not None and (self.directory / base["file"]).exists():
+            changed = start["changed"]
+            if changed is not None and len(changed) <= MERGE_FRACTION * base["size"]:
+                # A merge: the file, less what changed since it, plus the rows after it.
+                index = _restored(usearch, self.directory / base["file"], base["size"])
+            if index is not None:
+                index.remove([k for k in changed if index.contains(k)])
+                rewritten, last_seq = changed, int(base["last_seq"])
+        if index is None:
+            index = usearch.Index(
+                ndim=start["dimension"],
+                metric="cos",
+                dtype="i8",
+                connectivity=CONNECTIVITY,
+                expansion_add=EXPANSION_ADD,
+                expansion_search=EXPANSION_SEARCH,
+            )
+        for seqs, matrix in self._batches(scope, last_seq, rewritten):
+            if self._closed:
+                return False
+            index.add(seqs, matrix, threads=0)
+            last_seq = max(last_seq, int(seqs.max()))
+        name = f"{_scope_name(scope)}-{uuid.uuid4().hex[:12]}{SUFFIX}"
+        partial = self.directory / (name + PARTIAL)
+        index.save(str(partial))
+        _fsync(partial)
+        with self._files():
+            os.replace(partial, self.directory / name)
+            installed = bool(
+                self._run(
+                    lambda tx: _install(tx.conn, scope, name, start, max(last_seq, 0), len(index))
+                )
+            )
+            if not installed:
+                (self.directory / name).unlink(missing_ok=True)
+        if not installed:
+            self.want(scope)  # an erasure overlapped the build: from the rows again
+        return installed
+
+    def _batches(
+        self, scope: str, after: int, rewritten: list[int]
+    ) -> Iterator[tuple[npt.NDArray[np.int64], Floats]]:
+        """The ``rewritten`` rows still present, then the scope's rows after seq
+        ``after``, a batch at a time (each its own read: a new row lands after the
+        last one read, or, reusing a deleted row's seq, is in the change log)."""
+        assert self._run is not None
+        select = (
+            "SELECT f.seq, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+            "WHERE f.scope = ? AND "
+        )
+        for at in range(0, len(rewritten), BUILD_BATCH):
+            chunk = json.dumps(rewritten[at : at + BUILD_BATCH])
+            rows = self._run(
+                lambda tx, c=chunk: tx.conn.execute(
+                    select + "f.seq IN (SELECT value FROM json_each(?))", (scope, c)
+                ).fetchall(),
+                write=False,
+            )
+            if rows:
+                yield _arrays(rows)
+        while True:
+            rows = self._run(
+                lambda tx, a=after: tx.conn.execute(
+                    select + "f.seq > ? ORDER BY f.seq LIMIT ?", (scope, a, BUILD_BATCH)
+                ).fetchall(),
+                write=False,
+            )
+            if not rows:
+                return
+            after = int(rows[-1][0])
+            yield _arrays(rows)
+
+    def sweep(self) -> None:
+        """Deletes every file of the directory that no row names (dropped indexes, an
+        interrupted build's), so an erased fact's vector leaves the disk at its commit."""
+        if self.directory is None or self._run is None or not self.directory.exists():
+            return
+        with self._files():
+            named = {
+                str(r[0])
+                for r in self._run(
+                    lambda tx: tx.conn.execute("SELECT file FROM vector_indexes").fetchall(),
+                    write=False,
+                )
+            }
+            for path in self.directory.iterdir():
+                if path.name.endswith(SUFFIX) and path.name not in named:
+                    path.unlink(missing_ok=True)
+                elif path.name.endswith(PARTIAL):
+                    with _held(self.directory / f"{_scope_of(path.name)}.lock") as idle:
+                        if idle:  # no process is building it: an interrupted build's
+                            path.unlink(missing_ok=True)
+        with self._lock:
+            for file in [f for f in self._opened if f not in named]:
+                del self._opened[file]
+
+    @contextlib.contextmanager
+    def _files(self) -> Iterator[None]:
+        """The directory's lock, between processes: a file is renamed into place and its
+        row committed with no sweep in between."""
+        assert self.directory is not None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / ".lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
+    """What a build starts from, read in one snapshot."""
+    row = conn.execute(
+        "SELECT facts, erasures FROM scope_state WHERE scope = ?", (scope,)
+    ).fetchone()
+    if row is None:
+        return None
+    index = conn.execute(
+        "SELECT file, mark, last_seq, size FROM vector_indexes WHERE scope = ?", (scope,)
+    ).fetchone()
+    width = conn.execute(
+        "SELECT length(v.vector) FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+        "WHERE f.scope = ? LIMIT 1",
+        (scope,),
+    ).fetchone()
+    base = None
+    changed = None
+    if index is not None:
+        base = {"file": index[0], "mark": index[1], "last_seq": index[2], "size": index[3]}
+        changed = _changed_since(conn, scope, int(index[1]))
+    return {
+        "facts": int(row[0]),
+        "erasures": int(row[1]),
+        "mark": change_mark(conn),
+        "dimension": int(width[0]) // 4 if width else 0,
+        "index": base,
+        "changed": changed,
+    }
+
+
+def _add(conn: sqlite3.Connection, scope: str, delta: _Delta, where: str, arg: object) -> None:
+    """Reads into ``delta`` the scope's rows matching ``where``."""
+    rows = conn.execute(
+        "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+        f"WHERE f.scope = ? AND {where}",
+        (scope, arg),
+    ).fetchall()
+    for seq, fact_id, blob in rows:
+        delta.rows[int(seq)] = (str(fact_id), np.frombuffer(blob, np.float32))
+        delta.last_seq = max(delta.last_seq, int(seq))
+
+
+def _changed_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:
+    """The seqs of the scope's rows deleted or rewritten after ``mark``; None when the
+    log was cleared past it."""
+    row = conn.execute("SELECT changes_from FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+    if row is None or int(row[0]) > mark:
+        return None
+    return [
+        int(s)
+        for (s,) in conn.execute(
+            "SELECT DISTINCT seq FROM fact_changes WHERE scope = ? AND id > ? AND seq > 0 "
+            "ORDER BY seq",
+            (scope, mark),
+        )
+    ]
+
+
+def _install(
+    conn: sqlite3.Connection, scope: str, name: str, start: dict[str, Any], last_seq: int, size: int
+) -> bool:
+    """Names the new file as the scope's index (holding its rows up to ``last_seq`` as of
+    the build's first read), unless a fact was erased since that read: its vector may be
+    in the file."""
+    now = conn.execute("SELECT erasures FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+    if now is None or int(now[0]) != start["erasures"]:
+        return False
+    conn.execute(
+        "INSERT INTO vector_indexes (scope, file, mark, last_seq, size, dimension) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET file = excluded.file, "
+        "mark = excluded.mark, last_seq = excluded.last_seq, size = excluded.size, "
+        "dimension = excluded.dimension",
+        (scope, name, start["mark"], last_seq, size, start["dimension"]),
+    )
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    seq: int
+    id: str
+    score: float
+
+
+def _read(conn: sqlite3.Connection, scope: str, seqs: list[int], query: Floats) -> list[_Row]:
+    """The scope's rows among ``seqs`` still present, with their exact cosines."""
+    if not seqs:
+        return []
+    rows = conn.execute(
+        "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+        "WHERE f.scope = ? AND f.seq IN (SELECT value FROM json_each(?))",
+        (scope, json.dumps(seqs)),
+    ).fetchall()
+    if not rows:
+        return []
+    scores = np.frombuffer(b"".join(r[2] for r in rows), np.float32).reshape(len(rows), -1) @ query
+    return [
+        _Row(int(r[0]), str(r[1]), float(x)) for r, x in zip(rows, scores.tolist(), strict=True)
+    ]
+
+
+def _scored(
+    conn: sqlite3.Connection, scope: str, seqs: list[int], query: Floats, limit: int
+) -> list[Candidate]:
+    """Exact search over the rows ``seqs``, read from the file."""
+    found: list[_Row] = []
+    for at in range(0, len(seqs), BUILD_BATCH):
+        found.extend(_read(conn, scope, seqs[at : at + BUILD_BATCH], query))
+    found.sort(key=lambda r: (-r.score, r.seq))
+    return [Candidate(r.id, r.score) for r in found[:limit]]
+
+
+def _arrays(rows: list[tuple[int, bytes]]) -> tuple[npt.NDArray[np.int64], Floats]:
+    seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
+    return seqs, matrix
+
+
+def _scope_name(scope: str) -> str:
+    return hashlib.sha256(scope.encode("utf-8")).hexdigest()[:24]
+
+
+def _scope_of(file: str) -> str:
+    return file.split("-", 1)[0]
+
+
+def _restored(usearch: Any, path: Path, size: int, *, view: bool = False) -> Index | None:
+    """The index file at ``path`` (memory-mapped for a ``view``); None, and logged, when
+    it is missing, cut short or not the ``size`` its row says: it is then built again."""
+    try:
+        index = usearch.Index.restore(str(path), view=view)
+    except Exception as exc:  # usearch raises ValueError and RuntimeError alike
+        log.warning("a scope's vector index %s is unreadable (%s); it is built again", path, exc)
+        return None
+    if index is None or len(index) != size:
+        log.warning("a scope's vector index %s is not the size its row says", path)
+        return None
+    return index  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def _held(path: Path) -> Iterator[bool]:
+    """Takes the lock file ``path`` without waiting: True when taken (and held until the
+    block ends), False when another process or thread holds it."""
+    with open(path, "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _usearch() -> Any:
+    try:
+        import usearch.index
+    except ImportError:
+        return None
+    return usearch.index

@@ -1,0 +1,260 @@
+"""A large SQLite scope's approximate vector index: it answers as exact search does, follows
+every change of the rows, and an erased fact's vector leaves its files at the commit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import engram
+from engram import Note, ResourceRef
+from engram.storage.sqlite.index import approximate
+from engram.storage.sqlite.store import SQLiteStore
+from stores import same_hits
+
+DIMENSION = 64
+ABOVE = 200
+REF = ResourceRef("big")
+QUERIES = ["topic 3 and word 12", "a note about topic 30", "word 77 again", "topic 11"]
+
+
+def sentence(i: int) -> str:
+    return f"note {i} about topic {i % 37} and word {i * 7 % 101} of shelf {i % 13}"
+
+
+def store_of(mem: engram.Memory) -> SQLiteStore:
+    store = mem._store
+    assert isinstance(store, SQLiteStore)
+    return store
+
+
+@pytest.fixture
+def pair(db_path: Path) -> Iterator[tuple[engram.Memory, engram.Memory]]:
+    """Two stores on one file: the first searches its approximate index from ``ABOVE``
+    facts on, the second always searches exactly."""
+    with (
+        engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as indexed,
+        engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as exact,
+    ):
+        store_of(indexed).index.approximate.above = ABOVE
+        store_of(exact).index.approximate.above = 1 << 62
+        yield indexed, exact
+
+
+def built(mem: engram.Memory) -> Path:
+    """Asks for the scope's index, waits for it, and returns its file."""
+    store = store_of(mem)
+    mem.recall(REF, QUERIES[0], top_k=5, mode="vector")
+    assert store.index.approximate.settle(timeout=120)
+    rows = store.db.run(
+        lambda tx: tx.conn.execute("SELECT file FROM vector_indexes").fetchall(), write=False
+    )
+    assert len(rows) == 1, rows
+    directory = store.index.approximate.directory
+    assert directory is not None
+    return directory / rows[0][0]
+
+
+def recalled(mem: engram.Memory, query: str, **kw: object) -> list[engram.RecallHit]:
+    return mem.recall(REF, query, top_k=10, mode="vector", **kw)  # type: ignore[arg-type]
+
+
+def hits(mem: engram.Memory, query: str) -> list[tuple[str, float]]:
+    return [(h.fact.id, round(h.score, 5)) for h in recalled(mem, query)]
+
+
+def same_answers(indexed: engram.Memory, exact: engram.Memory, **kw: object) -> None:
+    for query in QUERIES:
+        same_hits(recalled(indexed, query, **kw), recalled(exact, query, **kw))
+
+
+def test_the_index_answers_as_exact_search_and_follows_appends_and_forgets(
+    pair: tuple[engram.Memory, engram.Memory],
+) -> None:
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(600)])
+    file = built(indexed)
+    assert file.exists() and file.stat().st_size > 0
+    same_answers(indexed, exact)
+    searched = store_of(indexed).index.approximate._opened
+    assert file.name in searched  # answered from the file, not the in-memory copy
+
+    # Appended after the file: found from the rows (the delta), first where exact.
+    new = indexed.remember(REF, QUERIES[1]).id
+    assert hits(indexed, QUERIES[1])[0][0] == new
+    # Forgotten softly after the file: never returned, though the file still holds it.
+    top = hits(indexed, QUERIES[2])[0][0]
+    indexed.forget(REF, top)
+    assert top not in {i for i, _ in hits(indexed, QUERIES[2])}
+    assert file.exists()
+    same_answers(indexed, exact)
+    indexed.restore(REF, top)
+    assert top in {i for i, _ in hits(indexed, QUERIES[2])}
+    same_answers(indexed, exact)
+
+
+def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory]) -> None:
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    indexed.remember_many(
+        REF, [Note(content=sentence(i) + " tagged", tags=("t",)) for i in range(400, 700)]
+    )
+    built(indexed)
+    same_answers(indexed, exact, tags=["t"])
+
+
+def test_an_erased_fact_leaves_the_index_files_at_its_commit(
+    pair: tuple[engram.Memory, engram.Memory],
+) -> None:
+    indexed, exact = pair
+    texts = [sentence(i) for i in range(500)]
+    facts = indexed.remember_many(REF, texts)
+    file = built(indexed)
+    victim = facts[123]
+    quantized = _held_vector(indexed, file, victim.id)
+    assert len(quantized) == DIMENSION and quantized in file.read_bytes()
+
+    indexed.forget(REF, victim.id, hard=True)
+    directory = file.parent
+    assert not file.exists()  # the row went with the fact, and the commit swept the file
+    for path in directory.iterdir():
+        assert quantized not in path.read_bytes(), path
+    assert victim.id not in {i for i, _ in hits(indexed, texts[123])}
+    same_answers(indexed, exact)
+    rebuilt = built(indexed)  # built again from the rows, without it
+    assert quantized not in rebuilt.read_bytes()
+    same_answers(indexed, exact)
+
+
+@pytest.mark.parametrize("change", ["correct", "purge the trash", "forget all for good"])
+def test_words_leaving_for_good_drop_the_index(
+    pair: tuple[engram.Memory, engram.Memory], change: str
+) -> None:
+    indexed, exact = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    file = built(indexed)
+    if change == "correct":
+        indexed.correct(REF, facts[7].id, "the shelf was moved to the attic")
+    elif change == "purge the trash":
+        indexed.forget(REF, facts[7].id)
+        assert file.exists()  # still in the store (the trash): the file may keep it
+        indexed.forget(REF, facts[7].id, hard=True)
+    else:
+        indexed.forget_all(REF, expected_count=400, hard=True)
+    assert not file.exists()
+    same_answers(indexed, exact)
+
+
+def test_a_build_that_overlapped_an_erasure_is_not_installed(
+    pair: tuple[engram.Memory, engram.Memory],
+) -> None:
+    indexed, _ = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    store = store_of(indexed)
+    start = store.db.run(lambda tx: approximate._state(tx.conn, "r:big"), write=False)
+    indexed.forget(REF, facts[0].id, hard=True)
+    installed = store.db.run(
+        lambda tx: approximate._install(tx.conn, "r:big", "x.usearch", start, 300, 300)
+    )
+    assert not installed
+
+
+def test_a_missing_or_damaged_file_is_rebuilt(pair: tuple[engram.Memory, engram.Memory]) -> None:
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    file = built(indexed)
+    before = recalled(exact, QUERIES[0])
+    with engram.open(store_of(indexed).path, embedder=engram.HashingEmbedder(DIMENSION)) as fresh:
+        store_of(fresh).index.approximate.above = ABOVE
+        file.write_bytes(file.read_bytes()[:100])  # cut short
+        same_hits(recalled(fresh, QUERIES[0]), before)  # exact search answers meanwhile
+        assert built(fresh) != file
+        same_hits(recalled(fresh, QUERIES[0]), before)
+
+
+def _held_vector(mem: engram.Memory, file: Path, fact_id: str) -> bytes:
+    """The fact's vector as the index file stores it (int8)."""
+    from usearch.index import Index
+
+    store = store_of(mem)
+    seq = store.db.run(
+        lambda tx: tx.conn.execute("SELECT seq FROM facts WHERE id = ?", (fact_id,)).fetchone()[0],
+        write=False,
+    )
+    held = Index.restore(str(file), view=True).get(seq)
+    return bytes(np.asarray(held, np.int8).tobytes())
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys, engram
+    from engram import Note, ResourceRef
+    from engram.storage.sqlite.index import approximate
+    path, stage = sys.argv[1], sys.argv[2]
+    ref = ResourceRef("big")
+
+    def hold(*args, **kwargs):
+        print("holding", flush=True)
+        sys.stdin.read()  # killed here
+
+    if stage == "mid-build":
+        approximate.ApproximateIndex._batches = lambda self, *a: hold() or iter(())
+    elif stage == "mid-save":
+        approximate._fsync = hold
+    elif stage == "before-install":
+        approximate._install = hold
+    mem = engram.open(path, embedder=engram.HashingEmbedder({dimension}))
+    mem._store.index.approximate.above = {above}
+    if stage == "after-rows":
+        mem.remember(ref, "a fact written after the index")
+        mem.forget(ref, sys.argv[3])
+        hold()
+    mem._store.index.approximate.build("r:big")
+    """
+).format(dimension=DIMENSION, above=ABOVE)
+
+
+@pytest.mark.parametrize("stage", ["mid-build", "mid-save", "before-install", "after-rows"])
+def test_a_writer_killed_between_rows_and_index_loses_nothing(
+    db_path: Path, tmp_path: Path, stage: str
+) -> None:
+    texts = [sentence(i) for i in range(400)]
+    with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
+        store_of(mem).index.approximate.above = ABOVE
+        facts = mem.remember_many(REF, texts)
+        if stage == "after-rows":
+            built(mem)
+    victim = facts[42]
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(db_path), stage, victim.id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "holding"  # the condition, not a delay
+        child.kill()
+    finally:
+        child.wait(timeout=60)
+    with (
+        engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as indexed,
+        engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as exact,
+    ):
+        store_of(indexed).index.approximate.above = ABOVE
+        store_of(exact).index.approximate.above = 1 << 62
+        file = built(indexed)
+        directory = file.parent
+        assert sorted(p.name for p in directory.glob("*.usearch*")) == [file.name]
+        same_answers(indexed, exact)
+        if stage == "after-rows":  # the rows committed, the index never heard
+            assert hits(indexed, "a fact written after the index")[0][1] == 1.0
+            assert victim.id not in {i for i, _ in hits(indexed, texts[42])}

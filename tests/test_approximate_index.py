@@ -34,6 +34,28 @@ def store_of(mem: engram.Memory) -> SQLiteStore:
     return store
 
 
+@pytest.fixture(autouse=True)
+def whole_file(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is read whole (its rows exactly), so answers can be compared with exact
+    search's to the last digit: a pool's scores move with its members, and the graph's
+    own recall is measured by bench/scale.py (and roughly by the graph's test below)."""
+    if not request.node.name.startswith("test_the_graph"):
+        monkeypatch.setattr(approximate, "OVERSAMPLE", 100_000)
+
+
+def test_the_graph_finds_what_exact_search_finds(
+    pair: tuple[engram.Memory, engram.Memory],
+) -> None:
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(1_500)])
+    built(indexed)
+    overlap = []
+    for query in QUERIES:
+        near = {h.fact.id for h in recalled(indexed, query)}
+        overlap.append(len(near & {h.fact.id for h in recalled(exact, query)}) / 10)
+    assert sum(overlap) / len(overlap) >= 0.9, overlap
+
+
 @pytest.fixture
 def pair(db_path: Path) -> Iterator[tuple[engram.Memory, engram.Memory]]:
     """Two stores on one file: the first searches its approximate index from ``ABOVE``

@@ -44,7 +44,7 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         db = Database(path)
         self.index = RecallIndex(db.path, db.run)
-        db.after_forgetting(self.index.approximate.sweep)
+        db.after_forgetting(self.index.sweep)
         super().__init__(
             db, SQLiteFacts(self.index), SQLiteCandidates(self.index), SQLiteHealth(db.path)
         )

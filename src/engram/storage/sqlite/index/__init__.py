@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.index.approximate import ApproximateIndex
+from engram.storage.sqlite.index import vectorfiles
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
+    from engram.storage.sqlite.index.approximate import ApproximateIndex
     from engram.storage.sqlite.index.textindex import TextIndex
     from engram.storage.sqlite.index.vectors import VectorIndex
 
@@ -29,7 +30,13 @@ class RecallIndex:
     def __init__(self, database: str = "", run: Callable[..., Any] | None = None) -> None:
         """``database`` is the file's path, ``run`` its :meth:`Database.run` (the
         approximate index's builds); without them, every vector search is exact."""
-        self.approximate = ApproximateIndex(database, run)
+        self._database, self._run = database, run
+
+    @cached_property
+    def approximate(self) -> ApproximateIndex:
+        from engram.storage.sqlite.index.approximate import ApproximateIndex
+
+        return ApproximateIndex(self._database, self._run)
 
     @cached_property
     def vectors(self) -> VectorIndex:
@@ -70,11 +77,19 @@ class RecallIndex:
 
     def forget(self, scope: str) -> None:
         """Drops the scope's copies (an emptied scope), where loaded."""
-        self.approximate.forget(scope)
-        for name in ("vectors", "texts"):
+        for name in ("approximate", "vectors", "texts"):
             if name in self.__dict__:
                 self.__dict__[name].forget(scope)
 
+    def sweep(self) -> None:
+        """Deletes the approximate index files no row names (after a commit that forgot
+        something: an erased fact's vector goes with its index file)."""
+        if "approximate" in self.__dict__:
+            self.approximate.sweep()
+        elif self._run is not None:  # a process that never searched: numpy stays unloaded
+            vectorfiles.sweep(vectorfiles.directory_of(self._database), self._run)
+
     def close(self) -> None:
         """Stops the approximate index's builder (a build under way is dropped)."""
-        self.approximate.close()
+        if "approximate" in self.__dict__:
+            self.approximate.close()

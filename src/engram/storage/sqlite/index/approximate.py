@@ -29,9 +29,6 @@ The rows stay the one source of truth, and the file is only ever a hint about th
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -47,6 +44,7 @@ import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
+from engram.storage.sqlite.index import vectorfiles
 from engram.storage.sqlite.schema import change_mark
 
 if TYPE_CHECKING:
@@ -66,17 +64,8 @@ OVERSAMPLE = 100
 MERGE_FRACTION = 0.1  # of the file's size: the delta, or the rows excluded, past it
 BUILD_BATCH = 20_000  # rows read (and added) at a time by a build
 EXACT_ROWS = 20_000  # a filter that leaves at most this many rows: scored exactly
-SUFFIX = ".usearch"
-PARTIAL = ".part"
 
 Floats = npt.NDArray[np.float32]
-
-
-def directory_of(database: str) -> Path | None:
-    """Where a database's index files live; None for a store with no file."""
-    if database in ("", ":memory:") or database.startswith("file:"):
-        return None
-    return Path(f"{database}-vectors")
 
 
 @dataclass
@@ -127,7 +116,7 @@ class ApproximateIndex:
 
     def __init__(self, database: str, run: Callable[..., Any] | None = None) -> None:
         self.above = ANN_ABOVE
-        self.directory = directory_of(database)
+        self.directory = vectorfiles.directory_of(database)
         self._run = run  # Database.run: the builder's transactions
         self._lock = threading.Lock()
         self._opened: dict[str, _Opened] = {}
@@ -196,7 +185,8 @@ class ApproximateIndex:
         count = min(opened.size, max(OVERSAMPLE, limit) + len(delta.excluded))
         if allowed is not None:  # a filter: as many more as it is narrow
             count = min(opened.size, count * -(-opened.size // len(allowed)))
-        found = opened.index.search(query, count, threads=1)
+        # Asked for the whole file (a small scope, or a wide filter): every row, exactly.
+        found = opened.index.search(query, count, threads=1, exact=count >= opened.size)
         keys = [k for k in found.keys.tolist() if k not in delta.excluded]
         if allowed is not None:
             keys = [k for k in keys if k in allowed]
@@ -221,8 +211,8 @@ class ApproximateIndex:
         index.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # settable
         opened = _Opened(index, size, last_seq)
         with self._lock:
-            mine = _scope_name(scope)
-            stale = [f for f in self._opened if f != file and _scope_of(f) == mine]
+            mine = vectorfiles.scope_name(scope)
+            stale = [f for f in self._opened if f != file and vectorfiles.scope_of(f) == mine]
             for f in stale:
                 del self._opened[f]
             self._opened[file] = opened
@@ -279,7 +269,9 @@ class ApproximateIndex:
     def forget(self, scope: str) -> None:
         with self._lock:
             self._deltas.pop(scope, None)
-            for file in [f for f in self._opened if _scope_of(f) == _scope_name(scope)]:
+            for file in [
+                f for f in self._opened if vectorfiles.scope_of(f) == vectorfiles.scope_name(scope)
+            ]:
                 del self._opened[file]
 
     # -- building ----------------------------------------------------------------------
@@ -343,7 +335,7 @@ class ApproximateIndex:
         for again)."""
         assert self.directory is not None
         self.directory.mkdir(parents=True, exist_ok=True)
-        with _held(self.directory / f"{_scope_name(scope)}.lock") as held:
+        with vectorfiles.held(self.directory / f"{vectorfiles.scope_name(scope)}.lock") as held:
             if not held:
                 return False
             installed = self._build(scope)
@@ -382,11 +374,11 @@ class ApproximateIndex:
                 return False
             index.add(seqs, matrix, threads=0)
             last_seq = max(last_seq, int(seqs.max()))
-        name = f"{_scope_name(scope)}-{uuid.uuid4().hex[:12]}{SUFFIX}"
-        partial = self.directory / (name + PARTIAL)
+        name = f"{vectorfiles.scope_name(scope)}-{uuid.uuid4().hex[:12]}{vectorfiles.SUFFIX}"
+        partial = self.directory / (name + vectorfiles.PARTIAL)
         index.save(str(partial))
         _fsync(partial)
-        with self._files():
+        with vectorfiles.files_lock(self.directory):
             os.replace(partial, self.directory / name)
             installed = bool(
                 self._run(
@@ -433,41 +425,14 @@ class ApproximateIndex:
             yield _arrays(rows)
 
     def sweep(self) -> None:
-        """Deletes every file of the directory that no row names (dropped indexes, an
-        interrupted build's), so an erased fact's vector leaves the disk at its commit."""
-        if self.directory is None or self._run is None or not self.directory.exists():
+        """Deletes the files no row names (:func:`vectorfiles.sweep`), and lets go of
+        those this process had open."""
+        if self._run is None:
             return
-        with self._files():
-            named = {
-                str(r[0])
-                for r in self._run(
-                    lambda tx: tx.conn.execute("SELECT file FROM vector_indexes").fetchall(),
-                    write=False,
-                )
-            }
-            for path in self.directory.iterdir():
-                if path.name.endswith(SUFFIX) and path.name not in named:
-                    path.unlink(missing_ok=True)
-                elif path.name.endswith(PARTIAL):
-                    with _held(self.directory / f"{_scope_of(path.name)}.lock") as idle:
-                        if idle:  # no process is building it: an interrupted build's
-                            path.unlink(missing_ok=True)
+        named = vectorfiles.sweep(self.directory, self._run)
         with self._lock:
             for file in [f for f in self._opened if f not in named]:
                 del self._opened[file]
-
-    @contextlib.contextmanager
-    def _files(self) -> Iterator[None]:
-        """The directory's lock, between processes: a file is renamed into place and its
-        row committed with no sweep in between."""
-        assert self.directory is not None
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / ".lock", "a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
@@ -588,14 +553,6 @@ def _arrays(rows: list[tuple[int, bytes]]) -> tuple[npt.NDArray[np.int64], Float
     return seqs, matrix
 
 
-def _scope_name(scope: str) -> str:
-    return hashlib.sha256(scope.encode("utf-8")).hexdigest()[:24]
-
-
-def _scope_of(file: str) -> str:
-    return file.split("-", 1)[0]
-
-
 def _restored(usearch: Any, path: Path, size: int, *, view: bool = False) -> Index | None:
     """The index file at ``path`` (memory-mapped for a ``view``); None, and logged, when
     it is missing, cut short or not the ``size`` its row says: it is then built again."""
@@ -608,22 +565,6 @@ def _restored(usearch: Any, path: Path, size: int, *, view: bool = False) -> Ind
         log.warning("a scope's vector index %s is not the size its row says", path)
         return None
     return index  # type: ignore[no-any-return]
-
-
-@contextlib.contextmanager
-def _held(path: Path) -> Iterator[bool]:
-    """Takes the lock file ``path`` without waiting: True when taken (and held until the
-    block ends), False when another process or thread holds it."""
-    with open(path, "a+b") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _fsync(path: Path) -> None:

@@ -139,5 +139,6 @@ def indexed_and_plain(
         fast, slow = indexed._store, plain._store
         assert isinstance(fast, SQLiteStore) and isinstance(slow, SQLiteStore)
         fast.texts.index_above = 100
+        fast.texts.load_inline = True  # the first search loads them: tests see it answer
         slow.texts.index_above = 1 << 62
         yield indexed, fast, slow

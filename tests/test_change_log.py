@@ -146,6 +146,7 @@ def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: P
         store = mem._store
         assert isinstance(store, SQLiteStore)
         store.texts.index_above = 100
+        store.texts.load_inline = True
         conn = store.db.connection()
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         assert mem.recall(BIG, facts[1].content, top_k=3, mode="text")  # copies load

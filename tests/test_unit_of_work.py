@@ -181,6 +181,7 @@ def test_recall_follows_a_write_path_it_was_never_told_of(db_path: object) -> No
         store = mem._store
         assert isinstance(store, SQLiteStore)
         store.texts.index_above = 1  # rank full text from memory from the first fact
+        store.texts.load_inline = True
         mem.remember_many(REF, [f"ordinary note {i}" for i in range(20)])
         assert len(mem.recall(REF, "note", top_k=50, mode="text")) == 20  # copies loaded
         assert len(mem.recall(REF, "note", top_k=50, mode="vector")) == 20

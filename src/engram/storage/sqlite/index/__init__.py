@@ -48,7 +48,7 @@ class RecallIndex:
     def texts(self) -> TextIndex:
         from engram.storage.sqlite.index.textindex import TextIndex
 
-        return TextIndex()
+        return TextIndex(run=self._run)
 
     def nearest(
         self,
@@ -90,6 +90,8 @@ class RecallIndex:
             vectorfiles.sweep(vectorfiles.directory_of(self._database), self._run)
 
     def close(self) -> None:
-        """Stops the approximate index's builder (a build under way is dropped)."""
-        if "approximate" in self.__dict__:
-            self.approximate.close()
+        """Stops the threads that build and load on the side (a build under way is
+        dropped)."""
+        for name in ("approximate", "texts"):
+            if name in self.__dict__:
+                self.__dict__[name].close()

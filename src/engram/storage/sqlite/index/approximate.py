@@ -45,6 +45,7 @@ import numpy.typing as npt
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
+from engram.storage.sqlite.index.background import Worker
 from engram.storage.sqlite.schema import change_mark
 
 if TYPE_CHECKING:
@@ -121,11 +122,7 @@ class ApproximateIndex:
         self._lock = threading.Lock()
         self._opened: dict[str, _Opened] = {}
         self._deltas: dict[str, _Delta] = {}
-        self._wanted: dict[str, None] = {}  # scopes to build, in order
-        self._wake = threading.Condition(self._lock)
-        self._building: str | None = None
-        self._thread: threading.Thread | None = None
-        self._closed = False
+        self._builder = Worker("engram-vector-index", self.build)
 
     @property
     def available(self) -> bool:
@@ -278,55 +275,18 @@ class ApproximateIndex:
 
     def want(self, scope: str) -> None:
         """Asks the builder for ``scope``'s index (built, or merged)."""
-        if not self.available:
-            return
-        with self._wake:
-            if self._closed or scope in self._wanted or self._building == scope:
-                return
-            self._wanted[scope] = None
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._builder, name="engram-vector-index", daemon=True
-                )
-                self._thread.start()
-            self._wake.notify_all()
+        if self.available:
+            self._builder.want(scope)
 
     def settle(self, timeout: float | None = None) -> bool:
         """Waits until no build is wanted or running; False when ``timeout`` passed."""
-        with self._wake:
-            return self._wake.wait_for(lambda: not self._wanted and self._building is None, timeout)
+        return self._builder.settle(timeout)
 
     def close(self) -> None:
-        with self._wake:
-            self._closed = True
-            self._wanted.clear()
-            self._wake.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join()
+        self._builder.close()
         with self._lock:
             self._opened.clear()
             self._deltas.clear()
-
-    def _builder(self) -> None:
-        while True:
-            with self._wake:
-                self._wake.wait_for(lambda: self._closed or bool(self._wanted))
-                if self._closed:
-                    self._thread = None
-                    self._wake.notify_all()
-                    return
-                scope = next(iter(self._wanted))
-                del self._wanted[scope]
-                self._building = scope
-            try:
-                self.build(scope)
-            except Exception:  # the exact search answers meanwhile; asked again later
-                log.exception("building a scope's vector index failed")
-            finally:
-                with self._wake:
-                    self._building = None
-                    self._wake.notify_all()
 
     def build(self, scope: str) -> bool:
         """Builds ``scope``'s index from its rows (or merges the file it has with what
@@ -370,7 +330,7 @@ class ApproximateIndex:
                 expansion_search=EXPANSION_SEARCH,
             )
         for seqs, matrix in self._batches(scope, last_seq, rewritten):
-            if self._closed:
+            if self._builder.closed:
                 return False
             index.add(seqs, matrix, threads=0)
             last_seq = max(last_seq, int(seqs.max()))

@@ -15,13 +15,17 @@ changed ones are masked and tokenized again; past half the scope masked, or behi
 cleared log, it is rebuilt. Queries
 it cannot answer exactly (a filter, a word FTS5 splits into several tokens) return None
 and go to the statement.
+
+A scope's postings are loaded, and rebuilt, on a thread of their own (:mod:`.background`):
+a process's first query of a large scope goes to the statement instead of waiting
+seconds for them, as does every query until they are held.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +35,7 @@ import numpy.typing as npt
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
+from engram.storage.sqlite.index.background import Worker
 from engram.storage.sqlite.index.copies import ScopeCopies
 from engram.storage.sqlite.index.revision import follow
 from engram.storage.sqlite.index.tokens import Tokenizer
@@ -95,15 +100,68 @@ class _ScopeText:
             self.posting_bytes += where.nbytes + counts.nbytes + 80
 
 
+class _LoadAgain(Exception):
+    """A scope's postings must be built whole: on the loader's thread, not the query's."""
+
+
 class TextIndex:
     """Per-scope postings kept in memory, least recently used evicted first."""
 
     def __init__(
-        self, budget_bytes: int = DEFAULT_BUDGET_BYTES, index_above: int = INDEX_ABOVE
+        self,
+        budget_bytes: int = DEFAULT_BUDGET_BYTES,
+        index_above: int = INDEX_ABOVE,
+        run: Callable[..., Any] | None = None,
     ) -> None:
+        """With ``run`` (the database's :meth:`Database.run`), a scope's postings are
+        loaded (or rebuilt) on a thread of their own, and the statement answers until
+        they are: a first query never waits for a whole scope. Without it, or with
+        ``load_inline`` set, the search that finds them missing loads them."""
         self.index_above = index_above
         self._copies: ScopeCopies[_ScopeText] = ScopeCopies(budget_bytes)
         self._tokenizer = Tokenizer()
+        self._run = run
+        self._loader = None if run is None else Worker("engram-text-index", self._load)
+
+    @property
+    def load_inline(self) -> bool:
+        return self._loader is None
+
+    @load_inline.setter
+    def load_inline(self, inline: bool) -> None:
+        if inline and self._loader is not None:
+            self._loader.close()
+        self._loader = (
+            None if inline or self._run is None else Worker("engram-text-index", self._load)
+        )
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Waits until no scope's postings are being loaded; False when ``timeout`` passed."""
+        return True if self._loader is None else self._loader.settle(timeout)
+
+    def close(self) -> None:
+        if self._loader is not None:
+            self._loader.close()
+
+    def _load(self, scope: str) -> None:
+        """Loads (or brings up to date) the scope's postings, in a snapshot of its own."""
+        assert self._run is not None
+
+        def load(conn: sqlite3.Connection) -> None:
+            state = conn.execute(
+                "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
+            ).fetchone()
+            if state is None or state[2] < self.index_above:
+                return
+            version, epoch = state[0], state[1]
+            self._copies.use(
+                scope,
+                lambda held: (held.version, held.epoch) == (version, epoch),
+                lambda held: self._update(conn, scope, held, version, epoch, inline=True),
+                lambda e: None,
+            )
+
+        self._run(lambda tx: load(tx.conn), write=False)
 
     def search(
         self, conn: sqlite3.Connection, scope: str, words: Sequence[str], limit: int
@@ -124,19 +182,29 @@ class TextIndex:
             return None
         tokens = [p[0] for p in phrases]
         version, epoch = state[0], state[1]
-        count, seqs, ids, lengths, alive, postings = self._copies.use(
-            scope,
-            lambda held: (held.version, held.epoch) == (version, epoch),
-            lambda held: self._update(conn, scope, held, version, epoch),
-            lambda e: (
-                e.count,
-                e.seqs,
-                e.ids,
-                e.lengths,
-                e.alive,
-                [e.postings.get(t) for t in tokens],
-            ),
-        )
+        if self._loader is not None and self._copies.held(scope) is None:
+            self._loader.want(scope)  # loaded on the side; the statement answers meanwhile
+            return None
+        try:
+            found = self._copies.use(
+                scope,
+                lambda held: (held.version, held.epoch) == (version, epoch),
+                lambda held: self._update(conn, scope, held, version, epoch),
+                lambda e: (
+                    e.count,
+                    e.seqs,
+                    e.ids,
+                    e.lengths,
+                    e.alive,
+                    [e.postings.get(t) for t in tokens],
+                ),
+            )
+        except _LoadAgain:
+            self.forget(scope)
+            assert self._loader is not None
+            self._loader.want(scope)
+            return None
+        count, seqs, ids, lengths, alive, postings = found
         rows, total = _averages(conn)
         if count == 0 or rows == 0:
             return []
@@ -176,7 +244,11 @@ class TextIndex:
         entry: _ScopeText | None,
         version: int,
         epoch: int,
+        *,
+        inline: bool = False,
     ) -> _ScopeText:
+        """``entry`` brought to this snapshot; _LoadAgain where it must be built whole and
+        a loader can do that on the side (unless ``inline``)."""
         if entry is not None and entry.epoch != epoch:
             held = entry
 
@@ -190,6 +262,8 @@ class TextIndex:
             if not follow(conn, scope, held, held.seqs, epoch, reread):
                 entry = None
         if entry is None:
+            if self._loader is not None and not inline:
+                raise _LoadAgain
             entry = _ScopeText(version, epoch, mark=change_mark(conn))
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq > ? ORDER BY seq",

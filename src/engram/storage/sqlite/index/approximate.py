@@ -55,12 +55,13 @@ log = logging.getLogger("engram.storage")
 
 # Below this many facts exact search is as fast (BENCHMARKS.md, "One scope at scale").
 ANN_ABOVE = 50_000
-# The graph: 32 links a node, int8 vectors; 256 candidates explored a query, the best
+# The graph: 32 links a node, int8 vectors; 384 candidates explored a query, the best
 # OVERSAMPLE of them scored exactly. Measured at 100k facts of the perf corpus: recall@10
-# against exact 0.97 (16 links: 0.96; f16 vectors: no better, 1.6 x the file).
+# against exact 0.981 in 5.0 ms (256 explored: 0.967-0.972 in 3.9; 16 links: 0.96; f16
+# vectors: no better, 1.6 x the file).
 CONNECTIVITY = 32
 EXPANSION_ADD = 128
-EXPANSION_SEARCH = 256
+EXPANSION_SEARCH = 384
 OVERSAMPLE = 100
 MERGE_FRACTION = 0.1  # of the file's size: the delta, or the rows excluded, past it
 BUILD_BATCH = 20_000  # rows read (and added) at a time by a build

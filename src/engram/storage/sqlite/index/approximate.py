@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import uuid
@@ -55,13 +56,16 @@ log = logging.getLogger("engram.storage")
 
 # Below this many facts exact search is as fast (BENCHMARKS.md, "One scope at scale").
 ANN_ABOVE = 50_000
-# The graph: 32 links a node, int8 vectors; 384 candidates explored a query, the best
-# OVERSAMPLE of them scored exactly. Measured at 100k facts of the perf corpus: recall@10
-# against exact 0.981 in 5.0 ms (256 explored: 0.967-0.972 in 3.9; 16 links: 0.96; f16
-# vectors: no better, 1.6 x the file).
+# The graph: 32 links a node, int8 vectors; EXPANSION_SEARCH candidates explored a query
+# at 100k facts, more as the scope grows (search_width), the best OVERSAMPLE of them scored
+# exactly. Recall@10 against exact on the perf corpus: at 100k, 384 explored 0.981 in 5.0 ms
+# (256: 0.967-0.972; 16 links: 0.96; f16 vectors: no better, 1.6 x the file); at 300k, 384
+# gave 0.969, 512 0.977, 768 0.985; at 1M, 384 gave 0.94. Holding recall takes a width that
+# grows about as the square root of the scope.
 CONNECTIVITY = 32
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 384
+WIDEST = 4096
 OVERSAMPLE = 100
 MERGE_FRACTION = 0.1  # of the file's size: the delta, or the rows excluded, past it
 BUILD_BATCH = 20_000  # rows read (and added) at a time by a build
@@ -206,7 +210,7 @@ class ApproximateIndex:
         index = _restored(_usearch(), self.directory / file, size, view=True)
         if index is None:
             return None
-        index.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # settable
+        index.expansion_search = search_width(size)  # type: ignore[misc]  # settable
         opened = _Opened(index, size, last_seq)
         with self._lock:
             mine = vectorfiles.scope_name(scope)
@@ -512,6 +516,11 @@ def _arrays(rows: list[tuple[int, bytes]]) -> tuple[npt.NDArray[np.int64], Float
     seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
     return seqs, matrix
+
+
+def search_width(size: int) -> int:
+    """How many candidates a query explores in a graph of ``size`` vectors."""
+    return min(WIDEST, max(EXPANSION_SEARCH, round(EXPANSION_SEARCH * math.sqrt(size / 1e5))))
 
 
 def _restored(usearch: Any, path: Path, size: int, *, view: bool = False) -> Index | None:

@@ -59,14 +59,21 @@ def test_the_graph_finds_what_exact_search_finds(
 @pytest.fixture
 def pair(db_path: Path) -> Iterator[tuple[engram.Memory, engram.Memory]]:
     """Two stores on one file: the first searches its approximate index from ``ABOVE``
-    facts on, the second always searches exactly."""
+    facts on (as ENGRAM_VECTOR_INDEX_ABOVE sets it), the second always exactly."""
+    embedder = engram.HashingEmbedder(DIMENSION)
     with (
-        engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as indexed,
-        engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as exact,
+        engram.open(db_path, embedder=embedder, vector_index_above=ABOVE) as indexed,
+        engram.open(db_path, embedder=embedder, vector_index_above=1 << 52) as exact,
     ):
-        store_of(indexed).index.approximate.above = ABOVE
-        store_of(exact).index.approximate.above = 1 << 62
+        assert store_of(indexed).index.approximate.above == ABOVE
         yield indexed, exact
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "many", True, 1 << 60])
+def test_a_threshold_that_is_not_a_count_of_facts_is_refused(db_path: Path, bad: object) -> None:
+    with pytest.raises(engram.InvalidInput, match="vector_index_above"):
+        engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION), vector_index_above=bad)  # type: ignore[arg-type]
+    assert not db_path.exists()  # refused before the store was opened or created
 
 
 def built(mem: engram.Memory) -> Path:

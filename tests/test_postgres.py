@@ -16,7 +16,6 @@ import postgres_server
 import stores
 from engram import ResourceRef, StorageFailure
 from engram.cli.main import main
-from engram.core.memory import Memory
 from engram.storage import staging
 from engram.storage.postgres import PostgresStore
 from engram.storage.postgres import backup as pg_backups
@@ -103,9 +102,11 @@ def _sentences(n: int, seed: int) -> list[str]:
 
 def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) -> None:
     embedder = engram.HashingEmbedder(64)
-    store = PostgresStore(postgres_url)
-    store.ann_above = 400  # small, so the test stays quick; the default is 10,000
-    memory = Memory(store, embedder)
+    # From 400 facts (small, so the test stays quick; the default is 10,000), as
+    # ENGRAM_VECTOR_INDEX_ABOVE sets it.
+    memory = engram.open(postgres_url, embedder=embedder, vector_index_above=400)
+    store = memory._store
+    assert isinstance(store, PostgresStore) and store.ann_above == 400
     small = ResourceRef("small")
     try:
         memory.remember_many(small, _sentences(50, 1))

@@ -36,12 +36,14 @@ def test_every_variable_is_read() -> None:
             "ENGRAM_EMBEDDINGS_ASYMMETRIC": "true",
             "ENGRAM_EMBEDDINGS_TIMEOUT_MS": "1500",
             "ENGRAM_MAX_FACTS": "10",
+            "ENGRAM_VECTOR_INDEX_ABOVE": "5000",
             "ENGRAM_MAX_AGE_MS": "60000",
         }
     )
     assert settings.embedder == "remote"  # a URL and a model turn the remote embedder on
     assert settings.embeddings_asymmetric and settings.embeddings_timeout_ms == 1500
     assert (settings.max_facts, settings.max_age) == (10, timedelta(minutes=1))
+    assert settings.vector_index_above == 5000
     embedder = settings.make_embedder()
     assert isinstance(embedder, RemoteEmbedder) and embedder.model == "m"
     embedder.close()
@@ -66,6 +68,7 @@ def test_every_variable_is_read() -> None:
         ({"ENGRAM_EMBEDDINGS_ASYMMETRIC": "perhaps"}, "ENGRAM_EMBEDDINGS_ASYMMETRIC"),
         ({"ENGRAM_EMBEDDINGS_TIMEOUT_MS": "0"}, "ENGRAM_EMBEDDINGS_TIMEOUT_MS"),
         ({"ENGRAM_MAX_FACTS": "-1"}, "ENGRAM_MAX_FACTS"),
+        ({"ENGRAM_VECTOR_INDEX_ABOVE": "many"}, "ENGRAM_VECTOR_INDEX_ABOVE"),
         ({"ENGRAM_MAX_AGE_MS": "1h"}, "ENGRAM_MAX_AGE_MS"),
         ({"ENGRAM_DB_URL": "mysql://h/db"}, "ENGRAM_DB_URL must be a postgresql:// URL"),
         (

@@ -52,6 +52,7 @@ def open(
     recogniser: NameRecogniser | None = None,
     self_improve: bool | Policy = True,
     fetcher: Fetcher | None = None,
+    vector_index_above: int | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -94,6 +95,11 @@ def open(
     ``mem.consolidate`` raises CapabilityMissing and there is no ``memory_reflect``
     tool).
 
+    ``vector_index_above``: scopes of at least this many facts search their vectors
+    through an approximate index (SQLite: a graph in a file beside the database, built
+    in the background; PostgreSQL: an HNSW index of the scope); exact search below. None
+    keeps the backend's default (SQLite 50,000, PostgreSQL 10,000).
+
     ``fetcher`` fetches the URLs ``mem.ingest`` is given; by default
     :class:`engram.fetching.HttpFetcher` (httpx, private addresses refused unless the
     call allows them).
@@ -116,6 +122,10 @@ def open(
     _check_recogniser(recogniser)
     policy = _policy(self_improve)
     reads = check_extractor(extractor)
+    if vector_index_above is not None:
+        vector_index_above = limits.check_count(vector_index_above, "vector_index_above")
+        if vector_index_above < 1:
+            raise InvalidInput(f"vector_index_above must be at least 1, got {vector_index_above}")
     store = open_store(path)
     try:
         if chosen is not None and reembed and _stale(store, chosen) is not None:
@@ -125,6 +135,8 @@ def open(
             backend_for(path).check_sole(path, done="re-embedded", then="re-embed")
             store = open_store(path)
         store.graph.reads_facts = reads
+        if vector_index_above is not None:
+            store.search_approximately_from(vector_index_above)
         if chosen is not None:
             reconcile_model(store, chosen, reembed=reembed)
     except BaseException:

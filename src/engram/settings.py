@@ -78,6 +78,7 @@ class Settings:
     llm_timeout_ms: int = 60_000
     spacy_model: str = ""
     max_facts: int = 0
+    vector_index_above: int = 0  # 0: the backend's own threshold
     max_age_ms: int = 0
     trash_retention_days: int = 30
     ledger_retention_days: int = 90
@@ -472,6 +473,16 @@ SETTINGS: tuple[Setting, ...] = (
         _integer(),
         "0",
         "keep at most this many facts per scope, oldest dropped first (0: no cap)",
+    ),
+    Setting(
+        "ENGRAM_VECTOR_INDEX_ABOVE",
+        "vector_index_above",
+        _integer(),
+        "0",
+        "scopes of at least this many facts search their vectors through an approximate "
+        "index (SQLite: a graph file beside the database, `<file>-vectors/`, built in the "
+        "background; PostgreSQL: an HNSW index of the scope); exact search below (0: the "
+        "backend's own, SQLite 50,000, PostgreSQL 10,000)",
     ),
     Setting(
         "ENGRAM_MAX_AGE_MS",

@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         chat=settings.make_chat(),
         recogniser=settings.make_recogniser(),
         max_facts=settings.max_facts,
+        vector_index_above=settings.vector_index_above or None,
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,

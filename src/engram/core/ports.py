@@ -1049,6 +1049,11 @@ class Store(Protocol):
         runs once, as a savepoint."""
         ...
 
+    def search_approximately_from(self, facts: int) -> None:
+        """Scopes of at least ``facts`` facts search their vectors through an approximate
+        index from now on (the backend's own default until this is called)."""
+        ...
+
     def close(self) -> None:
         """Releases the connections; a transaction still open in another thread fails."""
         ...

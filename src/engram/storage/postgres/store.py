@@ -49,6 +49,9 @@ class PostgresStore(SQLStore):
         )
         self.pg = db
 
+    def search_approximately_from(self, facts: int) -> None:
+        self.ann_above = facts
+
     @property
     def path(self) -> str:
         """Where the store is, as it may be shown (no password)."""

@@ -49,6 +49,9 @@ class SQLiteStore(SQLStore):
             db, SQLiteFacts(self.index), SQLiteCandidates(self.index), SQLiteHealth(db.path)
         )
 
+    def search_approximately_from(self, facts: int) -> None:
+        self.index.approximate.above = facts
+
     def close(self) -> None:
         self.index.close()
         super().close()

@@ -287,3 +287,28 @@ def test_a_writer_killed_between_rows_and_index_loses_nothing(
         if stage == "after-rows":  # the rows committed, the index never heard
             assert hits(indexed, "a fact written after the index")[0][1] == 1.0
             assert victim.id not in {i for i, _ in hits(indexed, texts[42])}
+
+
+def test_the_local_model_loads_after_the_index(tmp_path: Path) -> None:
+    """In a process that opened a scope's index first, the local model still loads and
+    embeds (usearch loaded before onnxruntime crashed onnxruntime's first session)."""
+    script = textwrap.dedent(
+        f"""
+        import engram
+        from engram import ResourceRef
+        ref = ResourceRef("big")
+        with engram.open({str(tmp_path / "a.db")!r}, embedder=engram.HashingEmbedder(16),
+                         vector_index_above=50) as mem:
+            mem.remember_many(ref, [f"note {{i}} about shelf {{i % 7}}" for i in range(80)])
+            assert mem._store.index.approximate.build("r:big")
+            assert mem.recall(ref, "shelf 3", top_k=3, mode="vector")
+        with engram.open({str(tmp_path / "b.db")!r}) as local:
+            local.remember(ref, "the local model embeds this")
+            print(local.recall(ref, "what does the local model embed", top_k=1)[0].fact.content)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "the local model embeds this"

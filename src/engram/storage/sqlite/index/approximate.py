@@ -29,6 +29,7 @@ The rows stay the one source of truth, and the file is only ever a hint about th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import math
@@ -543,6 +544,14 @@ def _fsync(path: Path) -> None:
 
 
 def _usearch() -> Any:
+    """usearch's index module; None where it is not installed.
+
+    onnxruntime's native library is loaded first where it is installed: loaded after
+    usearch's, onnxruntime crashes the process (a segmentation fault) at its first
+    session, which is the local model's (``tests/test_approximate_index.py`` runs the
+    two in that order)."""
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
     try:
         import usearch.index
     except ImportError:

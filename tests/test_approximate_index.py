@@ -312,3 +312,27 @@ def test_the_local_model_loads_after_the_index(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "the local model embeds this"
+
+
+def test_a_merge_holds_each_row_once(pair: tuple[engram.Memory, engram.Memory]) -> None:
+    """A merge starts from the file: a row appended after it and then changed is added
+    once, and the merged file opens with the count its row says."""
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    first = built(indexed)
+    later = indexed.remember_many(REF, [sentence(i) for i in range(400, 420)])
+    # The newest row forgotten: the next insert takes its seq, changed after the file and
+    # newer than it.
+    indexed.forget(REF, later[-1].id)
+    indexed.remember(REF, "a fact that takes the forgotten one's row number")
+    store = store_of(indexed)
+    assert store.index.approximate.build("r:big")  # merged from the file
+    file, size = store.db.run(
+        lambda tx: tx.conn.execute("SELECT file, size FROM vector_indexes").fetchone(),
+        write=False,
+    )
+    assert file != first.name and size == indexed.count(REF) == 420
+    from usearch.index import Index
+
+    assert len(Index.restore(str(first.parent / file), view=True)) == size
+    same_answers(indexed, exact)

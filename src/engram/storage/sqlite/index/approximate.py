@@ -325,7 +325,9 @@ class ApproximateIndex:
                 index = _restored(usearch, self.directory / base["file"], base["size"])
             if index is not None:
                 index.remove([k for k in changed if index.contains(k)])
-                rewritten, last_seq = changed, int(base["last_seq"])
+                last_seq = int(base["last_seq"])
+                # Rows after the file's newest come with the appends: read once, added once.
+                rewritten = [k for k in changed if k <= last_seq]
         if index is None:
             index = usearch.Index(
                 ndim=start["dimension"],
@@ -344,12 +346,12 @@ class ApproximateIndex:
         partial = self.directory / (name + vectorfiles.PARTIAL)
         index.save(str(partial))
         _fsync(partial)
+        # What the file holds as it opens (a merge's removed keys are not in its count).
+        size = len(usearch.Index.restore(str(partial), view=True))
         with vectorfiles.files_lock(self.directory):
             os.replace(partial, self.directory / name)
             installed = bool(
-                self._run(
-                    lambda tx: _install(tx.conn, scope, name, start, max(last_seq, 0), len(index))
-                )
+                self._run(lambda tx: _install(tx.conn, scope, name, start, max(last_seq, 0), size))
             )
             if not installed:
                 (self.directory / name).unlink(missing_ok=True)

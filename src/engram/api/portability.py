@@ -20,7 +20,7 @@ from engram.api.context import agent_memory
 from engram.api.openapi import errors
 from engram.api.params import Flag
 from engram.core.errors import InvalidInput
-from engram.wire.portability import ExportDocument, ImportOut
+from engram.wire.portability import ExportDocument, ImportOut, Mem0Memories
 
 if TYPE_CHECKING:
     from engram.core.memory import Memory
@@ -68,8 +68,8 @@ OnError = Annotated[
     response_class=Response,
     responses={
         200: {
-            "description": "the export",
-            "model": ExportDocument,
+            "description": "the export: engram's document (json), or mem0's memories (mem0)",
+            "model": ExportDocument | Mem0Memories,
             "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
         }
     },

@@ -21,6 +21,13 @@ class ExportDocument(Answer):
     working: list[dict[str, Any]]
 
 
+class Mem0Memories(Answer):
+    """An export in mem0's shape (``format=mem0``): what its ``Memory.get_all()`` answers,
+    one record a memory."""
+
+    results: list[dict[str, Any]]
+
+
 class SkippedOut(Answer):
     """A record left out: its line, the field at fault, why, and the record as sent."""
 

@@ -156,26 +156,21 @@ def test_a_new_fact_taking_a_forgotten_fact_s_row_number_is_found(
     assert ranked(fast, BIG, "camera", 20) == ranked(slow, BIG, "camera", 20)
 
 
-def test_a_first_query_does_not_wait_for_the_postings(db_path: Path) -> None:
+def test_a_first_query_does_not_wait_for_the_postings(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
     """A store's first full-text query of a large scope is the statement's, while its
     postings load on the side; then they answer, the same."""
+    mem, fast, slow = indexed_and_plain
+    fast.texts.load_inline = False  # as a store opens: postings load on the side
     rng = random.Random(11)
-    with (
-        engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem,
-        engram.open(db_path, embedder=engram.HashingEmbedder(16)) as plain,
-    ):
-        fast, slow = mem._store, plain._store
-        assert isinstance(fast, SQLiteStore) and isinstance(slow, SQLiteStore)
-        fast.texts.index_above = 100
-        slow.texts.index_above = 1 << 62
-        mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
-        assert not fast.texts.load_inline
-        statements: list[str] = []
-        fast.db.connection().set_trace_callback(statements.append)
-        first = ranked(fast, BIG, "camera flight", 10)
-        fast.db.connection().set_trace_callback(None)
-        assert any("MATCH" in s for s in statements)  # answered by the statement
-        assert first == ranked(slow, BIG, "camera flight", 10)
-        assert fast.texts.settle(timeout=60)
-        assert fast.texts.held(BIG.key) is not None
-        assert_same_ranking(fast, slow, ["camera flight", "hotel", "garden server"])
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    statements: list[str] = []
+    fast.db.connection().set_trace_callback(statements.append)
+    first = ranked(fast, BIG, "camera flight", 10)
+    fast.db.connection().set_trace_callback(None)
+    assert any("MATCH" in s for s in statements)  # answered by the statement
+    assert first == ranked(slow, BIG, "camera flight", 10)
+    assert fast.texts.settle(timeout=60)
+    assert fast.texts.held(BIG.key) is not None
+    assert_same_ranking(fast, slow, ["camera flight", "hotel", "garden server"])

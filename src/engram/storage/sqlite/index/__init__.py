@@ -61,7 +61,7 @@ class RecallIndex:
         """The ``limit`` facts of ``scope`` nearest ``vector`` (among the row numbers
         ``allowed``, when given), best first. ``conn`` is inside a read transaction."""
         row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
-        if row is not None and row[0] >= self.approximate.above:
+        if row is not None:
             found = self.approximate.search(conn, scope, vector, allowed, limit, int(row[0]))
             if found is not None:
                 return found

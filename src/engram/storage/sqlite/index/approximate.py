@@ -38,6 +38,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,8 @@ from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
 from engram.storage.sqlite.index.background import Worker
+from engram.storage.sqlite.index.revision import logged_since
+from engram.storage.sqlite.index.vectors import ROWS
 from engram.storage.sqlite.schema import change_mark
 
 if TYPE_CHECKING:
@@ -100,22 +103,23 @@ class _Delta:
             dict(self.rows),
         )
 
+    @cached_property
+    def _matrix(self) -> Floats:
+        """The rows' vectors, in ``rows``' order: once per delta, which is replaced,
+        never changed, once searches may hold it."""
+        return np.stack([vector for _, vector in self.rows.values()])
+
     def scores(self, query: Floats) -> tuple[list[int], list[str], list[float]]:
         if not self.rows:
             return [], [], []
-        seqs = list(self.rows)
-        matrix = self.__dict__.get("_matrix")
-        if matrix is None:  # once per delta: it is replaced, not changed
-            matrix = np.stack([self.rows[s][1] for s in seqs])
-            self.__dict__["_matrix"] = matrix
-        return seqs, [self.rows[s][0] for s in seqs], (matrix @ query).tolist()
+        ids = [fact_id for fact_id, _ in self.rows.values()]
+        return list(self.rows), ids, (self._matrix @ query).tolist()
 
 
 @dataclass
 class _Opened:
     index: Index
     size: int
-    last_seq: int
 
 
 class ApproximateIndex:
@@ -146,9 +150,9 @@ class ApproximateIndex:
         facts: int,
     ) -> list[Candidate] | None:
         """The ``limit`` nearest facts of ``scope`` (``facts`` of them), exact cosines,
-        best first; None when this scope has no usable index (exact search answers).
-        ``conn`` is inside a read transaction."""
-        if not self.available or facts < self.above:
+        best first; None when this scope is below ``above`` or has no usable index (exact
+        search answers). ``conn`` is inside a read transaction."""
+        if facts < self.above or not self.available:
             return None
         row = conn.execute(
             "SELECT file, mark, last_seq, size, dimension FROM vector_indexes WHERE scope = ?",
@@ -161,7 +165,7 @@ class ApproximateIndex:
         if dimension != query.shape[-1]:
             return None  # exact search names the mismatch
         query = query.astype(np.float32, copy=False)  # float32 products, as exact search
-        opened = self._open(scope, file, size, last_seq)
+        opened = self._open(scope, file, size)
         if opened is None:
             self.want(scope)
             return None
@@ -202,7 +206,7 @@ class ApproximateIndex:
         best = sorted(scored.items(), key=lambda kv: (-kv[1][1], kv[0]))[:limit]
         return [Candidate(fact_id, score) for _, (fact_id, score) in best]
 
-    def _open(self, scope: str, file: str, size: int, last_seq: int) -> _Opened | None:
+    def _open(self, scope: str, file: str, size: int) -> _Opened | None:
         with self._lock:
             opened = self._opened.get(file)
         if opened is not None:
@@ -212,14 +216,17 @@ class ApproximateIndex:
         if index is None:
             return None
         index.expansion_search = search_width(size)  # type: ignore[misc]  # settable
-        opened = _Opened(index, size, last_seq)
+        opened = _Opened(index, size)
         with self._lock:
-            mine = vectorfiles.scope_name(scope)
-            stale = [f for f in self._opened if f != file and vectorfiles.scope_of(f) == mine]
-            for f in stale:
-                del self._opened[f]
+            self._let_go(scope)
             self._opened[file] = opened
         return opened
+
+    def _let_go(self, scope: str) -> None:
+        """Drops the scope's opened files (under ``_lock``)."""
+        mine = vectorfiles.scope_name(scope)
+        for file in [f for f in self._opened if vectorfiles.scope_of(f) == mine]:
+            del self._opened[file]
 
     def _follow(
         self, conn: sqlite3.Connection, scope: str, file: str, mark: int, last_seq: int
@@ -227,7 +234,7 @@ class ApproximateIndex:
         """The scope's delta against ``file``, brought to this snapshot; None when the
         change log no longer reaches back to the file's mark."""
         state = conn.execute(
-            "SELECT version, epoch, changes_from FROM scope_state WHERE scope = ?", (scope,)
+            "SELECT version, epoch FROM scope_state WHERE scope = ?", (scope,)
         ).fetchone()
         with self._lock:
             delta = self._deltas.get(scope)
@@ -237,18 +244,12 @@ class ApproximateIndex:
             return None
         if (delta.version, delta.epoch) == (state[0], state[1]):
             return delta
-        if int(state[2]) > delta.mark:
-            return None
         delta = delta.copy()
         now = change_mark(conn)
         if delta.epoch != state[1]:
-            touched = [
-                int(s)
-                for (s,) in conn.execute(
-                    "SELECT DISTINCT seq FROM fact_changes WHERE scope = ? AND id > ?",
-                    (scope, delta.mark),
-                )
-            ]
+            touched = logged_since(conn, scope, delta.mark)
+            if touched is None:
+                return None
             delta.excluded.update(touched)
             for seq in touched:
                 delta.rows.pop(seq, None)
@@ -260,8 +261,7 @@ class ApproximateIndex:
                     (scope, delta.last_seq),
                 ).fetchone()[0]
                 delta.last_seq = int(newest)
-            within = "f.seq IN (SELECT value FROM json_each(?))"
-            _add(conn, scope, delta, within, json.dumps(touched))
+            _add(conn, scope, delta, _AMONG, json.dumps(touched))
         delta.mark = now
         _add(conn, scope, delta, "f.seq > ?", delta.last_seq)
         delta.version, delta.epoch = state[0], state[1]
@@ -272,10 +272,7 @@ class ApproximateIndex:
     def forget(self, scope: str) -> None:
         with self._lock:
             self._deltas.pop(scope, None)
-            for file in [
-                f for f in self._opened if vectorfiles.scope_of(f) == vectorfiles.scope_name(scope)
-            ]:
-                del self._opened[file]
+            self._let_go(scope)
 
     # -- building ----------------------------------------------------------------------
 
@@ -366,26 +363,14 @@ class ApproximateIndex:
         ``after``, a batch at a time (each its own read: a new row lands after the
         last one read, or, reusing a deleted row's seq, is in the change log)."""
         assert self._run is not None
-        select = (
-            "SELECT f.seq, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
-            "WHERE f.scope = ? AND "
-        )
         for at in range(0, len(rewritten), BUILD_BATCH):
             chunk = json.dumps(rewritten[at : at + BUILD_BATCH])
-            rows = self._run(
-                lambda tx, c=chunk: tx.conn.execute(
-                    select + "f.seq IN (SELECT value FROM json_each(?))", (scope, c)
-                ).fetchall(),
-                write=False,
-            )
+            rows = self._run(lambda tx, c=chunk: _rows(tx.conn, scope, _AMONG, c), write=False)
             if rows:
                 yield _arrays(rows)
         while True:
             rows = self._run(
-                lambda tx, a=after: tx.conn.execute(
-                    select + "f.seq > ? ORDER BY f.seq LIMIT ?", (scope, a, BUILD_BATCH)
-                ).fetchall(),
-                write=False,
+                lambda tx, a=after: _rows(tx.conn, scope, _AFTER, a, BUILD_BATCH), write=False
             )
             if not rows:
                 return
@@ -422,7 +407,7 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
     changed = None
     if index is not None:
         base = {"file": index[0], "mark": index[1], "last_seq": index[2], "size": index[3]}
-        changed = _changed_since(conn, scope, int(index[1]))
+        changed = logged_since(conn, scope, int(index[1]))
     return {
         "facts": int(row[0]),
         "erasures": int(row[1]),
@@ -433,32 +418,21 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
     }
 
 
+# What the rows are read by: seqs given as a JSON array, or those after a seq, in order.
+_AMONG = "f.seq IN (SELECT value FROM json_each(?))"
+_AFTER = "f.seq > ? ORDER BY f.seq LIMIT ?"
+
+
+def _rows(conn: sqlite3.Connection, scope: str, where: str, *args: object) -> list[Any]:
+    """The scope's (seq, id, vector) rows matching ``where``."""
+    return conn.execute(f"{ROWS}WHERE f.scope = ? AND {where}", (scope, *args)).fetchall()
+
+
 def _add(conn: sqlite3.Connection, scope: str, delta: _Delta, where: str, arg: object) -> None:
     """Reads into ``delta`` the scope's rows matching ``where``."""
-    rows = conn.execute(
-        "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
-        f"WHERE f.scope = ? AND {where}",
-        (scope, arg),
-    ).fetchall()
-    for seq, fact_id, blob in rows:
+    for seq, fact_id, blob in _rows(conn, scope, where, arg):
         delta.rows[int(seq)] = (str(fact_id), np.frombuffer(blob, np.float32))
         delta.last_seq = max(delta.last_seq, int(seq))
-
-
-def _changed_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:
-    """The seqs of the scope's rows deleted or rewritten after ``mark``; None when the
-    log was cleared past it."""
-    row = conn.execute("SELECT changes_from FROM scope_state WHERE scope = ?", (scope,)).fetchone()
-    if row is None or int(row[0]) > mark:
-        return None
-    return [
-        int(s)
-        for (s,) in conn.execute(
-            "SELECT DISTINCT seq FROM fact_changes WHERE scope = ? AND id > ? AND seq > 0 "
-            "ORDER BY seq",
-            (scope, mark),
-        )
-    ]
 
 
 def _install(
@@ -489,19 +463,11 @@ class _Row:
 
 def _read(conn: sqlite3.Connection, scope: str, seqs: list[int], query: Floats) -> list[_Row]:
     """The scope's rows among ``seqs`` still present, with their exact cosines."""
-    if not seqs:
-        return []
-    rows = conn.execute(
-        "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
-        "WHERE f.scope = ? AND f.seq IN (SELECT value FROM json_each(?))",
-        (scope, json.dumps(seqs)),
-    ).fetchall()
+    rows = _rows(conn, scope, _AMONG, json.dumps(seqs)) if seqs else []
     if not rows:
         return []
-    scores = np.frombuffer(b"".join(r[2] for r in rows), np.float32).reshape(len(rows), -1) @ query
-    return [
-        _Row(int(r[0]), str(r[1]), float(x)) for r, x in zip(rows, scores.tolist(), strict=True)
-    ]
+    scores = (_arrays(rows)[1] @ query).tolist()
+    return [_Row(int(r[0]), str(r[1]), x) for r, x in zip(rows, scores, strict=True)]
 
 
 def _scored(
@@ -515,9 +481,10 @@ def _scored(
     return [Candidate(r.id, r.score) for r in found[:limit]]
 
 
-def _arrays(rows: list[tuple[int, bytes]]) -> tuple[npt.NDArray[np.int64], Floats]:
+def _arrays(rows: list[Any]) -> tuple[npt.NDArray[np.int64], Floats]:
+    """(seq, id, vector) rows as their seqs and their vectors' matrix."""
     seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
+    matrix = np.frombuffer(b"".join(r[2] for r in rows), np.float32).reshape(len(rows), -1)
     return seqs, matrix
 
 

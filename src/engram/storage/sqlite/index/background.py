@@ -37,10 +37,6 @@ class Worker:
                 self._thread.start()
             self._wake.notify_all()
 
-    def busy_with(self, scope: str) -> bool:
-        with self._wake:
-            return self._busy == scope
-
     def settle(self, timeout: float | None = None) -> bool:
         """Waits until nothing is asked for or running; False when ``timeout`` passed."""
         with self._wake:

@@ -52,7 +52,7 @@ def follow(
     changed are masked, and those still present go to ``reread`` (ascending seqs), which
     adds them back. False, with ``copy`` untouched, when it must be rebuilt instead."""
     now = change_mark(conn)
-    touched = _logged_since(conn, scope, copy.mark)
+    touched = logged_since(conn, scope, copy.mark)
     if touched is None:
         return False
     held = np.asarray(seqs, np.int64)
@@ -74,7 +74,7 @@ def follow(
     return True
 
 
-def _logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:
+def logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:
     """The distinct seqs the scope's log holds after ``mark``; None when the log was
     cleared past ``mark``, so it no longer tells everything since."""
     row = conn.execute("SELECT changes_from FROM scope_state WHERE scope = ?", (scope,)).fetchone()

@@ -121,7 +121,7 @@ class TextIndex:
         self._copies: ScopeCopies[_ScopeText] = ScopeCopies(budget_bytes)
         self._tokenizer = Tokenizer()
         self._run = run
-        self._loader = None if run is None else Worker("engram-text-index", self._load)
+        self._loader = self._new_loader()
 
     @property
     def load_inline(self) -> bool:
@@ -129,11 +129,12 @@ class TextIndex:
 
     @load_inline.setter
     def load_inline(self, inline: bool) -> None:
-        if inline and self._loader is not None:
+        if self._loader is not None:
             self._loader.close()
-        self._loader = (
-            None if inline or self._run is None else Worker("engram-text-index", self._load)
-        )
+        self._loader = None if inline else self._new_loader()
+
+    def _new_loader(self) -> Worker | None:
+        return None if self._run is None else Worker("engram-text-index", self._load)
 
     def settle(self, timeout: float | None = None) -> bool:
         """Waits until no scope's postings are being loaded; False when ``timeout`` passed."""

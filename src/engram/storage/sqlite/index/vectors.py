@@ -28,7 +28,7 @@ from engram.storage.sqlite.schema import change_mark
 DEFAULT_BUDGET_BYTES = 1 << 30
 
 
-_ROWS = "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+ROWS = "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
 
 
 @dataclass
@@ -175,7 +175,7 @@ class VectorIndex:
             held = entry
 
             def reread(seqs: list[int]) -> None:
-                sql = f"{_ROWS}WHERE f.seq IN (SELECT value FROM json_each(?))"
+                sql = f"{ROWS}WHERE f.seq IN (SELECT value FROM json_each(?))"
                 held.append(conn.execute(sql, (json.dumps(seqs),)).fetchall())
 
             if not follow(conn, scope, held, held.seqs[: held.count], epoch, reread):
@@ -192,7 +192,7 @@ class VectorIndex:
         # the read; appends only need the highest row number, which append() keeps.
         entry.append(
             conn.execute(
-                f"{_ROWS}WHERE f.scope = ? AND f.seq > ?", (scope, entry.last_seq)
+                f"{ROWS}WHERE f.scope = ? AND f.seq > ?", (scope, entry.last_seq)
             ).fetchall()
         )
         entry.version = version

@@ -336,3 +336,46 @@ def test_a_merge_holds_each_row_once(pair: tuple[engram.Memory, engram.Memory]) 
 
     assert len(Index.restore(str(first.parent / file), view=True)) == size
     same_answers(indexed, exact)
+
+
+def test_a_forget_does_not_hold_its_turn_to_write_while_a_build_installs(
+    pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build installs its file holding the index folder's lock and waiting for a turn to
+    write; a forget's commit sweeps that folder under the same lock. The sweep waits until
+    the forget's turn to write is over, or the two wait for each other."""
+    import threading
+
+    from engram.storage.sqlite import forgetting
+    from engram.storage.sqlite.index import vectorfiles
+
+    indexed, _ = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    directory = built(indexed).parent
+    store = store_of(indexed)
+    purging, done = threading.Event(), threading.Event()
+    purge = forgetting.purge
+
+    def purged(conn: object) -> None:  # the forget's commit, inside its turn to write
+        purging.set()
+        purge(conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(forgetting, "purge", purged)
+    took: list[bool] = []
+
+    def installing() -> None:  # as a build's install: the folder's lock, then a write
+        with vectorfiles.files_lock(directory):
+            held.set()
+            purging.wait(timeout=60)
+            took.append(store.db._writer.acquire(timeout=10))
+            if took[-1]:
+                store.db._writer.release()
+        done.set()
+
+    held = threading.Event()
+    builder = threading.Thread(target=installing)
+    builder.start()
+    assert held.wait(timeout=60)
+    indexed.forget(REF, facts[0].id, hard=True)
+    builder.join(timeout=60)
+    assert done.is_set() and took == [True]

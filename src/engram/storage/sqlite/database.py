@@ -177,11 +177,12 @@ class Database:
         try:
             if forgot:
                 _retry(lambda: forgetting.purge(conn))
-                for action in self._forgetting:
-                    action()
         finally:
             if tx.write:
                 self._writer.release()
+        if forgot:  # after the writer's turn: an action may wait on a writer (below)
+            for action in self._forgetting:
+                action()
         tx.committed()
 
     def _abort(self, tx: SQLTx) -> None:
@@ -212,7 +213,9 @@ class Database:
 
     def after_forgetting(self, action: Callable[[], None]) -> None:
         """``action`` runs after each commit that deleted or rewrote facts, once the file
-        and its log are purged (copies of the words kept in other files go with it)."""
+        and its log are purged (copies of the words kept in other files go with it), and
+        once this thread's turn to write is over: the vector index's sweep takes the index
+        folder's lock, which a build holds while it waits for a turn to write."""
         self._forgetting.append(action)
 
     def close(self) -> None:

@@ -379,3 +379,20 @@ def test_a_forget_does_not_hold_its_turn_to_write_while_a_build_installs(
     indexed.forget(REF, facts[0].id, hard=True)
     builder.join(timeout=60)
     assert done.is_set() and took == [True]
+
+
+def test_a_store_lets_go_of_a_file_another_store_dropped(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path
+) -> None:
+    """An erase elsewhere unlinks the file; a store that had it open lets it go at its
+    next search, so its blocks leave the disk (an open mapping keeps them)."""
+    indexed, _ = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    file = built(indexed)
+    hits(indexed, QUERIES[0])
+    assert file.name in store_of(indexed).index.approximate._opened
+    with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as elsewhere:
+        elsewhere.forget(REF, facts[5].id, hard=True)
+    assert not file.exists()
+    hits(indexed, QUERIES[0])
+    assert file.name not in store_of(indexed).index.approximate._opened

@@ -158,7 +158,8 @@ class ApproximateIndex:
             "SELECT file, mark, last_seq, size, dimension FROM vector_indexes WHERE scope = ?",
             (scope,),
         ).fetchone()
-        if row is None:
+        if row is None:  # none yet, or dropped: a file another process unlinked is let go
+            self.forget(scope)
             self.want(scope)
             return None
         file, mark, last_seq, size, dimension = row

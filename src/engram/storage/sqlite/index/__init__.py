@@ -1,7 +1,7 @@
 """What a SQLite store recalls from besides its statements: each scope's vectors (exact
 search from an in-process copy, pruned in large scopes; in the largest, an approximate
-index in a file beside the database, :mod:`.approximate`) and, in large scopes, its
-full-text postings.
+index in a file beside the database, :mod:`.approximate`) and, in large scopes, the
+full-text postings of the words its queries ask for.
 
 They never hear of a write. Each search reads, in the caller's snapshot, what the file
 records of its own changes (``scope_state`` and the change log, both kept by the triggers

@@ -132,7 +132,7 @@ class ApproximateIndex:
         self._lock = threading.Lock()
         self._opened: dict[str, _Opened] = {}
         self._deltas: dict[str, _Delta] = {}
-        self._builder = Worker("engram-vector-index", self.build)
+        self._builder: Worker[str] = Worker("engram-vector-index", self.build)
 
     @property
     def available(self) -> bool:

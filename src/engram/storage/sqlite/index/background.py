@@ -1,37 +1,41 @@
-"""One thread that does, a scope at a time, the work a search asked for but must not wait
-for: building a scope's approximate vector index, loading its full-text postings.
+"""One thread that does, one at a time, the work a search asked for but must not wait
+for: building a scope's approximate vector index, reading a long full-text posting.
 
 The search that finds the work missing asks for it and answers another way meanwhile
-(exact search, the FTS5 statement); later searches find it done. A scope asked for twice
+(exact search, the FTS5 statement); later searches find it done. Work asked for twice
 before its turn is done once. ``settle`` waits for the queue to empty (benchmarks, tests);
-``close`` stops the thread after the scope at hand, whose work checks ``closed``.
+``close`` stops the thread after the work at hand, which checks ``closed``.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
 log = logging.getLogger("engram.storage")
 
 
-class Worker:
-    def __init__(self, name: str, work: Callable[[str], object]) -> None:
+K = TypeVar("K", bound=Hashable)  # what work is asked for: a scope, a scope's term
+
+
+class Worker(Generic[K]):
+    def __init__(self, name: str, work: Callable[[K], object]) -> None:
         self.name = name
         self._work = work
         self._wake = threading.Condition()
-        self._wanted: dict[str, None] = {}  # scopes, in the order asked
-        self._busy: str | None = None
+        self._wanted: dict[K, None] = {}  # in the order asked
+        self._busy: K | None = None
         self._thread: threading.Thread | None = None
         self.closed = False
 
-    def want(self, scope: str) -> None:
-        """Asks for ``scope``'s work (once, however often asked before it runs)."""
+    def want(self, key: K) -> None:
+        """Asks for ``key``'s work (once, however often asked before it runs)."""
         with self._wake:
-            if self.closed or scope in self._wanted or self._busy == scope:
+            if self.closed or key in self._wanted or self._busy == key:
                 return
-            self._wanted[scope] = None
+            self._wanted[key] = None
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self._thread.start()
@@ -59,13 +63,13 @@ class Worker:
                     self._thread = None
                     self._wake.notify_all()
                     return
-                scope = next(iter(self._wanted))
-                del self._wanted[scope]
-                self._busy = scope
+                key = next(iter(self._wanted))
+                del self._wanted[key]
+                self._busy = key
             try:
-                self._work(scope)
+                self._work(key)
             except Exception:  # the other way answers meanwhile; asked again later
-                log.exception("%s: the work for a scope failed", self.name)
+                log.exception("%s: the work asked for failed", self.name)
             finally:
                 with self._wake:
                     self._busy = None

@@ -28,7 +28,7 @@ R = TypeVar("R")
 
 class ScopeCopies(Generic[T]):
     def __init__(self, budget_bytes: int) -> None:
-        self._budget = budget_bytes
+        self.budget_bytes = budget_bytes
         self._copies: OrderedDict[str, T] = OrderedDict()
         self._lock = threading.Lock()
         self._stripes = [threading.Lock() for _ in range(STRIPES)]
@@ -66,8 +66,13 @@ class ScopeCopies(Generic[T]):
     def stripe(self, scope: str) -> threading.Lock:
         return self._stripes[zlib.crc32(scope.encode("utf-8")) % STRIPES]
 
+    def evict(self) -> None:
+        """Drops the least recently used copies past the budget (the newest stays)."""
+        with self._lock:
+            self._evict()
+
     def _evict(self) -> None:
         total = sum(c.nbytes for c in self._copies.values())
-        while total > self._budget and len(self._copies) > 1:
+        while total > self.budget_bytes and len(self._copies) > 1:
             _, dropped = self._copies.popitem(last=False)
             total -= dropped.nbytes

@@ -30,9 +30,10 @@ Mask = npt.NDArray[np.bool_]
 
 
 class Copy(Protocol):
-    """What both in-memory copies keep to follow the change log: the epoch they are at,
-    which held positions are ``alive``, the newest seq read (``last_seq``), and how far
-    into the log they have read (``mark``)."""
+    """What an in-memory copy of a whole scope (the vector cache) keeps to follow the
+    change log: the epoch it is at, which held positions are ``alive``, the newest seq
+    read (``last_seq``), and how far into the log it has read (``mark``). The text index
+    holds terms, not positions, and reads the log with :func:`logged_since` alone."""
 
     epoch: int
     alive: Mask

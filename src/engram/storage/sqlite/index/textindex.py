@@ -1,111 +1,145 @@
-"""FTS5's ranking of a large scope, computed from an in-process copy of its postings.
+"""FTS5's ranking of a large scope, computed from the postings of the terms queries ask for.
 
 FTS5's ``bm25()`` scores every row a query matches, about a microsecond each: a query
-whose words are common in a scope of 100k facts pays for thousands of rows. For scopes
-of at least ``INDEX_ABOVE`` facts, this index keeps what ``bm25()`` reads per row (each
-token's weighted count in each fact, each fact's length) as arrays, tokenized by FTS5's
-own tokenizer (:mod:`.tokens`), and takes what it reads per query from the file's index:
-the row count and total length (FTS5's averages record) and each token's document count
-(``fts5vocab``). The arithmetic is ``bm25()``'s, in its order, so scores and order are
-the statement's (a test compares them); only the per-row work moves to numpy.
+whose words are common in a scope of a million facts pays for hundreds of thousands of
+rows. For scopes of at least ``INDEX_ABOVE`` facts, this index holds, for each term a
+query has asked for, the term's posting in the scope: the facts holding it, its weighted
+count in each, and each one's length (what ``bm25()`` reads per row). A posting is read
+from FTS5's own index (``fts5vocab``'s instances, the ``docsize`` table) the first time
+a query asks for its term; nothing tokenizes or loads a whole scope. Per query it reads
+the row count and total length (FTS5's averages record) and each term's document count.
+The arithmetic is ``bm25()``'s, in its order, so scores and order are the statement's (a
+test compares them); only the per-row work moves to numpy.
 
-Like the vector cache, it follows ``scope_state``: appends are tokenized and added; other
-changes are read from the change log (:mod:`.revision`): facts gone are masked out,
-changed ones are masked and tokenized again; past half the scope masked, or behind a
-cleared log, it is rebuilt. Queries
-it cannot answer exactly (a filter, a word FTS5 splits into several tokens) return None
-and go to the statement.
+Memory grows with the terms queries touch, not with the scope: the postings are kept to
+a byte budget, least recently used terms dropped first. A term held by more than
+``READ_INLINE_BELOW`` rows is read on a thread of its own (:mod:`.background`) and the
+query that asked goes to the statement meanwhile: no query waits for a long posting.
 
-A scope's postings are loaded, and rebuilt, on a thread of their own (:mod:`.background`):
-a process's first query of a large scope goes to the statement instead of waiting
-seconds for them, as does every query until they are held.
+Like the other copies, it follows ``scope_state``: appended facts are tokenized by FTS5's
+own tokenizer (:mod:`.tokens`) and added to the terms held; facts the change log
+(:mod:`.revision`) names are taken out of every term held and those still present are
+tokenized again. A batch of more than ``FOLLOWED`` facts, or a cleared log, drops the
+terms held instead: reading them again costs less. Queries it cannot answer exactly (a
+filter, a word FTS5 splits into several tokens, a snapshot older than the terms held)
+return None and go to the statement.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN
+from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, WEIGHTS
 from engram.storage.sqlite.index.background import Worker
 from engram.storage.sqlite.index.copies import ScopeCopies
-from engram.storage.sqlite.index.revision import follow
-from engram.storage.sqlite.index.tokens import Tokenizer
+from engram.storage.sqlite.index.revision import logged_since
+from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer
 from engram.storage.sqlite.schema import change_mark
 
 INDEX_ABOVE = 20_000
-DEFAULT_BUDGET_BYTES = 512 << 20
+DEFAULT_BUDGET_BYTES = 256 << 20
+READ_INLINE_BELOW = 50_000  # rows holding a term (in the whole file)
+FOLLOWED = 2_000  # appended or changed facts followed in place; more drop the terms held
 K1 = 1.2  # bm25()'s constants
 B = 0.75
-_COLUMNS = "seq, id, content, scope_token, context"
+_COLUMNS = "seq, content, scope_token, context"
+# A term's posting: every instance of it with its row's docsize record (one varint per
+# column: their sum is the row's length). Weighted columns only, without saying so: the
+# one column of weight zero holds a scope token and nothing else, and no term this index
+# reads looks like one (those go to the statement).
+_POSTING = (
+    "SELECT group_concat(i.doc), group_concat(hex(d.sz), ''), group_concat(length(d.sz)) "
+    "FROM temp.facts_fts_instances AS i CROSS JOIN facts_fts_docsize AS d ON d.id = i.doc"
+    "{scoped} WHERE i.term = ?"
+)
+_IN_SCOPE = " CROSS JOIN facts AS f ON f.seq = i.doc AND f.scope = ?"
+if [w for w in WEIGHTS.values() if w == 0.0] != [WEIGHTS["scope_token"]]:
+    raise ValueError("the postings read assume scope_token is the one column of weight zero")
 
+R = TypeVar("R")
+Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
-Rows = npt.NDArray[np.int32]
+Counts = npt.NDArray[np.float32]  # whole numbers, exact in float32 below 2**24
 
 
-@dataclass
-class _ScopeText:
-    version: int
-    epoch: int
-    mark: int  # how far into the change log this copy has read (revision.py)
-    last_seq: int = -1
-    seqs: list[int] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
-    alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, np.bool_))
-    lengths: Floats = field(default_factory=lambda: np.empty(0, np.float64))
-    postings: dict[str, tuple[Rows, Floats]] = field(default_factory=dict)
+@dataclass(frozen=True)
+class _Posting:
+    """A term in a scope: the rows (seqs) holding it, its weighted count in each, and each
+    row's length in tokens over every column."""
 
-    posting_bytes: int = 0  # kept as postings change: summing them per search would cost
-
-    @property
-    def count(self) -> int:
-        return len(self.seqs)
+    seqs: Ints
+    counts: Counts
+    sizes: Counts
 
     @property
     def nbytes(self) -> int:
-        return self.posting_bytes + int(self.lengths.nbytes) + 120 * self.count
+        return int(self.seqs.nbytes + self.counts.nbytes + self.sizes.nbytes) + 120
 
-    def append(self, tokenizer: Tokenizer, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Adds facts (seq, id, content, scope token, context), in
-        ascending seq, after those held."""
-        if not rows:
-            return
-        first = self.count
-        seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        tokenized = tokenizer.facts([(r[0], r[2], r[3], r[4]) for r in rows])
-        self.seqs.extend(seqs.tolist())
-        self.ids.extend(r[1] for r in rows)
-        self.alive = np.concatenate([self.alive, np.ones(len(rows), np.bool_)])
-        self.last_seq = max(self.last_seq, int(seqs[-1]))
-        lengths = np.zeros(self.count, np.float64)
-        lengths[:first] = self.lengths[:first]
+    def without(self, gone: Ints) -> _Posting:
+        keep = ~np.isin(self.seqs, gone)
+        return (
+            self if keep.all() else _Posting(self.seqs[keep], self.counts[keep], self.sizes[keep])
+        )
+
+    def plus(self, seqs: Ints, counts: Counts, sizes: Counts) -> _Posting:
+        return _Posting(
+            np.concatenate([self.seqs, seqs]),
+            np.concatenate([self.counts, counts]),
+            np.concatenate([self.sizes, sizes]),
+        )
+
+
+@dataclass
+class _ScopeTerms:
+    version: int
+    epoch: int
+    mark: int  # how far into the change log the terms held have read (revision.py)
+    last_seq: int  # the newest fact they hold, or would hold had they its words
+    terms: OrderedDict[str, _Posting] = field(default_factory=OrderedDict)
+    nbytes: int = 0  # kept as terms come and go: summing them per search would cost
+
+    def put(self, token: str, posting: _Posting) -> None:
+        held = self.terms.pop(token, None)
+        self.nbytes += posting.nbytes - (0 if held is None else held.nbytes)
+        self.terms[token] = posting
+
+    def get(self, token: str) -> _Posting:
+        self.terms.move_to_end(token)
+        return self.terms[token]
+
+    def trim(self, budget: int) -> None:
+        """Drops the least recently used terms past ``budget`` bytes (the newest stays)."""
+        while self.nbytes > budget and len(self.terms) > 1:
+            _, dropped = self.terms.popitem(last=False)
+            self.nbytes -= dropped.nbytes
+
+    def remove(self, gone: Ints) -> None:
+        for token, posting in list(self.terms.items()):
+            self.put(token, posting.without(gone))
+
+    def add(self, tokenized: Tokenized) -> None:
+        """Adds facts' tokens to the terms held (other terms are read when asked for)."""
         docs, sizes = tokenized.lengths
-        lengths[first + np.searchsorted(seqs, docs)] = sizes
-        self.lengths = lengths
-        for term, (docs, counts) in tokenized.postings.items():
-            where = (first + np.searchsorted(seqs, docs)).astype(np.int32)
-            held = self.postings.get(term)
-            if held is not None:
-                self.posting_bytes -= held[0].nbytes + held[1].nbytes + 80
-                where, counts = np.concatenate([held[0], where]), np.concatenate([held[1], counts])
-            self.postings[term] = (where, counts)
-            self.posting_bytes += where.nbytes + counts.nbytes + 80
-
-
-class _LoadAgain(Exception):
-    """A scope's postings must be built whole: on the loader's thread, not the query's."""
+        for token, posting in list(self.terms.items()):
+            found = tokenized.postings.get(token)
+            if found is not None:
+                seqs, counts = found
+                size = sizes[np.searchsorted(docs, seqs)].astype(np.float32)
+                self.put(token, posting.plus(seqs, counts.astype(np.float32), size))
 
 
 class TextIndex:
-    """Per-scope postings kept in memory, least recently used evicted first."""
+    """The postings of the terms asked for, per large scope, to a byte budget."""
 
     def __init__(
         self,
@@ -113,15 +147,25 @@ class TextIndex:
         index_above: int = INDEX_ABOVE,
         run: Callable[..., Any] | None = None,
     ) -> None:
-        """With ``run`` (the database's :meth:`Database.run`), a scope's postings are
-        loaded (or rebuilt) on a thread of their own, and the statement answers until
-        they are: a first query never waits for a whole scope. Without it, or with
-        ``load_inline`` set, the search that finds them missing loads them."""
+        """With ``run`` (the database's :meth:`Database.run`), a long posting is read on a
+        thread of its own and the statement answers until it is held. Without it, or
+        with ``load_inline`` set, the search that asks for a term reads it."""
         self.index_above = index_above
-        self._copies: ScopeCopies[_ScopeText] = ScopeCopies(budget_bytes)
+        self.read_inline_below = READ_INLINE_BELOW
+        self.followed = FOLLOWED
+        self._copies: ScopeCopies[_ScopeTerms] = ScopeCopies(budget_bytes)
         self._tokenizer = Tokenizer()
         self._run = run
         self._loader = self._new_loader()
+
+    @property
+    def budget_bytes(self) -> int:
+        """What the postings held may take, all scopes together."""
+        return self._copies.budget_bytes
+
+    @budget_bytes.setter
+    def budget_bytes(self, budget: int) -> None:
+        self._copies.budget_bytes = budget
 
     @property
     def load_inline(self) -> bool:
@@ -133,34 +177,33 @@ class TextIndex:
             self._loader.close()
         self._loader = None if inline else self._new_loader()
 
-    def _new_loader(self) -> Worker | None:
+    def _new_loader(self) -> Worker[tuple[str, str]] | None:
         return None if self._run is None else Worker("engram-text-index", self._load)
 
     def settle(self, timeout: float | None = None) -> bool:
-        """Waits until no scope's postings are being loaded; False when ``timeout`` passed."""
+        """Waits until no posting is being read on the side; False when ``timeout`` passed."""
         return True if self._loader is None else self._loader.settle(timeout)
 
     def close(self) -> None:
         if self._loader is not None:
             self._loader.close()
 
-    def _load(self, scope: str) -> None:
-        """Loads (or brings up to date) the scope's postings, in a snapshot of its own."""
+    def _load(self, wanted: tuple[str, str]) -> None:
+        """Reads a term's posting in a scope, in a snapshot of its own."""
         assert self._run is not None
+        scope, token = wanted
 
         def load(conn: sqlite3.Connection) -> None:
-            state = conn.execute(
-                "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
-            ).fetchone()
+            state = _state(conn, scope)
             if state is None or state[2] < self.index_above:
                 return
             version, epoch = state[0], state[1]
-            self._copies.use(
-                scope,
-                lambda held: (held.version, held.epoch) == (version, epoch),
-                lambda held: self._update(conn, scope, held, version, epoch, inline=True),
-                lambda e: None,
-            )
+
+            def read(held: _ScopeTerms) -> None:
+                if held.version == version and token not in held.terms:
+                    held.put(token, _read(conn, scope, token))
+
+            self._use(conn, scope, version, epoch, read)
 
         self._run(lambda tx: load(tx.conn), write=False)
 
@@ -172,107 +215,215 @@ class TextIndex:
 
         ``conn`` must be inside a read transaction, so the state and rows agree.
         """
-        state = conn.execute(
-            "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
-        ).fetchone()
+        state = _state(conn, scope)
         if state is None or state[2] < self.index_above:
             self.forget(scope)
             return None
         phrases = self._tokenizer.words(words)
         if any(len(p) != 1 or SCOPE_TOKEN.fullmatch(p[0]) for p in phrases):
             return None
-        tokens = [p[0] for p in phrases]
+        tokens = [p[0] for p in phrases]  # a token twice is two phrases, scored twice
         version, epoch = state[0], state[1]
-        if self._loader is not None and self._copies.held(scope) is None:
-            self._loader.want(scope)  # loaded on the side; the statement answers meanwhile
+        rows_with = {t: _documents_with(conn, t) for t in tokens}
+        asked = [t for t in dict.fromkeys(tokens) if rows_with[t]]
+
+        def read(held: _ScopeTerms) -> dict[str, _Posting] | None:
+            if held.version != version:  # held terms are newer than this snapshot
+                return None
+            deferred = False
+            for token in asked:
+                if token in held.terms:
+                    continue
+                if self._loader is not None and rows_with[token] >= self.read_inline_below:
+                    self._loader.want((scope, token))  # the statement answers meanwhile
+                    deferred = True
+                else:
+                    held.put(token, _read(conn, scope, token))
+            if deferred:
+                return None
+            return {t: held.get(t) for t in asked}
+
+        postings = self._use(conn, scope, version, epoch, read)
+        if postings is None:
             return None
-        try:
-            found = self._copies.use(
-                scope,
-                lambda held: (held.version, held.epoch) == (version, epoch),
-                lambda held: self._update(conn, scope, held, version, epoch),
-                lambda e: (
-                    e.count,
-                    e.seqs,
-                    e.ids,
-                    e.lengths,
-                    e.alive,
-                    [e.postings.get(t) for t in tokens],
-                ),
-            )
-        except _LoadAgain:
-            self.forget(scope)
-            assert self._loader is not None
-            self._loader.want(scope)
-            return None
-        count, seqs, ids, lengths, alive, postings = found
         rows, total = _averages(conn)
-        if count == 0 or rows == 0:
+        if rows == 0:
             return []
         average = total / rows
-        scores = np.zeros(count, np.float64)
-        for token, posting in zip(tokens, postings, strict=True):
-            if posting is None:
+        parts: list[tuple[Ints, Floats]] = []
+        for token in tokens:
+            posting = postings.get(token)
+            if posting is None or posting.seqs.shape[0] == 0:
                 continue
-            where, counts = posting
-            hits = _documents_with(conn, token)
+            hits = rows_with[token]
             idf = math.log((rows - hits + 0.5) / (hits + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            size = lengths[where]
-            scores[where] += idf * (
-                (counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * size / average))
+            counts = posting.counts.astype(np.float64)
+            size = posting.sizes.astype(np.float64)
+            parts.append(
+                (
+                    posting.seqs,
+                    idf * ((counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * size / average))),
+                )
             )
-        scores[~alive[:count]] = 0.0
-        matched = np.flatnonzero(scores > 0.0)
-        if matched.shape[0] > limit:  # every row tied with the last kept one stays in
-            cut = np.partition(scores[matched], matched.shape[0] - limit)[-limit]
-            matched = matched[scores[matched] >= cut]
-        order = sorted(matched.tolist(), key=lambda i: (-scores[i], seqs[i]))[:limit]
-        return [Candidate(ids[i], float(scores[i])) for i in order]
+        return _best(conn, parts, limit)
+
+    def _use(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        version: int,
+        epoch: int,
+        read: Callable[[_ScopeTerms], R],
+    ) -> R:
+        """``read`` of the scope's terms brought to this snapshot (it may read terms in),
+        then the budget kept: the least recently used terms, then scopes, dropped."""
+
+        def read_then_trim(held: _ScopeTerms) -> R:
+            found = read(held)
+            held.trim(self.budget_bytes)
+            return found
+
+        found = self._copies.use(
+            scope,
+            lambda held: (held.version, held.epoch) == (version, epoch),
+            lambda held: self._update(conn, scope, held, version, epoch),
+            read_then_trim,
+        )
+        self._copies.evict()
+        return found
 
     def forget(self, scope: str) -> None:
         self._copies.forget(scope)
 
-    def held(self, scope: str) -> _ScopeText | None:
-        """The scope's postings, if held (for diagnostics and tests)."""
+    def held(self, scope: str) -> _ScopeTerms | None:
+        """The scope's terms, if held (for diagnostics and tests)."""
         return self._copies.held(scope)
 
     def _update(
         self,
         conn: sqlite3.Connection,
         scope: str,
-        entry: _ScopeText | None,
+        entry: _ScopeTerms | None,
         version: int,
         epoch: int,
-        *,
-        inline: bool = False,
-    ) -> _ScopeText:
-        """``entry`` brought to this snapshot; _LoadAgain where it must be built whole and
-        a loader can do that on the side (unless ``inline``)."""
-        if entry is not None and entry.epoch != epoch:
-            held = entry
+    ) -> _ScopeTerms:
+        """``entry`` brought to this snapshot, or a new one holding no terms where
+        following costs more than reading the terms again."""
 
-            def reread(seqs: list[int]) -> None:
-                sql = (
-                    f"SELECT {_COLUMNS} FROM facts "
-                    "WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq"
-                )
-                held.append(self._tokenizer, conn.execute(sql, (json.dumps(seqs),)).fetchall())
+        def anew() -> _ScopeTerms:
+            newest = conn.execute("SELECT max(seq) FROM facts WHERE scope = ?", (scope,))
+            return _ScopeTerms(version, epoch, change_mark(conn), newest.fetchone()[0] or -1)
 
-            if not follow(conn, scope, held, held.seqs, epoch, reread):
-                entry = None
-        if entry is None:
-            if self._loader is not None and not inline:
-                raise _LoadAgain
-            entry = _ScopeText(version, epoch, mark=change_mark(conn))
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq > ? ORDER BY seq",
-            (scope, entry.last_seq),
+        if entry is None or not entry.terms:
+            return anew()
+        if version < entry.version:  # an older snapshot: left as it is, the statement answers
+            return entry
+        if entry.epoch != epoch:
+            mark = change_mark(conn)
+            touched = logged_since(conn, scope, entry.mark)
+            if touched is None or len(touched) > self.followed:
+                return anew()
+            entry.remove(np.asarray(touched, np.int64))
+            again = conn.execute(
+                f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq <= ? "
+                "AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+                (scope, entry.last_seq, json.dumps(touched)),
+            ).fetchall()
+            entry.add(self._tokenizer.facts(again))
+            # SQLite gives a deleted newest row's seq to the next insert: appends are read
+            # from the newest seq still present.
+            newest = conn.execute(
+                "SELECT max(seq) FROM facts WHERE scope = ? AND seq <= ?", (scope, entry.last_seq)
+            ).fetchone()[0]
+            entry.last_seq = -1 if newest is None else int(newest)
+            entry.mark, entry.epoch = mark, epoch
+        appended = conn.execute(
+            f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (scope, entry.last_seq, self.followed + 1),
         ).fetchall()
-        entry.append(self._tokenizer, rows)
+        if len(appended) > self.followed:
+            return anew()
+        if appended:
+            entry.add(self._tokenizer.facts(appended))
+            entry.last_seq = int(appended[-1][0])
         entry.version = version
         return entry
+
+
+def _state(conn: sqlite3.Connection, scope: str) -> tuple[int, int, int] | None:
+    row = conn.execute(
+        "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
+    ).fetchone()
+    return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+
+
+def _read(conn: sqlite3.Connection, scope: str, token: str) -> _Posting:
+    """``token``'s posting in ``scope``, from the file's full-text index."""
+    outside = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM scope_state WHERE scope != ? AND facts > 0)", (scope,)
+    ).fetchone()[0]
+    sql = _POSTING.format(scoped=_IN_SCOPE if outside else "")
+    params = (scope, token) if outside else (token,)
+    try:
+        row = conn.execute(sql, params).fetchone()
+    except sqlite3.OperationalError:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_instances "
+            "USING fts5vocab(main, facts_fts, instance)"
+        )
+        row = conn.execute(sql, params).fetchone()
+    if row is None or row[0] is None:
+        empty = np.empty(0, np.float32)
+        return _Posting(np.empty(0, np.int64), empty, empty)
+    instances = np.fromstring(row[0], np.int64, sep=",")  # parsed in one C pass
+    records = np.fromstring(row[2], np.int64, sep=",")
+    sizes = _sizes(row[1], records)
+    seqs, first, counts = np.unique(instances, return_index=True, return_counts=True)
+    return _Posting(seqs, counts.astype(np.float32), sizes[first])
+
+
+def _sizes(hexes: str, lengths: Ints) -> Counts:
+    """Each row's length from its docsize records (given as hex, one after another, and
+    their lengths in bytes): the sum of its varints, one per column."""
+    raw = np.frombuffer(bytes.fromhex(hexes), np.uint8)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    sizes = np.add.reduceat(raw.astype(np.int64), starts).astype(np.float32)
+    longer = np.add.reduceat((raw >= 0x80).astype(np.int64), starts) > 0  # a varint > 127
+    for i in np.flatnonzero(longer).tolist():
+        blob = raw[starts[i] : starts[i] + lengths[i]].tobytes()
+        sizes[i] = sum(_varints(blob, len(COLUMNS)))
+    return sizes
+
+
+def _best(
+    conn: sqlite3.Connection, parts: list[tuple[Ints, Floats]], limit: int
+) -> list[Candidate]:
+    """The ``limit`` best rows by summed score (ties to the older row, and every row tied
+    with the last one kept considered), as candidates named by their facts' ids."""
+    if not parts:
+        return []
+    low = min(int(seqs.min()) for seqs, _ in parts)
+    high = max(int(seqs.max()) for seqs, _ in parts)
+    scores = np.zeros(high - low + 1, np.float64)
+    for seqs, score in parts:  # in the query's order, as bm25() sums them
+        scores[seqs - low] += score
+    every = np.concatenate([seqs for seqs, _ in parts]) - low
+    kept = limit * len(parts)  # a row appears once per term: these hold `limit` rows
+    if every.shape[0] > kept:
+        values = scores[every]
+        cut = np.partition(values, values.shape[0] - kept)[values.shape[0] - kept]
+        every = every[values >= cut]
+    chosen = np.unique(every)
+    order = chosen[np.lexsort((chosen, -scores[chosen]))][:limit].tolist()
+    ids = dict(
+        conn.execute(
+            "SELECT seq, id FROM facts WHERE seq IN (SELECT value FROM json_each(?))",
+            (json.dumps([i + low for i in order]),),
+        ).fetchall()
+    )
+    return [Candidate(ids[i + low], float(scores[i])) for i in order if i + low in ids]
 
 
 def _averages(conn: sqlite3.Connection) -> tuple[int, int]:

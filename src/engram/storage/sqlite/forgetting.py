@@ -28,10 +28,11 @@ CHECKPOINT_WAIT_MS = 2_000
 FTS_FORMAT_SECURE = 5  # the FTS5 format version that the secure-delete option writes
 
 
-def secure_index(conn: sqlite3.Connection, path: str) -> None:
+def secure_index(conn: sqlite3.Connection, path: str) -> bool:
     """Turns on FTS5's secure-delete option once per store (in the migration's transaction),
-    merging the index once so nothing forgotten before it stays behind. Raises
-    StorageFailure when the index was written by a newer SQLite than this driver."""
+    merging the index once so nothing forgotten before it stays behind; True when it did
+    (the store's rows then go through :func:`rewrite`). Raises StorageFailure when the
+    index was written by a newer SQLite than this driver."""
     config = dict(conn.execute("SELECT k, v FROM facts_fts_config").fetchall())
     if int(config.get("version", 4)) >= FTS_FORMAT_SECURE and not SECURE_FTS:
         raise StorageFailure(
@@ -42,6 +43,17 @@ def secure_index(conn: sqlite3.Connection, path: str) -> None:
     if SECURE_FTS and int(config.get("secure-delete", 0)) != 1:
         conn.execute("INSERT INTO facts_fts (facts_fts, rank) VALUES ('secure-delete', 1)")
         conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
+        return True
+    return False
+
+
+def rewrite(conn: sqlite3.Connection) -> None:
+    """Writes the whole file anew, once, for a store whose forgets before this were only
+    logical: a row deleted without ``secure_delete`` leaves its bytes in its page's free
+    space (or a free page) until something happens to write over them, which merging the
+    index does not do. Outside any transaction; waits for other connections as a write."""
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 # A secure delete rewrites the index leaves holding the fact's terms: ~0.35-0.65 ms a

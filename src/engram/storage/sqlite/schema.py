@@ -700,11 +700,13 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
                 conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        forgetting.secure_index(conn, path)
+        secured = forgetting.secure_index(conn, path)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    if secured and version > 0:  # a store from before: what it forgot goes for good
+        forgetting.rewrite(conn)
     return len(MIGRATIONS)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import engram
 import stores
@@ -13,6 +14,8 @@ from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, TOKENIZE, scope_token
+from engram.storage.sqlite.index import textindex
+from engram.storage.sqlite.index.tokens import Tokenizer
 from engram.storage.sqlite.store import SQLiteStore
 
 WORDS = (
@@ -196,10 +199,11 @@ def test_memory_grows_with_the_terms_asked_for(
     held = fast.texts.held(BIG.key)
     assert held is not None and set(held.terms) == {"camera", "hotel"}
     one = held.terms["camera"].nbytes
-    fast.texts.budget_bytes = 2 * one + one // 2  # room for about two terms
+    assert held.lengths is not None  # the scope's lengths count against the budget too
+    fast.texts.budget_bytes = held.lengths.nbytes + 2 * one + one // 2  # about two terms
     assert_same_ranking(fast, slow, ["garden", "server"])
     assert list(held.terms) == ["garden", "server"]  # the least recently used went first
-    assert held.nbytes == sum(p.nbytes for p in held.terms.values())
+    assert held.term_bytes == sum(p.nbytes for p in held.terms.values())
     assert_same_ranking(fast, slow, ["camera hotel"])  # read again when asked for
 
 
@@ -223,3 +227,54 @@ def test_long_facts_and_large_batches_rank_as_the_statement(
     mem.remember_many(BIG, [sentence(rng) for _ in range(25)])  # read again
     assert_same_ranking(fast, slow, queries)
     assert fast.texts.held(BIG.key) is not held
+
+
+def test_postings_read_with_the_lengths_held_are_those_read_with_docsize_records(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    """A posting is read from the term's instances alone once the scope's lengths are
+    held, and joined to each row's docsize record before: both give the same rows,
+    counts and lengths, in a file of one scope and of several."""
+    mem, fast, _ = indexed_and_plain
+    rng = random.Random(14)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
+    long = " ".join(rng.choice(WORDS[-12:]) for _ in range(200))
+    mem.remember_many(BIG, [Note(long), Note("camera", context=long)])
+
+    def both(token: str) -> tuple[textindex._Posting, textindex._Posting]:
+        def read(tx: Any) -> tuple[textindex._Posting, textindex._Posting]:
+            lengths = textindex._read_lengths(tx.conn, BIG.key)
+            assert lengths.seqs.shape[0] == mem.count(BIG)
+            return (
+                textindex._read(tx.conn, BIG.key, token, None),
+                textindex._read(tx.conn, BIG.key, token, lengths),
+            )
+
+        return fast.db.run(read, write=False)  # type: ignore[no-any-return]
+
+    for other in (False, True):
+        if other:  # facts of another scope hold the same words: never in BIG's postings
+            mem.remember_many(OTHER, [sentence(rng) for _ in range(100)] + [long])
+        for (token,) in Tokenizer().words(["camera", "hotel", "invoices", *WORDS[-12:]]):
+            joined, alone = both(token)
+            assert joined.seqs.tolist() == alone.seqs.tolist(), token
+            assert joined.counts.tolist() == alone.counts.tolist(), token
+            assert joined.sizes.tolist() == alone.sizes.tolist(), token
+            assert joined.seqs.shape[0] > 0, token
+        assert [p.seqs.shape[0] for p in both("zzz")] == [0, 0]
+    assert max(both("camera")[1].sizes.tolist()) > 127  # a two-byte varint among them
+
+
+def test_terms_read_after_a_change_see_the_changed_facts_lengths(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    mem, fast, slow = indexed_and_plain
+    rng = random.Random(15)
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
+    assert_same_ranking(fast, slow, ["camera"])  # the scope's lengths are held from here
+    mem.correct(BIG, facts[3].id, "hotel garden " + " ".join(["party"] * 40))  # longer now
+    mem.correct(BIG, facts[5].id, "hotel")  # shorter now
+    mem.forget(BIG, facts[4].id)
+    held = fast.texts.held(BIG.key)
+    assert held is not None and set(held.terms) == {"camera"}
+    assert_same_ranking(fast, slow, ["hotel", "garden party", "camera"])  # read after

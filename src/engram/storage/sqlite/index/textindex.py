@@ -5,8 +5,11 @@ whose words are common in a scope of a million facts pays for hundreds of thousa
 rows. For scopes of at least ``INDEX_ABOVE`` facts, this index holds, for each term a
 query has asked for, the term's posting in the scope: the facts holding it, its weighted
 count in each, and each one's length (what ``bm25()`` reads per row). A posting is read
-from FTS5's own index (``fts5vocab``'s instances, the ``docsize`` table) the first time
-a query asks for its term; nothing tokenizes or loads a whole scope. Per query it reads
+from FTS5's own index (``fts5vocab``'s instances) the first time a query asks for its
+term; nothing tokenizes or loads a whole scope's postings. The rows' lengths come from
+the scope's lengths (every fact's, 12 bytes each, read from the ``docsize`` table on
+the side at the scope's first query), or, until they are held, from each row's own
+docsize record, three times the work a row. Per query it reads
 the row count and total length (FTS5's averages record) and each term's document count.
 The arithmetic is ``bm25()``'s, in its order, so scores and order are the statement's (a
 test compares them); only the per-row work moves to numpy.
@@ -53,14 +56,19 @@ FOLLOWED = 2_000  # appended or changed facts followed in place; more drop the t
 K1 = 1.2  # bm25()'s constants
 B = 0.75
 _COLUMNS = "seq, content, scope_token, context"
-# A term's posting: every instance of it with its row's docsize record (one varint per
-# column: their sum is the row's length). Weighted columns only, without saying so: the
-# one column of weight zero holds a scope token and nothing else, and no term this index
-# reads looks like one (those go to the statement).
+# A term's posting: every instance of it, with its row's docsize record (one varint per
+# column: their sum is the row's length) unless the scope's lengths are held. Weighted
+# columns only, without saying so: the one column of weight zero holds a scope token and
+# nothing else, and no term this index reads looks like one (those go to the statement).
+_INSTANCES = "SELECT group_concat(doc) FROM temp.facts_fts_instances WHERE term = ?"
 _POSTING = (
     "SELECT group_concat(i.doc), group_concat(hex(d.sz), ''), group_concat(length(d.sz)) "
     "FROM temp.facts_fts_instances AS i CROSS JOIN facts_fts_docsize AS d ON d.id = i.doc"
     "{scoped} WHERE i.term = ?"
+)
+_LENGTHS = (
+    "SELECT group_concat(d.id), group_concat(hex(d.sz), ''), group_concat(length(d.sz)) "
+    "FROM facts AS f CROSS JOIN facts_fts_docsize AS d ON d.id = f.seq WHERE f.scope = ?"
 )
 _IN_SCOPE = " CROSS JOIN facts AS f ON f.seq = i.doc AND f.scope = ?"
 if [w for w in WEIGHTS.values() if w == 0.0] != [WEIGHTS["scope_token"]]:
@@ -99,6 +107,35 @@ class _Posting:
         )
 
 
+@dataclass(frozen=True)
+class _Lengths:
+    """Each fact's length in tokens over every column, by seq (ascending): with them a
+    term's posting is read from its instances alone, without a docsize record a row."""
+
+    seqs: Ints
+    sizes: Counts
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.seqs.nbytes + self.sizes.nbytes) + 120
+
+    def where(self, seqs: Ints) -> tuple[npt.NDArray[np.bool_], Ints]:
+        """Which of ``seqs`` are the scope's, and their positions here."""
+        at = np.minimum(np.searchsorted(self.seqs, seqs), max(self.seqs.shape[0] - 1, 0))
+        held = self.seqs[at] == seqs if self.seqs.shape[0] else np.zeros(seqs.shape, np.bool_)
+        return held, at
+
+    def without(self, gone: Ints) -> _Lengths:
+        keep = ~np.isin(self.seqs, gone)
+        return self if keep.all() else _Lengths(self.seqs[keep], self.sizes[keep])
+
+    def plus(self, seqs: Ints, sizes: Counts) -> _Lengths:
+        """With ``seqs`` (not held: a changed fact is taken out first) added."""
+        merged, lengths = np.concatenate([self.seqs, seqs]), np.concatenate([self.sizes, sizes])
+        order = np.argsort(merged, kind="stable")
+        return _Lengths(merged[order], lengths[order])
+
+
 @dataclass
 class _ScopeTerms:
     version: int
@@ -106,11 +143,16 @@ class _ScopeTerms:
     mark: int  # how far into the change log the terms held have read (revision.py)
     last_seq: int  # the newest fact they hold, or would hold had they its words
     terms: OrderedDict[str, _Posting] = field(default_factory=OrderedDict)
-    nbytes: int = 0  # kept as terms come and go: summing them per search would cost
+    lengths: _Lengths | None = None  # read on the side at the scope's first query
+    term_bytes: int = 0  # kept as terms come and go: summing them per search would cost
+
+    @property
+    def nbytes(self) -> int:
+        return self.term_bytes + (0 if self.lengths is None else self.lengths.nbytes)
 
     def put(self, token: str, posting: _Posting) -> None:
         held = self.terms.pop(token, None)
-        self.nbytes += posting.nbytes - (0 if held is None else held.nbytes)
+        self.term_bytes += posting.nbytes - (0 if held is None else held.nbytes)
         self.terms[token] = posting
 
     def get(self, token: str) -> _Posting:
@@ -121,15 +163,19 @@ class _ScopeTerms:
         """Drops the least recently used terms past ``budget`` bytes (the newest stays)."""
         while self.nbytes > budget and len(self.terms) > 1:
             _, dropped = self.terms.popitem(last=False)
-            self.nbytes -= dropped.nbytes
+            self.term_bytes -= dropped.nbytes
 
     def remove(self, gone: Ints) -> None:
         for token, posting in list(self.terms.items()):
             self.put(token, posting.without(gone))
+        if self.lengths is not None:
+            self.lengths = self.lengths.without(gone)
 
     def add(self, tokenized: Tokenized) -> None:
         """Adds facts' tokens to the terms held (other terms are read when asked for)."""
         docs, sizes = tokenized.lengths
+        if self.lengths is not None:
+            self.lengths = self.lengths.plus(docs, sizes.astype(np.float32))
         for token, posting in list(self.terms.items()):
             found = tokenized.postings.get(token)
             if found is not None:
@@ -177,7 +223,7 @@ class TextIndex:
             self._loader.close()
         self._loader = None if inline else self._new_loader()
 
-    def _new_loader(self) -> Worker[tuple[str, str]] | None:
+    def _new_loader(self) -> Worker[tuple[str, str | None]] | None:
         return None if self._run is None else Worker("engram-text-index", self._load)
 
     def settle(self, timeout: float | None = None) -> bool:
@@ -188,8 +234,9 @@ class TextIndex:
         if self._loader is not None:
             self._loader.close()
 
-    def _load(self, wanted: tuple[str, str]) -> None:
-        """Reads a term's posting in a scope, in a snapshot of its own."""
+    def _load(self, wanted: tuple[str, str | None]) -> None:
+        """Reads a term's posting in a scope (or, for None, the scope's lengths), in a
+        snapshot of its own."""
         assert self._run is not None
         scope, token = wanted
 
@@ -200,8 +247,13 @@ class TextIndex:
             version, epoch = state[0], state[1]
 
             def read(held: _ScopeTerms) -> None:
-                if held.version == version and token not in held.terms:
-                    held.put(token, _read(conn, scope, token))
+                if held.version != version:
+                    return
+                if token is None:
+                    if held.lengths is None:
+                        held.lengths = _read_lengths(conn, scope)
+                elif token not in held.terms:
+                    held.put(token, _read(conn, scope, token, held.lengths))
 
             self._use(conn, scope, version, epoch, read)
 
@@ -231,6 +283,10 @@ class TextIndex:
             if held.version != version:  # held terms are newer than this snapshot
                 return None
             deferred = False
+            if held.lengths is None and self._loader is not None:
+                self._loader.want((scope, None))  # postings are read without them meanwhile
+            elif held.lengths is None:
+                held.lengths = _read_lengths(conn, scope)
             for token in asked:
                 if token in held.terms:
                     continue
@@ -238,7 +294,7 @@ class TextIndex:
                     self._loader.want((scope, token))  # the statement answers meanwhile
                     deferred = True
                 else:
-                    held.put(token, _read(conn, scope, token))
+                    held.put(token, _read(conn, scope, token, held.lengths))
             if deferred:
                 return None
             return {t: held.get(t) for t in asked}
@@ -267,7 +323,7 @@ class TextIndex:
                     idf * ((counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * size / average))),
                 )
             )
-        return _best(conn, parts, limit)
+        return _best(conn, scope, parts, limit)
 
     def _use(
         self,
@@ -359,29 +415,56 @@ def _state(conn: sqlite3.Connection, scope: str) -> tuple[int, int, int] | None:
     return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
 
 
-def _read(conn: sqlite3.Connection, scope: str, token: str) -> _Posting:
-    """``token``'s posting in ``scope``, from the file's full-text index."""
+def _read(conn: sqlite3.Connection, scope: str, token: str, lengths: _Lengths | None) -> _Posting:
+    """``token``'s posting in ``scope``, from the file's full-text index: its instances,
+    with each row's length from ``lengths`` (which also tell the scope's rows) where held,
+    else from the row's docsize record."""
+    empty = _Posting(np.empty(0, np.int64), np.empty(0, np.float32), np.empty(0, np.float32))
+    if lengths is not None:
+        row = _vocabulary(conn, _INSTANCES, (token,))
+        if row is None or row[0] is None:
+            return empty
+        seqs, counts = np.unique(np.fromstring(row[0], np.int64, sep=","), return_counts=True)
+        held, at = lengths.where(seqs)
+        return _Posting(seqs[held], counts[held].astype(np.float32), lengths.sizes[at[held]])
     outside = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM scope_state WHERE scope != ? AND facts > 0)", (scope,)
     ).fetchone()[0]
     sql = _POSTING.format(scoped=_IN_SCOPE if outside else "")
-    params = (scope, token) if outside else (token,)
+    row = _vocabulary(conn, sql, (scope, token) if outside else (token,))
+    if row is None or row[0] is None:
+        return empty
+    instances = np.fromstring(row[0], np.int64, sep=",")  # parsed in one C pass
+    sizes = _sizes(row[1], np.fromstring(row[2], np.int64, sep=","))
+    seqs, first, counts = np.unique(instances, return_index=True, return_counts=True)
+    return _Posting(seqs, counts.astype(np.float32), sizes[first])
+
+
+def _read_lengths(conn: sqlite3.Connection, scope: str) -> _Lengths:
+    """Every fact of ``scope``'s length, from the docsize records."""
+    row = conn.execute(_LENGTHS, (scope,)).fetchone()
+    if row is None or row[0] is None:
+        return _Lengths(np.empty(0, np.int64), np.empty(0, np.float32))
+    seqs = np.fromstring(row[0], np.int64, sep=",")
+    sizes = _sizes(row[1], np.fromstring(row[2], np.int64, sep=","))
+    order = np.argsort(seqs, kind="stable")
+    return _Lengths(seqs[order], sizes[order])
+
+
+def _vocabulary(
+    conn: sqlite3.Connection, sql: str, params: tuple[str, ...]
+) -> tuple[Any, ...] | None:
+    """``sql``'s one row, made with ``temp.facts_fts_instances`` (FTS5's instances of each
+    term, made on this connection's first use)."""
     try:
-        row = conn.execute(sql, params).fetchone()
+        row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
     except sqlite3.OperationalError:
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_instances "
             "USING fts5vocab(main, facts_fts, instance)"
         )
         row = conn.execute(sql, params).fetchone()
-    if row is None or row[0] is None:
-        empty = np.empty(0, np.float32)
-        return _Posting(np.empty(0, np.int64), empty, empty)
-    instances = np.fromstring(row[0], np.int64, sep=",")  # parsed in one C pass
-    records = np.fromstring(row[2], np.int64, sep=",")
-    sizes = _sizes(row[1], records)
-    seqs, first, counts = np.unique(instances, return_index=True, return_counts=True)
-    return _Posting(seqs, counts.astype(np.float32), sizes[first])
+    return row
 
 
 def _sizes(hexes: str, lengths: Ints) -> Counts:
@@ -398,7 +481,7 @@ def _sizes(hexes: str, lengths: Ints) -> Counts:
 
 
 def _best(
-    conn: sqlite3.Connection, parts: list[tuple[Ints, Floats]], limit: int
+    conn: sqlite3.Connection, scope: str, parts: list[tuple[Ints, Floats]], limit: int
 ) -> list[Candidate]:
     """The ``limit`` best rows by summed score (ties to the older row, and every row tied
     with the last one kept considered), as candidates named by their facts' ids."""
@@ -419,8 +502,9 @@ def _best(
     order = chosen[np.lexsort((chosen, -scores[chosen]))][:limit].tolist()
     ids = dict(
         conn.execute(
-            "SELECT seq, id FROM facts WHERE seq IN (SELECT value FROM json_each(?))",
-            (json.dumps([i + low for i in order]),),
+            "SELECT seq, id FROM facts WHERE seq IN (SELECT value FROM json_each(?)) "
+            "AND +scope = ?",  # by the seqs, never a walk of the scope's index
+            (json.dumps([i + low for i in order]), scope),
         ).fetchall()
     )
     return [Candidate(ids[i + low], float(scores[i])) for i in order if i + low in ids]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -45,6 +46,11 @@ class HashingEmbedder:
         return out
 
 
+# A word's direction is drawn once: a generator per word cost ~45 us, more than half of
+# filling a store with this embedder (10k facts: 5.1 of 9.0 s).
+@lru_cache(maxsize=65_536)
 def _direction(word: str, dimension: int) -> Vectors:
     seed = int.from_bytes(hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest(), "big")
-    return np.random.default_rng(seed).standard_normal(dimension).astype(np.float32)
+    direction = np.random.default_rng(seed).standard_normal(dimension).astype(np.float32)
+    direction.setflags(write=False)  # shared by every text holding the word
+    return direction

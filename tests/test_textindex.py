@@ -278,3 +278,19 @@ def test_terms_read_after_a_change_see_the_changed_facts_lengths(
     held = fast.texts.held(BIG.key)
     assert held is not None and set(held.terms) == {"camera"}
     assert_same_ranking(fast, slow, ["hotel", "garden party", "camera"])  # read after
+
+
+def test_the_lengths_are_followed_while_no_word_is_held(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    # Reading a scope's lengths costs a second at 1M facts: a write must not drop them
+    # just because no word's posting is held yet.
+    mem, fast, slow = indexed_and_plain
+    rng = random.Random(16)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
+    assert ranked(fast, BIG, "zzz", 10) == []  # no row holds it: no posting read
+    held = fast.texts.held(BIG.key)
+    assert held is not None and held.lengths is not None and not held.terms
+    mem.remember(BIG, "camera zzz")
+    assert_same_ranking(fast, slow, ["zzz camera", "zzz"])
+    assert fast.texts.held(BIG.key) is held  # followed, not read again

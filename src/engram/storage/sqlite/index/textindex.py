@@ -375,7 +375,7 @@ class TextIndex:
             newest = conn.execute("SELECT max(seq) FROM facts WHERE scope = ?", (scope,))
             return _ScopeTerms(version, epoch, change_mark(conn), newest.fetchone()[0] or -1)
 
-        if entry is None or not entry.terms:
+        if entry is None or (not entry.terms and entry.lengths is None):
             return anew()
         if version < entry.version:  # an older snapshot: left as it is, the statement answers
             return entry

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from engram.storage.sql.dialect import SQLITE
+
 Target = str | Path
 
-# Takes a SQLite store back to schema 4, for migration tests: migration 18's vector
-# indexes, 17's expiry, 16's derived copies, 13's documents,
+# Takes a SQLite store back to schema 4, for migration tests (after ``single_vectors``):
+# migration 18's vector indexes, 17's expiry, 16's derived copies, 13's documents,
 # 12's feedback, 11's graph, 10's index, 9's sessions, 8's history, 7's strength, 6's
 # triggers, then 5's change log.
 UNDO_CHANGE_LOG = """
@@ -74,6 +76,14 @@ ALTER TABLE scope_state DROP COLUMN logged;
 """
 
 
+def single_vectors(conn: Any) -> None:
+    """Rewrites a SQLite store's vectors as float32, as schemas before 19 stored them
+    (REPLACE, so no trigger takes it for a change)."""
+    conn.create_function("single", 1, lambda raw: SQLITE.unvector(raw).astype("<f4").tobytes())
+    conn.execute("REPLACE INTO fact_vectors SELECT fact, single(vector) FROM fact_vectors")
+    conn.execute("UPDATE fact_trash SET vector = single(vector) WHERE vector IS NOT NULL")
+
+
 def is_postgres(target: Target) -> bool:
     return isinstance(target, str) and target.startswith("postgresql://")
 
@@ -118,7 +128,7 @@ def vectors(target: Target) -> list[np.ndarray[Any, np.dtype[np.float32]]]:
         found = rows(target, "SELECT vector::text FROM fact_vectors ORDER BY fact")
         return [np.array(json.loads(r[0]), dtype=np.float32) for r in found]  # "[1,2,...]"
     found = rows(target, "SELECT vector FROM fact_vectors ORDER BY fact")
-    return [np.frombuffer(r[0], dtype="<f4") for r in found]
+    return [SQLITE.unvector(r[0]) for r in found]
 
 
 def env(target: Target) -> dict[str, str]:

@@ -8,6 +8,8 @@ import random
 import threading
 from pathlib import Path
 
+import pytest
+
 import engram
 import stores
 from engram import Memory, ResourceRef
@@ -16,7 +18,7 @@ from engram.core.models import Filters
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.schema import LOG_FLOOR, MIGRATIONS
 from engram.storage.sqlite.store import SQLiteStore
-from stores import UNDO_CHANGE_LOG, all_facts
+from stores import UNDO_CHANGE_LOG, all_facts, single_vectors
 
 BIG = ResourceRef("big")
 WORDS = "camera flight hotel budget garden server ticket party repair phone".split()
@@ -138,6 +140,7 @@ def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: P
         facts = mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
         mem.forget(BIG, facts[0].id)
     conn = sqlite3.connect(db_path)
+    single_vectors(conn)
     conn.executescript(UNDO_CHANGE_LOG)
     conn.execute("PRAGMA user_version = 4")
     conn.commit()
@@ -150,6 +153,8 @@ def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: P
         conn = store.db.connection()
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         assert mem.recall(BIG, facts[1].content, top_k=3, mode="text")  # copies load
+        hit = mem.recall(BIG, facts[1].content, top_k=1, mode="vector")[0]
+        assert hit.fact.id == facts[1].id and hit.score == pytest.approx(1.0, abs=1e-3)
         seq = conn.execute("SELECT seq FROM facts WHERE id = ?", (facts[1].id,)).fetchone()[0]
         mem.forget(BIG, facts[1].id)
         assert conn.execute("SELECT scope, seq FROM fact_changes").fetchall() == [(BIG.key, seq)]

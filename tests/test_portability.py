@@ -5,6 +5,7 @@ any phase leaving the store as it was."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import engram
@@ -498,6 +500,14 @@ def test_unknown_columns_and_fields_and_vectors_of_another_width_are_bad_records
         with pytest.raises(BadRecords, match="has 15 value") as raised:
             mem.import_file(into, tmp_path / "short.jsonl")
         assert _listed(raised) == [(3, "vector")]
+        # A vector no L2-normalised embedding has (a value past 1, not a number) too.
+        for value in (1.5, float("nan")):
+            values = np.frombuffer(base64.b64decode(fact["vector"]), "<f4").copy()
+            values[3] = value
+            odd = {**fact, "vector": base64.b64encode(values.tobytes()).decode("ascii")}
+            with pytest.raises(BadRecords, match="L2-normalised") as raised:
+                mem.import_string(into, "\n".join([lines[0], json.dumps(odd)]))
+            assert _listed(raised) == [(2, "vector")]
         assert mem.facts(into).facts == [] and mem.ledger(into).entries == []
 
 

@@ -16,6 +16,7 @@ from engram.core.clock import from_us, now_us
 from engram.core.errors import StorageFailure
 from engram.core.models import LIBRARY
 from engram.core.ports import Store, Tx
+from engram.storage.sql.dialect import SQLITE
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import scope_token
 from engram.storage.sqlite.store import SQLiteStore
@@ -198,7 +199,7 @@ def test_recall_follows_a_write_path_it_was_never_told_of(db_path: object) -> No
         ).fetchone()[0]
         conn.execute(
             "INSERT INTO fact_vectors (fact, vector) VALUES (?, ?)",
-            (seq, vector.astype("<f4").tobytes()),
+            (seq, SQLITE.vector(vector)),
         )
         conn.execute("COMMIT")
         assert [h.fact.id for h in mem.recall(REF, "zeppelin", top_k=1, mode="text")] == ["f_raw"]
@@ -211,7 +212,7 @@ def test_recall_follows_a_write_path_it_was_never_told_of(db_path: object) -> No
         other = embedder.embed(["completely different"], "passage")[0]
         conn.execute(
             "UPDATE fact_vectors SET vector = ? WHERE fact = ?",
-            (other.astype("<f4").tobytes(), seq),
+            (SQLITE.vector(other), seq),
         )
         hit = mem.recall(REF, "completely different", top_k=1, mode="vector")[0]
         assert hit.fact.id == "f_raw" and hit.score == pytest.approx(1.0, abs=1e-5)

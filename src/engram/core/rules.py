@@ -176,6 +176,12 @@ def fork(rec: ledger.Entry, parent: Scope, *, into_existing: bool) -> tuple[int,
     return keys, len(added)
 
 
+# The largest value a stored vector may hold: an L2-normalised vector's values lie in
+# [-1, 1], with room for float32 rounding. Stores may keep vectors at a precision made for
+# that range (SQLite's float16).
+UNIT_BOUND = 1.001
+
+
 def check_model(store: Store, tx: Tx, model: ModelRecord, vectors: Sequence[Any] = ()) -> None:
     """Inside a write: raises EmbedderMismatch, writing nothing, when ``vectors`` do not
     have the model's width or the store holds vectors of another model; records
@@ -185,6 +191,11 @@ def check_model(store: Store, tx: Tx, model: ModelRecord, vectors: Sequence[Any]
             raise EmbedderMismatch(
                 f"the embedder returned {vector.shape[-1]} dimensions; "
                 f"it declares {model.dimension}"
+            )
+        if vector.size and not float(abs(vector).max()) <= UNIT_BOUND:  # NaN fails too
+            raise EmbedderMismatch(
+                f"a vector holds the value {float(abs(vector).max()):g}: vectors are "
+                "L2-normalised, so every value lies in [-1, 1]"
             )
     if store.models.get(tx) == model:
         return

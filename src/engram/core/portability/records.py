@@ -18,18 +18,20 @@ header row with ``content`` and optionally ``type``, ``tags`` (separated by ``;`
 
 from __future__ import annotations
 
+import array
 import base64
 import binascii
 import csv
 import io
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engram.core import limits
+from engram.core import limits, rules
 from engram.core.clock import from_us, to_us
 from engram.core.errors import BadRecords, EngramError, InvalidInput
 from engram.core.fields import Field, camel
@@ -426,7 +428,8 @@ def _record(obj: object, line: int, parsed: Parsed) -> None:
 
 
 def _width(fact: FactRecord, model: ModelRecord | None, errors: list[tuple[int, str, str]]) -> bool:
-    """Whether the fact's vector (if any) has the width of the file's model."""
+    """Whether the fact's vector (if any) has the width of the file's model and only values
+    an L2-normalised vector has."""
     if fact.vector is None:
         return True
     if model is None:
@@ -439,6 +442,19 @@ def _width(fact: FactRecord, model: ModelRecord | None, errors: list[tuple[int, 
                 "vector",
                 f"has {len(fact.vector) // 4} value(s); the file's model {model.model!r} has "
                 f"dimension {model.dimension}",
+            )
+        )
+        return False
+    values = array.array("f", fact.vector)  # the file's little-endian float32s
+    if sys.byteorder == "big":
+        values.byteswap()
+    odd = next((v for v in values if not abs(v) <= rules.UNIT_BOUND), None)  # NaN too
+    if odd is not None:
+        errors.append(
+            (
+                fact.line,
+                "vector",
+                f"holds the value {odd:g}; a vector is L2-normalised, every value in [-1, 1]",
             )
         )
         return False

@@ -19,8 +19,8 @@ from typing import Any
 class Dialect:
     """``mark``: the driver's placeholder. ``scope_by_id``: how a lookup by id also checks
     the scope. ``vector``: a vector as the driver binds it; ``unvector``: a stored vector
-    as float32. ``listed``: a list as one parameter; ``member``: the test that a column
-    is in it (``{column}``, one ``?``)."""
+    as float32, whatever precision the backend stores it at. ``listed``: a list as one
+    parameter; ``member``: the test that a column is in it (``{column}``, one ``?``)."""
 
     mark: str
     scope_by_id: str
@@ -34,7 +34,8 @@ class Dialect:
         return text if self.mark == "?" else _spelled(text, self.mark)
 
     def unvector_bytes(self, raw: bytes) -> Any:
-        """A vector from little-endian float32 bytes."""
+        """A vector from little-endian float32 bytes (the wire's and the ledger's form, not
+        necessarily the store's)."""
         return _floats(raw, "<f4")
 
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, list[object]]:
@@ -47,13 +48,41 @@ def _spelled(text: str, mark: str) -> str:
     return text.replace("?", mark)
 
 
+# How SQLite stores a vector: little-endian float16, half float32's bytes. A stored vector
+# is L2-normalised, so each value lies in [-1, 1], where float16 keeps 11 significant
+# bits; read back, it is normalised again (float16's rounding moves its length by up to
+# about 1e-4), so a score is the cosine PostgreSQL's operator gives, within 1e-5, and
+# exact top-10s from float16 rows are float32's (0.9995 of them, 100k facts,
+# BENCHMARKS.md). Searches compute in float32.
+SQLITE_VECTOR = "<f2"
+
+
+def sqlite_vector(vector: Any) -> bytes:
+    """A vector as SQLite stores it (the core admits only values in [-1, 1]:
+    ``rules.check_model``)."""
+    import numpy as np
+
+    return np.asarray(vector).astype(SQLITE_VECTOR).tobytes()
+
+
+def sqlite_matrix(blobs: Sequence[bytes]) -> Any:
+    """Stored vectors (of one width) as one float32 matrix of unit rows, a row each."""
+    import numpy as np
+
+    joined = np.frombuffer(b"".join(blobs), dtype=SQLITE_VECTOR)
+    matrix = joined.reshape(len(blobs), -1).astype(np.float32)
+    lengths = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.maximum(lengths, np.float32(1e-12))
+    return matrix
+
+
 SQLITE = Dialect(
     mark="?",
     # Lookups by id go through the id index; the unary + keeps SQLite's planner from
     # choosing the scope index instead (which walks the whole scope).
     scope_by_id="+scope = ?",
-    vector=lambda v: v.astype("<f4").tobytes(),
-    unvector=lambda raw: _floats(raw, "<f4"),
+    vector=sqlite_vector,
+    unvector=lambda raw: sqlite_matrix([raw])[0],
     listed=json.dumps,
     member="{column} IN (SELECT value FROM json_each(?))",
 )

@@ -8,6 +8,7 @@ anything writes to it (``check_ours``).
 from __future__ import annotations
 
 from engram.core.errors import StorageFailure
+from engram.storage.sql.dialect import sqlite_vector
 from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.driver import sqlite3
 
@@ -642,6 +643,15 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM vector_indexes WHERE scope = old.scope;
     END;
     """,
+    # 19: vectors stored as float16 (storage/sql/dialect.py, SQLITE_VECTOR), half their
+    # bytes. Rewritten as REPLACE, not UPDATE: the values are the same vectors, so no
+    # change is logged and no index file is dropped (an index re-scores its candidates
+    # from the rows). engram_half is the migration's own function (``migrate``).
+    """
+    REPLACE INTO fact_vectors (fact, vector) SELECT fact, engram_half(vector) FROM fact_vectors;
+    UPDATE fact_trash SET vector = engram_half(vector) WHERE vector IS NOT NULL;
+    UPDATE scope_state SET version = version + 1, epoch = epoch + 1;
+    """,
 )
 
 
@@ -686,6 +696,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
     """Brings the file to the newest schema, with FTS5's secure-delete where the driver
     has it (:func:`forgetting.secure_index`); refuses a file newer than this code.
     Returns the schema version."""
+    conn.create_function("engram_half", 1, _half, deterministic=True)
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -708,6 +719,13 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
     if secured and version > 0:  # a store from before: what it forgot goes for good
         forgetting.rewrite(conn)
     return len(MIGRATIONS)
+
+
+def _half(stored: bytes) -> bytes:
+    """A vector stored as float32 (migrations 1-18) in the form stored now."""
+    import numpy as np
+
+    return sqlite_vector(np.frombuffer(stored, "<f4"))
 
 
 def _statements(script: str) -> list[str]:

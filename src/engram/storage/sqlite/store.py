@@ -21,6 +21,7 @@ from engram.storage.rows import (
     plain_values,
     to_fact,
 )
+from engram.storage.sql.dialect import sqlite_vector
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable
@@ -110,7 +111,7 @@ class SQLiteFacts(FactTable):
         ).fetchall()
         conn.executemany(
             "INSERT INTO fact_vectors (fact, vector) VALUES (?, ?)",
-            [(seq, by_id[fact_id].vector.astype("<f4").tobytes()) for seq, fact_id in landed],
+            [(seq, sqlite_vector(by_id[fact_id].vector)) for seq, fact_id in landed],
         )
         conn.executemany(
             "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",

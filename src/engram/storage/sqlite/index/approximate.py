@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
+from engram.storage.sql.dialect import SQLITE, SQLITE_VECTOR, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
 from engram.storage.sqlite.index.background import Worker
@@ -76,6 +77,7 @@ BUILD_BATCH = 20_000  # rows read (and added) at a time by a build
 EXACT_ROWS = 20_000  # a filter that leaves at most this many rows: scored exactly
 
 Floats = npt.NDArray[np.float32]
+VALUE_BYTES = np.dtype(SQLITE_VECTOR).itemsize  # of a stored vector
 
 
 @dataclass
@@ -413,7 +415,7 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
         "facts": int(row[0]),
         "erasures": int(row[1]),
         "mark": change_mark(conn),
-        "dimension": int(width[0]) // 4 if width else 0,
+        "dimension": int(width[0]) // VALUE_BYTES if width else 0,
         "index": base,
         "changed": changed,
     }
@@ -432,7 +434,7 @@ def _rows(conn: sqlite3.Connection, scope: str, where: str, *args: object) -> li
 def _add(conn: sqlite3.Connection, scope: str, delta: _Delta, where: str, arg: object) -> None:
     """Reads into ``delta`` the scope's rows matching ``where``."""
     for seq, fact_id, blob in _rows(conn, scope, where, arg):
-        delta.rows[int(seq)] = (str(fact_id), np.frombuffer(blob, np.float32))
+        delta.rows[int(seq)] = (str(fact_id), SQLITE.unvector(blob))
         delta.last_seq = max(delta.last_seq, int(seq))
 
 
@@ -485,7 +487,7 @@ def _scored(
 def _arrays(rows: list[Any]) -> tuple[npt.NDArray[np.int64], Floats]:
     """(seq, id, vector) rows as their seqs and their vectors' matrix."""
     seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), np.float32).reshape(len(rows), -1)
+    matrix = sqlite_matrix([r[2] for r in rows])
     return seqs, matrix
 
 

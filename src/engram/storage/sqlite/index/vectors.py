@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
+from engram.storage.sql.dialect import sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index.copies import ScopeCopies
 from engram.storage.sqlite.index.projection import PROJECT_ABOVE, Projection
@@ -61,9 +62,9 @@ class _ScopeVectors:
         self._add(seqs, ids, blobs)
 
     def _add(self, seqs: list[int], ids: list[str], blobs: list[bytes]) -> None:
-        rows = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
+        rows = sqlite_matrix(blobs)
         self.last_seq = max(self.last_seq, max(seqs))
-        if self.count == 0:  # a fresh load: the joined buffer is the matrix, no copy
+        if self.count == 0:  # a fresh load: the matrix read is the copy, no second one
             self.matrix, self.seqs, self.ids = rows, np.array(seqs, np.int64), list(ids)
             self.count = len(seqs)
             self._project(rows)

@@ -105,8 +105,12 @@ class SQLiteFacts(FactTable):
             _INSERT, [(new.fact.id, scope.key, token, *plain_values(new)) for new in facts]
         )
         by_id = {new.fact.id: new for new in facts}
+        # In seq order: the vectors then append to their table's last page, which fills
+        # pages whole; in the id index's (random) order a batch split pages, 12% of the
+        # table left empty.
         landed = conn.execute(
-            "SELECT seq, id FROM facts WHERE seq > ? AND id IN (SELECT value FROM json_each(?))",
+            "SELECT seq, id FROM facts WHERE seq > ? AND id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY seq",
             (before, json.dumps(list(by_id))),
         ).fetchall()
         conn.executemany(

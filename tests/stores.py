@@ -21,7 +21,7 @@ from engram.storage.sql.dialect import SQLITE
 
 Target = str | Path
 
-# Takes a SQLite store back to schema 4, for migration tests (after ``single_vectors``):
+# Takes a SQLite store back to schema 4, for migration tests (after ``as_schema_18``):
 # migration 18's vector indexes, 17's expiry, 16's derived copies, 13's documents,
 # 12's feedback, 11's graph, 10's index, 9's sessions, 8's history, 7's strength, 6's
 # triggers, then 5's change log.
@@ -76,12 +76,17 @@ ALTER TABLE scope_state DROP COLUMN logged;
 """
 
 
-def single_vectors(conn: Any) -> None:
-    """Rewrites a SQLite store's vectors as float32, as schemas before 19 stored them
-    (REPLACE, so no trigger takes it for a change)."""
+def as_schema_18(conn: Any) -> None:
+    """Rewrites a SQLite store's rows as schema 18 kept them: vectors as float32 (REPLACE,
+    so no trigger takes it for a change), content hashes whole."""
+    from engram.core.rules import content_hash
+
     conn.create_function("single", 1, lambda raw: SQLITE.unvector(raw).astype("<f4").tobytes())
+    conn.create_function("whole", 1, content_hash)
     conn.execute("REPLACE INTO fact_vectors SELECT fact, single(vector) FROM fact_vectors")
     conn.execute("UPDATE fact_trash SET vector = single(vector) WHERE vector IS NOT NULL")
+    for table in ("facts", "fact_trash"):
+        conn.execute(f"UPDATE {table} SET content_hash = whole(content)")
 
 
 def is_postgres(target: Target) -> bool:

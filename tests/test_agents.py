@@ -6,7 +6,7 @@ import pytest
 
 import engram
 from engram import InvalidInput, NotFound, ResourceRef
-from stores import UNDO_CHANGE_LOG, Target
+from stores import UNDO_CHANGE_LOG, Target, as_schema_18
 
 
 def test_register_defaults_the_resource_to_the_name(mem: engram.Memory) -> None:
@@ -71,6 +71,7 @@ def test_a_sqlite_store_from_before_agents_is_migrated(db_path: Path) -> None:
     conn.execute("DROP TABLE agents")
     conn.execute("DROP TABLE shares")  # and every later migration
     conn.execute("ALTER TABLE scope_state DROP COLUMN rewritten")
+    as_schema_18(conn)
     conn.executescript(UNDO_CHANGE_LOG)
     conn.execute("PRAGMA user_version = 1")
     conn.commit()

@@ -18,7 +18,7 @@ from engram.core.models import Filters
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.schema import LOG_FLOOR, MIGRATIONS
 from engram.storage.sqlite.store import SQLiteStore
-from stores import UNDO_CHANGE_LOG, all_facts, single_vectors
+from stores import UNDO_CHANGE_LOG, all_facts, as_schema_18
 
 BIG = ResourceRef("big")
 WORDS = "camera flight hotel budget garden server ticket party repair phone".split()
@@ -140,7 +140,7 @@ def test_a_file_from_before_the_log_is_migrated_and_logs_from_then_on(db_path: P
         facts = mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
         mem.forget(BIG, facts[0].id)
     conn = sqlite3.connect(db_path)
-    single_vectors(conn)
+    as_schema_18(conn)
     conn.executescript(UNDO_CHANGE_LOG)
     conn.execute("PRAGMA user_version = 4")
     conn.commit()

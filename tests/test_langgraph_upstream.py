@@ -56,10 +56,13 @@ def _seen(items: list[Any]) -> set[tuple[tuple[str, ...], str, str]]:
     return {(tuple(i.namespace), i.key, repr(sorted(i.value.items()))) for i in items}
 
 
-def _scored(items: list[Any]) -> list[tuple[tuple[str, ...], str, float]]:
-    return sorted(
-        (tuple(i.namespace), i.key, round(i.score, 4)) for i in items if i.score is not None
-    )
+# engram keeps vectors at float16 on SQLite, upstream at float32: a score moves by
+# under 1e-4 (storage/sql/dialect.py), never the set of items scored.
+WITHIN = 5e-4
+
+
+def _scored(items: list[Any]) -> dict[tuple[tuple[str, ...], str], float]:
+    return {(tuple(i.namespace), i.key): i.score for i in items if i.score is not None}
 
 
 values = st.fixed_dictionaries(
@@ -107,7 +110,7 @@ def test_engram_store_answers_as_upstreams_sqlite_store(
             else:  # scored by cosine similarity of the same embeddings
                 mine = ours.search(where, query=step[2], limit=100)
                 upstream = theirs.search(where, query=step[2], limit=100)
-                assert _scored(mine) == _scored(upstream), step
+                assert _scored(mine) == pytest.approx(_scored(upstream), abs=WITHIN), step
                 ranked = [i.score for i in mine if i.score is not None]
                 assert ranked == sorted(ranked, reverse=True)
 
@@ -139,9 +142,7 @@ def test_distance_types_score_by_their_definitions(tmp_path: Path) -> None:
                 store.put((distance,), key, {"text": text})
             found = store.search((distance,), query="tea")
             want = {k: score(EMBEDDER.embed([t], "passage")[0]) for k, t in texts.items()}
-            assert {i.key: round(i.score or 0, 5) for i in found} == {
-                k: round(v, 5) for k, v in want.items()
-            }
+            assert {i.key: i.score for i in found} == pytest.approx(want, abs=WITHIN)
             assert [i.key for i in found] == sorted(want, key=lambda k: -want[k])
         with pytest.raises(engram.InvalidInput, match="distance_type must be one of"):
             EngramStore(mem, index={"fields": ["text"], "distance_type": "hamming"})  # type: ignore[typeddict-item]

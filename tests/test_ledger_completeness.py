@@ -323,7 +323,7 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
 
     now = now_us()
     fact = Fact("f_row", REF, "row words", from_us(now), from_us(now))
-    new = NewFact(fact, "h" * 64, "{}", np.ones(16, np.float32) / 4)
+    new = NewFact(fact, "ab" * 32, "{}", np.ones(16, np.float32) / 4)
     agent = Agent("a_row", "row", REF, None, from_us(now))
     share = Share("ana", "app:a", "app:b", from_us(now))
     entity = Entity("e_x", "X", "x", None, (), None, {}, "asserted", from_us(now), from_us(now))
@@ -337,7 +337,7 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         "working.copy_scope": lambda tx: store.working.copy_scope(tx, REF, OTHER, now),
         "facts.insert": lambda tx: store.facts.insert(tx, REF, [new]),
         "facts.rewrite": lambda tx: store.facts.rewrite(
-            tx, REF, "f_x", "w", "h", None, None, None, now
+            tx, REF, "f_x", "w", "cd" * 32, None, None, None, now
         ),
         "facts.set_context": lambda tx: store.facts.set_context(tx, REF, "f_x", "c", now),
         "facts.set_strength": lambda tx: store.facts.set_strength(tx, REF, "f_x", 0.5),
@@ -363,7 +363,7 @@ def _row_writes(store: Any) -> dict[str, Callable[[Any], object]]:
         ),
         "graph.queue": lambda tx: store.graph.queue(tx, REF, ["f_x"]),
         "graph.ground": lambda tx: store.graph.ground(tx, REF, [("f_x", "e_x")], "llm"),
-        "graph.mark_read": lambda tx: store.graph.mark_read(tx, REF, "llm", [("f_x", "h")]),
+        "graph.mark_read": lambda tx: store.graph.mark_read(tx, REF, "llm", [("f_x", "ef" * 32)]),
         "graph.put_relation_type": lambda tx: store.graph.put_relation_type(tx, REF, "t", True),
         "graph.put_relation": lambda tx: store.graph.put_relation(tx, REF, relation),
         "graph.delete_relation": lambda tx: store.graph.delete_relation(tx, REF, "r_x"),

@@ -163,11 +163,12 @@ sys.stdin.read()  # holds the file until stdin closes
 
 def test_a_migration_refuses_while_another_process_has_the_store_open(tmp_path: Path) -> None:
     from engram.storage.sqlite.driver import sqlite3
-    from engram.storage.sqlite.schema import APPLICATION_ID, MIGRATIONS, _statements
+    from engram.storage.sqlite.schema import APPLICATION_ID, MIGRATIONS, _statements, functions
 
     path = tmp_path / "older.db"  # a store one migration behind this engram
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
+    functions(conn)
     for script in MIGRATIONS[:-1]:
         for statement in _statements(script):
             conn.execute(statement)

@@ -143,7 +143,8 @@ class Departure:
 @dataclass(frozen=True, slots=True)
 class NewFact:
     """A fact ready to be written: the record as it will read back (id, times and all),
-    its content hash, its metadata as stored JSON, and its vector."""
+    its content hash (``rules.content_hash``: 64 hex digits, which a store may keep
+    shortened), its metadata as stored JSON, and its vector."""
 
     fact: Fact
     content_hash: str

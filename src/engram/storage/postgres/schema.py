@@ -561,6 +561,16 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE fact_trash ADD COLUMN expires_at bigint;
     CREATE INDEX facts_by_expiry ON facts (scope, expires_at) WHERE expires_at IS NOT NULL;
     """,
+    """
+    -- 14: a content hash kept as its first 128 bits in base64url (storage/rows.py,
+    -- stored_digest), as on SQLite (migration 20).
+    UPDATE facts SET content_hash = rtrim(translate(encode(
+        substring(decode(content_hash, 'hex') FROM 1 FOR 16), 'base64'), '+/', '-_'), '=');
+    UPDATE fact_trash SET content_hash = rtrim(translate(encode(
+        substring(decode(content_hash, 'hex') FROM 1 FOR 16), 'base64'), '+/', '-_'), '=');
+    UPDATE graph_reads SET content_hash = rtrim(translate(encode(
+        substring(decode(content_hash, 'hex') FROM 1 FOR 16), 'base64'), '+/', '-_'), '=');
+    """,
 )
 
 

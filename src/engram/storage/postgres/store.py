@@ -27,6 +27,7 @@ from engram.storage.rows import (
     PLAIN_COLUMNS,
     plain_columns,
     plain_values,
+    stored_digest,
     to_fact,
 )
 from engram.storage.sql.queries import TRASH_COLUMNS
@@ -94,7 +95,7 @@ class PostgresFacts(FactTable):
         columns = zip(*(plain_values(new) for new in facts), strict=True)
         ids = [new.fact.id for new in facts]
         rows = conn.execute(_INSERT, (scope.key, ids, *[list(c) for c in columns])).fetchall()
-        by_hash = {new.content_hash: new for new in facts}
+        by_hash = {stored_digest(new.content_hash): new for new in facts}
         if rows:
             with conn.cursor() as cursor:
                 cursor.executemany(
@@ -109,7 +110,7 @@ class PostgresFacts(FactTable):
                         tags,
                     )
             self._index_when_grown(tx, scope, facts[0].vector.shape[-1])
-        return {str(h) for _, h in rows}
+        return {by_hash[str(h)].content_hash for _, h in rows}
 
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
         gone = super().erase_scope(tx, scope, turn_user=turn_user)

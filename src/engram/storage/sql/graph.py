@@ -15,6 +15,7 @@ from engram.core.errors import StorageFailure
 from engram.core.graph.models import ORIGINS, Entity, FactReading, Mention, Origin, Relation
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
+from engram.storage.rows import stored_digest
 from engram.storage.sql.queries import like_pattern
 from engram.storage.sql.tx import sql
 
@@ -213,7 +214,7 @@ class GraphTable:
             "INSERT INTO graph_reads (fact_id, extractor, content_hash) "
             "SELECT id, ?, ? FROM facts WHERE id = ? AND scope = ? "
             "ON CONFLICT (fact_id, extractor) DO UPDATE SET content_hash = excluded.content_hash",
-            [(extractor, digest, fact_id, scope.key) for fact_id, digest in reads],
+            [(extractor, stored_digest(digest), fact_id, scope.key) for fact_id, digest in reads],
         )
 
     def mentions(

@@ -15,6 +15,7 @@ from engram.storage.rows import (
     PLAIN_COLUMNS,
     SESSION_COLUMNS,
     WORKING_COLUMNS,
+    stored_digest,
 )
 from engram.storage.sql.dialect import Dialect
 
@@ -142,7 +143,7 @@ def ids_taken(d: Dialect, ids: Sequence[str]) -> Query:
 
 
 def facts_by_hashes(d: Dialect, scope: str, hashes: Sequence[str]) -> Query:
-    """Each row led by its content hash."""
+    """Each row led by its content hash as stored (``hashes`` are so too)."""
     member, params = d.in_list("content_hash", hashes)
     return (
         f"SELECT content_hash, {FACT_COLUMNS} FROM facts WHERE scope = ? AND {member}",
@@ -204,7 +205,7 @@ def fact_rewrite(
     return (
         "UPDATE facts SET content = ?, content_hash = ?, updated_at = ?, corrected_by = ?, "
         f"corrected_at = ? WHERE id = ? AND {d.scope_by_id} RETURNING {FACT_COLUMNS}",
-        (content, content_hash, now_us, by, by_at_us, fact_id, scope),
+        (content, stored_digest(content_hash), now_us, by, by_at_us, fact_id, scope),
     )
 
 

@@ -17,6 +17,7 @@ from engram.core.scopes import Scope, parse_key
 from engram.core.sessions import MAX_FORK_DEPTH
 from engram.storage.rows import (
     CREATED_AT,
+    stored_digest,
     to_agent,
     to_entry,
     to_fact,
@@ -125,8 +126,9 @@ class FactTable:
         if not hashes:
             return {}
         t = sql(tx)
-        rows = t.rows(*q.facts_by_hashes(t.dialect, scope.key, list(dict.fromkeys(hashes))))
-        return {str(r[0]): to_fact(r[1:]) for r in rows}
+        stored = {stored_digest(h): h for h in hashes}
+        rows = t.rows(*q.facts_by_hashes(t.dialect, scope.key, list(stored)))
+        return {stored[str(r[0])]: to_fact(r[1:]) for r in rows}
 
     def strengths(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, float]:
         if not ids:

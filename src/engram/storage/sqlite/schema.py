@@ -8,6 +8,7 @@ anything writes to it (``check_ours``).
 from __future__ import annotations
 
 from engram.core.errors import StorageFailure
+from engram.storage.rows import stored_digest
 from engram.storage.sql.dialect import sqlite_vector
 from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.driver import sqlite3
@@ -652,6 +653,13 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE fact_trash SET vector = engram_half(vector) WHERE vector IS NOT NULL;
     UPDATE scope_state SET version = version + 1, epoch = epoch + 1;
     """,
+    # 20: a content hash kept as its first 128 bits in base64url (storage/rows.py,
+    # stored_digest), 42 characters less in the row and in the scope's unique index.
+    """
+    UPDATE facts SET content_hash = engram_digest(content_hash);
+    UPDATE fact_trash SET content_hash = engram_digest(content_hash);
+    UPDATE graph_reads SET content_hash = engram_digest(content_hash);
+    """,
 )
 
 
@@ -696,7 +704,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
     """Brings the file to the newest schema, with FTS5's secure-delete where the driver
     has it (:func:`forgetting.secure_index`); refuses a file newer than this code.
     Returns the schema version."""
-    conn.create_function("engram_half", 1, _half, deterministic=True)
+    functions(conn)
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -719,6 +727,12 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
     if secured and version > 0:  # a store from before: what it forgot goes for good
         forgetting.rewrite(conn)
     return len(MIGRATIONS)
+
+
+def functions(conn: sqlite3.Connection) -> None:
+    """Gives ``conn`` the functions the migrations call."""
+    conn.create_function("engram_half", 1, _half, deterministic=True)
+    conn.create_function("engram_digest", 1, stored_digest, deterministic=True)
 
 
 def _half(stored: bytes) -> bytes:

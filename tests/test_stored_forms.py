@@ -1,7 +1,9 @@
-"""Vectors as SQLite stores them: float16, half float32's bytes, read back within its
-rounding; a store of float32 vectors is rewritten once, in place; a vector no
-L2-normalised embedding could be (a value past 1, not a number) is refused before a
-byte is written."""
+"""What a fact's row holds, kept small. Vectors as SQLite stores them: float16, half
+float32's bytes, read back within its rounding; a store of float32 vectors is rewritten
+once, in place; a vector no L2-normalised embedding could be (a value past 1, not a
+number) is refused before a byte is written. A content hash as both stores keep it: 22
+characters that still tell a scope's duplicates apart, and a store of full hashes
+rewritten once."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import stores
 from engram import ResourceRef
 from engram.core.errors import EmbedderMismatch
 from engram.core.ports import EmbedKind, Vectors
+from engram.core.rules import content_hash
+from engram.storage.rows import stored_digest
 from engram.storage.sql.dialect import SQLITE
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.schema import MIGRATIONS
@@ -56,8 +60,8 @@ def test_a_store_of_float32_vectors_is_rewritten_once_and_answers_as_before(
     indexes = stores.rows(db_path, "SELECT * FROM vector_indexes")
     assert len(indexes) == 1  # the search asked for one, built from float16 rows
     conn = sqlite3.connect(db_path)
-    stores.single_vectors(conn)  # as schema 18 stored them
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    stores.as_schema_18(conn)
+    conn.execute("PRAGMA user_version = 18")
     conn.commit()
     conn.close()
     assert {len(raw) for raw in _rows(db_path).values()} == {64 * 4}
@@ -102,3 +106,51 @@ def test_a_vector_no_normalised_embedding_has_is_refused_and_nothing_is_written(
             mem.correct(REF, kept.id, "changed")
         assert [f.content for f in mem.facts(REF).facts] == ["kept"]
     assert len(stores.vectors(target)) == 1
+
+
+def test_a_content_hash_is_kept_in_22_characters_and_still_tells_duplicates_apart(
+    target: stores.Target,
+) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        first, second = mem.remember_many(REF, ["the cat sleeps", "the dog barks"])
+        assert mem.remember(REF, "the  cat sleeps").id == first.id  # the same words, once
+        with pytest.raises(engram.Conflict):
+            mem.correct(REF, second.id, "the cat sleeps")  # another fact holds these words
+        changed = mem.correct(REF, second.id, "the dog sleeps")
+        assert mem.remember(REF, "the dog sleeps").id == changed.id
+        assert mem.remember(REF, "the dog barks").id != second.id  # its old words are free
+    held = stores.rows(target, "SELECT content, content_hash FROM facts ORDER BY seq")
+    assert [digest for _, digest in held] == [stored_digest(content_hash(text)) for text, _ in held]
+    assert {len(digest) for _, digest in held} == {22}
+
+
+def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        kept, trashed = mem.remember_many(REF, ["the cat sleeps", "the dog barks"])
+        mem.forget(REF, trashed.id)
+    for table in ("facts", "fact_trash"):  # as every store before this one kept them
+        for fact_id, text in stores.rows(target, f"SELECT id, content FROM {table}"):
+            full = content_hash(text)
+            stores.rows(
+                target, f"UPDATE {table} SET content_hash = ? WHERE id = ?", (full, fact_id)
+            )
+    if stores.is_postgres(target):
+        stores.rows(target, "DELETE FROM engram_schema WHERE version = 14")
+    else:
+        stores.rows(target, f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        assert mem.remember(REF, "the cat sleeps").id == kept.id
+        restored = mem.restore(REF, trashed.id)
+        assert mem.remember(REF, "the dog barks").id == restored.id
+    for table in ("facts", "fact_trash"):
+        held = stores.rows(target, f"SELECT content, content_hash FROM {table}")
+        assert [d for _, d in held] == [stored_digest(content_hash(t)) for t, _ in held]
+
+
+def full_hashes(target: stores.Target) -> None:
+    """Rewrites the store's content hashes whole, as every store before 22 characters
+    kept them."""
+    for table in ("facts", "fact_trash"):
+        for fact_id, text in stores.rows(target, f"SELECT id, content FROM {table}"):
+            update = f"UPDATE {table} SET content_hash = ? WHERE id = ?"
+            stores.rows(target, update, (content_hash(text), fact_id))

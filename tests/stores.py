@@ -78,7 +78,8 @@ ALTER TABLE scope_state DROP COLUMN logged;
 
 def as_schema_18(conn: Any) -> None:
     """Rewrites a SQLite store's rows as schema 18 kept them: vectors as float32 (REPLACE,
-    so no trigger takes it for a change), content hashes whole."""
+    so no trigger takes it for a change), content hashes whole, index files without how
+    their graph was built."""
     from engram.core.rules import content_hash
 
     conn.create_function("single", 1, lambda raw: SQLITE.unvector(raw).astype("<f4").tobytes())
@@ -87,6 +88,7 @@ def as_schema_18(conn: Any) -> None:
     conn.execute("UPDATE fact_trash SET vector = single(vector) WHERE vector IS NOT NULL")
     for table in ("facts", "fact_trash"):
         conn.execute(f"UPDATE {table} SET content_hash = whole(content)")
+    conn.execute("ALTER TABLE vector_indexes DROP COLUMN built_with")
 
 
 def is_postgres(target: Target) -> bool:

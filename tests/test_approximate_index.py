@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import engram
+import stores
 from engram import Note, ResourceRef
 from engram.storage.sqlite.index import approximate
 from engram.storage.sqlite.store import SQLiteStore
@@ -54,6 +55,26 @@ def test_the_graph_finds_what_exact_search_finds(
         near = {h.fact.id for h in recalled(indexed, query)}
         overlap.append(len(near & {h.fact.id for h in recalled(exact, query)}) / 10)
     assert sum(overlap) / len(overlap) >= 0.9, overlap
+
+
+def test_a_file_records_how_its_graph_was_built_and_is_searched_as_wide_as_that_needs(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path
+) -> None:
+    indexed, _ = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    file = built(indexed)
+    recalled(indexed, QUERIES[1])  # opens the file
+    rows = stores.rows(db_path, "SELECT built_with, size FROM vector_indexes")
+    assert rows == [(approximate.EXPANSION_ADD, 400)]
+    opened = store_of(indexed).index.approximate._opened[file.name]
+    assert opened.index.expansion_search == approximate.search_width(400)
+    # A graph built exploring 256 holds recall at 384 explored up to 1M vectors; one built
+    # exploring 128 (every file before the column) needed 1,214 there (BENCHMARKS.md).
+    assert approximate.search_width(1_000_000) == 384
+    assert approximate.search_width(4_000_000) == 768
+    assert approximate.search_width(1_000_000, approximate.NARROW_BUILD) == 1214
+    assert approximate.search_width(100_000, approximate.NARROW_BUILD) == 384
+    assert approximate.search_width(10**9, approximate.NARROW_BUILD) == approximate.WIDEST
 
 
 @pytest.fixture
@@ -189,7 +210,9 @@ def test_a_build_that_overlapped_an_erasure_is_not_installed(
     start = store.db.run(lambda tx: approximate._state(tx.conn, "r:big"), write=False)
     indexed.forget(REF, facts[0].id, hard=True)
     installed = store.db.run(
-        lambda tx: approximate._install(tx.conn, "r:big", "x.usearch", start, 300, 300)
+        lambda tx: approximate._install(
+            tx.conn, "r:big", "x.usearch", start, 300, 300, approximate.EXPANSION_ADD
+        )
     )
     assert not installed
 

@@ -57,7 +57,8 @@ def test_a_store_of_float32_vectors_is_rewritten_once_and_answers_as_before(
         assert isinstance(store, SQLiteStore) and store.index.approximate.settle(timeout=120)
     half, trashed = _rows(db_path), stores.rows(db_path, "SELECT vector FROM fact_trash")
     logged = stores.rows(db_path, "SELECT count(*) FROM fact_changes")
-    indexes = stores.rows(db_path, "SELECT * FROM vector_indexes")
+    files = "SELECT scope, file, mark, last_seq, size, dimension FROM vector_indexes"
+    indexes = stores.rows(db_path, files)
     assert len(indexes) == 1  # the search asked for one, built from float16 rows
     conn = sqlite3.connect(db_path)
     stores.as_schema_18(conn)
@@ -72,7 +73,9 @@ def test_a_store_of_float32_vectors_is_rewritten_once_and_answers_as_before(
         assert stores.rows(db_path, "SELECT vector FROM fact_trash") == trashed
         # The same vectors: nothing logged as changed, no index file dropped.
         assert stores.rows(db_path, "SELECT count(*) FROM fact_changes") == logged
-        assert stores.rows(db_path, "SELECT * FROM vector_indexes") == indexes
+        assert stores.rows(db_path, files) == indexes
+        # built before the column: taken as the narrower build it was, searched wider
+        assert stores.rows(db_path, "SELECT built_with FROM vector_indexes") == [(128,)]
         assert [h.fact.id for h in mem.recall(REF, "camera hotel", top_k=4, mode="vector")] == (
             before
         )
@@ -137,7 +140,8 @@ def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target)
     if stores.is_postgres(target):
         stores.rows(target, "DELETE FROM engram_schema WHERE version = 14")
     else:
-        stores.rows(target, f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+        stores.rows(target, "ALTER TABLE vector_indexes DROP COLUMN built_with")  # 21's
+        stores.rows(target, "PRAGMA user_version = 19")
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         assert mem.remember(REF, "the cat sleeps").id == kept.id
         restored = mem.restore(REF, trashed.id)

@@ -660,6 +660,12 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE fact_trash SET content_hash = engram_digest(content_hash);
     UPDATE graph_reads SET content_hash = engram_digest(content_hash);
     """,
+    # 21: what a vector index file's graph was built exploring (approximate.py,
+    # EXPANSION_ADD): files from before were built exploring 128, and a query must explore
+    # more of such a graph to find as much.
+    """
+    ALTER TABLE vector_indexes ADD COLUMN built_with INTEGER NOT NULL DEFAULT 128;
+    """,
 )
 
 

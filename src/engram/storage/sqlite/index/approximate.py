@@ -61,14 +61,16 @@ log = logging.getLogger("engram.storage")
 
 # Below this many facts exact search is as fast (BENCHMARKS.md, "One scope at scale").
 ANN_ABOVE = 50_000
-# The graph: 32 links a node, int8 vectors; EXPANSION_SEARCH candidates explored a query
-# at 100k facts, more as the scope grows (search_width), the best OVERSAMPLE of them scored
-# exactly. Recall@10 against exact on the perf corpus: at 100k, 384 explored 0.981 in 5.0 ms
-# (256: 0.967-0.972; 16 links: 0.96; f16 vectors: no better, 1.6 x the file); at 300k, 384
-# gave 0.969, 512 0.977, 768 0.985; at 1M, 384 gave 0.94. Holding recall takes a width that
-# grows about as the square root of the scope.
+# The graph: 32 links a node, int8 vectors, EXPANSION_ADD candidates explored as a node is
+# added; EXPANSION_SEARCH explored a query, more as the scope grows (search_width), the
+# best OVERSAMPLE of them scored exactly. Recall@10 against exact on the perf corpus
+# (BENCHMARKS.md): built exploring 128, 384 explored gave 0.981 at 100k, 0.969 at 300k,
+# 0.94 at 1M, and holding 0.97 took a width growing as the square root of the scope (1,214
+# at 1M, 24.9 ms); built exploring 256 (twice the build: 1,357 s at 1M on 2 cores), 384
+# gives 0.983 at 300k and 0.975 at 1M (8.2 ms), 512 0.980. 48 links were no better.
 CONNECTIVITY = 32
-EXPANSION_ADD = 128
+EXPANSION_ADD = 256
+NARROW_BUILD = 128  # what files built before vector_indexes.built_with were built with
 EXPANSION_SEARCH = 384
 WIDEST = 4096
 OVERSAMPLE = 100
@@ -157,18 +159,19 @@ class ApproximateIndex:
         if facts < self.above or not self.available:
             return None
         row = conn.execute(
-            "SELECT file, mark, last_seq, size, dimension FROM vector_indexes WHERE scope = ?",
+            "SELECT file, mark, last_seq, size, dimension, built_with FROM vector_indexes "
+            "WHERE scope = ?",
             (scope,),
         ).fetchone()
         if row is None:  # none yet, or dropped: a file another process unlinked is let go
             self.forget(scope)
             self.want(scope)
             return None
-        file, mark, last_seq, size, dimension = row
+        file, mark, last_seq, size, dimension, built_with = row
         if dimension != query.shape[-1]:
             return None  # exact search names the mismatch
         query = query.astype(np.float32, copy=False)  # float32 products, as exact search
-        opened = self._open(scope, file, size)
+        opened = self._open(scope, file, size, built_with)
         if opened is None:
             self.want(scope)
             return None
@@ -209,7 +212,7 @@ class ApproximateIndex:
         best = sorted(scored.items(), key=lambda kv: (-kv[1][1], kv[0]))[:limit]
         return [Candidate(fact_id, score) for _, (fact_id, score) in best]
 
-    def _open(self, scope: str, file: str, size: int) -> _Opened | None:
+    def _open(self, scope: str, file: str, size: int, built_with: int) -> _Opened | None:
         with self._lock:
             opened = self._opened.get(file)
         if opened is not None:
@@ -218,7 +221,7 @@ class ApproximateIndex:
         index = _restored(_usearch(), self.directory / file, size, view=True)
         if index is None:
             return None
-        index.expansion_search = search_width(size)  # type: ignore[misc]  # settable
+        index.expansion_search = search_width(size, built_with)  # type: ignore[misc]  # settable
         opened = _Opened(index, size)
         with self._lock:
             self._let_go(scope)
@@ -317,6 +320,7 @@ class ApproximateIndex:
         index: Index | None = None
         rewritten: list[int] = []
         last_seq = -1
+        built_with = EXPANSION_ADD
         base = start["index"]
         if base is not None and (self.directory / base["file"]).exists():
             changed = start["changed"]
@@ -324,6 +328,9 @@ class ApproximateIndex:
                 # A merge: the file, less what changed since it, plus the rows after it.
                 index = _restored(usearch, self.directory / base["file"], base["size"])
             if index is not None:
+                # A merge keeps the file's graph: it searches as that was built.
+                built_with = int(base["built_with"])
+                index.expansion_add = EXPANSION_ADD  # type: ignore[misc]  # settable
                 index.remove([k for k in changed if index.contains(k)])
                 last_seq = int(base["last_seq"])
                 # Rows after the file's newest come with the appends: read once, added once.
@@ -351,7 +358,11 @@ class ApproximateIndex:
         with vectorfiles.files_lock(self.directory):
             os.replace(partial, self.directory / name)
             installed = bool(
-                self._run(lambda tx: _install(tx.conn, scope, name, start, max(last_seq, 0), size))
+                self._run(
+                    lambda tx: _install(
+                        tx.conn, scope, name, start, max(last_seq, 0), size, built_with
+                    )
+                )
             )
             if not installed:
                 (self.directory / name).unlink(missing_ok=True)
@@ -399,7 +410,8 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
     if row is None:
         return None
     index = conn.execute(
-        "SELECT file, mark, last_seq, size FROM vector_indexes WHERE scope = ?", (scope,)
+        "SELECT file, mark, last_seq, size, built_with FROM vector_indexes WHERE scope = ?",
+        (scope,),
     ).fetchone()
     width = conn.execute(
         "SELECT length(v.vector) FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
@@ -409,7 +421,13 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
     base = None
     changed = None
     if index is not None:
-        base = {"file": index[0], "mark": index[1], "last_seq": index[2], "size": index[3]}
+        base = {
+            "file": index[0],
+            "mark": index[1],
+            "last_seq": index[2],
+            "size": index[3],
+            "built_with": index[4],
+        }
         changed = logged_since(conn, scope, int(index[1]))
     return {
         "facts": int(row[0]),
@@ -439,7 +457,13 @@ def _add(conn: sqlite3.Connection, scope: str, delta: _Delta, where: str, arg: o
 
 
 def _install(
-    conn: sqlite3.Connection, scope: str, name: str, start: dict[str, Any], last_seq: int, size: int
+    conn: sqlite3.Connection,
+    scope: str,
+    name: str,
+    start: dict[str, Any],
+    last_seq: int,
+    size: int,
+    built_with: int,
 ) -> bool:
     """Names the new file as the scope's index (holding its rows up to ``last_seq`` as of
     the build's first read), unless a fact was erased since that read: its vector may be
@@ -448,11 +472,11 @@ def _install(
     if now is None or int(now[0]) != start["erasures"]:
         return False
     conn.execute(
-        "INSERT INTO vector_indexes (scope, file, mark, last_seq, size, dimension) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET file = excluded.file, "
+        "INSERT INTO vector_indexes (scope, file, mark, last_seq, size, dimension, built_with) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET file = excluded.file, "
         "mark = excluded.mark, last_seq = excluded.last_seq, size = excluded.size, "
-        "dimension = excluded.dimension",
-        (scope, name, start["mark"], last_seq, size, start["dimension"]),
+        "dimension = excluded.dimension, built_with = excluded.built_with",
+        (scope, name, start["mark"], last_seq, size, start["dimension"], built_with),
     )
     return True
 
@@ -491,9 +515,12 @@ def _arrays(rows: list[Any]) -> tuple[npt.NDArray[np.int64], Floats]:
     return seqs, matrix
 
 
-def search_width(size: int) -> int:
-    """How many candidates a query explores in a graph of ``size`` vectors."""
-    return min(WIDEST, max(EXPANSION_SEARCH, round(EXPANSION_SEARCH * math.sqrt(size / 1e5))))
+def search_width(size: int, built_with: int = EXPANSION_ADD) -> int:
+    """How many candidates a query explores in a graph of ``size`` vectors built exploring
+    ``built_with``: EXPANSION_SEARCH up to 1M vectors (100k for a narrower build), growing
+    as the square root of the size beyond."""
+    anchor = 1e5 if built_with <= NARROW_BUILD else 1e6
+    return min(WIDEST, max(EXPANSION_SEARCH, round(EXPANSION_SEARCH * math.sqrt(size / anchor))))
 
 
 def _restored(usearch: Any, path: Path, size: int, *, view: bool = False) -> Index | None:

@@ -124,6 +124,25 @@ def same_answers(indexed: engram.Memory, exact: engram.Memory, **kw: object) -> 
         same_hits(recalled(indexed, query, **kw), recalled(exact, query, **kw))
 
 
+def test_facts_of_one_vector_tie_alike_in_the_index_and_in_exact_search(
+    pair: tuple[engram.Memory, engram.Memory],
+) -> None:
+    # A word and the word repeated have one vector: every search scores them alike and
+    # orders them as written, wherever their rows sit among the others'.
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    same = indexed.remember_many(REF, [" ".join(["lantern"] * n) for n in range(1, 10)])
+    built(indexed)
+    for mem in (indexed, exact):
+        hits = mem.recall(REF, "lantern", top_k=len(same), mode="vector")
+        assert [h.fact.id for h in hits] == [f.id for f in same]
+        assert len({h.score for h in hits}) == 1
+    same_hits(
+        indexed.recall(REF, "lantern", top_k=12, mode="vector"),
+        exact.recall(REF, "lantern", top_k=12, mode="vector"),
+    )
+
+
 def test_the_index_answers_as_exact_search_and_follows_appends_and_forgets(
     pair: tuple[engram.Memory, engram.Memory],
 ) -> None:

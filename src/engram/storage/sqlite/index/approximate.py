@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
-from engram.storage.sql.dialect import SQLITE, SQLITE_VECTOR, sqlite_matrix
+from engram.storage.sql.dialect import SQLITE, SQLITE_VECTOR, cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
 from engram.storage.sqlite.index.background import Worker
@@ -117,7 +117,7 @@ class _Delta:
         if not self.rows:
             return [], [], []
         ids = [fact_id for fact_id, _ in self.rows.values()]
-        return list(self.rows), ids, (self._matrix @ query).tolist()
+        return list(self.rows), ids, cosines(self._matrix, query).tolist()
 
 
 @dataclass
@@ -493,7 +493,7 @@ def _read(conn: sqlite3.Connection, scope: str, seqs: list[int], query: Floats) 
     rows = _rows(conn, scope, _AMONG, json.dumps(seqs)) if seqs else []
     if not rows:
         return []
-    scores = (_arrays(rows)[1] @ query).tolist()
+    scores = cosines(_arrays(rows)[1], query).tolist()
     return [_Row(int(r[0]), str(r[1]), x) for r, x in zip(rows, scores, strict=True)]
 
 

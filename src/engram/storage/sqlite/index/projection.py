@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from engram.storage.sql.dialect import cosines
+
 F32 = npt.NDArray[np.float32]
 Indices = npt.NDArray[np.intp]
 
@@ -107,7 +109,7 @@ class Projection:
             approx = np.where(allowed, approx, np.float32(-np.inf))
         picked = np.argpartition(-approx, wanted - 1)[:wanted]
         picked = picked[np.isfinite(approx[picked])]
-        exact = matrix[picked] @ query
+        exact = cosines(matrix[picked], query)
         if exact.shape[0] < limit:
             return None
         threshold = np.partition(exact, exact.shape[0] - limit)[exact.shape[0] - limit]
@@ -118,5 +120,5 @@ class Projection:
             return None
         if rest.shape[0]:
             picked = np.concatenate([picked, rest])
-            exact = np.concatenate([exact, matrix[rest] @ query])
+            exact = np.concatenate([exact, cosines(matrix[rest], query)])
         return picked, exact

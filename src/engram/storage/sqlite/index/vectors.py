@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
-from engram.storage.sql.dialect import sqlite_matrix
+from engram.storage.sql.dialect import cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index.copies import ScopeCopies
 from engram.storage.sqlite.index.projection import PROJECT_ABOVE, Projection
@@ -154,6 +154,8 @@ class VectorIndex:
         if limit < rows.shape[0]:
             best = np.argpartition(-scores, limit - 1)[:limit]
             rows, scores = rows[best], scores[best]
+        if found is None:  # the product's scores, as every search scores them
+            scores = np.where(np.isfinite(scores), cosines(matrix[rows], query), scores)
         order = np.lexsort((seqs[rows], -scores))
         return [Candidate(ids[rows[i]], float(scores[i])) for i in order]
 

@@ -91,6 +91,22 @@ def as_schema_18(conn: Any) -> None:
     conn.execute("ALTER TABLE vector_indexes DROP COLUMN built_with")
 
 
+def as_postgres_schema_14(url: str) -> None:
+    """Takes a PostgreSQL store back to schema 14: without migration 15's postings."""
+    rows(
+        url,
+        "DELETE FROM engram_schema WHERE version >= 15",
+        setup=(
+            "DROP TRIGGER facts_terms_in ON facts",
+            "DROP TRIGGER facts_terms_out ON facts",
+            "DROP TRIGGER facts_terms_changed ON facts",
+            "DROP FUNCTION engram_terms_in, engram_terms_out, engram_terms_changed",
+            "DROP TABLE fact_terms, scope_terms",
+            "DROP FUNCTION engram_term_query",
+        ),
+    )
+
+
 def is_postgres(target: Target) -> bool:
     return isinstance(target, str) and target.startswith("postgresql://")
 

@@ -138,6 +138,7 @@ def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target)
                 target, f"UPDATE {table} SET content_hash = ? WHERE id = ?", (full, fact_id)
             )
     if stores.is_postgres(target):
+        stores.as_postgres_schema_14(str(target))
         stores.rows(target, "DELETE FROM engram_schema WHERE version = 14")
     else:
         stores.rows(target, "ALTER TABLE vector_indexes DROP COLUMN built_with")  # 21's

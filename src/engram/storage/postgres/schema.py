@@ -571,6 +571,85 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE graph_reads SET content_hash = rtrim(translate(encode(
         substring(decode(content_hash, 'hex') FROM 1 FOR 16), 'base64'), '+/', '-_'), '=');
     """,
+    """
+    -- 15: a scope's postings, each word's facts in the order of what the word weighs in
+    -- each (its ts_rank there), and each word's count of facts: full text reads a query's
+    -- words from the top of their postings and stops once no unread fact can rank
+    -- (storage/postgres/fulltext.py), where it ranked every matching fact.
+    CREATE FUNCTION engram_term_query(term text) RETURNS tsquery
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+        SELECT ('''' || replace(replace(term, '\\', '\\\\'), '''', '''''') || '''')::tsquery
+    $$;
+    CREATE TABLE fact_terms (
+        scope text NOT NULL,
+        term text NOT NULL,
+        impact real NOT NULL,
+        fact bigint NOT NULL
+    );
+    CREATE INDEX fact_terms_by_impact ON fact_terms (scope, term, impact DESC, fact);
+    CREATE TABLE scope_terms (
+        scope text NOT NULL,
+        term text NOT NULL,
+        facts integer NOT NULL,
+        PRIMARY KEY (scope, term)
+    );
+    CREATE FUNCTION engram_terms_in() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO fact_terms (scope, term, impact, fact)
+            SELECT a.scope, u.lexeme, ts_rank(a.words, engram_term_query(u.lexeme), 1), a.seq
+            FROM added a, unnest(a.words) u;
+        INSERT INTO scope_terms (scope, term, facts)
+            SELECT a.scope, u.lexeme, count(*) FROM added a, unnest(a.words) u GROUP BY 1, 2
+            ON CONFLICT (scope, term) DO UPDATE SET facts = scope_terms.facts + excluded.facts;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION engram_terms_out() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        -- The impact is computed again, so each posting is found by its whole key.
+        DELETE FROM fact_terms t USING removed r, unnest(r.words) u
+            WHERE t.scope = r.scope AND t.term = u.lexeme
+            AND t.impact = ts_rank(r.words, engram_term_query(u.lexeme), 1) AND t.fact = r.seq;
+        UPDATE scope_terms s SET facts = s.facts - gone.n
+            FROM (SELECT r.scope, u.lexeme, count(*) AS n
+                FROM removed r, unnest(r.words) u GROUP BY 1, 2) AS gone
+            WHERE s.scope = gone.scope AND s.term = gone.lexeme;
+        DELETE FROM scope_terms s USING removed r, unnest(r.words) u
+            WHERE s.scope = r.scope AND s.term = u.lexeme AND s.facts <= 0;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION engram_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM fact_terms t USING unnest(OLD.words) u
+            WHERE t.scope = OLD.scope AND t.term = u.lexeme
+            AND t.impact = ts_rank(OLD.words, engram_term_query(u.lexeme), 1)
+            AND t.fact = OLD.seq;
+        UPDATE scope_terms s SET facts = s.facts - 1 FROM unnest(OLD.words) u
+            WHERE s.scope = OLD.scope AND s.term = u.lexeme;
+        DELETE FROM scope_terms s USING unnest(OLD.words) u
+            WHERE s.scope = OLD.scope AND s.term = u.lexeme AND s.facts <= 0;
+        INSERT INTO fact_terms (scope, term, impact, fact)
+            SELECT NEW.scope, u.lexeme, ts_rank(NEW.words, engram_term_query(u.lexeme), 1),
+                NEW.seq
+            FROM unnest(NEW.words) u;
+        INSERT INTO scope_terms (scope, term, facts)
+            SELECT NEW.scope, u.lexeme, 1 FROM unnest(NEW.words) u
+            ON CONFLICT (scope, term) DO UPDATE SET facts = scope_terms.facts + 1;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER facts_terms_in AFTER INSERT ON facts REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_terms_in();
+    CREATE TRIGGER facts_terms_out AFTER DELETE ON facts REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_terms_out();
+    CREATE TRIGGER facts_terms_changed AFTER UPDATE ON facts
+        FOR EACH ROW WHEN (NEW.words IS DISTINCT FROM OLD.words
+            OR NEW.scope IS DISTINCT FROM OLD.scope)
+        EXECUTE FUNCTION engram_terms_changed();
+    INSERT INTO fact_terms (scope, term, impact, fact)
+        SELECT f.scope, u.lexeme, ts_rank(f.words, engram_term_query(u.lexeme), 1), f.seq
+        FROM facts f, unnest(f.words) u;
+    INSERT INTO scope_terms (scope, term, facts)
+        SELECT f.scope, u.lexeme, count(*) FROM facts f, unnest(f.words) u GROUP BY 1, 2;
+    """,
 )
 
 

@@ -17,6 +17,10 @@ against the exact ten by cosine, computed here with numpy over every stored vect
 
     .venv/bin/python bench/scale.py [--facts 100000] [--backend sqlite|postgres]
                                      [--queries 100] [--json OUT] [--store FILE]
+                                     [--scopes 1]
+
+With ``--scopes N`` the facts are spread over N scopes (people of one application), each
+filled in one batch, and each question is asked of one of them.
 """
 
 from __future__ import annotations
@@ -47,15 +51,31 @@ MODES = ("text", "vector", "hybrid")
 REF = ResourceRef("scale")
 
 
-def fill(target: str, facts: int) -> dict[str, Any]:
+def scopes_of(count: int) -> list[ResourceRef]:
+    """The scopes a run fills: one (``REF``), or ``count`` people of one application."""
+    return [REF] if count == 1 else [ResourceRef("scale", f"p{i}") for i in range(count)]
+
+
+def asked_of(question: int, scopes: list[ResourceRef]) -> ResourceRef:
+    """The scope question ``question`` is asked of: spread over them all, the same each run."""
+    return scopes[(question * 7919) % len(scopes)]
+
+
+def fill(target: str, facts: int, scopes: int = 1) -> dict[str, Any]:
     corpus = sentences.unique_sentences(facts, SEED)
+    refs = scopes_of(scopes)
     started = time.perf_counter()
     with engram.open(target, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
-        for start in range(0, facts, BATCH):
-            mem.remember_many(REF, list(corpus[start : start + BATCH]))
-        held = mem.count(REF)
+        if scopes == 1:
+            for start in range(0, facts, BATCH):
+                mem.remember_many(REF, list(corpus[start : start + BATCH]))
+        else:  # each scope its share, in one batch
+            each = facts // scopes
+            for i, ref in enumerate(refs):
+                mem.remember_many(ref, list(corpus[i * each : (i + 1) * each]))
+        held = sum(mem.count(ref) for ref in refs)
         seconds = time.perf_counter() - started
-        indexed = build_index(mem)
+        indexed = build_index(mem) if scopes == 1 else {"seconds": None, "bytes": 0}
         size = mem.health().storage
     assert held == facts, (held, facts)
     stored = size.bytes if size is not None else 0  # the database; the log apart
@@ -97,8 +117,27 @@ def kept(target: str, facts: int) -> dict[str, Any]:
 
 
 def build_index(mem: engram.Memory) -> dict[str, Any]:
-    """On SQLite, builds the scope's approximate vector index now (a store builds it in
-    the background once a search finds it missing): its time and its file's size."""
+    """Builds the scope's approximate vector index now, covering every vector: on SQLite
+    a store builds it in the background once a search finds it missing; on PostgreSQL
+    the fill's writes asked for builds in the background, waited for here, then one
+    covering the vectors they left out. Its time and its size."""
+    builder = getattr(mem._store, "builder", None)
+    if builder is not None:
+        from engram.storage.postgres import vectors
+
+        started = time.perf_counter()
+        assert builder.settle()
+        mem._store.pg.autocommit(lambda conn: vectors.build_index(conn, REF.key))
+        seconds = time.perf_counter() - started
+        size = mem._store.pg.autocommit(
+            lambda conn: conn.execute(
+                "SELECT coalesce(pg_relation_size(ann_index::regclass), 0) FROM scope_state "
+                "WHERE scope = %s AND ann_index IS NOT NULL",
+                (REF.key,),
+            ).fetchone()
+        )
+        inside = int(size[0]) if size else 0  # counted in the database's size already
+        return {"seconds": round(seconds, 1), "bytes": 0, "bytes_in_database": inside}
     approximate = getattr(getattr(mem._store, "index", None), "approximate", None)
     if approximate is None or not approximate.available:
         return {"seconds": None, "bytes": 0}
@@ -110,9 +149,10 @@ def build_index(mem: engram.Memory) -> dict[str, Any]:
     return {"seconds": round(seconds, 1), "bytes": held}
 
 
-def measure(target: str, mode: str, queries: int) -> dict[str, Any]:
+def measure(target: str, mode: str, queries: int, scopes: int = 1) -> dict[str, Any]:
     """In this process (run as a child): open, the cold first query, then the rest."""
     asked = sentences.questions(queries, SEED + 1)
+    refs = scopes_of(scopes)
     embedder = TimedEmbedder(engram.HashingEmbedder(DIMENSION))
     started = time.perf_counter()
     mem = engram.open(target, embedder=embedder)
@@ -122,9 +162,10 @@ def measure(target: str, mode: str, queries: int) -> dict[str, Any]:
     for _ in range(2):
         times = []
         found = []
-        for question in asked:
+        for i, question in enumerate(asked):
+            ref = asked_of(i, refs)
             before, at = embedder.spent_ms, time.perf_counter()
-            hits = mem.recall(REF, question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
+            hits = mem.recall(ref, question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
             times.append((time.perf_counter() - at) * 1000 - (embedder.spent_ms - before))
             found.append([h.fact.id for h in hits])
         passes.append(times)
@@ -152,35 +193,48 @@ def peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB; elsewhere
 
 
-def exact_vector_hits(target: str, queries: int) -> list[list[str]]:
-    """The exact ten by cosine for each question, over every stored vector."""
+def exact_vector_hits(target: str, queries: int, scopes: int = 1) -> list[list[str]]:
+    """The exact ten by cosine for each question, over every vector of its scope."""
     import numpy as np
 
     asked = sentences.questions(queries, SEED + 1)
+    refs = scopes_of(scopes)
+    query = np.asarray(engram.HashingEmbedder(DIMENSION).embed(asked, "query"))
+    query /= np.maximum(np.linalg.norm(query, axis=1, keepdims=True), 1e-12)
+    found: list[list[str]] = [[] for _ in asked]
+    with engram.open(target, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
+        for ref in dict.fromkeys(asked_of(i, refs) for i in range(len(asked))):
+            ids, matrix = _vectors_of(mem, ref)
+            for i in range(len(asked)):
+                if asked_of(i, refs) == ref:
+                    best = np.argsort(-(matrix @ query[i]))[:TOP_K]
+                    found[i] = [ids[j] for j in best]
+    return found
+
+
+def _vectors_of(mem: engram.Memory, ref: ResourceRef) -> tuple[list[str], Any]:
+    import numpy as np
+
     ids: list[str] = []
     rows: list[Any] = []
-    with engram.open(target, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
-        before: str | None = None
-        while True:
-            page = mem.facts(REF, limit=1000, before=before)
-            held = mem.vectors(REF, [f.id for f in page.facts])
-            ids += list(held)
-            rows += [np.asarray(v, dtype=np.float32).reshape(-1) for v in held.values()]
-            if page.next_before is None:
-                break
-            before = page.next_before
-        query = np.asarray(engram.HashingEmbedder(DIMENSION).embed(asked, "query"))
+    before: str | None = None
+    while True:
+        page = mem.facts(ref, limit=1000, before=before)
+        held = mem.vectors(ref, [f.id for f in page.facts])
+        ids += list(held)
+        rows += [np.asarray(v, dtype=np.float32).reshape(-1) for v in held.values()]
+        if page.next_before is None:
+            break
+        before = page.next_before
     matrix = np.stack(rows)
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    query /= np.maximum(np.linalg.norm(query, axis=1, keepdims=True), 1e-12)
-    scores = query @ matrix.T
-    best = np.argsort(-scores, axis=1)[:, :TOP_K]
-    return [[ids[i] for i in row] for row in best]
+    return ids, matrix
 
 
-def child(target: str, mode: str, queries: int) -> dict[str, Any]:
+def child(target: str, mode: str, queries: int, scopes: int) -> dict[str, Any]:
+    asks = ["--queries", str(queries), "--scopes", str(scopes)]
     done = subprocess.run(
-        [sys.executable, __file__, "--measure", target, "--mode", mode, "--queries", str(queries)],
+        [sys.executable, __file__, "--measure", target, "--mode", mode, *asks],
         capture_output=True,
         text=True,
         check=True,
@@ -189,18 +243,21 @@ def child(target: str, mode: str, queries: int) -> dict[str, Any]:
     return dict(json.loads(done.stdout.splitlines()[-1]))
 
 
-def run(backend: str, facts: int, queries: int, store: str | None = None) -> dict[str, Any]:
+def run(
+    backend: str, facts: int, queries: int, store: str | None = None, scopes: int = 1
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "benchmark": "scale",
         "backend": backend,
+        "scopes": scopes,
         "environment": environment(),
     }
     with Targets(backend) as targets:
         target = store or targets.fresh()
-        out["fill"] = kept(target, facts) if store else fill(target, facts)
+        out["fill"] = kept(target, facts) if store else fill(target, facts, scopes)
         print(f"fill: {out['fill']}", flush=True)
-        measured = {mode: child(target, mode, queries) for mode in MODES}
-        exact = exact_vector_hits(target, queries)
+        measured = {mode: child(target, mode, queries, scopes) for mode in MODES}
+        exact = exact_vector_hits(target, queries, scopes)
     vector_hits = measured["vector"].pop("hits")
     for mode in ("text", "hybrid"):
         measured[mode].pop("hits")
@@ -234,7 +291,8 @@ def report(out: dict[str, Any]) -> str:
         else f"filled in {fill_['seconds']} s ({fill_['facts_per_s']:,}/s)"
     )
     head = (
-        f"{out['backend']}: {fill_['facts']:,} facts {filled}, "
+        f"{out['backend']}: {fill_['facts']:,} facts in {out.get('scopes', 1):,} scope(s) "
+        f"{filled}, "
         f"{fill_['bytes']:,} bytes ({fill_['bytes_per_fact']} a fact)"
         f"; vector index built in {index['seconds']} s, {index['bytes']:,} bytes "
         f"({fill_['bytes_per_fact_with_index']} a fact with it)"
@@ -253,6 +311,9 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument(
+        "--scopes", type=int, default=1, help="spread the facts over this many scopes"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--store", help="a SQLite file to keep: filled on the first run, measured after"
@@ -261,9 +322,11 @@ def main() -> None:
     parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure(args.measure, args.mode, args.queries)))
+        print(json.dumps(measure(args.measure, args.mode, args.queries, args.scopes)))
         return
-    out = run(args.backend, args.facts, args.queries, args.store)
+    if args.store and args.scopes != 1:
+        parser.error("--store keeps a store of one scope")
+    out = run(args.backend, args.facts, args.queries, args.store, args.scopes)
     if args.json:  # first: a run at 1M is half an hour
         write_json(args.json, out)
     print(report(out))

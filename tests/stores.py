@@ -92,11 +92,15 @@ def as_schema_18(conn: Any) -> None:
 
 
 def as_postgres_schema_14(url: str) -> None:
-    """Takes a PostgreSQL store back to schema 14: without migration 15's postings."""
+    """Takes a PostgreSQL store back to schema 14: without migration 15's postings and
+    16's indexes over a range of a scope's facts."""
     rows(
         url,
         "DELETE FROM engram_schema WHERE version >= 15",
         setup=(
+            "ALTER TABLE scope_state DROP COLUMN ann_through, DROP COLUMN ann_rows",
+            "CREATE INDEX fact_vectors_by_scope ON fact_vectors (scope)",
+            "DROP INDEX fact_vectors_by_scope_seq",
             "DROP TRIGGER facts_terms_in ON facts",
             "DROP TRIGGER facts_terms_out ON facts",
             "DROP TRIGGER facts_terms_changed ON facts",

@@ -113,16 +113,28 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         texts = _sentences(1500, 2)
         for start in range(0, len(texts), 250):
             memory.remember_many(REF, texts[start : start + 250])
-        states = stores.rows(postgres_url, "SELECT scope, ann_index FROM scope_state")
-        assert sorted(states) == sorted([(small.key, None), (REF.key, index_name(REF.key))])
+            assert store.builder.settle(timeout=120)
+        # built at 500 facts, then at 750 and 1000 (past a quarter more each), not at
+        # 1250 (a quarter exactly), and at 1500
+        state = "SELECT scope, ann_index, ann_through, ann_rows FROM scope_state"
+        (through,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
+        built = index_name(REF.key, through)
+        expected = [(small.key, None, None, None), (REF.key, built, through, 1500)]
+        assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
+        memory.remember_many(REF, _sentences(300, 4))  # 300 more: outside it, searched exactly
+        assert store.builder.settle(timeout=120)
+        assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
+        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+        assert stores.rows(postgres_url, indexes) == [(built,)]  # the one before it dropped
         query = embedder.embed(["w1 w2 w3"], "query")[0]
         literal = "[" + ",".join(f"{x:.6f}" for x in query) + "]"
         shown = stores.plan(
             postgres_url,
             f"SELECT v.fact FROM fact_vectors v WHERE v.scope = '{REF.key}' "
+            f"AND v.fact <= {through} "
             f"ORDER BY v.vector::vector(64) <=> '{literal}'::vector(64) LIMIT 10",
         )
-        assert index_name(REF.key) in shown
+        assert built in shown
 
         stored = {f.content: f.id for f in memory.facts(REF, limit=1000).facts}
         more = memory.facts(REF, limit=1000, before=memory.facts(REF, limit=1000).next_before)
@@ -143,12 +155,56 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         hits = memory.recall(REF, "w1 w2 w3", top_k=5, mode="vector", tags=["rare"])
         assert [h.fact.id for h in hits] == [tagged.id]
 
+        # the vectors after the index are searched exactly beside it, and follow forgets
+        newest = memory.facts(REF, limit=1).facts[0]
+        hits = memory.recall(REF, newest.content, top_k=1, mode="vector")
+        assert [h.fact.id for h in hits] == [newest.id]
+        memory.forget(REF, newest.id)
+        hits = memory.recall(REF, newest.content, top_k=3, mode="vector")
+        assert newest.id not in {h.fact.id for h in hits}
+
         memory.forget_all(REF, expected_count=memory.count(REF), hard=True)
-        indexes = stores.rows(
+        assert stores.rows(postgres_url, indexes) == []
+    finally:
+        memory.close()
+
+
+def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str) -> None:
+    """An index covering every row (as built before indexes covered a range) is searched
+    alone, then replaced at the scope's next write; an invalid index an interrupted build
+    left behind is dropped by the next build."""
+    embedder = engram.HashingEmbedder(64)
+    memory = engram.open(postgres_url, embedder=embedder, vector_index_above=100)
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    try:
+        memory.remember_many(REF, _sentences(300, 5))
+        assert store.builder.settle(timeout=120)
+        old, broken = index_name(REF.key), index_name(REF.key, 10**9)
+        (built,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        stores.rows(
             postgres_url,
-            "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')",
+            "UPDATE scope_state SET ann_index = ?, ann_through = NULL, ann_rows = NULL",
+            (old,),
+            setup=(
+                f'DROP INDEX "{built}"',
+                f'CREATE INDEX "{old}" ON fact_vectors USING hnsw '
+                f"((vector::vector(64)) vector_cosine_ops) WHERE scope = '{REF.key}'",
+            ),
         )
-        assert indexes == []
+        with (
+            psycopg.connect(postgres_url, autocommit=True) as conn,
+            pytest.raises(psycopg.errors.UniqueViolation),  # leaves it invalid
+        ):
+            conn.execute(f'CREATE UNIQUE INDEX CONCURRENTLY "{broken}" ON fact_vectors (scope)')
+        text = _sentences(300, 5)[7]
+        assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
+        memory.remember(REF, "one more fact")
+        assert store.builder.settle(timeout=120)
+        (through,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
+        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+        assert stores.rows(postgres_url, indexes) == [(index_name(REF.key, through),)]
+        assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
     finally:
         memory.close()
 

@@ -650,6 +650,16 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO scope_terms (scope, term, facts)
         SELECT f.scope, u.lexeme, count(*) FROM facts f, unnest(f.words) u GROUP BY 1, 2;
     """,
+    """
+    -- 16: a scope's HNSW index covers its vectors up to a fact (ann_through, ann_rows of
+    -- them), built in the background; newer vectors are searched exactly until the next
+    -- build covers them (storage/postgres/vectors.py). An index from before covers every
+    -- row (ann_through NULL) and is rebuilt so at the scope's next write.
+    ALTER TABLE scope_state ADD COLUMN ann_through bigint;
+    ALTER TABLE scope_state ADD COLUMN ann_rows bigint;
+    CREATE INDEX fact_vectors_by_scope_seq ON fact_vectors (scope, fact);
+    DROP INDEX fact_vectors_by_scope;
+    """,
 )
 
 

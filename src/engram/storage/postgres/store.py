@@ -10,14 +10,16 @@ deduplication never interleave across processes; scopes never wait for one anoth
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import psycopg
 
 from engram.core.models import Fact, Filters
 from engram.core.ports import ModelRecord, NewFact, Tx
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
+from engram.storage.background import Worker
 from engram.storage.postgres import fulltext, vectors
 from engram.storage.postgres.database import Conn, Database
 from engram.storage.postgres.health import PostgresHealth
@@ -49,6 +51,11 @@ class PostgresStore(SQLStore):
             db, PostgresFacts(self), PostgresCandidates(), PostgresHealth(), models=PostgresModels()
         )
         self.pg = db
+        self.builder = IndexBuilder(db)
+
+    def close(self) -> None:
+        self.builder.close()
+        super().close()
 
     def search_approximately_from(self, facts: int) -> None:
         self.ann_above = facts
@@ -109,7 +116,7 @@ class PostgresFacts(FactTable):
                         "ON CONFLICT DO NOTHING",
                         tags,
                     )
-            self._index_when_grown(tx, scope, facts[0].vector.shape[-1])
+            self._index_when_grown(tx, scope)
         return {by_hash[str(h)].content_hash for _, h in rows}
 
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
@@ -186,25 +193,48 @@ class PostgresFacts(FactTable):
                 [(np.asarray(v, dtype=np.float32), seq) for seq, v in rows],
             )
 
-    def _index_when_grown(self, tx: Tx, scope: Scope, dimension: int) -> None:
-        """Once the scope has grown past ``ann_above`` facts without an HNSW index of its
-        own, builds one after the commit (it is built concurrently, outside any
-        transaction)."""
-        row = (
-            sql(tx)
-            .conn.execute(
-                "SELECT facts > %s AND ann_index IS NULL FROM scope_state WHERE scope = %s",
-                (self._store.ann_above, scope.key),
-            )
-            .fetchone()
-        )
-        if row and row[0]:
-            db = self._store.pg
+    def _index_when_grown(self, tx: Tx, scope: Scope) -> None:
+        """Once the scope has grown past ``ann_above`` facts and its HNSW index is missing
+        or leaves too many vectors out, asks for the next one after the commit (built
+        concurrently, outside any transaction, in the background)."""
+        if vectors.wants_index(sql(tx).conn, scope.key, self._store.ann_above):
+            builder = self._store.builder
+            tx.after_commit(lambda: builder.want(scope.key))
 
-            def build() -> None:
-                db.autocommit(lambda conn: vectors.build_index(conn, scope.key, dimension))
 
-            tx.after_commit(build)
+class IndexBuilder:
+    """Builds scopes' HNSW indexes one at a time on a thread of its own, so no write
+    waits for one (a 100k-vector scope's takes half a minute). Closing cancels the
+    build at hand: its invalid index is dropped by the next build of that scope."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._building: psycopg.Connection[Any] | None = None
+        self._worker: Worker[str] = Worker("engram-hnsw", self._build)
+
+    def want(self, scope: str) -> None:
+        self._worker.want(scope)
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Waits until no build is asked for or running; False when ``timeout`` passed."""
+        return self._worker.settle(timeout)
+
+    def close(self) -> None:
+        building = self._building
+        if building is not None:
+            building.cancel_safe()
+        self._worker.close()
+
+    def _build(self, scope: str) -> None:
+        def build(conn: Conn) -> bool:
+            self._building = conn
+            try:
+                return vectors.build_index(conn, scope)
+            finally:
+                self._building = None
+
+        if not self._worker.closed:
+            self._db.autocommit(build)
 
 
 class PostgresModels(ModelTable):

@@ -46,10 +46,10 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
+from engram.storage.background import Worker
 from engram.storage.sql.dialect import SQLITE, SQLITE_VECTOR, cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
-from engram.storage.sqlite.index.background import Worker
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.vectors import ROWS
 from engram.storage.sqlite.schema import change_mark

@@ -42,9 +42,9 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
+from engram.storage.background import Worker
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, WEIGHTS
-from engram.storage.sqlite.index.background import Worker
 from engram.storage.sqlite.index.copies import ScopeCopies
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer

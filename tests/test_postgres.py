@@ -16,6 +16,7 @@ import postgres_server
 import stores
 from engram import ResourceRef, StorageFailure
 from engram.cli.main import main
+from engram.core.models import Filters
 from engram.storage import staging
 from engram.storage.postgres import PostgresStore
 from engram.storage.postgres import backup as pg_backups
@@ -207,6 +208,40 @@ def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str)
         assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
     finally:
         memory.close()
+
+
+def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_url: str) -> None:
+    """The vector half on another pooled connection sharing the transaction's snapshot:
+    the same lists as one after the other, nothing written after the snapshot, and one
+    after the other where no connection is free."""
+    from engram.storage.postgres.database import Database
+
+    embedder = engram.HashingEmbedder(64)
+    with engram.open(postgres_url, embedder=embedder) as memory:
+        memory.remember_many(REF, _sentences(200, 6))
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        text = "w1 w2 w3 w4 late"
+        terms, vector = ["w1", "w2", "w3", "w4", "late"], embedder.embed([text], "query")[0]
+        with store.pg.transaction(write=False) as tx:
+            tx.conn.execute("SELECT 1")  # the snapshot is taken here
+            with engram.open(postgres_url, embedder=embedder) as other:
+                late = other.remember(REF, text)
+            started = store.pg.beside(tx, lambda conn: conn.execute("SELECT 1").fetchone())
+            assert started is not None and store.pg.joined(started) == (1,)
+            lexical, semantic = store.candidates.both(tx, REF, terms, vector, Filters(), 20)
+            assert lexical == store.candidates.text(tx, REF, terms, Filters(), 20)
+            assert semantic == store.candidates.vector(tx, REF, vector, Filters(), 20)
+            assert late.id not in {c.id for c in lexical + semantic}
+        assert memory.recall(REF, text, top_k=1)[0].fact.id == late.id
+    one = Database(postgres_url, pool_size=1)
+    try:
+        with one.transaction(write=False) as tx:
+            assert one.beside(tx, lambda conn: None) is None  # its one connection is tx's
+        with one.transaction(write=True) as tx:
+            assert one.beside(tx, lambda conn: None) is None  # a write keeps to itself
+    finally:
+        one.close()
 
 
 # -- backups ------------------------------------------------------------------------------

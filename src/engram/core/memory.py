@@ -984,9 +984,10 @@ class Memory:
         embedder = self._require("recall by meaning") if mode != "text" else None
         reranker = self._reranker if mode == "hybrid" else None
         # The query is embedded first; then both halves and the rows are read from one
-        # snapshot, so a concurrent forget cannot leave a candidate without its row. The
-        # halves run one after the other: the model and the matrix product each use every
-        # core already, and running the full-text half beside them measured slower.
+        # snapshot, so a concurrent forget cannot leave a candidate without its row. On
+        # SQLite the halves run one after the other (the model and the matrix product each
+        # use every core already, and running the full-text half beside them measured
+        # slower); PostgreSQL's server runs them at once (``candidates.both``).
         vector = None if embedder is None else embedder.embed([text], "query")[0]
         terms = query.terms(text) if mode != "vector" else []
         store = self._store
@@ -999,9 +1000,13 @@ class Memory:
         def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]]:
             if embedder is not None:  # the store may have been re-embedded meanwhile
                 rules.check_query_model(store, tx, writing.model_of(embedder))
-            lexical = store.candidates.text(tx, ref, terms, filters, pool) if terms else []
+            lexical: list[Candidate] = []
             semantic: list[Candidate] = []
-            if vector is not None:
+            if terms and vector is not None:
+                lexical, semantic = store.candidates.both(tx, ref, terms, vector, filters, pool)
+            elif terms:
+                lexical = store.candidates.text(tx, ref, terms, filters, pool)
+            elif vector is not None:
                 semantic = store.candidates.vector(tx, ref, vector, filters, pool)
             more: list[list[Candidate]] = []
             if lexical and semantic:  # hybrid: what else the candidates' rows know

@@ -507,6 +507,19 @@ class CandidateRows(Protocol):
         EmbedderMismatch when the scope's vectors have another width."""
         ...
 
+    def both(
+        self,
+        tx: Tx,
+        scope: Scope,
+        terms: Sequence[str],
+        vector: Vectors,
+        filters: Filters,
+        limit: int,
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """``text`` and ``vector``'s lists for one hybrid recall, from ``tx``'s snapshot
+        (a backend may find the two at once)."""
+        ...
+
 
 class LedgerRows(Protocol):
     """The write ledger: entries (one per logical write, per scope, numbered in the order

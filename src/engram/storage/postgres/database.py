@@ -9,6 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -18,6 +19,7 @@ from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.sql import SQL, Literal
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engram.core.errors import Conflict, EngramError, StorageFailure, Unavailable
@@ -33,6 +35,8 @@ POOL_SIZE = 8
 # How long a call waits for a free pooled connection before it is Unavailable.
 POOL_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 10
+# Work beside a transaction takes a pooled connection only if one is free at once.
+BESIDE_WAIT_S = 0.001
 # A transaction that lost a race (serialization failure, deadlock) runs again, whole.
 RETRIES = 8
 # Each process's pooled connections say whose they are, so maintenance can find the other
@@ -69,6 +73,8 @@ class Database:
         self.name = redact(url)
         self.dialect = postgres_dialect(lambda v: np.asarray(v, dtype=np.float32))
         self._local = threading.local()
+        self._helping = threading.Lock()
+        self._helpers: ThreadPoolExecutor | None = None
         try:
             with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
                 encoding = conn.execute("SHOW server_encoding").fetchone()
@@ -84,7 +90,8 @@ class Database:
             raise StorageFailure(f"cannot open the store at {self.name}: {reason}") from exc
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             url,
-            min_size=1,
+            # two from the start: a hybrid recall's halves each take one (``beside``)
+            min_size=min(2, pool_size or POOL_SIZE),
             max_size=pool_size or POOL_SIZE,
             timeout=pool_timeout or POOL_TIMEOUT_S,
             kwargs={
@@ -149,6 +156,47 @@ class Database:
                 self._local.tx = None
         tx.committed()
 
+    def beside(self, tx: SQLTx, work: Callable[[Conn], T]) -> Future[T] | None:
+        """Starts ``work`` on a thread, on another pooled connection in a read-only
+        transaction that sees ``tx``'s snapshot (exported, then imported): the server
+        does both at once. None where that cannot be: ``tx`` writes or is a savepoint, or
+        no pooled connection is free at once (waiting for one while holding ``tx``'s
+        could deadlock a full pool); the caller then does ``work`` in ``tx``."""
+        if tx.write or tx.depth:
+            return None
+        try:
+            conn = self._pool.getconn(timeout=BESIDE_WAIT_S)
+        except PoolTimeout:
+            return None
+        try:
+            row = tx.conn.execute("SELECT pg_export_snapshot()").fetchone()
+        except BaseException:
+            self._pool.putconn(conn)
+            raise
+        assert row is not None
+        snapshot = str(row[0])
+
+        def run() -> T:
+            try:
+                conn.isolation_level = READING
+                conn.read_only = True
+                with conn.transaction():
+                    conn.execute(SQL("SET TRANSACTION SNAPSHOT {}").format(Literal(snapshot)))
+                    return work(conn)
+            finally:
+                self._pool.putconn(conn)
+
+        with self._helping:
+            if self._helpers is None:
+                self._helpers = ThreadPoolExecutor(thread_name_prefix="engram-beside")
+            return self._helpers.submit(run)
+
+    def joined(self, started: Future[T]) -> T:
+        """The result of work started :meth:`beside` a transaction, its driver errors
+        translated as the transaction's are."""
+        with self._translated():
+            return started.result()
+
     def autocommit(self, work: Callable[[Conn], T]) -> T:
         """Runs ``work`` outside a transaction (e.g. CREATE INDEX CONCURRENTLY)."""
 
@@ -167,6 +215,10 @@ class Database:
             raise failure(exc, f"the store at {self.name}") from exc
 
     def close(self) -> None:
+        with self._helping:
+            helpers, self._helpers = self._helpers, None
+        if helpers is not None:
+            helpers.shutdown()
         self._pool.close()
 
 

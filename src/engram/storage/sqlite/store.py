@@ -247,6 +247,20 @@ class SQLiteCandidates:
             }
         return self._index.nearest(conn, scope.key, vector, allowed, limit)
 
+    def both(
+        self,
+        tx: Tx,
+        scope: Scope,
+        terms: Sequence[str],
+        vector: Vectors,
+        filters: Filters,
+        limit: int,
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        # One after the other: the graph's search holds the GIL (usearch's binding), and
+        # the full-text half is mostly Python.
+        text = self.text(tx, scope, terms, filters, limit)
+        return text, self.vector(tx, scope, vector, filters, limit)
+
 
 def _facts_in(conn: sqlite3.Connection, scope: str) -> int:
     """How many facts the scope holds, as the triggers count them."""

@@ -170,6 +170,48 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         memory.close()
 
 
+def test_the_index_and_its_newer_vectors_answer_as_exact_search(postgres_url: str) -> None:
+    """Two stores on one database, one searching the scope's index (from 100 facts) and
+    the vectors after it, the other always exactly: the same answers through writes
+    covered by the index and after it, forgets on both sides of its end, a correction, a
+    restore and a rebuild."""
+    embedder = engram.HashingEmbedder(64)
+    queries = _sentences(6, 9)
+
+    def same(indexed: engram.Memory, exact: engram.Memory) -> None:
+        for text in queries:
+            got, want = (
+                [
+                    (h.fact.id, round(h.score, 5))
+                    for h in m.recall(REF, text, top_k=10, mode="vector")
+                ]
+                for m in (indexed, exact)
+            )
+            assert got == want, text
+
+    with (
+        engram.open(postgres_url, embedder=embedder, vector_index_above=100) as indexed,
+        engram.open(postgres_url, embedder=embedder, vector_index_above=1 << 52) as exact,
+    ):
+        store = indexed._store
+        assert isinstance(store, PostgresStore)
+        first = indexed.remember_many(REF, _sentences(300, 7))
+        assert store.builder.settle(timeout=120)
+        assert stores.rows(postgres_url, "SELECT ann_rows FROM scope_state") == [(300,)]
+        later = indexed.remember_many(REF, _sentences(60, 8))  # outside the index
+        same(indexed, exact)
+        for fact in (*first[:20], *later[:10]):
+            indexed.forget(REF, fact.id)
+        indexed.correct(REF, first[30].id, "w1 w2 w3 w4 w5 corrected")
+        indexed.restore(REF, first[0].id)
+        same(indexed, exact)
+        indexed.remember_many(REF, _sentences(120, 10))  # past a quarter: rebuilt
+        assert store.builder.settle(timeout=120)
+        (covered,) = stores.rows(postgres_url, "SELECT ann_rows FROM scope_state")[0]
+        assert covered == indexed.count(REF)
+        same(indexed, exact)
+
+
 def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str) -> None:
     """An index covering every row (as built before indexes covered a range) is searched
     alone, then replaced at the scope's next write; an invalid index an interrupted build

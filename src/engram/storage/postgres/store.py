@@ -50,7 +50,7 @@ class PostgresStore(SQLStore):
         super().__init__(
             db,
             PostgresFacts(self),
-            PostgresCandidates(db),
+            PostgresCandidates(db, self),
             PostgresHealth(),
             models=PostgresModels(),
         )
@@ -250,8 +250,9 @@ class PostgresModels(ModelTable):
 
 
 class PostgresCandidates:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, store: PostgresStore) -> None:
         self._db = db
+        self._store = store
 
     def text(
         self, tx: Tx, scope: Scope, terms: Sequence[str], filters: Filters, limit: int
@@ -266,7 +267,8 @@ class PostgresCandidates:
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:
-        return vectors.search(sql(tx).conn, scope.key, vector, filters, limit)
+        above = self._store.ann_above
+        return vectors.search(sql(tx).conn, scope.key, vector, filters, limit, above)
 
     def both(
         self,
@@ -279,8 +281,9 @@ class PostgresCandidates:
     ) -> tuple[list[Candidate], list[Candidate]]:
         """The vector half on another connection sharing the snapshot, the text half on
         this one, at once: each is the server's work (at 100k facts 12.5 and 8.2 ms)."""
+        above = self._store.ann_above
         started = self._db.beside(
-            sql(tx), lambda conn: vectors.search(conn, scope.key, vector, filters, limit)
+            sql(tx), lambda conn: vectors.search(conn, scope.key, vector, filters, limit, above)
         )
         if started is None:
             return self.text(tx, scope, terms, filters, limit), self.vector(

@@ -69,14 +69,22 @@ def wants_index(conn: psycopg.Connection[Any], scope: str, above: int) -> bool:
 
 
 def search(
-    conn: psycopg.Connection[Any], scope: str, vector: Vectors, filters: Filters, limit: int
+    conn: psycopg.Connection[Any],
+    scope: str,
+    vector: Vectors,
+    filters: Filters,
+    limit: int,
+    above: int = ANN_ABOVE,
 ) -> list[Candidate]:
+    """The ``limit`` nearest of ``scope``'s vectors: through its index where it has one
+    and holds more than ``above`` facts (this store's threshold; another process may
+    have built it under a lower one), else exactly."""
     query = np.asarray(vector, dtype=np.float32)
     dimension, ann_index, through = conn.execute(
         "SELECT (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1), "
-        "s.ann_index, s.ann_through FROM (SELECT 1) AS one "
+        "CASE WHEN s.facts > %s THEN s.ann_index END, s.ann_through FROM (SELECT 1) AS one "
         "LEFT JOIN scope_state s ON s.scope = %s",
-        (scope, scope),
+        (scope, above, scope),
     ).fetchone() or (None, None, None)
     if dimension is None:
         return []

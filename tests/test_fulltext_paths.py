@@ -177,6 +177,12 @@ def test_postgres_postings_rank_as_the_statement(
                 by_score[round(c.score, 12)].add(c.id)
             for c in fast:  # ties may fall either way where sums differ in the last bit
                 assert c.id in by_score[round(c.score, 12)], terms
+            # every fact holding a word, from the postings and through the GIN index
+            held = set(fulltext.holding(conn, ref.key, terms))
+            lexemes = fulltext._lexemes
+            monkeypatch.setattr(fulltext, "_lexemes", lambda *a: None)
+            assert held == set(fulltext.holding(conn, ref.key, terms)), terms
+            monkeypatch.setattr(fulltext, "_lexemes", lexemes)
         # a word of several lexemes is left to the statement
         for word in ("e-mail", "o'brien"):
             assert ranked(conn, ref.key, [word], 40) is None

@@ -95,20 +95,10 @@ def candidates(
 def _from_postings(
     conn: psycopg.Connection[Any], scope: str, terms: Sequence[str], limit: int
 ) -> list[Candidate] | None:
-    """Ranked from the scope's postings, or None where a word is more than one lexeme
-    (``e-mail`` asks for 'e-mail' & 'e' & 'mail', which no single posting answers)."""
-    parsed = conn.execute(
-        "SELECT numnode(plainto_tsquery('english', t)), "
-        "tsvector_to_array(to_tsvector('english', t)) FROM unnest(%s::text[]) AS u (t)",
-        (list(terms),),
-    ).fetchall()
-    weights: dict[str, float] = {}  # a lexeme asked twice counts twice, as in the statement
-    for nodes, lexemes in parsed:
-        if nodes == 0:
-            continue  # a stop word
-        if nodes != 1 or len(lexemes) != 1:
-            return None
-        weights[lexemes[0]] = weights.get(lexemes[0], 0.0) + 1.0
+    """Ranked from the scope's postings, or None where a word is more than one lexeme."""
+    weights = _lexemes(conn, terms)
+    if weights is None:
+        return None
     if not weights:
         return []
     words = list(weights)
@@ -132,6 +122,25 @@ def _from_postings(
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
 
 
+def _lexemes(conn: psycopg.Connection[Any], terms: Sequence[str]) -> dict[str, float] | None:
+    """Each term's lexeme, with how many terms ask for it (stop words left out); None
+    where a term is more than one lexeme (``e-mail`` asks for 'e-mail' & 'e' & 'mail',
+    which no single posting answers)."""
+    parsed = conn.execute(
+        "SELECT numnode(plainto_tsquery('english', t)), "
+        "tsvector_to_array(to_tsvector('english', t)) FROM unnest(%s::text[]) AS u (t)",
+        (list(terms),),
+    ).fetchall()
+    asked: dict[str, float] = {}  # a lexeme asked twice counts twice, as in the statement
+    for nodes, lexemes in parsed:
+        if nodes == 0:
+            continue  # a stop word
+        if nodes != 1 or len(lexemes) != 1:
+            return None
+        asked[lexemes[0]] = asked.get(lexemes[0], 0.0) + 1.0
+    return asked
+
+
 # Each fact's score summed from its postings of the query's words (a word's ts_rank in it
 # times the word's weight), read from the index alone; the best joined to their ids.
 _RANKED = """
@@ -146,7 +155,16 @@ _RANKED = """
 
 
 def holding(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[str]:
-    """Every fact of ``scope`` matching any of ``terms``, unranked."""
+    """Every fact of ``scope`` matching any of ``terms``, unranked: from the scope's
+    postings where each word is one lexeme, else through the GIN index."""
+    words = _lexemes(conn, terms)
+    if words is not None:
+        rows = conn.execute(
+            "SELECT f.id FROM facts f WHERE f.seq IN (SELECT fact FROM fact_terms "
+            "WHERE scope = %s AND term = ANY(%s::text[]))",
+            (scope, list(words)),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
     rows = conn.execute(
         f"SELECT id FROM facts WHERE scope = %s AND words @@ ({_any_term(terms)})",
         (scope, *terms),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -344,3 +345,43 @@ def test_a_dump_that_does_not_verify_leaves_nothing_behind(
     with pytest.raises(StorageFailure, match="holds"):
         pg_backups.backup(postgres_url, tmp_path / "b", tools_dir=TOOLS)
     assert list((tmp_path / "b").iterdir()) == []
+
+
+def test_an_erase_cancels_its_scopes_index_build_in_progress(postgres_url: str) -> None:
+    """Erasing a scope whose index is being built cancels the build instead of waiting for
+    it (the build's concurrent phases wait for the erase's transaction in turn)."""
+    from engram.storage.postgres import vectors
+
+    memory = engram.open(postgres_url, embedder=engram.HashingEmbedder(64))
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    try:
+        texts = [f"fact {i} " + s for i, s in enumerate(_sentences(30_000, 12))]
+        for start in range(0, len(texts), 10_000):
+            memory.remember_many(REF, texts[start : start + 10_000])
+        assert store.builder.settle(timeout=600)  # the build the writes asked for
+        store.pg.autocommit(lambda conn: vectors.drop_indexes(conn, REF.key))
+        outcome: dict[str, object] = {}
+
+        def build() -> None:
+            try:
+                outcome["built"] = store.pg.autocommit(lambda c: vectors.build_index(c, REF.key))
+            except StorageFailure as failed:
+                outcome["failed"] = failed
+
+        builder = threading.Thread(target=build)
+        builder.start()
+        running = (
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE starts_with(query, 'CREATE INDEX CONCURRENTLY')"
+        )
+        deadline = time.monotonic() + 60
+        while stores.rows(postgres_url, running) != [(1,)]:
+            assert time.monotonic() < deadline, "the build did not start"
+        memory.forget_all(REF, expected_count=memory.count(REF), hard=True)
+        builder.join(timeout=600)
+        assert "canceling statement" in str(outcome.get("failed")), outcome
+        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+        assert stores.rows(postgres_url, indexes) == []
+    finally:
+        memory.close()

@@ -124,6 +124,8 @@ class PostgresFacts(FactTable):
         return {by_hash[str(h)].content_hash for _, h in rows}
 
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
+        if turn_user is None:
+            vectors.cancel_builds(sql(tx).conn, scope.key)
         gone = super().erase_scope(tx, scope, turn_user=turn_user)
         if turn_user is None:
             vectors.drop_indexes(sql(tx).conn, scope.key)

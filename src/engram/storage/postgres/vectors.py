@@ -207,6 +207,18 @@ def build_index(conn: psycopg.Connection[Any], scope: str) -> bool:
         conn.execute("SELECT pg_advisory_unlock(%s)", (lock >> 1,))
 
 
+def cancel_builds(conn: psycopg.Connection[Any], scope: str) -> None:
+    """Cancels a build of ``scope``'s index in progress (this role's, on this database):
+    an erase would otherwise wait for it to finish (a 100k-vector scope's takes minutes),
+    and it waits for the erase's transaction in turn. Its invalid index is dropped after."""
+    conn.execute(
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+        "AND datname = current_database() AND usename = current_user "
+        "AND starts_with(query, 'CREATE INDEX CONCURRENTLY \"' || %s)",  # as build_index names it
+        (index_name(scope),),
+    ).fetchall()
+
+
 def drop_indexes(conn: psycopg.Connection[Any], scope: str | None = None) -> None:
     """Inside a transaction: drops the HNSW indexes of ``scope`` (or of every scope)."""
     conn.execute(

@@ -92,8 +92,8 @@ def as_schema_18(conn: Any) -> None:
 
 
 def as_postgres_schema_14(url: str) -> None:
-    """Takes a PostgreSQL store back to schema 14: without migration 15's postings and
-    16's indexes over a range of a scope's facts."""
+    """Takes a PostgreSQL store back to schema 14: without migration 15's postings (and
+    17's index of them by fact) and 16's indexes over a range of a scope's facts."""
     rows(
         url,
         "DELETE FROM engram_schema WHERE version >= 15",

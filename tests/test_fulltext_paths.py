@@ -120,6 +120,45 @@ def test_postgres_postings_follow_every_change(postgres_store_url: str) -> None:
         assert [r[0] for r in held] == sorted([ref.key, other.key])
 
 
+def _rows_read(url: str, statement: str, params: tuple[object, ...]) -> dict[str, int]:
+    """The postings' and word counts' rows a statement (and its triggers) reads, as the
+    server counts them; the statement is rolled back."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        conn.execute(statement.encode(), params)
+        read = conn.execute(
+            "SELECT relname, coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) "
+            "FROM pg_stat_xact_user_tables WHERE relname IN ('fact_terms', 'scope_terms')"
+        ).fetchall()
+        conn.rollback()
+    return {str(name): int(n) for name, n in read}
+
+
+def test_postgres_postings_leave_in_work_that_grows_with_what_leaves(postgres_url: str) -> None:
+    """Erasing a scope reads each posting and word count a few times, not once for each
+    fact removed, and changing one fact's words reads that fact's, on a scope just filled
+    (its tables not yet analysed, as after a bulk import)."""
+    ref, words = ResourceRef("erased"), 3_000
+    texts = [f"w{i} w{(i * 7) % words} w{(i * 13) % words} common" for i in range(words)]
+    with engram.open(postgres_url, embedder=engram.HashingEmbedder(64)) as mem:
+        mem.remember_many(ref, texts)
+    held = "SELECT 1 FROM fact_terms WHERE scope = ?"
+    postings = len(stores.rows(postgres_url, held, (ref.key,)))
+    assert postings >= 3 * words
+    erase = _rows_read(postgres_url, "DELETE FROM facts WHERE scope = %s", (ref.key,))
+    # one read of each row per statement, and a little: not one per fact removed
+    assert erase["fact_terms"] <= 2 * postings, erase
+    assert erase["scope_terms"] <= 4 * (words + 1), erase
+    change = _rows_read(
+        postgres_url,
+        "UPDATE facts SET context = 'w1 w2 and more' WHERE scope = %s AND content = %s",
+        (ref.key, texts[5]),
+    )
+    assert change["fact_terms"] <= 20 and change["scope_terms"] <= 20, change
+    _postings_match(postgres_url)
+
+
 def test_postgres_postings_are_written_for_a_store_from_before(postgres_store_url: str) -> None:
     ref = ResourceRef("older")
     with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(64)) as mem:

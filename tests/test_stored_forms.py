@@ -3,10 +3,11 @@ float32's bytes, read back within its rounding; a store of float32 vectors is re
 once, in place; a vector no L2-normalised embedding could be (a value past 1, not a
 number) is refused before a byte is written. A content hash as both stores keep it: 22
 characters that still tell a scope's duplicates apart, and a store of full hashes
-rewritten once."""
+rewritten once. A fact's id: made later, it sorts after."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -125,6 +126,23 @@ def test_a_content_hash_is_kept_in_22_characters_and_still_tells_duplicates_apar
     held = stores.rows(target, "SELECT content, content_hash FROM facts ORDER BY seq")
     assert [digest for _, digest in held] == [stored_digest(content_hash(text)) for text, _ in held]
     assert {len(digest) for _, digest in held} == {22}
+
+
+def test_fact_ids_made_later_sort_after(target: stores.Target) -> None:
+    """So the indexes keyed by a fact's id grow at their end (a write into a large scope
+    rewrote most of their pages when ids were wholly random); each still unique, and
+    nothing of the words in it."""
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        written = [f.id for f in mem.remember_many(REF, [f"first batch {i}" for i in range(300)])]
+        written += [f.id for f in mem.remember_many(REF, [f"second batch {i}" for i in range(300)])]
+        written.append(mem.remember(REF, "one more").id)
+        copy = mem.fork(REF, "copy").ref
+        copied = [f.id for f in mem.facts(copy, limit=1000).facts]
+    assert written == sorted(written) and len(set(written)) == len(written)
+    assert all(re.fullmatch(r"f_[0-9a-f]{24}", i) for i in written)
+    assert min(copied) > written[-1]
+    seq_order = stores.rows(target, "SELECT id FROM facts WHERE scope = ? ORDER BY seq", (REF.key,))
+    assert [r[0] for r in seq_order] == written
 
 
 def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target) -> None:

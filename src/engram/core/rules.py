@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,12 @@ from engram.core.scopes import ResourceRef, Scope
 
 
 def new_fact_id() -> str:
-    return "f_" + secrets.token_hex(12)
+    """``f_``, the microsecond it was made (48 bits, hex) and 48 random bits: a fact's id
+    is unique and tells nothing of its words, and ids made later sort after, so every
+    index keyed by a fact's id (its row's, its mentions', its ledger items') grows at its
+    end. With wholly random ids, each write of a batch landed on a page of its own, and a
+    batch into a large scope rewrote most of those indexes."""
+    return "f_" + format(time.time_ns() // 1000 & 0xFFFF_FFFF_FFFF, "012x") + secrets.token_hex(6)
 
 
 def content_hash(text: str) -> str:

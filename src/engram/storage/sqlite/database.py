@@ -92,8 +92,8 @@ class Database:
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA secure_delete = ON")  # deleted rows are zeroed (forgetting.py)
         # 16 MiB of pages per connection, not SQLite's 2 MiB: a large write's inserts land
-        # at random places in the id, hash and graph indexes (a 100k-fact import: 7%
-        # faster, 14 MiB more at its peak; 32 and 64 MiB bought little more).
+        # at random places in the content hash and graph-by-entity indexes (a 100k-fact
+        # import: 7% faster, 14 MiB more at its peak; 32 and 64 MiB bought little more).
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self._local.conn = conn
         with self._guard:

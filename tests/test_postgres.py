@@ -4,6 +4,7 @@ pg_dump backups, and how it refuses a database it cannot use."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from pathlib import Path
@@ -386,3 +387,29 @@ def test_an_erase_cancels_its_scopes_index_build_in_progress(postgres_url: str) 
         assert stores.rows(postgres_url, indexes) == []
     finally:
         memory.close()
+
+
+def test_closing_cancels_an_index_build_in_progress_without_a_failure(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store closed while the build its writes asked for runs cancels the build and
+    says so, without reporting a failure; nothing is left building."""
+    memory = engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=1_000
+    )
+    texts = [f"fact {i} " + s for i, s in enumerate(_sentences(20_000, 12))]
+    for start in range(0, len(texts), 10_000):
+        memory.remember_many(REF, texts[start : start + 10_000])
+    running = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE starts_with(query, 'CREATE INDEX CONCURRENTLY') AND state = 'active'"
+    )
+    deadline = time.monotonic() + 60
+    while stores.rows(postgres_url, running) != [(1,)]:
+        assert time.monotonic() < deadline, "no build started"
+    with caplog.at_level(logging.INFO, logger="engram.storage"):
+        memory.close()
+    said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "engram.storage"]
+    assert [m for level, m in said if level >= logging.WARNING] == []
+    assert any("cancelled" in m for _, m in said), said
+    assert stores.rows(postgres_url, running) == [(0,)]

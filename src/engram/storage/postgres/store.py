@@ -9,12 +9,14 @@ deduplication never interleave across processes; scopes never wait for one anoth
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
 
+from engram.core.errors import StorageFailure
 from engram.core.models import Fact, Filters
 from engram.core.ports import ModelRecord, NewFact, Tx
 from engram.core.ranking import Candidate
@@ -36,6 +38,8 @@ from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable, ModelTable
 from engram.storage.sql.tx import sql
+
+log = logging.getLogger("engram.storage")
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
@@ -239,8 +243,16 @@ class IndexBuilder:
             finally:
                 self._building = None
 
-        if not self._worker.closed:
+        if self._worker.closed:
+            return
+        try:
             self._db.autocommit(build)
+        except StorageFailure as failed:
+            if not isinstance(failed.__cause__, psycopg.errors.QueryCanceled):
+                raise
+            # Closed, the scope erased, or the server's statement timeout: not a failure
+            # (the next write past the threshold asks again).
+            log.info("the HNSW index build of scope %s was cancelled: %s", scope, failed)
 
 
 class PostgresModels(ModelTable):

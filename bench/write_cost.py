@@ -4,12 +4,15 @@ model runs (``bench/hashing_service.py``: the service's app over a store whose e
 hashes words), for ``POST facts`` (one fact a request) and, as the floor of a request and
 a durable write, ``PUT memory/{key}``; each round as `engram serve` runs uvicorn (its C
 HTTP parser and uvloop where installed) and with uvicorn's pure-Python parser and asyncio's
-loop ("plain"), in alternating order.
+loop ("plain"), in alternating order. With ``--against SRC`` (another checkout's ``src``,
+e.g. a `git worktree` of an earlier commit) the second side is that code, served as now:
+a change's cost measured in one sitting.
 
 Every core-ms the request path spends is one the embedder cannot: with the local model a
 fact costs its embedding (about 4-5 core-ms) plus this.
 
     .venv/bin/python bench/write_cost.py [--writers 16] [--seconds 8] [--rounds 3] [--json OUT]
+    .venv/bin/python bench/write_cost.py --against /tmp/before/src   # this code against that
 """
 
 from __future__ import annotations
@@ -37,11 +40,16 @@ HERE = Path(__file__).resolve().parent
 SEED = 20261203
 
 
-def start(db_path: Path, port: int, plain: bool) -> subprocess.Popen[bytes]:
+def start(
+    db_path: Path, port: int, plain: bool, against: Path | None = None
+) -> subprocess.Popen[bytes]:
     """The hashing service on ``db_path`` and ``port`` (``plain``: uvicorn's pure-Python
-    parser and loop); returns once it answers /healthz."""
+    parser and loop, or with ``against`` that code served as now); returns once it
+    answers /healthz."""
     env = {**os.environ, "ENGRAM_DB_PATH": str(db_path), "ENGRAM_PORT": str(port)}
-    env["BENCH_UVICORN"] = "plain" if plain else "auto"
+    env["BENCH_UVICORN"] = "plain" if plain and against is None else "auto"
+    if plain and against is not None:
+        env["PYTHONPATH"] = str(against)  # ahead of this checkout's installed src
     proc = subprocess.Popen([sys.executable, str(HERE / "hashing_service.py")], env=env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -60,7 +68,7 @@ def one_round(
     with tempfile.TemporaryDirectory(prefix="engram-write-cost-") as tmp:
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        proc = start(Path(tmp) / "service.db", port, plain)
+        proc = start(Path(tmp) / "service.db", port, plain, args.against)
         try:
             agent = httpx.post(f"{url}/agents", json={"name": "bench"}).json()["id"]
             base = f"{url}/agents/{agent}"
@@ -86,6 +94,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path, dest="out")
+    parser.add_argument(
+        "--against", type=Path, help="another checkout's src, served as the second side"
+    )
     args = parser.parse_args()
     texts = sentences.unique_sentences(400_000, SEED)
     offset = itertools.count()
@@ -103,16 +114,20 @@ def main() -> None:
         "benchmark": "write_cost",
         "writers": args.writers,
         "seconds_per_run": args.seconds,
+        "second_side": "plain uvicorn" if args.against is None else f"code at {args.against}",
         "environment": environment(),
         "rounds": rounds,
         "median": median,
     }
     if args.out:  # first: the figures outlive a failed print
         write_json(args.out, result)
+    shown = {"served": "served", "plain": "plain"}
+    if args.against is not None:
+        shown = {"served": "this code", "plain": "against"}
     rows = [
         [
             n,
-            way,
+            shown[way],
             kind,
             r[way][kind]["requests_per_s"],
             r[way][kind]["p50_ms"],
@@ -123,7 +138,8 @@ def main() -> None:
         for way in ("served", "plain")
         for kind in ("post_facts", "put_memory")
     ]
-    heads = ["round", "uvicorn", "request", "requests/s", "p50 ms", "service core-ms"]
+    side = "uvicorn" if args.against is None else "code"
+    heads = ["round", side, "request", "requests/s", "p50 ms", "service core-ms"]
     print(table([*heads, "client core-ms"], rows))
     print(one_line({"benchmark": "write_cost", "median": median}))
 

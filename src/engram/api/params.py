@@ -72,12 +72,13 @@ Time = Annotated[
 
 
 class KnownQuery:
-    """A dependency of every route: refuses query parameters the route does not declare."""
+    """A dependency of every route: refuses query parameters the route does not declare
+    (on the event loop: it computes and never waits)."""
 
     def __init__(self) -> None:
         self._by_route: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
 
-    def __call__(self, request: Request) -> None:
+    async def __call__(self, request: Request) -> None:
         route = request.scope.get("route")
         dependant = getattr(route, "dependant", None)
         if dependant is None:

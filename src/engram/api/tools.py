@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Request
 
-from engram.api.context import Authorization, agent_memory, memory_of, person
+from engram.api.context import Authorization, agent_memory, memory_of, verified_person
 from engram.api.openapi import errors
 from engram.api.people import app_memory
 from engram.core import tools
@@ -75,7 +75,7 @@ def _person_tools(request: Request, app: str, header: str | None) -> list[tools.
     application = app_memory(request, app)
     if header is None or not header.strip():
         return tools.answering(NOT_SIGNED_IN)
-    backing = PersonBacking(memory_of(request), application, person(request, header))
+    backing = PersonBacking(memory_of(request), application, verified_person(request, header))
     return tools.create(backing)
 
 

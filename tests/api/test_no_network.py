@@ -25,6 +25,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import httpx
+import pytest
 from test_service_process import PATIENCE, _answering, _stop
 
 from pdfs import pdf
@@ -204,3 +205,26 @@ def test_no_name_is_looked_up_and_no_address_reached_beyond_loopback(tmp_path: P
             time.sleep(0.2)
     reached = _reached(trace)
     assert reached == [], f"lookups or connections beyond loopback: {json.dumps(reached)}"
+
+
+def test_fastapis_own_telemetry_stays_off_whatever_the_environment_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With FASTAPI_OTEL_AUTO_CONFIGURE true, FastAPI sets up exporters of its request
+    telemetry (exception messages among it) to the collector the environment names, at
+    the service's start (here, without the exporter package, it says it failed to)."""
+    import logging
+
+    from fastapi.testclient import TestClient
+
+    import engram
+    from engram.api import create_app
+
+    monkeypatch.setenv("FASTAPI_OTEL_AUTO_CONFIGURE", "true")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector.invalid:4318")
+    memory = engram.open(tmp_path / "e.db", embedder=engram.HashingEmbedder(64))
+    app = create_app(memory_store=memory)
+    with caplog.at_level(logging.DEBUG), memory, TestClient(app) as http:
+        assert http.get("/healthz").status_code == 200
+    said = [r.getMessage() for r in caplog.records if "telemetry" in r.getMessage().lower()]
+    assert said == []

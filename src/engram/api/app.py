@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI
 
@@ -33,6 +35,21 @@ from engram.mcp import http as mcp_http
 from engram.opening import open as open_memory
 from engram.settings import Settings
 from engram.wire import Health
+
+# FastAPI's own OpenTelemetry (FastAPI 0.16x; none before), every part of it off.
+TELEMETRY_OFF: dict[str, Any] = (
+    {
+        "telemetry": {
+            "tracing": False,
+            "metrics": False,
+            "logs": False,
+            "operation_spans": False,
+            "auto_configure": False,
+        }
+    }
+    if "telemetry" in inspect.signature(FastAPI.__init__).parameters
+    else {}
+)
 
 DESCRIPTION = """Durable memory for AI agents: working memory by key, facts recalled by
 meaning, a knowledge graph of entities and relations, and what applications remember of
@@ -78,6 +95,10 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         lifespan=lifespan,
         dependencies=[Depends(KnownQuery())],
         redirect_slashes=False,  # a trailing slash is refused in words, never a bare 307
+        # FastAPI's own OpenTelemetry off, whatever the process's providers or its
+        # FASTAPI_OTEL_AUTO_CONFIGURE say: its logs carry exception messages (a memory's
+        # words among them) to whatever collector the environment names.
+        **TELEMETRY_OFF,
     )
     app.state.memory = store
     app.state.memory_enabled = settings.memory_enabled

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -438,3 +439,59 @@ def test_a_store_lets_go_of_a_file_another_store_dropped(
     assert not file.exists()
     hits(indexed, QUERIES[0])
     assert file.name not in store_of(indexed).index.approximate._opened
+
+
+def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_alike(
+    pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the graph serves the vector half, the full-text half runs on a thread of
+    its own beside it (the same connection and read): the same hits as the halves one
+    after the other, and a failure of that half reaches the caller."""
+    import threading
+
+    from engram.storage.sqlite.store import SQLiteCandidates
+
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(600)])
+    built(indexed)
+    text_half, both = SQLiteCandidates.text, SQLiteCandidates.both
+    ran_on: list[str] = []
+
+    def watched(self: SQLiteCandidates, *args: Any, **kwargs: Any) -> Any:
+        ran_on.append(threading.current_thread().name)
+        return text_half(self, *args, **kwargs)
+
+    monkeypatch.setattr(SQLiteCandidates, "text", watched)
+    beside = {q: indexed.recall(REF, q, top_k=10, mode="hybrid") for q in QUERIES}
+    assert set(ran_on) == {"engram-text-half"}, ran_on
+    ran_on.clear()
+    for query in QUERIES:  # below the graph's threshold: one after the other
+        exact.recall(REF, query, top_k=10, mode="hybrid")
+    assert set(ran_on) == {threading.current_thread().name}
+
+    def in_turn(
+        self: SQLiteCandidates,
+        tx: Any,
+        scope: Any,
+        terms: Any,
+        vector: Any,
+        filters: Any,
+        limit: int,
+    ) -> Any:
+        return self.text(tx, scope, terms, filters, limit), self.vector(
+            tx, scope, vector, filters, limit
+        )
+
+    monkeypatch.setattr(SQLiteCandidates, "both", in_turn)
+    for query in QUERIES:
+        same_hits(beside[query], indexed.recall(REF, query, top_k=10, mode="hybrid"))
+    monkeypatch.setattr(SQLiteCandidates, "both", both)
+
+    def broken(self: SQLiteCandidates, *args: Any, **kwargs: Any) -> Any:
+        raise engram.StorageFailure("the full-text half failed")
+
+    monkeypatch.setattr(SQLiteCandidates, "text", broken)
+    with pytest.raises(engram.StorageFailure, match="full-text half failed"):
+        indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid")
+    monkeypatch.setattr(SQLiteCandidates, "text", text_half)
+    assert indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid")

@@ -67,6 +67,10 @@ class RecallIndex:
                 return found
         return self.vectors.search(conn, scope, vector, allowed, limit)
 
+    def by_graph(self, facts: int) -> bool:
+        """Whether a scope of ``facts`` facts is searched through its graph (once built)."""
+        return facts >= self.approximate.above and self.approximate.available
+
     def ranked(
         self, conn: sqlite3.Connection, scope: str, terms: Sequence[str], limit: int
     ) -> list[Candidate] | None:

@@ -984,10 +984,8 @@ class Memory:
         embedder = self._require("recall by meaning") if mode != "text" else None
         reranker = self._reranker if mode == "hybrid" else None
         # The query is embedded first; then both halves and the rows are read from one
-        # snapshot, so a concurrent forget cannot leave a candidate without its row. On
-        # SQLite the halves run one after the other (the model and the matrix product each
-        # use every core already, and running the full-text half beside them measured
-        # slower); PostgreSQL's server runs them at once (``candidates.both``).
+        # snapshot, so a concurrent forget cannot leave a candidate without its row. Each
+        # backend chooses whether the halves run at once (``candidates.both``).
         vector = None if embedder is None else embedder.embed([text], "query")[0]
         terms = query.terms(text) if mode != "vector" else []
         store = self._store

@@ -46,7 +46,14 @@ def start(db_path: Path, port: int, **settings: str) -> subprocess.Popen[bytes]:
     beside them; returns once it answers /healthz."""
     env = {**os.environ, **settings, "ENGRAM_DB_PATH": str(db_path), "ENGRAM_PORT": str(port)}
     proc = subprocess.Popen([ENGRAM, "serve"], env=env, stderr=subprocess.DEVNULL)
-    for _ in range(300):
+    return answering(proc, port)
+
+
+def answering(proc: subprocess.Popen[bytes], port: int) -> subprocess.Popen[bytes]:
+    """``proc`` once it answers /healthz on ``port`` (killed if it does not within two
+    minutes: the local model loads first)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).is_success:
                 return proc

@@ -25,15 +25,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import sentences
 from harness import environment, one_line, table, write_json
-from service import free_port
-from writers import accounted
+from service import answering, free_port
+from writers import accounted, posting_facts
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,15 +50,7 @@ def start(
     if plain and against is not None:
         env["PYTHONPATH"] = str(against)  # ahead of this checkout's installed src
     proc = subprocess.Popen([sys.executable, str(HERE / "hashing_service.py")], env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).is_success:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the service did not start")
+    return answering(proc, port)
 
 
 def one_round(
@@ -70,13 +61,7 @@ def one_round(
         url = f"http://127.0.0.1:{port}"
         proc = start(Path(tmp) / "service.db", port, plain, args.against)
         try:
-            agent = httpx.post(f"{url}/agents", json={"name": "bench"}).json()["id"]
-            base = f"{url}/agents/{agent}"
-            facts = accounted(
-                proc,
-                lambda c, i: c.post(f"{base}/facts", json={"content": texts[next(offset)]}),
-                args,
-            )
+            base, facts = posting_facts(proc, url, texts, offset, args)
             memory = accounted(
                 proc, lambda c, i: c.put(f"{base}/memory/k{i}", json={"value": i}), args
             )

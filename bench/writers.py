@@ -79,6 +79,23 @@ def accounted(
     return result
 
 
+def posting_facts(
+    proc: subprocess.Popen[bytes],
+    url: str,
+    texts: list[str],
+    offset: itertools.count[int],
+    args: argparse.Namespace,
+) -> tuple[str, dict[str, Any]]:
+    """A new agent's URL, and ``accounted`` of posting one fact a request to it."""
+    agent = httpx.post(f"{url}/agents", json={"name": "bench"}).json()["id"]
+    base = f"{url}/agents/{agent}"
+
+    def post(client: httpx.Client, _: int) -> httpx.Response:
+        return client.post(f"{base}/facts", json={"content": texts[next(offset)]})
+
+    return base, accounted(proc, post, args)
+
+
 def service_writes(
     texts: list[str], offset: itertools.count[int], coalesce: bool, args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -90,13 +107,7 @@ def service_writes(
             Path(tmp) / "service.db", port, ENGRAM_COALESCE_EMBEDDINGS=str(coalesce).lower()
         )
         try:
-            agent = httpx.post(f"{url}/agents", json={"name": "bench"}).json()["id"]
-            base = f"{url}/agents/{agent}"
-            result = accounted(
-                proc,
-                lambda c, i: c.post(f"{base}/facts", json={"content": texts[next(offset)]}),
-                args,
-            )
+            base, result = posting_facts(proc, url, texts, offset, args)
             health = httpx.get(f"{base}/health").json()
             result["facts_stored"] = health["facts"]["live"]  # each acknowledged one, once
             if coalesce:  # the same writers with no model: HTTP and a durable write alone

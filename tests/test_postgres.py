@@ -373,13 +373,7 @@ def test_an_erase_cancels_its_scopes_index_build_in_progress(postgres_url: str) 
 
         builder = threading.Thread(target=build)
         builder.start()
-        running = (
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE starts_with(query, 'CREATE INDEX CONCURRENTLY')"
-        )
-        deadline = time.monotonic() + 60
-        while stores.rows(postgres_url, running) != [(1,)]:
-            assert time.monotonic() < deadline, "the build did not start"
+        _wait_for_a_build(postgres_url)
         memory.forget_all(REF, expected_count=memory.count(REF), hard=True)
         builder.join(timeout=600)
         assert "canceling statement" in str(outcome.get("failed")), outcome
@@ -400,16 +394,23 @@ def test_closing_cancels_an_index_build_in_progress_without_a_failure(
     texts = [f"fact {i} " + s for i, s in enumerate(_sentences(20_000, 12))]
     for start in range(0, len(texts), 10_000):
         memory.remember_many(REF, texts[start : start + 10_000])
-    running = (
-        "SELECT count(*) FROM pg_stat_activity "
-        "WHERE starts_with(query, 'CREATE INDEX CONCURRENTLY') AND state = 'active'"
-    )
-    deadline = time.monotonic() + 60
-    while stores.rows(postgres_url, running) != [(1,)]:
-        assert time.monotonic() < deadline, "no build started"
+    _wait_for_a_build(postgres_url)
     with caplog.at_level(logging.INFO, logger="engram.storage"):
         memory.close()
     said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "engram.storage"]
     assert [m for level, m in said if level >= logging.WARNING] == []
     assert any("cancelled" in m for _, m in said), said
-    assert stores.rows(postgres_url, running) == [(0,)]
+    assert stores.rows(postgres_url, _BUILDING) == [(0,)]
+
+
+_BUILDING = (
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE starts_with(query, 'CREATE INDEX CONCURRENTLY') AND state = 'active'"
+)
+
+
+def _wait_for_a_build(url: str) -> None:
+    """Returns once an index build is running on the server (a minute at most)."""
+    deadline = time.monotonic() + 60
+    while stores.rows(url, _BUILDING) != [(1,)]:
+        assert time.monotonic() < deadline, "no build started"

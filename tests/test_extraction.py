@@ -93,6 +93,54 @@ def test_a_sentence_initial_word_is_a_name_only_when_known() -> None:
     assert names("Guitar is my thing.", {"max": "e-max"}) == []
 
 
+def test_a_run_opening_a_sentence_is_read_whole() -> None:
+    assert names("Bruno Costa works at Lumen.") == ["Bruno Costa", "Lumen"]
+    assert names("Dr. Maria Lopez called. University of Porto opened.") == [
+        "Maria Lopez",
+        "University of Porto",
+    ]
+    assert names("Marks & Spencer sells it. Johnson & Johnson too.") == [
+        "Marks & Spencer",
+        "Johnson & Johnson",
+    ]
+
+
+def test_a_gerund_imperative_or_adjective_opens_no_name() -> None:
+    text = "Visiting Paris was fun. Glad Max liked it. Tell Jon! Hopefully Nate comes."
+    assert names(text) == ["Paris", "Max", "Jon", "Nate"]
+    assert names("Harry Potter is great.") == ["Harry Potter"]  # a name word first
+    assert names("Yesterday I saw Ana. Learning German is hard.") == ["Ana", "German"]
+
+
+def test_a_lone_sentence_opener_is_a_name_in_a_pattern_only() -> None:
+    assert names("Ana and Luis went out. Ana, Luis and Maria came.") == [
+        "Ana",
+        "Luis",
+        "Ana",
+        "Luis",
+        "Maria",
+    ]
+    assert names("Anthony and I went. Ana's brother Luis came. Ana is my sister.") == [
+        "Anthony",
+        "Ana",
+        "Luis",
+        "Ana",
+    ]
+    assert names("Ana lives in Oslo. Ana said so.") == ["Ana", "Oslo", "Ana"]
+    # no pattern: unknown words opening sentences stay out
+    assert names("Italy was awesome. Bummer, Jon. Dance is my passion. Hard work pays.") == ["Jon"]
+
+
+def test_titles_are_not_part_of_a_name() -> None:
+    assert names("Aunt Rosa and Coach Reyes came with Prof. Ana Silva.") == [
+        "Rosa",
+        "Reyes",
+        "Ana Silva",
+    ]
+    assert names("I borrowed James's car and Chris' dog.") == ["James", "Chris"]
+    assert names("Chris' sister came. James's dog barked.") == ["Chris"]  # a kin word
+
+
 def test_a_known_function_word_is_a_name_inside_a_sentence_only() -> None:
     known = {"will": "e-will"}
     assert names("Will you come?", known) == []

@@ -8,15 +8,29 @@ text always gives the same mentions. In order:
    that has a capital ("new york" in lowercase is not matched, nor "max" for Max);
 2. runs of capitalised words that do not start a sentence ("New York", "Lord of the
    Rings", "George R. R. Martin"), and titles in double quotes ("The Name of the Wind");
-3. a word that starts a sentence only when the scope knows it ("Max looks happy");
-4. @handles, #hashtags, emails and URLs.
+3. a capitalised run that opens a sentence and goes on with further name words, read
+   whole ("Bruno Costa works...", "University of Porto opened...", "Marks & Spencer"),
+   unless its first word is one that opens sentences and never a name: an imperative or
+   adjective of :data:`engram.core.graph.ordinary.OPENERS` ("Glad Max", "Tell Jon") or
+   the shape of a gerund or an -ly adverb ("Visiting Paris", "Hopefully Nate"): a list,
+   because chat opens sentences with verbs and adjectives no shape tells apart;
+4. a lone word that opens a sentence only when the scope knows it ("Max looks happy"),
+   or when a pattern makes it a name: listed with a name ("Ana and Luis", "Ana, Luis and
+   Maria"), the subject of what people do ("Ana works at", "lives", "moved", "was born",
+   "said", "told", "Anthony and I"), or a possessive or "is my" before a kin word
+   (:data:`engram.core.graph.ordinary.KIN`: "Ana's brother", "Ana is my sister"). Else
+   "Italy was awesome" and "Dance is my passion" read alike, and only the second is
+   common in chat;
+5. @handles, #hashtags, emails and URLs.
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
 pronouns and other function words, deictics (This, Now, Here, Today), greetings and
 interjections ("Hey John" names John), contractions (I'm, Let's), time expressions
-(Monday, June, Christmas: a fact's time carries them), family words and titles (Mom, Dr.),
-single letters. A possessive is not part of a name ("Ed Sheeran's" names Ed Sheeran), but
-"Charlotte's Web" is one name unless the scope knows Charlotte.
+(Monday, June, Christmas: a fact's time carries them), family words and titles (Mom, Dr.,
+Aunt, Coach: "Aunt Rosa" names Rosa), single letters. A possessive is not part of a name
+("Ed Sheeran's" names Ed Sheeran, "Chris' dog" Chris), but "Charlotte's Web" is one name
+unless the scope knows Charlotte. "and" parts two names ("Ana and Luis"), "&" joins one
+("Johnson & Johnson").
 
 A conversation's turn is stored as ``"{speaker}: {text}"``: given ``speaker``, the prefix
 is a mention of them (kind ``speaker``) and the text after it starts a sentence. Without
@@ -41,8 +55,10 @@ from engram.core.graph.ordinary import (
     FUNCTION,
     HOLIDAYS,
     INSIDE_NAMES,
+    KIN,
     NOT_NAMES,
     TITLE_WORDS,
+    opener,
 )
 
 Kind = Literal["name", "speaker", "handle", "hashtag", "email", "url"]
@@ -80,6 +96,21 @@ _JOIN = re.compile(
     r"[ \t]*&[ \t]*|[ \t]+(?:(?:" + "|".join(sorted(CONNECTORS)) + r")[ \t]+(?:the[ \t]+)?)*"
 )
 _CONTRACTION = re.compile(r"(?:n't|'m|'re|'ve|'ll|'d)$")
+# What after a sentence's first word makes it a name unknown to the scope: a verb people
+# do with a name as its subject, "and I", or a possessive before a kin word.
+_SUBJECT = re.compile(
+    r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|has|had|have)[ \t]+)?"
+    r"(?:works|worked|lives|lived|moved|was[ \t]+born|grew[ \t]+up|studies|studied"
+    r"|is[ \t]+(?:married|from|friends)|got[ \t]+married|married"
+    r"|comes[ \t]+from|came[ \t]+from|said|says|told|tells|thinks|texted)\b"
+    r"|[ \t]+(?:and|&)[ \t]+(?:I|me)\b"
+    r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+(?:"
+    + "|".join(sorted(KIN))
+    + r")\b)"
+)
+# Between a sentence's first word and a name after it, a list: "Ana and Luis", "Ana,
+# Luis and Maria".
+_AND = re.compile(r",?[ \t]+(?:and|&)[ \t]+|,[ \t]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +284,7 @@ class Reading:
                 yield mention
 
     def _capitalised(self, known: Mapping[str, str]) -> Iterator[Mention]:
-        """Runs of capitalised words (rules 2 and 3)."""
+        """Runs of capitalised words (rules 2 to 4)."""
         words, i = self._words, 0
         while i < len(words):
             if not self._opens(i, known):
@@ -271,7 +302,35 @@ class Reading:
             return False
         if not _nameable(word):
             return self._the(i)
-        return not word.initial or self._keys.get((i, i)) in known
+        return not word.initial or self._keys.get((i, i)) in known or self._opener(i)
+
+    def _opener(self, i: int) -> bool:
+        """Whether a sentence's first word, unknown to the scope, opens a name: when it
+        is not an opener's (:func:`engram.core.graph.ordinary.opener`) and a name word
+        follows it in the run ("Bruno Costa", "University of Porto"), is listed with one
+        ("Ana and Luis", "Ana, Luis and Maria"), or it is the subject of what people do
+        ("Ana works at", "Ana said", "Ana and I") or a possessive before a kin word
+        ("Ana's brother")."""
+        words, word = self._words, self._words[i]
+        if opener(word.folded):
+            return False
+        after = words[i + 1] if i + 1 < len(words) else None
+        if after is not None and _nameable(after) and not after.initial:
+            if after.joined:
+                return True
+            gap = self._text[word.end : after.start]
+            if _AND.fullmatch(gap) and (gap != ", " or self._listed(i + 1)):
+                return True
+        return bool(_SUBJECT.match(self._text, word.end))
+
+    def _listed(self, i: int) -> bool:
+        """Whether the name word at ``i`` goes on a list ending in "and": "Luis and"."""
+        words = self._words
+        after = words[i + 1] if i + 1 < len(words) else None
+        if after is None or not _nameable(after):
+            return False
+        gap = self._text[words[i].end : after.start]
+        return bool(_AND.fullmatch(gap)) and (gap != ", " or self._listed(i + 1))
 
     def _the(self, i: int) -> bool:
         """A capital "The" inside a sentence opens a title: "we love The Santa Clause"."""
@@ -329,7 +388,7 @@ def _after_of(words: list[_Word], j: int) -> bool:
 
 
 def _specials(text: str) -> list[Mention]:
-    """URLs, emails, handles and hashtags, none inside another (rule 4)."""
+    """URLs, emails, handles and hashtags, none inside another (rule 5)."""
     found: list[Mention] = []
     if "@" not in text and "#" not in text and "://" not in text and "www." not in text:
         return found  # most texts: four scans saved

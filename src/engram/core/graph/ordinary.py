@@ -95,6 +95,17 @@ ADDRESS = _words(
     brother sister son daughter wife husband god"""
 )
 
+# Kin and companions, as a possessive names them ("Ana's brother Luis"): the roles of
+# family relations (:mod:`engram.core.graph.relations`), in their plain forms.
+KIN = _words(
+    """mother father mom mum dad mommy daddy mama papa parent parents brother sister
+    sibling son daughter child kid wife husband partner spouse boyfriend girlfriend fiance
+    fiancee cousin aunt auntie uncle niece nephew grandmother grandfather grandma grandpa
+    granny grandson granddaughter grandchild stepmother stepfather stepmom stepdad
+    stepson stepdaughter stepbrother stepsister friend bestie roommate neighbor neighbour
+    colleague coworker boss"""
+)
+
 # Capitalised abbreviations of ordinary things.
 ACRONYMS = _words(
     """tv diy bbq asap fyi dm pm am ps gps ceo cfo cto mba phd md rn ai ar vr pc usb faq vip
@@ -112,6 +123,37 @@ CONNECTORS = _words("of de da del della der den van von du di le la")
 TITLE_WORDS = CONNECTORS | _words(
     "a an the and or nor but in on at to for from by with as into over under upon up out"
 )
+
+# Words that open sentences in chat and never a name's first word: imperatives and
+# verbs written without their subject ("Met Ana", "Tell Jon"), adjectives before a name
+# ("Glad Max liked it", "Poor Luis"). A capitalised run that opens a sentence is read
+# whole unless its first word is one of these, or has the shape of one
+# (:func:`opener`). Written from English usage; the LoCoMo turns were read only to see
+# which kinds of word open their sentences (gerunds, imperatives, adjectives).
+OPENERS = _words(
+    """go come remember tell ask meet met saw see seen say said call called text texted
+    visit visited love loved miss missed wish wished hope hoped guess bet keep take took
+    give gave make made try tried check watch watched read enjoy enjoyed find found bring
+    brought send sent show showed help helped join joined invite invited hug hugged tag
+    tagged follow followed told asked went got heard hear talk talked chat chatted catch
+    caught sounds looks seems feels reminds happened glad happy proud excited lucky sad
+    poor sweet brave cute little big beautiful crazy super pretty best anytime"""
+)
+# The shape of a word that opens a sentence and no name: a gerund of six letters or more
+# ("Visiting Paris", "Learning German"; "King" and "Ewing" are shorter or names a scope
+# learns when they recur) and adverbs in -ally, -fully, -ously, -ently, -ately, -ively.
+OPENER_ENDINGS = ("ing", "ally", "fully", "ously", "ently", "antly", "ately", "ively")
+
+
+def opener(folded: str) -> bool:
+    """Whether a case-folded word, opening a sentence, opens no name (:data:`OPENERS`,
+    :data:`OPENER_ENDINGS`: a gerund of six letters or more)."""
+    if folded in OPENERS:
+        return True
+    if folded.endswith("ing"):
+        return len(folded) >= 6
+    return folded.endswith(OPENER_ENDINGS)
+
 
 NOT_NAMES = FUNCTION | INTERJECTIONS | TIME | ADDRESS | ACRONYMS
 

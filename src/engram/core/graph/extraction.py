@@ -101,9 +101,11 @@ _CONTRACTION = re.compile(r"(?:n't|'m|'re|'ve|'ll|'d)$")
 _SUBJECT = re.compile(
     r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|has|had|have)[ \t]+)?"
     r"(?:works|worked|lives|lived|moved|was[ \t]+born|grew[ \t]+up|studies|studied"
-    r"|is[ \t]+(?:married|from|friends)|got[ \t]+married|married"
+    r"|is[ \t]+(?:married|from|friends|based[ \t]+in|located[ \t]+in)|got[ \t]+married|married"
     r"|comes[ \t]+from|came[ \t]+from|said|says|told|tells|thinks|texted)\b"
     r"|[ \t]+(?:and|&)[ \t]+(?:I|me)\b"
+    r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+[a-z]+[ \t]+of|an?[ \t]+[a-z]+"
+    r"[ \t]+at)\b"
     r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+(?:"
     + "|".join(sorted(KIN))
     + r")\b)"

@@ -1,0 +1,186 @@
+"""A type for each mention of a text, by rules from its words and its context, or None
+when they do not say.
+
+The types are those :mod:`engram.core.graph.ner` maps spaCy's labels to: ``person``,
+``place``, ``organisation``, and where clear ``language``; handles, tags, emails and URLs
+keep their own kind. Cues, the first that holds deciding:
+
+1. a conversation's speaker is a ``person``;
+2. a word inside the name: an organisation's (University, Bank, Inc, Labs, Hospital,
+   Club...: "University of Porto", "Lumen Labs") or a place's (Street, Park, Lake,
+   City, Island...: "Central Park", "Lake Tahoe"); the last such word decides;
+3. the relations the sentence states (:mod:`engram.core.graph.relations`): who lives,
+   works, studies, was born, moved or is related is a ``person``; where one lives, was
+   born, moved to, is from, or what is located in, a ``place``; where one works or
+   studies an ``organisation``;
+4. a title, form of address or kin word just before it ("Dr. Lee", "Aunt Rosa", "my
+   brother Luis"), a greeting or thanks ("Thanks, Mel"), or a possessive kin word after
+   it ("Ana's brother"): a ``person``;
+5. a language's name after "speak", "learn", "in" and the like ("learning German"): a
+   ``language``;
+6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"): a
+   ``person``;
+7. "in", "from", "to", "near" or "visit(ed)" just before it, or "<City>, <Region>": a
+   ``place``. "at" says nothing alone (a place or an organisation).
+
+Pure and deterministic, like the extractor: the same text, mentions and relations give
+the same types.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from engram.core.graph.extraction import Mention
+from engram.core.graph.ordinary import ADDRESS, KIN
+from engram.core.graph.relations import Stated
+
+PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
+# A fixed order of types, for ties between the types an entity's mentions were read with.
+ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, "group", "work", "product", "event")
+
+ORGANISATION_WORDS = frozenset(
+    """inc inc. ltd ltd. llc plc corp corp. corporation co company companies group labs lab
+    university college school academy institute bank hospital clinic foundation club
+    association society agency studio studios records airlines airways motors industries
+    technologies systems solutions partners ventures capital church council ministry
+    department fc team network media press gallery museum charity league""".split()
+)
+PLACE_WORDS = frozenset(
+    """street st road rd avenue ave boulevard lane square park lake river mountain
+    mountains mount mt beach island islands bay valley county city town village state
+    province region canyon forest falls desert coast harbor harbour peninsula airport
+    station theatre theater teatr cafe café bridge plaza market cathedral palace castle
+    tower""".split()
+)
+LANGUAGES = frozenset(
+    """english spanish french german italian portuguese chinese mandarin cantonese japanese
+    korean arabic russian hindi urdu bengali dutch greek swedish norwegian danish finnish
+    polish turkish hebrew latin swahili vietnamese thai tagalog persian ukrainian czech
+    romanian hungarian""".split()
+)
+_PERSON_ENDS = frozenset({"lives_in", "works_for", "studies_at", "moved_to", "born_in"})
+_PERSON_BOTH = frozenset({"married_to", "friend_of"})
+_PLACE_TARGETS = frozenset({"lives_in", "moved_to", "born_in", "from", "located_in"})
+_ORGANISATION_TARGETS = frozenset({"works_for", "studies_at"})
+
+_GREETINGS = frozenset(
+    "hey hi hello hiya howdy heya bye goodbye thanks thank thx congrats congratulations"
+    " cheers welcome dear".split()
+)
+# Forms of address that are never verbs ("miss" is both) and kin: "Aunt Rosa", "my
+# brother Luis", "Thanks, Mel".
+_ADDRESS = (ADDRESS - {"miss", "man", "god", "guys", "folks", "fam"}) | KIN | _GREETINGS
+_BEFORE_PERSON = re.compile(
+    r"\b(?:" + "|".join(sorted(_ADDRESS, key=lambda w: (-len(w), w))) + r")\.?,?\s+$",
+    re.IGNORECASE,
+)
+_AFTER_PERSON = re.compile(
+    r"(?:['\u2019]s?\s+(?:" + "|".join(sorted(KIN)) + r")\b"
+    r"|\s+(?:said|says|told|tells|thinks|thought|asked|texted|wrote|replied|laughed|smiled"
+    r"|cried|booked|kept|spent|loves|loved|likes|liked|wants|wanted|feels|felt|plays|met"
+    r"|visited|bought|cooked|baked|became|flew|drove|walked|learned|learns|translates"
+    r"|hopes|hoped|knows|knew|is\s+buying|and\s+I|and\s+me|and\s+(?:his|her))\b"
+    r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b)"
+)
+_BEFORE_LANGUAGE = re.compile(
+    r"\b(?:speak|speaks|spoke|speaking|learn|learns|learned|learnt|learning|study|studying"
+    r"|studied|in|fluent|native|teach|teaches|taught)\s+$",
+    re.IGNORECASE,
+)
+_BEFORE_PLACE = re.compile(
+    r"\b(?:in|from|to|near|visit|visits|visited|visiting|around|across)\s+$", re.IGNORECASE
+)
+_REGION = re.compile(r",\s+")
+_POSSESSIVE = re.compile(r"['\u2019]s?\s+[a-z]")
+_LOOK_BACK = 16  # characters read before a mention for a cue
+
+
+def types(
+    text: str, mentions: Sequence[Mention], stated: Sequence[Stated] = ()
+) -> list[str | None]:
+    """The type of each of ``mentions`` (of ``text``, in order of position) by the cues
+    of the module, with ``stated`` the relations :func:`engram.core.graph.relations.relations`
+    read between them; None where no cue holds."""
+    by_relation = _from_relations(stated)
+    return [_type(text, mentions, n, by_relation.get(n)) for n in range(len(mentions))]
+
+
+def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -> str | None:
+    mention = mentions[n]
+    if mention.kind == "speaker":
+        return PERSON
+    if mention.kind != "name":
+        return mention.kind
+    named = _by_words(mention.name)
+    if named is not None:
+        return named
+    if related is not None:
+        return related
+    before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
+    if _BEFORE_PERSON.search(before) or _AFTER_PERSON.match(text, mention.end):
+        return PERSON
+    if mention.name in LANGUAGES:
+        return LANGUAGE if _BEFORE_LANGUAGE.search(before) else None
+    if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
+        return PLACE
+    if _POSSESSIVE.match(text, mention.end) and len(mention.name.split()) <= 2:
+        return PERSON  # "Milena's trip": the weakest cue, last
+    return None
+
+
+def _by_words(name: str) -> str | None:
+    """An organisation's or a place's word inside the name, the last one deciding; a name
+    of one word is not typed by itself ("Bank", "Park" are surnames too)."""
+    words = name.split()
+    if len(words) < 2:
+        return None
+    for word in reversed(words):
+        if word in ORGANISATION_WORDS:
+            return ORGANISATION
+        if word in PLACE_WORDS:
+            return PLACE
+    return None
+
+
+def _from_relations(stated: Sequence[Stated]) -> dict[int, str]:
+    """The types the relations give their ends, the first relation read deciding."""
+    found: dict[int, str] = {}
+    for relation in stated:
+        kind = relation.type
+        if kind in _PERSON_ENDS or kind in _PERSON_BOTH or kind.endswith("_of"):
+            found.setdefault(relation.source, PERSON)
+        if kind in _PERSON_BOTH or kind.endswith("_of"):
+            found.setdefault(relation.target, PERSON)
+        if kind in _PLACE_TARGETS:
+            found.setdefault(relation.target, PLACE)
+        if kind == "located_in":
+            found.setdefault(relation.source, PLACE)
+        if kind in _ORGANISATION_TARGETS:
+            found.setdefault(relation.target, ORGANISATION)
+    return found
+
+
+def _in_region(text: str, mentions: Sequence[Mention], n: int) -> bool:
+    """``"<City>, <Region>"`` after "in", "from", "to": the region."""
+    if n == 0 or not _REGION.fullmatch(text[mentions[n - 1].end : mentions[n].start]):
+        return False
+    start = mentions[n - 1].start
+    return bool(_BEFORE_PLACE.search(text[max(0, start - _LOOK_BACK) : start]))
+
+
+def most_frequent(found: Sequence[str | None]) -> str | None:
+    """The type read most often among ``found`` (None ignored), ties broken by
+    :data:`ORDER`, then by name; None when none was read."""
+    counts: dict[str, int] = {}
+    for kind in found:
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
+    if not counts:
+        return None
+    return min(counts, key=lambda k: (-counts[k], _rank(k), k))
+
+
+def _rank(kind: str) -> int:
+    return ORDER.index(kind) if kind in ORDER else len(ORDER)

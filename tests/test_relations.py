@@ -1,0 +1,122 @@
+"""Types and relations read by rules from plain sentences: each pattern with and without
+its time, the negatives, and each type's cues."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from engram.core.graph.entity_types import most_frequent, types
+from engram.core.graph.extraction import extract
+from engram.core.graph.relations import relations, valid_at
+
+WRITTEN = datetime(2023, 5, 10, tzinfo=UTC)
+
+
+def related(text: str) -> list[tuple[str, str, str, str | None]]:
+    mentions = extract(text)
+    return [
+        (mentions[r.source].surface, r.type, mentions[r.target].surface, r.time)
+        for r in relations(text, mentions)
+    ]
+
+
+def typed(text: str, speaker: str | None = None) -> list[tuple[str, str | None]]:
+    mentions = extract(text, speaker=speaker)
+    kinds = types(text, mentions, relations(text, mentions))
+    return [(m.surface, kind) for m, kind in zip(mentions, kinds, strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("text", "relation"),
+    [
+        ("Ana lives in Oslo.", ("Ana", "lives_in", "Oslo", None)),
+        ("Ana has lived in Oslo since 2019.", ("Ana", "lives_in", "Oslo", "since 2019")),
+        ("Bruno Costa works at Lumen.", ("Bruno Costa", "works_for", "Lumen", None)),
+        ("Ana is a nurse at Lumen in 2020.", ("Ana", "works_for", "Lumen", "2020")),
+        ("Ana studies at Porto University.", ("Ana", "studies_at", "Porto University", None)),
+        ("Ana moved to Oslo in March 2019.", ("Ana", "moved_to", "Oslo", "March 2019")),
+        ("In 2019, Ana moved to Oslo.", ("Ana", "moved_to", "Oslo", "2019")),
+        ("Ana was born in Lima.", ("Ana", "born_in", "Lima", None)),
+        ("Ana is from Brazil.", ("Ana", "from", "Brazil", None)),
+        ("Lumen is based in Porto.", ("Lumen", "located_in", "Porto", None)),
+        ("Ana is married to Luis.", ("Ana", "married_to", "Luis", None)),
+        ("Ana and Luis got married last year.", ("Ana", "married_to", "Luis", "last year")),
+        ("Ana is friends with Luis.", ("Ana", "friend_of", "Luis", None)),
+        ("Ana's brother Luis came.", ("Luis", "brother_of", "Ana", None)),
+        ("Luis is Ana's brother.", ("Luis", "brother_of", "Ana", None)),
+        ("Ana's sister, Maria, called.", ("Maria", "sister_of", "Ana", None)),
+        ("Ana's mom Rita called.", ("Rita", "mother_of", "Ana", None)),
+        ("I met Ana with her cousin Rui.", ("Rui", "cousin_of", "Ana", None)),
+    ],
+)
+def test_each_pattern_reads_its_relation(text: str, relation: tuple[str, ...]) -> None:
+    assert related(text) == [relation]
+
+
+def test_a_place_in_a_region_and_subjects_listed_together() -> None:
+    assert related("We moved to Porto, Portugal.") == [("Porto", "located_in", "Portugal", None)]
+    assert related("Ana and Luis live in Oslo.") == [
+        ("Ana", "lives_in", "Oslo", None),
+        ("Luis", "lives_in", "Oslo", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ana wants to move to Oslo.",
+        "Ana is moving to Oslo.",
+        "Ana doesn't live in Oslo.",
+        "Ana never worked at Lumen.",
+        "Ana visited Luis in Oslo.",
+    ],
+)
+def test_no_relation_without_a_clear_pattern(text: str) -> None:
+    assert related(text) == []
+
+
+def test_a_time_starts_its_period() -> None:
+    assert valid_at("2019", WRITTEN) == datetime(2019, 1, 1, tzinfo=UTC)
+    assert valid_at("since March 2019", WRITTEN) == datetime(2019, 3, 1, tzinfo=UTC)
+    assert valid_at("3 March 2019", WRITTEN) == datetime(2019, 3, 3, tzinfo=UTC)
+    assert valid_at("last year", WRITTEN) == datetime(2022, 1, 1, tzinfo=UTC)
+    assert valid_at("last month", WRITTEN) == datetime(2023, 4, 1, tzinfo=UTC)
+    assert valid_at("two years ago", WRITTEN) is None
+    assert valid_at(None, WRITTEN) is None
+
+
+def test_types_from_context() -> None:
+    assert typed("Ana: Thanks, Mel! Dr. Lee said hi.", speaker="Ana") == [
+        ("Ana", "person"),  # the speaker
+        ("Mel", "person"),  # thanked
+        ("Lee", "person"),  # a title
+    ]
+    assert typed("Bruno Costa works at Lumen.") == [
+        ("Bruno Costa", "person"),
+        ("Lumen", "organisation"),  # works at
+    ]
+    assert typed("I visited Porto, Portugal and Lumen Labs near Central Park.") == [
+        ("Porto", "place"),
+        ("Portugal", "place"),
+        ("Lumen Labs", "organisation"),  # a word inside the name
+        ("Central Park", "place"),
+    ]
+    assert typed("I am learning German. Luis told me.") == [
+        ("German", "language"),
+        ("Luis", "person"),
+    ]
+    assert typed("I love Tokyo Drift and Zara.") == [("Tokyo Drift", None), ("Zara", None)]
+
+
+def test_visiting_paris_gives_paris_only() -> None:
+    assert typed("Visiting Paris was fun.") == [("Paris", "place")]
+    assert typed("Yesterday I saw it.") == []
+
+
+def test_an_entity_takes_its_most_frequent_type_ties_by_a_fixed_order() -> None:
+    assert most_frequent(["place", "person", "place", None]) == "place"
+    assert most_frequent(["place", "person"]) == "person"
+    assert most_frequent(["organisation", "place"]) == "organisation"
+    assert most_frequent([None]) is None

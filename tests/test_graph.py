@@ -348,12 +348,12 @@ def test_remembering_fills_the_graph_and_forgetting_empties_it(mem: engram.Memor
 def test_a_deleted_entity_that_a_fact_grounds_without_mentioning_comes_back(
     mem: engram.Memory,
 ) -> None:
-    ana = mem.graph.upsert_entity(REF, "Ana", aliases=["Bo Lima"])
-    fact = mem.remember(REF, "Bo Lima met Ana in Porto.")  # "Bo Lima" is mentioned as Ana
-    lima = mem.graph.entity(REF, "Lima")  # but the words alone ground Lima
-    assert lima.origin == "extracted"
+    ana = mem.graph.upsert_entity(REF, "Ana", aliases=["Glad Tidings"])
+    fact = mem.remember(REF, "Glad Tidings met Ana in Porto.")  # mentioned as Ana
+    lima = mem.graph.entity(REF, "Tidings")  # but the words alone ground Tidings ("Glad"
+    assert lima.origin == "extracted"  # opens no name unless known)
     mem.graph.delete_entity(REF, lima.id)
-    back = mem.graph.entity(REF, "Lima")  # the fact grounding it was read again
+    back = mem.graph.entity(REF, "Tidings")  # the fact grounding it was read again
     assert (back.id, back.origin) == (lima.id, "extracted")
     assert [f.id for f in mem.graph.neighbourhood(REF, ana.id).facts] == [fact.id]
 
@@ -412,3 +412,28 @@ def test_no_extractor_reads_a_wiki_page(target: Target) -> None:
             "Porto",
         }
         assert report.backlog.spacy == 1  # a page is no model's backlog either
+
+
+def test_an_extracted_entity_takes_the_type_its_live_mentions_were_read_with(
+    mem: engram.Memory,
+) -> None:
+    lives = mem.remember(REF, "I heard Bruno Costa works at Lumen.")
+    assert mem.graph.entity(REF, "Lumen").type == "organisation"  # works at
+    assert mem.graph.entity(REF, "Bruno Costa").type == "person"
+    visited = mem.remember_many(REF, ["We visited Lumen.", "I flew to Lumen."])
+    assert mem.graph.entity(REF, "Lumen").type == "place"  # two against one
+    mem.forget(REF, visited[0].id)
+    assert mem.graph.entity(REF, "Lumen").type == "organisation"  # a tie: a fixed order
+    mem.forget(REF, visited[1].id, hard=True)
+    mem.forget(REF, lives.id)
+    with pytest.raises(NotFound):
+        mem.graph.entity(REF, "Lumen")
+
+
+def test_an_asserted_entitys_type_is_never_the_rules(mem: engram.Memory) -> None:
+    mem.graph.upsert_entity(REF, "Lumen", type="band")
+    mem.graph.upsert_entity(REF, "Porto")  # asserted without a type: it stays without
+    mem.remember(REF, "I heard Ana works at Lumen in Porto.")
+    assert mem.graph.entity(REF, "Lumen").type == "band"
+    assert mem.graph.entity(REF, "Porto").type is None
+    assert mem.graph.entity(REF, "Ana").type == "person"

@@ -178,16 +178,17 @@ def test_the_graph_equals_the_graph_rebuilt_from_the_live_facts(target: Target) 
 def test_a_name_that_leaves_lets_the_facts_holding_it_read_as_before(
     target: Target, way: str
 ) -> None:
-    # "Ana" known made "Ana Lima" (opening its sentence) read as a mention of nothing;
-    # when "Ana" left, that fact kept the reading it had while "Ana" was known.
+    # "Sterling" known made "Sterling Lima" (opening its sentence; alone, a gerund's shape
+    # opens no name) read as a mention of nothing; when "Sterling" left, that fact kept
+    # the reading it had while "Sterling" was known.
     ref = ResourceRef("drift")
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as memory:
-        memory.remember(ref, "Ana Lima lives in Lisbon near the river.")
-        met = memory.remember(ref, "Yesterday I met Ana at the market.")
+        memory.remember(ref, "Sterling Lima lives in Lisbon near the river.")
+        met = memory.remember(ref, "Yesterday I met Sterling at the market.")
         if way == "delete_entity":
-            memory.graph.upsert_entity(ref, "Ana")  # asserted, then deleted
+            memory.graph.upsert_entity(ref, "Sterling")  # asserted, then deleted
             memory.forget(ref, met.id, hard=True)
-            memory.graph.delete_entity(ref, "Ana")
+            memory.graph.delete_entity(ref, "Sterling")
         else:
             memory.forget(ref, met.id, hard=way == "hard")
         assert stored(memory, ref) == rebuilt(memory, ref)

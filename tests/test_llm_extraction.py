@@ -354,7 +354,9 @@ def test_forgetting_takes_what_the_model_read_and_never_what_was_asserted(
     assert [set(r.facts) for r in likes] == [{fact.id, other.id}]  # one relation, two supports
 
     mem.forget(REF, fact.id)
-    assert mem.graph.entity(REF, "Ziggy") == ziggy  # the other fact still grounds it
+    left = mem.graph.entity(REF, "Ziggy")  # the other fact still grounds it; its type,
+    assert (left.id, left.origin) == (ziggy.id, ziggy.origin)  # from mentions, went too
+    assert (ziggy.type, left.type) == ("person", None)  # "Ziggy likes" was the one
     assert [r.facts for r in mem.graph.relations(REF, type="likes")] == [(other.id,)]
     assert [r.id for r in mem.graph.relations(REF, type="knows")] == [asserted.id]
 

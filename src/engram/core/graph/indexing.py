@@ -10,7 +10,13 @@ can always be rebuilt and the incremental one must equal the rebuilt one:
   groundings keep, :mod:`engram.core.graph.backlog`: the rules manage only their own);
 - a fact's **mentions** are what the rules find in its words given every name the scope
   knows (its asserted and extracted entities and their aliases): a known name also
-  matches where it opens a sentence.
+  matches where it opens a sentence. Each carries the type the rules read it with
+  (:mod:`engram.core.graph.entity_types`, from its words and the relations its sentence
+  states, :mod:`engram.core.graph.relations`); an extracted entity with no type of its
+  own is read with its mentions' most frequent type, ties broken by
+  :data:`engram.core.graph.entity_types.ORDER` (the store computes it as it reads the
+  entity, so it follows the facts that come and go). An asserted entity's type is the
+  caller's, None included.
 
 The database queues every fact written or given new words, and every fact that named an
 entity that went (:class:`engram.core.ports.GraphRows`); :func:`settle` reads the queue
@@ -28,7 +34,7 @@ from typing import NamedTuple, Protocol
 
 from engram.core import query
 from engram.core.clock import from_us
-from engram.core.graph import models
+from engram.core.graph import entity_types, models, relations
 from engram.core.graph.extraction import Kind, Reading, read
 from engram.core.graph.models import Entity, FactReading, Mention
 from engram.core.models import JSONValue
@@ -143,11 +149,7 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], no
         [
             FactReading(
                 fact.id,
-                tuple(
-                    Mention(fact.id, m.start, m.end, known[m.name])
-                    for m in reading.mentions(known)
-                    if m.name in known
-                ),
+                typed_mentions(fact, reading, known),
                 tuple(sorted({known[m.name] for m in alone[fact.id]})),
             )
             for fact, reading in readings
@@ -156,6 +158,19 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], no
     if new:
         queue_holders(store, tx, scope, list(new.values()), exclude={f.id for f in facts})
     return len(new)
+
+
+def typed_mentions(
+    fact: Readable, reading: Reading, known: Mapping[str, str]
+) -> tuple[Mention, ...]:
+    """The fact's mentions of ``known`` names, each with the type the rules read it with
+    (:func:`engram.core.graph.entity_types.types`, the sentence's relations counted)."""
+    found = [m for m in reading.mentions(known) if m.name in known]
+    kinds = entity_types.types(fact.content, found, relations.relations(fact.content, found))
+    return tuple(
+        Mention(fact.id, m.start, m.end, known[m.name], kind)
+        for m, kind in zip(found, kinds, strict=True)
+    )
 
 
 def queue_holders(

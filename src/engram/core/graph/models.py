@@ -79,12 +79,14 @@ class Relation:
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """A fact's words ``[start, end)`` name ``entity``."""
+    """A fact's words ``[start, end)`` name ``entity``, read by the rules as of ``type``
+    (:mod:`engram.core.graph.entity_types`; None when they could not tell)."""
 
     fact_id: str
     start: int
     end: int
     entity: str
+    type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,12 +181,12 @@ def check_validity(
 class StoredGraph:
     """A scope's graph as stored, as a rebuild compares it: its entities (id, normal
     name, origin, whether a model's grounding keeps it), its aliases (normal name,
-    entity id), its mentions (fact id, start, end, entity id) and the rules' groundings
-    (fact id, entity id) of its entities."""
+    entity id), its mentions (fact id, start, end, entity id, type) and the rules'
+    groundings (fact id, entity id) of its entities."""
 
     entities: tuple[tuple[str, str, str, bool], ...]
     aliases: tuple[tuple[str, str], ...]
-    mentions: frozenset[tuple[str, int, int, str]]
+    mentions: frozenset[tuple[str, int, int, str, str | None]]
     groundings: frozenset[tuple[str, str]]
 
 

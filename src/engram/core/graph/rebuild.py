@@ -9,8 +9,8 @@ cannot be rebuilt), with their aliases. It reads every live fact twice, the word
 :func:`engram.core.graph.indexing.read_facts` reads them: first for the names its words
 give alone, which become the extracted entities the scope does not know, then, knowing
 every name, for its mentions and the entities its words ground. It compares entities
-(id, normal name, origin), mentions (fact, span, entity) and the rules' groundings (fact,
-entity): what the rebuild has and the store lacks is missing, the reverse extra.
+(id, normal name, origin), mentions (fact, span, entity, type) and the rules' groundings
+(fact, entity): what the rebuild has and the store lacks is missing, the reverse extra.
 
 It reads, writes nothing, and holds in memory the scope's stored graph, the ids of its
 live facts and one batch of their words at a time: a rebuild is per scope, never of the
@@ -51,12 +51,12 @@ def drift(store: Store, tx: Tx, scope: Scope) -> GraphDrift:
                 extracted.add((entity_id(scope, m.name), m.name, "extracted"))
     known.update((norm, eid) for eid, norm, _ in extracted)
     mentions, groundings = _Tally(stored.mentions), _Tally(stored.groundings)
-    for fact_id, reading in _readings(store, tx, scope, fact_ids):
+    for fact, reading in _readings(store, tx, scope, fact_ids):
+        fact_id = fact.id
         mentions.add(
             {
-                (fact_id, m.start, m.end, known[m.name])
-                for m in reading.mentions(known)
-                if m.name in known
+                (m.fact_id, m.start, m.end, m.entity, m.type)
+                for m in indexing.typed_mentions(fact, reading, known)
             }
         )
         groundings.add({(fact_id, known[m.name]) for m in reading.mentions({})})
@@ -67,7 +67,7 @@ def drift(store: Store, tx: Tx, scope: Scope) -> GraphDrift:
 
 def _readings(
     store: Store, tx: Tx, scope: Scope, fact_ids: list[str]
-) -> Iterator[tuple[str, Reading]]:
+) -> Iterator[tuple[indexing.Words, Reading]]:
     """Each live fact's words as the rules read them, a batch read at a time."""
     for start in range(0, len(fact_ids), BATCH):
         chunk = fact_ids[start : start + BATCH]
@@ -76,7 +76,7 @@ def _readings(
             if fact_id in words:
                 content, metadata, kind = words[fact_id]
                 fact = indexing.readable(fact_id, content, json.loads(metadata), kind)
-                yield fact_id, indexing.reading_of(fact)
+                yield fact, indexing.reading_of(fact)
 
 
 class _Tally:

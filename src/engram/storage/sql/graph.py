@@ -12,6 +12,7 @@ from typing import Any
 
 from engram.core.clock import from_us, to_us
 from engram.core.errors import StorageFailure
+from engram.core.graph.entity_types import ORDER
 from engram.core.graph.models import ORIGINS, Entity, FactReading, Mention, Origin, Relation
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
@@ -20,6 +21,17 @@ from engram.storage.sql.queries import like_pattern
 from engram.storage.sql.tx import sql
 
 ENTITY_COLUMNS = "id, name, norm, type, summary, attributes, origin, created_at, updated_at"
+# An extracted entity with no type of its own takes the type its mentions were read with
+# most often, ties broken by entity_types.ORDER, then by name.
+_RANK = " ".join(f"WHEN '{t}' THEN {n}" for n, t in enumerate(ORDER))
+ENTITY_READ = ENTITY_COLUMNS.replace(
+    "type",
+    "CASE WHEN type IS NULL AND origin = 'extracted' THEN (SELECT m.type FROM mentions m "
+    "WHERE m.entity = entities.id AND m.type IS NOT NULL GROUP BY m.type "
+    f"ORDER BY count(*) DESC, CASE m.type {_RANK} ELSE {len(ORDER)} END, m.type LIMIT 1) "
+    "ELSE type END",
+    1,
+)
 RELATION_COLUMNS = (
     "id, source, target, type, attributes, origin, valid_at, invalid_at, created_at, expired_at"
 )
@@ -44,7 +56,7 @@ class GraphTable:
         member, params = t.dialect.in_list("id", ids)
         rows = [
             r[1:]
-            for r in t.rows(f"SELECT scope, {ENTITY_COLUMNS} FROM entities WHERE {member}", params)
+            for r in t.rows(f"SELECT scope, {ENTITY_READ} FROM entities WHERE {member}", params)
             if r[0] == scope.key
         ]
         if not rows:
@@ -149,11 +161,12 @@ class GraphTable:
             [(r.fact_id, entity) for r in readings for entity in r.grounds],
         )
         t.executemany(
-            'INSERT INTO mentions (fact_id, start, "end", entity, scope) VALUES (?, ?, ?, ?, ?) '
+            'INSERT INTO mentions (fact_id, start, "end", entity, scope, type) '
+            "VALUES (?, ?, ?, ?, ?, ?) "
             'ON CONFLICT (fact_id, start) DO UPDATE SET "end" = excluded."end", '
-            "entity = excluded.entity",
+            "entity = excluded.entity, type = excluded.type",
             [
-                (m.fact_id, m.start, m.end, m.entity, scope.key)
+                (m.fact_id, m.start, m.end, m.entity, scope.key, m.type)
                 for r in readings
                 for m in r.mentions
             ],
@@ -226,13 +239,14 @@ class GraphTable:
             if values:
                 member, params = t.dialect.in_list(column, values)
                 found += t.rows(
-                    f'SELECT fact_id, start, "end", entity FROM mentions '
+                    f'SELECT fact_id, start, "end", entity, type FROM mentions '
                     f"WHERE {member} AND scope = ?",
                     (*params, scope.key),
                 )
         unique = {(str(r[0]), int(r[1])): r for r in found}
         return [
-            Mention(str(r[0]), int(r[1]), int(r[2]), str(r[3])) for _, r in sorted(unique.items())
+            Mention(str(r[0]), int(r[1]), int(r[2]), str(r[3]), None if r[4] is None else str(r[4]))
+            for _, r in sorted(unique.items())
         ]
 
     def groundings(

@@ -268,7 +268,7 @@ class HealthTable:
         )
         aliases = t.rows("SELECT norm, entity FROM entity_aliases WHERE scope = ?", (key,))
         mentions = t.rows(
-            'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
+            'SELECT fact_id, start, "end", entity, type FROM mentions WHERE scope = ?', (key,)
         )
         groundings = t.rows(
             "SELECT g.fact_id, g.entity FROM entities e JOIN groundings g ON g.entity = e.id "
@@ -278,7 +278,10 @@ class HealthTable:
         return StoredGraph(
             entities=tuple((str(i), str(n), str(o), bool(k)) for i, n, o, k in entities),
             aliases=tuple((str(n), str(e)) for n, e in aliases),
-            mentions=frozenset((str(f), int(s), int(e), str(n)) for f, s, e, n in mentions),
+            mentions=frozenset(
+                (str(f), int(s), int(e), str(n), None if k is None else str(k))
+                for f, s, e, n, k in mentions
+            ),
             groundings=frozenset((str(f), str(e)) for f, e in groundings),
         )
 

@@ -666,6 +666,13 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE vector_indexes ADD COLUMN built_with INTEGER NOT NULL DEFAULT 128;
     """,
+    # 22: the type the rules read a mention with (core/graph/entity_types.py); an
+    # extracted entity with no type of its own takes its mentions' most frequent one.
+    # Mentions from before have none until their facts are read again
+    # (mem.graph.extract(ref)).
+    """
+    ALTER TABLE mentions ADD COLUMN type TEXT;
+    """,
 )
 
 

@@ -52,6 +52,7 @@ from locomo import load_samples
 from engram.core.graph import ner
 from engram.core.graph.entity_types import types
 from engram.core.graph.extraction import Mention, extract
+from engram.core.graph.names import normalise
 from engram.core.graph.relations import relations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +126,7 @@ def spacy_reader(pipeline: str) -> Callable[[Sequence[str]], list[Reading]]:
         spans = recogniser.recognise(list(texts))
         found = []
         for text, named in zip(texts, spans, strict=True):
-            words, kept = ner.normalise(text), []
+            words, kept = normalise(text), []
             for start, end, label in sorted(named):
                 if label.upper() in ner.NEVER:
                     continue

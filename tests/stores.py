@@ -79,7 +79,7 @@ ALTER TABLE scope_state DROP COLUMN logged;
 def as_schema_18(conn: Any) -> None:
     """Rewrites a SQLite store's rows as schema 18 kept them: vectors as float32 (REPLACE,
     so no trigger takes it for a change), content hashes whole, index files without how
-    their graph was built."""
+    their graph was built, mentions without their type."""
     from engram.core.rules import content_hash
 
     conn.create_function("single", 1, lambda raw: SQLITE.unvector(raw).astype("<f4").tobytes())
@@ -89,11 +89,13 @@ def as_schema_18(conn: Any) -> None:
     for table in ("facts", "fact_trash"):
         conn.execute(f"UPDATE {table} SET content_hash = whole(content)")
     conn.execute("ALTER TABLE vector_indexes DROP COLUMN built_with")
+    conn.execute("ALTER TABLE mentions DROP COLUMN type")
 
 
 def as_postgres_schema_14(url: str) -> None:
     """Takes a PostgreSQL store back to schema 14: without migration 15's postings (and
-    17's index of them by fact) and 16's indexes over a range of a scope's facts."""
+    17's index of them by fact), 16's indexes over a range of a scope's facts, and 18's
+    mention types."""
     rows(
         url,
         "DELETE FROM engram_schema WHERE version >= 15",
@@ -107,6 +109,7 @@ def as_postgres_schema_14(url: str) -> None:
             "DROP FUNCTION engram_terms_in, engram_terms_out, engram_terms_changed",
             "DROP TABLE fact_terms, scope_terms",
             "DROP FUNCTION engram_term_query",
+            "ALTER TABLE mentions DROP COLUMN type",
         ),
     )
 

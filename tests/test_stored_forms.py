@@ -160,6 +160,7 @@ def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target)
         stores.rows(target, "DELETE FROM engram_schema WHERE version = 14")
     else:
         stores.rows(target, "ALTER TABLE vector_indexes DROP COLUMN built_with")  # 21's
+        stores.rows(target, "ALTER TABLE mentions DROP COLUMN type")  # 22's
         stores.rows(target, "PRAGMA user_version = 19")
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         assert mem.remember(REF, "the cat sleeps").id == kept.id

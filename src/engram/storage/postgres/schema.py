@@ -702,8 +702,8 @@ MIGRATIONS: tuple[str, ...] = (
         RETURN NULL;
     END $$;
     """,
-    # 13: the type the rules read a mention with, as on SQLite (migration 22).
     """
+    -- 18: the type the rules read a mention with, as on SQLite (migration 22).
     ALTER TABLE mentions ADD COLUMN type text;
     """,
 )

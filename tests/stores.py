@@ -79,7 +79,8 @@ ALTER TABLE scope_state DROP COLUMN logged;
 def as_schema_18(conn: Any) -> None:
     """Rewrites a SQLite store's rows as schema 18 kept them: vectors as float32 (REPLACE,
     so no trigger takes it for a change), content hashes whole, index files without how
-    their graph was built, mentions without their type."""
+    their graph was built, mentions without their type, relations without their
+    extractor."""
     from engram.core.rules import content_hash
 
     conn.create_function("single", 1, lambda raw: SQLITE.unvector(raw).astype("<f4").tobytes())
@@ -90,12 +91,13 @@ def as_schema_18(conn: Any) -> None:
         conn.execute(f"UPDATE {table} SET content_hash = whole(content)")
     conn.execute("ALTER TABLE vector_indexes DROP COLUMN built_with")
     conn.execute("ALTER TABLE mentions DROP COLUMN type")
+    conn.execute("ALTER TABLE relations DROP COLUMN extractor")
 
 
 def as_postgres_schema_14(url: str) -> None:
     """Takes a PostgreSQL store back to schema 14: without migration 15's postings (and
-    17's index of them by fact), 16's indexes over a range of a scope's facts, and 18's
-    mention types."""
+    17's index of them by fact), 16's indexes over a range of a scope's facts, 18's
+    mention types and 19's relation extractors."""
     rows(
         url,
         "DELETE FROM engram_schema WHERE version >= 15",
@@ -110,6 +112,7 @@ def as_postgres_schema_14(url: str) -> None:
             "DROP TABLE fact_terms, scope_terms",
             "DROP FUNCTION engram_term_query",
             "ALTER TABLE mentions DROP COLUMN type",
+            "ALTER TABLE relations DROP COLUMN extractor",
         ),
     )
 

@@ -1,8 +1,9 @@
 """The graph a scope's facts give equals the graph rebuilt from scratch, on both backends:
 after any interleaving of remember, conversations, correct, forget (soft and for good),
 restore, reverting the latest entry or an older one, consolidation, asserting an entity
-and deleting one, the entities, their origins, every fact's mentions
-and groundings are what the rules give the live facts and the assertions alone.
+and deleting one, the entities, their origins, every fact's mentions, groundings and
+the relations its sentences state are what the rules give the live facts and the
+assertions alone.
 
 Each example works in a scope of its own. The number of examples is
 ``ENGRAM_GRAPH_EXAMPLES`` (30 by default; 300 for the acceptance run,
@@ -49,6 +50,9 @@ TEMPLATES = [
     "I told {0} about {2}!",
     'We read "{0}" together.',
     "{0}",
+    "{0}'s brother {1} works for {2}.",
+    "{0} and {1} moved to {2} in March 2021.",
+    "{0} has lived in {2} since last year.",
 ]
 SPEAKERS = [None, "Ana", "Caroline"]
 
@@ -145,8 +149,9 @@ def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
         (ref.key,),
     )
     facts = memory.facts(ref, limit=1000).facts
-    readings = {}
+    readings, texts = {}, {}
     for fact in facts:
+        texts[fact.id] = ("" if fact.type == "wiki" else fact.content, fact.created_at)
         if fact.type == "wiki":  # a page folded from the facts: no words of its own
             readings[fact.id] = read("")
             continue
@@ -154,7 +159,7 @@ def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
         readings[fact.id] = read(
             fact.content, speaker=speaker if isinstance(speaker, str) else None
         )
-    graph = rules_graph(memory, ref, asserted, readings)
+    graph = rules_graph(memory, ref, asserted, readings, texts)
     assert all(normalise(n) == n for _, n, _ in graph["entities"])
     return graph
 

@@ -481,6 +481,7 @@ def test_http_reports_an_ended_agent_and_the_store(service: TestClient) -> None:
         "entities": {"missing": 0, "extra": 0},
         "mentions": {"missing": 0, "extra": 0},
         "groundings": {"missing": 0, "extra": 0},
+        "relations": {"missing": 0, "extra": 0},
         "inStep": True,
     }
     assert service.get(f"/agents/{agent}/health?graphDrift=yes").status_code == 400
@@ -555,7 +556,8 @@ def test_the_command_line_renders_the_graph_documents_feedback_and_stale_items(
     assert "  queued for the rules: 0; unread by llm: 5, by spacy: 5" in lines
     assert (
         "  drift from the rules' rebuild of 5 facts (in step): entities 0 missing, 0 extra, "
-        "mentions 0 missing, 0 extra, groundings 0 missing, 0 extra" in lines
+        "mentions 0 missing, 0 extra, groundings 0 missing, 0 extra, "
+        "relations 0 missing, 0 extra" in lines
     )
     assert "documents: 1, with 2 chunks, 1 without their fact" in lines
     assert "feedback: 5 signals, 2 not applied yet" in lines

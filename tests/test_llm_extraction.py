@@ -404,7 +404,8 @@ def test_a_single_valued_type_keeps_what_is_held(mem: Memory, endpoint: ChatEndp
     mem.remember(REF, text)
     report = mem.graph.extract(REF, extractor="llm")
     assert (report.relations_added, report.relations_dropped) == (0, 1)
-    assert mem.graph.relations(REF) == [held]  # a model's reading retires nothing
+    # a model's reading retires nothing (the rules read their own moved_to beside it)
+    assert [r for r in mem.graph.relations(REF) if r.extractor != "rules"] == [held]
 
 
 def test_limit_and_fact_ids_choose_what_is_read(mem: Memory, endpoint: ChatEndpoint) -> None:
@@ -566,3 +567,20 @@ def test_a_relation_end_the_scope_knows_counts_only_where_the_text_holds_it() ->
     found = llm.ground(answer, "Ana knows Bo", {"bo", "cy"})
     assert [(r.source, r.target) for r in found.relations] == [("ana", "bo")]
     assert found.relations_dropped == 1
+
+
+def test_a_models_relation_stands_beside_the_rules_one(mem: Memory, endpoint: ChatEndpoint) -> None:
+    text = "Ana works at Orbit Labs."
+    endpoint.answers[text] = {
+        "entities": [{"name": "Ana"}, {"name": "Orbit Labs"}],
+        "relations": [{"source": "Ana", "target": "Orbit Labs", "type": "works_for"}],
+    }
+    fact = mem.remember(REF, text)
+    [rules] = mem.graph.relations(REF)
+    report = mem.graph.extract(REF, extractor="llm")
+    assert report.relations_added == 1  # what the model keeps never hangs on the rules'
+    assert [(r.extractor, r.facts) for r in mem.graph.relations(REF)] == [
+        ("rules", (fact.id,)),
+        ("llm", (fact.id,)),
+    ]
+    assert mem.graph.relations(REF)[0] == rules

@@ -129,8 +129,11 @@ def rebuilt(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
         "OR EXISTS (SELECT 1 FROM groundings g WHERE g.entity = e.id AND g.extractor <> 'rules'))",
         (ref.key,),
     )
-    readings = {f.id: read(f.content) for f in memory.facts(ref, limit=1000).facts}
-    return rules_graph(memory, ref, given, readings)
+    facts = memory.facts(ref, limit=1000).facts
+    readings = {f.id: read(f.content) for f in facts}
+    return rules_graph(
+        memory, ref, given, readings, {f.id: (f.content, f.created_at) for f in facts}
+    )
 
 
 def strays(memory: engram.Memory, ref: ResourceRef) -> dict[str, list[Any]]:

@@ -84,6 +84,24 @@ def test_a_store_of_float32_vectors_is_rewritten_once_and_answers_as_before(
         assert mem.recall(REF, TEXTS[0], top_k=1, mode="vector")[0].fact.id == facts[0].id
 
 
+def test_the_extracted_relations_of_a_store_from_before_are_the_llm_s(db_path: Path) -> None:
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        fact = mem.remember(REF, "Ana met Bo at the market.")
+        mem.graph.upsert_entity(REF, "Ana")
+        asserted = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows", facts=[fact.id])
+        modelled = mem.graph.upsert_relation(REF, "Bo", "Ana", "knows", facts=[fact.id])
+    conn = sqlite3.connect(db_path)
+    conn.execute("ALTER TABLE relations DROP COLUMN extractor")
+    # Before migration 23 only the llm extractor extracted relations.
+    conn.execute("UPDATE relations SET origin = 'extracted' WHERE id = ?", (modelled.id,))
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.commit()
+    conn.close()
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        by_id = {r.id: r.extractor for r in mem.graph.relations(REF)}
+        assert by_id == {asserted.id: None, modelled.id: "llm"}
+
+
 class Scaled(engram.HashingEmbedder):
     """Hashing vectors times ``factor`` in one value: not L2-normalised."""
 
@@ -161,6 +179,7 @@ def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target)
     else:
         stores.rows(target, "ALTER TABLE vector_indexes DROP COLUMN built_with")  # 21's
         stores.rows(target, "ALTER TABLE mentions DROP COLUMN type")  # 22's
+        stores.rows(target, "ALTER TABLE relations DROP COLUMN extractor")  # 23's
         stores.rows(target, "PRAGMA user_version = 19")
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         assert mem.remember(REF, "the cat sleeps").id == kept.id

@@ -465,6 +465,7 @@ def _graph_lines(graph: GraphHealth) -> list[str]:
                 ("entities", drift.entities),
                 ("mentions", drift.mentions),
                 ("groundings", drift.groundings),
+                ("relations", drift.relations),
             )
         )
         verdict = "in step" if drift.in_step else "DRIFTED"

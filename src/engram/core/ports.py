@@ -17,6 +17,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from engram.core.models import (
@@ -258,9 +259,10 @@ class FactRows(Protocol):
 
     def words(
         self, tx: Tx, scope: Scope, ids: Sequence[str]
-    ) -> dict[str, tuple[str, str, str | None]]:
-        """The words, metadata (JSON text) and type of the scope's facts among ``ids``,
-        by id: what the graph's rules read, without the rest of each fact."""
+    ) -> dict[str, tuple[str, str, str | None, datetime]]:
+        """The words, metadata (JSON text), type and creation time of the scope's facts
+        among ``ids``, by id: what the graph's rules read, without the rest of each
+        fact."""
         ...
 
     def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:

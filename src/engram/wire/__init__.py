@@ -716,6 +716,7 @@ class GraphDriftOut(Answer):
     entities: DifferenceOut
     mentions: DifferenceOut
     groundings: DifferenceOut
+    relations: DifferenceOut
     in_step: bool
 
 
@@ -886,6 +887,7 @@ def _drift_out(drift: GraphDrift) -> GraphDriftOut:
         entities=difference(drift.entities),
         mentions=difference(drift.mentions),
         groundings=difference(drift.groundings),
+        relations=difference(drift.relations),
         in_step=drift.in_step,
     )
 

@@ -85,6 +85,7 @@ class RelationOut(Answer):
     expired_at: datetime | None
     facts: list[str]
     attributes: dict[str, Any]
+    extractor: str | None  # an extracted relation's: rules or llm
 
     @classmethod
     def of(cls, relation: Relation) -> Self:
@@ -100,6 +101,7 @@ class RelationOut(Answer):
             expired_at=relation.expired_at,
             facts=list(relation.facts),
             attributes=relation.attributes,
+            extractor=relation.extractor,
         )
 
 

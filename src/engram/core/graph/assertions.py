@@ -5,6 +5,12 @@ Relations keep Graphiti's temporal rule for single-valued types (``lives_in``): 
 target retires the live old relation (``invalid_at`` = the new one's ``valid_at``,
 ``expired_at`` = now), and a relation that arrives late, older than the live one, is
 stored already invalid (``invalid_at`` = the live one's ``valid_at``).
+
+The rules' relations (:mod:`engram.core.graph.indexing`) follow their facts' words and
+nothing here touches them: an asserted relation neither joins nor retires one (the two
+stand side by side, told apart by ``origin`` and ``extractor``), retiring or deleting one
+raises Conflict (forget or correct the fact that states it), and deleting an entity
+records none of them (the facts that state them give them back when read again).
 """
 
 from __future__ import annotations
@@ -99,7 +105,7 @@ def delete_entity(rec: ledger.Entry, entity: str) -> Entity:
     """Deletes the entity with its aliases, mentions and relations (never a fact)."""
     store, tx, scope = rec.store, rec.tx, rec.scope
     found = _resolve(rec, entity)
-    for relation in store.graph.relations(tx, scope, entities=[found.id], limit=1 << 30):
+    for relation in _held(store.graph.relations(tx, scope, entities=[found.id], limit=1 << 30)):
         rec.record("relation", relation.id, "delete", relation_state(relation))
     store.graph.delete_entity(tx, scope, found.id)
     rec.record("entity", found.id, "delete", _entity_state(found))
@@ -147,11 +153,8 @@ def upsert_relation(
     if single and head.id == tail.id:
         raise InvalidInput(f"{rtype} is single-valued: an entity cannot be its own {rtype}")
     now = from_us(rec.now)
-    live = [
-        r
-        for r in store.graph.relations(tx, scope, source=head.id, types=[rtype], limit=1 << 30)
-        if r.expired_at is None
-    ]
+    history = _held(store.graph.relations(tx, scope, source=head.id, types=[rtype], limit=1 << 30))
+    live = [r for r in history if r.expired_at is None]
     same = next((r for r in live if r.target == tail.id and r.invalid_at is None), None)
     if same is not None:
         updated = dataclasses.replace(
@@ -180,7 +183,6 @@ def upsert_relation(
         attrs or {},
     )
     if single:
-        history = store.graph.relations(tx, scope, source=head.id, types=[rtype], limit=1 << 30)
         later = [
             r.valid_at
             for r in history
@@ -208,7 +210,7 @@ def expire_relation(rec: ledger.Entry, relation_id: str, at: datetime | None = N
     """Retires the relation: engram no longer holds it from now; ``at`` (when given) is
     when it stopped holding in the world."""
     store, tx, scope = rec.store, rec.tx, rec.scope
-    found = relation(rec, relation_id)
+    found = _not_rules(relation(rec, relation_id))
     end = models.check_validity(found.valid_at, at)[1] if at is not None else found.invalid_at
     if found.expired_at is not None and end == found.invalid_at:
         return found
@@ -222,7 +224,7 @@ def expire_relation(rec: ledger.Entry, relation_id: str, at: datetime | None = N
 
 def delete_relation(rec: ledger.Entry, relation_id: str) -> Relation:
     store, tx, scope = rec.store, rec.tx, rec.scope
-    found = relation(rec, relation_id)
+    found = _not_rules(relation(rec, relation_id))
     store.graph.delete_relation(tx, scope, found.id)
     rec.record("relation", found.id, "delete", relation_state(found))
     return found
@@ -252,6 +254,20 @@ def relation(rec: ledger.Entry, relation_id: str) -> Relation:
     if not found:
         raise NotFound(f"no relation {relation_id!r} in this scope")
     return found[0]
+
+
+def _held(relations: Sequence[Relation]) -> list[Relation]:
+    """Those of ``relations`` that are not the rules' (those follow their facts)."""
+    return [r for r in relations if r.extractor != "rules"]
+
+
+def _not_rules(found: Relation) -> Relation:
+    if found.extractor == "rules":
+        raise Conflict(
+            f"relation {found.id} was read by the rules from facts' words, and follows them",
+            hint="forget or correct the facts it cites, or assert a relation of your own",
+        )
+    return found
 
 
 def _facts(rec: ledger.Entry, facts: Sequence[str]) -> list[str]:
@@ -313,6 +329,7 @@ def relation_state(relation: Relation) -> str:
                 "expired_at": us(relation.expired_at),
                 "facts": list(relation.facts),
                 "attributes": relation.attributes,
+                "extractor": relation.extractor,
             },
         }
     )
@@ -352,6 +369,7 @@ def relation_from_state(relation_id: str, state: dict[str, Any]) -> Relation:
         at(r["expired_at"]),
         tuple(r["facts"]),
         r["attributes"],
+        r.get("extractor"),
     )
 
 
@@ -365,7 +383,9 @@ def undo_entity(rec: ledger.Entry, change: Change, token: int | None) -> None:
     before = ABSENT if current is None else _entity_state(current)
     if target.get("state") != "live":
         if current is not None:
-            for gone in store.graph.relations(tx, scope, entities=[current.id], limit=1 << 30):
+            for gone in _held(
+                store.graph.relations(tx, scope, entities=[current.id], limit=1 << 30)
+            ):
                 rec.record("relation", gone.id, "delete", relation_state(gone))
             store.graph.delete_entity(tx, scope, current.id)
         rec.record("entity", change.object_id, "delete", before, token)

@@ -214,7 +214,7 @@ class Graph:
                 for start in range(0, len(ids), indexing.BATCH):
                     found = store.facts.by_ids(rec.tx, ref, ids[start : start + indexing.BATCH])
                     read = [
-                        indexing.readable(f.id, f.content, f.metadata, f.type)
+                        indexing.readable(f.id, f.content, f.metadata, f.type, f.created_at)
                         for f in found.values()
                     ]
                     added += indexing.read_facts(store, rec.tx, ref, read, rec.now)

@@ -16,7 +16,20 @@ can always be rebuilt and the incremental one must equal the rebuilt one:
   own is read with its mentions' most frequent type, ties broken by
   :data:`engram.core.graph.entity_types.ORDER` (the store computes it as it reads the
   entity, so it follows the facts that come and go). An asserted entity's type is the
-  caller's, None included.
+  caller's, None included;
+- a fact's **relations** are those its sentences state between its mentions
+  (:func:`engram.core.graph.relations.relations`): extracted relations marked as the
+  rules' (``extractor="rules"``), supported by the fact, their id fixed by scope, ends,
+  type and ``valid_at`` (:func:`engram.core.graph.models.rule_relation_id`), so facts
+  stating the same relation share it, and ``valid_at`` the start of the time the
+  sentence states, resolved against the fact's own time (its ``created_at``). Each
+  reading of a fact sets exactly its rule relations: a relation goes with the last fact
+  stating it (forgotten or reworded; the database drops a reworded fact's support). The
+  rules never retire one relation for another, single-valued types included: two facts
+  saying where Ana lives give two relations, each with the time its fact states (the
+  temporal rule of :mod:`engram.core.graph.assertions` needs an order of arrival, and
+  what the rules read must not depend on it). Callers' and the llm extractor's relations
+  are left as they are, even with the same ends and type.
 
 The database queues every fact written or given new words, and every fact that named an
 entity that went (:class:`engram.core.ports.GraphRows`); :func:`settle` reads the queue
@@ -29,6 +42,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime
 from itertools import groupby
 from typing import NamedTuple, Protocol
 
@@ -36,7 +50,7 @@ from engram.core import query
 from engram.core.clock import from_us
 from engram.core.graph import entity_types, models, relations
 from engram.core.graph.extraction import Kind, Reading, read
-from engram.core.graph.models import Entity, FactReading, Mention
+from engram.core.graph.models import Entity, FactReading, Mention, Relation
 from engram.core.models import JSONValue
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope, parse_key
@@ -70,7 +84,7 @@ def settle(store: Store, tx: Tx, now_us: int) -> None:
             ids = [fact_id for _, fact_id in items]
             words = store.facts.words(tx, scope, ids)
             read = [
-                readable(i, words[i][0], _metadata(words[i][1]), words[i][2])
+                readable(i, words[i][0], _metadata(words[i][1]), words[i][2], words[i][3])
                 for i in ids
                 if i in words
             ]
@@ -97,14 +111,17 @@ class Readable(Protocol):
     def content(self) -> str: ...
     @property
     def metadata(self) -> Mapping[str, JSONValue]: ...
+    @property
+    def created_at(self) -> datetime: ...
 
 
 class Words(NamedTuple):
-    """A queued fact's words and metadata, as the store holds them."""
+    """A queued fact's words, metadata and time, as the store holds them."""
 
     id: str
     content: str
     metadata: Mapping[str, JSONValue]
+    created_at: datetime
 
 
 def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], now_us: int) -> int:
@@ -149,8 +166,7 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], no
         [
             FactReading(
                 fact.id,
-                typed_mentions(fact, reading, known),
-                tuple(sorted({known[m.name] for m in alone[fact.id]})),
+                *stated(scope, fact, reading, known, at),
             )
             for fact, reading in readings
         ],
@@ -160,17 +176,42 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], no
     return len(new)
 
 
-def typed_mentions(
-    fact: Readable, reading: Reading, known: Mapping[str, str]
-) -> tuple[Mention, ...]:
-    """The fact's mentions of ``known`` names, each with the type the rules read it with
-    (:func:`engram.core.graph.entity_types.types`, the sentence's relations counted)."""
+def stated(
+    scope: Scope, fact: Readable, reading: Reading, known: Mapping[str, str], now: datetime
+) -> tuple[tuple[Mention, ...], tuple[str, ...], tuple[Relation, ...]]:
+    """What the rules read in the fact given the scope's ``known`` names: its mentions
+    of them, each with the type the rules read it with
+    (:func:`engram.core.graph.entity_types.types`, the sentence's relations counted), the
+    entities its words ground alone, and the relations it states (created ``now``)."""
     found = [m for m in reading.mentions(known) if m.name in known]
-    kinds = entity_types.types(fact.content, found, relations.relations(fact.content, found))
-    return tuple(
+    said = relations.relations(fact.content, found)
+    kinds = entity_types.types(fact.content, found, said)
+    mentions = tuple(
         Mention(fact.id, m.start, m.end, known[m.name], kind)
         for m, kind in zip(found, kinds, strict=True)
     )
+    grounds = tuple(sorted({known[m.name] for m in reading.mentions({})}))
+    held: dict[str, Relation] = {}
+    for s in said:
+        head, tail = known[found[s.source].name], known[found[s.target].name]
+        if head == tail:  # two names of one entity
+            continue
+        start = relations.valid_at(s.time, fact.created_at)
+        rid = models.rule_relation_id(scope, head, s.type, tail, start)
+        held[rid] = Relation(
+            rid,
+            head,
+            tail,
+            s.type,
+            "extracted",
+            valid_at=start,
+            invalid_at=None,
+            created_at=now,
+            expired_at=None,
+            facts=(fact.id,),
+            extractor="rules",
+        )
+    return mentions, grounds, tuple(held.values())
 
 
 def queue_holders(
@@ -187,14 +228,18 @@ def queue_holders(
 
 
 def readable(
-    fact_id: str, content: str, metadata: Mapping[str, JSONValue], kind: str | None
+    fact_id: str,
+    content: str,
+    metadata: Mapping[str, JSONValue],
+    kind: str | None,
+    created_at: datetime,
 ) -> Words:
     """A fact as the rules read it. A wiki page's words are none: its names are those of
     the facts folded into it, and the graph is read from the memories, not from a view
     of them (a page that goes would otherwise take names the facts still hold)."""
     if kind == WIKI_TYPE:
-        return Words(fact_id, "", {})
-    return Words(fact_id, content, metadata)
+        return Words(fact_id, "", {}, created_at)
+    return Words(fact_id, content, metadata, created_at)
 
 
 def _metadata(text: str) -> Mapping[str, JSONValue]:

@@ -23,7 +23,9 @@ when new, grounded as ``llm``'s) and relations. A relation becomes an extracted 
 supported by the fact, or adds the fact to the support of the same live extracted
 relation; one the scope holds as asserted is left alone, and so is a single-valued type
 whose source holds another target (the relation is dropped: a model's reading never
-retires what is held). Relations are recorded as the entry's items.
+retires what is held). The rules' relations (:mod:`engram.core.graph.indexing`) are not
+looked at: they follow their facts' words, and what the model keeps must not depend on
+whether the rules read a fact first. Relations are recorded as the entry's items.
 """
 
 from __future__ import annotations
@@ -304,7 +306,7 @@ def _relate(rec: ledger.Entry, fact_id: str, link: Link, known: Mapping[str, str
     holding = [
         r
         for r in store.graph.relations(tx, scope, source=head, types=[link.type], limit=1 << 30)
-        if r.expired_at is None and r.invalid_at is None
+        if r.expired_at is None and r.invalid_at is None and r.extractor != "rules"
     ]
     same = next((r for r in holding if r.target == tail), None)
     if same is not None:
@@ -327,6 +329,7 @@ def _relate(rec: ledger.Entry, fact_id: str, link: Link, known: Mapping[str, str
         from_us(rec.now),
         None,
         (fact_id,),
+        extractor="llm",
     )
     store.graph.put_relation(tx, scope, relation)
     rec.record("relation", relation.id, "upsert", assertions.ABSENT)

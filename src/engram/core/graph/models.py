@@ -4,7 +4,9 @@ An entity is unique in its scope by its normalised name (and its aliases' normal
 names). A relation joins two entities of one scope with a type, and keeps two times
 apart: when it held in the world (``valid_at`` to ``invalid_at``, either unknown) and
 when engram knew it (``created_at`` to ``expired_at``, the latter set when a newer
-relation or a caller retired it).
+relation or a caller retired it). An extracted relation says which extractor read it:
+the rules' (:mod:`engram.core.graph.relations`) follow their facts' words and are
+none of a caller's to retire or delete.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class Relation:
     expired_at: datetime | None
     facts: tuple[str, ...] = ()
     attributes: dict[str, JSONValue] = field(default_factory=dict)
+    extractor: Extractor | None = None  # an extracted relation's: rules or llm
 
     def live(self, at: datetime | None = None) -> bool:
         """Whether it holds now (``at`` None: neither ended nor retired), or held in the
@@ -91,11 +94,13 @@ class Mention:
 
 @dataclass(frozen=True, slots=True)
 class FactReading:
-    """What the rules read in one fact: its mentions and the entities it grounds."""
+    """What the rules read in one fact: its mentions, the entities it grounds and the
+    relations it states (each supported by the fact alone, :func:`rule_relation_id`)."""
 
     fact_id: str
     mentions: tuple[Mention, ...]
     grounds: tuple[str, ...]
+    relations: tuple[Relation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +136,16 @@ def entity_id(scope: Scope, norm: str) -> str:
     last mention forgotten) and comes back (the fact restored) keeps its id."""
     digest = hashlib.sha256(f"{scope.key}\x00{norm}".encode()).hexdigest()
     return "e_" + digest[:24]
+
+
+def rule_relation_id(
+    scope: Scope, source: str, type: str, target: str, valid_at: datetime | None
+) -> str:
+    """A relation the rules read: its id fixed by its scope, ends, type and the time it
+    began, so facts stating it share it and a fact restored gives it back."""
+    start = "" if valid_at is None else valid_at.isoformat()
+    key = "\x00".join((scope.key, source, type, target, start))
+    return "r_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def new_relation_id() -> str:
@@ -181,13 +196,16 @@ def check_validity(
 class StoredGraph:
     """A scope's graph as stored, as a rebuild compares it: its entities (id, normal
     name, origin, whether a model's grounding keeps it), its aliases (normal name,
-    entity id), its mentions (fact id, start, end, entity id, type) and the rules'
-    groundings (fact id, entity id) of its entities."""
+    entity id), its mentions (fact id, start, end, entity id, type), the rules'
+    groundings (fact id, entity id) of its entities, and the rules' relations, one row a
+    supporting fact (fact id, relation id, source, type, target, ``valid_at`` in
+    microseconds or None)."""
 
     entities: tuple[tuple[str, str, str, bool], ...]
     aliases: tuple[tuple[str, str], ...]
     mentions: frozenset[tuple[str, int, int, str, str | None]]
     groundings: frozenset[tuple[str, str]]
+    relations: frozenset[tuple[str, str, str, str, str, int | None]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,9 +224,11 @@ class GraphDrift:
     entities: Difference
     mentions: Difference
     groundings: Difference
+    relations: Difference = Difference(0, 0)
 
     @property
     def in_step(self) -> bool:
         return all(
-            d.missing == d.extra == 0 for d in (self.entities, self.mentions, self.groundings)
+            d.missing == d.extra == 0
+            for d in (self.entities, self.mentions, self.groundings, self.relations)
         )

@@ -8,9 +8,12 @@ imported ones, and the extracted ones a model's groundings keep alive (a model's
 cannot be rebuilt), with their aliases. It reads every live fact twice, the words as
 :func:`engram.core.graph.indexing.read_facts` reads them: first for the names its words
 give alone, which become the extracted entities the scope does not know, then, knowing
-every name, for its mentions and the entities its words ground. It compares entities
-(id, normal name, origin), mentions (fact, span, entity, type) and the rules' groundings
-(fact, entity): what the rebuild has and the store lacks is missing, the reverse extra.
+every name, for its mentions, the entities its words ground and the relations it
+states. It compares entities (id, normal name, origin), mentions (fact, span, entity,
+type), the rules' groundings (fact, entity) and the rules' relations (a row per
+supporting fact: fact, relation id, source, type, target, ``valid_at``): what the rebuild
+has and the store lacks is missing, the reverse extra. The llm extractor's relations and
+callers' are not the rules' to rebuild.
 
 It reads, writes nothing, and holds in memory the scope's stored graph, the ids of its
 live facts and one batch of their words at a time: a rebuild is per scope, never of the
@@ -24,12 +27,13 @@ import json
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
+from engram.core.clock import from_us, to_us
 from engram.core.graph import indexing
 from engram.core.graph.extraction import Reading
 from engram.core.graph.models import Difference as Difference  # re-exported
 from engram.core.graph.models import GraphDrift as GraphDrift
+from engram.core.graph.models import Relation, entity_id
 from engram.core.graph.models import StoredGraph as StoredGraph
-from engram.core.graph.models import entity_id
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
 
@@ -51,18 +55,27 @@ def drift(store: Store, tx: Tx, scope: Scope) -> GraphDrift:
                 extracted.add((entity_id(scope, m.name), m.name, "extracted"))
     known.update((norm, eid) for eid, norm, _ in extracted)
     mentions, groundings = _Tally(stored.mentions), _Tally(stored.groundings)
+    relations = _Tally(stored.relations)
+    unused = from_us(0)  # the relations' creation time, which nothing compares
     for fact, reading in _readings(store, tx, scope, fact_ids):
-        fact_id = fact.id
-        mentions.add(
-            {
-                (m.fact_id, m.start, m.end, m.entity, m.type)
-                for m in indexing.typed_mentions(fact, reading, known)
-            }
-        )
-        groundings.add({(fact_id, known[m.name]) for m in reading.mentions({})})
+        found, grounds, said = indexing.stated(scope, fact, reading, known, unused)
+        mentions.add({(m.fact_id, m.start, m.end, m.entity, m.type) for m in found})
+        groundings.add({(fact.id, entity) for entity in grounds})
+        relations.add({_row(fact.id, r) for r in said})
     entities = _Tally(frozenset((i, n, o) for i, n, o, _ in stored.entities))
     entities.add(given | extracted)
-    return GraphDrift(len(fact_ids), entities.result(), mentions.result(), groundings.result())
+    return GraphDrift(
+        len(fact_ids),
+        entities.result(),
+        mentions.result(),
+        groundings.result(),
+        relations.result(),
+    )
+
+
+def _row(fact_id: str, r: Relation) -> tuple[str, str, str, str, str, int | None]:
+    start = None if r.valid_at is None else to_us(r.valid_at)
+    return (fact_id, r.id, r.source, r.type, r.target, start)
 
 
 def _readings(
@@ -74,8 +87,8 @@ def _readings(
         words = store.facts.words(tx, scope, chunk)
         for fact_id in chunk:
             if fact_id in words:
-                content, metadata, kind = words[fact_id]
-                fact = indexing.readable(fact_id, content, json.loads(metadata), kind)
+                content, metadata, kind, created = words[fact_id]
+                fact = indexing.readable(fact_id, content, json.loads(metadata), kind, created)
                 yield fact, indexing.reading_of(fact)
 
 

@@ -706,6 +706,11 @@ MIGRATIONS: tuple[str, ...] = (
     -- 18: the type the rules read a mention with, as on SQLite (migration 22).
     ALTER TABLE mentions ADD COLUMN type text;
     """,
+    """
+    -- 19: which extractor read an extracted relation, as on SQLite (migration 23).
+    ALTER TABLE relations ADD COLUMN extractor text;
+    UPDATE relations SET extractor = 'llm' WHERE origin = 'extracted';
+    """,
 )
 
 

@@ -13,12 +13,21 @@ from typing import Any
 from engram.core.clock import from_us, to_us
 from engram.core.errors import StorageFailure
 from engram.core.graph.entity_types import ORDER
-from engram.core.graph.models import ORIGINS, Entity, FactReading, Mention, Origin, Relation
+from engram.core.graph.models import (
+    EXTRACTORS,
+    ORIGINS,
+    Entity,
+    Extractor,
+    FactReading,
+    Mention,
+    Origin,
+    Relation,
+)
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
 from engram.storage.rows import stored_digest
 from engram.storage.sql.queries import like_pattern
-from engram.storage.sql.tx import sql
+from engram.storage.sql.tx import SQLTx, sql
 
 ENTITY_COLUMNS = "id, name, norm, type, summary, attributes, origin, created_at, updated_at"
 # An extracted entity with no type of its own takes the type its mentions were read with
@@ -33,7 +42,8 @@ ENTITY_READ = ENTITY_COLUMNS.replace(
     1,
 )
 RELATION_COLUMNS = (
-    "id, source, target, type, attributes, origin, valid_at, invalid_at, created_at, expired_at"
+    "id, source, target, type, attributes, origin, valid_at, invalid_at, created_at, "
+    "expired_at, extractor"
 )
 
 
@@ -193,6 +203,34 @@ class GraphTable:
             "DELETE FROM groundings WHERE fact_id = ? AND entity = ? AND extractor = 'rules'",
             stale_grounds,
         )
+        self._set_rule_relations(t, scope, readings)
+
+    def _set_rule_relations(self, t: SQLTx, scope: Scope, readings: Sequence[FactReading]) -> None:
+        """Each read fact's support of the rules' relations made exactly its
+        ``relations``: new ones written, then support added, then stale support out (a
+        relation left with none goes, by the database's trigger)."""
+        wanted = {r.id: r for reading in readings for r in reading.relations}
+        t.executemany(
+            f"INSERT INTO relations (scope, {RELATION_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            [(scope.key, *_relation_values(r)) for r in wanted.values()],
+        )
+        kept = {(r.id, f.fact_id) for f in readings for r in f.relations}
+        t.executemany(
+            "INSERT INTO relation_support (relation, fact_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            sorted(kept),
+        )
+        member, params = t.dialect.in_list("s.fact_id", [r.fact_id for r in readings])
+        stale = [
+            (str(row[0]), str(row[1]))
+            for row in t.rows(
+                "SELECT s.relation, s.fact_id FROM relation_support s JOIN relations r "
+                f"ON r.id = s.relation WHERE {member} AND r.extractor = 'rules'",
+                params,
+            )
+            if (str(row[0]), str(row[1])) not in kept
+        ]
+        t.executemany("DELETE FROM relation_support WHERE relation = ? AND fact_id = ?", stale)
 
     def ground(
         self, tx: Tx, scope: Scope, groundings: Sequence[tuple[str, str]], extractor: str
@@ -321,28 +359,18 @@ class GraphTable:
 
     def put_relation(self, tx: Tx, scope: Scope, relation: Relation) -> None:
         t = sql(tx).recorded()
-        values = (
-            relation.source,
-            relation.target,
-            relation.type,
-            json.dumps(relation.attributes, sort_keys=True),
-            relation.origin,
-            _us(relation.valid_at),
-            _us(relation.invalid_at),
-            to_us(relation.created_at),
-            _us(relation.expired_at),
-        )
+        values = _relation_values(relation)
         updated = t.execute(
             "UPDATE relations SET source = ?, target = ?, type = ?, attributes = ?, "
-            "origin = ?, valid_at = ?, invalid_at = ?, created_at = ?, expired_at = ? "
-            "WHERE id = ? AND scope = ?",
-            (*values, relation.id, scope.key),
+            "origin = ?, valid_at = ?, invalid_at = ?, created_at = ?, expired_at = ?, "
+            "extractor = ? WHERE id = ? AND scope = ?",
+            (*values[1:], relation.id, scope.key),
         )
         if not updated.rowcount:
             t.execute(
                 f"INSERT INTO relations (scope, {RELATION_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scope.key, relation.id, *values),
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope.key, *values),
             )
         # Support first, then stale support out: an extracted relation still supported
         # never goes (its last support leaving deletes it).
@@ -419,6 +447,23 @@ class GraphTable:
         return gone.rowcount > 0
 
 
+def _relation_values(relation: Relation) -> tuple[object, ...]:
+    """The relation's row, in the order of :data:`RELATION_COLUMNS`."""
+    return (
+        relation.id,
+        relation.source,
+        relation.target,
+        relation.type,
+        json.dumps(relation.attributes, sort_keys=True),
+        relation.origin,
+        _us(relation.valid_at),
+        _us(relation.invalid_at),
+        to_us(relation.created_at),
+        _us(relation.expired_at),
+        relation.extractor,
+    )
+
+
 def _us(at: Any) -> int | None:
     return None if at is None else to_us(at)
 
@@ -451,7 +496,7 @@ def _entity(row: Sequence[Any], aliases: list[str]) -> Entity:
 
 
 def _relation(row: Sequence[Any], facts: list[str]) -> Relation:
-    rid, source, target, rtype, attributes, origin, valid, invalid, created, expired = row
+    rid, source, target, rtype, attributes, origin, valid, invalid, created, expired, by = row
     return Relation(
         id=str(rid),
         source=str(source),
@@ -464,4 +509,12 @@ def _relation(row: Sequence[Any], facts: list[str]) -> Relation:
         expired_at=_at(expired),
         facts=tuple(facts),
         attributes=json.loads(str(attributes)),
+        extractor=_extractor(by),
     )
+
+
+def _extractor(value: Any) -> Extractor | None:
+    for extractor in EXTRACTORS:
+        if value == extractor:
+            return extractor
+    return None

@@ -275,6 +275,12 @@ class HealthTable:
             "WHERE e.scope = ? AND g.extractor = 'rules'",
             (key,),
         )
+        relations = t.rows(
+            "SELECT s.fact_id, r.id, r.source, r.type, r.target, r.valid_at FROM relations r "
+            "JOIN relation_support s ON s.relation = r.id "
+            "WHERE r.scope = ? AND r.extractor = 'rules'",
+            (key,),
+        )
         return StoredGraph(
             entities=tuple((str(i), str(n), str(o), bool(k)) for i, n, o, k in entities),
             aliases=tuple((str(n), str(e)) for n, e in aliases),
@@ -283,6 +289,10 @@ class HealthTable:
                 for f, s, e, n, k in mentions
             ),
             groundings=frozenset((str(f), str(e)) for f, e in groundings),
+            relations=frozenset(
+                (str(f), str(i), str(a), str(k), str(b), None if v is None else int(v))
+                for f, i, a, k, b, v in relations
+            ),
         )
 
     def _graph(self, t: SQLTx, key: str | None) -> GraphHealth:

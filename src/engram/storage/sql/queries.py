@@ -128,7 +128,8 @@ def facts_by_ids(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
 def facts_words(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     member, params = d.in_list("id", ids)
     return (
-        f"SELECT id, content, metadata, type FROM facts WHERE {member} AND {d.scope_by_id}",
+        f"SELECT id, content, metadata, type, created_at FROM facts "
+        f"WHERE {member} AND {d.scope_by_id}",
         (*params, scope),
     )
 

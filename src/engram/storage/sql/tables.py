@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from engram.core.clock import from_us, to_us
@@ -113,13 +114,19 @@ class FactTable:
 
     def words(
         self, tx: Tx, scope: Scope, ids: Sequence[str]
-    ) -> dict[str, tuple[str, str, str | None]]:
+    ) -> dict[str, tuple[str, str, str | None, datetime]]:
         if not ids:
             return {}
         t = sql(tx)
         rows = t.rows(*q.facts_words(t.dialect, scope.key, ids))
         return {
-            str(r[0]): (str(r[1]), str(r[2]), None if r[3] is None else str(r[3])) for r in rows
+            str(r[0]): (
+                str(r[1]),
+                str(r[2]),
+                None if r[3] is None else str(r[3]),
+                from_us(int(r[4])),
+            )
+            for r in rows
         }
 
     def by_hashes(self, tx: Tx, scope: Scope, hashes: Sequence[str]) -> dict[str, Fact]:

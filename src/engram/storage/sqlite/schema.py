@@ -673,6 +673,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE mentions ADD COLUMN type TEXT;
     """,
+    # 23: which extractor read an extracted relation: the rules' follow their facts'
+    # words (core/graph/indexing.py), the llm's are the backlog's (core/graph/llm.py);
+    # every extracted relation before this one was the llm's. The rules' relations of
+    # facts written before come when those facts are read again (mem.graph.extract(ref)).
+    """
+    ALTER TABLE relations ADD COLUMN extractor TEXT;
+    UPDATE relations SET extractor = 'llm' WHERE origin = 'extracted';
+    """,
 )
 
 

@@ -105,6 +105,15 @@ def test_a_run_opening_a_sentence_is_read_whole() -> None:
     ]
 
 
+def test_a_lone_opener_doing_what_people_do_or_holding_a_store_is_a_name() -> None:
+    assert names("Zofia teaches chemistry.") == ["Zofia"]
+    assert names("Bartosz no longer lives in Warsaw.") == ["Bartosz", "Warsaw"]
+    assert names("Jakub and his cousin Marek left.") == ["Jakub", "Marek"]
+    assert names("Kofi's best friend, Yaw, called.") == ["Kofi", "Yaw"]
+    assert names("Huawei's main campus is huge.") == ["Huawei"]
+    assert names("Dance classes are fun. Summer's trams are old.") == []
+
+
 def test_a_gerund_imperative_or_adjective_opens_no_name() -> None:
     text = "Visiting Paris was fun. Glad Max liked it. Tell Jon! Hopefully Nate comes."
     assert names(text) == ["Paris", "Max", "Jon", "Nate"]

@@ -107,7 +107,28 @@ def test_types_from_context() -> None:
         ("German", "language"),
         ("Luis", "person"),
     ]
-    assert typed("I love Tokyo Drift and Zara.") == [("Tokyo Drift", None), ("Zara", None)]
+    # No cue: a name of a person's shape is a person (measured: BENCHMARKS.md), a film's
+    # name too; a quoted title is a work, a language's name and one after "the" nothing.
+    assert typed("I love Tokyo Drift and Zara.") == [("Tokyo Drift", "person"), ("Zara", "person")]
+    assert typed('We saw "Pan Tadeusz" in the Alhambra and read Korean novels.') == [
+        ("Pan Tadeusz", "work"),
+        ("Alhambra", None),
+        ("Korean", None),
+    ]
+
+
+def test_an_organisation_by_its_shape_what_it_has_and_who_it_employs() -> None:
+    assert typed("AT&T, Procter & Gamble and Unilever fined the FCC.") == [
+        ("AT&T", "organisation"),  # joined by "&"
+        ("Procter & Gamble", "organisation"),
+        ("Unilever", "organisation"),  # listed with one
+        ("FCC", "organisation"),  # an acronym
+    ]
+    assert typed("Nike's store was shut. Ana said she spent a year working for Shell.") == [
+        ("Nike", "organisation"),  # what it has
+        ("Ana", "person"),
+        ("Shell", "organisation"),  # who works for it
+    ]
 
 
 def test_visiting_paris_gives_paris_only() -> None:

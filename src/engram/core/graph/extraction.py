@@ -17,10 +17,13 @@ text always gives the same mentions. In order:
 4. a lone word that opens a sentence only when the scope knows it ("Max looks happy"),
    or when a pattern makes it a name: listed with a name ("Ana and Luis", "Ana, Luis and
    Maria"), the subject of what people do ("Ana works at", "lives", "moved", "was born",
-   "said", "told", "Anthony and I"), or a possessive or "is my" before a kin word
-   (:data:`engram.core.graph.ordinary.KIN`: "Ana's brother", "Ana is my sister"). Else
-   "Italy was awesome" and "Dance is my passion" read alike, and only the second is
-   common in chat;
+   "said", "told", "teaches", "graduated", "no longer lives", "Anthony and I", "Jakub
+   and his cousin"), a possessive or "is my" before a kin word
+   (:data:`engram.core.graph.ordinary.KIN`: "Ana's brother", "Kofi's best friend", "Ana
+   is my sister"), or a possessive before what an organisation has (:data:`HOLDINGS`:
+   "Nike's store"). Else "Italy was awesome" and "Dance is my passion" read alike, and
+   only the second is common in chat; any possessive ("Life's good") was tried and
+   added false names on the LoCoMo turns;
 5. @handles, #hashtags, emails and URLs.
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
@@ -96,19 +99,26 @@ _JOIN = re.compile(
     r"[ \t]*&[ \t]*|[ \t]+(?:(?:" + "|".join(sorted(CONNECTORS)) + r")[ \t]+(?:the[ \t]+)?)*"
 )
 _CONTRACTION = re.compile(r"(?:n't|'m|'re|'ve|'ll|'d)$")
+# What an organisation has, after a possessive that opens a sentence: "Nike's store".
+HOLDINGS = frozenset(
+    "store stores shop shops office offices campus headquarters factory branch website".split()
+)
 # What after a sentence's first word makes it a name unknown to the scope: a verb people
 # do with a name as its subject, "and I", or a possessive before a kin word.
 _SUBJECT = re.compile(
     r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|has|had|have)[ \t]+)?"
+    r"(?:no[ \t]+longer[ \t]+)?"
     r"(?:works|worked|lives|lived|moved|was[ \t]+born|grew[ \t]+up|studies|studied"
     r"|is[ \t]+(?:married|from|friends|based[ \t]+in|located[ \t]+in)|got[ \t]+married|married"
-    r"|comes[ \t]+from|came[ \t]+from|said|says|told|tells|thinks|texted)\b"
-    r"|[ \t]+(?:and|&)[ \t]+(?:I|me)\b"
+    r"|comes[ \t]+from|came[ \t]+from|said|says|told|tells|thinks|texted"
+    r"|been[ \t]+friends|became|graduated|teaches|taught|plays|played|listens|translates"
+    r"|is[ \t]+buying|sent|drove|flew|cried|laughed|smiled|wrote|replied|booked)\b"
+    r"|[ \t]+(?:and|&)[ \t]+(?:I|me|his|her|their)\b"
     r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+[a-z]+[ \t]+of|an?[ \t]+[a-z]+"
     r"[ \t]+at)\b"
-    r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+(?:"
-    + "|".join(sorted(KIN))
-    + r")\b)"
+    r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+"
+    r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:" + "|".join(sorted(KIN)) + r")\b"
+    r"|['\u2019]s[ \t]+(?:(?:main|new|flagship)[ \t]+)?(?:" + "|".join(sorted(HOLDINGS)) + r")\b)"
 )
 # Between a sentence's first word and a name after it, a list: "Ana and Luis", "Ana,
 # Luis and Maria".

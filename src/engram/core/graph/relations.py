@@ -29,7 +29,10 @@ gives the start of the period it names, "last year" counted from the fact's own 
 summer") stay as written, with no ``valid_at``: resolving them would guess.
 
 Pure and deterministic: the same text and mentions give the same relations, in order of
-position.
+position. The graph stores what they read in each fact as that fact's relations, marked
+as the rules', with ``valid_at`` resolved against the fact's own time
+(:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
+(``bench/names.py``): dev relations 0.984 / 0.604 / 0.748, held-out 0.907 / 0.505 / 0.649.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from engram.core.health import (
     TypeCount,
 )
 from engram.core.scopes import Scope
+from engram.core.spoken import SUFFIX  # the record of vectors of turns' words
 from engram.settings import Settings
 from engram.storage.sqlite.fulltext import scope_token
 from stores import ManualClock, Target
@@ -197,7 +198,7 @@ def test_the_store_reports_its_bytes_schema_and_model(
     report = mem.health()
     assert report.schema_version == mem._store.schema_version
     assert mem.embedder is not None and report.model is not None
-    assert (report.model.model, report.model.dimension) == ("hashing-64", 64)
+    assert (report.model.model, report.model.dimension) == (f"hashing-64{SUFFIX}", 64)
     storage = report.storage
     assert storage is not None and storage.bytes > 0
     if stores.is_postgres(target):
@@ -452,7 +453,7 @@ def test_http_reports_an_ended_agent_and_the_store(service: TestClient) -> None:
     assert body["facts"]["strength"] == {"min": 1.0, "p50": 2.0, "max": 4.0, "offDefault": 2}
     assert body["fullText"] == {"rows": 3, "facts": 3, "inStep": True}
     assert body["workingKeys"] == 1 and body["storage"] is None
-    assert body["model"] == {"model": "hashing-32", "dimension": 32}
+    assert body["model"] == {"model": f"hashing-32{SUFFIX}", "dimension": 32}
     assert body["graph"] == {
         "entities": {"total": 0, "asserted": 0, "extracted": 0, "imported": 0},
         "relations": {"live": 0, "ended": 0, "expired": 0},

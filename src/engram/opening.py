@@ -7,6 +7,7 @@ imported: the command line imports it to parse and to answer ``--help``.
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from functools import partial
@@ -128,6 +129,8 @@ def open(
             raise InvalidInput(f"vector_index_above must be at least 1, got {vector_index_above}")
     store = open_store(path)
     try:
+        if chosen is not None:
+            chosen = _reading(store, chosen, reembed=reembed)
         if chosen is not None and reembed and _stale(store, chosen) is not None:
             # Every vector and the model record change: no other process may use the
             # store meanwhile (its queries would meet vectors of another model).
@@ -221,6 +224,16 @@ def _check_recogniser(recogniser: object) -> None:
         )
 
 
+def _reading(store: Store, embedder: Embedder, *, reembed: bool) -> Embedder:
+    """``embedder`` as this store reads and writes vectors: of turns' words
+    (:mod:`engram.core.spoken`), unless the store holds vectors ``embedder`` made of
+    whole contents (written before) and is not being re-embedded."""
+    from engram.core import spoken
+
+    stored = store.run(lambda tx: store.models.get(tx), write=False)
+    return spoken.reading(embedder, None if stored is None else stored.model, reembed=reembed)
+
+
 def _stale(store: Store, embedder: Embedder) -> tuple[ModelRecord, ModelRecord] | None:
     """The store's model record and ``embedder``'s when the store holds vectors of
     another model than ``embedder``'s; else None."""
@@ -252,14 +265,17 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
             stored.mismatch(wanted),
             hint="open with the same model, point at a fresh file, or pass reembed=True",
         )
+    from engram.core import spoken
+
     unfinished = ModelRecord(UNFINISHED.format(model=wanted.model), wanted.dimension)
     store.run(lambda tx: store.models.put(tx, unfinished))
     last = 0
     while batch := store.run(
         partial(store.facts.texts_after, after_seq=last, limit=REEMBED_BATCH), write=False
     ):
-        vectors = embedder.embed([text for _, text in batch], "passage")
-        rows = [(seq, vectors[i]) for i, (seq, _) in enumerate(batch)]
+        said = [(text, json.loads(metadata)) for _, text, metadata in batch]
+        vectors = embedder.embed(spoken.passages(embedder, said), "passage")
+        rows = [(seq, vectors[i]) for i, (seq, _, _) in enumerate(batch)]
         store.run(partial(store.facts.replace_vectors, rows=rows))
         last = batch[-1][0]
     store.run(lambda tx: store.models.put(tx, wanted))

@@ -17,6 +17,7 @@ from test_service_process import PATIENCE, running
 import engram
 import stores
 from answers import error, ok
+from engram.core.spoken import SUFFIX  # the record of vectors of turns' words
 from engram.opening import open_store, reconcile_model
 from stores import Target
 
@@ -47,7 +48,7 @@ def test_reembed_refuses_while_a_service_holds_the_store(target: Target) -> None
         assert "nothing was re-embedded" in done.stderr
         # The service goes on as before: its model, its recalls, its writes.
         model = ok(http.get("/health/report"))["model"]
-        assert model == {"model": "all-MiniLM-L6-v2", "dimension": 384}
+        assert model == {"model": f"all-MiniLM-L6-v2{SUFFIX}", "dimension": 384}
         hits = ok(http.get(f"{agent}/facts", params={"query": "what does Ana drink?"}))
         assert hits["facts"][0]["content"] == WORDS[0]
         ok(http.post(f"{agent}/facts", json={"content": "Cy paints birds"}), 201)

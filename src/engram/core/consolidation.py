@@ -40,15 +40,15 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from engram.core import ledger, limits, recording, rules, specifics
+from engram.core import ledger, limits, recording, rules, specifics, spoken
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import backlog
-from engram.core.models import Caps, Fact, Writer
+from engram.core.models import Caps, Fact, Traits, Writer
 from engram.core.ports import ModelRecord
 from engram.core.records import ConsolidationReport as ConsolidationReport  # re-exported
 from engram.core.records import StepReport as StepReport
@@ -169,7 +169,9 @@ class Consolidation:
         if dry_run or embedder is None:
             vectors: dict[int, Any] = {}
         else:
-            vectors = _embed(embedder, missing)
+            ids = [fact_id for _, fact_id, _ in missing]
+            traits = store.run(lambda tx: store.facts.traits(tx, ref, ids), write=False)
+            vectors = _embed(embedder, missing, traits)
 
         def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
             sound = store.facts.fulltext_sound(tx)
@@ -419,15 +421,24 @@ def _cosine(a: Any, b: Any) -> float:
     return float(a @ b) / norms if norms else -1.0
 
 
-def _embed(embedder: Embedder, missing: Sequence[tuple[int, str, str]]) -> dict[int, Any]:
+def _embed(
+    embedder: Embedder, missing: Sequence[tuple[int, str, str]], traits: Mapping[str, Traits]
+) -> dict[int, Any]:
+    """The vectors of the facts ``missing`` lists, by seq; ``traits`` tells who said them."""
     vectors: dict[int, Any] = {}
     for start in range(0, len(missing), EMBED_BATCH):
         part = missing[start : start + EMBED_BATCH]
+        said = [(c, {"speaker": _speaker(traits, i)}) for _, i, c in part]
         for (seq, _, _), vector in zip(
-            part, embedder.embed([c for _, _, c in part], "passage"), strict=True
+            part, embedder.embed(spoken.passages(embedder, said), "passage"), strict=True
         ):
             vectors[seq] = vector
     return vectors
+
+
+def _speaker(traits: Mapping[str, Traits], fact_id: str) -> str | None:
+    found = traits.get(fact_id)
+    return None if found is None else found.speaker
 
 
 def _caps_plan(

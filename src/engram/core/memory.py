@@ -27,6 +27,7 @@ from engram.core import (
     rules,
     sessions,
     signals,
+    spoken,
     tools,
     undo,
     writing,
@@ -120,6 +121,9 @@ class Memory:
         fetcher: Fetcher | None = None,
         stores: Callable[[str], Store] | None = None,
     ) -> None:
+        if embedder is not None:  # what the store's vectors read decides how it embeds
+            stored = store.run(lambda tx: store.models.get(tx), write=False)
+            embedder = spoken.reading(embedder, None if stored is None else stored.model)
         self._store = store
         self._stores = stores
         self._fetcher = fetcher
@@ -210,7 +214,9 @@ class Memory:
 
     @property
     def embedder(self) -> Embedder | None:
-        return self._embedder
+        """The embedder given (the store's record also says what its vectors read:
+        :mod:`engram.core.spoken`)."""
+        return spoken.given(self._embedder)
 
     @property
     def reranker(self) -> Reranker | None:
@@ -344,9 +350,13 @@ class Memory:
 
     def _correct(self, ref: Scope, op: ops.Correct) -> Fact:
         fact_id, text, by = op.fact_id, op.content, op.by
-        self._fact(ref, ops.GetFact(fact_id))  # NotFound before anything is embedded
+        known = self._fact(ref, ops.GetFact(fact_id))  # NotFound before anything is embedded
         embedder = self._embedder
-        vector = None if embedder is None else embedder.embed([text], "passage")[0]
+        vector = (
+            None
+            if embedder is None
+            else embedder.embed(spoken.passages(embedder, [(text, known.metadata)]), "passage")[0]
+        )
         digest, now, store = rules.content_hash(text), self._now(), self._store
 
         def write(rec: Entry) -> Fact:
@@ -986,9 +996,24 @@ class Memory:
         # The query is embedded first; then both halves and the rows are read from one
         # snapshot, so a concurrent forget cannot leave a candidate without its row. Each
         # backend chooses whether the halves run at once (``candidates.both``).
-        vector = None if embedder is None else embedder.embed([text], "query")[0]
         terms = query.terms(text) if mode != "vector" else []
         store = self._store
+        # Where the store's vectors read turns' words, the question's vector leaves out
+        # the speakers it names (:mod:`engram.core.spoken`): who said its full-text
+        # candidates is read first, and that half is not read again.
+        told: list[Candidate] | None = None
+        asked = text
+        if (
+            embedder is not None
+            and spoken.reads_words(embedder)
+            and spoken.may_name(text)
+            and query.terms(text)
+        ):
+            told, named = store.run(
+                lambda tx: _told(store, tx, ref, text, filters, pool), write=False
+            )
+            asked = spoken.question(text, named)
+        vector = None if embedder is None else embedder.embed([asked], "query")[0]
         # Rows are read for the hits, for what the reranker reads, or for the whole pool
         # when relevance filters the hits.
         rows = None if floor is not None else k if reranker is None else reranking.depth(k)
@@ -1000,7 +1025,10 @@ class Memory:
                 rules.check_query_model(store, tx, writing.model_of(embedder))
             lexical: list[Candidate] = []
             semantic: list[Candidate] = []
-            if terms and vector is not None:
+            if told is not None and vector is not None:
+                lexical = told if terms else []
+                semantic = store.candidates.vector(tx, ref, vector, filters, pool)
+            elif terms and vector is not None:
                 lexical, semantic = store.candidates.both(tx, ref, terms, vector, filters, pool)
             elif terms:
                 lexical = store.candidates.text(tx, ref, terms, filters, pool)
@@ -1074,6 +1102,16 @@ def expired(fact: Fact, at: int) -> bool:
     """Whether the fact's time has run out at ``at`` (then it is neither recalled nor
     listed)."""
     return fact.expires_at is not None and to_us(fact.expires_at) <= at
+
+
+def _told(
+    store: Store, tx: Tx, ref: Scope, text: str, filters: Filters, pool: int
+) -> tuple[list[Candidate], set[str]]:
+    """The full-text half of ``text``, and the speakers (first names) it names among
+    those who said its candidates."""
+    lexical = store.candidates.text(tx, ref, query.terms(text), filters, pool)
+    traits = store.facts.traits(tx, ref, [c.id for c in lexical])
+    return lexical, signals.named_speakers(text, traits)
 
 
 def _unexpired(

@@ -478,8 +478,9 @@ class FactRows(Protocol):
         fact whose words the child holds is skipped. Returns the ids copied."""
         ...
 
-    def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` (seq, content) of the whole store above ``after_seq``, by seq."""
+    def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str, str]]:
+        """Up to ``limit`` (seq, content, metadata as stored JSON) of the whole store above
+        ``after_seq``, by seq."""
         ...
 
     def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:

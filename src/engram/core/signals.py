@@ -50,15 +50,18 @@ def _feedback(
 
 
 def by_speaker(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:
-    """The candidates said by someone the question names: a speaker is named when the
-    first word of their name is a word of the question (not a function word)."""
+    """The candidates said by someone the question names (:func:`named_speakers`)."""
+    named = named_speakers(question, traits)
+    return _flat(fid for fid, t in traits.items() if t.speaker and _first_word(t.speaker) in named)
+
+
+def named_speakers(question: str, traits: Mapping[str, Traits]) -> set[str]:
+    """The first words (lower case) of the names of those who said the candidates that
+    the question names: a speaker is named when the first word of their name is a word
+    of the question (not a function word)."""
     words = {w.lower() for w in query.WORD.findall(question)}
-    named = {
-        speaker
-        for speaker in {t.speaker for t in traits.values() if t.speaker}
-        if _first_word(speaker) in words
-    }
-    return _flat(fid for fid, t in traits.items() if t.speaker in named)
+    firsts = {_first_word(t.speaker) for t in traits.values() if t.speaker}
+    return {first for first in firsts if first is not None and first in words}
 
 
 def by_time(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:

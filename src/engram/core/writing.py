@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from engram.core import ledger, limits, rules
+from engram.core import ledger, limits, rules, spoken
 from engram.core.clock import Clock, from_us, to_us
 from engram.core.errors import CapabilityMissing
 from engram.core.fields import fields_of
@@ -95,8 +96,13 @@ class FactWriter:
             return Batch(checked, {}, {}, model_of(embedder), now)
         hashes = list(dict.fromkeys(c[1] for c in checked))
         existing = store.run(lambda tx: store.facts.by_hashes(tx, ref, hashes), write=False)
-        fresh = list(dict.fromkeys(c[0].content for c in checked if c[1] not in existing))
-        vectors = embedder.embed(fresh, "passage") if fresh else None
+        said: dict[str, Mapping[str, Any] | None] = {}
+        for note, digest, _ in checked:
+            if digest not in existing:
+                said.setdefault(note.content, note.metadata)
+        fresh = list(said)
+        texts = spoken.passages(embedder, list(said.items()))
+        vectors = embedder.embed(texts, "passage") if fresh else None
         by_text = {text: i for i, text in enumerate(fresh)}
         new: dict[str, NewFact] = {}
         for note, digest, meta in checked:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from engram.core import ledger, limits, recording, rules
+from engram.core import ledger, limits, recording, rules, spoken
 from engram.core.clock import Clock, from_us, to_us
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import assertions
@@ -276,7 +276,8 @@ class Importer:
         for start in range(0, len(missing), EMBED_BATCH):
             part = missing[start : start + EMBED_BATCH]
             assert embedder is not None
-            done = embedder.embed([parsed.facts[i].content for i in part], "passage")
+            said = [(parsed.facts[i].content, parsed.facts[i].metadata) for i in part]
+            done = embedder.embed(spoken.passages(embedder, said), "passage")
             for i, vector in zip(part, done, strict=True):
                 out[i] = vector
             tell("embed", start + len(part), len(missing))

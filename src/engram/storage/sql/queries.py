@@ -409,7 +409,10 @@ def trash_count(scope: str) -> Query:
 
 
 def texts_after(after_seq: int, limit: int) -> Query:
-    return "SELECT seq, content FROM facts WHERE seq > ? ORDER BY seq LIMIT ?", (after_seq, limit)
+    return (
+        "SELECT seq, content, metadata FROM facts WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after_seq, limit),
+    )
 
 
 # -- the model record --------------------------------------------------------------

@@ -374,8 +374,9 @@ class FactTable:
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         raise NotImplementedError
 
-    def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str]]:
-        return [(int(r[0]), str(r[1])) for r in sql(tx).rows(*q.texts_after(after_seq, limit))]
+    def texts_after(self, tx: Tx, after_seq: int, limit: int) -> list[tuple[int, str, str]]:
+        rows = sql(tx).rows(*q.texts_after(after_seq, limit))
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
         t = sql(tx)

@@ -8,8 +8,9 @@ model's vectors, pool 50, and the feedback, speaker and time lists over their
 candidates), with more vector lists computed beside them by exact search over the
 conversation's turns:
 
-- ``local``: the stored vectors (``"{speaker}: {text}"``, the local model), as recall
-  reads them;
+- ``local``: the stored vectors of whole turns (``"{speaker}: {text}"``, the local
+  model) and the question as asked: recall before turns were embedded without their
+  speakers' labels (the store is made one of whole turns, :func:`whole_turns`);
 - ``local-bare``: the turn's words without its speaker's prefix; ``local-bare-nameless``:
   the same, asked with the question without the conversation's speakers' first names;
 - ``local+ctx``: the local model's vector of the turn written after its previous turn;
@@ -44,8 +45,10 @@ import engram
 from engram import ResourceRef
 from engram.core import query, signals
 from engram.core.models import Filters
+from engram.core.ports import ModelRecord
 from engram.core.ranking import Candidate, fuse
 from engram.embedders.packaged import load
+from engram.opening import open_store
 
 POOL = 50
 K = 10
@@ -67,6 +70,7 @@ def dump(dataset: Path, context: int, with_e5: bool) -> dict[str, Any]:
 def _sample(sample: Sample, context: int, local: Any, e5: Any) -> dict[str, Any]:
     ref = ResourceRef(sample.sample_id)
     with tempfile.TemporaryDirectory() as tmp:
+        whole_turns(f"{tmp}/s.db", local)
         mem = engram.open(f"{tmp}/s.db", embedder=local)
         try:
             stored = store_conversation(mem, ref, sample.turns, context)
@@ -117,6 +121,17 @@ def _sample(sample: Sample, context: int, local: Any, e5: Any) -> dict[str, Any]
             mem.close()
     turns = {fid: min(stored.covers[fid]) for fid in ids}
     return {"sample": sample.sample_id, "turns": turns, "questions": questions}
+
+
+def whole_turns(path: str, model: Any) -> None:
+    """Makes ``path`` a store whose vectors read whole turns, as every store's did before
+    turns were embedded without their speakers' labels (:mod:`engram.core.spoken`): the
+    study's ``local`` list and its question as asked are that baseline."""
+    store = open_store(path)
+    try:
+        store.run(lambda tx: store.models.put(tx, ModelRecord(model.model, model.dimension)))
+    finally:
+        store.close()
 
 
 def _named_more(
@@ -277,7 +292,7 @@ def study(data: dict[str, Any]) -> dict[str, Any]:
     rows["text alone"] = scored(data, by_score(["text"], signals_too=False))
     for v in vectors:
         rows[f"{v} alone"] = scored(data, lambda lists, v=v: [i for i, _ in lists[v]])
-    rows["text + local (recall today)"] = scored(data, by_score(["text", "local"]))
+    rows["text + local (before)"] = scored(data, by_score(["text", "local"]))
     for v in vectors[1:]:
         rows[f"text + {v}"] = scored(data, by_score(["text", v]))
         rows[f"text + local + {v}"] = scored(data, by_score(["text", "local", v]))

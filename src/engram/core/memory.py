@@ -66,6 +66,7 @@ from engram.core.models import (
     RecallHit,
     RecallMode,
     SourceRef,
+    Traits,
     Trashed,
     TrashPage,
     Via,
@@ -95,6 +96,7 @@ from engram.core.writing import FactWriter
 from engram.core.writing import Note as Note  # the library has always offered it here
 
 CANDIDATE_POOL = 50
+SPOKEN_SCOPES = 4096  # scopes a process remembers meeting speakers in (a hint)
 DEFAULT_POLICY = consolidating.Policy()
 T = TypeVar("T")
 
@@ -125,6 +127,8 @@ class Memory:
             stored = store.run(lambda tx: store.models.get(tx), write=False)
             embedder = spoken.reading(embedder, None if stored is None else stored.model)
         self._store = store
+        # Scopes whose speakers a question named (a hint: see _recall), the latest last.
+        self._spoken: dict[str, None] = {}
         self._stores = stores
         self._fetcher = fetcher
         self._embedder = embedder
@@ -999,20 +1003,28 @@ class Memory:
         terms = query.terms(text) if mode != "vector" else []
         store = self._store
         # Where the store's vectors read turns' words, the question's vector leaves out
-        # the speakers it names (:mod:`engram.core.spoken`): who said its full-text
-        # candidates is read first, and that half is not read again.
-        told: list[Candidate] | None = None
-        asked = text
-        if (
+        # the speakers it names (:mod:`engram.core.spoken`), read from who said its
+        # full-text candidates: first (that half not read again) in a scope where this
+        # process met speakers before, or where there is no overlap to lose (vector
+        # mode); elsewhere the halves run at once, read again when the question turns
+        # out to name a speaker.
+        speaking = (
             embedder is not None
             and spoken.reads_words(embedder)
             and spoken.may_name(text)
-            and query.terms(text)
-        ):
+            and bool(query.terms(text))
+        )
+        told: list[Candidate] | None = None
+
+        def tell() -> str:
+            nonlocal told
             told, named = store.run(
                 lambda tx: _told(store, tx, ref, text, filters, pool), write=False
             )
-            asked = spoken.question(text, named)
+            return spoken.question(text, named)
+
+        first = speaking and (mode == "vector" or ref.key in self._spoken)
+        asked = tell() if first else text
         vector = None if embedder is None else embedder.embed([asked], "query")[0]
         # Rows are read for the hits, for what the reranker reads, or for the whole pool
         # when relevance filters the hits.
@@ -1020,7 +1032,9 @@ class Memory:
 
         now = self._now()
 
-        def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]]:
+        def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]] | None:
+            """The fused candidates, their rows and cosines; None when the question names
+            a speaker its vector did not leave out."""
             if embedder is not None:  # the store may have been re-embedded meanwhile
                 rules.check_query_model(store, tx, writing.model_of(embedder))
             lexical: list[Candidate] = []
@@ -1038,6 +1052,8 @@ class Memory:
             if lexical and semantic:  # hybrid: what else the candidates' rows know
                 pooled = dict.fromkeys([c.id for c in lexical] + [c.id for c in semantic])
                 traits = store.facts.traits(tx, ref, list(pooled))
+                if speaking and told is None and _names_a_speaker(text, lexical, traits):
+                    return None
                 more = signals.lists(text, terms, lexical, traits)
             fused = fuse(lexical, semantic, more)
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
@@ -1051,7 +1067,16 @@ class Memory:
                     cosines[fact_id] = float(other @ vector)
             return fused, found, cosines
 
-        fused, found, cosines = store.run(read, write=False)
+        result = store.run(read, write=False)
+        if result is None:  # the question names a speaker: its vector leaves them out
+            self._spoken[ref.key] = None
+            while len(self._spoken) > SPOKEN_SCOPES:
+                del self._spoken[next(iter(self._spoken))]
+            assert embedder is not None
+            vector = embedder.embed([tell()], "query")[0]
+            result = store.run(read, write=False)
+            assert result is not None
+        fused, found, cosines = result
         # The reranker is asked once the snapshot has ended: none is held across its call.
         ordered = (
             reranking.unranked(fused)
@@ -1102,6 +1127,12 @@ def expired(fact: Fact, at: int) -> bool:
     """Whether the fact's time has run out at ``at`` (then it is neither recalled nor
     listed)."""
     return fact.expires_at is not None and to_us(fact.expires_at) <= at
+
+
+def _names_a_speaker(text: str, lexical: Sequence[Candidate], traits: dict[str, Traits]) -> bool:
+    """Whether ``text`` names someone who said one of the full-text candidates."""
+    said = {c.id: traits[c.id] for c in lexical if c.id in traits}
+    return bool(signals.named_speakers(text, said))
 
 
 def _told(

@@ -10,10 +10,12 @@ turn's vector reads its words after its speaker's label (:func:`words`: the ``sp
 of its metadata opening its content, as ``remember_conversation`` writes it; any other
 fact's vector reads its whole content), and a question's vector reads the question
 without the first names of the speakers its full-text candidates were said by
-(:func:`question`; read first only for a question that may name someone,
-:func:`may_name`, so any other keeps its halves' overlap). Measured on LoCoMo dev
-(BENCHMARKS.md): the vector half alone 0.499 to 0.620 recall@10, the hybrid 0.763 to
-0.795 with neighbour context and 0.693 to 0.724 without, every category up.
+(:func:`question`; only for a question that may name someone, :func:`may_name`. Recall
+reads that half first in a scope where the process met speakers before; elsewhere its
+halves keep running at once, and it reads again when the question names a speaker).
+Measured on LoCoMo dev (BENCHMARKS.md): the vector half alone 0.499 to 0.620
+recall@10, the hybrid 0.763 to 0.795 with neighbour context and 0.693 to 0.724 without,
+every category up.
 
 Vectors of a turn's words and vectors of its whole content are not comparable, so the
 store's model record says which it holds (:data:`SUFFIX` after the model's name): a store

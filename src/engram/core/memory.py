@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -129,6 +130,7 @@ class Memory:
         self._store = store
         # Scopes whose speakers a question named (a hint: see _recall), the latest last.
         self._spoken: dict[str, None] = {}
+        self._spoken_lock = threading.Lock()
         self._stores = stores
         self._fetcher = fetcher
         self._embedder = embedder
@@ -1069,9 +1071,10 @@ class Memory:
 
         result = store.run(read, write=False)
         if result is None:  # the question names a speaker: its vector leaves them out
-            self._spoken[ref.key] = None
-            while len(self._spoken) > SPOKEN_SCOPES:
-                del self._spoken[next(iter(self._spoken))]
+            with self._spoken_lock:
+                self._spoken[ref.key] = None
+                while len(self._spoken) > SPOKEN_SCOPES:
+                    del self._spoken[next(iter(self._spoken))]
             assert embedder is not None
             vector = embedder.embed([tell()], "query")[0]
             result = store.run(read, write=False)

@@ -146,3 +146,21 @@ def test_a_store_from_before_forgets_what_it_had_forgotten_when_opened(db_path: 
     with engram.open(db_path, embedder=engram.HashingEmbedder(16)):
         pass
     assert found(db_path, PLANTED) == []
+
+
+def test_names_a_relation_was_read_from_leave_the_file_with_their_fact(db_path: Path) -> None:
+    """The graph reads relations from a fact's sentence ("X works for Y"): the names and
+    their relation go with the fact, on every read path and in every byte of the store."""
+    person, company = "Zqvarnek", "Zqolbrant"  # each a unique token, as PLANTED is
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember_many(REF, _filler(random.Random(3), 200))
+        said = mem.remember(REF, f"Ana's brother {person} works for {company} Labs in 2021.")
+        named = {mem.graph.entity(REF, r.target).name for r in mem.graph.relations(REF)}
+        assert f"{company} Labs" in named  # the relation was read
+        probes = [person.lower(), company.lower()]  # found() reads the bytes case-blind
+        assert all(found(db_path, word) for word in probes)
+        mem.forget(REF, said.id, hard=True)
+        assert mem.graph.relations(REF, include_expired=True) == []
+        assert mem.graph.search(REF, person) == [] and mem.graph.search(REF, company) == []
+        assert not any(found(db_path, word) for word in probes)
+    assert not any(found(db_path, word) for word in probes)

@@ -43,7 +43,7 @@ import statistics
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -254,11 +254,23 @@ def speed(dataset: Path, rounds: int) -> dict[str, Any]:
     they are found: (a) extract with the scope's names as a dict; (b) read, keep the
     known ones of its lookups (a store's one query), then mentions. Wall time and this
     process's CPU time (the machine is shared: CPU time leaves out waiting for a core)."""
+    runs = {"extract": _with_dict, "read_lookups_mentions": _with_lookups}
+    return per_turn(dataset, runs, rounds)
+
+
+Conversation = Sequence[tuple[str, str]]  # each turn's "{speaker}: {text}" and speaker
+
+
+def per_turn(
+    dataset: Path, runs: Mapping[str, Callable[[Conversation], None]], rounds: int
+) -> dict[str, Any]:
+    """Microseconds per turn of each of ``runs`` (a reader of one conversation's turns,
+    in order) over every conversation of ``dataset``, wall and CPU, best of ``rounds``,
+    the runs alternating."""
     conversations = [
         [(f"{t.speaker}: {t.text}", t.speaker) for t in s.turns] for s in load_samples(dataset)
     ]
     turns = sum(len(c) for c in conversations)
-    runs = {"extract": _with_dict, "read_lookups_mentions": _with_lookups}
     wall: dict[str, list[float]] = {name: [] for name in runs}
     cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):

@@ -37,17 +37,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from extraction import DATASET, Score
+from extraction import DATASET, Score, per_turn
 from harness import RESULTS_DIR, environment, one_line, table, write_json
-from locomo import load_samples
 
 from engram.core.graph import ner
 from engram.core.graph.entity_types import types
@@ -215,32 +212,14 @@ def as_json(report: Report) -> dict[str, Any]:
 # -- speed -------------------------------------------------------------------------------
 def speed(dataset: Path, rounds: int) -> dict[str, Any]:
     """Microseconds per LoCoMo turn (see the module), wall and CPU, best of ``rounds``."""
-    conversations = [
-        [(f"{t.speaker}: {t.text}", t.speaker) for t in s.turns] for s in load_samples(dataset)
-    ]
-    turns = sum(len(c) for c in conversations)
-    runs = {"extract": False, "extract_relations_types": True}
-    wall: dict[str, list[float]] = {name: [] for name in runs}
-    cpu: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, more in runs.items():
-            start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
-            for conversation in conversations:
-                _read_conversation(conversation, more)
-            wall[name].append((time.perf_counter_ns() - start) / 1e3 / turns)
-            cpu[name].append((time.process_time_ns() - start_cpu) / 1e3 / turns)
-    return {
-        "turns": turns,
-        "rounds": rounds,
-        **{
-            name: {
-                "best_us": round(min(wall[name]), 2),
-                "median_us": round(statistics.median(wall[name]), 2),
-                "best_cpu_us": round(min(cpu[name]), 2),
-            }
-            for name in runs
+    return per_turn(
+        dataset,
+        {
+            "extract": lambda turns: _read_conversation(turns, False),
+            "extract_relations_types": lambda turns: _read_conversation(turns, True),
         },
-    }
+        rounds,
+    )
 
 
 def _read_conversation(conversation: Sequence[tuple[str, str]], more: bool) -> None:

@@ -169,7 +169,7 @@ class Consolidation:
         if dry_run or embedder is None:
             vectors: dict[int, Any] = {}
         else:
-            ids = [fact_id for _, fact_id, _ in missing]
+            ids = [fact_id for _, fact_id, _ in missing] if spoken.reads_words(embedder) else []
             traits = store.run(lambda tx: store.facts.traits(tx, ref, ids), write=False)
             vectors = _embed(embedder, missing, traits)
 

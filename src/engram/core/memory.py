@@ -1002,7 +1002,8 @@ class Memory:
         # The query is embedded first; then both halves and the rows are read from one
         # snapshot, so a concurrent forget cannot leave a candidate without its row. Each
         # backend chooses whether the halves run at once (``candidates.both``).
-        terms = query.terms(text) if mode != "vector" else []
+        words = query.terms(text)
+        terms = words if mode != "vector" else []
         store = self._store
         # Where the store's vectors read turns' words, the question's vector leaves out
         # the speakers it names (:mod:`engram.core.spoken`), read from who said its
@@ -1014,14 +1015,14 @@ class Memory:
             embedder is not None
             and spoken.reads_words(embedder)
             and spoken.may_name(text)
-            and bool(query.terms(text))
+            and bool(words)
         )
         told: list[Candidate] | None = None
 
         def tell() -> str:
             nonlocal told
             told, named = store.run(
-                lambda tx: _told(store, tx, ref, text, filters, pool), write=False
+                lambda tx: _told(store, tx, ref, text, words, filters, pool), write=False
             )
             return spoken.question(text, named)
 
@@ -1139,11 +1140,17 @@ def _names_a_speaker(text: str, lexical: Sequence[Candidate], traits: dict[str, 
 
 
 def _told(
-    store: Store, tx: Tx, ref: Scope, text: str, filters: Filters, pool: int
+    store: Store,
+    tx: Tx,
+    ref: Scope,
+    text: str,
+    terms: Sequence[str],
+    filters: Filters,
+    pool: int,
 ) -> tuple[list[Candidate], set[str]]:
-    """The full-text half of ``text``, and the speakers (first names) it names among
-    those who said its candidates."""
-    lexical = store.candidates.text(tx, ref, query.terms(text), filters, pool)
+    """The full-text half of ``text`` (its ``terms``), and the speakers (first names) it
+    names among those who said its candidates."""
+    lexical = store.candidates.text(tx, ref, terms, filters, pool)
     traits = store.facts.traits(tx, ref, [c.id for c in lexical])
     return lexical, signals.named_speakers(text, traits)
 

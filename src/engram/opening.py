@@ -130,7 +130,9 @@ def open(
     store = open_store(path)
     try:
         if chosen is not None:
-            chosen = _reading(store, chosen, reembed=reembed)
+            from engram.core import spoken
+
+            chosen = spoken.reading(store, chosen, reembed=reembed)
         if chosen is not None and reembed and _stale(store, chosen) is not None:
             # Every vector and the model record change: no other process may use the
             # store meanwhile (its queries would meet vectors of another model).
@@ -222,16 +224,6 @@ def _check_recogniser(recogniser: object) -> None:
             "recogniser must be None or a NameRecogniser (e.g. engram.SpacyRecogniser), "
             f"got {recogniser!r}"
         )
-
-
-def _reading(store: Store, embedder: Embedder, *, reembed: bool) -> Embedder:
-    """``embedder`` as this store reads and writes vectors: of turns' words
-    (:mod:`engram.core.spoken`), unless the store holds vectors ``embedder`` made of
-    whole contents (written before) and is not being re-embedded."""
-    from engram.core import spoken
-
-    stored = store.run(lambda tx: store.models.get(tx), write=False)
-    return spoken.reading(embedder, None if stored is None else stored.model, reembed=reembed)
 
 
 def _stale(store: Store, embedder: Embedder) -> tuple[ModelRecord, ModelRecord] | None:

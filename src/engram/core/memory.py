@@ -125,8 +125,7 @@ class Memory:
         stores: Callable[[str], Store] | None = None,
     ) -> None:
         if embedder is not None:  # what the store's vectors read decides how it embeds
-            stored = store.run(lambda tx: store.models.get(tx), write=False)
-            embedder = spoken.reading(embedder, None if stored is None else stored.model)
+            embedder = spoken.reading(store, embedder)
         self._store = store
         # Scopes whose speakers a question named (a hint: see _recall), the latest last.
         self._spoken: dict[str, None] = {}

@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from engram.core.ports import Embedder, EmbedKind, Vectors
+from engram.core.ports import Embedder, EmbedKind, Store, Vectors
 from engram.core.query import STOPWORDS, WORD
 
 SUFFIX = " (words without speaker labels)"
@@ -102,14 +102,15 @@ class TurnWords:
         return getattr(self.inner, name)
 
 
-def reading(embedder: Embedder, stored_model: str | None, *, reembed: bool = False) -> Embedder:
-    """The embedder a store is read and written with: ``embedder`` as it is for a store
-    whose vectors it made of whole contents (``stored_model`` its own model's name: a
-    store written before turns were read by their words) unless it is being re-embedded,
-    else reading turns' words."""
+def reading(store: Store, embedder: Embedder, *, reembed: bool = False) -> Embedder:
+    """The embedder ``store`` is read and written with: ``embedder`` as it is for a store
+    whose vectors it made of whole contents (its record names ``embedder``'s own model:
+    a store written before turns were read by their words) unless it is being
+    re-embedded, else reading turns' words."""
     if isinstance(embedder, TurnWords):
         return embedder
-    if stored_model == embedder.model and not reembed:
+    stored = store.run(lambda tx: store.models.get(tx), write=False)
+    if stored is not None and stored.model == embedder.model and not reembed:
         return embedder
     return TurnWords(embedder)
 

@@ -50,6 +50,7 @@ from engram.core import query
 from engram.core.clock import from_us
 from engram.core.graph import entity_types, models, relations
 from engram.core.graph.extraction import Kind, Reading, read
+from engram.core.graph.extraction import Mention as Said
 from engram.core.graph.models import Entity, FactReading, Mention, Relation
 from engram.core.models import JSONValue
 from engram.core.ports import Store, Tx
@@ -166,7 +167,7 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], no
         [
             FactReading(
                 fact.id,
-                *stated(scope, fact, reading, known, at),
+                *stated(scope, fact, reading, alone[fact.id], known, at),
             )
             for fact, reading in readings
         ],
@@ -177,12 +178,18 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], no
 
 
 def stated(
-    scope: Scope, fact: Readable, reading: Reading, known: Mapping[str, str], now: datetime
+    scope: Scope,
+    fact: Readable,
+    reading: Reading,
+    alone: Sequence[Said],
+    known: Mapping[str, str],
+    now: datetime,
 ) -> tuple[tuple[Mention, ...], tuple[str, ...], tuple[Relation, ...]]:
     """What the rules read in the fact given the scope's ``known`` names: its mentions
     of them, each with the type the rules read it with
     (:func:`engram.core.graph.entity_types.types`, the sentence's relations counted), the
-    entities its words ground alone, and the relations it states (created ``now``)."""
+    entities its words ground alone (``alone``: ``reading.mentions({})``, which the
+    caller has read already), and the relations it states (created ``now``)."""
     found = [m for m in reading.mentions(known) if m.name in known]
     said = relations.relations(fact.content, found)
     kinds = entity_types.types(fact.content, found, said)
@@ -190,7 +197,7 @@ def stated(
         Mention(fact.id, m.start, m.end, known[m.name], kind)
         for m, kind in zip(found, kinds, strict=True)
     )
-    grounds = tuple(sorted({known[m.name] for m in reading.mentions({})}))
+    grounds = tuple(sorted({known[m.name] for m in alone}))
     held: dict[str, Relation] = {}
     for s in said:
         head, tail = known[found[s.source].name], known[found[s.target].name]

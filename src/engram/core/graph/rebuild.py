@@ -58,7 +58,8 @@ def drift(store: Store, tx: Tx, scope: Scope) -> GraphDrift:
     relations = _Tally(stored.relations)
     unused = from_us(0)  # the relations' creation time, which nothing compares
     for fact, reading in _readings(store, tx, scope, fact_ids):
-        found, grounds, said = indexing.stated(scope, fact, reading, known, unused)
+        alone = reading.mentions({})
+        found, grounds, said = indexing.stated(scope, fact, reading, alone, known, unused)
         mentions.add({(m.fact_id, m.start, m.end, m.entity, m.type) for m in found})
         groundings.add({(fact.id, entity) for entity in grounds})
         relations.add({_row(fact.id, r) for r in said})

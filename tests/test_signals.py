@@ -1,5 +1,6 @@
 """What recall knows beyond words: the periods a question names, who said a candidate,
-and both reordering a hybrid recall (on both backends) without adding a candidate."""
+the kind of name a question asks for, and each reordering a hybrid recall (on both
+backends) without adding a candidate."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import pytest
 
 import engram
 from engram import ResourceRef
+from engram.core.asked import kind
 from engram.core.models import Traits
-from engram.core.signals import by_speaker, by_time, lists
+from engram.core.signals import by_kind, by_speaker, by_time, lists
 from engram.core.when import Period, periods
 from stores import Target
 
@@ -83,6 +85,47 @@ def test_only_lists_with_members_join_the_fusion() -> None:
     assert [[c.id for c in found] for found in named] == [["a"], ["a"]]
 
 
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Where did Joanna travel to in July 2022?", "place"),
+        ("Which cities has John been to?", "place"),
+        ("Which US states might Tim be in during September?", "place"),
+        ("Which outdoor spot did Joanna visit in May?", "place"),
+        ("Who did Maria have dinner with?", "person"),
+        ("With whom did she go?", "person"),
+        ("Which team did John sign with?", "organisation"),
+        ("What company does Bo work for?", "organisation"),
+        ("What video games does Nate play?", "work"),
+        ("What book series does Tim like?", "work"),
+        ("What did John play?", None),  # the verb comes before any noun
+        ("What kind of art does Caroline make?", None),
+        ("How many games has John won?", None),  # "how" asks for a number
+        ("When did she go to the city?", None),
+        ("the weekly party on Tuesday", None),  # no question word
+    ],
+)
+def test_a_question_asks_for_the_kind_of_name_its_words_say(
+    question: str, expected: str | None
+) -> None:
+    assert kind(question) == expected
+
+
+def test_the_kind_list_holds_the_candidates_whose_own_words_name_that_kind() -> None:
+    traits = {
+        "rome": Traits("Jon: Took a short trip to Rome last week.", JUNE, "Jon"),
+        "rest": Traits("Jon: Took a short trip to rest last week.", JUNE, "Jon"),
+        # A place in its context only, beside it: not in its own words.
+        "near": Traits("Jon: Took a short trip last week.", JUNE, "Jon", "Gina: In Paris?"),
+        "bo": Traits("Ana: I met Bo at the park.", JUNE, "Ana"),
+        "all": Traits("Ana: I met everyone at the park.", JUNE, "Ana"),  # her label is no one
+    }
+    assert [c.id for c in by_kind("Where did Jon go on his trip?", traits)] == ["rome"]
+    assert [c.id for c in by_kind("Who did Ana meet at the park?", traits)] == ["bo"]
+    assert by_kind("When did Jon go on his trip?", traits) == []
+    assert traits["near"].text == "Jon: Took a short trip last week.\nGina: In Paris?"
+
+
 @pytest.fixture
 def mem(target: Target) -> Iterator[engram.Memory]:
     with engram.open(target, embedder=engram.HashingEmbedder(64)) as memory:
@@ -120,3 +163,14 @@ def test_a_conversation_turn_carries_its_speaker_to_recall(mem: engram.Memory) -
     hits = mem.recall(REF, "What does Bo's sister paint?", top_k=2)
     assert hits[0].fact.id == done.facts[1].id
     assert hits[0].fact.metadata["speaker"] == "Bo"
+
+
+def test_a_question_asking_where_ranks_the_fact_naming_a_place_first(mem: engram.Memory) -> None:
+    # The other fact shares more of the question's words; only the place it names lifts
+    # the first, and a question asking for no place keeps the other first.
+    rome = mem.remember(REF, "Jon took a short trip last week to Rome.")
+    rest = mem.remember(REF, "Jon took a short trip last week, a trip to rest.")
+    hits = mem.recall(REF, "Where did Jon go on a trip last week?", top_k=2)
+    assert [h.fact.id for h in hits] == [rome.id, rest.id]
+    hits = mem.recall(REF, "Why did Jon go on a trip last week?", top_k=2)
+    assert [h.fact.id for h in hits] == [rest.id, rome.id]

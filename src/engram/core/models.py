@@ -95,13 +95,19 @@ class RecallHit:
 
 @dataclass(frozen=True, slots=True)
 class Traits:
-    """What recall reads of a candidate beyond its scores: its words (content, then its
-    context on the lines after), when it happened (``created_at``), and who said it (its
-    metadata's ``speaker``, as a conversation's turns carry it)."""
+    """What recall reads of a candidate beyond its scores: its words (``content``, and its
+    ``context``), when it happened (``created_at``), and who said it (its metadata's
+    ``speaker``, as a conversation's turns carry it)."""
 
-    text: str
+    content: str
     at: datetime
     speaker: str | None
+    context: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Its content, then its context on the lines after."""
+        return self.content if self.context is None else f"{self.content}\n{self.context}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,13 @@ the candidates only (never adding one), fused beside the halves by
 - **speaker**: when the question names someone who said some of the candidates (their
   ``speaker``, as a conversation's turns carry it), the turns that person said;
 - **time**: when the question names a period (:mod:`engram.core.when`), the candidates
-  that happened in it.
+  that happened in it;
+- **kind**: when the question asks for a kind of name (:mod:`engram.core.asked`: "where"
+  a place, "who" a person, "which company" an organisation), the candidates whose own
+  words (not their context, not their speaker's label) hold a name of that kind, as the
+  graph's rules type names (:func:`engram.core.graph.entity_types.named`).
 
-The speaker and time lists hold their candidates at one score, so each counts as the
+The speaker, time and kind lists hold their candidates at one score, so each counts as the
 fusion counts a list that cannot tell its members apart (half of a list's range) and
 nothing is weighted. Measured on the LoCoMo dev split in BENCHMARKS.md.
 """
@@ -20,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from engram.core import feedback, query, when
+from engram.core import asked, feedback, query, when
+from engram.core.graph import entity_types
 from engram.core.models import Traits
 from engram.core.query import STOPWORDS
 from engram.core.ranking import Candidate
@@ -35,6 +40,7 @@ def lists(
         _feedback(terms, text, traits),
         by_speaker(question, traits),
         by_time(question, traits),
+        by_kind(question, traits),
     ]
     return [candidates for candidates in found if candidates]
 
@@ -70,6 +76,16 @@ def by_time(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:
     if not periods:
         return []
     return _flat(fid for fid, t in traits.items() if any(p.holds(t.at) for p in periods))
+
+
+def by_kind(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:
+    """The candidates whose own words name the kind of thing the question asks for."""
+    wanted = asked.kind(question)
+    if wanted is None:
+        return []
+    return _flat(
+        fid for fid, t in traits.items() if wanted in entity_types.named(t.content, t.speaker)
+    )
 
 
 def _first_word(name: str) -> str | None:

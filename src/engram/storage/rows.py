@@ -215,9 +215,10 @@ def to_traits(row: tuple[Any, ...]) -> Traits:
     _id, content, context, created, metadata = row
     speaker = json.loads(str(metadata)).get("speaker")
     return Traits(
-        text=str(content) if context is None else f"{content}\n{context}",
+        content=str(content),
         at=from_us(int(created)),
         speaker=speaker if isinstance(speaker, str) else None,
+        context=None if context is None else str(context),
     )
 
 

@@ -1,0 +1,85 @@
+"""What kind of name a question asks for: "Where has Ana been?" a place, "Who came?" a
+person, "Which company does Bo work for?" an organisation, "What video games does Nate
+play?" a work.
+
+Recall favours the candidates whose own words hold a name of that kind
+(:func:`engram.core.signals.by_kind`, the types read by
+:mod:`engram.core.graph.entity_types`). The question's first wh-word decides: "where" asks
+for a place; "who", "whom" and "whose" for a person; "what" and "which" for the kind of
+the nouns between them and the question's verb ("which US states", "what video games
+does"), by the words that name places and organisations in entity names
+(:data:`~engram.core.graph.entity_types.PLACE_WORDS`,
+:data:`~engram.core.graph.entity_types.ORGANISATION_WORDS`) and a few more of each, and
+titled works' nouns. Anything else ("when", "how many", "what kind of art") asks for no
+kind of name: None.
+"""
+
+from __future__ import annotations
+
+from engram.core.graph.entity_types import (
+    ORGANISATION,
+    ORGANISATION_WORDS,
+    PERSON,
+    PLACE,
+    PLACE_WORDS,
+    WORK,
+)
+from engram.core.query import WORD
+
+_NOUNS = {
+    **{w: PLACE for w in PLACE_WORDS},
+    **{
+        w: PLACE
+        for w in "country place location destination spot area continent neighbourhood"
+        " neighborhood".split()
+    },
+    **{w: ORGANISATION for w in ORGANISATION_WORDS},
+    **{
+        w: ORGANISATION
+        for w in "organisation organization employer firm business store shop restaurant"
+        " brand band".split()
+    },
+    **{
+        w: WORK
+        for w in "book movie film show novel song album game series podcast painting poem"
+        " artwork".split()
+    },
+}
+# What ends the nouns after "what" or "which": the question's verb.
+_VERBS = frozenset(
+    "do does did is are was were has have had can could will would should might may must"
+    " am be been".split()
+)
+_WH = frozenset("what which who whom whose where when why how".split())
+_PERSON_WH = frozenset({"who", "whom", "whose"})
+_NOUNS_READ = 4  # "which outdoor spot", "what kind of art": a head noun comes early
+
+
+def kind(question: str) -> str | None:
+    """The kind of name ``question`` asks for (a type of
+    :mod:`engram.core.graph.entity_types`), or None."""
+    words = [w.lower() for w in WORD.findall(question)]
+    at = next((n for n, w in enumerate(words) if w in _WH), None)
+    if at is None:
+        return None
+    wh = words[at]
+    if wh == "where":
+        return PLACE
+    if wh in _PERSON_WH:
+        return PERSON
+    if wh not in ("what", "which"):
+        return None
+    found = None
+    for word in words[at + 1 : at + 1 + _NOUNS_READ]:
+        if word in _VERBS or word in _WH:
+            break
+        found = _noun(word) or found
+    return found
+
+
+def _noun(word: str) -> str | None:
+    """The kind a noun (or its plural) names."""
+    for form in (word, word[:-3] + "y" if word.endswith("ies") else None, word[:-1]):
+        if form and form in _NOUNS and (form == word or word.endswith("s")):
+            return _NOUNS[form]
+    return None

@@ -136,8 +136,13 @@ def test_a_lone_sentence_opener_is_a_name_in_a_pattern_only() -> None:
         "Ana",
     ]
     assert names("Ana lives in Oslo. Ana said so.") == ["Ana", "Oslo", "Ana"]
-    # no pattern: unknown words opening sentences stay out
-    assert names("Italy was awesome. Bummer, Jon. Dance is my passion. Hard work pays.") == ["Jon"]
+    # no pattern: unknown words opening sentences stay out, a place every reader knows not
+    text = "Italy was awesome. Bummer, Jon. Dance is my passion. Hard work pays."
+    assert names(text) == ["Italy", "Jon"]
+    assert names("Atlantis was awesome. New Zealand too. Nevada was hot.") == [
+        "New Zealand",
+        "Nevada",
+    ]
 
 
 def test_titles_are_not_part_of_a_name() -> None:

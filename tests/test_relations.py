@@ -131,6 +131,18 @@ def test_an_organisation_by_its_shape_what_it_has_and_who_it_employs() -> None:
     ]
 
 
+def test_a_place_every_reader_knows_is_a_place_without_a_cue() -> None:
+    assert typed("Japan was lovely, and Zara loved Nevada and the UK.") == [
+        ("Japan", "place"),  # a sentence's first word, and no cue after it
+        ("Zara", "person"),  # no cue: a person's shape
+        ("Nevada", "place"),
+        ("UK", "place"),  # not an organisation's acronym
+    ]
+    # What people do after it, or a greeting before it, still says a person.
+    assert typed("Thanks, Florida! Kenya said hi.") == [("Florida", "person"), ("Kenya", "person")]
+    assert typed("Tell the FBI.") == [("FBI", "organisation")]
+
+
 def test_visiting_paris_gives_paris_only() -> None:
     assert typed("Visiting Paris was fun.") == [("Paris", "place")]
     assert typed("Yesterday I saw it.") == []

@@ -20,8 +20,10 @@ keep their own kind. Cues, the first that holds deciding:
    ``language``;
 6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"): a
    ``person``;
-7. "in", "from", "to", "near", "visit(ed)", "coast of" just before it, or "<City>,
-   <Region>": a ``place``. "at" says nothing alone (a place or an organisation);
+7. a place every reader knows (:mod:`engram.core.graph.places`: countries, continents,
+   oceans, US states; "UK" and "USA" too, not read as acronyms), or "in", "from", "to",
+   "near", "visit(ed)", "coast of" just before it, or "<City>, <Region>": a ``place``.
+   "at" says nothing alone (a place or an organisation);
 8. who employs or is worked for ("working for Shell", "hired by", "fined by the") or
    what it has after a possessive ("Nike's store", "Huawei's main campus"): an
    ``organisation``; an organisation's shape, checked with the words of rule 2: two
@@ -46,7 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.core.graph import extraction, relations
+from engram.core.graph import extraction, places, relations
 from engram.core.graph.extraction import HOLDINGS, Mention
 from engram.core.graph.ordinary import ADDRESS, KIN
 from engram.core.graph.relations import Stated
@@ -179,7 +181,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if mention.kind != "name":
         return mention.kind
-    named = _by_words(mention.name) or _by_shape(mention.surface)
+    known = mention.name in places.KNOWN
+    named = _by_words(mention.name) or (None if known else _by_shape(mention.surface))
     if named is not None:
         return named
     if related is not None:
@@ -187,6 +190,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
     if _BEFORE_PERSON.search(before) or _AFTER_PERSON.match(text, mention.end):
         return PERSON
+    if known:
+        return PLACE
     if mention.name in LANGUAGES:
         return LANGUAGE if _BEFORE_LANGUAGE.search(before) else None
     if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):

@@ -21,9 +21,10 @@ text always gives the same mentions. In order:
    and his cousin"), a possessive or "is my" before a kin word
    (:data:`engram.core.graph.ordinary.KIN`: "Ana's brother", "Kofi's best friend", "Ana
    is my sister"), or a possessive before what an organisation has (:data:`HOLDINGS`:
-   "Nike's store"). Else "Italy was awesome" and "Dance is my passion" read alike, and
-   only the second is common in chat; any possessive ("Life's good") was tried and
-   added false names on the LoCoMo turns;
+   "Nike's store"), or a place every reader knows (:mod:`engram.core.graph.places`:
+   "Italy was awesome"). Else "Italy was awesome" and "Dance is my passion" would read
+   alike, and only the second is common in chat; any possessive ("Life's good") was
+   tried and added false names on the LoCoMo turns;
 5. @handles, #hashtags, emails and URLs.
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
@@ -51,7 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from engram.core.graph import names
+from engram.core.graph import names, places
 from engram.core.graph.ordinary import (
     ABBREVIATIONS,
     CONNECTORS,
@@ -326,6 +327,8 @@ class Reading:
         words, word = self._words, self._words[i]
         if opener(word.folded):
             return False
+        if word.folded in places.KNOWN:  # "Italy was awesome"
+            return True
         after = words[i + 1] if i + 1 < len(words) else None
         if after is not None and _nameable(after) and not after.initial:
             if after.joined:

@@ -5,7 +5,7 @@ backends) without adding a candidate."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
@@ -14,7 +14,7 @@ from engram import ResourceRef
 from engram.core.asked import kind
 from engram.core.models import Traits
 from engram.core.signals import by_kind, by_speaker, by_time, lists
-from engram.core.when import Period, periods
+from engram.core.when import Period, periods, referred
 from stores import Target
 
 REF = ResourceRef("signals")
@@ -41,6 +41,53 @@ JULY = datetime(2023, 7, 2, 9, 0, tzinfo=UTC)
 )
 def test_a_question_names_the_periods_it_states(question: str, expected: list[Period]) -> None:
     assert periods(question) == expected
+
+
+MONDAY = datetime(2023, 5, 8, 23, 30, tzinfo=timezone(timedelta(hours=-2)))  # Tue in UTC
+
+
+@pytest.mark.parametrize(
+    ("words", "first", "last"),
+    [
+        ("I went yesterday", (2023, 5, 8), (2023, 5, 8)),  # the day before, in UTC
+        ("Last  night was fun", (2023, 5, 8), (2023, 5, 8)),
+        ("last week I ran", (2023, 5, 1), (2023, 5, 7)),  # the calendar week before
+        ("we hiked last weekend", (2023, 5, 6), (2023, 5, 7)),
+        ("last month", (2023, 4, 1), (2023, 4, 30)),
+        ("last year", (2022, 1, 1), (2022, 12, 31)),
+        ("last Tuesday", (2023, 5, 2), (2023, 5, 2)),  # the latest before, not today
+        ("three days ago", (2023, 5, 6), (2023, 5, 6)),
+        ("a couple of weeks ago", (2023, 4, 24), (2023, 4, 30)),
+        ("12 months ago", (2022, 5, 1), (2022, 5, 31)),
+        ("tomorrow", (2023, 5, 10), (2023, 5, 10)),
+        ("next Friday", (2023, 5, 12), (2023, 5, 12)),
+        ("next month", (2023, 6, 1), (2023, 6, 30)),
+        ("in December last year", (2022, 1, 1), (2022, 12, 31)),
+    ],
+)
+def test_a_memory_s_relative_times_are_read_against_when_it_was_said(
+    words: str, first: tuple[int, int, int], last: tuple[int, int, int]
+) -> None:
+    assert referred(words, MONDAY) == [(date(*first), date(*last))]
+
+
+def test_what_says_no_more_than_its_own_day_or_no_real_day_is_not_read() -> None:
+    assert referred("today, tonight, this week, last time, a few days ago", MONDAY) == []
+    assert referred("last year", datetime(1, 3, 1, tzinfo=UTC)) == []  # before year 1
+    assert referred("yesterday, and last month", MONDAY) == [
+        (date(2023, 5, 8), date(2023, 5, 8)),
+        (date(2023, 4, 1), date(2023, 4, 30)),
+    ]
+
+
+def test_a_period_meets_a_range_of_days_when_any_day_lies_in_it() -> None:
+    may, june = date(2023, 5, 31), date(2023, 6, 1)
+    assert Period(2023, 6, 1).meets(may, june)
+    assert not Period(2023, 6, 2).meets(may, june)
+    assert Period(None, 6).meets(may, june) and not Period(None, 7).meets(may, june)
+    assert Period(None, 1).meets(date(2022, 12, 30), date(2023, 1, 2))  # across a year
+    assert Period(2023).meets(may, june) and not Period(2024).meets(may, june)
+    assert not Period(2022, 6).meets(may, june)
 
 
 def test_a_period_holds_in_utc_for_times_of_any_zone() -> None:
@@ -76,6 +123,14 @@ def test_the_time_list_holds_the_candidates_of_the_periods_asked_about() -> None
     assert [c.id for c in by_time("When did she go camping in June?", traits)] == ["june"]
     assert [c.id for c in by_time("camping in June or in July?", traits)] == ["july", "june"]
     assert by_time("When did she go camping?", traits) == []
+    # Said on 2 July: "last month" was June, "yesterday" 1 July; its context is not read.
+    traits = {
+        "said": Traits("we went camping last month", JULY, None),
+        "near": Traits("we went camping", JULY, None, "the week before last month's trip"),
+        "day": Traits("Bo: we went camping yesterday", JULY, "Bo"),
+    }
+    assert [c.id for c in by_time("What did we do in June 2023?", traits)] == ["said"]
+    assert [c.id for c in by_time("What did Bo do on 1 July 2023?", traits)] == ["day"]
 
 
 def test_only_lists_with_members_join_the_fusion() -> None:
@@ -174,3 +229,16 @@ def test_a_question_asking_where_ranks_the_fact_naming_a_place_first(mem: engram
     assert [h.fact.id for h in hits] == [rome.id, rest.id]
     hits = mem.recall(REF, "Why did Jon go on a trip last week?", top_k=2)
     assert [h.fact.id for h in hits] == [rest.id, rome.id]
+
+
+def test_a_question_naming_a_day_finds_what_was_said_of_it_the_day_after(
+    mem: engram.Memory,
+) -> None:
+    # The other fact shares more of the question's words; only the day "yesterday"
+    # names, read against when it was said, lifts the first.
+    day_after = mem.remember(REF, "I went camping yesterday.", created_at=JUNE)
+    later = mem.remember(REF, "I went camping, camping at the lake.", created_at=JULY)
+    hits = mem.recall(REF, "Where did I go camping on 13 June 2023?", top_k=2)
+    assert [h.fact.id for h in hits] == [day_after.id, later.id]
+    hits = mem.recall(REF, "Where did I go camping on 2 July 2023?", top_k=2)
+    assert [h.fact.id for h in hits] == [later.id, day_after.id]

@@ -9,7 +9,8 @@ the candidates only (never adding one), fused beside the halves by
 - **speaker**: when the question names someone who said some of the candidates (their
   ``speaker``, as a conversation's turns carry it), the turns that person said;
 - **time**: when the question names a period (:mod:`engram.core.when`), the candidates
-  that happened in it;
+  that happened in it, or whose words say it relative to when they were said ("I went
+  yesterday");
 - **kind**: when the question asks for a kind of name (:mod:`engram.core.asked`: "where"
   a place, "who" a person, "which company" an organisation), the candidates whose own
   words (not their context, not their speaker's label) hold a name of that kind, as the
@@ -71,11 +72,20 @@ def named_speakers(question: str, traits: Mapping[str, Traits]) -> set[str]:
 
 
 def by_time(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:
-    """The candidates that happened in a period the question names."""
+    """The candidates that happened in a period the question names, or whose own words
+    refer to a day in it relative to when they were said ("yesterday", "last week":
+    :func:`engram.core.when.referred`)."""
     periods = when.periods(question)
     if not periods:
         return []
-    return _flat(fid for fid, t in traits.items() if any(p.holds(t.at) for p in periods))
+    return _flat(fid for fid, t in traits.items() if _in(periods, t))
+
+
+def _in(periods: Sequence[when.Period], traits: Traits) -> bool:
+    if any(p.holds(traits.at) for p in periods):
+        return True
+    referred = when.referred(traits.content, traits.at)
+    return any(p.meets(first, last) for first, last in referred for p in periods)
 
 
 def by_kind(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:

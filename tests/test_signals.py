@@ -13,6 +13,7 @@ import engram
 from engram import ResourceRef
 from engram.core.asked import kind
 from engram.core.models import Traits
+from engram.core.ranking import Candidate
 from engram.core.signals import by_kind, by_speaker, by_time, lists
 from engram.core.when import Period, periods, referred
 from stores import Target
@@ -166,19 +167,14 @@ def test_a_question_asks_for_the_kind_of_name_its_words_say(
     assert kind(question) == expected
 
 
-def test_the_kind_list_holds_the_candidates_whose_own_words_name_that_kind() -> None:
-    traits = {
-        "rome": Traits("Jon: Took a short trip to Rome last week.", JUNE, "Jon"),
-        "rest": Traits("Jon: Took a short trip to rest last week.", JUNE, "Jon"),
-        # A place in its context only, beside it: not in its own words.
-        "near": Traits("Jon: Took a short trip last week.", JUNE, "Jon", "Gina: In Paris?"),
-        "bo": Traits("Ana: I met Bo at the park.", JUNE, "Ana"),
-        "all": Traits("Ana: I met everyone at the park.", JUNE, "Ana"),  # her label is no one
-    }
-    assert [c.id for c in by_kind("Where did Jon go on his trip?", traits)] == ["rome"]
-    assert [c.id for c in by_kind("Who did Ana meet at the park?", traits)] == ["bo"]
-    assert by_kind("When did Jon go on his trip?", traits) == []
-    assert traits["near"].text == "Jon: Took a short trip last week.\nGina: In Paris?"
+def test_the_kind_list_holds_the_candidates_naming_what_the_question_asks_for() -> None:
+    kinds = {"rome": {"place", "person"}, "bo": {"person"}, "none": set[str]()}
+    assert [c.id for c in by_kind("Where did Jon go on his trip?", kinds)] == ["rome"]
+    assert [c.id for c in by_kind("Who did Ana meet at the park?", kinds)] == ["bo", "rome"]
+    assert by_kind("When did Jon go on his trip?", kinds) == []
+    traits = _traits(("rome", "Jon: a trip to Rome", JUNE, "Jon"))
+    assert lists("Where did he go?", ["go"], [], traits, kinds) == [[Candidate("rome", 1.0)]]
+    assert lists("Where did he go?", ["go"], [], traits) == []  # no kinds read: no list
 
 
 @pytest.fixture
@@ -242,3 +238,25 @@ def test_a_question_naming_a_day_finds_what_was_said_of_it_the_day_after(
     assert [h.fact.id for h in hits] == [day_after.id, later.id]
     hits = mem.recall(REF, "Where did I go camping on 2 July 2023?", top_k=2)
     assert [h.fact.id for h in hits] == [later.id, day_after.id]
+
+
+def test_who_a_turn_names_counts_in_its_words_not_its_label_nor_its_context(
+    mem: engram.Memory,
+) -> None:
+    # Every turn opens with its speaker's name, and the second's neighbour names Paris:
+    # only the name in the first's own words makes it the answer to "who", and no turn
+    # the answer to "where". The second shares more of the question's words.
+    done = mem.remember_conversation(
+        REF,
+        [
+            engram.Turn("Ana", "I met Bo at the park.", JUNE),
+            engram.Turn("Ana", "I met everyone at the park, we met at the park.", JUNE),
+            engram.Turn("Cy", "Was that in Paris?", JUNE),
+        ],
+        context_turns=1,
+    )
+    met_bo, met_all = done.facts[0].id, done.facts[1].id
+    hits = mem.recall(REF, "Who did Ana meet at the park?", top_k=2)
+    assert [h.fact.id for h in hits] == [met_bo, met_all]
+    hits = mem.recall(REF, "Where did Ana meet everyone at the park?", top_k=2)
+    assert hits[0].fact.id == met_all

@@ -35,6 +35,7 @@ from engram.core import (
 )
 from engram.core import consolidation as consolidating
 from engram.core.agents import Agents
+from engram.core.asked import kind as asked_kind
 from engram.core.clock import Clock, from_us, now_us, to_us
 from engram.core.conversations import Conversation, Turn
 from engram.core.documents import files
@@ -1056,7 +1057,8 @@ class Memory:
                 traits = store.facts.traits(tx, ref, list(pooled))
                 if speaking and told is None and _names_a_speaker(text, lexical, traits):
                     return None
-                more = signals.lists(text, terms, lexical, traits)
+                kinds = _kinds(store, tx, ref, traits) if asked_kind(text) else None
+                more = signals.lists(text, terms, lexical, traits, kinds)
             fused = fuse(lexical, semantic, more)
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
             if strengths:  # only facts off the default are read, and re-scored
@@ -1136,6 +1138,23 @@ def _names_a_speaker(text: str, lexical: Sequence[Candidate], traits: dict[str, 
     """Whether ``text`` names someone who said one of the full-text candidates."""
     said = {c.id: traits[c.id] for c in lexical if c.id in traits}
     return bool(signals.named_speakers(text, said))
+
+
+def _kinds(store: Store, tx: Tx, ref: Scope, traits: dict[str, Traits]) -> dict[str, set[str]]:
+    """The types of the names each candidate's own words hold, as the graph's rules typed
+    its mentions when they read it, its speaker's label left out."""
+    kinds: dict[str, set[str]] = {}
+    for m in store.graph.mentions(tx, ref, facts=list(traits)):
+        said = traits[m.fact_id]
+        label = (
+            m.start == 0
+            and said.speaker is not None
+            and m.end == len(said.speaker)
+            and said.content.startswith(said.speaker + ":")
+        )
+        if m.type is not None and not label:
+            kinds.setdefault(m.fact_id, set()).add(m.type)
+    return kinds
 
 
 def _told(

@@ -14,7 +14,9 @@ the candidates only (never adding one), fused beside the halves by
 - **kind**: when the question asks for a kind of name (:mod:`engram.core.asked`: "where"
   a place, "who" a person, "which company" an organisation), the candidates whose own
   words (not their context, not their speaker's label) hold a name of that kind, as the
-  graph's rules type names (:func:`engram.core.graph.entity_types.named`).
+  graph's rules typed it when they read the fact (its mentions,
+  :mod:`engram.core.graph.entity_types`): one read of the store, whatever the facts'
+  length; a store whose graph reads no facts has none.
 
 The speaker, time and kind lists hold their candidates at one score, so each counts as the
 fusion counts a list that cannot tell its members apart (half of a list's range) and
@@ -24,24 +26,29 @@ nothing is weighted. Measured on the LoCoMo dev split in BENCHMARKS.md.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from engram.core import asked, feedback, query, when
-from engram.core.graph import entity_types
 from engram.core.models import Traits
 from engram.core.query import STOPWORDS
 from engram.core.ranking import Candidate
 
 
 def lists(
-    question: str, terms: Sequence[str], text: Sequence[Candidate], traits: Mapping[str, Traits]
+    question: str,
+    terms: Sequence[str],
+    text: Sequence[Candidate],
+    traits: Mapping[str, Traits],
+    kinds: Mapping[str, AbstractSet[str]] | None = None,
 ) -> list[list[Candidate]]:
     """The lists that are not empty, for the candidates ``traits`` describes (by id);
-    ``text`` is the full-text half, best first."""
+    ``text`` is the full-text half, best first; ``kinds`` the types of the names each
+    candidate's own words hold (:func:`by_kind`), read where the question asks a kind."""
     found = [
         _feedback(terms, text, traits),
         by_speaker(question, traits),
         by_time(question, traits),
-        by_kind(question, traits),
+        by_kind(question, kinds or {}),
     ]
     return [candidates for candidates in found if candidates]
 
@@ -88,14 +95,13 @@ def _in(periods: Sequence[when.Period], traits: Traits) -> bool:
     return any(p.meets(first, last) for first, last in referred for p in periods)
 
 
-def by_kind(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:
-    """The candidates whose own words name the kind of thing the question asks for."""
+def by_kind(question: str, kinds: Mapping[str, AbstractSet[str]]) -> list[Candidate]:
+    """The candidates whose own words name the kind of thing the question asks for;
+    ``kinds`` holds the types of the names in each candidate's words, by id."""
     wanted = asked.kind(question)
     if wanted is None:
         return []
-    return _flat(
-        fid for fid, t in traits.items() if wanted in entity_types.named(t.content, t.speaker)
-    )
+    return _flat(fid for fid, held in kinds.items() if wanted in held)
 
 
 def _first_word(name: str) -> str | None:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.core.graph import extraction, places, relations
+from engram.core.graph import places
 from engram.core.graph.extraction import HOLDINGS, Mention
 from engram.core.graph.ordinary import ADDRESS, KIN
 from engram.core.graph.relations import Stated
@@ -251,17 +251,6 @@ def _in_region(text: str, mentions: Sequence[Mention], n: int) -> bool:
         return False
     start = mentions[n - 1].start
     return bool(_BEFORE_PLACE.search(text[max(0, start - _LOOK_BACK) : start]))
-
-
-def named(text: str, speaker: str | None = None) -> frozenset[str]:
-    """The types of the names ``text`` holds, read alone (no scope's names) by the rules
-    above, its ``speaker``'s label left out: what a memory can answer "where", "who" or
-    "which company" with (:mod:`engram.core.asked`)."""
-    found = extraction.extract(text, speaker=speaker)
-    kinds = types(text, found, relations.relations(text, found))
-    return frozenset(
-        kind for m, kind in zip(found, kinds, strict=True) if kind and m.kind != "speaker"
-    )
 
 
 def most_frequent(found: Sequence[str | None]) -> str | None:

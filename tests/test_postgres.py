@@ -403,6 +403,41 @@ def test_closing_cancels_an_index_build_in_progress_without_a_failure(
     assert stores.rows(postgres_url, _BUILDING) == [(0,)]
 
 
+def test_a_write_during_its_scopes_index_build_asks_for_the_next_build(
+    postgres_url: str,
+) -> None:
+    """Facts written while their scope's index is being built, past the share it may
+    leave out, get the next build once that one ends: the ask is not dropped because a
+    build was running."""
+    memory = engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=1_000
+    )
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    texts = [f"fact {i} " + s for i, s in enumerate(_sentences(4_000, 13))]
+    # A snapshot older than the build holds its last phase until this transaction ends,
+    # so the second write surely commits while the first build runs.
+    with psycopg.connect(postgres_url) as holding:
+        holding.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holding.execute("SELECT 1").fetchall()
+        try:
+            memory.remember_many(REF, texts[:2_000])
+            _wait_for_a_build(postgres_url)
+            memory.remember_many(REF, texts[2_000:])
+        finally:
+            holding.rollback()
+    try:
+        assert store.builder.settle(120)
+        covered = stores.rows(
+            postgres_url,
+            "SELECT ann_rows, facts FROM scope_state WHERE scope = ?",
+            (REF.key,),
+        )
+        assert covered == [(4_000, 4_000)]
+    finally:
+        memory.close()
+
+
 _BUILDING = (
     "SELECT count(*) FROM pg_stat_activity "
     "WHERE starts_with(query, 'CREATE INDEX CONCURRENTLY') AND state = 'active'"

@@ -3,8 +3,11 @@ for: building a scope's approximate vector index, reading a long full-text posti
 
 The search that finds the work missing asks for it and answers another way meanwhile
 (exact search, the FTS5 statement); later searches find it done. Work asked for twice
-before its turn is done once. ``settle`` waits for the queue to empty (benchmarks, tests);
-``close`` stops the thread after the work at hand, which checks ``closed``.
+before its turn is done once. Asked for while it runs, it is done once more after when
+the worker is made with ``again=True``: the ask saw a state the running work may not
+have read (a write committed while a scope's index was being built). ``settle`` waits
+for the queue to empty (benchmarks, tests); ``close`` stops the thread after the work at
+hand, which checks ``closed``.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ K = TypeVar("K", bound=Hashable)  # what work is asked for: a scope, a scope's t
 
 
 class Worker(Generic[K]):
-    def __init__(self, name: str, work: Callable[[K], object]) -> None:
+    def __init__(self, name: str, work: Callable[[K], object], *, again: bool = False) -> None:
         self.name = name
         self._work = work
+        self._again = again
         self._wake = threading.Condition()
         self._wanted: dict[K, None] = {}  # in the order asked
         self._busy: K | None = None
@@ -31,9 +35,10 @@ class Worker(Generic[K]):
         self.closed = False
 
     def want(self, key: K) -> None:
-        """Asks for ``key``'s work (once, however often asked before it runs)."""
+        """Asks for ``key``'s work (once, however often asked before it runs; once more
+        after it, when asked while it runs and the worker does work ``again``)."""
         with self._wake:
-            if self.closed or key in self._wanted or self._busy == key:
+            if self.closed or key in self._wanted or (self._busy == key and not self._again):
                 return
             self._wanted[key] = None
             if self._thread is None:

@@ -10,7 +10,7 @@ deduplication never interleave across processes; scopes never wait for one anoth
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,7 +59,7 @@ class PostgresStore(SQLStore):
             models=PostgresModels(),
         )
         self.pg = db
-        self.builder = IndexBuilder(db)
+        self.builder = IndexBuilder(db, lambda: self.ann_above)
 
     def close(self) -> None:
         self.builder.close()
@@ -214,13 +214,17 @@ class PostgresFacts(FactTable):
 
 class IndexBuilder:
     """Builds scopes' HNSW indexes one at a time on a thread of its own, so no write
-    waits for one (a 100k-vector scope's takes half a minute). Closing cancels the
-    build at hand: its invalid index is dropped by the next build of that scope."""
+    waits for one (a 100k-vector scope's takes half a minute). A write that asks for a
+    scope's index while it is being built asks for the next: once the build ends, the
+    scope is looked at again and built again if it still wants an index (``above``
+    gives the store's threshold). Closing cancels the build at hand: its invalid index
+    is dropped by the next build of that scope."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, above: Callable[[], int]) -> None:
         self._db = db
+        self._above = above
         self._building: psycopg.Connection[Any] | None = None
-        self._worker: Worker[str] = Worker("engram-hnsw", self._build)
+        self._worker: Worker[str] = Worker("engram-hnsw", self._build, again=True)
 
     def want(self, scope: str) -> None:
         self._worker.want(scope)
@@ -237,6 +241,8 @@ class IndexBuilder:
 
     def _build(self, scope: str) -> None:
         def build(conn: Conn) -> bool:
+            if not vectors.wants_index(conn, scope, self._above()):
+                return False
             self._building = conn
             try:
                 return vectors.build_index(conn, scope)

@@ -1,6 +1,7 @@
 """The worker that does the work a search or a write asked for but must not wait for:
 asked twice before its turn, once; asked while it runs, once more after only where the
-ask may have seen what the running work did not read (``again``)."""
+work asks for itself or the ask may have seen what the running work did not read
+(``again``)."""
 
 from __future__ import annotations
 
@@ -53,4 +54,21 @@ def test_work_asked_for_twice_before_its_turn_runs_once() -> None:
         assert done == ["first", "second"]
     finally:
         release.set()
+        worker.close()
+
+
+def test_work_that_asks_for_itself_as_it_runs_runs_again() -> None:
+    done: list[str] = []
+
+    def work(key: str) -> None:
+        done.append(key)
+        if len(done) == 1:
+            worker.want(key)  # what it read changed under it: from the start again
+
+    worker: Worker[str] = Worker("test", work)
+    try:
+        worker.want("scope")
+        assert worker.settle(30)
+        assert done == ["scope", "scope"]
+    finally:
         worker.close()

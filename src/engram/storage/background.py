@@ -4,8 +4,9 @@ for: building a scope's approximate vector index, reading a long full-text posti
 The search that finds the work missing asks for it and answers another way meanwhile
 (exact search, the FTS5 statement); later searches find it done. Work asked for twice
 before its turn is done once. Asked for while it runs, it is done once more after when
-the worker is made with ``again=True``: the ask saw a state the running work may not
-have read (a write committed while a scope's index was being built). ``settle`` waits
+the work asks for itself (it found it must start over), or when the worker is made with
+``again=True``: the ask saw a state the running work may not have read (a write
+committed while a scope's index was being built). ``settle`` waits
 for the queue to empty (benchmarks, tests); ``close`` stops the thread after the work at
 hand, which checks ``closed``.
 """
@@ -36,9 +37,13 @@ class Worker(Generic[K]):
 
     def want(self, key: K) -> None:
         """Asks for ``key``'s work (once, however often asked before it runs; once more
-        after it, when asked while it runs and the worker does work ``again``)."""
+        after it, when asked while it runs by the work itself or where the worker does
+        work ``again``)."""
         with self._wake:
-            if self.closed or key in self._wanted or (self._busy == key and not self._again):
+            itself = threading.current_thread() is self._thread
+            if self.closed or key in self._wanted:
+                return
+            if self._busy == key and not (self._again or itself):
                 return
             self._wanted[key] = None
             if self._thread is None:

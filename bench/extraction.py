@@ -52,7 +52,7 @@ from harness import RESULTS_DIR, environment, one_line, table, write_json
 from locomo import load_samples
 
 import engram
-from engram.core.graph import ner
+from engram.core.graph import names, ner
 from engram.core.graph.extraction import Mention, extract, read
 from engram.core.graph.names import normalise
 
@@ -328,7 +328,7 @@ def kept(text: str, spans: Iterable[tuple[int, int, str]]) -> list[Mention]:
 def read_turns(recogniser: Any, turns: Sequence[tuple[str, str]]) -> list[list[Mention]]:
     """``(text, speaker)`` turns read as the extractor reads them: the text after the
     speaker's prefix recognised, the spans kept."""
-    starts = [ner.body(text, speaker) for text, speaker in turns]
+    starts = [names.body(text, speaker) for text, speaker in turns]
     spans = recogniser.recognise([text[n:] for (text, _), n in zip(turns, starts, strict=True)])
     return [
         kept(text, [(s + n, e + n, label) for s, e, label in found])

@@ -37,7 +37,7 @@ from engram import (
 )
 from engram.api import create_app
 from engram.cli.main import main
-from engram.core.graph import ner
+from engram.core.graph import names, ner
 from engram.core.graph.models import ExtractionReport
 from engram.core.memory import Memory
 from engram.core.ports import Span
@@ -300,7 +300,7 @@ def test_a_turn_is_read_after_its_speakers_prefix(target: Target) -> None:
     ],
 )
 def test_where_a_turns_words_begin(text: str, speaker: object, start: int) -> None:
-    assert ner.body(text, speaker) == start
+    assert names.body(text, speaker) == start
 
 
 # -- the backlog ----------------------------------------------------------------------

@@ -51,6 +51,7 @@ from engram.core.documents.urls import Fetcher
 from engram.core.errors import Conflict, InvalidInput, NotFound
 from engram.core.graph import ops as graph_ops
 from engram.core.graph.graph import Graph
+from engram.core.graph.names import body
 from engram.core.ledger import Entry
 from engram.core.models import (
     LIBRARY,
@@ -1143,16 +1144,10 @@ def _names_a_speaker(text: str, lexical: Sequence[Candidate], traits: dict[str, 
 def _kinds(store: Store, tx: Tx, ref: Scope, traits: dict[str, Traits]) -> dict[str, set[str]]:
     """The types of the names each candidate's own words hold, as the graph's rules typed
     its mentions when they read it, its speaker's label left out."""
+    starts = {fid: body(t.content, t.speaker) for fid, t in traits.items()}
     kinds: dict[str, set[str]] = {}
     for m in store.graph.mentions(tx, ref, facts=list(traits)):
-        said = traits[m.fact_id]
-        label = (
-            m.start == 0
-            and said.speaker is not None
-            and m.end == len(said.speaker)
-            and said.content.startswith(said.speaker + ":")
-        )
-        if m.type is not None and not label:
+        if m.type is not None and m.start >= starts[m.fact_id]:
             kinds.setdefault(m.fact_id, set()).add(m.type)
     return kinds
 

@@ -29,6 +29,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from engram.core.graph.names import body
 from engram.core.ports import Embedder, EmbedKind, Store, Vectors
 from engram.core.query import STOPWORDS, WORD
 
@@ -41,12 +42,8 @@ def words(content: str, metadata: Mapping[str, Any] | None) -> str:
     """What the vector of a fact with ``content`` and ``metadata`` reads when its store
     reads turns' words: a turn's words after its speaker's label (``"{speaker}: "``, the
     ``speaker`` of its metadata), else the whole content."""
-    speaker = (metadata or {}).get("speaker")
-    if isinstance(speaker, str) and speaker and content.startswith(speaker + ":"):
-        rest = content[len(speaker) + 1 :].lstrip(" \t")
-        if rest.strip():
-            return rest
-    return content
+    start = body(content, (metadata or {}).get("speaker"))
+    return content[start:] if start and content[start:] else content
 
 
 def passages(

@@ -13,6 +13,9 @@ repetitive names share too many 3-grams by chance, so they merge only when equal
 Graphiti also lets a name of two short words through; here length alone decides, so "Al
 Bo" never merges with "Al Bob". A typed entity never takes a name of another type; a name
 or entity without a type matches any.
+
+A conversation's turn opens with its speaker's name (``"Ana: ..."``): :func:`body` says
+where its words begin, for every reader that leaves the label out.
 """
 
 from __future__ import annotations
@@ -50,6 +53,15 @@ def _in_set(chars: str) -> str:
 # punctuation (a name of those alone has nothing left once normalised).
 NAMED = "^[^\\x00]*[^" + SPACES + "\\x00" + _in_set(_ASCII_TRAILING.strip()) + "][^\\x00]*$"
 _CLOSES = {")": "(", "]": "[", "}": "{"}  # a closing bracket and its opener
+
+
+def body(text: str, speaker: object) -> int:
+    """Where a conversation turn's words begin: after its ``"{speaker}: "`` prefix when
+    ``speaker`` (the fact's metadata's) is a name (the rules ground it), else 0."""
+    if not isinstance(speaker, str) or not speaker or not text.startswith(speaker + ":"):
+        return 0
+    after = len(speaker) + 1
+    return after + len(text[after:]) - len(text[after:].lstrip())
 
 
 def normalise(name: str) -> str:

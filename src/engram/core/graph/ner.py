@@ -24,9 +24,10 @@ takes its first span's type. Recognised names never change a known entity: it ga
 fact's grounding, its name and type stay.
 
 A conversation's turn, stored as ``"{speaker}: {text}"`` with its speaker in its
-metadata, is read from its text (:func:`body`): the rules ground the speaker, and the
-prefix only confused the one pipeline measured (it read "Maria: Imagining" as one name;
-its recall in the text went from 0.73 to 0.76 without it, BENCHMARKS.md).
+metadata, is read from its text (:func:`engram.core.graph.names.body`): the rules ground
+the speaker, and the prefix only confused the one pipeline measured (it read "Maria:
+Imagining" as one name; its recall in the text went from 0.73 to 0.76 without it,
+BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from engram.core.errors import UpstreamFailure
 from engram.core.graph.backlog import Named, Names
 from engram.core.graph.extraction import trim
 from engram.core.graph.models import MAX_NAME_CHARS, ExtractionReport, Extractor
-from engram.core.graph.names import normalise, occurs
+from engram.core.graph.names import body, normalise, occurs
 from engram.core.graph.ordinary import HOLIDAYS
 from engram.core.models import Fact
 from engram.core.ports import NameRecogniser, Span
@@ -96,15 +97,6 @@ class NameReader:
     def keep(self, rec: ledger.Entry, fact: Fact, answer: Found, names: Names) -> ExtractionReport:
         added = names.entities(fact.id, answer.entities)
         return ExtractionReport("spacy", entities_added=added, entities_dropped=answer.dropped)
-
-
-def body(text: str, speaker: object) -> int:
-    """Where a conversation turn's words begin: after its ``"{speaker}: "`` prefix when
-    ``speaker`` (the fact's metadata's) is a name (the rules ground it), else 0."""
-    if not isinstance(speaker, str) or not speaker or not text.startswith(speaker + ":"):
-        return 0
-    after = len(speaker) + 1
-    return after + len(text[after:]) - len(text[after:].lstrip())
 
 
 def found(text: str, spans: Iterable[Span]) -> Found:

@@ -78,8 +78,8 @@ def kind(question: str) -> str | None:
 
 
 def _noun(word: str) -> str | None:
-    """The kind a noun (or its plural) names."""
-    for form in (word, word[:-3] + "y" if word.endswith("ies") else None, word[:-1]):
-        if form and form in _NOUNS and (form == word or word.endswith("s")):
-            return _NOUNS[form]
-    return None
+    """The kind a noun (or its plural: "cities", "games") names."""
+    forms = [word]
+    if word.endswith("s"):
+        forms += [word[:-3] + "y", word[:-1]] if word.endswith("ies") else [word[:-1]]
+    return next((_NOUNS[form] for form in forms if form in _NOUNS), None)

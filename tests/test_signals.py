@@ -12,10 +12,11 @@ import pytest
 import engram
 from engram import ResourceRef
 from engram.core.asked import kind
+from engram.core.clock import to_us
 from engram.core.models import Traits
 from engram.core.ranking import Candidate
 from engram.core.signals import by_kind, by_speaker, by_time, lists
-from engram.core.when import Period, periods, referred
+from engram.core.when import Days, Period, periods, referred
 from stores import Target
 
 REF = ResourceRef("signals")
@@ -42,6 +43,80 @@ JULY = datetime(2023, 7, 2, 9, 0, tzinfo=UTC)
 )
 def test_a_question_names_the_periods_it_states(question: str, expected: list[Period]) -> None:
     assert periods(question) == expected
+
+
+def _days(first: tuple[int, int, int], last: tuple[int, int, int] | None = None) -> Days:
+    return Days(date(*first), date(*(last or first)))
+
+
+@pytest.mark.parametrize(
+    ("question", "named", "first", "last"),
+    [
+        ("Where was John between August 11 and August 15 2023?", "2023-08-15", "2023-08-11", None),
+        ("between 11 and 15 August 2023", "2023-08-15", "2023-08-11", None),
+        ("from Aug 30 to Sept. 2, 2023", "2023-09-02", "2023-08-30", None),
+        # The year said once, and the first end's month after the last's: a year earlier.
+        ("from 28 December to 3 January 2024", "2024-01-03", "2023-12-28", None),
+        ("from 15 to 11 August 2023", "2023-08-11", None, None),  # backwards: no range
+        ("between February 27 and 30, 2023", None, None, None),  # no such day
+        ("from 3 to 5 people", None, None, None),  # no month, no year
+        ("between August 11 and 15", None, None, None),  # no year
+        # Relative to the day named after it, as "last week" said on that day.
+        ("Where was Tim the week before 16 Nov 2023?", "2023-11-16", "2023-11-06", "2023-11-12"),
+        ("got it two weeks before Aug 11, 2023", "2023-08-11", "2023-07-24", "2023-07-30"),
+        ("on the Sunday before October 25, 2022", "2022-10-25", "2022-10-23", "2022-10-23"),
+        ("the Sunday after the 25th of October 2022", "2022-10-25", "2022-10-30", "2022-10-30"),
+        ("the weekend before April 10, 2023", "2023-04-10", "2023-04-08", "2023-04-09"),
+        ("She finished it last Friday on 23 Jan 2022", "2022-01-23", "2022-01-21", "2022-01-21"),
+        ("the week before the wedding", None, None, None),  # no day to count from
+    ],
+)  # fmt: skip
+def test_a_question_names_ranges_and_times_relative_to_a_day_it_names(
+    question: str, named: str | None, first: str | None, last: str | None
+) -> None:
+    # A range's last day is the day named in it (``last`` None).
+    expected: list[Period | Days] = []
+    if named is not None:
+        day = date.fromisoformat(named)
+        expected.append(Period(day.year, day.month, day.day))
+    if first is not None:
+        end = last or named
+        assert end is not None
+        expected.append(Days(date.fromisoformat(first), date.fromisoformat(end)))
+    assert periods(question) == expected
+    assert periods(question, JUNE) == expected  # a day named: not when it is asked
+
+
+ASKED = datetime(2023, 5, 10, 1, 0, tzinfo=timezone(timedelta(hours=3)))  # 9 May in UTC
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What did I do yesterday?", [_days((2023, 5, 8))]),
+        ("Who did we meet last week?", [_days((2023, 5, 1), (2023, 5, 7))]),
+        ("What is on tomorrow, and in June?", [Period(None, 6), _days((2023, 5, 10))]),
+        ("What did I say three days ago?", [_days((2023, 5, 6))]),
+        ("What did I do today?", []),  # the question's own day: every fact would hold
+    ],
+)
+def test_a_question_s_relative_times_are_read_against_when_it_is_asked(
+    question: str, expected: list[Period | Days]
+) -> None:
+    assert periods(question, ASKED) == expected
+    assert periods(question) == [p for p in expected if isinstance(p, Period)]
+
+
+def test_days_hold_and_meet_in_utc() -> None:
+    days = _days((2023, 6, 13), (2023, 6, 14))
+    assert days.holds(JUNE) and not days.holds(JUNE + timedelta(days=1))
+    assert days.holds(
+        datetime(2023, 6, 14, 22, 0, tzinfo=timezone(timedelta(hours=-4))) - timedelta(days=1)
+    )
+    assert not days.holds(datetime(2023, 6, 14, 22, 0, tzinfo=timezone(timedelta(hours=-4))))
+    assert days.meets(date(2023, 6, 14), date(2023, 6, 20))
+    assert days.meets(date(2023, 6, 1), date(2023, 6, 13))
+    assert not days.meets(date(2023, 6, 15), date(2023, 6, 20))
 
 
 MONDAY = datetime(2023, 5, 8, 23, 30, tzinfo=timezone(timedelta(hours=-2)))  # Tue in UTC
@@ -234,6 +309,27 @@ def test_a_question_naming_a_day_finds_what_was_said_of_it_the_day_after(
     later = mem.remember(REF, "I went camping, camping at the lake.", created_at=JULY)
     assert _ranked(mem, "Where did I go camping on 13 June 2023?") == [day_after.id, later.id]
     assert _ranked(mem, "Where did I go camping on 2 July 2023?") == [later.id, day_after.id]
+
+
+def test_a_question_about_yesterday_finds_what_happened_the_day_before_it_is_asked(
+    target: Target,
+) -> None:
+    # The same words at two times: only the times the questions state tell them apart,
+    # and each comes first for its own, so neither order can come from the ids. The
+    # relative ones are read against when recall is asked (the store's clock, 2 July).
+    with engram.open(target, embedder=engram.HashingEmbedder(64), clock=lambda: to_us(JULY)) as mem:
+        day_before = mem.remember(
+            REF, "We went camping by the lake.", created_at=JULY - timedelta(days=1)
+        )
+        june = mem.remember(REF, "We went camping by the lake!", created_at=JUNE)
+        for question, first in (
+            ("Where did we go camping yesterday?", day_before),
+            ("Where did we go camping last month?", june),
+            ("Where did we camp between 12 and 20 June 2023?", june),  # a range
+            ("Where did we camp the week before 20 June 2023?", june),  # from a day named
+            ("Where did we camp a day before 2 July 2023?", day_before),
+        ):
+            assert _ranked(mem, question)[0] == first.id, question
 
 
 def test_who_a_turn_names_counts_in_its_words_not_in_its_speaker_label(

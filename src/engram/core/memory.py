@@ -1059,7 +1059,7 @@ class Memory:
                 if speaking and told is None and _names_a_speaker(text, lexical, traits):
                     return None
                 kinds = _kinds(store, tx, ref, traits) if asked_kind(text) else None
-                more = signals.lists(text, terms, lexical, traits, kinds)
+                more = signals.lists(text, terms, lexical, traits, kinds, from_us(now))
             fused = fuse(lexical, semantic, more)
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
             if strengths:  # only facts off the default are read, and re-scored

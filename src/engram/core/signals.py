@@ -8,9 +8,10 @@ the candidates only (never adding one), fused beside the halves by
   BM25 over the candidates (:mod:`engram.core.feedback`);
 - **speaker**: when the question names someone who said some of the candidates (their
   ``speaker``, as a conversation's turns carry it), the turns that person said;
-- **time**: when the question names a period (:mod:`engram.core.when`), the candidates
-  that happened in it, or whose words say it relative to when they were said ("I went
-  yesterday");
+- **time**: when the question names a period (:mod:`engram.core.when`: a day, a month,
+  a range of days, a time relative to a day it names or to when it is asked), the
+  candidates that happened in it, or whose words say it relative to when they were said
+  ("I went yesterday");
 - **kind**: when the question asks for a kind of name (:mod:`engram.core.asked`: "where"
   a place, "who" a person, "which company" an organisation), the candidates whose own
   words (not their context, not their speaker's label) hold a name of that kind, as the
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from datetime import datetime
 
 from engram.core import asked, feedback, query, when
 from engram.core.models import Traits
@@ -40,14 +42,16 @@ def lists(
     text: Sequence[Candidate],
     traits: Mapping[str, Traits],
     kinds: Mapping[str, AbstractSet[str]] | None = None,
+    asked: datetime | None = None,
 ) -> list[list[Candidate]]:
     """The lists that are not empty, for the candidates ``traits`` describes (by id);
     ``text`` is the full-text half, best first; ``kinds`` the types of the names each
-    candidate's own words hold (:func:`by_kind`), read where the question asks a kind."""
+    candidate's own words hold (:func:`by_kind`), read where the question asks a kind;
+    ``asked`` when the question was asked (:func:`by_time`)."""
     found = [
         _feedback(terms, text, traits),
         by_speaker(question, traits),
-        by_time(question, traits),
+        by_time(question, traits, asked),
         by_kind(question, kinds or {}),
     ]
     return [candidates for candidates in found if candidates]
@@ -78,17 +82,20 @@ def named_speakers(question: str, traits: Mapping[str, Traits]) -> set[str]:
     return {first for first in firsts if first is not None and first in words}
 
 
-def by_time(question: str, traits: Mapping[str, Traits]) -> list[Candidate]:
+def by_time(
+    question: str, traits: Mapping[str, Traits], asked: datetime | None = None
+) -> list[Candidate]:
     """The candidates that happened in a period the question names, or whose own words
     refer to a day in it relative to when they were said ("yesterday", "last week":
-    :func:`engram.core.when.referred`)."""
-    periods = when.periods(question)
+    :func:`engram.core.when.referred`); the question's own relative times ("what did I
+    do yesterday?") are read against ``asked`` where it names no day."""
+    periods = when.periods(question, asked)
     if not periods:
         return []
     return _flat(fid for fid, t in traits.items() if _in(periods, t))
 
 
-def _in(periods: Sequence[when.Period], traits: Traits) -> bool:
+def _in(periods: Sequence[when.Period | when.Days], traits: Traits) -> bool:
     if any(p.holds(traits.at) for p in periods):
         return True
     referred = when.referred(traits.content, traits.at)

@@ -1,19 +1,24 @@
-"""The times a question asks about: "in June", "in 2023", "on October 13, 2023".
+"""The times a question asks about: "in June", "in 2023", "on October 13, 2023",
+"between August 11 and 15, 2023", "the week before 16 November 2023", "last Friday".
 
 Recall favours the candidates that happened in a period the question names
-(:mod:`engram.core.signals`). Only periods the question states are read: a day with its
-month and year, a month with its year, a month or a year after "in", "during" or "of",
-and ISO dates (``2023-10-13``, ``2023-10``). A month alone holds in that month of every
-year. Relative times in a question ("last week") need the time it was asked, which
-recall does not know, and are not read; in a memory's words they are read against the
-time it was said (:func:`referred`: "I went yesterday", said on 8 May, happened on the
-7th), so a question about the 7th finds it. Periods are calendar periods in UTC, the
-zone facts' times are kept in.
+(:mod:`engram.core.signals`). Read from a question: a day with its month and year, a month
+with its year, a month or a year after "in", "during" or "of", ISO dates (``2023-10-13``,
+``2023-10``), a range of days between two of them with a year ("between August 11 and
+August 15 2023", "from 28 December to 3 January 2024"), and relative times: against a day
+the question names ("the week before 16 November 2023", "two weeks before August 11,
+2023", "the Sunday after ...", "last Friday on 23 January 2022"), else against when it
+is asked ("what did I do yesterday?", "last week"), where recall passes that time. A
+month alone holds in that month of every year. In a memory's words relative times are
+read against when it was said (:func:`referred`: "I went yesterday", said on 8 May,
+happened on the 7th), so a question about the 7th finds it. Periods are calendar periods
+in UTC, the zone facts' times are kept in.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
@@ -38,7 +43,8 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH = rf"({_MONTH_NAMES})\.?"
 # Full month names only where a month stands alone: "may", "mar" and "dec" are words too.
 _FULL_MONTH = "(" + "|".join(n for n in _MONTHS if len(n) > 3 or n == "may") + ")"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
@@ -68,11 +74,32 @@ _COUNT = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2,
 }  # fmt: skip
+_UNIT = r"(?P<unit>days?|weeks?|months?|years?)"
+_COUNTS = r"(?P<count>\d{1,2}|" + "|".join(c.replace(" ", r"\s+") for c in _COUNT) + r")"
 _RELATIVE = re.compile(
     r"\b(?:yesterday|tomorrow|last\s+night"
     r"|(?:last|next)\s+(?:week|weekend|month|year|" + "|".join(_WEEKDAYS) + r")"
-    r"|(?P<count>\d{1,2}|" + "|".join(c.replace(" ", r"\s+") for c in _COUNT) + r")\s+"
-    r"(?P<unit>days?|weeks?|months?|years?)\s+(?P<dir>ago|from\s+now))\b",
+    rf"|{_COUNTS}\s+{_UNIT}\s+(?P<dir>ago|from\s+now))\b",
+    re.IGNORECASE,
+)
+# "the week before", "two weeks after": a day the question names follows.
+_BEFORE = re.compile(
+    r"\b(?:the\s+)?(?:(?P<what>week|weekend|month|year|" + "|".join(_WEEKDAYS) + r")"
+    rf"|{_COUNTS}\s+{_UNIT})\s+(?P<dir>before|after)\s+",
+    re.IGNORECASE,
+)
+_LEAD = re.compile(r"(?:the\s+|on\s+)+", re.IGNORECASE)
+# One end of a range: a day with its month or alone, its year or not.
+_END = re.compile(
+    rf"(?:(?P<m1>{_MONTH_NAMES})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?"
+    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_NAMES})\.?"
+    r"|(?P<d3>\d{1,2})(?:st|nd|rd|th)?)(?:,?\s+(?P<y>\d{4}))?",
+    re.IGNORECASE,
+)
+_END_TEXT = re.sub(r"\?P<\w+>", "?:", _END.pattern)  # the same, its groups unnamed
+_RANGE = re.compile(
+    rf"\b(?:between|from)\s+(?:the\s+)?(?P<a>{_END_TEXT})\s+(?:and|to|until|till|through)"
+    rf"\s+(?:the\s+)?(?P<b>{_END_TEXT})\b",
     re.IGNORECASE,
 )
 
@@ -109,11 +136,32 @@ class Period:
         return False
 
 
-def periods(question: str) -> list[Period]:
-    """The periods ``question`` names, in the order found; a span read as a longer form
-    (a day, or what only looks like one) is not read again as a shorter one."""
+@dataclass(frozen=True, slots=True)
+class Days:
+    """Every day from ``first`` to ``last``, both included: a range a question states, or
+    a time it states relative to a day."""
+
+    first: date
+    last: date
+
+    def holds(self, at: datetime) -> bool:
+        """Whether ``at`` lies in the days (in UTC)."""
+        return self.first <= at.astimezone(UTC).date() <= self.last
+
+    def meets(self, first: date, last: date) -> bool:
+        """Whether any day from ``first`` to ``last`` (both included) is one of them."""
+        return first <= self.last and self.first <= last
+
+
+def periods(question: str, asked: datetime | None = None) -> list[Period | Days]:
+    """The periods ``question`` names: the calendar ones in the order found (a span read
+    as a longer form, a day or what only looks like one, is not read again as a shorter
+    one), then the ranges and relative times, in the order found. Relative times are read
+    against a day the question names, else against ``asked`` (when it was asked; not read
+    without one)."""
     found: list[tuple[int, Period]] = []
     taken: list[tuple[int, int]] = []
+    days: list[tuple[int, date]] = []  # the whole days named, where each begins
     for pattern, shape in _PATTERNS:
         for match in pattern.finditer(question):
             start, end = match.span()
@@ -123,8 +171,83 @@ def periods(question: str) -> list[Period]:
             period = _period(shape, match.groups())
             if period is not None:
                 found.append((start, period))
+                if period.day is not None:
+                    assert period.year is not None and period.month is not None
+                    days.append((start, date(period.year, period.month, period.day)))
     found.sort(key=lambda pair: pair[0])
-    return list(dict.fromkeys(period for _, period in found))
+    days.sort()
+    spans = [*_ranges(question), *_relative(question, days, asked)]
+    spans.sort(key=lambda pair: pair[0])
+    calendar: list[Period | Days] = [period for _, period in found]
+    return list(dict.fromkeys(calendar + [Days(*span) for _, span in spans]))
+
+
+def _ranges(question: str) -> Iterator[tuple[int, tuple[date, date]]]:
+    """The ranges of days ``question`` states, where each begins: "between August 11 and
+    August 15 2023", "from 28 December to 3 January 2024", "between 11 and 15 August 2023";
+    the year said once serves both ends (the first a year earlier when its month comes
+    after the last's), a month said once likewise. None without a year, nor backwards."""
+    for match in _RANGE.finditer(question):
+        first, last = _loose(match.group("a")), _loose(match.group("b"))
+        if first is None or last is None:
+            continue
+        (m1, d1, y1), (m2, d2, y2) = first, last
+        month2 = m2 if m2 is not None else m1
+        month1 = m1 if m1 is not None else m2
+        year2 = y2 if y2 is not None else y1
+        if month1 is None or month2 is None or year2 is None:
+            continue
+        year1 = y1 if y1 is not None else year2 - (1 if month1 > month2 else 0)
+        if not (_real(year1, month1, d1) and _real(year2, month2, d2)):
+            continue
+        begin, until = date(year1, month1, d1), date(year2, month2, d2)
+        if begin <= until:
+            yield match.start(), (begin, until)
+
+
+def _loose(text: str) -> tuple[int | None, int, int | None] | None:
+    """A range's end: its month (None when not said), day and year (None likewise)."""
+    match = _END.fullmatch(text.strip())
+    if match is None:
+        return None
+    month = match.group("m1") or match.group("m2")
+    day = match.group("d1") or match.group("d2") or match.group("d3")
+    year = match.group("y")
+    return (
+        None if month is None else _MONTHS[month.lower()],
+        int(day),
+        None if year is None else int(year),
+    )
+
+
+def _relative(
+    question: str, days: Sequence[tuple[int, date]], asked: datetime | None
+) -> Iterator[tuple[int, tuple[date, date]]]:
+    """The relative times ``question`` states: "X before/after <day>" against the day
+    named right after; "last week", "yesterday", "two days ago" against the first day
+    the question names, else against ``asked``."""
+    for match in _BEFORE.finditer(question):
+        lead = _LEAD.match(question, match.end())
+        begins = match.end() if lead is None else lead.end()
+        named = next((day for at, day in days if at == begins), None)
+        if named is None:  # "the week before the wedding": no day to count from
+            continue
+        step = -1 if match.group("dir").lower() == "before" else 1
+        try:
+            if (unit := match.group("unit")) is not None:
+                yield match.start(), _unit(unit.lower().rstrip("s"), named, step * _count(match))
+            else:
+                yield match.start(), _shift(match.group("what").lower(), named, step)
+        except (ValueError, OverflowError):  # before year 1 or after 9999: no such day
+            continue
+    anchor = days[0][1] if days else None if asked is None else asked.astimezone(UTC).date()
+    if anchor is None:
+        return
+    for match in _RELATIVE.finditer(question):
+        try:
+            yield match.start(), _referred(match, anchor)
+        except (ValueError, OverflowError):
+            continue
 
 
 def _period(shape: str, groups: tuple[str, ...]) -> Period | None:
@@ -181,21 +304,27 @@ def referred(text: str, at: datetime) -> list[tuple[date, date]]:
 def _referred(match: re.Match[str], day: date) -> tuple[date, date]:
     word = " ".join(match.group(0).lower().split())
     if (unit := match.group("unit")) is not None:
-        said = " ".join(match.group("count").lower().split())
-        count = _COUNT.get(said) or int(said)
-        back = -count if match.group("dir").lower() == "ago" else count
-        return _unit(unit.lower().rstrip("s"), day, back)
+        back = -1 if match.group("dir").lower() == "ago" else 1
+        return _unit(unit.lower().rstrip("s"), day, back * _count(match))
     if word in ("yesterday", "last night"):
         return _unit("day", day, -1)
     if word == "tomorrow":
         return _unit("day", day, 1)
-    step = -1 if word.startswith("last") else 1
-    what = word.split()[-1]
+    return _shift(word.split()[-1], day, -1 if word.startswith("last") else 1)
+
+
+def _count(match: re.Match[str]) -> int:
+    said = " ".join(match.group("count").lower().split())
+    return _COUNT.get(said) or int(said)
+
+
+def _shift(what: str, day: date, step: int) -> tuple[date, date]:
+    """The weekday (the latest before ``day``, or the first after), weekend, calendar
+    week, month or year before (``step`` -1) or after (1) ``day``'s."""
     if what in _WEEKDAYS:
         target = _WEEKDAYS[what]
-        offset = (day.weekday() - target) % 7 or 7
         moved = (
-            day - timedelta(days=offset)
+            day - timedelta(days=(day.weekday() - target) % 7 or 7)
             if step < 0
             else day + timedelta(days=(target - day.weekday()) % 7 or 7)
         )

@@ -1053,6 +1053,7 @@ class Memory:
             elif vector is not None:
                 semantic = store.candidates.vector(tx, ref, vector, filters, pool)
             more: list[list[Candidate]] = []
+            traits: dict[str, Traits] | None = None
             if lexical and semantic:  # hybrid: what else the candidates' rows know
                 pooled = dict.fromkeys([c.id for c in lexical] + [c.id for c in semantic])
                 traits = store.facts.traits(tx, ref, list(pooled))
@@ -1061,7 +1062,11 @@ class Memory:
                 kinds = _kinds(store, tx, ref, traits) if asked_kind(text) else None
                 more = signals.lists(text, terms, lexical, traits, kinds, from_us(now))
             fused = fuse(lexical, semantic, more)
-            strengths = store.facts.strengths(tx, ref, [f.id for f in fused])
+            strengths = (  # the lists reorder the pool, so its traits hold every fused one
+                store.facts.strengths(tx, ref, [f.id for f in fused])
+                if traits is None
+                else {f.id: s for f in fused if (s := traits[f.id].strength) != 1.0}
+            )
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)
             fused, found = _unexpired(store, tx, ref, fused, rows, now)

@@ -398,7 +398,7 @@ class FactRows(Protocol):
         ...
 
     def traits(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Traits]:
-        """The words, time and speaker of the scope's facts among ``ids``, by id."""
+        """The words, time, speaker and strength of the scope's facts among ``ids``, by id."""
         ...
 
     def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:

@@ -211,14 +211,16 @@ to_fact = _reader()
 
 
 def to_traits(row: tuple[Any, ...]) -> Traits:
-    """A row of ``id, content, context, created_at, metadata`` as a candidate's traits."""
-    _id, content, context, created, metadata = row
+    """A row of ``id, content, context, created_at, metadata, strength`` as a candidate's
+    traits."""
+    _id, content, context, created, metadata, strength = row
     speaker = json.loads(str(metadata)).get("speaker")
     return Traits(
         content=str(content),
         at=from_us(int(created)),
         speaker=speaker if isinstance(speaker, str) else None,
         context=None if context is None else str(context),
+        strength=float(strength),
     )
 
 

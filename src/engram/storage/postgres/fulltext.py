@@ -22,7 +22,7 @@ are the statement's.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
@@ -96,21 +96,16 @@ def _from_postings(
     conn: psycopg.Connection[Any], scope: str, terms: Sequence[str], limit: int
 ) -> list[Candidate] | None:
     """Ranked from the scope's postings, or None where a word is more than one lexeme."""
-    weights = _lexemes(conn, terms)
+    parsed = conn.execute(_COUNTED, (scope, scope, list(terms))).fetchall()
+    weights = _asked((nodes, lexemes) for _, nodes, lexemes, _ in parsed)
     if weights is None:
         return None
     if not weights:
         return []
-    words = list(weights)
-    counted = conn.execute(
-        "SELECT coalesce((SELECT facts FROM scope_state WHERE scope = %s), 0), "
-        "array(SELECT coalesce(s.facts, 0) FROM unnest(%s::text[]) WITH ORDINALITY AS w (t, i) "
-        "LEFT JOIN scope_terms s ON s.scope = %s AND s.term = w.t ORDER BY w.i)",
-        (scope, words, scope),
-    ).fetchone()
-    assert counted is not None
-    total, held = float(counted[0]), [int(n) for n in counted[1]]
-    for word, facts in zip(words, held, strict=True):
+    total = float(parsed[0][0])
+    held = {lexemes[0]: int(counts[0]) for _, nodes, lexemes, counts in parsed if nodes}
+    for word in list(weights):
+        facts = held[word]
         if facts == 0:
             del weights[word]
         else:  # the statement's BM25 inverse document frequency, in float8 as there
@@ -131,6 +126,11 @@ def _lexemes(conn: psycopg.Connection[Any], terms: Sequence[str]) -> dict[str, f
         "tsvector_to_array(to_tsvector('english', t)) FROM unnest(%s::text[]) AS u (t)",
         (list(terms),),
     ).fetchall()
+    return _asked(parsed)
+
+
+def _asked(parsed: Iterable[tuple[int, list[str]]]) -> dict[str, float] | None:
+    """:func:`_lexemes` from each term's count of tsquery nodes and its lexemes."""
     asked: dict[str, float] = {}  # a lexeme asked twice counts twice, as in the statement
     for nodes, lexemes in parsed:
         if nodes == 0:
@@ -140,6 +140,18 @@ def _lexemes(conn: psycopg.Connection[Any], terms: Sequence[str]) -> dict[str, f
         asked[lexemes[0]] = asked.get(lexemes[0], 0.0) + 1.0
     return asked
 
+
+# Each term's lexemes as _lexemes reads them, with the scope's count of facts holding each
+# and of all its facts (one round trip for what ranking needs beside the postings).
+_COUNTED = """
+    SELECT coalesce((SELECT facts FROM scope_state WHERE scope = %s), 0),
+        numnode(plainto_tsquery('english', u.t)), l.lexemes,
+        array(SELECT coalesce(s.facts, 0) FROM unnest(l.lexemes) WITH ORDINALITY AS x (w, j)
+              LEFT JOIN scope_terms s ON s.scope = %s AND s.term = x.w ORDER BY x.j)
+    FROM unnest(%s::text[]) WITH ORDINALITY AS u (t, i)
+    CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector('english', u.t)) AS lexemes) AS l
+    ORDER BY u.i
+"""
 
 # Each fact's score summed from its postings of the query's words (a word's ts_rank in it
 # times the word's weight), read from the index alone; the best joined to their ids.

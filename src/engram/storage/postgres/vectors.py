@@ -80,12 +80,15 @@ def search(
     and holds more than ``above`` facts (this store's threshold; another process may
     have built it under a lower one), else exactly."""
     query = np.asarray(vector, dtype=np.float32)
-    dimension, ann_index, through = conn.execute(
+    # The graph's search width is set here too, for the transaction (one round trip less:
+    # it only bears on a search through an index).
+    dimension, ann_index, through, _ = conn.execute(
         "SELECT (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1), "
-        "CASE WHEN s.facts > %s THEN s.ann_index END, s.ann_through FROM (SELECT 1) AS one "
+        "CASE WHEN s.facts > %s THEN s.ann_index END, s.ann_through, "
+        "set_config('hnsw.ef_search', %s, true) FROM (SELECT 1) AS one "
         "LEFT JOIN scope_state s ON s.scope = %s",
-        (scope, above, scope),
-    ).fetchone() or (None, None, None)
+        (scope, above, str(max(EF_SEARCH, limit)), scope),
+    ).fetchone() or (None, None, None, None)
     if dimension is None:
         return []
     if int(dimension) != query.shape[-1]:
@@ -115,11 +118,11 @@ def search(
 def _approximate(
     conn: psycopg.Connection[Any], scope: str, query: Vectors, limit: int, through: int | None
 ) -> list[Candidate]:
-    """Through the scope's partial index: the scope (and the last fact covered) are
-    literals, so the planner can prove the index's predicate, and the distance is the
-    indexed expression; the vectors after ``through`` exactly, beside it."""
+    """Through the scope's partial index (searched as wide as :func:`search` set): the
+    scope (and the last fact covered) are literals, so the planner can prove the index's
+    predicate, and the distance is the indexed expression; the vectors after ``through``
+    exactly, beside it."""
     dim = sql.SQL(str(int(query.shape[0])))
-    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH, limit)),))
     if through is None:  # an index from before, covering every row
         statement = sql.SQL(
             "SELECT f.id, 1 - (v.vector::vector({dim}) <=> %s::vector({dim})) AS score "

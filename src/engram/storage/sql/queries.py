@@ -217,7 +217,7 @@ def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
 def facts_traits(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     member, params = d.in_list("id", ids)
     return (
-        f"SELECT id, content, context, created_at, metadata FROM facts "
+        f"SELECT id, content, context, created_at, metadata, strength FROM facts "
         f"WHERE {member} AND {d.scope_by_id}",
         (*params, scope),
     )

@@ -11,11 +11,19 @@ import pytest
 
 import engram
 from engram import ResourceRef
-from engram.core.asked import kind
+from engram.core.asked import kind, wh
 from engram.core.clock import to_us
 from engram.core.models import Traits
 from engram.core.ranking import Candidate
-from engram.core.signals import by_kind, by_speaker, by_time, lists
+from engram.core.signals import (
+    NEAREST,
+    by_kind,
+    by_speaker,
+    by_speaker_nearest,
+    by_time,
+    lists,
+    reads_nearest,
+)
 from engram.core.when import Days, Period, periods, referred
 from stores import Target
 
@@ -194,6 +202,38 @@ def test_the_speaker_list_holds_the_turns_of_whoever_the_question_names() -> Non
     assert by_speaker("Who went to a support group?", traits) == []
 
 
+def test_the_speaker_s_nearest_hold_their_words_by_meaning_unless_the_question_asks_when() -> None:
+    traits = _traits(
+        ("far", "Ana: the weather", JUNE, "Ana"),
+        ("bo", "Bo: ramen again", JUNE, "Bo"),
+        ("near", "Ana: I cook ramen", JUNE, "Ana Lima"),
+    )
+    nearest = [Candidate("near", 0.9), Candidate("bo", 0.8), Candidate("gone", 0.7)]
+    nearest.append(Candidate("far", 0.1))
+    found = by_speaker_nearest("What does Ana cook?", nearest, traits)
+    assert found == [Candidate("far", 1.0), Candidate("near", 1.0)]  # at one score
+    assert by_speaker_nearest("When did Ana cook ramen?", nearest, traits) == []
+    assert by_speaker_nearest("What does everyone cook?", nearest, traits) == []
+    assert reads_nearest("Which cities has Ana seen?", {"ana"})
+    assert not reads_nearest("When did Ana go?", {"ana"})
+    assert not reads_nearest("Which cities?", set())
+    # Only the lists' own traits: the deeper half's traits come as ``wider``.
+    assert lists("What does Ana cook?", ["cook"], [], {}, nearest=nearest, wider=traits) == [found]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("When did Ana go?", "when"),
+        ("And then, how many times?", "how"),
+        ("In which city did Bo live?", "which"),
+        ("Ana went camping.", None),
+    ],
+)
+def test_a_question_s_first_wh_word(question: str, expected: str | None) -> None:
+    assert wh(question) == expected
+
+
 def test_the_time_list_holds_the_candidates_of_the_periods_asked_about() -> None:
     traits = _traits(("june", "camping", JUNE, None), ("july", "camping", JULY, None))
     assert [c.id for c in by_time("When did she go camping in June?", traits)] == ["june"]
@@ -348,6 +388,38 @@ def test_who_a_turn_names_counts_in_its_words_not_in_its_speaker_label(
     met_bo, met_all = done.facts[0].id, done.facts[1].id
     assert _ranked(mem, "Who did Ana meet at the park?") == [met_bo, met_all]
     assert _ranked(mem, "When did Ana meet everyone at the park?") == [met_all, met_bo]
+
+
+def test_a_question_naming_a_speaker_reads_the_vector_half_deeper_for_their_words(
+    mem: engram.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ana's turn that shares no word with the question lies below the pool of either
+    # half (the 60 of Bo's that share its words come first) and within the nearest the
+    # question reads deeper; a question asking when, or naming nobody, reads the pool.
+    turns = [engram.Turn("Ana", "what do you cook, Bo? I cook soup", JUNE)]
+    turns += [engram.Turn("Bo", f"I cook soup on day {i}", JUNE) for i in range(60)]
+    turns.append(engram.Turn("Ana", "ramen is my favourite", JUNE))
+    done = mem.remember_conversation(REF, turns, context_turns=0)
+    asked: list[int] = []
+    vector = mem._store.candidates.vector
+
+    def counted(*args: object) -> list[Candidate]:
+        asked.append(int(args[-1]))  # type: ignore[call-overload]
+        return vector(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem._store.candidates, "vector", counted)
+    for question, deep in (
+        ("What does Ana cook?", True),
+        ("When does Ana cook soup?", False),
+        ("What does everyone cook?", False),
+    ):
+        asked.clear()
+        mem.recall(REF, "Did Ana cook?")  # the scope's speakers are known: the text half first
+        asked.clear()
+        hits = mem.recall(REF, question, top_k=10)
+        assert len(hits) == 10
+        assert (NEAREST in asked) is deep, question
+    assert done.facts[-1].metadata["speaker"] == "Ana"
 
 
 def _ranked(mem: engram.Memory, question: str) -> list[str]:

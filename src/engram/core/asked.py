@@ -11,7 +11,7 @@ does"), by the words that name places and organisations in entity names
 (:data:`~engram.core.graph.entity_types.PLACE_WORDS`,
 :data:`~engram.core.graph.entity_types.ORGANISATION_WORDS`) and a few more of each, and
 titled works' nouns. Anything else ("when", "how many", "what kind of art") asks for no
-kind of name: None.
+kind of name: None. :func:`wh` is that first wh-word.
 """
 
 from __future__ import annotations
@@ -55,11 +55,16 @@ _PERSON_WH = frozenset({"who", "whom", "whose"})
 _NOUNS_READ = 4  # "which outdoor spot", "what kind of art": a head noun comes early
 
 
+def wh(question: str) -> str | None:
+    """The first wh-word of ``question`` ("what", "when", "how"...), lower case, or None."""
+    words, at = _wh(question)
+    return None if at is None else words[at]
+
+
 def kind(question: str) -> str | None:
     """The kind of name ``question`` asks for (a type of
     :mod:`engram.core.graph.entity_types`), or None."""
-    words = [w.lower() for w in WORD.findall(question)]
-    at = next((n for n, w in enumerate(words) if w in _WH), None)
+    words, at = _wh(question)
     if at is None:
         return None
     wh = words[at]
@@ -75,6 +80,12 @@ def kind(question: str) -> str | None:
             break
         found = _noun(word) or found
     return found
+
+
+def _wh(question: str) -> tuple[list[str], int | None]:
+    """The question's words, lower case, and where its first wh-word is (None: nowhere)."""
+    words = [w.lower() for w in WORD.findall(question)]
+    return words, next((n for n, w in enumerate(words) if w in _WH), None)
 
 
 def _noun(word: str) -> str | None:

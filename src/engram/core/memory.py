@@ -1019,9 +1019,10 @@ class Memory:
             and bool(words)
         )
         told: list[Candidate] | None = None
+        named: set[str] = set()
 
         def tell() -> str:
-            nonlocal told
+            nonlocal told, named
             told, named = store.run(
                 lambda tx: _told(store, tx, ref, text, words, filters, pool), write=False
             )
@@ -1043,9 +1044,13 @@ class Memory:
                 rules.check_query_model(store, tx, writing.model_of(embedder))
             lexical: list[Candidate] = []
             semantic: list[Candidate] = []
+            beyond: list[Candidate] = []  # the vector half's, read deeper for one list
             if told is not None and vector is not None:
                 lexical = told if terms else []
-                semantic = store.candidates.vector(tx, ref, vector, filters, pool)
+                hybrid = bool(terms) and signals.reads_nearest(text, named)
+                deep = signals.NEAREST if hybrid else pool
+                semantic = store.candidates.vector(tx, ref, vector, filters, max(pool, deep))
+                semantic, beyond = semantic[:pool], semantic[pool:]
             elif terms and vector is not None:
                 lexical, semantic = store.candidates.both(tx, ref, terms, vector, filters, pool)
             elif terms:
@@ -1060,9 +1065,14 @@ class Memory:
                 if speaking and told is None and _names_a_speaker(text, lexical, traits):
                     return None
                 kinds = _kinds(store, tx, ref, traits) if asked_kind(text) else None
-                more = signals.lists(text, terms, lexical, traits, kinds, from_us(now))
+                wider = store.facts.traits(tx, ref, [c.id for c in beyond if c.id not in pooled])
+                nearest = semantic + beyond
+                more = signals.lists(
+                    text, terms, lexical, traits, kinds, from_us(now), nearest, wider
+                )
+                traits.update(wider)
             fused = fuse(lexical, semantic, more)
-            strengths = (  # the lists reorder the pool, so its traits hold every fused one
+            strengths = (  # the lists add none but the pool's and the deeper half's
                 store.facts.strengths(tx, ref, [f.id for f in fused])
                 if traits is None
                 else {f.id: s for f in fused if (s := traits[f.id].strength) != 1.0}
@@ -1070,7 +1080,7 @@ class Memory:
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)
             fused, found = _unexpired(store, tx, ref, fused, rows, now)
-            cosines = {c.id: c.score for c in semantic}
+            cosines = {c.id: c.score for c in semantic + beyond}
             if vector is not None:
                 unseen = [f.id for f in fused if f.id not in cosines]
                 for fact_id, other in store.facts.vectors(tx, ref, unseen).items():

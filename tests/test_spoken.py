@@ -81,6 +81,19 @@ def test_a_turns_vector_reads_its_words_and_a_question_leaves_out_its_speaker(
         embedder.calls.clear()
         mem.recall(other, "What did Ivan say about the training?")
         assert _queries(embedder) == ["What did Ivan say about the training?"]
+        # By meaning alone, who said the vector half's candidates is read, not a
+        # full-text half: none here, so the question is embedded once as asked; in the
+        # scope with speakers, a process that has not met them embeds it again.
+        texts: list[object] = []
+        text_half = mem._store.candidates.text
+        mem._store.candidates.text = lambda *a: texts.append(a) or text_half(*a)  # type: ignore[method-assign]
+        embedder.calls.clear()
+        mem.recall(other, "What did Ivan say about the training?", mode="vector")
+        assert _queries(embedder) == ["What did Ivan say about the training?"]
+        assert texts == []
+        embedder.calls.clear()
+        mem.recall(ref, asked, mode="vector")
+        assert _queries(embedder) == [asked, "What did research?"]
 
         embedder.calls.clear()
         mem.correct(ref, said[0].id, "Caroline: I researched foster care")

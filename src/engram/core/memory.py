@@ -1009,9 +1009,9 @@ class Memory:
         # Where the store's vectors read turns' words, the question's vector leaves out
         # the speakers it names (:mod:`engram.core.spoken`), read from who said its
         # full-text candidates: first (that half not read again) in a scope where this
-        # process met speakers before, or where there is no overlap to lose (vector
-        # mode); elsewhere the halves run at once, read again when the question turns
-        # out to name a speaker.
+        # process met speakers before; elsewhere the halves run at once (or the vector
+        # half alone, whose candidates' speakers are read instead), read again when the
+        # question turns out to name a speaker.
         speaking = (
             embedder is not None
             and spoken.reads_words(embedder)
@@ -1028,7 +1028,7 @@ class Memory:
             )
             return spoken.question(text, named)
 
-        first = speaking and (mode == "vector" or ref.key in self._spoken)
+        first = speaking and ref.key in self._spoken
         asked = tell() if first else text
         vector = None if embedder is None else embedder.embed([asked], "query")[0]
         # Rows are read for the hits, for what the reranker reads, or for the whole pool
@@ -1057,6 +1057,10 @@ class Memory:
                 lexical = store.candidates.text(tx, ref, terms, filters, pool)
             elif vector is not None:
                 semantic = store.candidates.vector(tx, ref, vector, filters, pool)
+                if speaking and told is None:  # who said them, not a full-text half
+                    said = store.facts.traits(tx, ref, [c.id for c in semantic])
+                    if _names_a_speaker(text, semantic, said):
+                        return None
             more: list[list[Candidate]] = []
             traits: dict[str, Traits] | None = None
             if lexical and semantic:  # hybrid: what else the candidates' rows know
@@ -1150,9 +1154,9 @@ def expired(fact: Fact, at: int) -> bool:
     return fact.expires_at is not None and to_us(fact.expires_at) <= at
 
 
-def _names_a_speaker(text: str, lexical: Sequence[Candidate], traits: dict[str, Traits]) -> bool:
-    """Whether ``text`` names someone who said one of the full-text candidates."""
-    said = {c.id: traits[c.id] for c in lexical if c.id in traits}
+def _names_a_speaker(text: str, half: Sequence[Candidate], traits: dict[str, Traits]) -> bool:
+    """Whether ``text`` names someone who said one of ``half``'s candidates."""
+    said = {c.id: traits[c.id] for c in half if c.id in traits}
     return bool(signals.named_speakers(text, said))
 
 

@@ -27,7 +27,7 @@ from engram.core import signals
 from engram.core.graph.extraction import read
 from engram.core.ranking import Candidate
 
-Lists = Callable[[str, Sequence[str], Sequence[Candidate], Mapping[str, Any]], list[Any]]
+Lists = Callable[..., list[Any]]
 VARIANTS = ("none", "pool", "scope")
 
 
@@ -56,9 +56,13 @@ def graph_list(
 
 def with_graph(base: Lists, variant: str, state: dict[str, Any]) -> Lists:
     def lists(
-        question: str, terms: Sequence[str], text: Sequence[Candidate], traits: Mapping[str, Any]
+        question: str,
+        terms: Sequence[str],
+        text: Sequence[Candidate],
+        traits: Mapping[str, Any],
+        *more: Any,
     ) -> list[Any]:
-        found = base(question, terms, text, traits)
+        found = base(question, terms, text, traits, *more)  # what else recall passes
         if variant == "none":
             return found
         pool = traits if variant == "pool" else None

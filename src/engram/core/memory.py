@@ -1076,10 +1076,10 @@ class Memory:
                 )
                 traits.update(wider)
             fused = fuse(lexical, semantic, more)
-            strengths = (  # the lists add none but the pool's and the deeper half's
-                store.facts.strengths(tx, ref, [f.id for f in fused])
-                if traits is None
-                else {f.id: s for f in fused if (s := traits[f.id].strength) != 1.0}
+            known = traits or {}  # read with the lists; any other candidate's read here
+            strengths = store.facts.strengths(tx, ref, [f.id for f in fused if f.id not in known])
+            strengths.update(
+                (f.id, s) for f in fused if f.id in known and (s := known[f.id].strength) != 1.0
             )
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)

@@ -54,6 +54,28 @@ def test_delete_is_idempotent(mem: engram.Memory, ref: ResourceRef) -> None:
         mem.working.get(ref, "k")
 
 
+@pytest.mark.parametrize("key", ["\U00099999", "a\U00099999b", "\U0001f600"])
+def test_a_key_beyond_the_basic_plane_is_deleted(
+    mem: engram.Memory, ref: ResourceRef, key: str
+) -> None:
+    # SQLite's JSON reads the escaped U+99999 (\uda26\udd99), its own mark for a
+    # character it cannot read, as nothing: a lookup sent that way found no key.
+    mem.working.set(ref, key, 1)
+    assert mem.working.delete(ref, key) is True
+    with pytest.raises(NotFound):
+        mem.working.get(ref, key)
+    assert mem.working.list(ref).entries == []
+
+
+def test_a_tag_beyond_the_basic_plane_comes_back_with_its_fact(mem: engram.Memory) -> None:
+    ref = ResourceRef("tags")
+    tag = "x\U00099999"
+    fact = mem.remember(ref, "the tagged fact", tags=[tag])
+    mem.forget(ref, fact.id)
+    assert mem.restore(ref, fact.id).tags == (tag,)
+    assert [h.fact.id for h in mem.recall(ref, "tagged fact", tags=[tag])] == [fact.id]
+
+
 def test_value_limit_is_64_kib_encoded(mem: engram.Memory, ref: ResourceRef) -> None:
     exact = "x" * (64 * 1024 - 2)  # two quote characters make it exactly 64 KiB
     mem.working.set(ref, "big", exact)

@@ -95,7 +95,9 @@ SQLITE = Dialect(
     scope_by_id="+scope = ?",
     vector=sqlite_vector,
     unvector=lambda raw: sqlite_matrix([raw])[0],
-    listed=json.dumps,
+    # Text goes as UTF-8, never as \u escapes: SQLite's JSON reads the escaped U+99999
+    # (its mark for a character it cannot read) as nothing, so a key of it was never found.
+    listed=lambda values: json.dumps(values, ensure_ascii=False),
     member="{column} IN (SELECT value FROM json_each(?))",
 )
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -74,6 +76,20 @@ def test_a_tag_beyond_the_basic_plane_comes_back_with_its_fact(mem: engram.Memor
     mem.forget(ref, fact.id)
     assert mem.restore(ref, fact.id).tags == (tag,)
     assert [h.fact.id for h in mem.recall(ref, "tagged fact", tags=[tag])] == [fact.id]
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+def test_a_tag_in_the_trash_as_stores_wrote_it_before_comes_back(target: Target) -> None:
+    # Tags were written with JSON escapes for characters beyond ASCII.
+    tag = "x\U00099999"
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        ref = ResourceRef("tags")
+        fact = mem.remember(ref, "the tagged fact", tags=[tag])
+        mem.forget(ref, fact.id)
+        with sqlite3.connect(str(target)) as raw:
+            raw.execute("UPDATE fact_trash SET tags = ?", (json.dumps([tag]),))
+        assert mem.restore(ref, fact.id).tags == (tag,)
+        assert [h.fact.id for h in mem.recall(ref, "tagged fact", tags=[tag])] == [fact.id]
 
 
 def test_value_limit_is_64_kib_encoded(mem: engram.Memory, ref: ResourceRef) -> None:

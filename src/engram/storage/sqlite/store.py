@@ -172,13 +172,13 @@ class SQLiteFacts(FactTable):
             "WHERE id = ? AND vector IS NOT NULL",
             (seq, fact_id),
         )
-        conn.execute(
-            "INSERT INTO fact_tags (fact, scope, tag) SELECT DISTINCT ?, ?, t.value "
-            "FROM fact_trash, json_each(fact_trash.tags) AS t WHERE fact_trash.id = ?",
-            (seq, scope.key, fact_id),
+        fact = to_fact(row)  # its tags read by Python: a store's JSON of before holds escapes
+        conn.executemany(
+            "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
+            [(seq, scope.key, tag) for tag in dict.fromkeys(fact.tags)],
         )
         conn.execute("DELETE FROM fact_trash WHERE id = ?", (fact_id,))
-        return to_fact(row)
+        return fact
 
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         conn = sql(tx).recorded().conn

@@ -96,8 +96,8 @@ def _from_postings(
     conn: psycopg.Connection[Any], scope: str, terms: Sequence[str], limit: int
 ) -> list[Candidate] | None:
     """Ranked from the scope's postings, or None where a word is more than one lexeme."""
-    parsed = conn.execute(_COUNTED, (scope, scope, list(terms))).fetchall()
-    weights = _asked((nodes, lexemes) for _, nodes, lexemes, _ in parsed)
+    parsed = _counted(conn, scope, terms)
+    weights = _lexemes(parsed)
     if weights is None:
         return None
     if not weights:
@@ -117,22 +117,18 @@ def _from_postings(
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
 
 
-def _lexemes(conn: psycopg.Connection[Any], terms: Sequence[str]) -> dict[str, float] | None:
-    """Each term's lexeme, with how many terms ask for it (stop words left out); None
-    where a term is more than one lexeme (``e-mail`` asks for 'e-mail' & 'e' & 'mail',
-    which no single posting answers)."""
-    parsed = conn.execute(
-        "SELECT numnode(plainto_tsquery('english', t)), "
-        "tsvector_to_array(to_tsvector('english', t)) FROM unnest(%s::text[]) AS u (t)",
-        (list(terms),),
-    ).fetchall()
-    return _asked(parsed)
+def _counted(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[Any]:
+    """Each term's count of tsquery nodes and its lexemes, with the scope's count of
+    facts holding each lexeme and of all its facts (:data:`_COUNTED`), in the terms' order."""
+    return conn.execute(_COUNTED, (scope, scope, list(terms))).fetchall()
 
 
-def _asked(parsed: Iterable[tuple[int, list[str]]]) -> dict[str, float] | None:
-    """:func:`_lexemes` from each term's count of tsquery nodes and its lexemes."""
+def _lexemes(parsed: Iterable[tuple[Any, int, list[str], Any]]) -> dict[str, float] | None:
+    """Each term's lexeme, with how many terms ask for it (stop words left out), from
+    :func:`_counted`'s rows; None where a term is more than one lexeme (``e-mail`` asks
+    for 'e-mail' & 'e' & 'mail', which no single posting answers)."""
     asked: dict[str, float] = {}  # a lexeme asked twice counts twice, as in the statement
-    for nodes, lexemes in parsed:
+    for _, nodes, lexemes, _ in parsed:
         if nodes == 0:
             continue  # a stop word
         if nodes != 1 or len(lexemes) != 1:
@@ -141,8 +137,8 @@ def _asked(parsed: Iterable[tuple[int, list[str]]]) -> dict[str, float] | None:
     return asked
 
 
-# Each term's lexemes as _lexemes reads them, with the scope's count of facts holding each
-# and of all its facts (one round trip for what ranking needs beside the postings).
+# Each term's tsquery nodes and lexemes, with the scope's count of facts holding each
+# lexeme and of all its facts (one round trip for what ranking needs beside the postings).
 _COUNTED = """
     SELECT coalesce((SELECT facts FROM scope_state WHERE scope = %s), 0),
         numnode(plainto_tsquery('english', u.t)), l.lexemes,
@@ -169,7 +165,7 @@ _RANKED = """
 def holding(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[str]:
     """Every fact of ``scope`` matching any of ``terms``, unranked: from the scope's
     postings where each word is one lexeme, else through the GIN index."""
-    words = _lexemes(conn, terms)
+    words = _lexemes(_counted(conn, scope, terms))  # its counts unread: one parse for both
     if words is not None:
         rows = conn.execute(
             "SELECT f.id FROM facts f WHERE f.seq IN (SELECT fact FROM fact_terms "

@@ -234,8 +234,8 @@ def _relative(
             continue
         step = -1 if match.group("dir").lower() == "before" else 1
         try:
-            if (unit := match.group("unit")) is not None:
-                yield match.start(), _unit(unit.lower().rstrip("s"), named, step * _count(match))
+            if match.group("unit") is not None:
+                yield match.start(), _counted(match, named, step)
             else:
                 yield match.start(), _shift(match.group("what").lower(), named, step)
         except (ValueError, OverflowError):  # before year 1 or after 9999: no such day
@@ -303,9 +303,8 @@ def referred(text: str, at: datetime) -> list[tuple[date, date]]:
 
 def _referred(match: re.Match[str], day: date) -> tuple[date, date]:
     word = " ".join(match.group(0).lower().split())
-    if (unit := match.group("unit")) is not None:
-        back = -1 if match.group("dir").lower() == "ago" else 1
-        return _unit(unit.lower().rstrip("s"), day, back * _count(match))
+    if match.group("unit") is not None:
+        return _counted(match, day, -1 if match.group("dir").lower() == "ago" else 1)
     if word in ("yesterday", "last night"):
         return _unit("day", day, -1)
     if word == "tomorrow":
@@ -313,9 +312,12 @@ def _referred(match: re.Match[str], day: date) -> tuple[date, date]:
     return _shift(word.split()[-1], day, -1 if word.startswith("last") else 1)
 
 
-def _count(match: re.Match[str]) -> int:
+def _counted(match: re.Match[str], day: date, step: int) -> tuple[date, date]:
+    """The unit a match counts ("three days", "two weeks"), that many of them from
+    ``day``'s, back (``step`` -1) or on (1)."""
     said = " ".join(match.group("count").lower().split())
-    return _COUNT.get(said) or int(said)
+    count = _COUNT.get(said) or int(said)
+    return _unit(match.group("unit").lower().rstrip("s"), day, step * count)
 
 
 def _shift(what: str, day: date, step: int) -> tuple[date, date]:

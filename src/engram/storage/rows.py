@@ -59,11 +59,7 @@ REAL = Kind("real", _same, "float({v})")
 TIME = Kind("integer", to_us, "from_us(int({v}))")
 OPTIONAL_TIME = Kind("integer", _optional_time, "None if {v} is None else from_us(int({v}))")
 JSON = Kind("text", _json, "json.loads(str({v}))")
-TAGS = Kind(  # a JSON list, read back as a tuple; UTF-8, as SQLite's JSON reads it (_json)
-    "text",
-    lambda tags: json.dumps(list(tags), ensure_ascii=False) if tags else "[]",
-    "tuple(json.loads(str({v})))",
-)
+TAGS = Kind("text", lambda tags: _json(list(tags)), "tuple(json.loads(str({v})))")  # a list
 
 
 def stored_digest(content_hash: str) -> str:

@@ -55,6 +55,84 @@ def test_each_pattern_reads_its_relation(text: str, relation: tuple[str, ...]) -
     assert related(text) == [relation]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # a clause that goes on with the subject, its own time apart
+            "Ana moved to Oslo in 2019 and works for Lumen.",
+            [("Ana", "moved_to", "Oslo", "2019"), ("Ana", "works_for", "Lumen", None)],
+        ),
+        (
+            "Ana is from Lima but has lived in Oslo for six years.",
+            [("Ana", "from", "Lima", None), ("Ana", "lives_in", "Oslo", "for six years")],
+        ),
+        (
+            "Ana studied at Lumen before moving back to Oslo.",
+            [("Ana", "studies_at", "Lumen", None), ("Ana", "moved_to", "Oslo", None)],
+        ),
+        (  # another subject: its clause, not the first one's time
+            "Ana moved to Oslo in 2019 and Luis works for Lumen.",
+            [("Ana", "moved_to", "Oslo", "2019"), ("Luis", "works_for", "Lumen", None)],
+        ),
+        (
+            "Ana moved from Lima to Oslo in 2015.",
+            [("Ana", "moved_to", "Oslo", "2015")],
+        ),
+        (  # an apposition between subject and verb, a name inside it or none
+            "Ana Lopes, a Peruvian architect, lives in Oslo.",
+            [("Ana Lopes", "lives_in", "Oslo", None)],
+        ),
+        (
+            "Ana Lopes, a local architect, lives in Oslo.",
+            [("Ana Lopes", "lives_in", "Oslo", None)],
+        ),
+        (
+            "Luis is married to Ana, a dentist from Lima.",
+            [("Luis", "married_to", "Ana", None), ("Ana", "from", "Lima", None)],
+        ),
+        ("New tenant: Ana Lopes, from Lima.", [("Ana Lopes", "from", "Lima", None)]),
+        ("Lumen Labs hired Ana last year.", [("Ana", "works_for", "Lumen Labs", "last year")]),
+        (
+            "Ana Lopes has been a nurse with the NHS since 2016.",
+            [("Ana Lopes", "works_for", "NHS", "since 2016")],
+        ),
+        ("Ana teaches art at Lumen.", [("Ana", "works_for", "Lumen", None)]),
+        (
+            "Ana and her partner Luis live in Oslo.",
+            [
+                ("Ana", "lives_in", "Oslo", None),
+                ("Luis", "partner_of", "Ana", None),
+                ("Luis", "lives_in", "Oslo", None),
+            ],
+        ),
+        (
+            "Ana and Luis have been best friends for twenty years.",
+            [("Ana", "friend_of", "Luis", "for twenty years")],
+        ),
+        (
+            "Ana has been friends with Luis since primary school.",
+            [("Ana", "friend_of", "Luis", "since primary school")],
+        ),
+        (  # a friend named as kin is dated by nothing the sentence says of another verb
+            "Ana's friend Luis moved to Oslo last spring.",
+            [("Ana", "friend_of", "Luis", None), ("Luis", "moved_to", "Oslo", "last spring")],
+        ),
+        (
+            "Lumen Labs has its headquarters in Porto.",
+            [("Lumen Labs", "located_in", "Porto", None)],
+        ),
+        (
+            "Ana Lopes \u2014 relocated to Oslo in 2023.",
+            [("Ana Lopes", "moved_to", "Oslo", "2023")],
+        ),
+    ],
+)
+def test_clauses_appositions_and_durations(
+    text: str, expected: list[tuple[str, str, str, str | None]]
+) -> None:
+    assert sorted(related(text)) == sorted(expected)
+
+
 def test_a_place_in_a_region_and_subjects_listed_together() -> None:
     assert related("We moved to Porto, Portugal.") == [("Porto", "located_in", "Portugal", None)]
     assert related("Ana and Luis live in Oslo.") == [
@@ -71,6 +149,9 @@ def test_a_place_in_a_region_and_subjects_listed_together() -> None:
         "Ana doesn't live in Oslo.",
         "Ana never worked at Lumen.",
         "Ana visited Luis in Oslo.",
+        "I met Ana in Oslo and moved to Bergen.",  # no relation before: whose move is unsaid
+        "Ana visited Lima and wants to move to Oslo.",
+        "Ana drove from Lima to Oslo.",
     ],
 )
 def test_no_relation_without_a_clear_pattern(text: str) -> None:
@@ -84,6 +165,9 @@ def test_a_time_starts_its_period() -> None:
     assert valid_at("last year", WRITTEN) == datetime(2022, 1, 1, tzinfo=UTC)
     assert valid_at("last month", WRITTEN) == datetime(2023, 4, 1, tzinfo=UTC)
     assert valid_at("two years ago", WRITTEN) is None
+    assert valid_at("for a year", WRITTEN) is None  # a duration: no start said
+    assert valid_at("for six years", WRITTEN) is None
+    assert valid_at("since primary school", WRITTEN) is None
     assert valid_at(None, WRITTEN) is None
 
 

@@ -7,32 +7,43 @@ listed) reads nothing: "Ana wants to move to Oslo" and "Ana doesn't live in Oslo
 no relation. The types, source first:
 
 - ``lives_in`` ("Ana lives in Oslo", "has lived in"), ``works_for`` ("works at", "works
-  for", "is employed by", "got a job at", "is a nurse at"), ``studies_at`` ("studies at",
-  "is a student at", "graduated from"), ``moved_to`` ("moved to", "moved back to"; not
-  "is moving to"), ``born_in`` ("was born in"), ``from`` ("is from", "comes from", "grew
-  up in"), ``located_in`` ("is based in", "is located in"; and "in Porto, Portugal": the
+  for", "is employed by", "got a job at", "is a nurse at", "has been the chef at",
+  "teaches art at"), ``studies_at`` ("studies at", "is a student at", "graduated
+  from"), ``moved_to`` ("moved to", "moved back to"; not "is moving to"), ``born_in``
+  ("was born in"), ``from`` ("is from", "comes from", "grew up in"), ``located_in`` ("is
+  based in", "is located in", "has its headquarters in"; and "in Porto, Portugal": the
   first place in the second), ``married_to`` ("is married to", "married", "Ana and Luis
-  got married"), ``friend_of`` ("is a friend of", "is friends with", "Ana's friend
-  Luis");
+  got married"), ``friend_of`` ("is a friend of", "is friends with", "became friends
+  with", "Ana and Luis have been friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
   role is the type's first part, in its plain form (:data:`ROLES`: "mom" is ``mother``).
 
-Subjects listed with "and" share the relation ("Ana and Luis live in Oslo": two).
+Subjects listed with "and" share the relation ("Ana and Luis live in Oslo", "Ana and her
+partner Luis live in Oslo": two). A clause that goes on after a relation's object keeps
+its subject ("Ana moved to Oslo in 2019 and works for Lumen", "... but has lived in Oslo",
+"... before moving back to Oslo"); so does "moved from Lima to Oslo". An apposition may
+stand between a subject and its verb ("Ana Lopes, a Peruvian architect, lives in Oslo"),
+and states one itself ("Ana, a dentist from Lima", "Ana Lopes, from Lima"). "Lumen
+hired Ana": Ana works for Lumen.
 
-**Time.** A year, a month and year, or a date in the same sentence, after "in", "since",
+**Time.** A year, a month and year, or a date in the same clause, after "in", "since",
 "from", "as of" or "on" ("in March 2019", "since 2019"), and "last year", "this year",
 "last month", "this month", are the relation's ``time`` as written; :func:`valid_at`
 gives the start of the period it names, "last year" counted from the fact's own time
-(the first of January of the year before). Other relative times ("two years ago", "last
-summer") stay as written, with no ``valid_at``: resolving them would guess.
+(the first of January of the year before). Other relative times and durations ("two
+years ago", "last summer", "for six years", "since primary school") stay as written,
+with no ``valid_at``: resolving them would guess. The clause runs from its sentence's
+start, or the "and", "but", "before"... that begins it, to the next such word: in "Ana
+moved to Oslo in 2019 and works for Lumen" the year is the move's alone. Kin and a
+place in a place are read from their words alone and take no time.
 
 Pure and deterministic: the same text and mentions give the same relations, in order of
 position. The graph stores what they read in each fact as that fact's relations, marked
 as the rules', with ``valid_at`` resolved against the fact's own time
 (:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
-(``bench/names.py``): dev relations 0.984 / 0.604 / 0.748, held-out 0.907 / 0.505 / 0.649.
+(``bench/names.py``): dev relations 0.975 / 0.772 / 0.862, held-out 0.921 / 0.598 / 0.725.
 """
 
 from __future__ import annotations
@@ -68,7 +79,7 @@ ROLES = {
     "parents": "parent",
 }
 
-_ADVERB = r"(?:(?:now|still|currently|recently|just|also|finally|already|actually)\s+)?"
+_ADVERB = r"(?:(?:now|still|currently|recently|just|also|finally|already|actually|both)\s+)?"
 _HAS = r"(?:(?:has|have|had)\s+(?:been\s+)?)?"
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("studies_at", r"(?:studies|study|studied|is studying|are studying|(?:is|was|are|were)"
@@ -76,27 +87,55 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("works_for", r"(?:works|work|worked|working|is working|are working) (?:at|for)"
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
-     r"(?: new)? job (?:at|with)|(?:is|was) an? [a-z]+(?: [a-z]+)? (?:at|with)|joined"
-     r"|(?:teaches|taught|writes|wrote) (?:at|for)"),
+     r"(?: new)? job (?:at|with)|(?:is|was|has been|had been) (?:an?|the) [a-z]+(?: [a-z]+)?"
+     r" (?:at|with)|joined|(?:teaches|taught|writes|wrote)(?: [a-z]+)? (?:at|for)"),
     ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) in"),
     ("moved_to", r"(?:moved|relocated)(?: back| here| over)? to"),
     ("born_in", r"(?:was|were) born in"),
     ("from", r"(?:is|are|was|were) (?:originally )?from|(?:comes|come|came) from"
      r"|(?:grew|grow) up in"),
-    ("located_in", r"(?:is|are|was) (?:located|based|situated|headquartered) in"),
+    ("located_in", r"(?:is|are|was) (?:located|based|situated|headquartered) in"
+     r"|(?:has|have) (?:its|their) (?:headquarters|head office|main office) in"),
     ("married_to", r"(?:is|was|got|has been) married to|married"),
-    ("friend_of", r"(?:is|was|has been) (?:a |an )?(?:good |close |best |old )?friends?"
-     r" (?:of|with)|(?:is|are) friends with"),
+    ("friend_of", r"(?:is|was|has been|became|have been) (?:a |an )?(?:good |close |best |old )?"
+     r"friends? (?:of|with)|(?:is|are) friends with"),
 )  # fmt: skip
-_BETWEEN = re.compile(
-    r",?\s+"
-    + _ADVERB
+_SAID = (
+    _ADVERB
     + _HAS
     + r"(?:"
     + "|".join(f"(?P<{name}>{pattern})" for name, pattern in _PATTERNS)
-    + r")\s+(?:the\s+)?(?:(?:dr|mr|mrs|ms|prof|professor)\.?\s+)?",
+    + r")\s+(?:the\s+)?(?:(?:dr|mr|mrs|ms|prof|professor)\.?\s+)?"
+)
+_BETWEEN = re.compile(r"(?:,?\s+|\s*[\u2013\u2014]\s*)" + _SAID, re.IGNORECASE)
+# "Ana moved to Oslo in 2019 and works for Lumen", "grew up in Lima but has lived in Oslo
+# for six years", "studied at Lumen before moving back to Oslo": the clause after a
+# relation's object goes on with the same subject. What stands before the conjunction is
+# a time or nothing; ``clause`` is where the second relation's words begin.
+_CARRIED = re.compile(
+    r"(?:\s+(?:in|on|since|for)\s+[\w ]{1,30}?)?(?P<clause>,?\s+(?:and|but|then|before|after)"
+    r"\s+(?:later\s+|then\s+|eventually\s+)?)"
+    + r"(?:(?P<moving>moving|relocating)(?:\s+back)?\s+to\s+|"
+    + _SAID
+    + r")",
     re.IGNORECASE,
 )
+# "Ana, a dentist from Rabat", "Oksana Melnyk, from Kharkiv", "Luis, a nurse at Lumen".
+_APPOSED = re.compile(
+    r",\s+(?:(?:an?\s+[a-z]+(?:\s+[a-z]+)?\s+)?(?:originally\s+)?(?P<from>from)"
+    r"|an?\s+[a-z]+(?:\s+[a-z]+)?\s+(?P<works_for>at|with))\s+(?:the\s+)?",
+    re.IGNORECASE,
+)
+# "Valeria Castillo, a Mexican architect, lives in Monterrey": the words between a subject
+# and its verb set apart by commas (a name may stand among them).
+_APPOSITION = re.compile(r",\s+(?:an?|the|my|our|his|her|their)\s+[^,.!?;:]{1,48},", re.IGNORECASE)
+# "Acme hired Ana": the one hired works for the one hiring.
+_HIRED = re.compile(
+    r"\s+(?:just\s+|recently\s+)?(?:hired|employs|employed|recruited)\s+", re.IGNORECASE
+)
+# "Ana moved from Lima to Oslo": the place after "to".
+_MOVED_FROM = re.compile(r"\s+(?:moved|relocated)\s+(?:back\s+)?from\s+", re.IGNORECASE)
+_TO = re.compile(r"\s+to\s+", re.IGNORECASE)
 _KIN = "|".join(sorted(ROLES, key=lambda w: (-len(w), w)))
 # "Ana's brother Luis", "Ana's sister, Maria,": from the possessive to the relative.
 _POSSESSED = re.compile(
@@ -107,11 +146,22 @@ _IS = re.compile(r"\s+(?:is|was)\s+")
 _ROLE_AFTER = re.compile(rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN})\b")
 _ROLE_OF = re.compile(rf"\s+(?:is|was)\s+(?:the|a)\s+({_KIN})\s+of\s+")
 _AND = re.compile(r"\s*,\s*|\s+and\s+|\s*,\s*and\s+")
+# "Meiko and her partner Daniel live in Yokohama": a subject listed with its relation.
+_AND_KIN = re.compile(
+    rf"\s+and\s+(?:his|her|their)\s+(?:(?:older|younger|big|little|best|old)\s+)?(?:{_KIN})\s+",
+    re.IGNORECASE,
+)
 # "Gustavo plays FIFA with his nephew Enzo": the relative of the sentence's subject.
 _THEIR = re.compile(
     rf"\b(?:his|her|their)\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN}),?\s+$"
 )
 _GOT_MARRIED = re.compile(r"\s+(?:got|are|were)\s+married\b")
+# "Niamh and Cathal have been best friends": friends, named together.
+_BECAME_FRIENDS = re.compile(
+    r"\s+(?:are|were|became|have\s+been|had\s+been)\s+(?:good\s+|close\s+|best\s+|old\s+)?"
+    r"friends\b",
+    re.IGNORECASE,
+)
 _PLACE_PAIR = re.compile(r",\s+")
 _BEFORE_PLACE = re.compile(r"\b(?:in|from|to|near|visit|visited|visiting)\s+$", re.IGNORECASE)
 
@@ -127,10 +177,16 @@ _TIME = re.compile(
     r"|(?P<rel>(?:last|this)\s+(?:year|month))\b"
     r"|(?P<loose>(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
     r"(?:years?|months?|weeks?|days?)\s+ago|last\s+(?:week|summer|winter|spring|fall"
-    r"|autumn)))",
+    r"|autumn)"
+    r"|for\s+(?:the\s+(?:past|last)\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight"
+    r"|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|a\s+few|several|many)\s+"
+    r"(?:years?|months?|weeks?|decades?)"
+    r"|since\s+(?:(?:primary|secondary|high|middle|grade|elementary)\s+school|school|uni"
+    r"|university|college|childhood|kindergarten)))",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]+(?:\s|$)")
+_NEXT_CLAUSE = re.compile(r",?\s+(?:and|but|then|before|after|while)\s+", re.IGNORECASE)
 _NAMED = ("name", "speaker")  # kinds a relation may join: not handles, tags or links
 
 
@@ -152,20 +208,26 @@ def relations(text: str, mentions: Sequence[Mention]) -> list[Stated]:
     if len(mentions) < 2:
         return []
     found: dict[tuple[int, str, int], Stated] = {}
-    for source, kind, target in _read(text, mentions):
+    for source, kind, target, anchor in _read(text, mentions):
         if source == target or mentions[source].name == mentions[target].name:
             continue
         if (source, kind, target) not in found:
-            # kin, friends and places in places: a state whose start no sentence says here
-            timeless = kind.endswith("_of") or (kind == "located_in" and source + 1 == target)
-            time = None if timeless else _time(text, mentions[source].start, mentions[target].end)
+            # kin ("Ana's brother Luis") and places in places ("Porto, Portugal"): a state
+            # whose start no sentence says (anchor None)
+            time = None if anchor is None else _time(text, anchor, mentions[target].end)
             found[(source, kind, target)] = Stated(source, kind, target, time)
     return sorted(found.values(), key=lambda s: (s.source, s.target, s.type))
 
 
-def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, int]]:
+def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, int, int | None]]:
+    """(source, type, target, a place in the clause stating it: its first subject's start,
+    or where a clause that goes on with the last verb's subjects begins; None for a state
+    read from its words alone, which no time of the sentence dates)."""
+    carried: list[int] = []  # the subjects of the sentence's last verb, for the next clause
     for i in range(len(mentions) - 1):
         a, b = mentions[i], mentions[i + 1]
+        if i and _SENTENCE_END.search(text, mentions[i - 1].end, a.start):
+            carried = []
         if a.kind not in _NAMED or b.kind not in _NAMED:
             continue
         gap = text[a.end : b.start]
@@ -173,34 +235,75 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             continue
         if said := _BETWEEN.fullmatch(gap):
             kind = said.lastgroup or ""
-            for subject in _subjects(text, mentions, i):
-                yield subject, kind, i + 1
+            carried = list(_subjects(text, mentions, i))
+            for subject in carried:
+                yield subject, kind, i + 1, mentions[carried[-1]].start
             if kind == "located_in" or _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start):
-                yield from _place_pair(text, mentions, i + 1)
+                yield from _timeless(_place_pair(text, mentions, i + 1))
+        elif (went := _CARRIED.fullmatch(gap)) and carried:
+            kind = "moved_to" if went.group("moving") else went.lastgroup or ""
+            for subject in carried:
+                yield subject, kind, i + 1, a.end + went.end("clause")
+        elif apposed := _APPOSED.fullmatch(gap):
+            yield i, apposed.lastgroup or "", i + 1, a.start
+        elif across := _across_apposition(text, mentions, i):
+            subject, kind = across
+            carried = [subject]
+            yield subject, kind, i + 1, mentions[subject].start
+        elif _HIRED.fullmatch(gap):
+            yield i + 1, "works_for", i, a.start
+        elif i and _TO.fullmatch(gap) and _MOVED_FROM.fullmatch(text, mentions[i - 1].end, a.start):
+            movers = list(_subjects(text, mentions, i - 1))
+            for subject in movers:
+                yield subject, "moved_to", i + 1, mentions[movers[-1]].start
         elif role := _POSSESSED.fullmatch(gap):
-            yield from _family(role.group(1), i + 1, i)
+            yield from _timeless(_family(role.group(1), i + 1, i))
         elif role := _ROLE_OF.fullmatch(gap) or (
             _IS.fullmatch(gap) and _ROLE_AFTER.match(text, b.end)
         ):
-            yield from _family(role.group(1), i, i + 1)
+            yield from _timeless(_family(role.group(1), i, i + 1))
         elif _AND.fullmatch(gap) and _GOT_MARRIED.match(text, b.end):
-            yield i, "married_to", i + 1
+            yield i, "married_to", i + 1, a.start
+        elif _AND.fullmatch(gap) and _BECAME_FRIENDS.match(text, b.end):
+            yield i, "friend_of", i + 1, a.start
         elif _PLACE_PAIR.fullmatch(gap) and _BEFORE_PLACE.search(
             text, max(0, a.start - 12), a.start
         ):
-            yield i, "located_in", i + 1
+            yield i, "located_in", i + 1, None
         elif (role := _THEIR.search(gap)) and (head := _subject(text, mentions, i)) is not None:
-            yield from _family(role.group(1), i + 1, head)
+            yield from _timeless(_family(role.group(1), i + 1, head))
+
+
+def _timeless(read: Iterator[tuple[int, str, int]]) -> Iterator[tuple[int, str, int, None]]:
+    for source, kind, target in read:
+        yield source, kind, target, None
 
 
 def _subjects(text: str, mentions: Sequence[Mention], i: int) -> Iterator[int]:
-    """The mention at ``i`` and those listed before it with "and" or commas."""
+    """The mention at ``i`` and those listed before it with "and" or commas ("Ana and
+    her partner Luis": a relative named with its relation)."""
     yield i
     while i > 0 and mentions[i - 1].kind in _NAMED:
-        if not _AND.fullmatch(text[mentions[i - 1].end : mentions[i].start]):
+        between = text[mentions[i - 1].end : mentions[i].start]
+        if not (_AND.fullmatch(between) or _AND_KIN.fullmatch(between)):
             return
         i -= 1
         yield i
+
+
+def _across_apposition(text: str, mentions: Sequence[Mention], i: int) -> tuple[int, str] | None:
+    """The subject and type where the words before ``mentions[i + 1]`` are a verb's after
+    an apposition that follows its subject: ``mentions[i]`` itself, or the one before it
+    when ``mentions[i]`` stands inside the apposition."""
+    end = mentions[i + 1].start
+    for subject in (i, i - 1) if i else (i,):
+        if mentions[subject].kind not in _NAMED:
+            continue
+        between = text[mentions[subject].end : end]
+        apposed = _APPOSITION.match(between)
+        if apposed and (said := _BETWEEN.fullmatch(between, apposed.end())):
+            return subject, said.lastgroup or ""
+    return None
 
 
 def _subject(text: str, mentions: Sequence[Mention], i: int) -> int | None:
@@ -226,13 +329,20 @@ def _family(word: str, relative: int, of: int) -> Iterator[tuple[int, str, int]]
         yield relative, f"{role}_of", of
 
 
-def _time(text: str, start: int, end: int) -> str | None:
-    """The first time stated in the sentence holding ``text[start:end]``."""
+def _time(text: str, anchor: int, end: int) -> str | None:
+    """The first time stated in the clause holding ``text[anchor:end]``: from its
+    sentence's start or the clause before it ("Ana moved to Oslo in 2019 and Luis ...") to
+    its sentence's end or the next clause ("... in 2019 and works for Lumen")."""
     begin = 0
-    for stop in _SENTENCE_END.finditer(text, 0, start):
-        begin = stop.end()
+    for ended in _SENTENCE_END.finditer(text, 0, anchor):
+        begin = ended.end()
+    for ended in _NEXT_CLAUSE.finditer(text, begin, anchor):
+        begin = ended.end()
     after = _SENTENCE_END.search(text, end)
-    found = _TIME.search(text, begin, after.start() if after else len(text))
+    stop = after.start() if after else len(text)
+    if (next_clause := _NEXT_CLAUSE.search(text, end, stop)) is not None:
+        stop = next_clause.start()
+    found = _TIME.search(text, begin, stop)
     if found is None:
         return None
     return found.group(found.lastgroup or 0)
@@ -247,7 +357,7 @@ def valid_at(time: str | None, written: datetime) -> datetime | None:
         return None
     words = time.replace(",", " ").split()
     folded = [w.casefold() for w in words]
-    if folded[-1] in ("year", "month"):
+    if folded[0] in ("last", "this") and folded[-1] in ("year", "month"):
         back = 1 if folded[0] == "last" else 0
         if folded[-1] == "year":
             return datetime(written.year - back, 1, 1, tzinfo=UTC)

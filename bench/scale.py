@@ -17,10 +17,11 @@ against the exact ten by cosine, computed here with numpy over every stored vect
 
     .venv/bin/python bench/scale.py [--facts 100000] [--backend sqlite|postgres]
                                      [--queries 100] [--json OUT] [--store FILE]
-                                     [--scopes 1]
+                                     [--scopes 1] [--pg-setting NAME=VALUE ...]
 
 With ``--scopes N`` the facts are spread over N scopes (people of one application), each
-filled in one batch, and each question is asked of one of them.
+filled in one batch, and each question is asked of one of them. ``--pg-setting`` sets
+the PostgreSQL server the run starts (``shared_buffers=1GB``: the size of its page cache).
 """
 
 from __future__ import annotations
@@ -244,7 +245,12 @@ def child(target: str, mode: str, queries: int, scopes: int) -> dict[str, Any]:
 
 
 def run(
-    backend: str, facts: int, queries: int, store: str | None = None, scopes: int = 1
+    backend: str,
+    facts: int,
+    queries: int,
+    store: str | None = None,
+    scopes: int = 1,
+    settings: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "benchmark": "scale",
@@ -252,7 +258,9 @@ def run(
         "scopes": scopes,
         "environment": environment(),
     }
-    with Targets(backend) as targets:
+    if settings:
+        out["postgres_settings"] = list(settings)
+    with Targets(backend, settings) as targets:
         target = store or targets.fresh()
         out["fill"] = kept(target, facts) if store else fill(target, facts, scopes)
         print(f"fill: {out['fill']}", flush=True)
@@ -316,6 +324,13 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
+        "--pg-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the PostgreSQL server the run starts (repeatable)",
+    )
+    parser.add_argument(
         "--store", help="a SQLite file to keep: filled on the first run, measured after"
     )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
@@ -326,7 +341,10 @@ def main() -> None:
         return
     if args.store and args.scopes != 1:
         parser.error("--store keeps a store of one scope")
-    out = run(args.backend, args.facts, args.queries, args.store, args.scopes)
+    if args.pg_setting and args.backend != "postgres":
+        parser.error("--pg-setting sets the PostgreSQL server's own")
+    settings = tuple(args.pg_setting)
+    out = run(args.backend, args.facts, args.queries, args.store, args.scopes, settings)
     if args.json:  # first: a run at 1M is half an hour
         write_json(args.json, out)
     print(report(out))

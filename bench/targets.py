@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -17,10 +18,12 @@ BACKENDS = ("sqlite", "postgres")
 
 
 class Targets:
-    def __init__(self, backend: str) -> None:
+    def __init__(self, backend: str, settings: Sequence[str] = ()) -> None:
+        """``settings``: the PostgreSQL server's own (``"shared_buffers=1GB"``)."""
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.backend = backend
+        self._settings = tuple(settings)
         self._stack = ExitStack()
         self._admin = ""
         self._dir = ""
@@ -28,7 +31,7 @@ class Targets:
 
     def __enter__(self) -> Targets:
         if self.backend == "postgres":
-            self._admin = self._stack.enter_context(postgres_server.running_server())
+            self._admin = self._stack.enter_context(postgres_server.running_server(self._settings))
         else:
             self._dir = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="engram-"))
         return self

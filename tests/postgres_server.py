@@ -20,7 +20,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -74,8 +74,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_server() -> Iterator[str]:
-    """Yields the URL of a superuser connection to a fresh server; stops it afterwards."""
+def running_server(settings: Sequence[str] = ()) -> Iterator[str]:
+    """Yields the URL of a superuser connection to a fresh server; stops it afterwards.
+    ``settings`` are the server's own (``"shared_buffers=1GB"``), each given as ``-c``."""
     existing = os.environ.get("ENGRAM_TEST_POSTGRES_URL")
     if existing:
         yield existing
@@ -91,7 +92,7 @@ def running_server() -> Iterator[str]:
             shutil.chown(root, SERVICE_USER, SERVICE_USER)
         root.chmod(0o700)
         _run(_as_server_user(initdb), "initdb")
-        port = _start(pg_ctl, root)
+        port = _start(pg_ctl, root, settings)
         try:
             yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
         finally:
@@ -101,12 +102,13 @@ def running_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _start(pg_ctl: list[str], root: Path) -> int:
+def _start(pg_ctl: list[str], root: Path, settings: Sequence[str]) -> int:
     """Starts the server on a free port; returns the port. The port is free when chosen,
     but another process may bind it before the server does: then another is chosen."""
     for _ in range(5):
         port = _free_port()
-        options = f"-h 127.0.0.1 -p {port} -k {root} {FAST}"
+        chosen = "".join(f" -c {setting}" for setting in settings)
+        options = f"-h 127.0.0.1 -p {port} -k {root} {FAST}{chosen}"
         # -t: how long pg_ctl waits for the server to accept connections (default 60 s)
         start = [*pg_ctl, "-o", options, "-l", str(root / "log"), "-w", "-t", "240", "start"]
         done = subprocess.run(_as_server_user(start), capture_output=True, text=True)

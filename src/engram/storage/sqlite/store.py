@@ -30,7 +30,12 @@ from engram.storage.sql.tx import sql
 from engram.storage.sqlite import forgetting
 from engram.storage.sqlite.database import Database
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.fulltext import holding_sql, scope_token, text_candidates_sql
+from engram.storage.sqlite.fulltext import (
+    SCOPE_TOKEN_ABOVE,
+    holding_sql,
+    scope_token,
+    text_candidates_sql,
+)
 from engram.storage.sqlite.health import SQLiteHealth
 from engram.storage.sqlite.index import RecallIndex
 
@@ -126,6 +131,8 @@ class SQLiteFacts(FactTable):
 
     def trash(self, tx: Tx, scope: Scope, ids: Sequence[str] | None, now_us: int) -> list[str]:
         # A soft forget takes the words out of the full-text index as a deletion does.
+        if ids is not None and not ids:  # every write sweeps its scope's expired facts
+            return []
         conn = sql(tx).conn
         count = len(ids) if ids is not None else _facts_in(conn, scope.key)
         with forgetting.deleting(conn, count):
@@ -293,10 +300,13 @@ def _facts_in(conn: sqlite3.Connection, scope: str) -> int:
 
 
 def _facts_outside(conn: sqlite3.Connection, scope: str) -> int:
-    """How many facts of the store lie outside ``scope``."""
+    """How many facts of the store lie outside ``scope``, exactly up to
+    :data:`SCOPE_TOKEN_ABOVE`, and above it when more: the other scopes holding a fact
+    are read only up to one more than that (each holds at least one), so a store of many
+    scopes costs a recall a bounded read, not a sum over every scope."""
     row = conn.execute(
-        "SELECT coalesce(sum(facts), 0), coalesce(sum(facts) FILTER (WHERE scope = ?), 0) "
-        "FROM scope_state",
-        (scope,),
+        "SELECT coalesce(sum(facts), 0) FROM (SELECT facts FROM scope_state "
+        "WHERE scope <> ? AND facts > 0 LIMIT ?)",
+        (scope, SCOPE_TOKEN_ABOVE + 1),
     ).fetchone()
-    return int(row[0]) - int(row[1])
+    return int(row[0])

@@ -67,7 +67,13 @@ def deleting(conn: sqlite3.Connection, count: int) -> Iterator[None]:
     """Wraps a delete of ``count`` facts in the caller's transaction: a delete large
     against the store deletes with the option off and merges the index once after it
     (which drops every deleted entry), instead of rewriting leaves fact by fact."""
-    stored = conn.execute("SELECT coalesce(sum(facts), 0) FROM scope_state").fetchone()[0]
+    # Whether the store holds count * BULK_RATIO facts: the scopes holding any are read
+    # only up to that many (each holds at least one), not every scope of a large store.
+    stored = conn.execute(
+        "SELECT coalesce(sum(facts), 0) FROM "
+        "(SELECT facts FROM scope_state WHERE facts > 0 LIMIT ?)",
+        (count * BULK_RATIO,),
+    ).fetchone()[0]
     if not SECURE_FTS or count * BULK_RATIO <= int(stored):
         yield
         return

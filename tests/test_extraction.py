@@ -189,6 +189,23 @@ def test_capitalised_runs_hold_connectors_initials_and_titles() -> None:
     ]
 
 
+def test_a_persons_particles_join_their_names() -> None:
+    assert names("I met Ali bin Hamad and Maria dos Santos at Casa de los Abuelos.") == [
+        "Ali bin Hamad",
+        "Maria dos Santos",
+        "Casa de los Abuelos",
+    ]
+    assert names("We saw Juan de la Cruz.") == ["Juan de la Cruz"]
+
+
+def test_a_month_or_season_before_a_name_is_a_first_name() -> None:
+    assert names("May Lin arrived in Penang in May.") == ["May Lin", "Penang"]
+    assert names("I met Summer Delaney and June Carter.") == ["Summer Delaney", "June Carter"]
+    # a time where a word before it makes one, or no name follows
+    assert names("I saw them in May Lin said, and last Summer Ana came.") == ["Lin", "Ana"]
+    assert names("We met on June 5 and in Summer.") == []
+
+
 def test_quoted_titles_are_names_even_at_a_sentence_start() -> None:
     assert names('"The Name of the Wind" is great, and we love "Home Alone".') == [
         "The Name of the Wind",

@@ -171,6 +171,13 @@ def test_a_time_starts_its_period() -> None:
     assert valid_at(None, WRITTEN) is None
 
 
+def test_a_persons_particles_do_not_count_against_a_persons_shape() -> None:
+    assert typed("We saw Juan de la Cruz yesterday.") == [("Juan de la Cruz", "person")]
+    # "of" and "the" are no person's: a work or a place with no cue stays untyped
+    assert typed("I love Lord of the Rings so much.") == [("Lord of the Rings", None)]
+    assert typed("I read Pride of Baghdad twice.") == [("Pride of Baghdad", None)]
+
+
 def test_types_from_context() -> None:
     assert typed("Ana: Thanks, Mel! Dr. Lee said hi.", speaker="Ana") == [
         ("Ana", "person"),  # the speaker

@@ -30,8 +30,10 @@ text always gives the same mentions. In order:
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
 pronouns and other function words, deictics (This, Now, Here, Today), greetings and
 interjections ("Hey John" names John), contractions (I'm, Let's), time expressions
-(Monday, June, Christmas: a fact's time carries them), family words and titles (Mom, Dr.,
-Aunt, Coach: "Aunt Rosa" names Rosa), single letters. A possessive is not part of a name
+(Monday, June, Christmas: a fact's time carries them; but a month or season that is a
+given name too, right before a name and after no word that makes it a time, is a first
+name: "May Lin", "Summer Delaney"), family words and titles (Mom, Dr., Aunt, Coach: "Aunt
+Rosa" names Rosa), single letters. A possessive is not part of a name
 ("Ed Sheeran's" names Ed Sheeran, "Chris' dog" Chris), but "Charlotte's Web" is one name
 unless the scope knows Charlotte. "and" parts two names ("Ana and Luis"), "&" joins one
 ("Johnson & Johnson").
@@ -60,6 +62,7 @@ from engram.core.graph.ordinary import (
     HOLIDAYS,
     INSIDE_NAMES,
     KIN,
+    NAMED_TIMES,
     NOT_NAMES,
     TITLE_WORDS,
     opener,
@@ -95,7 +98,7 @@ _INITIALISM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # "J.K", "U.S", "D.C"
 # A sentence ends in a gap between words: a stop, a newline or an emoji, then no word.
 _ENDS = re.compile(r"[.!?\u2026\n\U0001f000-\U0001faff\u2600-\u27bf][^\w]*$")
 # What may lie between two words of one name: spaces, "&", connectors ("Bank of America",
-# "Lord of the Rings", "Juan de la Cruz").
+# "Lord of the Rings", "Juan de la Cruz", "Ali bin Hamad").
 _JOIN = re.compile(
     r"[ \t]*&[ \t]*|[ \t]+(?:(?:" + "|".join(sorted(CONNECTORS)) + r")[ \t]+(?:the[ \t]+)?)*"
 )
@@ -460,7 +463,32 @@ def _scan(text: str, scan: int, body: int, taken: list[tuple[int, int]]) -> list
         word.dotted = end - start == 1 and text.startswith(".", end)
         words.append(word)
         previous, after = word, end
+    _first_names(text, words)
     return words
+
+
+# What makes "May" a month before a name: "in May Ana...", "last Summer Ana...".
+_TIME_BEFORE = re.compile(
+    r"\b(?:in|on|of|last|next|this|that|every|each|since|until|till|by|from|through|during"
+    r"|early|late|mid|until)[ \t]+$",
+    re.IGNORECASE,
+)
+
+
+def _first_names(text: str, words: list[_Word]) -> None:
+    """A month or season that is a given name too (:data:`NAMED_TIMES`), directly before
+    a name word and after no word that makes it a time, is a first name: "May Lin",
+    "Summer Delaney", but "in May Lin arrived" and "May 5"."""
+    for k in range(len(words) - 1):
+        word, after = words[k], words[k + 1]
+        if (
+            word.ordinary
+            and word.folded in NAMED_TIMES
+            and after.joined
+            and _nameable(after)
+            and not _TIME_BEFORE.search(text, max(0, word.start - 12), word.start)
+        ):
+            word.ordinary = False
 
 
 def _glued(text: str, at: int) -> bool:

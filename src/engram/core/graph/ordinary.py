@@ -117,7 +117,12 @@ ACRONYMS = _words(
 ABBREVIATIONS = _words("mr mrs ms dr prof st mt ft jr sr vs")
 
 # Lowercase words inside a name: "Bank of America", "Lord of the Rings", "Vincent van Gogh".
-CONNECTORS = _words("of de da del della der den van von du di le la")
+CONNECTORS = _words("of de da del della der den van von du di le la los las dos das bin bint ibn")
+# Connectors that join a person's names ("Juan de la Cruz", "Ali bin Hamad"): not "of".
+PARTICLES = CONNECTORS - {"of"}
+# Time words that are given names too ("May Lin", "June Carter", "Summer Delaney"): such a
+# word followed by a name is read as a first name, not as a time.
+NAMED_TIMES = _words("april may june jun august summer autumn")
 
 # Lowercase words inside a quoted title: "Pride and Prejudice", "Gone with the Wind".
 TITLE_WORDS = CONNECTORS | _words(

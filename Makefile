@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint settings-table routes-table
+.PHONY: run test lint packages settings-table routes-table
 # What serving needs: the library, the local model and the HTTP service.
 $(VENV)/.serving: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,11 @@ PLUGINS := -p xdist.plugin -p pytest_timeout -p _hypothesis_pytestplugin
 # up, PostgreSQL, a browser), and the extra worker runs meanwhile (2 cores, this target:
 # 511 and 517 s against 537 s for one worker a core, in the same hour).
 WORKERS := $(shell echo $$(( $$(nproc) + 1 )))
-test: lint
+# The browser and strace the suite drives, from Debian where missing (.ci/packages).
+packages:
+	sh .ci/packages
+
+test: lint packages
 	$(BIN)/python -m compileall -q src tests > /dev/null
 	PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/pytest $(PLUGINS) -q -n $(WORKERS) --dist worksteal
 

@@ -2,8 +2,8 @@
 
 One service and one browser for the module; each test a fresh browser context (its own
 sessionStorage), a person and an application of its own. Every action is taken from the
-keyboard (focus, Tab, typing, Enter) at least once. Chromium is Debian's (``.ci/run``
-installs it): without it these tests fail, they never skip.
+keyboard (focus, Tab, typing, Enter) at least once. Chromium is Debian's (``make test``
+installs it, ``.ci/packages``): without it these tests fail, they never skip.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 def browser() -> Iterator[Browser]:
     chromium = shutil.which("chromium")
     if chromium is None:
-        pytest.fail("chromium is not installed: `apt-get install chromium` (.ci/run does)")
+        pytest.fail("chromium is not installed: `apt-get install chromium` (make test does)")
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield launched

@@ -92,6 +92,36 @@ def score(embedder: LocalEmbedder | None) -> tuple[float, float]:
     return tp / (tp + fp), tp / (tp + fn)
 
 
+@pytest.mark.parametrize(
+    "response",
+    [
+        " ".join(f"word{i} [1,2,3]" for i in range(9000)),  # one sentence, many clauses
+        " ".join(f"tok{i} {i}" for i in range(12000)),  # one sentence of numbers
+    ],
+)
+def test_a_long_response_is_read_once_not_once_a_fact(
+    response: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """100 facts against a response of 100,000 characters: the response's words are read
+    a bounded number of times (its whole, its clauses, its nearest sentence), not once a
+    fact, which cost a request 5 to 14 s."""
+    from engram.core import usage
+
+    response = response[: usage.MAX_RESPONSE_CHARS]
+    read: list[int] = []
+    counted = usage._words
+
+    def words(text: str) -> set[str]:
+        read.append(len(text))
+        return counted(text)
+
+    monkeypatch.setattr(usage, "_words", words)
+    facts = [Injected(f"f_{n}", "plums and pears grow in the garden") for n in range(100)]
+    signals = detect(facts, response, embedder=HashingEmbedder(16))
+    assert len(signals) == 100 and [s.fact_id for s in signals] == [f.id for f in facts]
+    assert sum(read) <= 4 * len(response) + 100 * 64, sum(read)
+
+
 def test_the_fixture_holds_80_labelled_cases_of_every_kind() -> None:
     cases = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
     kinds = {c["category"] for c in cases}

@@ -164,3 +164,25 @@ def test_a_fact_read_again_for_a_new_name_keeps_only_what_it_states_now(
     assert named(mem, mem.graph.relations(REF)) == {("Lima", "lives_in", "Lisbon")}
     mem.graph.upsert_entity(REF, "Sterling")
     assert mem.graph.relations(REF, include_expired=True) == []
+
+
+def test_a_turn_s_speaker_is_who_i_and_my_name(mem: engram.Memory) -> None:
+    """A conversation's turn is "speaker: text": what its speaker says of themselves is
+    stored as the speaker's relation, with the time its clause states."""
+    mem.remember_conversation(
+        REF,
+        [
+            engram.Turn("Caroline", "I moved to Oslo in 2019 and I work at Orbit Labs."),
+            engram.Turn("Melanie", "My sister Ana lives in Bergen."),
+        ],
+    )
+    found = mem.graph.relations(REF)
+    assert named(mem, found) == {
+        ("Caroline", "moved_to", "Oslo"),
+        ("Caroline", "works_for", "Orbit Labs"),
+        ("Ana", "sister_of", "Melanie"),
+        ("Ana", "lives_in", "Bergen"),
+    }
+    moved = next(r for r in found if r.type == "moved_to")
+    assert moved.valid_at == datetime(2019, 1, 1, tzinfo=UTC)
+    assert next(r for r in found if r.type == "works_for").valid_at is None

@@ -133,6 +133,55 @@ def test_clauses_appositions_and_durations(
     assert sorted(related(text)) == sorted(expected)
 
 
+def said(turn: str, speaker: str = "Caroline") -> list[tuple[str, str, str, str | None]]:
+    text = f"{speaker}: {turn}"
+    mentions = extract(text, speaker=speaker)
+    return [
+        (mentions[r.source].surface, r.type, mentions[r.target].surface, r.time)
+        for r in relations(text, mentions)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("turn", "expected"),
+    [
+        (
+            "I moved to Oslo in 2019 and work for Lumen Labs.",
+            [
+                ("Caroline", "moved_to", "Oslo", "2019"),
+                ("Caroline", "works_for", "Lumen Labs", None),
+            ],
+        ),
+        ("Hey! I'm from Sweden originally.", [("Caroline", "from", "Sweden", None)]),
+        ("I\u2019m originally from Sweden.", [("Caroline", "from", "Sweden", None)]),
+        (
+            "So I've lived in Oslo for six years.",
+            [("Caroline", "lives_in", "Oslo", "for six years")],
+        ),
+        ("I was born in Lima.", [("Caroline", "born_in", "Lima", None)]),
+        (
+            "I went hiking with my sister Ana yesterday.",
+            [("Ana", "sister_of", "Caroline", None)],
+        ),
+        (  # another's relation in one clause, the speaker's own in the next
+            "Ana moved to Oslo and I live in Bergen.",
+            [("Ana", "moved_to", "Oslo", None), ("Caroline", "lives_in", "Bergen", None)],
+        ),
+        ("I think Ana lives in Oslo.", [("Ana", "lives_in", "Oslo", None)]),
+        ("I want to move to Oslo.", []),
+        ("I visited Oslo last year.", []),
+    ],
+)
+def test_a_speaker_states_relations_of_themselves(
+    turn: str, expected: list[tuple[str, str, str, str | None]]
+) -> None:
+    assert sorted(said(turn)) == sorted(expected)
+
+
+def test_i_and_my_are_no_one_without_a_speaker() -> None:
+    assert related("I moved to Oslo with my sister Ana.") == []
+
+
 def test_a_place_in_a_region_and_subjects_listed_together() -> None:
     assert related("We moved to Porto, Portugal.") == [("Porto", "located_in", "Portugal", None)]
     assert related("Ana and Luis live in Oslo.") == [

@@ -28,6 +28,11 @@ stand between a subject and its verb ("Ana Lopes, a Peruvian architect, lives in
 and states one itself ("Ana, a dentist from Lima", "Ana Lopes, from Lima"). "Lumen
 hired Ana": Ana works for Lumen.
 
+In a conversation's turn (``"Ana: ..."``, read with its speaker), "I" and "my" are the
+speaker: "I moved to Oslo in 2019 and work for Lumen", "I'm from Lima", "I've lived in
+Oslo" state the speaker's relations, "with my sister Maria" gives ``sister_of`` from
+Maria to the speaker. Without a speaker they name no one and read nothing.
+
 **Time.** A year, a month and year, or a date in the same clause, after "in", "since",
 "from", "as of" or "on" ("in March 2019", "since 2019"), and "last year", "this year",
 "last month", "this month", are the relation's ``time`` as written; :func:`valid_at`
@@ -155,6 +160,24 @@ _AND_KIN = re.compile(
 _THEIR = re.compile(
     rf"\b(?:his|her|their)\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN}),?\s+$"
 )
+# A turn's speaker saying it of themselves: "Ana: I moved to Oslo", "... and I work at
+# Lumen"; the words after "I" read as the patterns read a name's ("I'm" as "is").
+_I = re.compile(
+    r"(?:^|[:.!?]\s*|,\s*(?:and|but|so)?\s*|\s(?:and|but|so)\s+)"
+    r"(?:(?:so|well|yeah|yes|oh|and|but|actually|also|now)[,!]?\s+)*I(?P<rest>(?:['\u2019](?:m|ve)|\s).*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_I_FORMS = (
+    ("'m ", " is "),
+    ("\u2019m ", " is "),
+    (" am ", " is "),
+    ("'ve ", " have "),
+    ("\u2019ve ", " have "),
+)
+# "... with my sister Ana": the speaker's relative.
+_MY = re.compile(
+    rf"\bmy\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN}),?\s+$", re.IGNORECASE
+)
 _GOT_MARRIED = re.compile(r"\s+(?:got|are|were)\s+married\b")
 # "Niamh and Cathal have been best friends": friends, named together.
 _BECAME_FRIENDS = re.compile(
@@ -224,6 +247,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
     or where a clause that goes on with the last verb's subjects begins; None for a state
     read from its words alone, which no time of the sentence dates)."""
     carried: list[int] = []  # the subjects of the sentence's last verb, for the next clause
+    speaker = 0 if mentions[0].kind == "speaker" else None  # who "I" and "my" are
     for i in range(len(mentions) - 1):
         a, b = mentions[i], mentions[i + 1]
         if i and _SENTENCE_END.search(text, mentions[i - 1].end, a.start):
@@ -272,6 +296,27 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             yield i, "located_in", i + 1, None
         elif (role := _THEIR.search(gap)) and (head := _subject(text, mentions, i)) is not None:
             yield from _timeless(_family(role.group(1), i + 1, head))
+        elif speaker is not None and (own := _said_of_self(gap)) is not None:
+            carried = [speaker]
+            yield speaker, own, i + 1, b.start - len(gap) + gap.rfind("I")
+        elif speaker is not None and (role := _MY.search(gap)):
+            yield from _timeless(_family(role.group(1), i + 1, speaker))
+
+
+def _said_of_self(gap: str) -> str | None:
+    """The type a speaker states of themselves in the words before a name, if any: "I
+    live in", "I'm from", "I've worked at", after the gap's last sentence or clause
+    break."""
+    said = _I.search(gap)
+    if said is None:
+        return None
+    rest = said.group("rest")
+    for written, read in _I_FORMS:
+        if rest.casefold().startswith(written):
+            rest = read + rest[len(written) :]
+            break
+    found = _BETWEEN.fullmatch(rest)
+    return None if found is None else found.lastgroup
 
 
 def _timeless(read: Iterator[tuple[int, str, int]]) -> Iterator[tuple[int, str, int, None]]:

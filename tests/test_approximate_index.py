@@ -495,3 +495,25 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
         indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid")
     monkeypatch.setattr(SQLiteCandidates, "text", text_half)
     assert indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid")
+
+
+def test_a_new_connection_s_first_hybrid_recall_reads_both_halves_at_once(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path
+) -> None:
+    """Where the graph serves a scope, the full-text half runs on a thread beside its
+    search, on the same connection; loading the scope's postings reads FTS5's own index
+    through this connection's temporary tables. They were made on the first query's
+    error, whose class the other thread's statements could change: a new process's first
+    hybrid recall over a large scope failed (StorageFailure, "no such table")."""
+    indexed, _ = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    built(indexed)
+    for _ in range(5):  # each a new store on the file: a new connection, its first recall
+        with engram.open(
+            db_path, embedder=engram.HashingEmbedder(DIMENSION), vector_index_above=ABOVE
+        ) as fresh:
+            store = store_of(fresh)
+            store.texts.index_above = 100  # the scope's postings are held, and loaded
+            store.texts.load_inline = True  # by this first search
+            for query in QUERIES:
+                assert fresh.recall(REF, query, top_k=10, mode="hybrid")

@@ -28,6 +28,7 @@ from engram.storage.sql.dialect import SQLITE
 from engram.storage.sql.tx import SQLTx
 from engram.storage.sqlite import forgetting, owner
 from engram.storage.sqlite.driver import sqlite3
+from engram.storage.sqlite.fulltext import VOCABULARIES
 from engram.storage.sqlite.schema import MIGRATIONS, change_mark, check_ours, migrate
 
 T = TypeVar("T")
@@ -95,6 +96,8 @@ class Database:
         # at random places in the content hash and graph-by-entity indexes (a 100k-fact
         # import: 7% faster, 14 MiB more at its peak; 32 and 64 MiB bought little more).
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        for vocabulary in VOCABULARIES:  # this connection's own (temp), before any read
+            conn.execute(vocabulary)
         self._local.conn = conn
         with self._guard:
             self._all.append(conn)

@@ -34,6 +34,17 @@ def fts_query(terms: Sequence[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
+# FTS5's own index read as tables (the in-process postings load from them): made on each
+# connection when it opens (storage/sqlite/database.py), not on a first query's error: the
+# full-text half may run on a thread beside another statement on the same connection,
+# where an error's class is read after the other statement ran, and was misread.
+VOCABULARIES = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_instances "
+    "USING fts5vocab(main, facts_fts, instance)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_rows USING fts5vocab(main, facts_fts, row)",
+)
+
+
 # Up to this many facts outside the scope, an unfiltered full-text query skips the
 # scope token: ranking the whole index and cutting at limit + outside keeps every row the
 # scope-narrowed query would have kept (at most `outside` foreign rows can rank above

@@ -458,15 +458,8 @@ def _vocabulary(
     conn: sqlite3.Connection, sql: str, params: tuple[str, ...]
 ) -> tuple[Any, ...] | None:
     """``sql``'s one row, made with ``temp.facts_fts_instances`` (FTS5's instances of each
-    term, made on this connection's first use)."""
-    try:
-        row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
-    except sqlite3.OperationalError:
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_instances "
-            "USING fts5vocab(main, facts_fts, instance)"
-        )
-        row = conn.execute(sql, params).fetchone()
+    term, :data:`~engram.storage.sqlite.fulltext.VOCABULARIES`)."""
+    row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
     return row
 
 
@@ -574,16 +567,5 @@ class _DocumentCounts:
 
 def _documents_with(conn: sqlite3.Connection, token: str) -> int:
     """How many rows of the whole index hold ``token`` (bm25()'s document frequency)."""
-    try:
-        row = conn.execute(
-            "SELECT doc FROM temp.facts_fts_rows WHERE term = ?", (token,)
-        ).fetchone()
-    except sqlite3.OperationalError:
-        conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.facts_fts_rows "
-            "USING fts5vocab(main, facts_fts, row)"
-        )
-        row = conn.execute(
-            "SELECT doc FROM temp.facts_fts_rows WHERE term = ?", (token,)
-        ).fetchone()
+    row = conn.execute("SELECT doc FROM temp.facts_fts_rows WHERE term = ?", (token,)).fetchone()
     return int(row[0]) if row else 0

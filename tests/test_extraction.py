@@ -487,3 +487,13 @@ def test_the_goal_is_a_bar_that_weaker_rules_do_not_clear(
     assert report.exact.precision < labelled.GOAL["precision"]
     nothing: dict[str, list[Mention]] = {labelled._key(t): [] for t in part}
     assert labelled.score(part, nothing).exact.recall == 0.0
+
+
+def test_a_list_longer_than_python_s_recursion_is_read() -> None:
+    """A list of names is read along it, not by recursion: 2,000 names in one sentence
+    (a text longer than a fact, as a document or an import may hand the rules)."""
+    text = "We met " + "Ana, " * 2_000 + "and Luis."
+    found = extract(text)
+    assert len(found) == 2_001 and found[-1].surface == "Luis"
+    opening = "Ana, " * 2_000 + "and Luis met."  # a list opening a sentence
+    assert [m.surface for m in extract(opening)][:2] == ["Ana", "Ana"]

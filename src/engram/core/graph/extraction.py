@@ -49,6 +49,7 @@ Measured on 616 hand-labelled LoCoMo dev turns in BENCHMARKS.md (``bench/extract
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -267,11 +268,19 @@ class Reading:
         found += [(1, 1, m) for m in self._quoted(known)]
         found += [(1, 2, m) for m in self._capitalised(known)]
         found.sort(key=lambda f: (f[0], f[2].start - f[2].end, f[1], f[2].start))
+        # The chosen, none overlapping, kept in order of position: a new one is checked
+        # against its two neighbours there, not against every one chosen before it.
         chosen: list[Mention] = []
+        starts: list[int] = []
         for _, _, m in found:
-            if all(m.end <= c.start or c.end <= m.start for c in chosen):
-                chosen.append(m)
-        return sorted(chosen, key=lambda m: m.start)
+            at = bisect_left(starts, m.start)
+            if at > 0 and chosen[at - 1].end > m.start:
+                continue
+            if at < len(chosen) and chosen[at].start < m.end:
+                continue
+            chosen.insert(at, m)
+            starts.insert(at, m.start)
+        return chosen
 
     def _mention(self, start: int, end: int, known: Mapping[str, str]) -> Mention | None:
         surface = self._text[start:end]
@@ -342,13 +351,17 @@ class Reading:
         return bool(_SUBJECT.match(self._text, word.end))
 
     def _listed(self, i: int) -> bool:
-        """Whether the name word at ``i`` goes on a list ending in "and": "Luis and"."""
+        """Whether the name word at ``i`` goes on a list ending in "and": "Luis and"
+        (read along the list, however long, not by recursion)."""
         words = self._words
-        after = words[i + 1] if i + 1 < len(words) else None
-        if after is None or not _nameable(after):
-            return False
-        gap = self._text[words[i].end : after.start]
-        return bool(_AND.fullmatch(gap)) and (gap != ", " or self._listed(i + 1))
+        while i + 1 < len(words) and _nameable(words[i + 1]):
+            gap = self._text[words[i].end : words[i + 1].start]
+            if not _AND.fullmatch(gap):
+                return False
+            if gap != ", ":
+                return True
+            i += 1
+        return False
 
     def _the(self, i: int) -> bool:
         """A capital "The" inside a sentence opens a title: "we love The Santa Clause"."""

@@ -491,7 +491,7 @@ def test_the_goal_is_a_bar_that_weaker_rules_do_not_clear(
 
 def test_a_list_longer_than_python_s_recursion_is_read() -> None:
     """A list of names is read along it, not by recursion: 2,000 names in one sentence
-    (a text longer than a fact, as a document or an import may hand the rules)."""
+    (longer than a fact may be; the extractor reads any text it is given)."""
     text = "We met " + "Ana, " * 2_000 + "and Luis."
     found = extract(text)
     assert len(found) == 2_001 and found[-1].surface == "Luis"

@@ -92,6 +92,15 @@ def test_each_pattern_reads_its_relation(text: str, relation: tuple[str, ...]) -
         ),
         ("New tenant: Ana Lopes, from Lima.", [("Ana Lopes", "from", "Lima", None)]),
         ("Lumen Labs hired Ana last year.", [("Ana", "works_for", "Lumen Labs", "last year")]),
+        (  # where a place stands, its subject stands too; not for a job
+            "Ana lives on Rue Cler in Paris.",
+            [("Ana", "lives_in", "Rue Cler", None), ("Ana", "lives_in", "Paris", None)],
+        ),
+        (
+            "Ana was born in Lima, in Peru.",
+            [("Ana", "born_in", "Lima", None), ("Ana", "born_in", "Peru", None)],
+        ),
+        ("Ana works for Lumen Labs in Porto.", [("Ana", "works_for", "Lumen Labs", None)]),
         (
             "Ana Lopes has been a nurse with the NHS since 2016.",
             [("Ana Lopes", "works_for", "NHS", "since 2016")],

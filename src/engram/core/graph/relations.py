@@ -6,7 +6,8 @@ a few clear patterns; anything else (a negation, a wish, a question, an adverb n
 listed) reads nothing: "Ana wants to move to Oslo" and "Ana doesn't live in Oslo" state
 no relation. The types, source first:
 
-- ``lives_in`` ("Ana lives in Oslo", "has lived in"), ``works_for`` ("works at", "works
+- ``lives_in`` ("Ana lives in Oslo", "has lived in", "lives on Rue Cler": and "in
+  Paris" after it, as after "was born in" or "moved to", is the subject's too), ``works_for`` ("works at", "works
   for", "is employed by", "got a job at", "is a nurse at", "has been the chef at",
   "teaches art at"), ``studies_at`` ("studies at", "is a student at", "graduated
   from"), ``moved_to`` ("moved to", "moved back to"; not "is moving to"), ``born_in``
@@ -48,7 +49,7 @@ Pure and deterministic: the same text and mentions give the same relations, in o
 position. The graph stores what they read in each fact as that fact's relations, marked
 as the rules', with ``valid_at`` resolved against the fact's own time
 (:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
-(``bench/names.py``): dev relations 0.975 / 0.772 / 0.862, held-out 0.921 / 0.598 / 0.725.
+(``bench/names.py``): dev relations 1.000 / 0.812 / 0.896, held-out 0.921 / 0.598 / 0.725.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
      r"(?: new)? job (?:at|with)|(?:is|was|has been|had been) (?:an?|the) [a-z]+(?: [a-z]+)?"
      r" (?:at|with)|joined|(?:teaches|taught|writes|wrote)(?: [a-z]+)? (?:at|for)"),
-    ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) in"),
+    ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"),
     ("moved_to", r"(?:moved|relocated)(?: back| here| over)? to"),
     ("born_in", r"(?:was|were) born in"),
     ("from", r"(?:is|are|was|were) (?:originally )?from|(?:comes|come|came) from"
@@ -141,6 +142,10 @@ _HIRED = re.compile(
 # "Ana moved from Lima to Oslo": the place after "to".
 _MOVED_FROM = re.compile(r"\s+(?:moved|relocated)\s+(?:back\s+)?from\s+", re.IGNORECASE)
 _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
+# "lives on Rue Cler in Paris", "was born in Lima, in Peru": where a place stands, the
+# subject stands too.
+_IN = re.compile(r",?\s+in\s+", re.IGNORECASE)
+_WHERE = frozenset({"lives_in", "moved_to", "born_in"})
 _KIN = "|".join(sorted(ROLES, key=lambda w: (-len(w), w)))
 # "Ana's brother Luis", "Ana's sister, Maria,": from the possessive to the relative.
 _POSSESSED = re.compile(
@@ -247,32 +252,36 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
     or where a clause that goes on with the last verb's subjects begins; None for a state
     read from its words alone, which no time of the sentence dates)."""
     carried: list[int] = []  # the subjects of the sentence's last verb, for the next clause
+    where = ""  # that verb's type
     speaker = 0 if mentions[0].kind == "speaker" else None  # who "I" and "my" are
     for i in range(len(mentions) - 1):
         a, b = mentions[i], mentions[i + 1]
         if i and _SENTENCE_END.search(text, mentions[i - 1].end, a.start):
-            carried = []
+            carried, where = [], ""
         if a.kind not in _NAMED or b.kind not in _NAMED:
             continue
         gap = text[a.end : b.start]
         if len(gap) > 80:
             continue
         if said := _BETWEEN.fullmatch(gap):
-            kind = said.lastgroup or ""
+            kind = where = said.lastgroup or ""
             carried = list(_subjects(text, mentions, i))
             for subject in carried:
                 yield subject, kind, i + 1, mentions[carried[-1]].start
             if kind == "located_in" or _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start):
                 yield from _timeless(_place_pair(text, mentions, i + 1))
+        elif _IN.fullmatch(gap) and carried and where in _WHERE:
+            for subject in carried:
+                yield subject, where, i + 1, mentions[carried[-1]].start
         elif (went := _CARRIED.fullmatch(gap)) and carried:
-            kind = "moved_to" if went.group("moving") else went.lastgroup or ""
+            kind = where = "moved_to" if went.group("moving") else went.lastgroup or ""
             for subject in carried:
                 yield subject, kind, i + 1, a.end + went.end("clause")
         elif apposed := _APPOSED.fullmatch(gap):
             yield i, apposed.lastgroup or "", i + 1, a.start
         elif across := _across_apposition(text, mentions, i):
             subject, kind = across
-            carried = [subject]
+            carried, where = [subject], kind
             yield subject, kind, i + 1, mentions[subject].start
         elif _HIRED.fullmatch(gap):
             yield i + 1, "works_for", i, a.start
@@ -297,7 +306,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
         elif (role := _THEIR.search(gap)) and (head := _subject(text, mentions, i)) is not None:
             yield from _timeless(_family(role.group(1), i + 1, head))
         elif speaker is not None and (own := _said_of_self(gap)) is not None:
-            carried = [speaker]
+            carried, where = [speaker], own
             yield speaker, own, i + 1, b.start - len(gap) + gap.rfind("I")
         elif speaker is not None and (role := _MY.search(gap)):
             yield from _timeless(_family(role.group(1), i + 1, speaker))

@@ -6,16 +6,16 @@ a few clear patterns; anything else (a negation, a wish, a question, an adverb n
 listed) reads nothing: "Ana wants to move to Oslo" and "Ana doesn't live in Oslo" state
 no relation. The types, source first:
 
-- ``lives_in`` ("Ana lives in Oslo", "has lived in", "lives on Rue Cler": and "in
-  Paris" after it, as after "was born in" or "moved to", is the subject's too), ``works_for`` ("works at", "works
-  for", "is employed by", "got a job at", "is a nurse at", "has been the chef at",
-  "teaches art at"), ``studies_at`` ("studies at", "is a student at", "graduated
-  from"), ``moved_to`` ("moved to", "moved back to"; not "is moving to"), ``born_in``
-  ("was born in"), ``from`` ("is from", "comes from", "grew up in"), ``located_in`` ("is
-  based in", "is located in", "has its headquarters in"; and "in Porto, Portugal": the
-  first place in the second), ``married_to`` ("is married to", "married", "Ana and Luis
-  got married"), ``friend_of`` ("is a friend of", "is friends with", "became friends
-  with", "Ana and Luis have been friends", "Ana's friend Luis");
+- ``lives_in`` ("Ana lives in Oslo", "has lived in", "lives on Rue Cler": and "in Paris"
+  after it, as after "was born in" or "moved to", is the subject's too), ``works_for``
+  ("works at", "works for", "is employed by", "got a job at", "is a nurse at", "has been
+  the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at",
+  "graduated from"), ``moved_to`` ("moved to", "moved back to"; not "is moving to"),
+  ``born_in`` ("was born in"), ``from`` ("is from", "comes from", "grew up in"),
+  ``located_in`` ("is based in", "is located in", "has its headquarters in"; and "in
+  Porto, Portugal": the first place in the second), ``married_to`` ("is married to",
+  "married", "Ana and Luis got married"), ``friend_of`` ("is a friend of", "is friends
+  with", "became friends with", "Ana and Luis have been friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the

@@ -391,12 +391,20 @@ def test_closing_cancels_an_index_build_in_progress_without_a_failure(
     memory = engram.open(
         postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=1_000
     )
-    texts = [f"fact {i} " + s for i, s in enumerate(_sentences(20_000, 12))]
-    for start in range(0, len(texts), 10_000):
-        memory.remember_many(REF, texts[start : start + 10_000])
-    _wait_for_a_build(postgres_url)
-    with caplog.at_level(logging.INFO, logger="engram.storage"):
-        memory.close()
+    texts = [f"fact {i} " + s for i, s in enumerate(_sentences(2_000, 12))]
+    # A snapshot older than the build holds its last phase until this transaction ends,
+    # so the build is surely still running when the store closes, however fast or busy
+    # the machine (20,000 facts to make it long enough lost that race under load).
+    with psycopg.connect(postgres_url) as holding:
+        holding.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holding.execute("SELECT 1").fetchall()
+        try:
+            memory.remember_many(REF, texts)
+            _wait_for_a_build(postgres_url)
+            with caplog.at_level(logging.INFO, logger="engram.storage"):
+                memory.close()
+        finally:
+            holding.rollback()
     said = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "engram.storage"]
     assert [m for level, m in said if level >= logging.WARNING] == []
     assert any("cancelled" in m for _, m in said), said

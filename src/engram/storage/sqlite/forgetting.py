@@ -62,19 +62,26 @@ def rewrite(conn: sqlite3.Connection) -> None:
 BULK_RATIO = 500
 
 
+def facts_held(conn: sqlite3.Connection, scopes: int, besides: str | None = None) -> int:
+    """The facts of the store (of every scope but ``besides``), summed over at most
+    ``scopes`` scopes that hold any: exact where fewer hold facts, and at least
+    ``scopes`` otherwise (each holds one or more). So a question "does the store hold
+    N facts?" reads at most N scopes' rows, not a row per scope of a large store."""
+    row = conn.execute(
+        "SELECT coalesce(sum(facts), 0) FROM (SELECT facts FROM scope_state "
+        "WHERE facts > 0 AND scope IS NOT ? LIMIT ?)",
+        (besides, scopes),
+    ).fetchone()
+    return int(row[0])
+
+
 @contextmanager
 def deleting(conn: sqlite3.Connection, count: int) -> Iterator[None]:
     """Wraps a delete of ``count`` facts in the caller's transaction: a delete large
     against the store deletes with the option off and merges the index once after it
     (which drops every deleted entry), instead of rewriting leaves fact by fact."""
-    # Whether the store holds count * BULK_RATIO facts: the scopes holding any are read
-    # only up to that many (each holds at least one), not every scope of a large store.
-    stored = conn.execute(
-        "SELECT coalesce(sum(facts), 0) FROM "
-        "(SELECT facts FROM scope_state WHERE facts > 0 LIMIT ?)",
-        (count * BULK_RATIO,),
-    ).fetchone()[0]
-    if not SECURE_FTS or count * BULK_RATIO <= int(stored):
+    large = count * BULK_RATIO
+    if not SECURE_FTS or large <= facts_held(conn, large):
         yield
         return
     conn.execute("INSERT INTO facts_fts (facts_fts, rank) VALUES ('secure-delete', 0)")

@@ -301,12 +301,6 @@ def _facts_in(conn: sqlite3.Connection, scope: str) -> int:
 
 def _facts_outside(conn: sqlite3.Connection, scope: str) -> int:
     """How many facts of the store lie outside ``scope``, exactly up to
-    :data:`SCOPE_TOKEN_ABOVE`, and above it when more: the other scopes holding a fact
-    are read only up to one more than that (each holds at least one), so a store of many
-    scopes costs a recall a bounded read, not a sum over every scope."""
-    row = conn.execute(
-        "SELECT coalesce(sum(facts), 0) FROM (SELECT facts FROM scope_state "
-        "WHERE scope <> ? AND facts > 0 LIMIT ?)",
-        (scope, SCOPE_TOKEN_ABOVE + 1),
-    ).fetchone()
-    return int(row[0])
+    :data:`SCOPE_TOKEN_ABOVE` and above it when more: a bounded read however many scopes
+    the store holds."""
+    return forgetting.facts_held(conn, SCOPE_TOKEN_ABOVE + 1, besides=scope)

@@ -168,6 +168,10 @@ def said(turn: str, speaker: str = "Caroline") -> list[tuple[str, str, str, str 
             [("Caroline", "lives_in", "Oslo", "for six years")],
         ),
         ("I was born in Lima.", [("Caroline", "born_in", "Lima", None)]),
+        (  # a lowercase "i" in chat; its sentence's time, not the one before
+            "Ana Lopes came in 2018. so i moved to Oslo.",
+            [("Caroline", "moved_to", "Oslo", None)],
+        ),
         (
             "I went hiking with my sister Ana yesterday.",
             [("Ana", "sister_of", "Caroline", None)],

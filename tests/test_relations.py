@@ -261,12 +261,46 @@ def test_types_from_context() -> None:
         ("Luis", "person"),
     ]
     # No cue: a name of a person's shape is a person (measured: BENCHMARKS.md), a film's
-    # name too; a quoted title is a work, a language's name and one after "the" nothing.
+    # name too; a quoted title is a work, a people's name a group, a language's name
+    # alone and one after "the" nothing.
     assert typed("I love Tokyo Drift and Zara.") == [("Tokyo Drift", "person"), ("Zara", "person")]
     assert typed('We saw "Pan Tadeusz" in the Alhambra and read Korean novels.') == [
         ("Pan Tadeusz", "work"),
         ("Alhambra", None),
-        ("Korean", None),
+        ("Korean", "group"),
+    ]
+    assert typed("Zara says Esperanto is easy.") == [("Zara", "person"), ("Esperanto", None)]
+
+
+def test_peoples_and_faiths_are_groups_and_their_languages_languages() -> None:
+    assert typed("Valeria Castillo, a Mexican architect, lives in Monterrey.") == [
+        ("Valeria Castillo", "person"),
+        ("Mexican", "group"),
+        ("Monterrey", "place"),
+    ]
+    assert typed("We thanked Sikh volunteers and Yoruba and Igbo families.") == [
+        ("Sikh", "group"),
+        ("Yoruba", "group"),
+        ("Igbo", "group"),
+    ]
+    assert typed("Dong-hyun translates Korean novels into English.") == [
+        ("Dong-hyun", "person"),
+        ("Korean", "language"),
+        ("English", "language"),
+    ]
+    assert typed("Interpreter needed: Yoruba and Hausa, Tuesday.") == [
+        ("Yoruba", "group"),
+        ("Hausa", "group"),
+    ]  # not people: a language's cue is not said, so a people's name
+    assert typed("Luis Sri Lankan") == [("Luis Sri Lankan", "person")]  # one name, read whole
+
+
+def test_a_months_short_form_beside_a_day_or_a_year_is_a_time_not_a_name() -> None:
+    assert typed("Tolu relocated to Manchester in Jan 2023.") == [("Manchester", "place")]
+    assert typed("The report is due 15 Jan, says Aisha.") == [("Aisha", "person")]
+    assert typed("Jan Kowalski met Jan at the market.") == [
+        ("Jan Kowalski", "person"),
+        ("Jan", "person"),
     ]
 
 

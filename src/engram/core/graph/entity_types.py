@@ -16,14 +16,16 @@ keep their own kind. Cues, the first that holds deciding:
 4. a title, form of address or kin word just before it ("Dr. Lee", "Aunt Rosa", "my
    brother Luis"), a greeting or thanks ("Thanks, Mel"), or a possessive kin word after
    it ("Ana's brother"): a ``person``;
-5. a language's name after "speak", "learn", "in" and the like ("learning German"): a
-   ``language``;
+5. a language's name after "speak", "learn", "in", "translate", "into" and the like
+   ("learning German", "translates Korean novels"): a ``language``;
 6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"): a
    ``person``;
 7. a place every reader knows (:mod:`engram.core.graph.places`: countries, continents,
    oceans, US states; "UK" and "USA" too, not read as acronyms), or "in", "from", "to",
    "near", "visit(ed)", "coast of" just before it, or "<City>, <Region>": a ``place``.
-   "at" says nothing alone (a place or an organisation);
+   "at" says nothing alone (a place or an organisation); a nationality, people or faith
+   every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
+   ``group``;
 8. who employs or is worked for ("working for Shell", "hired by", "fined by the") or
    what it has after a possessive ("Nike's store", "Huawei's main campus"): an
    ``organisation``; an organisation's shape, checked with the words of rule 2: two
@@ -49,15 +51,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.core.graph import places
+from engram.core.graph import peoples, places
 from engram.core.graph.extraction import HOLDINGS, Mention
 from engram.core.graph.ordinary import ADDRESS, KIN, PARTICLES
 from engram.core.graph.relations import Stated
 
 PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
-WORK = "work"
+GROUP, WORK = "group", "work"
 # A fixed order of types, for ties between the types an entity's mentions were read with.
-ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, "group", "work", "product", "event")
+ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, "product", "event")
 
 ORGANISATION_WORDS = frozenset(
     """inc inc. ltd ltd. llc plc corp corp. corporation co company companies group labs lab
@@ -73,12 +75,7 @@ PLACE_WORDS = frozenset(
     station theatre theater teatr teatro cafe café bridge plaza market cathedral palace
     castle tower rue calle via piazza platz strasse straße""".split()
 )
-LANGUAGES = frozenset(
-    """english spanish french german italian portuguese chinese mandarin cantonese japanese
-    korean arabic russian hindi urdu bengali dutch greek swedish norwegian danish finnish
-    polish turkish hebrew latin swahili vietnamese thai tagalog persian ukrainian czech
-    romanian hungarian""".split()
-)
+LANGUAGES = peoples.LANGUAGES
 _PERSON_ENDS = frozenset({"lives_in", "works_for", "studies_at", "moved_to", "born_in"})
 _PERSON_BOTH = frozenset({"married_to", "friend_of"})
 _PLACE_TARGETS = frozenset({"lives_in", "moved_to", "born_in", "from", "located_in"})
@@ -107,7 +104,8 @@ _AFTER_PERSON = re.compile(
 )
 _BEFORE_LANGUAGE = re.compile(
     r"\b(?:speak|speaks|spoke|speaking|learn|learns|learned|learnt|learning|study|studying"
-    r"|studied|in|fluent|native|teach|teaches|taught)\s+$",
+    r"|studied|in|into|fluent|native|teach|teaches|taught|translate|translates|translated"
+    r"|translating)\s+$",
     re.IGNORECASE,
 )
 _BEFORE_PLACE = re.compile(
@@ -165,7 +163,7 @@ def _default(text: str, mention: Mention, kind: str | None) -> str | None:
     """A name no cue types is a ``person`` when it has a person's shape: one to three
     words, none all capitals, not a quoted title (a ``work``), not after "the"."""
     if kind is not None or mention.kind != "name" or mention.name in LANGUAGES:
-        return kind
+        return kind  # a language's name with no cue of one: a people's too, or unsaid
     if mention.start > 0 and text[mention.start - 1] in '"\u201c':
         return WORK
     words = mention.surface.split()
@@ -197,8 +195,12 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if known:
         return PLACE
+    if mention.name in LANGUAGES and _BEFORE_LANGUAGE.search(before):
+        return LANGUAGE
+    if mention.name in peoples.GROUPS:
+        return GROUP
     if mention.name in LANGUAGES:
-        return LANGUAGE if _BEFORE_LANGUAGE.search(before) else None
+        return None
     if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
         return PLACE
     if _BEFORE_ORGANISATION.search(before) or _HOLDS.match(text, mention.end):

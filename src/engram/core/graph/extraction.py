@@ -63,6 +63,7 @@ from engram.core.graph.ordinary import (
     HOLIDAYS,
     INSIDE_NAMES,
     KIN,
+    NAMED_MONTHS,
     NAMED_TIMES,
     NOT_NAMES,
     TITLE_WORDS,
@@ -477,6 +478,7 @@ def _scan(text: str, scan: int, body: int, taken: list[tuple[int, int]]) -> list
         words.append(word)
         previous, after = word, end
     _first_names(text, words)
+    _dates(text, words)
     return words
 
 
@@ -502,6 +504,26 @@ def _first_names(text: str, words: list[_Word]) -> None:
             and not _TIME_BEFORE.search(text, max(0, word.start - 12), word.start)
         ):
             word.ordinary = False
+
+
+# A day or a year beside a month's short form: "Jan 2023", "Jan 3rd", "15 Jan", "3rd of Jan".
+_DAY_OR_YEAR_AFTER = re.compile(r"\.?,?[ \t]+(?:\d{4}|\d{1,2}(?:st|nd|rd|th)?)\b")
+_DAY_BEFORE = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?[ \t]+(?:of[ \t]+)?$")
+
+
+def _dates(text: str, words: list[_Word]) -> None:
+    """A month's short form that is a given name too (:data:`NAMED_MONTHS`) beside a day
+    or a year is a time: "relocated in Jan 2023", "due 15 Jan"; "Jan Kowalski" stays."""
+    for word in words:
+        if (
+            not word.ordinary
+            and word.folded in NAMED_MONTHS
+            and (
+                _DAY_OR_YEAR_AFTER.match(text, word.end)
+                or _DAY_BEFORE.search(text, max(0, word.start - 12), word.start)
+            )
+        ):
+            word.ordinary = True
 
 
 def _glued(text: str, at: int) -> bool:

@@ -123,6 +123,9 @@ PARTICLES = CONNECTORS - {"of"}
 # Time words that are given names too ("May Lin", "June Carter", "Summer Delaney"): such a
 # word followed by a name is read as a first name, not as a time.
 NAMED_TIMES = _words("april may june jun august summer autumn")
+# A month's short form that is a given name too ("Jan Kowalski"): a time only beside a day
+# or a year ("in Jan 2023", "15 Jan", "Jan 3rd").
+NAMED_MONTHS = _words("jan")
 
 # Lowercase words inside a quoted title: "Pride and Prejudice", "Gone with the Wind".
 TITLE_WORDS = CONNECTORS | _words(

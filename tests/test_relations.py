@@ -330,6 +330,23 @@ def test_a_place_every_reader_knows_is_a_place_without_a_cue() -> None:
     assert typed("Tell the FBI.") == [("FBI", "organisation")]
 
 
+def test_a_city_every_reader_knows_is_a_place_even_opening_a_sentence() -> None:
+    assert typed("Nairobi was so hot, Wanjiru kept laughing.") == [
+        ("Nairobi", "place"),  # a sentence's first word, known
+        ("Wanjiru", "person"),
+    ]
+    assert typed("Lisbon's trams are older than Marco's grandfather.") == [
+        ("Lisbon", "place"),
+        ("Marco", "person"),
+    ]
+    assert typed("The bay was calm the morning Ishaan left Chittagong.") == [
+        ("Ishaan", "person"),
+        ("Chittagong", "place"),  # no cue: "left" says nothing
+    ]
+    # A city's name that is a given name as often keeps its sentence's cues.
+    assert typed("Yesterday Milan and Sofia said hi.") == [("Milan", "person"), ("Sofia", "person")]
+
+
 def test_visiting_paris_gives_paris_only() -> None:
     assert typed("Visiting Paris was fun.") == [("Paris", "place")]
     assert typed("Yesterday I saw it.") == []

@@ -21,7 +21,8 @@ keep their own kind. Cues, the first that holds deciding:
 6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"): a
    ``person``;
 7. a place every reader knows (:mod:`engram.core.graph.places`: countries, continents,
-   oceans, US states; "UK" and "USA" too, not read as acronyms), or "in", "from", "to",
+   oceans, US states, the capitals and large cities; "UK" and "USA" too, not read as
+   acronyms), or "in", "from", "to",
    "near", "visit(ed)", "coast of" just before it, or "<City>, <Region>": a ``place``.
    "at" says nothing alone (a place or an organisation); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a

@@ -1,12 +1,15 @@
 """Places every reader knows by name: the world's countries, its continents and oceans,
-and the states of the United States, in their usual English forms.
+the states of the United States, and the world's capitals and large cities, in their
+usual English forms (and a city's own, with and without its accents).
 
 A name no cue of :mod:`engram.core.graph.entity_types` types is read as a ``place`` when it
 is one of these ("Japan was lovely", "we drove through Nevada"), where it would otherwise
 take a person's shape. Normal forms (:func:`engram.core.graph.names.normalise`). Left out:
-the names that are people's given names as often ("Jordan", "Chad", "Georgia",
-"Virginia", "Washington", "Montana"), which keep the cues of their sentence. Written from
-general knowledge, not read off any labelled text.
+the names that are people's given names or surnames, or English words, as often
+("Jordan", "Chad", "Georgia", "Virginia", "Washington", "Montana", "Paris", "Sydney",
+"Florence", "Victoria", "Lima", "Sofia", "Milan", "Santiago", "Kobe", "Medina",
+"Houston", "Reading", "Nice", "Mobile", "Male"), which keep the cues of their sentence.
+Written from general knowledge, not read off any labelled text.
 """
 
 from __future__ import annotations
@@ -34,6 +37,43 @@ idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachuset
 michigan minnesota mississippi missouri nebraska nevada ohio oklahoma oregon pennsylvania
 tennessee texas utah vermont wisconsin wyoming
 us uk usa uae
+london manchester birmingham liverpool leeds glasgow edinburgh cardiff belfast dublin cork
+galway bristol newcastle sheffield oxford cambridge aberdeen brighton nottingham
+leicester southampton lisbon porto madrid barcelona seville sevilla bilbao malaga málaga
+granada marseille lyon toulouse bordeaux lille nantes strasbourg rennes montpellier
+brussels antwerp ghent amsterdam rotterdam utrecht eindhoven berlin hamburg munich
+münchen cologne köln frankfurt stuttgart düsseldorf dusseldorf leipzig dresden hanover
+hannover nuremberg bremen vienna salzburg graz zurich zürich basel bern lausanne
+turin naples napoli venice bologna palermo verona genoa pisa copenhagen aarhus
+stockholm gothenburg malmö malmo oslo bergen trondheim helsinki tampere reykjavik
+reykjavík warsaw kraków krakow wrocław wroclaw gdańsk gdansk poznań poznan łódź lodz
+prague brno bratislava budapest bucharest cluj belgrade zagreb ljubljana sarajevo
+skopje tirana podgorica athens thessaloniki istanbul ankara izmir kyiv kiev kharkiv lviv
+odesa odessa minsk vilnius kaunas riga tallinn chisinau moscow tbilisi yerevan baku
+almaty astana tashkent bishkek dushanbe ashgabat tehran isfahan shiraz baghdad basra
+erbil damascus aleppo beirut amman jerusalem haifa riyadh jeddah mecca dubai doha
+muscat manama cairo luxor giza tunis algiers oran casablanca marrakech
+marrakesh rabat fez tangier tripoli benghazi khartoum nairobi mombasa kampala kigali
+dodoma zanzibar lagos abuja ibadan kano accra kumasi dakar bamako abidjan ouagadougou
+niamey lomé lome cotonou yaoundé yaounde douala kinshasa brazzaville luanda lusaka harare
+bulawayo maputo windhoek gaborone johannesburg pretoria durban soweto antananarivo
+mogadishu djibouti asmara kabul kandahar islamabad karachi lahore peshawar delhi mumbai
+bombay kolkata calcutta chennai madras bangalore bengaluru hyderabad pune ahmedabad
+jaipur lucknow kochi goa mysuru mysore kathmandu thimphu dhaka chittagong colombo kandy
+beijing shanghai guangzhou shenzhen chengdu chongqing wuhan xi'an hangzhou nanjing
+tianjin suzhou harbin kunming lhasa macao taipei kaohsiung seoul busan incheon daegu
+pyongyang tokyo osaka kyoto yokohama nagoya sapporo fukuoka hiroshima okinawa
+ulaanbaatar hanoi saigon danang bangkok phuket pattaya yangon mandalay vientiane
+manila cebu davao jakarta bali bandung surabaya yogyakarta singapore perth melbourne
+brisbane canberra hobart auckland christchurch queenstown suva toronto montreal montréal
+vancouver calgary edmonton ottawa winnipeg halifax quebec québec havana nassau
+mexico guadalajara monterrey tijuana cancún cancun oaxaca puebla tegucigalpa managua
+bogotá bogota medellín medellin cali cartagena caracas maracaibo quito guayaquil
+cusco cuzco arequipa valparaíso valparaiso montevideo
+asunción asuncion brasília brasilia recife fortaleza manaus belém curitiba
+chicago boston seattle atlanta miami philadelphia detroit baltimore pittsburgh
+portland minneapolis milwaukee nashville memphis sacramento tucson albuquerque honolulu
+anchorage manhattan harlem oakland berkeley
 """
 _WHOLE = """
 antigua and barbuda | bosnia and herzegovina | burkina faso | cape verde
@@ -46,6 +86,14 @@ vatican city | puerto rico | hong kong | north america | south america | latin a
 middle east | new hampshire | new jersey | new mexico | new york | north carolina
 north dakota | rhode island | south carolina | south dakota | west virginia
 pacific ocean | atlantic ocean | indian ocean | arctic ocean | southern ocean
+new delhi | mexico city | buenos aires | são paulo | sao paulo | rio de janeiro
+belo horizonte | porto alegre | la paz | santa cruz | panama city | guatemala city
+san josé | san jose | san juan | santo domingo | port-au-prince | kuala lumpur
+ho chi minh city | phnom penh | addis ababa | dar es salaam | cape town | port elizabeth
+tel aviv | abu dhabi | kuwait city | st petersburg | st. petersburg | saint petersburg
+los angeles | san francisco | san diego | las vegas | new orleans | salt lake city
+san antonio | el paso | fort worth | kansas city | st louis | st. louis | quebec city
+the hague | den haag | rio grande | hong kong island | tel aviv-yafo | sharm el-sheikh
 """
 KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
     " ".join(name.split()) for name in _WHOLE.split("|")

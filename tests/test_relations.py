@@ -347,6 +347,26 @@ def test_a_city_every_reader_knows_is_a_place_even_opening_a_sentence() -> None:
     assert typed("Yesterday Milan and Sofia said hi.") == [("Milan", "person"), ("Sofia", "person")]
 
 
+def test_an_organisation_every_reader_knows_is_one_without_a_cue() -> None:
+    assert typed("Spotify hired Bruno Costa after Deloitte did.") == [
+        ("Spotify", "organisation"),  # a sentence's first word, known
+        ("Bruno Costa", "person"),
+        ("Deloitte", "organisation"),
+    ]
+    assert typed("We watched Real Madrid beat Arsenal with Ana.") == [
+        ("Real Madrid", "organisation"),
+        ("Arsenal", "organisation"),
+        ("Ana", "person"),
+    ]
+    # One that is a word or a person's name as often keeps its sentence's cues.
+    assert typed("Ana works for Apple, and Zara met Chase.") == [
+        ("Ana", "person"),
+        ("Apple", "organisation"),  # works for
+        ("Zara", "person"),
+        ("Chase", "person"),  # no cue: a person's shape
+    ]
+
+
 def test_visiting_paris_gives_paris_only() -> None:
     assert typed("Visiting Paris was fun.") == [("Paris", "place")]
     assert typed("Yesterday I saw it.") == []

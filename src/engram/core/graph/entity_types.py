@@ -27,7 +27,9 @@ keep their own kind. Cues, the first that holds deciding:
    "at" says nothing alone (a place or an organisation); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
-8. who employs or is worked for ("working for Shell", "hired by", "fined by the") or
+8. an organisation every reader knows (:mod:`engram.core.graph.organisations`: large
+   companies and brands, universities, international bodies, football clubs), who
+   employs or is worked for ("working for Shell", "hired by", "fined by the") or
    what it has after a possessive ("Nike's store", "Huawei's main campus"): an
    ``organisation``; an organisation's shape, checked with the words of rule 2: two
    names joined by "&" ("Procter & Gamble", "AT&T") or an acronym of two to five
@@ -52,7 +54,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.core.graph import peoples, places
+from engram.core.graph import organisations, peoples, places
 from engram.core.graph.extraction import HOLDINGS, Mention
 from engram.core.graph.ordinary import ADDRESS, KIN, PARTICLES
 from engram.core.graph.relations import Stated
@@ -196,6 +198,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if known:
         return PLACE
+    if mention.name in organisations.KNOWN:
+        return ORGANISATION
     if mention.name in LANGUAGES and _BEFORE_LANGUAGE.search(before):
         return LANGUAGE
     if mention.name in peoples.GROUPS:

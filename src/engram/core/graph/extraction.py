@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from engram.core.graph import names, places
+from engram.core.graph import names, organisations, places
 from engram.core.graph.ordinary import (
     ABBREVIATIONS,
     CONNECTORS,
@@ -340,8 +340,8 @@ class Reading:
         words, word = self._words, self._words[i]
         if opener(word.folded):
             return False
-        if word.folded in places.KNOWN:  # "Italy was awesome"
-            return True
+        if word.folded in places.KNOWN or word.folded in organisations.KNOWN:
+            return True  # "Italy was awesome", "Spotify hired Ana"
         after = words[i + 1] if i + 1 < len(words) else None
         if after is not None and _nameable(after) and not after.initial:
             if after.joined:

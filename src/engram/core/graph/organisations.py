@@ -1,0 +1,45 @@
+"""Organisations every reader knows by name: large companies and brands, well-known
+universities, international bodies and football clubs, in their usual English forms.
+
+A name no cue of :mod:`engram.core.graph.entity_types` types is read as an
+``organisation`` when it is one of these ("Deloitte hired Ana", "she joined Spotify"),
+where it would otherwise take a person's shape; a sentence's first word is read as a
+name when it is one. Normal forms (:func:`engram.core.graph.names.normalise`). Left out:
+the names that are English words, places or people's names as often ("Apple",
+"Amazon", "Shell", "Orange", "Target", "Oracle", "Chase", "Zara", "Chelsea", "Tesla",
+"Ford", "Dell", "Puma", "Visa", "Marvel", "Canon", "Kia"), which keep the cues of their sentence. Written from
+general knowledge, not read off any labelled text.
+"""
+
+from __future__ import annotations
+
+_ONE_WORD = """
+google microsoft facebook netflix spotify samsung huawei xiaomi lenovo sony
+toyota nissan hyundai volkswagen bmw audi porsche ferrari lamborghini renault
+peugeot citroën citroen fiat volvo ikea starbucks walmart costco tesco
+aldi lidl carrefour uber airbnb deloitte accenture infosys wipro tcs
+siemens bosch nestlé nestle unilever adidas reebok boeing airbus ryanair easyjet
+lufthansa qantas vodafone verizon nokia ericsson heineken carlsberg guinness coca-cola
+pepsi pepsico nintendo ubisoft intel nvidia qualcomm cisco salesforce shopify twitter
+youtube instagram tiktok whatsapp linkedin reddit wikipedia duolingo etsy ebay paypal
+mastercard barclays hsbc santander citibank citigroup jpmorgan kpmg pwc mckinsey
+bytedance tencent alibaba baidu softbank panasonic toshiba hitachi mitsubishi
+nikon lego hasbro mattel disney pixar paramount hbo
+bbc cnn nbc cbs abc reuters bloomberg unicef unesco nato fifa uefa nasa spacex
+harvard stanford yale princeton mit ucla nyu caltech sorbonne oxfam greenpeace
+arsenal juventus bayern tottenham everton barça
+"""
+_WHOLE = """
+goldman sachs | morgan stanley | bank of america | wells fargo | general electric |
+general motors | procter & gamble | johnson & johnson | ernst & young | mercedes-benz |
+real madrid | manchester united | manchester city | bayern munich | paris saint-germain |
+ac milan | inter milan | atlético madrid | borussia dortmund | ajax amsterdam |
+red cross | world bank | united nations | european union | world health organization |
+amnesty international | doctors without borders | médecins sans frontières |
+british airways | air france | turkish airlines | singapore airlines | emirates airline |
+deutsche bank | credit suisse | royal mail | marks & spencer | john lewis
+"""
+KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
+    " ".join(name.split()) for name in _WHOLE.split("|")
+)
+"""Every known organisation's normal form."""

@@ -7,8 +7,8 @@ where it would otherwise take a person's shape; a sentence's first word is read 
 name when it is one. Normal forms (:func:`engram.core.graph.names.normalise`). Left out:
 the names that are English words, places or people's names as often ("Apple",
 "Amazon", "Shell", "Orange", "Target", "Oracle", "Chase", "Zara", "Chelsea", "Tesla",
-"Ford", "Dell", "Puma", "Visa", "Marvel", "Canon", "Kia"), which keep the cues of their sentence. Written from
-general knowledge, not read off any labelled text.
+"Ford", "Dell", "Puma", "Visa", "Marvel", "Canon", "Kia"), which keep the cues of their
+sentence. Written from general knowledge, not read off any labelled text.
 """
 
 from __future__ import annotations

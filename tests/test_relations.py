@@ -367,6 +367,23 @@ def test_an_organisation_every_reader_knows_is_one_without_a_cue() -> None:
     ]
 
 
+def test_what_is_sent_or_said_to_someone_names_a_person_and_a_given_name_a_surname() -> None:
+    assert typed("Contract review done, send to Ritu.") == [("Ritu", "person")]
+    assert typed("I talked to Oyelaran and we went to Faro.") == [
+        ("Oyelaran", "person"),  # talked to
+        ("Faro", "place"),  # went to: a place's cue still
+    ]
+    assert typed("Eun-ji Park met Jun Park near Hyde Park.") == [
+        ("Eun-ji Park", "person"),  # a romanised given name's shape first
+        ("Jun Park", "person"),  # a given name first
+        ("Hyde Park", "place"),
+    ]
+    assert typed("The final between Ajaccio and Bastia was tense.") == [
+        ("Ajaccio", "organisation"),  # a match between teams
+        ("Bastia", "organisation"),  # listed with one
+    ]
+
+
 def test_visiting_paris_gives_paris_only() -> None:
     assert typed("Visiting Paris was fun.") == [("Paris", "place")]
     assert typed("Yesterday I saw it.") == []

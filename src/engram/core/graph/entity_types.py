@@ -8,14 +8,16 @@ keep their own kind. Cues, the first that holds deciding:
 1. a conversation's speaker is a ``person``;
 2. a word inside the name: an organisation's (University, Bank, Inc, Labs, Hospital,
    Club...: "University of Porto", "Lumen Labs") or a place's (Street, Park, Lake,
-   City, Island...: "Central Park", "Lake Tahoe"); the last such word decides;
+   City, Island...: "Central Park", "Lake Tahoe"); the last such word decides, unless a
+   given name comes first ("Jun Park", "Eun-ji Park": a surname);
 3. the relations the sentence states (:mod:`engram.core.graph.relations`): who lives,
    works, studies, was born, moved or is related is a ``person``; where one lives, was
    born, moved to, is from, or what is located in, a ``place``; where one works or
    studies an ``organisation``;
 4. a title, form of address or kin word just before it ("Dr. Lee", "Aunt Rosa", "my
-   brother Luis"), a greeting or thanks ("Thanks, Mel"), or a possessive kin word after
-   it ("Ana's brother"): a ``person``;
+   brother Luis"), a greeting or thanks ("Thanks, Mel"), a possessive kin word after it
+   ("Ana's brother"), or what is sent, said or given to it ("send to Ritu", "talked to
+   Ana"; "to" alone is a place's): a ``person``;
 5. a language's name after "speak", "learn", "in", "translate", "into" and the like
    ("learning German", "translates Korean novels"): a ``language``;
 6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"): a
@@ -30,7 +32,8 @@ keep their own kind. Cues, the first that holds deciding:
 8. an organisation every reader knows (:mod:`engram.core.graph.organisations`: large
    companies and brands, universities, international bodies, football clubs), who
    employs or is worked for ("working for Shell", "hired by", "fined by the") or
-   what it has after a possessive ("Nike's store", "Huawei's main campus"): an
+   what it has after a possessive ("Nike's store", "Huawei's main campus"), or who
+   plays a match ("the final between Ajaccio and Bastia"): an
    ``organisation``; an organisation's shape, checked with the words of rule 2: two
    names joined by "&" ("Procter & Gamble", "AT&T") or an acronym of two to five
    capitals ("IBM", "NHS");
@@ -56,7 +59,7 @@ from collections.abc import Sequence
 
 from engram.core.graph import organisations, peoples, places
 from engram.core.graph.extraction import HOLDINGS, Mention
-from engram.core.graph.ordinary import ADDRESS, KIN, PARTICLES
+from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES
 from engram.core.graph.relations import Stated
 
 PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
@@ -105,6 +108,18 @@ _AFTER_PERSON = re.compile(
     r"|hopes|hoped|knows|knew|is\s+buying|and\s+I|and\s+me|and\s+(?:his|her))\b"
     r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b)"
 )
+# What is said, sent or given to someone: "send to Ritu", "talked to Ana", "married to Luis"
+# ("to" alone is a place's cue: "went to Porto").
+_TO_PERSON = re.compile(
+    r"\b(?:send|sends|sent|sending|talk|talks|talked|talking|speak|speaks|spoke|speaking"
+    r"|say|says|said|write|writes|wrote|writing|reply|replies|replied|explain|explained"
+    r"|introduce|introduced|give|gave|given|show|showed|lend|lent|hand|handed|pass|passed"
+    r"|text|texted|married|engaged|belongs|belonged)\s+(?:it\s+|this\s+|them\s+)?to\s+$",
+    re.IGNORECASE,
+)
+# A romanised given name's shape, hyphenated with its second part in lowercase: "Eun-ji
+# Park", "Hyun-woo", "Dong-hyun" (a place's hyphenated name capitalises both: "Saint-Denis").
+_GIVEN = re.compile(r"[A-Z][a-z]+-[a-z]+")
 _BEFORE_LANGUAGE = re.compile(
     r"\b(?:speak|speaks|spoke|speaking|learn|learns|learned|learnt|learning|study|studying"
     r"|studied|in|into|fluent|native|teach|teaches|taught|translate|translates|translated"
@@ -128,7 +143,7 @@ _AFTER_THE = re.compile(r"\bthe\s+$")
 # Who employs, hires or is worked for: "working for Shell", "hired by", "fined by".
 _BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:for|with)|(?:hired|employed|fined|sponsored"
-    r"|owned|acquired)\s+by(?:\s+the)?|joined)\s+$",
+    r"|owned|acquired)\s+by(?:\s+the)?|joined|(?:match|game|final|derby|fixture)\s+between)\s+$",
     re.IGNORECASE,
 )
 _LOOK_BACK = 16  # characters read before a mention for a cue
@@ -188,13 +203,20 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if mention.kind != "name":
         return mention.kind
     known = mention.name in places.KNOWN
-    named = _by_words(mention.name) or (None if known else _by_shape(mention.surface))
+    first = mention.surface.split(maxsplit=1)[0]
+    # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park
+    given = _GIVEN.fullmatch(first) is not None or first.casefold() in NAMED_TIMES
+    named = (None if given else _by_words(mention.name)) or (
+        None if known else _by_shape(mention.surface)
+    )
     if named is not None:
         return named
     if related is not None:
         return related
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
     if _BEFORE_PERSON.search(before) or _AFTER_PERSON.match(text, mention.end):
+        return PERSON
+    if not known and _TO_PERSON.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start):
         return PERSON
     if known:
         return PLACE

@@ -384,6 +384,26 @@ def test_what_is_sent_or_said_to_someone_names_a_person_and_a_given_name_a_surna
     ]
 
 
+def test_a_given_name_written_in_lowercase_is_a_person() -> None:
+    assert typed("went to nandos with ciara after work lol") == [("ciara", "person")]
+    assert typed("omg aoife's sister niamh got in!!") == [
+        ("aoife", "person"),  # the possessive ends the name
+        ("niamh", "person"),
+    ]
+    assert typed("ravi and deepika are hosting, ask ana") == [
+        ("ravi", "person"),
+        ("deepika", "person"),
+        ("ana", "person"),
+    ]
+    # A name that is an English word as often is not read; nor one inside an address,
+    # a handle or a tag, which keep their own kinds.
+    assert typed("will mark the rose for jack") == []
+    assert typed("mail sara.lopez@mail.com or @sara") == [
+        ("sara.lopez@mail.com", "email"),
+        ("@sara", "handle"),
+    ]
+
+
 def test_visiting_paris_gives_paris_only() -> None:
     assert typed("Visiting Paris was fun.") == [("Paris", "place")]
     assert typed("Yesterday I saw it.") == []

@@ -5,7 +5,8 @@ The types are those :mod:`engram.core.graph.ner` maps spaCy's labels to: ``perso
 ``place``, ``organisation``, and where clear ``language``; handles, tags, emails and URLs
 keep their own kind. Cues, the first that holds deciding:
 
-1. a conversation's speaker is a ``person``;
+1. a conversation's speaker is a ``person``, and so is a given name written in lowercase
+   (:mod:`engram.core.graph.given_names`: "with ciara");
 2. a word inside the name: an organisation's (University, Bank, Inc, Labs, Hospital,
    Club...: "University of Porto", "Lumen Labs") or a place's (Street, Park, Lake,
    City, Island...: "Central Park", "Lake Tahoe"); the last such word decides, unless a
@@ -202,6 +203,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if mention.kind != "name":
         return mention.kind
+    if mention.surface.islower():  # only a given name is read in lowercase ("with ciara")
+        return PERSON
     known = mention.name in places.KNOWN
     first = mention.surface.split(maxsplit=1)[0]
     # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from engram.core.graph import names, organisations, places
+from engram.core.graph import given_names, names, organisations, places
 from engram.core.graph.ordinary import (
     ABBREVIATIONS,
     CONNECTORS,
@@ -216,6 +216,7 @@ class Reading:
         specials = _specials(text)
         self._fixed += specials
         self._words = _scan(text, scan, body, [(m.start, m.end) for m in specials])
+        self._lowercase = list(_lowercase_names(text, scan))
         self._titles = list(_titles(text))
         self._keys = {(i, j): self._key(i, j) for i, j in self._runs()}
         self.lookups = frozenset(self._probes())
@@ -235,7 +236,7 @@ class Reading:
         return 0
 
     def _probes(self) -> Iterator[str]:
-        for mention in self._fixed:
+        for mention in self._fixed + self._lowercase:
             yield mention.name
         yield from self._keys.values()
         for _, _, name in self._titles:
@@ -268,6 +269,9 @@ class Reading:
             found += [(1, 0, m) for m in self._known(known)]
         found += [(1, 1, m) for m in self._quoted(known)]
         found += [(1, 2, m) for m in self._capitalised(known)]
+        found += [
+            (1, 3, m if m.name not in known else _with(m, known[m.name])) for m in self._lowercase
+        ]
         found.sort(key=lambda f: (f[0], f[2].start - f[2].end, f[1], f[2].start))
         # The chosen, none overlapping, kept in order of position: a new one is checked
         # against its two neighbours there, not against every one chosen before it.
@@ -438,6 +442,22 @@ def _specials(text: str) -> list[Mention]:
             taken.append((start, end))
             found.append(Mention(surface, start, end, _normalise(surface), kind))
     return sorted(found, key=lambda m: m.start)
+
+
+_EDGES = ".,!?;:()[]{}\"'\u201c\u201d*_~<>\u2026-"  # around a word split at spaces
+_LOWER = re.compile(r"(?<![\w@#/.'\u2019-])[^\W\d_A-Z]+(?=['\u2019]s\b|(?![\w@'\u2019-]))")
+
+
+def _lowercase_names(text: str, scan: int) -> Iterator[Mention]:
+    """Given names written in lowercase (:mod:`engram.core.graph.given_names`), as chat
+    writes them: "with ciara", "my cousin sara", "james's car". A possessive ends the name."""
+    words = text[scan:].replace("\u2019", "'").split()
+    if given_names.GIVEN.isdisjoint([w.strip(_EDGES).partition("'")[0] for w in words]):
+        return  # most texts: their words split once, no name among them
+    for match in _LOWER.finditer(text, scan):
+        token = match.group()
+        if token.islower() and token in given_names.GIVEN:
+            yield Mention(token, match.start(), match.end(), _normalise(token), "name")
 
 
 def _url_end(text: str, start: int, end: int) -> int:

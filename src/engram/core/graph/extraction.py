@@ -21,11 +21,16 @@ text always gives the same mentions. In order:
    and his cousin"), a possessive or "is my" before a kin word
    (:data:`engram.core.graph.ordinary.KIN`: "Ana's brother", "Kofi's best friend", "Ana
    is my sister"), or a possessive before what an organisation has (:data:`HOLDINGS`:
-   "Nike's store"), or a place every reader knows (:mod:`engram.core.graph.places`:
-   "Italy was awesome"). Else "Italy was awesome" and "Dance is my passion" would read
-   alike, and only the second is common in chat; any possessive ("Life's good") was
-   tried and added false names on the LoCoMo turns;
-5. @handles, #hashtags, emails and URLs.
+   "Nike's store"), or a place or an organisation every reader knows
+   (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`: "Italy was
+   awesome", "Spotify hired Ana"). Else "Italy was awesome" and "Dance is my passion"
+   would read alike, and only the second is common in chat; any possessive ("Life's
+   good") was tried and added false names on the LoCoMo turns;
+5. @handles, #hashtags, emails and URLs;
+6. a given name written in lowercase, as chat writes names ("with ciara", "james's
+   car"), from :mod:`engram.core.graph.given_names`, which leaves out every name that is
+   an English word too ("will", "mark", "grace"); a month's short form that is a given
+   name ("Jan") is a time beside a day or a year ("in Jan 2023").
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
 pronouns and other function words, deictics (This, Now, Here, Today), greetings and

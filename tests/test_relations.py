@@ -395,6 +395,16 @@ def test_a_given_name_written_in_lowercase_is_a_person() -> None:
         ("deepika", "person"),
         ("ana", "person"),
     ]
+    # Places and organisations every reader knows read in lowercase too, with their types.
+    assert typed("beatriz lives in porto now, jun is at ucla") == [
+        ("beatriz", "person"),
+        ("porto", "place"),
+        ("ucla", "organisation"),
+    ]
+    assert typed("landed in cebu!!! philippines here we go") == [("cebu", "place")]
+    # Without a word that says one comes, a known place is often part of a longer name.
+    assert typed("the lisbon rowing club won") == []
+    assert typed("we had turkey with us in china") == []  # words as often as places
     # A name that is an English word as often is not read; nor one inside an address,
     # a handle or a tag, which keep their own kinds.
     assert typed("will mark the rose for jack") == []

@@ -28,7 +28,7 @@ SERVICE = "extract-service-token"
 ROWS = """SELECT (SELECT count(*) FROM entities), (SELECT count(*) FROM relations),
     (SELECT count(*) FROM groundings), (SELECT count(*) FROM graph_reads),
     (SELECT count(*) FROM ledger)"""
-SAW = "ziggy chased the red ball near porto"
+SAW = "ziggy chased the red ball near faro"
 ZIGGY = {
     "entities": [
         {"name": "Ziggy", "type": "animal"},
@@ -70,7 +70,7 @@ def _ruled() -> engram.SpacyRecogniser:
     nlp = spacy.blank("en")
     ruler = nlp.add_pipe("entity_ruler")
     ruler.add_patterns(  # type: ignore[attr-defined]
-        [{"label": "ANIMAL", "pattern": "ziggy"}, {"label": "GPE", "pattern": "porto"}]
+        [{"label": "ANIMAL", "pattern": "ziggy"}, {"label": "GPE", "pattern": "faro"}]
     )
     return engram.SpacyRecogniser(nlp)
 
@@ -123,7 +123,7 @@ def test_a_chat_model_reads_the_agent_s_backlog(http: TestClient, endpoint: Chat
     # A spaCy pipeline works its own backlog: every fact, entities only.
     ner = _ok(http.post(f"{agent}/graph/extractions", json={"extractor": "spacy"}))
     assert (ner["extractor"], ner["factsRead"], ner["entitiesAdded"]) == ("spacy", 2, 1)
-    assert _ok(http.get(f"{agent}/graph/entities/porto"))["type"] == "place"
+    assert _ok(http.get(f"{agent}/graph/entities/faro"))["type"] == "place"
     # The rules read every fact again, or those named.
     again = _ok(http.post(f"{agent}/graph/extractions", json={}))
     assert (again["extractor"], again["factsRead"], again["entitiesAdded"]) == ("rules", 2, 0)

@@ -58,7 +58,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.core.graph import organisations, peoples, places
+from engram.core.graph import given_names, organisations, peoples, places
 from engram.core.graph.extraction import HOLDINGS, Mention
 from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES
 from engram.core.graph.relations import Stated
@@ -203,8 +203,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if mention.kind != "name":
         return mention.kind
-    if mention.surface.islower():  # only a given name is read in lowercase ("with ciara")
-        return PERSON
+    if mention.surface.islower() and mention.name in given_names.GIVEN:
+        return PERSON  # "with ciara"; a known place or organisation in lowercase reads on
     known = mention.name in places.KNOWN
     first = mention.surface.split(maxsplit=1)[0]
     # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park

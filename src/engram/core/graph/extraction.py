@@ -29,8 +29,10 @@ text always gives the same mentions. In order:
 5. @handles, #hashtags, emails and URLs;
 6. a given name written in lowercase, as chat writes names ("with ciara", "james's
    car"), from :mod:`engram.core.graph.given_names`, which leaves out every name that is
-   an English word too ("will", "mark", "grace"); a month's short form that is a given
-   name ("Jan") is a time beside a day or a year ("in Jan 2023").
+   an English word too ("will", "mark", "grace"), and a known place or organisation in
+   lowercase after a word that says one comes ("landed in cebu", "at ucla"); a month's
+   short form that is a given name ("Jan") is a time beside a day or a year ("in Jan
+   2023").
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
 pronouns and other function words, deictics (This, Now, Here, Today), greetings and
@@ -453,16 +455,29 @@ _EDGES = ".,!?;:()[]{}\"'\u201c\u201d*_~<>\u2026-"  # around a word split at spa
 _LOWER = re.compile(r"(?<![\w@#/.'\u2019-])[^\W\d_A-Z]+(?=['\u2019]s\b|(?![\w@'\u2019-]))")
 
 
+# The names read in lowercase: given names anywhere; the places and organisations every
+# reader knows by a name that is no English word, where a preposition or a verb of going
+# says one comes ("landed in cebu", "back from lisbon", "at ucla"). Elsewhere such a word
+# is often part of a longer name in lowercase ("the lisbon rowing club").
+IN_LOWERCASE = given_names.GIVEN | places.IN_LOWERCASE | organisations.IN_LOWERCASE
+_COMES = re.compile(
+    r"\b(?:in|from|to|at|near|for|into|via|through|around|across|visit|visits|visited"
+    r"|visiting|leave|leaves|left|leaving|landed|reached)[ \t]+$"
+)
+
+
 def _lowercase_names(text: str, scan: int) -> Iterator[Mention]:
-    """Given names written in lowercase (:mod:`engram.core.graph.given_names`), as chat
-    writes them: "with ciara", "my cousin sara", "james's car". A possessive ends the name."""
+    """Names written in lowercase, as chat writes them (:data:`IN_LOWERCASE`): "with
+    ciara", "my cousin sara", "james's car", "landed in cebu". A possessive ends the name."""
     words = text[scan:].replace("\u2019", "'").split()
-    if given_names.GIVEN.isdisjoint([w.strip(_EDGES).partition("'")[0] for w in words]):
+    if IN_LOWERCASE.isdisjoint([w.strip(_EDGES).partition("'")[0] for w in words]):
         return  # most texts: their words split once, no name among them
     for match in _LOWER.finditer(text, scan):
-        token = match.group()
-        if token.islower() and token in given_names.GIVEN:
-            yield Mention(token, match.start(), match.end(), _normalise(token), "name")
+        token, start = match.group(), match.start()
+        if not token.islower() or token not in IN_LOWERCASE:
+            continue
+        if token in given_names.GIVEN or _COMES.search(text, max(scan, start - 12), start):
+            yield Mention(token, start, match.end(), _normalise(token), "name")
 
 
 def _url_end(text: str, start: int, end: int) -> int:

@@ -120,7 +120,7 @@ _TO_PERSON = re.compile(
 )
 # A romanised given name's shape, hyphenated with its second part in lowercase: "Eun-ji
 # Park", "Hyun-woo", "Dong-hyun" (a place's hyphenated name capitalises both: "Saint-Denis").
-_GIVEN = re.compile(r"[A-Z][a-z]+-[a-z]+")
+_GIVEN_SHAPE = re.compile(r"[A-Z][a-z]+-[a-z]+")
 _BEFORE_LANGUAGE = re.compile(
     r"\b(?:speak|speaks|spoke|speaking|learn|learns|learned|learnt|learning|study|studying"
     r"|studied|in|into|fluent|native|teach|teaches|taught|translate|translates|translated"
@@ -208,7 +208,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     known = mention.name in places.KNOWN
     first = mention.surface.split(maxsplit=1)[0]
     # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park
-    given = _GIVEN.fullmatch(first) is not None or first.casefold() in NAMED_TIMES
+    given = _GIVEN_SHAPE.fullmatch(first) is not None or first.casefold() in NAMED_TIMES
     named = (None if given else _by_words(mention.name)) or (
         None if known else _by_shape(mention.surface)
     )

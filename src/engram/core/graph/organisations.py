@@ -46,5 +46,5 @@ KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
 # Read in lowercase too, as chat writes them ("watching netflix", "my cousin is at ucla"):
 # the one-word names but those that are English words or letters as often.
 IN_LOWERCASE = frozenset(_ONE_WORD.split()) - frozenset(
-    "arsenal abc mit lego guinness bayern universal".split()
+    "arsenal abc mit lego guinness bayern".split()
 )

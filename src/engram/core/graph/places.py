@@ -102,5 +102,5 @@ KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
 # Read in lowercase too, as chat writes them ("landed in cebu", "back from lisbon"): the
 # one-word names but those that are English words as often.
 IN_LOWERCASE = frozenset(_ONE_WORD.split()) - frozenset(
-    "us turkey chile china guinea niger japan cork fez bath sale derby jersey".split()
+    "us turkey chile china guinea niger japan cork fez".split()
 )

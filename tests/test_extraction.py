@@ -86,11 +86,18 @@ def test_pronouns_deictics_and_function_words_are_not_names() -> None:
 
 
 def test_a_sentence_initial_word_is_a_name_only_when_known() -> None:
-    text = "Sure. Max looks so happy! Anthony came too."
+    text = "Sure. Max looks so happy! Guitar is my thing."
     assert names(text) == []
     found = extract(text, {"max": "e-max"})
     assert [(m.surface, m.entity) for m in found] == [("Max", "e-max")]
     assert names("Guitar is my thing.", {"max": "e-max"}) == []
+
+
+def test_a_sentence_initial_given_name_every_reader_knows_is_a_name() -> None:
+    # given_names holds no English word: "Max", "Will" and "Grace" still wait to be known
+    assert names("Sure. Anthony came too! Deepika always wins.") == ["Anthony", "Deepika"]
+    assert names("Will you come? Grace is a virtue. Max out the card.") == []
+    assert names("Caroline: hi!") == ["Caroline"]  # a label's name, with no speaker given
 
 
 def test_a_run_opening_a_sentence_is_read_whole() -> None:
@@ -152,7 +159,7 @@ def test_titles_are_not_part_of_a_name() -> None:
         "Ana Silva",
     ]
     assert names("I borrowed James's car and Chris' dog.") == ["James", "Chris"]
-    assert names("Chris' sister came. James's dog barked.") == ["Chris"]  # a kin word
+    assert names("Chris' sister came. Max's dog barked.") == ["Chris"]  # a kin word
 
 
 def test_a_known_function_word_is_a_name_inside_a_sentence_only() -> None:
@@ -265,13 +272,13 @@ def test_handles_tags_emails_and_urls_with_their_offsets() -> None:
 
 
 def test_a_speaker_prefix_is_a_mention_of_the_speaker() -> None:
-    found = extract("Caroline: Melanie, those bowls are amazing!", speaker="Caroline")
+    found = extract("Caroline: Max, those bowls are amazing!", speaker="Caroline")
     assert [(m.surface, m.kind, m.start) for m in found] == [("Caroline", "speaker", 0)]
-    known = {"caroline": "c", "melanie": "m"}
-    found = extract("Caroline: Melanie, those bowls are amazing!", known, speaker="Caroline")
+    known = {"caroline": "c", "max": "m"}
+    found = extract("Caroline: Max, those bowls are amazing!", known, speaker="Caroline")
     assert [(m.surface, m.kind, m.entity) for m in found] == [
         ("Caroline", "speaker", "c"),
-        ("Melanie", "name", "m"),  # the text after the prefix starts a sentence
+        ("Max", "name", "m"),  # the text after the prefix starts a sentence
     ]
 
 
@@ -282,8 +289,8 @@ def test_without_a_speaker_a_short_prefix_is_a_sentence_of_its_own() -> None:
         "Mel",
         "@gina",
     ]
-    assert names("Caroline: Hey Mel!") == ["Mel"]
-    assert names("Caroline: Hey Mel!", {"caroline": "c"}) == ["Caroline", "Mel"]
+    assert names("Max: Hey Mel!") == ["Mel"]
+    assert names("Max: Hey Mel!", {"max": "m"}) == ["Max", "Mel"]
 
 
 def test_the_same_text_gives_the_same_mentions_whatever_the_order_of_known() -> None:

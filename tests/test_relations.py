@@ -296,7 +296,10 @@ def test_peoples_and_faiths_are_groups_and_their_languages_languages() -> None:
 
 
 def test_a_months_short_form_beside_a_day_or_a_year_is_a_time_not_a_name() -> None:
-    assert typed("Tolu relocated to Manchester in Jan 2023.") == [("Manchester", "place")]
+    assert typed("Tolu relocated to Manchester in Jan 2023.") == [
+        ("Tolu", "person"),
+        ("Manchester", "place"),
+    ]
     assert typed("The report is due 15 Jan, says Aisha.") == [("Aisha", "person")]
     assert typed("Jan Kowalski met Jan at the market.") == [
         ("Jan Kowalski", "person"),

@@ -1,13 +1,17 @@
-"""Given names common across the world's languages, for names written in lowercase.
+"""Given names common across the world's languages, for names written in lowercase and
+names that open a sentence.
 
 Chat drops capitals ("went to nandos with ciara", "my cousin sara", "ravi and deepika are
 hosting"), and the rules read a name by its capital. A lowercase word that is one of these
-is read as a person's name wherever it stands. Left out: every given name that is also
-an English word ("will", "mark", "grace", "hope", "rose", "jack", "max", "tom", "peter",
-"harry", "mike", "victor", "carol", "josh", "tony", "karen", "henry", "joey"), the months
-and seasons ("may", "june", "summer"), and short forms that are words elsewhere ("can",
-"lei", "bo", "ren"). Normal forms (:func:`engram.core.graph.names.normalise`). Written
-from general knowledge, not read off any labelled text.
+is read as a person's name wherever it stands. A sentence's first word has a capital
+whatever it is, so the rules read it as a name only with a cue or when the scope knows
+it; one of these is read there with neither ("Deepika always wins"). Left out: every
+given name that is also an English word ("will", "mark", "grace", "hope", "rose", "jack",
+"max", "tom", "peter", "harry", "mike", "victor", "carol", "josh", "tony", "karen",
+"henry", "joey"), the months and seasons ("may", "june", "summer"), and short forms that
+are words elsewhere ("can", "lei", "bo", "ren"). Normal forms
+(:func:`engram.core.graph.names.normalise`). Written from general knowledge, not read off
+any labelled text.
 """
 
 from __future__ import annotations

@@ -162,6 +162,19 @@ def test_titles_are_not_part_of_a_name() -> None:
     assert names("Chris' sister came. Max's dog barked.") == ["Chris"]  # a kin word
 
 
+def test_of_after_a_titled_person_says_where_they_are() -> None:
+    assert names("Prof. Li Na of Fudan University spoke, with Dr Ana Silva of Porto.") == [
+        "Li Na",
+        "Fudan University",
+        "Ana Silva",
+        "Porto",
+    ]
+    assert names("We love Lord of the Rings and the Bank of America.") == [
+        "Lord of the Rings",  # no title before it: one name
+        "Bank of America",
+    ]
+
+
 def test_a_known_function_word_is_a_name_inside_a_sentence_only() -> None:
     known = {"will": "e-will"}
     assert names("Will you come?", known) == []

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from engram.core import asked
 from engram.core.graph.entity_types import most_frequent, types
 from engram.core.graph.extraction import extract
 from engram.core.graph.relations import relations, valid_at
@@ -318,6 +319,52 @@ def test_an_organisation_by_its_shape_what_it_has_and_who_it_employs() -> None:
         ("Nike", "organisation"),  # what it has
         ("Ana", "person"),
         ("Shell", "organisation"),  # who works for it
+    ]
+
+
+def test_an_organisation_an_acronym_opens_or_its_names_last_word_says() -> None:
+    text = "I met staff of NYU Langone, TU Munich and JFK Airport. We saw AJ Styles."
+    assert typed(text) == [
+        ("NYU Langone", "organisation"),  # an acronym of three or more opens it
+        ("TU Munich", "organisation"),  # of two, before a place every reader knows
+        ("JFK Airport", "place"),  # a place's word says otherwise
+        ("AJ Styles", None),  # two capitals before no place: a person's initials too
+    ]
+    text = "I read the Washington Post; we listened to Warner Bros and Octopus Energy."
+    assert typed(text) == [
+        ("Washington Post", "organisation"),
+        ("Warner Bros", "organisation"),
+        ("Octopus Energy", "organisation"),
+    ]
+    # the same words in a question ask for what they always did
+    assert asked.kind("What video games does Nate play?") == "work"
+    assert asked.kind("Which party did Ana go to?") is None
+
+
+def test_who_employs_hires_or_is_headed_is_an_organisation() -> None:
+    assert typed("I got an internship at Lumen and an offer from Northwind.") == [
+        ("Lumen", "organisation"),
+        ("Northwind", "organisation"),  # not a place: the organisation's cue is longer
+    ]
+    assert typed("Kofi plays for Hearts. She is the CEO of Brightwave.") == [
+        ("Kofi", "person"),
+        ("Hearts", "organisation"),
+        ("Brightwave", "organisation"),
+    ]
+    assert typed("We shop at Lidl and volunteered with Oxfam.") == [
+        ("Lidl", "organisation"),
+        ("Oxfam", "organisation"),
+    ]
+    # "at" alone: where one works or eats, never a person, unless one looks or is mad at them
+    assert typed("Glad Ayumi got the job at Rakuten; we had lunch at Nobu.") == [
+        ("Ayumi", "person"),
+        ("Rakuten", "organisation"),
+        ("Nobu", "organisation"),
+    ]
+    assert typed("I was mad at Tobi, so I laughed at Bruno and smiled at Deepika.") == [
+        ("Tobi", "person"),
+        ("Bruno", "person"),
+        ("Deepika", "person"),
     ]
 
 

@@ -27,17 +27,22 @@ keep their own kind. Cues, the first that holds deciding:
    oceans, US states, the capitals and large cities; "UK" and "USA" too, not read as
    acronyms), or "in", "from", "to",
    "near", "visit(ed)", "coast of" just before it, or "<City>, <Region>": a ``place``.
-   "at" says nothing alone (a place or an organisation); a nationality, people or faith
+   "at" alone is no place's cue (rule 8); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
 8. an organisation every reader knows (:mod:`engram.core.graph.organisations`: large
    companies and brands, universities, international bodies, football clubs), who
-   employs or is worked for ("working for Shell", "hired by", "fined by the") or
-   what it has after a possessive ("Nike's store", "Huawei's main campus"), or who
-   plays a match ("the final between Ajaccio and Bastia"): an
-   ``organisation``; an organisation's shape, checked with the words of rule 2: two
-   names joined by "&" ("Procter & Gamble", "AT&T") or an acronym of two to five
-   capitals ("IBM", "NHS");
+   employs or is worked for ("working for Shell", "hired by", "fined by the", "an
+   internship at", "an offer from", "plays for"), who heads it ("CEO of"), where one
+   shops, orders from or volunteers, what it has after a possessive ("Nike's store",
+   "Huawei's main campus"), or who plays a match ("the final between Ajaccio and
+   Bastia"): an ``organisation``, its cue read before a place's ("an offer from"); an
+   organisation's shape, checked with the words of rule 2: two names joined by "&"
+   ("Procter & Gamble", "AT&T"), an acronym of two to five capitals ("IBM", "NHS"), or a
+   name one opens ("NYU Langone"; of two capitals, before a known place only: "TU
+   Munich", not "AJ Styles"); and last, after a possessive's
+   ``person`` ("Milena's trip"), a name after "at" that is no known given name ("the
+   job at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry at it;
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue;
 10. none of these: a ``person`` when the name has a person's shape (one to three words
@@ -60,6 +65,7 @@ from collections.abc import Sequence
 
 from engram.core.graph import given_names, organisations, peoples, places
 from engram.core.graph.extraction import HOLDINGS, Mention
+from engram.core.graph.names import normalise
 from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES
 from engram.core.graph.relations import Stated
 
@@ -74,6 +80,17 @@ ORGANISATION_WORDS = frozenset(
     association society agency studio studios records airlines airways motors industries
     technologies systems solutions partners ventures capital church council ministry
     department fc team network media press gallery museum charity league""".split()
+)
+# More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
+# Washington Post", "Labour Party"), which in a question ask for something else ("what
+# games", "which party"): names only (engram.core.asked reads the words above).
+_NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
+    """holdings brewery pharma pharmaceuticals energy telecom insurance logistics
+    consulting software games entertainment productions publishing publishers brothers
+    bros trust federation commission authority committee party orchestra choir collective
+    cooperative polytechnic conservatory observatory fund guild army navy police embassy
+    consulate parliament times post herald tribune journal gazette news radio magazine
+    healthcare analytics robotics electronics enterprises""".split()
 )
 PLACE_WORDS = frozenset(
     """street st road rd avenue ave boulevard lane square park lake river mountain
@@ -141,10 +158,27 @@ _HOLDS = re.compile(
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
 _AFTER_THE = re.compile(r"\bthe\s+$")
-# Who employs, hires or is worked for: "working for Shell", "hired by", "fined by".
+# Who employs, hires or is worked for: "working for Shell", "hired by", "fined by", "an
+# internship at", "an offer from", "plays for"; who founded or heads one ("CEO of");
+# where one shops, orders from or volunteers.
 _BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:for|with)|(?:hired|employed|fined|sponsored"
-    r"|owned|acquired)\s+by(?:\s+the)?|joined|(?:match|game|final|derby|fixture)\s+between)\s+$",
+    r"|owned|acquired)\s+by(?:\s+the)?|joined|(?:match|game|final|derby|fixture)\s+between"
+    r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
+    r"\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
+    r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
+    r"|(?:shop|shops|shopped|shopping)\s+at|(?:ordered|orders|ordering)\s+from"
+    r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for))\s+$",
+    re.IGNORECASE,
+)
+# "at" before a name no other cue types: where one works, studies or eats, more often
+# than a place (a known place or a place's word decides before it) and never a person,
+# unless one looks, laughs or is angry at them.
+_AT = re.compile(
+    r"(?<!\blook )(?<!\blooked )(?<!\blooking )(?<!\blaughed )(?<!\blaughing )"
+    r"(?<!\bsmiled )(?<!\bsmiling )(?<!\bwaved )(?<!\bstared )(?<!\bstaring )"
+    r"(?<!\byelled )(?<!\bshouted )(?<!\bmad )(?<!\bangry )(?<!\bupset )(?<!\bpointed )"
+    r"(?<!\bgrinned )(?<!\bglared )(?<!\bwinked )(?<!\bsnapped )\bat\s+$",
     re.IGNORECASE,
 )
 _LOOK_BACK = 16  # characters read before a mention for a cue
@@ -231,12 +265,15 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return GROUP
     if mention.name in LANGUAGES:
         return None
-    if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
-        return PLACE
+    # an organisation's cue first: it holds a place's ("an offer from", "applied to")
     if _BEFORE_ORGANISATION.search(before) or _HOLDS.match(text, mention.end):
         return ORGANISATION
+    if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
+        return PLACE
     if _POSSESSIVE.match(text, mention.end) and len(mention.name.split()) <= 2:
-        return PERSON  # "Milena's trip": the weakest cue, last
+        return PERSON  # "Milena's trip": among the weakest cues, last but one
+    if _AT.search(before) and first.casefold() not in given_names.GIVEN:
+        return ORGANISATION  # "the job at Rakuten", "chef at Casa de los Abuelos"
     return None
 
 
@@ -247,7 +284,7 @@ def _by_words(name: str) -> str | None:
     if len(words) < 2:
         return None
     for word in reversed(words):
-        if word in ORGANISATION_WORDS:
+        if word in _NAMING_ORGANISATIONS:
             return ORGANISATION
         if word in PLACE_WORDS:
             return PLACE
@@ -256,11 +293,17 @@ def _by_words(name: str) -> str | None:
 
 def _by_shape(surface: str) -> str | None:
     """An organisation's shape: two names joined by "&" ("Johnson & Johnson", "AT&T"),
-    or an acronym of two to five capitals ("IBM", "NHS")."""
+    an acronym of two to five capitals ("IBM", "NHS"), or a name such an acronym opens
+    ("NYU Langone", "PSV Eindhoven"); of two capitals only before a place every reader
+    knows ("TU Munich"), as a person's initials open a name too ("AJ Styles")."""
     if "&" in surface and not surface.islower():
         return ORGANISATION
     if _ACRONYM.fullmatch(surface):
         return ORGANISATION
+    first, _, rest = surface.partition(" ")
+    opens = bool(rest) and _ACRONYM.fullmatch(first) is not None
+    if opens and first.casefold() not in places.KNOWN:
+        return ORGANISATION if len(first) > 2 or normalise(rest) in places.KNOWN else None
     return None
 
 

@@ -390,11 +390,14 @@ class Reading:
 
     def _close(self, i: int, known: Mapping[str, str]) -> int:
         """The last word of the capitalised run opened at ``i``: capitalised words, with
-        connectors ("of the") between two of them, not past a known name's possessive."""
+        connectors ("of the") between two of them, not past a known name's possessive,
+        nor past "of" after a person's title ("Prof. Li Na of Fudan University": a
+        person, then where she is)."""
         words, last = self._words, i
+        titled = i > 0 and words[i - 1].folded in _PERSON_TITLES and words[i].joined
         j = i + 1
         while j < len(words) and j - i < MAX_NAME_WORDS and words[j].joined:
-            if j in self._holidays:
+            if j in self._holidays or (titled and self._of(j)):
                 break
             if words[last].possessive and self._keys.get((last, last)) in known:
                 break
@@ -404,6 +407,10 @@ class Reading:
                 break
             j += 1
         return last
+
+    def _of(self, j: int) -> bool:
+        """Whether "of" joins the word at ``j`` to the one before it."""
+        return "of" in self._text[self._words[j - 1].end : self._words[j].start].split()
 
 
 def _with(mention: Mention, entity: str) -> Mention:
@@ -460,6 +467,8 @@ _LOWER = re.compile(r"(?<![\w@#/.'\u2019-])[^\W\d_A-Z]+(?=['\u2019]s\b|(?![\w@'\
 # reader knows by a name that is no English word, where a preposition or a verb of going
 # says one comes ("landed in cebu", "back from lisbon", "at ucla"). Elsewhere such a word
 # is often part of a longer name in lowercase ("the lisbon rowing club").
+# A person's titles, after which a run's "of" says where they are, not a longer name.
+_PERSON_TITLES = frozenset("mr mrs ms mx dr doc prof professor".split())
 _KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | given_names.GIVEN
 IN_LOWERCASE = given_names.GIVEN | places.IN_LOWERCASE | organisations.IN_LOWERCASE
 _COMES = re.compile(

@@ -175,6 +175,10 @@ def test_of_after_a_titled_person_says_where_they_are() -> None:
     ]
 
 
+def test_an_ordinary_acronym_in_mixed_case_is_no_name() -> None:
+    assert names("Doing my PhD with Ana, on my iPhone.") == ["Ana", "iPhone"]
+
+
 def test_a_known_function_word_is_a_name_inside_a_sentence_only() -> None:
     known = {"will": "e-will"}
     assert names("Will you come?", known) == []

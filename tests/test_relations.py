@@ -50,6 +50,18 @@ def typed(text: str, speaker: str | None = None) -> list[tuple[str, str | None]]
         ("Ana's sister, Maria, called.", ("Maria", "sister_of", "Ana", None)),
         ("Ana's mom Rita called.", ("Rita", "mother_of", "Ana", None)),
         ("I met Ana with her cousin Rui.", ("Rui", "cousin_of", "Ana", None)),
+        # a student's year or kind, and a kin word addressing the object
+        (
+            "Ana is a third-year student at Lumen University.",
+            ("Ana", "studies_at", "Lumen University", None),
+        ),
+        (
+            "Ana is a PhD student at Lumen University.",
+            ("Ana", "studies_at", "Lumen University", None),
+        ),
+        ("Aunt Ana married Uncle Luis in 1989.", ("Ana", "married_to", "Luis", "1989")),
+        # where what an organisation has is
+        ("Huawei's main campus is in Shenzhen.", ("Huawei", "located_in", "Shenzhen", None)),
     ],
 )
 def test_each_pattern_reads_its_relation(text: str, relation: tuple[str, ...]) -> None:
@@ -215,6 +227,8 @@ def test_a_place_in_a_region_and_subjects_listed_together() -> None:
         "I met Ana in Oslo and moved to Bergen.",  # no relation before: whose move is unsaid
         "Ana visited Lima and wants to move to Oslo.",
         "Ana drove from Lima to Oslo.",
+        "Ana is not a student at Lumen University.",
+        "Ana's office is in Lisbon.",  # a person's office: no place of hers
     ],
 )
 def test_no_relation_without_a_clear_pattern(text: str) -> None:
@@ -319,6 +333,15 @@ def test_an_organisation_by_its_shape_what_it_has_and_who_it_employs() -> None:
         ("Nike", "organisation"),  # what it has
         ("Ana", "person"),
         ("Shell", "organisation"),  # who works for it
+    ]
+
+
+def test_what_an_organisation_has_types_it_before_the_relation_it_states() -> None:
+    assert typed("Huawei's main campus is in Shenzhen. Ana's office is in Lisbon.") == [
+        ("Huawei", "organisation"),  # not the place a located_in's source would be
+        ("Shenzhen", "place"),
+        ("Ana", "person"),  # a given name every reader knows has an office of her own
+        ("Lisbon", "place"),
     ]
 
 

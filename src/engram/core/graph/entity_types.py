@@ -248,6 +248,9 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     )
     if named is not None:
         return named
+    given_first = mention.name.split()[0] in given_names.GIVEN
+    if _HOLDS.match(text, mention.end) and not given_first:
+        return ORGANISATION  # before its relations: "Huawei's campus is in" locates it
     if related is not None:
         return related
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
@@ -266,13 +269,13 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if mention.name in LANGUAGES:
         return None
     # an organisation's cue first: it holds a place's ("an offer from", "applied to")
-    if _BEFORE_ORGANISATION.search(before) or _HOLDS.match(text, mention.end):
+    if _BEFORE_ORGANISATION.search(before):
         return ORGANISATION
     if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
         return PLACE
     if _POSSESSIVE.match(text, mention.end) and len(mention.name.split()) <= 2:
         return PERSON  # "Milena's trip": among the weakest cues, last but one
-    if _AT.search(before) and first.casefold() not in given_names.GIVEN:
+    if _AT.search(before) and not given_first:
         return ORGANISATION  # "the job at Rakuten", "chef at Casa de los Abuelos"
     return None
 

@@ -66,6 +66,7 @@ from typing import Literal
 from engram.core.graph import given_names, names, organisations, places
 from engram.core.graph.ordinary import (
     ABBREVIATIONS,
+    ACRONYMS,
     CONNECTORS,
     FUNCTION,
     HOLIDAYS,
@@ -626,7 +627,9 @@ def _traits(token: str) -> tuple[str, bool, bool, bool, bool]:
     stem = folded[:-2] if folded.endswith("'s") else folded  # "gina's", and "it's"
     possessive = stem != folded and stem not in NOT_NAMES
     plural = token[-1:] == "s" and token[:-1].isupper() and folded[:-1] in NOT_NAMES  # "DIYs"
-    mixed = not plural and not token[1:].islower() and not token.isupper()  # "GoT", "iPhone"
+    # "GoT", "iPhone": a brand's mixed case, unless an ordinary acronym is written so ("PhD")
+    mixed = not plural and not token[1:].islower() and not token.isupper()
+    mixed = mixed and stem not in ACRONYMS
     ordinary = not mixed and (stem in NOT_NAMES or plural or bool(_CONTRACTION.search(folded)))
     capital = token[0].isupper() or (token[0].islower() and not token.islower())
     abbreviation = len(token) == 1 or stem in ABBREVIATIONS or bool(_INITIALISM.fullmatch(stem))

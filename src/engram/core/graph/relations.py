@@ -10,16 +10,21 @@ no relation. The types, source first:
   after it, as after "was born in" or "moved to", is the subject's too), ``works_for``
   ("works at", "works for", "is employed by", "got a job at", "is a nurse at", "has been
   the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at",
-  "graduated from"), ``moved_to`` ("moved to", "moved back to"; not "is moving to"),
-  ``born_in`` ("was born in"), ``from`` ("is from", "comes from", "grew up in"),
-  ``located_in`` ("is based in", "is located in", "has its headquarters in"; and "in
-  Porto, Portugal": the first place in the second), ``married_to`` ("is married to",
+  "is a third-year student at", "graduated from"), ``moved_to`` ("moved to", "moved back
+  to"; not "is moving to"), ``born_in`` ("was born in"), ``from`` ("is from", "comes
+  from", "grew up in"),
+  ``located_in`` ("is based in", "is located in", "has its headquarters in", "Huawei's
+  main campus is in", unless a given name every reader knows has it: "Ana's office";
+  and "in Porto, Portugal": the first place in the second), ``married_to`` ("is married to",
   "married", "Ana and Luis got married"), ``friend_of`` ("is a friend of", "is friends
   with", "became friends with", "Ana and Luis have been friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
   role is the type's first part, in its plain form (:data:`ROLES`: "mom" is ``mother``).
+
+A title or a kin word addressing the object after the verb is not in its way ("married
+Uncle Segun", "works for Dr. Lee").
 
 Subjects listed with "and" share the relation ("Ana and Luis live in Oslo", "Ana and her
 partner Luis live in Oslo": two). A clause that goes on after a relation's object keeps
@@ -59,7 +64,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from engram.core.graph.extraction import Mention
+from engram.core.graph import given_names
+from engram.core.graph.extraction import HOLDINGS, Mention
 from engram.core.graph.ordinary import KIN
 
 # A kin word's plain form, as a family relation's type says it: "brother_of".
@@ -85,11 +91,14 @@ ROLES = {
     "parents": "parent",
 }
 
+# Kin a name is addressed by after a verb: "married Uncle Segun", "lives with Auntie Rosa".
+_ADDRESSED = "uncle|aunt|auntie|grandma|grandpa|granny|cousin"
 _ADVERB = r"(?:(?:now|still|currently|recently|just|also|finally|already|actually|both)\s+)?"
 _HAS = r"(?:(?:has|have|had)\s+(?:been\s+)?)?"
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("studies_at", r"(?:studies|study|studied|is studying|are studying|(?:is|was|are|were)"
-     r" (?:a )?students?|enrolled|graduated) (?:at|from)"),
+     r" (?:an? )?(?:(?!not |never |no )[a-z]+(?:-[a-z]+)? )?students?|enrolled|graduated)"
+     r" (?:at|from)"),
     ("works_for", r"(?:works|work|worked|working|is working|are working) (?:at|for)"
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
@@ -111,7 +120,9 @@ _SAID = (
     + _HAS
     + r"(?:"
     + "|".join(f"(?P<{name}>{pattern})" for name, pattern in _PATTERNS)
-    + r")\s+(?:the\s+)?(?:(?:dr|mr|mrs|ms|prof|professor)\.?\s+)?"
+    + r")\s+(?:the\s+)?(?:(?:dr|mr|mrs|ms|prof|professor|"
+    + _ADDRESSED
+    + r")\.?\s+)?"
 )
 _BETWEEN = re.compile(r"(?:,?\s+|\s*[\u2013\u2014]\s*)" + _SAID, re.IGNORECASE)
 # "Ana moved to Oslo in 2019 and works for Lumen", "grew up in Lima but has lived in Oslo
@@ -138,6 +149,14 @@ _APPOSITION = re.compile(r",\s+(?:an?|the|my|our|his|her|their)\s+[^,.!?;:]{1,48
 # "Acme hired Ana": the one hired works for the one hiring.
 _HIRED = re.compile(
     r"\s+(?:just\s+|recently\s+)?(?:hired|employs|employed|recruited)\s+", re.IGNORECASE
+)
+# "Huawei's main campus is in Shenzhen": where what an organisation has is, it is (a
+# given name every reader knows has an office or a shop of their own).
+_HELD_IN = re.compile(
+    r"['\u2019]s\s+(?:(?:main|new|flagship|first)\s+)?(?:"
+    + "|".join(sorted(HOLDINGS))
+    + r")\s+(?:is|was|are|were)\s+(?:(?:located|based)\s+)?in\s+",
+    re.IGNORECASE,
 )
 # "Ana moved from Lima to Oslo": the place after "to".
 _MOVED_FROM = re.compile(r"\s+(?:moved|relocated)\s+(?:back\s+)?from\s+", re.IGNORECASE)
@@ -286,6 +305,8 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             yield subject, kind, i + 1, mentions[subject].start
         elif _HIRED.fullmatch(gap):
             yield i + 1, "works_for", i, a.start
+        elif _HELD_IN.fullmatch(gap) and a.name.split()[0] not in given_names.GIVEN:
+            yield i, "located_in", i + 1, a.start  # not a person's: "Ana's office is in"
         elif i and _TO.fullmatch(gap) and _MOVED_FROM.fullmatch(text, mentions[i - 1].end, a.start):
             movers = list(_subjects(text, mentions, i - 1))
             for subject in movers:

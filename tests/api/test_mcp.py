@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -368,6 +369,42 @@ def test_a_person_s_tools_say_a_forget_is_for_good(http: TestClient) -> None:
     agents = said(f"/mcp?agent={agent}", SERVICE_HEADERS)
     for name in ("memory_delete", "memory_merge"):
         assert "for good" in theirs[name] and "for good" not in agents[name], name
+
+
+# A fresh interpreter: whether the service loaded the SDK, before and after /mcp is asked.
+_LOADS_ON_ASKING = """
+import asyncio, hashlib, json, sys
+import httpx, engram
+from engram.api import create_app
+from engram.settings import Settings
+
+INITIALIZE = json.loads(sys.argv[2])
+LOADED = "mcp.server.streamable_http_manager"
+token = hashlib.sha256(b"t").hexdigest()
+settings = Settings(db_path=sys.argv[1], service_token_hashes=(token,))
+memory = engram.open(sys.argv[1], embedder=engram.HashingEmbedder(8))
+app = create_app(settings, memory_store=memory)
+headers = {"Authorization": "Bearer t", "Accept": "application/json, text/event-stream"}
+
+async def main():
+    async with app.router.lifespan_context(app):
+        carrier = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=carrier, base_url="http://e") as http:
+            print((await http.get("/healthz")).status_code, LOADED in sys.modules)
+            agent = (await http.post("/agents", json={"name": "a"}, headers=headers)).json()
+            ask = lambda: http.post(f"/mcp?agent={agent['id']}", json=INITIALIZE, headers=headers)
+            answers = await asyncio.gather(ask(), ask(), ask())  # the first three at once
+            print([int(a.status_code) for a in answers], LOADED in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_the_sdk_is_loaded_by_the_first_mcp_request_not_by_the_start(tmp_path: Path) -> None:
+    script = [sys.executable, "-c", _LOADS_ON_ASKING, str(tmp_path / "e.db")]
+    done = subprocess.run([*script, json.dumps(INITIALIZE)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["200 False", "[200, 200, 200] True"]
 
 
 def test_mcp_answers_inside_a_real_engram_serve(tmp_path: Path) -> None:

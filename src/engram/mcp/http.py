@@ -14,8 +14,10 @@ request stands alone (the SDK's stateless mode, JSON answers): a scope is bound 
 token, not to a session. So only POST is served: there is no stream for the server to
 speak first on (GET) and no session to end (DELETE).
 
-The SDK is imported only once the service starts (it takes about a second): a service
-without the ``[mcp]`` extra answers ``/mcp`` with 501.
+The SDK is imported by the first ``/mcp`` request, on a worker thread, not when the
+service starts (it takes about a second of CPU, a third of a start): a service that is
+never asked over MCP never loads it. A service without the ``[mcp]`` extra answers
+``/mcp`` with 501.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.abc
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -64,23 +67,54 @@ def mount(app: Starlette) -> None:
 
 @asynccontextmanager
 async def serving(app: Starlette) -> AsyncIterator[None]:
-    """Runs the SDK's session manager for as long as the service runs (its task group
-    must live in the lifespan); without the SDK, nothing."""
+    """Holds, for as long as the service runs, the task group the SDK's session manager
+    will run in once the first ``/mcp`` request starts it (:class:`Server`); without the
+    SDK, nothing."""
     if importlib.util.find_spec("mcp") is None:
         yield
         return
+    async with anyio.create_task_group() as group:
+        app.state.mcp = Server(group)
+        try:
+            yield
+        finally:
+            app.state.mcp = None
+            group.cancel_scope.cancel()
+
+
+class Server:
+    """The SDK's session manager, loaded and started by the first request that needs it,
+    in the lifespan's task group (the manager's own task group must outlive requests)."""
+
+    def __init__(self, group: anyio.abc.TaskGroup) -> None:
+        self._group = group
+        self._lock = anyio.Lock()
+        self._handle: Any = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._handle is None:
+            async with self._lock:  # one load, whichever request comes first
+                if self._handle is None:
+                    self._handle = await self._group.start(self._run)
+        await self._handle(scope, receive, send)
+
+    @staticmethod
+    async def _run(*, task_status: anyio.abc.TaskStatus[Any]) -> None:
+        manager = await anyio.to_thread.run_sync(_manager)  # imports: off the event loop
+        async with manager.run():
+            task_status.started(manager.handle_request)
+            await anyio.sleep_forever()
+
+
+def _manager() -> Any:
+    """The SDK's stateless session manager over engram's MCP server, each request's tools
+    read from what :class:`Gate` decided for it."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from engram.mcp import server
 
     built = server.build(lambda request: list(request.scope["state"][TOOLS]))
-    manager = StreamableHTTPSessionManager(app=built, json_response=True, stateless=True)
-    async with manager.run():
-        app.state.mcp = manager.handle_request
-        try:
-            yield
-        finally:
-            app.state.mcp = None
+    return StreamableHTTPSessionManager(app=built, json_response=True, stateless=True)
 
 
 def resolve(app: Starlette, request: Request) -> list[tools.Tool]:

@@ -142,23 +142,25 @@ def test_a_second_extract_reads_nothing(mem: Memory, endpoint: ChatEndpoint) -> 
 def test_what_the_words_do_not_hold_is_dropped_and_counted(
     mem: Memory, endpoint: ChatEndpoint, target: Target
 ) -> None:
-    text = "Ana baked banana bread with Bo in Lisbon."
+    # the rules leave "Eli" out (a sentence's first word that no list holds), so the
+    # model's naming is what adds it
+    text = "Eli baked banana bread with Bo in Lisbon."
     endpoint.answers[text] = {
         "entities": [
-            {"name": "Ana", "type": "person"},
+            {"name": "Eli", "type": "person"},
             {"name": "Ban"},  # only inside a word
             {"name": "Paris", "type": "place"},  # nowhere
             {"name": " ", "type": None},  # nothing
-            {"name": "ana", "type": "robot"},  # named twice: the first naming stays
+            {"name": "eli", "type": "robot"},  # named twice: the first naming stays
         ],
         "relations": [
-            {"source": "Ana", "target": "Paris", "type": "visited"},  # an end not kept
-            {"source": "Ana", "target": "Bo", "type": "friend_of", "valid_at": "2021-05-01"},
-            {"source": "Ana", "target": "Lisbon", "type": "lives_in", "valid_at": "yesterday"},
-            {"source": "Ana", "target": "Ana", "type": "is"},  # a self-loop
-            {"source": "Ana", "target": "Bo", "type": "  "},  # no type
-            {"source": "Ana", "target": "Cy", "type": "knows"},  # known, not in the text
-            {"source": "ana", "target": "bo", "type": "friend_of"},  # the same again
+            {"source": "Eli", "target": "Paris", "type": "visited"},  # an end not kept
+            {"source": "Eli", "target": "Bo", "type": "friend_of", "valid_at": "2021-05-01"},
+            {"source": "Eli", "target": "Lisbon", "type": "lives_in", "valid_at": "yesterday"},
+            {"source": "Eli", "target": "Eli", "type": "is"},  # a self-loop
+            {"source": "Eli", "target": "Bo", "type": "  "},  # no type
+            {"source": "Eli", "target": "Cy", "type": "knows"},  # known, not in the text
+            {"source": "eli", "target": "bo", "type": "friend_of"},  # the same again
         ],
     }
     mem.graph.upsert_entity(REF, "Cy", type="person")
@@ -175,12 +177,12 @@ def test_what_the_words_do_not_hold_is_dropped_and_counted(
         relations_dropped=4,
         times_dropped=2,
     )
-    assert mem.graph.entity(REF, "Ana").type == "person"
+    assert mem.graph.entity(REF, "Eli").type == "person"
     assert ("paris", "extracted") not in _entities(target)
     assert ("ban", "extracted") not in _entities(target)
     assert _relations(mem) == {
-        ("Ana", "friend_of", "Bo", "extracted", (fact.id,)),
-        ("Ana", "lives_in", "Lisbon", "extracted", (fact.id,)),
+        ("Eli", "friend_of", "Bo", "extracted", (fact.id,)),
+        ("Eli", "lives_in", "Lisbon", "extracted", (fact.id,)),
     }
     assert all(r.valid_at is None for r in mem.graph.relations(REF))
 

@@ -253,6 +253,12 @@ def test_a_persons_particles_do_not_count_against_a_persons_shape() -> None:
     # "of" and "the" are no person's: a work or a place with no cue stays untyped
     assert typed("I love Lord of the Rings so much.") == [("Lord of the Rings", None)]
     assert typed("I read Pride of Baghdad twice.") == [("Pride of Baghdad", None)]
+    # after "the", capitalised or not, no person: a river, a band, a title
+    assert typed("The Amazon floods near Manaus. The Beatles played.") == [
+        ("Amazon", None),
+        ("Manaus", "place"),
+        ("Beatles", None),
+    ]
 
 
 def test_types_from_context() -> None:

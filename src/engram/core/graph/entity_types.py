@@ -157,7 +157,7 @@ _HOLDS = re.compile(
     r"['\u2019]s\s+(?:(?:main|new|flagship)\s+)?(?:" + "|".join(sorted(HOLDINGS)) + r")\b"
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
-_AFTER_THE = re.compile(r"\bthe\s+$")
+_AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
 # Who employs, hires or is worked for: "working for Shell", "hired by", "fined by", "an
 # internship at", "an offer from", "plays for"; who founded or heads one ("CEO of");
 # where one shops, orders from or volunteers.

@@ -342,6 +342,20 @@ def test_an_organisation_by_its_shape_what_it_has_and_who_it_employs() -> None:
     ]
 
 
+def test_a_place_before_a_known_one_and_a_given_name_in_a_list() -> None:
+    assert typed("We loved Springfield, Illinois.") == [
+        ("Springfield", "place"),  # before a place every reader knows, with no cue
+        ("Illinois", "place"),
+    ]
+    # a given name every reader knows takes no type from a listed neighbour
+    assert typed("Met Deepika, Lisbon was lovely. Ref: Naveen Kumar, Infosys.") == [
+        ("Deepika", "person"),
+        ("Lisbon", "place"),
+        ("Naveen Kumar", "person"),
+        ("Infosys", "organisation"),
+    ]
+
+
 def test_what_an_organisation_has_types_it_before_the_relation_it_states() -> None:
     assert typed("Huawei's main campus is in Shenzhen. Ana's office is in Lisbon.") == [
         ("Huawei", "organisation"),  # not the place a located_in's source would be

@@ -198,7 +198,8 @@ def types(
 
 def _share_in_lists(text: str, mentions: Sequence[Mention], found: list[str | None]) -> None:
     """Names listed together ("IBM and SAP", "Procter & Gamble and Unilever") are of one
-    type: one with no cue takes the type of a listed neighbour that has one."""
+    type: one with no cue takes the type of a listed neighbour that has one, unless it
+    opens with a given name every reader knows."""
     for _ in range(2):  # a list of three passes a type two steps
         for n in range(len(mentions) - 1):
             a, b = mentions[n], mentions[n + 1]
@@ -206,10 +207,16 @@ def _share_in_lists(text: str, mentions: Sequence[Mention], found: list[str | No
                 continue
             if not _LISTED.fullmatch(text[a.end : b.start]):
                 continue
-            if found[n] is None and found[n + 1] is not None:
+            if found[n] is None and found[n + 1] is not None and not _given(a):
                 found[n] = found[n + 1]
-            elif found[n + 1] is None and found[n] is not None:
+            elif found[n + 1] is None and found[n] is not None and not _given(b):
                 found[n + 1] = found[n]
+
+
+def _given(mention: Mention) -> bool:
+    """Whether the name opens with a given name every reader knows: a person's name
+    listed beside a place or a company is still a person's ("Naveen Kumar, Infosys")."""
+    return mention.name.split()[0] in given_names.GIVEN
 
 
 def _default(text: str, mention: Mention, kind: str | None) -> str | None:
@@ -248,7 +255,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     )
     if named is not None:
         return named
-    given_first = mention.name.split()[0] in given_names.GIVEN
+    given_first = _given(mention)
     if _HOLDS.match(text, mention.end) and not given_first:
         return ORGANISATION  # before its relations: "Huawei's campus is in" locates it
     if related is not None:
@@ -273,6 +280,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return ORGANISATION
     if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
         return PLACE
+    if not given_first and _before_region(text, mentions, n):
+        return PLACE  # "Springfield, Illinois", "Teatro Colón, Buenos Aires"
     if _POSSESSIVE.match(text, mention.end) and len(mention.name.split()) <= 2:
         return PERSON  # "Milena's trip": among the weakest cues, last but one
     if _AT.search(before) and not given_first:
@@ -334,6 +343,13 @@ def _in_region(text: str, mentions: Sequence[Mention], n: int) -> bool:
         return False
     start = mentions[n - 1].start
     return bool(_BEFORE_PLACE.search(text[max(0, start - _LOOK_BACK) : start]))
+
+
+def _before_region(text: str, mentions: Sequence[Mention], n: int) -> bool:
+    """``"<Place>, <a place every reader knows>"``: the first, with no cue before it."""
+    if n + 1 >= len(mentions) or mentions[n + 1].name not in places.KNOWN:
+        return False
+    return _REGION.fullmatch(text[mentions[n].end : mentions[n + 1].start]) is not None
 
 
 def most_frequent(found: Sequence[str | None]) -> str | None:

@@ -394,9 +394,10 @@ def test_who_employs_hires_or_is_headed_is_an_organisation() -> None:
         ("Hearts", "organisation"),
         ("Brightwave", "organisation"),
     ]
-    assert typed("We shop at Lidl and volunteered with Oxfam.") == [
-        ("Lidl", "organisation"),
-        ("Oxfam", "organisation"),
+    assert typed("We shop at Kaufwelt; Ana is volunteering with Brightpath.") == [
+        ("Kaufwelt", "organisation"),
+        ("Ana", "person"),
+        ("Brightpath", "organisation"),  # a cue longer than a place's look-back
     ]
     # "at" alone: where one works or eats, never a person, unless one looks or is mad at them
     assert typed("Glad Ayumi got the job at Rakuten; we had lunch at Nobu.") == [

@@ -275,8 +275,9 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return GROUP
     if mention.name in LANGUAGES:
         return None
-    # an organisation's cue first: it holds a place's ("an offer from", "applied to")
-    if _BEFORE_ORGANISATION.search(before):
+    # an organisation's cue first: it holds a place's ("an offer from", "applied to"),
+    # read further back, as its cues are longer ("volunteering with")
+    if _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start):
         return ORGANISATION
     if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
         return PLACE

@@ -464,13 +464,14 @@ _EDGES = ".,!?;:()[]{}\"'\u201c\u201d*_~<>\u2026-"  # around a word split at spa
 _LOWER = re.compile(r"(?<![\w@#/.'\u2019-])[^\W\d_A-Z]+(?=['\u2019]s\b|(?![\w@'\u2019-]))")
 
 
+# A person's titles, after which a run's "of" says where they are, not a longer name.
+_PERSON_TITLES = frozenset("mr mrs ms mx dr doc prof professor".split())
+# The words that open a sentence as a name with no cue: what every reader knows (rule 4).
+_KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | given_names.GIVEN
 # The names read in lowercase: given names anywhere; the places and organisations every
 # reader knows by a name that is no English word, where a preposition or a verb of going
 # says one comes ("landed in cebu", "back from lisbon", "at ucla"). Elsewhere such a word
 # is often part of a longer name in lowercase ("the lisbon rowing club").
-# A person's titles, after which a run's "of" says where they are, not a longer name.
-_PERSON_TITLES = frozenset("mr mrs ms mx dr doc prof professor".split())
-_KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | given_names.GIVEN
 IN_LOWERCASE = given_names.GIVEN | places.IN_LOWERCASE | organisations.IN_LOWERCASE
 _COMES = re.compile(
     r"\b(?:in|from|to|at|near|for|into|via|through|around|across|visit|visits|visited"

@@ -12,12 +12,12 @@ no relation. The types, source first:
   the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at",
   "is a third-year student at", "graduated from"), ``moved_to`` ("moved to", "moved back
   to"; not "is moving to"), ``born_in`` ("was born in"), ``from`` ("is from", "comes
-  from", "grew up in"),
-  ``located_in`` ("is based in", "is located in", "has its headquarters in", "Huawei's
-  main campus is in", unless a given name every reader knows has it: "Ana's office";
-  and "in Porto, Portugal": the first place in the second), ``married_to`` ("is married to",
-  "married", "Ana and Luis got married"), ``friend_of`` ("is a friend of", "is friends
-  with", "became friends with", "Ana and Luis have been friends", "Ana's friend Luis");
+  from", "grew up in"), ``located_in`` ("is based in", "is located in", "has its
+  headquarters in", "Huawei's main campus is in", unless a given name every reader knows
+  has it: "Ana's office"; and "in Porto, Portugal": the first place in the second),
+  ``married_to`` ("is married to", "married", "Ana and Luis got married"), ``friend_of``
+  ("is a friend of", "is friends with", "became friends with", "Ana and Luis have been
+  friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
@@ -91,7 +91,7 @@ ROLES = {
     "parents": "parent",
 }
 
-# Kin a name is addressed by after a verb: "married Uncle Segun", "lives with Auntie Rosa".
+# Kin a name is addressed by after a verb: "married Uncle Segun", "works for Auntie Rosa".
 _ADDRESSED = "uncle|aunt|auntie|grandma|grandpa|granny|cousin"
 _ADVERB = r"(?:(?:now|still|currently|recently|just|also|finally|already|actually|both)\s+)?"
 _HAS = r"(?:(?:has|have|had)\s+(?:been\s+)?)?"

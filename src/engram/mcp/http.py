@@ -68,13 +68,13 @@ def mount(app: Starlette) -> None:
 @asynccontextmanager
 async def serving(app: Starlette) -> AsyncIterator[None]:
     """Holds, for as long as the service runs, the task group the SDK's session manager
-    will run in once the first ``/mcp`` request starts it (:class:`Server`); without the
+    will run in once the first ``/mcp`` request starts it (:class:`Manager`); without the
     SDK, nothing."""
     if importlib.util.find_spec("mcp") is None:
         yield
         return
     async with anyio.create_task_group() as group:
-        app.state.mcp = Server(group)
+        app.state.mcp = Manager(group)
         try:
             yield
         finally:
@@ -82,7 +82,7 @@ async def serving(app: Starlette) -> AsyncIterator[None]:
             group.cancel_scope.cancel()
 
 
-class Server:
+class Manager:
     """The SDK's session manager, loaded and started by the first request that needs it,
     in the lifespan's task group (the manager's own task group must outlive requests)."""
 

@@ -412,6 +412,60 @@ def test_who_employs_hires_or_is_headed_is_an_organisation() -> None:
     ]
 
 
+def test_who_is_quit_founded_acquired_or_named_by_its_kind_is_an_organisation() -> None:
+    assert typed("She quit Brennholt and resigned from Tovar; he founded Quillmark.") == [
+        ("Brennholt", "organisation"),  # a person's shape, but one quits a job
+        ("Tovar", "organisation"),
+        ("Quillmark", "organisation"),
+    ]
+    assert typed("In May Kellam acquired Ostrava Dynamics and merged with Pellow.") == [
+        ("Kellam", "person"),  # the one acquiring is not read: people acquire too
+        ("Ostrava Dynamics", "organisation"),
+        ("Pellow", "organisation"),
+    ]
+    assert typed(
+        "My brother works in marketing for Dravo. We love Tobin's startup, Fieldnote."
+    ) == [
+        ("Dravo", "organisation"),  # the work between "works" and "for"
+        ("Tobin", "person"),
+        ("Fieldnote", "organisation"),  # named after its kind
+    ]
+    # "founded by" and "left" are no such cues: the founder is a person, one leaves places
+    assert typed("It was founded by Oyelaran. Ishaan left Brennholt.") == [
+        ("Oyelaran", "person"),
+        ("Ishaan", "person"),
+        ("Brennholt", "person"),
+    ]
+
+
+def test_a_possessive_before_who_an_organisation_has_ends_the_name() -> None:
+    assert typed("Fenwick's CEO resigned. We met Google's CFO and Kellam's founders.") == [
+        ("Fenwick", "organisation"),  # a sentence's first word, read by what follows
+        ("Google", "organisation"),  # not "Google's CFO"
+        ("Kellam", "organisation"),
+    ]
+    assert typed("Fenwick's HQ is in Leeds. Ana's stock price tip was wrong.") == [
+        ("Fenwick", "organisation"),
+        ("Leeds", "place"),
+        ("Ana", "person"),  # a given name every reader knows
+    ]
+    assert typed("Charlotte's Web is a classic.") == [("Charlotte's Web", "person")]
+    # where its HQ is, it is; where its CEO is, it need not be
+    text = "Fenwick's HQ is in Leeds. Kellam's CEO is in Paris."
+    assert related(text) == [("Fenwick", "located_in", "Leeds", None)]
+
+
+def test_apps_shops_and_clubs_every_reader_knows_are_organisations() -> None:
+    assert typed("She streams on Twitch and shops at Uniqlo; the Lakers lost.") == [
+        ("Twitch", "organisation"),
+        ("Uniqlo", "organisation"),
+        ("Lakers", "organisation"),
+    ]
+    # in lowercase, one that is an English word too is left to its cues
+    text = "she reached for tinder and matches; we ordered from deliveroo"
+    assert typed(text) == [("deliveroo", "organisation")]
+
+
 def test_a_place_every_reader_knows_is_a_place_without_a_cue() -> None:
     assert typed("Japan was lovely, and Zara loved Nevada and the UK.") == [
         ("Japan", "place"),  # a sentence's first word, and no cue after it

@@ -31,12 +31,16 @@ keep their own kind. Cues, the first that holds deciding:
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
 8. an organisation every reader knows (:mod:`engram.core.graph.organisations`: large
-   companies and brands, universities, international bodies, football clubs), who
-   employs or is worked for ("working for Shell", "hired by", "fined by the", "an
-   internship at", "an offer from", "plays for"), who heads it ("CEO of"), where one
-   shops, orders from or volunteers, what it has after a possessive ("Nike's store",
-   "Huawei's main campus"), or who plays a match ("the final between Ajaccio and
-   Bastia"): an ``organisation``, its cue read before a place's ("an offer from"); an
+   companies and brands, apps, shops, universities, international bodies, sports
+   clubs), who employs or is worked for ("working for Shell", "works in sales for",
+   "hired by", "fined by the", "an internship at", "an offer from", "plays for"), who is
+   quit ("quit Brennholt", "resigned from"), founded, acquired, merged with or invested
+   in, who heads it ("CEO of"), a business named after its kind ("her startup,
+   Fieldnote", "a label called Lumora"), where one shops, orders from or volunteers,
+   what or who it has after a possessive ("Nike's store", "Huawei's main campus",
+   "Fenwick's CEO", "Kellam's shareholders"), or who plays a match ("the final between
+   Ajaccio and Bastia"): an ``organisation``, its cue read before a place's ("an offer
+   from"); an
    organisation's shape, checked with the words of rule 2: two names joined by "&"
    ("Procter & Gamble", "AT&T"), an acronym of two to five capitals ("IBM", "NHS"), or a
    name one opens ("NYU Langone"; of two capitals, before a known place only: "TU
@@ -64,7 +68,7 @@ import re
 from collections.abc import Sequence
 
 from engram.core.graph import given_names, organisations, peoples, places
-from engram.core.graph.extraction import HOLDINGS, Mention
+from engram.core.graph.extraction import HOLDINGS, STAFF, Mention
 from engram.core.graph.names import normalise
 from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES
 from engram.core.graph.relations import Stated
@@ -152,18 +156,30 @@ _BEFORE_PLACE = re.compile(
 _REGION = re.compile(r",\s+")
 _POSSESSIVE = re.compile(r"['\u2019]s?\s+[a-z]")
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
-# "Nike's store", "Huawei's main campus": what an organisation has.
+# "Nike's store", "Huawei's main campus", "Fenwick's CEO": what an organisation has.
 _HOLDS = re.compile(
-    r"['\u2019]s\s+(?:(?:main|new|flagship)\s+)?(?:" + "|".join(sorted(HOLDINGS)) + r")\b"
+    r"['\u2019]s\s+(?:(?:main|new|flagship)\s+)?(?:"
+    + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
+    + r")\b",
+    re.IGNORECASE,
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
-# Who employs, hires or is worked for: "working for Shell", "hired by", "fined by", "an
-# internship at", "an offer from", "plays for"; who founded or heads one ("CEO of");
-# where one shops, orders from or volunteers.
+# Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
+# by", "fined by", "an internship at", "an offer from", "plays for"; who is quit or left
+# for good ("quit Brennholt", "resigned from"); who founded or heads one ("CEO of",
+# "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
+# "merged with", "a stake in"); a business named after its kind ("her startup,
+# Fieldnote", "a label called Lumora"); where one shops, orders from or volunteers.
 _BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:for|with)|(?:hired|employed|fined|sponsored"
     r"|owned|acquired)\s+by(?:\s+the)?|joined|(?:match|game|final|derby|fixture)\s+between"
+    r"|(?:work|works|worked|working)\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:for|at)"
+    r"|quit|quits|(?:resigned|resigns|retired|retires)\s+from|laid\s+off\s+(?:by|from)"
+    r"|(?:founded|co-founded|cofounded|founds)|(?:acquired|acquires|acquiring|bought\s+out"
+    r"|merged\s+with|merging\s+with|stake\s+in|shares\s+in|(?:invest|invests|invested"
+    r"|investing)\s+in)|(?:company|startup|start-up|firm|employer|brand|label|charity"
+    r"|nonprofit|non-profit|business)(?:,|\s+called|\s+named)"
     r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
     r"\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
     r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"

@@ -114,10 +114,30 @@ _JOIN = re.compile(
     r"[ \t]*&[ \t]*|[ \t]+(?:(?:" + "|".join(sorted(CONNECTORS)) + r")[ \t]+(?:the[ \t]+)?)*"
 )
 _CONTRACTION = re.compile(r"(?:n't|'m|'re|'ve|'ll|'d)$")
-# What an organisation has, after a possessive that opens a sentence: "Nike's store".
+# What an organisation has, after a possessive that opens a sentence: "Nike's store";
+# where one of them is, the organisation is ("Huawei's campus is in Shenzhen").
 HOLDINGS = frozenset(
-    "store stores shop shops office offices campus headquarters factory branch website".split()
+    """store stores shop shops office offices campus headquarters hq factory branch website
+    warehouse subsidiary""".split()
 )
+# Who an organisation has, and its shares' price: "Fenwick's CEO resigned", "Kellam's
+# stock price fell". No person has a founder or shareholders; where its CEO is, the
+# organisation need not be.
+STAFF = (
+    "ceo",
+    "cfo",
+    "cto",
+    "coo",
+    "founder",
+    "founders",
+    "co-founder",
+    "cofounder",
+    "employees",
+    "shareholders",
+    "stock price",
+    "share price",
+)
+_HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
 # What after a sentence's first word makes it a name unknown to the scope: a verb people
 # do with a name as its subject, "and I", or a possessive before a kin word.
 _SUBJECT = re.compile(
@@ -133,7 +153,9 @@ _SUBJECT = re.compile(
     r"[ \t]+at)\b"
     r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+"
     r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:" + "|".join(sorted(KIN)) + r")\b"
-    r"|['\u2019]s[ \t]+(?:(?:main|new|flagship)[ \t]+)?(?:" + "|".join(sorted(HOLDINGS)) + r")\b)"
+    r"|['\u2019]s[ \t]+(?:(?:main|new|flagship)[ \t]+)?(?i:"
+    + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
+    + r")\b)"
 )
 # Between a sentence's first word and a name after it, a list: "Ana and Luis", "Ana,
 # Luis and Maria".
@@ -391,17 +413,21 @@ class Reading:
 
     def _close(self, i: int, known: Mapping[str, str]) -> int:
         """The last word of the capitalised run opened at ``i``: capitalised words, with
-        connectors ("of the") between two of them, not past a known name's possessive,
-        nor past "of" after a person's title ("Prof. Li Na of Fudan University": a
-        person, then where she is)."""
+        connectors ("of the") between two of them, not past a known name's possessive nor
+        a possessive before an abbreviation of what or who an organisation has ("Fenwick's
+        CEO", "Nike's HQ"), nor past "of" after a person's title ("Prof. Li Na of Fudan
+        University": a person, then where she is)."""
         words, last = self._words, i
         titled = i > 0 and words[i - 1].folded in _PERSON_TITLES and words[i].joined
         j = i + 1
         while j < len(words) and j - i < MAX_NAME_WORDS and words[j].joined:
             if j in self._holidays or (titled and self._of(j)):
                 break
-            if words[last].possessive and self._keys.get((last, last)) in known:
-                break
+            if words[last].possessive and (
+                self._keys.get((last, last)) in known
+                or (words[j].folded in _HELD and words[j].ordinary)
+            ):
+                break  # "Ana's Mom" once Ana is known; "Fenwick's CEO", "Nike's HQ"
             if _nameable(words[j]) or (words[j].capital and words[j].folded in INSIDE_NAMES):
                 last = j
             elif not (words[j].folded in CONNECTORS or _after_of(words, j)):

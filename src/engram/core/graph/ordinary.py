@@ -108,7 +108,7 @@ KIN = _words(
 
 # Capitalised abbreviations of ordinary things.
 ACRONYMS = _words(
-    """tv diy bbq asap fyi dm pm am ps gps ceo cfo cto mba phd md rn ai ar vr pc usb faq vip
+    """tv diy bbq asap fyi dm pm am ps gps ceo cfo cto coo hq mba phd md rn ai ar vr pc usb faq vip
     rsvp hr bff tbh imo imho irl idk jk np pls plz brb ttyl gg mvp ootd tldr aka eta etc vs
     cd dvd pdf id adhd ptsd ocd rpg fps mmo r&r"""
 )

@@ -466,6 +466,34 @@ def test_apps_shops_and_clubs_every_reader_knows_are_organisations() -> None:
     assert typed(text) == [("deliveroo", "organisation")]
 
 
+def test_a_place_by_the_way_there_what_it_has_and_what_comes_of_it() -> None:
+    text = "We drove through Holloway, stopped just outside Dunmere and headed toward Ellsworth."
+    assert typed(text) == [("Holloway", "place"), ("Dunmere", "place"), ("Ellsworth", "place")]
+    text = (
+        "We walked the streets of Valdora; the town of Brackwell floods; brunch in downtown Carver."
+    )
+    assert typed(text) == [("Valdora", "place"), ("Brackwell", "place"), ("Carver", "place")]
+    assert typed("Marrowby's beaches are stunning. She works for a Kestrel-based startup.") == [
+        ("Marrowby", "place"),  # a sentence's first word, read by what follows
+        ("Kestrel", "place"),  # "-based" is no part of the name
+    ]
+    # through someone, and a tool one sends with, are no way there
+    assert typed("I got the job through Oyelaran and sent it via Brightwave.") == [
+        ("Oyelaran", "person"),
+        ("Brightwave", "person"),
+    ]
+
+
+def test_a_persons_age_beside_the_name_says_a_person() -> None:
+    assert typed("Tobi, 34, runs the bakery. Kofi is 29 years old. Ife turned 40.") == [
+        ("Tobi", "person"),  # each a sentence's first word, unknown
+        ("Kofi", "person"),
+        ("Ife", "person"),
+    ]
+    # "who" after the name says a person where "near" would say a place
+    assert typed("We sat near Brennholt, who waved.") == [("Brennholt", "person")]
+
+
 def test_a_place_every_reader_knows_is_a_place_without_a_cue() -> None:
     assert typed("Japan was lovely, and Zara loved Nevada and the UK.") == [
         ("Japan", "place"),  # a sentence's first word, and no cue after it

@@ -21,12 +21,16 @@ keep their own kind. Cues, the first that holds deciding:
    Ana"; "to" alone is a place's): a ``person``;
 5. a language's name after "speak", "learn", "in", "translate", "into" and the like
    ("learning German", "translates Korean novels"): a ``language``;
-6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"): a
+6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"), their
+   age ("Tobi, 34,", "Kofi is 29 years old", "Ife turned 40") or "who" after it: a
    ``person``;
 7. a place every reader knows (:mod:`engram.core.graph.places`: countries, continents,
    oceans, US states, the capitals and large cities; "UK" and "USA" too, not read as
    acronyms), or "in", "from", "to",
-   "near", "visit(ed)", "coast of" just before it, or "<City>, <Region>": a ``place``.
+   "near", "visit(ed)", "coast of", "outside", "toward", "throughout", "downtown", "the
+   streets (town, city, island...) of", "drove (walked, flew...) through" just before it,
+   what comes of it or what it has after it ("Kestrel-based", "Marrowby's beaches",
+   "Brackwell's mayor"), or "<City>, <Region>": a ``place``.
    "at" alone is no place's cue (rule 8); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
@@ -68,7 +72,14 @@ import re
 from collections.abc import Sequence
 
 from engram.core.graph import given_names, organisations, peoples, places
-from engram.core.graph.extraction import HOLDINGS, STAFF, Mention
+from engram.core.graph.extraction import (
+    AGED,
+    FROM_PLACE,
+    HOLDINGS,
+    PLACE_HAS,
+    STAFF,
+    Mention,
+)
 from engram.core.graph.names import normalise
 from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES
 from engram.core.graph.relations import Stated
@@ -128,7 +139,8 @@ _AFTER_PERSON = re.compile(
     r"|cried|booked|kept|spent|loves|loved|likes|liked|wants|wanted|feels|felt|plays|met"
     r"|visited|bought|cooked|baked|became|flew|drove|walked|learned|learns|translates"
     r"|hopes|hoped|knows|knew|is\s+buying|and\s+I|and\s+me|and\s+(?:his|her))\b"
-    r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b)"
+    r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b"
+    r"|,\s+who\b|" + AGED + r")"
 )
 # What is said, sent or given to someone: "send to Ritu", "talked to Ana", "married to Luis"
 # ("to" alone is a place's cue: "went to Porto").
@@ -149,9 +161,17 @@ _BEFORE_LANGUAGE = re.compile(
     re.IGNORECASE,
 )
 _BEFORE_PLACE = re.compile(
-    r"\b(?:in|from|to|near|visit|visits|visited|visiting|around|across|(?:coast|capital"
-    r"|outskirts|north|south|east|west)\s+of)\s+$",
+    r"\b(?:in|from|to|near|visit|visits|visited|visiting|around|across|outside|toward"
+    r"|towards|throughout|downtown|uptown|(?:coast|capital|outskirts|north|south|east"
+    r"|west|streets|city|town|village|island|state|province|county|suburbs|shores)\s+of"
+    r"|(?:drove|drive|driving|walked|walking|passed|passing|travelled|traveled|flew|went"
+    r"|cycled|hiked|sailed|road-tripped)\s+(?:back\s+)?through)\s+$",
     re.IGNORECASE,
+)
+# After a place's name: what comes of it ("Kestrel-based", "Lagos-born") or what it has
+# ("Marrowby's beaches", "Brackwell's mayor").
+_AFTER_PLACE = re.compile(
+    FROM_PLACE.pattern + r"|['\u2019]s\s+(?:" + "|".join(PLACE_HAS) + r")\b", re.IGNORECASE
 )
 _REGION = re.compile(r",\s+")
 _POSSESSIVE = re.compile(r"['\u2019]s?\s+[a-z]")
@@ -295,7 +315,11 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     # read further back, as its cues are longer ("volunteering with")
     if _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start):
         return ORGANISATION
-    if _BEFORE_PLACE.search(before) or _in_region(text, mentions, n):
+    if (
+        _BEFORE_PLACE.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+        or _AFTER_PLACE.match(text, mention.end)
+        or _in_region(text, mentions, n)
+    ):
         return PLACE
     if not given_first and _before_region(text, mentions, n):
         return PLACE  # "Springfield, Illinois", "Teatro Colón, Buenos Aires"

@@ -137,9 +137,36 @@ STAFF = (
     "stock price",
     "share price",
 )
+# What a place has, after its possessive: "Marrowby's beaches", "Brackwell's mayor".
+PLACE_HAS = (
+    "beaches",
+    "streets",
+    "skyline",
+    "weather",
+    "mayor",
+    "suburbs",
+    "downtown",
+    "nightlife",
+    "old town",
+    "population",
+    "harbour",
+    "harbor",
+    "coastline",
+    "museums",
+    "neighbourhoods",
+    "neighborhoods",
+)
+# A place's name with what comes of it: "a Kestrel-based startup", "Lagos-born".
+FROM_PLACE = re.compile(r"-(?:based|born|bred|raised|bound)\b", re.IGNORECASE)
+# A person's age beside their name: "Tobi, 34, runs", "Kofi is 29 years old", "Ife turned 40".
+AGED = (
+    r"(?:,[ \t]+\d{1,3},|[ \t]+(?:is|was)[ \t]+\d{1,3}[ \t]+(?:years?[ \t]+old|yo)\b"
+    r"|[ \t]+(?:turned|turns)[ \t]+\d{1,3}\b)"
+)
 _HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
 # What after a sentence's first word makes it a name unknown to the scope: a verb people
-# do with a name as its subject, "and I", or a possessive before a kin word.
+# do with a name as its subject, "and I", a possessive before a kin word or before what an
+# organisation or a place has, or a person's age.
 _SUBJECT = re.compile(
     r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|has|had|have)[ \t]+)?"
     r"(?:no[ \t]+longer[ \t]+)?"
@@ -155,7 +182,9 @@ _SUBJECT = re.compile(
     r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:" + "|".join(sorted(KIN)) + r")\b"
     r"|['\u2019]s[ \t]+(?:(?:main|new|flagship)[ \t]+)?(?i:"
     + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
-    + r")\b)"
+    + r")\b"
+    r"|['\u2019]s[ \t]+(?:" + "|".join(PLACE_HAS) + r")\b"
+    r"|" + AGED + r")"
 )
 # Between a sentence's first word and a name after it, a list: "Ana and Luis", "Ana,
 # Luis and Maria".
@@ -548,6 +577,9 @@ def _scan(text: str, scan: int, body: int, taken: list[tuple[int, int]]) -> list
         if taken and any(s <= start < e for s, e in taken):
             after, previous = max(e for s, e in taken if s <= start < e), _PLAIN
             continue
+        origin = FROM_PLACE.search(token)
+        if origin is not None and origin.start() > 0 and origin.end() == len(token):
+            token, end = token[: origin.start()], start + origin.start()  # "Kestrel-based"
         if previous is None or after <= body <= start:
             first = not _LETTER.search(text, max(after, body), start)
         else:

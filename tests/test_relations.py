@@ -252,7 +252,8 @@ def test_a_persons_particles_do_not_count_against_a_persons_shape() -> None:
     assert typed("We saw Juan de la Cruz yesterday.") == [("Juan de la Cruz", "person")]
     # "of" and "the" are no person's: a work or a place with no cue stays untyped
     assert typed("I love Lord of the Rings so much.") == [("Lord of the Rings", None)]
-    assert typed("I read Pride of Baghdad twice.") == [("Pride of Baghdad", None)]
+    assert typed("I loved Pride of Baghdad twice.") == [("Pride of Baghdad", None)]
+    assert typed("I read Pride of Baghdad twice.") == [("Pride of Baghdad", "work")]
     # after "the", capitalised or not, no person: a river, a band, a title
     assert typed("The Amazon floods near Manaus. The Beatles played.") == [
         ("Amazon", None),
@@ -492,6 +493,22 @@ def test_a_persons_age_beside_the_name_says_a_person() -> None:
     ]
     # "who" after the name says a person where "near" would say a place
     assert typed("We sat near Brennholt, who waved.") == [("Brennholt", "person")]
+
+
+def test_what_one_watches_reads_or_plays_is_a_work() -> None:
+    text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
+    assert typed(text) == [
+        ("Inception", "work"),  # a person's shape, no other cue
+        ("Project Hail Mary", "work"),
+        ("Valorant", "work"),
+    ]
+    assert typed("Just saw an episode of Severance.") == [("Severance", "work")]
+    # a given name every reader knows, a possessive, or "plays for" say otherwise
+    assert typed("She read Tobi's note, watched Ana play and plays for Hearts.") == [
+        ("Tobi", "person"),
+        ("Ana", "person"),
+        ("Hearts", "organisation"),
+    ]
 
 
 def test_a_place_every_reader_knows_is_a_place_without_a_cue() -> None:

@@ -53,7 +53,10 @@ keep their own kind. Cues, the first that holds deciding:
    job at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry at it;
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue;
-10. none of these: a ``person`` when the name has a person's shape (one to three words
+10. what one watches, streams, reads or plays ("watched Inception", "reading Project Hail
+    Mary", "plays Valorant", "an episode of Severance"), unless a given name every reader
+    knows or before a possessive: a ``work``, read before an organisation's cue;
+11. none of these: a ``person`` when the name has a person's shape (one to three words
     beside a person's particles, "Juan de la Cruz"; none an acronym, no "of" or "the",
     not after "the", not a language's name), a ``work`` when it is a
     quoted title, else None. Measured on the labelled sentences' dev split
@@ -207,6 +210,16 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for))\s+$",
     re.IGNORECASE,
 )
+# What one watches, reads, streams or plays is a work ("watched Inception", "reading
+# Middlemarch", "plays Valorant", "an episode of Severance"); not what one listens to (an
+# artist as often), and not a given name every reader knows ("watching Ana").
+_BEFORE_WORK = re.compile(
+    r"\b(?:watch|watches|watched|watching|rewatch|rewatched|rewatching|binge-watch"
+    r"|binge-watched|binge-watching|binged|binging|bingeing|stream|streams|streamed|streaming"
+    r"|read|reads|reading|reread|rereading|play|plays|played|playing|(?:an\s+episode|the"
+    r"\s+finale|season\s+\d+|a\s+copy|the\s+sequel|the\s+trailer)\s+of)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
 # "at" before a name no other cue types: where one works, studies or eats, more often
 # than a place (a known place or a place's word decides before it) and never a person,
 # unless one looks, laughs or is angry at them.
@@ -311,6 +324,12 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return GROUP
     if mention.name in LANGUAGES:
         return None
+    if (
+        not given_first
+        and _BEFORE_WORK.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+        and not _POSSESSIVE.match(text, mention.end)
+    ):
+        return WORK  # "watched Inception"; "read Tobi's note" is Tobi's
     # an organisation's cue first: it holds a place's ("an offer from", "applied to"),
     # read further back, as its cues are longer ("volunteering with")
     if _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start):

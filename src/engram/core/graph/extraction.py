@@ -123,38 +123,14 @@ HOLDINGS = frozenset(
 # Who an organisation has, and its shares' price: "Fenwick's CEO resigned", "Kellam's
 # stock price fell". No person has a founder or shareholders; where its CEO is, the
 # organisation need not be.
-STAFF = (
-    "ceo",
-    "cfo",
-    "cto",
-    "coo",
-    "founder",
-    "founders",
-    "co-founder",
-    "cofounder",
-    "employees",
-    "shareholders",
-    "stock price",
-    "share price",
+STAFF = tuple(
+    "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
+    "|share price".split("|")
 )
 # What a place has, after its possessive: "Marrowby's beaches", "Brackwell's mayor".
-PLACE_HAS = (
-    "beaches",
-    "streets",
-    "skyline",
-    "weather",
-    "mayor",
-    "suburbs",
-    "downtown",
-    "nightlife",
-    "old town",
-    "population",
-    "harbour",
-    "harbor",
-    "coastline",
-    "museums",
-    "neighbourhoods",
-    "neighborhoods",
+PLACE_HAS = tuple(
+    "beaches|streets|skyline|weather|mayor|suburbs|downtown|nightlife|old town|population"
+    "|harbour|harbor|coastline|museums|neighbourhoods|neighborhoods".split("|")
 )
 # A place's name with what comes of it: "a Kestrel-based startup", "Lagos-born".
 FROM_PLACE = re.compile(r"-(?:based|born|bred|raised|bound)\b", re.IGNORECASE)
@@ -163,6 +139,7 @@ AGED = (
     r"(?:,[ \t]+\d{1,3},|[ \t]+(?:is|was)[ \t]+\d{1,3}[ \t]+(?:years?[ \t]+old|yo)\b"
     r"|[ \t]+(?:turned|turns)[ \t]+\d{1,3}\b)"
 )
+# After a possessive, these end a name when written as abbreviations ("Fenwick's CEO").
 _HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
 # What after a sentence's first word makes it a name unknown to the scope: a verb people
 # do with a name as its subject, "and I", a possessive before a kin word or before what an

@@ -189,8 +189,8 @@ _HOLDS = re.compile(
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
 # Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
-# by", "fined by", "an internship at", "an offer from", "plays for"; who is quit or left
-# for good ("quit Brennholt", "resigned from"); who founded or heads one ("CEO of",
+# by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
+# Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
 # "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
 # "merged with", "a stake in"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora"); where one shops, orders from or volunteers.

@@ -478,6 +478,13 @@ def test_a_place_by_the_way_there_what_it_has_and_what_comes_of_it() -> None:
         ("Marrowby", "place"),  # a sentence's first word, read by what follows
         ("Kestrel", "place"),  # "-based" is no part of the name
     ]
+    # a way there to what is someone's is no place: its owner is a person
+    text = "We parked near Ana's place, waited outside Brennholt's flat and sat in Kofi's car."
+    assert typed(text) == [("Ana", "person"), ("Brennholt", "person"), ("Kofi", "person")]
+    assert typed("I went to Deepika, then flew to Brackwell.") == [
+        ("Deepika", "person"),  # a given name every reader knows
+        ("Brackwell", "place"),
+    ]
     # through someone, and a tool one sends with, are no way there
     assert typed("I got the job through Oyelaran and sent it via Brightwave.") == [
         ("Oyelaran", "person"),

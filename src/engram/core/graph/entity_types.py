@@ -30,7 +30,9 @@ keep their own kind. Cues, the first that holds deciding:
    "near", "visit(ed)", "coast of", "outside", "toward", "throughout", "downtown", "the
    streets (town, city, island...) of", "drove (walked, flew...) through" just before it,
    what comes of it or what it has after it ("Kestrel-based", "Marrowby's beaches",
-   "Brackwell's mayor"), or "<City>, <Region>": a ``place``.
+   "Brackwell's mayor"), or "<City>, <Region>": a ``place``; the words before it not for a
+   given name every reader knows, nor before a possessive ("near Ana's place", "outside
+   Brennholt's flat": a person's, rule 11's possessive);
    "at" alone is no place's cue (rule 8); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
@@ -334,11 +336,12 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     # read further back, as its cues are longer ("volunteering with")
     if _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start):
         return ORGANISATION
-    if (
-        _BEFORE_PLACE.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
-        or _AFTER_PLACE.match(text, mention.end)
-        or _in_region(text, mentions, n)
-    ):
+    # where one goes is no person's, nor is what is theirs: "near Ana's place", "outside
+    # Brennholt's flat" are a person's (rule 4's possessive, below)
+    went = _BEFORE_PLACE.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+    if went and (given_first or _POSSESSIVE.match(text, mention.end)):
+        went = None
+    if went or _AFTER_PLACE.match(text, mention.end) or _in_region(text, mentions, n):
         return PLACE
     if not given_first and _before_region(text, mentions, n):
         return PLACE  # "Springfield, Illinois", "Teatro Colón, Buenos Aires"

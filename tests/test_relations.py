@@ -439,6 +439,18 @@ def test_who_is_quit_founded_acquired_or_named_by_its_kind_is_an_organisation() 
     ]
 
 
+def test_one_joins_works_for_or_quits_a_person_every_reader_knows_or_whats_theirs() -> None:
+    assert typed("I joined Deepika's team and quit Brennholt's band.") == [
+        ("Deepika", "person"),
+        ("Brennholt", "person"),  # whose band: the possessive's person
+    ]
+    assert typed("She works for Deepika; Ana works for Brightwave.") == [
+        ("Deepika", "person"),  # an employer, but a person every reader knows
+        ("Ana", "person"),
+        ("Brightwave", "organisation"),
+    ]
+
+
 def test_a_possessive_before_who_an_organisation_has_ends_the_name() -> None:
     assert typed("Fenwick's CEO resigned. We met Google's CFO and Kellam's founders.") == [
         ("Fenwick", "organisation"),  # a sentence's first word, read by what follows

@@ -46,7 +46,8 @@ keep their own kind. Cues, the first that holds deciding:
    what or who it has after a possessive ("Nike's store", "Huawei's main campus",
    "Fenwick's CEO", "Kellam's shareholders"), or who plays a match ("the final between
    Ajaccio and Bastia"): an ``organisation``, its cue read before a place's ("an offer
-   from"); an
+   from"), and not for a given name every reader knows or before a possessive ("works
+   for Deepika", "joined Deepika's team": a person); an
    organisation's shape, checked with the words of rule 2: two names joined by "&"
    ("Procter & Gamble", "AT&T"), an acronym of two to five capitals ("IBM", "NHS"), or a
    name one opens ("NYU Langone"; of two capitals, before a known place only: "TU
@@ -309,8 +310,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     given_first = _given(mention)
     if _HOLDS.match(text, mention.end) and not given_first:
         return ORGANISATION  # before its relations: "Huawei's campus is in" locates it
-    if related is not None:
-        return related
+    if related is not None and not (related == ORGANISATION and given_first):
+        return related  # "works for Deepika": a person every reader knows, employer or not
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
     if _BEFORE_PERSON.search(before) or _AFTER_PERSON.match(text, mention.end):
         return PERSON
@@ -334,7 +335,13 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return WORK  # "watched Inception"; "read Tobi's note" is Tobi's
     # an organisation's cue first: it holds a place's ("an offer from", "applied to"),
     # read further back, as its cues are longer ("volunteering with")
-    if _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start):
+    # nor is one to join, quit or found a person every reader knows or what is someone's
+    # ("joined Deepika's team", "quit Brennholt's band": the possessive's person, below)
+    if (
+        not given_first
+        and not _POSSESSIVE.match(text, mention.end)
+        and _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+    ):
         return ORGANISATION
     # where one goes is no person's, nor is what is theirs: "near Ana's place", "outside
     # Brennholt's flat" are a person's (rule 4's possessive, below)

@@ -451,6 +451,24 @@ def test_one_joins_works_for_or_quits_a_person_every_reader_knows_or_whats_their
     ]
 
 
+def test_schools_partners_apps_teams_and_web_domains_are_organisations() -> None:
+    assert typed("She got into Pellham and he graduated from Kestrel.") == [
+        ("Pellham", "organisation"),
+        ("Kestrel", "organisation"),  # not a place: "from" after "graduated"
+    ]
+    text = "We partnered with Brightwave; the Kellam app crashed; I booked on Booking.com."
+    assert typed(text) == [
+        ("Brightwave", "organisation"),
+        ("Kellam", "organisation"),  # what it offers, after the name
+        ("Booking.com", "organisation"),  # a web domain's name
+    ]
+    # not what is someone's, nor where one arrives
+    assert typed("He got into Tobi's car; we got into Lisbon late.") == [
+        ("Tobi", "person"),
+        ("Lisbon", "place"),
+    ]
+
+
 def test_a_possessive_before_who_an_organisation_has_ends_the_name() -> None:
     assert typed("Fenwick's CEO resigned. We met Google's CFO and Kellam's founders.") == [
         ("Fenwick", "organisation"),  # a sentence's first word, read by what follows

@@ -44,10 +44,12 @@ keep their own kind. Cues, the first that holds deciding:
    in, who heads it ("CEO of"), a business named after its kind ("her startup,
    Fieldnote", "a label called Lumora"), where one shops, orders from or volunteers,
    what or who it has after a possessive ("Nike's store", "Huawei's main campus",
-   "Fenwick's CEO", "Kellam's shareholders"), or who plays a match ("the final between
-   Ajaccio and Bastia"): an ``organisation``, its cue read before a place's ("an offer
-   from"), and not for a given name every reader knows or before a possessive ("works
-   for Deepika", "joined Deepika's team": a person); an
+   "Fenwick's CEO", "Kellam's shareholders") or before it ("the Kellam app", "the
+   Brightwave team"), a school one gets into, enrols at or graduated from, a partner
+   ("partnered with"), a web domain's name ("Booking.com"), or who plays a match ("the
+   final between Ajaccio and Bastia"): an ``organisation``, its cue read before a
+   place's ("an offer from"), and not for a given name every reader knows or before a
+   possessive ("works for Deepika", "joined Deepika's team": a person); an
    organisation's shape, checked with the words of rule 2: two names joined by "&"
    ("Procter & Gamble", "AT&T"), an acronym of two to five capitals ("IBM", "NHS"), or a
    name one opens ("NYU Langone"; of two capitals, before a known place only: "TU
@@ -210,9 +212,20 @@ _BEFORE_ORGANISATION = re.compile(
     r"\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
     r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
     r"|(?:shop|shops|shopped|shopping)\s+at|(?:ordered|orders|ordering)\s+from"
-    r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for))\s+$",
+    r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for)"
+    r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
+    r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
+    r"|(?:alumna|alumnus|alumni)\s+of)\s+$",
     re.IGNORECASE,
 )
+# After an organisation's name, what it has or offers: "the Brightwave app", "the Kellam
+# team", "Booking.com" (a web domain's name).
+_AFTER_ORGANISATION = re.compile(
+    r"\s+(?:app|apps|website|team|headquarters|hq|employees|staff|ceo|cfo|cto|founders"
+    r"|shareholders|platform)\b",
+    re.IGNORECASE,
+)
+_DOMAIN = re.compile(r"\S+\.(?:com|org|net|io|co|ai|app|dev)", re.IGNORECASE)
 # What one watches, reads, streams or plays is a work ("watched Inception", "reading
 # Middlemarch", "plays Valorant", "an episode of Severance"); not what one listens to (an
 # artist as often), and not a given name every reader knows ("watching Ana").
@@ -340,7 +353,11 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if (
         not given_first
         and not _POSSESSIVE.match(text, mention.end)
-        and _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+        and (
+            _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+            or _AFTER_ORGANISATION.match(text, mention.end)
+            or _DOMAIN.fullmatch(mention.surface)
+        )
     ):
         return ORGANISATION
     # where one goes is no person's, nor is what is theirs: "near Ana's place", "outside

@@ -218,13 +218,17 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:alumna|alumnus|alumni)\s+of)\s+$",
     re.IGNORECASE,
 )
-# After an organisation's name, what it has or offers: "the Brightwave app", "the Kellam
-# team", "Booking.com" (a web domain's name).
+# After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
+# Kellam team", "the Fenwick CEO".
 _AFTER_ORGANISATION = re.compile(
-    r"\s+(?:app|apps|website|team|headquarters|hq|employees|staff|ceo|cfo|cto|founders"
-    r"|shareholders|platform)\b",
+    r"\s+(?:"
+    + "|".join(
+        ("app", "apps", "website", "team", "staff", "platform", "hq", "headquarters", *STAFF)
+    )
+    + r")\b",
     re.IGNORECASE,
 )
+# A web domain's name: "Booking.com".
 _DOMAIN = re.compile(r"\S+\.(?:com|org|net|io|co|ai|app|dev)", re.IGNORECASE)
 # What one watches, reads, streams or plays is a work ("watched Inception", "reading
 # Middlemarch", "plays Valorant", "an episode of Severance"); not what one listens to (an
@@ -326,9 +330,10 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if related is not None and not (related == ORGANISATION and given_first):
         return related  # "works for Deepika": a person every reader knows, employer or not
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
+    back = max(0, mention.start - 2 * _LOOK_BACK)  # the longer cues', read further back
     if _BEFORE_PERSON.search(before) or _AFTER_PERSON.match(text, mention.end):
         return PERSON
-    if not known and _TO_PERSON.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start):
+    if not known and _TO_PERSON.search(text, back, mention.start):
         return PERSON
     if known:
         return PLACE
@@ -340,36 +345,27 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return GROUP
     if mention.name in LANGUAGES:
         return None
-    if (
-        not given_first
-        and _BEFORE_WORK.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
-        and not _POSSESSIVE.match(text, mention.end)
-    ):
-        return WORK  # "watched Inception"; "read Tobi's note" is Tobi's
-    # an organisation's cue first: it holds a place's ("an offer from", "applied to"),
-    # read further back, as its cues are longer ("volunteering with")
-    # nor is one to join, quit or found a person every reader knows or what is someone's
-    # ("joined Deepika's team", "quit Brennholt's band": the possessive's person, below)
-    if (
-        not given_first
-        and not _POSSESSIVE.match(text, mention.end)
-        and (
-            _BEFORE_ORGANISATION.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+    owned = _POSSESSIVE.match(text, mention.end) is not None
+    # What one watches, works for or goes to is no given name every reader knows, nor what
+    # is someone's: "read Tobi's note", "joined Deepika's team", "near Ana's place" are a
+    # person's (the possessive's, below). A work's cue first, then an organisation's (it
+    # holds a place's: "an offer from", "applied to"), then a place's.
+    if not (given_first or owned):
+        if _BEFORE_WORK.search(text, back, mention.start):
+            return WORK  # "watched Inception"
+        if (
+            _BEFORE_ORGANISATION.search(text, back, mention.start)
             or _AFTER_ORGANISATION.match(text, mention.end)
             or _DOMAIN.fullmatch(mention.surface)
-        )
-    ):
-        return ORGANISATION
-    # where one goes is no person's, nor is what is theirs: "near Ana's place", "outside
-    # Brennholt's flat" are a person's (rule 4's possessive, below)
-    went = _BEFORE_PLACE.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
-    if went and (given_first or _POSSESSIVE.match(text, mention.end)):
-        went = None
-    if went or _AFTER_PLACE.match(text, mention.end) or _in_region(text, mentions, n):
+        ):
+            return ORGANISATION
+        if _BEFORE_PLACE.search(text, back, mention.start):
+            return PLACE
+    if _AFTER_PLACE.match(text, mention.end) or _in_region(text, mentions, n):
         return PLACE
     if not given_first and _before_region(text, mentions, n):
         return PLACE  # "Springfield, Illinois", "Teatro Colón, Buenos Aires"
-    if _POSSESSIVE.match(text, mention.end) and len(mention.name.split()) <= 2:
+    if owned and len(mention.name.split()) <= 2:
         return PERSON  # "Milena's trip": among the weakest cues, last but one
     if _AT.search(before) and not given_first:
         return ORGANISATION  # "the job at Rakuten", "chef at Casa de los Abuelos"

@@ -32,7 +32,7 @@ keep their own kind. Cues, the first that holds deciding:
    what comes of it or what it has after it ("Kestrel-based", "Marrowby's beaches",
    "Brackwell's mayor"), or "<City>, <Region>": a ``place``; the words before it not for a
    given name every reader knows, nor before a possessive ("near Ana's place", "outside
-   Brennholt's flat": a person's, rule 11's possessive);
+   Brennholt's flat": a person's, rule 8's possessive);
    "at" alone is no place's cue (rule 8); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;

@@ -269,7 +269,7 @@ class ApproximateIndex:
                 delta.last_seq = int(newest)
             _add(conn, scope, delta, _AMONG, json.dumps(touched))
         delta.mark = now
-        _add(conn, scope, delta, "f.seq > ?", delta.last_seq)
+        _add(conn, scope, delta, _NEWER, delta.last_seq)
         delta.version, delta.epoch = state[0], state[1]
         with self._lock:
             self._deltas[scope] = delta
@@ -439,14 +439,17 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
     }
 
 
-# What the rows are read by: seqs given as a JSON array, or those after a seq, in order.
-_AMONG = "f.seq IN (SELECT value FROM json_each(?))"
-_AFTER = "f.seq > ? ORDER BY f.seq LIMIT ?"
+# What a scope's rows are read by: seqs given as a JSON array, each found by its rowid and
+# its scope checked (the unary + keeps SQLite from walking the scope's index instead: 0.8
+# against 1.1 ms for a graph's best 100 at 1M), or those after a seq, in order.
+_AMONG = "+f.scope = ? AND f.seq IN (SELECT value FROM json_each(?))"
+_AFTER = "f.scope = ? AND f.seq > ? ORDER BY f.seq LIMIT ?"
+_NEWER = "f.scope = ? AND f.seq > ?"
 
 
 def _rows(conn: sqlite3.Connection, scope: str, where: str, *args: object) -> list[Any]:
     """The scope's (seq, id, vector) rows matching ``where``."""
-    return conn.execute(f"{ROWS}WHERE f.scope = ? AND {where}", (scope, *args)).fetchall()
+    return conn.execute(f"{ROWS}WHERE {where}", (scope, *args)).fetchall()
 
 
 def _add(conn: sqlite3.Connection, scope: str, delta: _Delta, where: str, arg: object) -> None:

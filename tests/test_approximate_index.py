@@ -445,29 +445,40 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where the graph serves the vector half, the full-text half runs on a thread of
-    its own beside it (the same connection and read): the same hits as the halves one
-    after the other, and a failure of that half reaches the caller."""
+    its own beside it (the same connection and read), and so does the reading of its
+    candidates' traits: the same hits as the halves one after the other with every
+    trait read after both, and a failure of that half reaches the caller."""
     import threading
 
+    from engram.storage.sql.tables import FactTable
     from engram.storage.sqlite.store import SQLiteCandidates
 
     indexed, exact = pair
     indexed.remember_many(REF, [sentence(i) for i in range(600)])
     built(indexed)
     text_half, both = SQLiteCandidates.text, SQLiteCandidates.both
+    traits = FactTable.traits
     ran_on: list[str] = []
+    traits_on: list[str] = []
 
     def watched(self: SQLiteCandidates, *args: Any, **kwargs: Any) -> Any:
         ran_on.append(threading.current_thread().name)
         return text_half(self, *args, **kwargs)
 
+    def traits_watched(self: FactTable, *args: Any, **kwargs: Any) -> Any:
+        traits_on.append(threading.current_thread().name)
+        return traits(self, *args, **kwargs)
+
     monkeypatch.setattr(SQLiteCandidates, "text", watched)
+    monkeypatch.setattr(FactTable, "traits", traits_watched)
     beside = {q: indexed.recall(REF, q, top_k=10, mode="hybrid") for q in QUERIES}
     assert set(ran_on) == {"engram-text-half"}, ran_on
+    assert "engram-text-half" in traits_on, traits_on
     ran_on.clear()
+    traits_on.clear()
     for query in QUERIES:  # below the graph's threshold: one after the other
         exact.recall(REF, query, top_k=10, mode="hybrid")
-    assert set(ran_on) == {threading.current_thread().name}
+    assert set(ran_on) == set(traits_on) == {threading.current_thread().name}
 
     def in_turn(
         self: SQLiteCandidates,
@@ -477,6 +488,7 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
         vector: Any,
         filters: Any,
         limit: int,
+        then: Any = None,
     ) -> Any:
         return self.text(tx, scope, terms, filters, limit), self.vector(
             tx, scope, vector, filters, limit

@@ -19,6 +19,7 @@ import stores
 from engram import ResourceRef, StorageFailure
 from engram.cli.main import main
 from engram.core.models import Filters
+from engram.core.ranking import Candidate
 from engram.storage import staging
 from engram.storage.postgres import PostgresStore
 from engram.storage.postgres import backup as pg_backups
@@ -273,7 +274,11 @@ def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_ur
                 late = other.remember(REF, text)
             started = store.pg.beside(tx, lambda conn: conn.execute("SELECT 1").fetchone())
             assert started is not None and store.pg.joined(started) == (1,)
-            lexical, semantic = store.candidates.both(tx, REF, terms, vector, Filters(), 20)
+            told: list[list[Candidate]] = []
+            lexical, semantic = store.candidates.both(
+                tx, REF, terms, vector, Filters(), 20, then=told.append
+            )
+            assert told == [lexical] and lexical  # the text half, given as soon as found
             assert lexical == store.candidates.text(tx, REF, terms, Filters(), 20)
             assert semantic == store.candidates.vector(tx, REF, vector, Filters(), 20)
             assert late.id not in {c.id for c in lexical + semantic}

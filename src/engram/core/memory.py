@@ -1045,6 +1045,11 @@ class Memory:
             lexical: list[Candidate] = []
             semantic: list[Candidate] = []
             beyond: list[Candidate] = []  # the vector half's, read deeper for one list
+            early: dict[str, Traits] = {}  # the text half's traits, read beside the search
+
+            def read_early(found: list[Candidate]) -> None:
+                early.update(store.facts.traits(tx, ref, [c.id for c in found]))
+
             if told is not None and vector is not None:
                 lexical = told if terms else []
                 hybrid = bool(terms) and signals.reads_nearest(text, named)
@@ -1052,7 +1057,9 @@ class Memory:
                 semantic = store.candidates.vector(tx, ref, vector, filters, max(pool, deep))
                 semantic, beyond = semantic[:pool], semantic[pool:]
             elif terms and vector is not None:
-                lexical, semantic = store.candidates.both(tx, ref, terms, vector, filters, pool)
+                lexical, semantic = store.candidates.both(
+                    tx, ref, terms, vector, filters, pool, then=read_early
+                )
             elif terms:
                 lexical = store.candidates.text(tx, ref, terms, filters, pool)
             elif vector is not None:
@@ -1065,7 +1072,7 @@ class Memory:
             traits: dict[str, Traits] | None = None
             if lexical and semantic:  # hybrid: what else the candidates' rows know
                 pooled = dict.fromkeys([c.id for c in lexical] + [c.id for c in semantic])
-                traits = store.facts.traits(tx, ref, list(pooled))
+                traits = early | store.facts.traits(tx, ref, [i for i in pooled if i not in early])
                 if speaking and told is None and _names_a_speaker(text, lexical, traits):
                     return None
                 kinds = _kinds(store, tx, ref, traits) if asked_kind(text) else None

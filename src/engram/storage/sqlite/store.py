@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from engram.core.models import Fact, Filters
@@ -263,31 +263,39 @@ class SQLiteCandidates:
         vector: Vectors,
         filters: Filters,
         limit: int,
+        then: Callable[[list[Candidate]], object] | None = None,
     ) -> tuple[list[Candidate], list[Candidate]]:
         conn = sql(tx).conn
+
+        def text_half() -> list[Candidate]:
+            found = self.text(tx, scope, terms, filters, limit)
+            if then is not None:
+                then(found)
+            return found
+
         if not filters.empty or not self._index.by_graph(_facts_in(conn, scope.key)):
             # One after the other: exact search's product uses every core already.
-            text = self.text(tx, scope, terms, filters, limit)
+            text = text_half()
             return text, self.vector(tx, scope, vector, filters, limit)
-        # The graph's search holds the GIL (usearch's binding), but the full-text half
-        # spends part of its time inside SQLite, which lets it go: started first on a
-        # thread of its own, on the same connection and read (SQLite serializes the
-        # calls), that part runs beside the search (BENCHMARKS.md).
+        # usearch lets go of the GIL while it searches the graph, and SQLite while it
+        # steps: started first on a thread of its own, on the same connection and read
+        # (SQLite serializes the calls), the text half and ``then`` run beside the
+        # search (BENCHMARKS.md, "SQLite's halves beside each other").
         found: list[list[Candidate]] = []
         failed: list[BaseException] = []
 
-        def text_half() -> None:
+        def beside() -> None:
             try:
-                found.append(self.text(tx, scope, terms, filters, limit))
+                found.append(text_half())
             except BaseException as exc:  # raised again in the caller's thread
                 failed.append(exc)
 
-        beside = threading.Thread(target=text_half, name="engram-text-half")
-        beside.start()
+        thread = threading.Thread(target=beside, name="engram-text-half")
+        thread.start()
         try:
             semantic = self.vector(tx, scope, vector, filters, limit)
         finally:
-            beside.join()
+            thread.join()
         if failed:
             raise failed[0]
         return found[0], semantic

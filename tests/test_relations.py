@@ -532,6 +532,76 @@ def test_a_persons_age_beside_the_name_says_a_person() -> None:
     assert typed("We sat near Brennholt, who waved.") == [("Brennholt", "person")]
 
 
+def test_a_sentence_opens_with_whoever_says_decides_or_does_to_others() -> None:
+    text = "Okafor emailed the invoice. Ruairi spent three years at Baxley. Wren interned there."
+    assert typed(text) == [
+        ("Okafor", "person"),
+        ("Ruairi", "person"),
+        ("Baxley", "organisation"),
+        ("Wren", "person"),
+    ]
+    # a verb whose subject is as often a thing opens no name: "Work called", "Yoga helped"
+    assert typed("Work called me in. Yoga helped a lot. Dinner started late.") == []
+
+
+def test_a_possessive_before_whom_only_a_person_has_says_a_person() -> None:
+    assert typed("Hendrika's employer pays well.") == [("Hendrika", "person")]
+    assert typed("I met Brennholt's landlord.") == [("Brennholt", "person")]
+
+
+def test_a_japanese_honorific_is_no_part_of_the_name() -> None:
+    assert typed("Nakamura-san sent the slides.") == [("Nakamura", "person")]
+    assert typed("I asked Mori-sensei and Aiko-chan.") == [("Mori", "person"), ("Aiko", "person")]
+
+
+def test_what_only_an_organisation_does_or_reports_types_it() -> None:
+    text = "Brindle raised $40 million. Novapay charged me twice. Kestrova laid off 300 people."
+    assert typed(text) == [
+        ("Brindle", "organisation"),
+        ("Novapay", "organisation"),
+        ("Kestrova", "organisation"),
+    ]
+    # one who was laid off is a person
+    assert typed("We heard Tobi was laid off by Kestrova.") == [
+        ("Tobi", "person"),
+        ("Kestrova", "organisation"),
+    ]
+    assert typed("Vexlo's customer support was useless. Kestrova's stock dropped.") == [
+        ("Vexlo", "organisation"),
+        ("Kestrova", "organisation"),
+    ]
+    text = "I got a refund from Vantory. Dad banks with Crestwell. We flew with Aerolux."
+    assert typed(text)[:2] == [("Vantory", "organisation"), ("Crestwell", "organisation")]
+    assert typed("I booked the flights with Aerolux.") == [("Aerolux", "organisation")]
+
+
+def test_teams_by_their_clubs_words_their_matches_and_a_country_in_a_match() -> None:
+    assert typed("Lindqvist scored twice for Halden United.") == [
+        ("Lindqvist", "person"),
+        ("Halden United", "organisation"),
+    ]
+    assert typed("Halden United drew with Norrby.") == [
+        ("Halden United", "organisation"),
+        ("Norrby", "organisation"),  # the match's verb joins it to a team
+    ]
+    assert typed("The match between Celtic and Rangers kept Eoin up.") == [
+        ("Celtic", "organisation"),
+        ("Rangers", "organisation"),  # the match decides, not "kept"
+        ("Eoin", "person"),
+    ]
+    assert typed("Brazil beat Argentina. We lost to Spain in the final.") == [
+        ("Brazil", "organisation"),
+        ("Argentina", "organisation"),
+        ("Spain", "organisation"),
+    ]
+    # elsewhere a country is a place, and one person beats another
+    assert typed("I moved to Spain. Ana beat Luis at chess.") == [
+        ("Spain", "place"),
+        ("Ana", "person"),
+        ("Luis", "person"),
+    ]
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

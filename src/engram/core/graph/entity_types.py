@@ -17,8 +17,9 @@ keep their own kind. Cues, the first that holds deciding:
    studies an ``organisation``;
 4. a title, form of address or kin word just before it ("Dr. Lee", "Aunt Rosa", "my
    brother Luis"), a greeting or thanks ("Thanks, Mel"), a possessive kin word after it
-   ("Ana's brother"), or what is sent, said or given to it ("send to Ritu", "talked to
-   Ana"; "to" alone is a place's): a ``person``;
+   ("Ana's brother") or one of whom only a person has ("Hendrika's employer"), a
+   Japanese honorific ("Nakamura-san"), or what is sent, said or given to it ("send to
+   Ritu", "talked to Ana"; "to" alone is a place's): a ``person``;
 5. a language's name after "speak", "learn", "in", "translate", "into" and the like
    ("learning German", "translates Korean novels"): a ``language``;
 6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"), their
@@ -44,10 +45,14 @@ keep their own kind. Cues, the first that holds deciding:
    in, who heads it ("CEO of"), a business named after its kind ("her startup,
    Fieldnote", "a label called Lumora"), where one shops, orders from or volunteers,
    what or who it has after a possessive ("Nike's store", "Huawei's main campus",
-   "Fenwick's CEO", "Kellam's shareholders") or before it ("the Kellam app", "the
-   Brightwave team"), a school one gets into, enrols at or graduated from, a partner
+   "Fenwick's CEO", "Kellam's shareholders", "Vexlo's customer support") or before it
+   ("the Kellam app", "the Brightwave team"), what only an organisation does ("raised
+   $40 million", "laid off", "charged me"), whom one banks or flies with or gets a
+   refund or a grant from, a school one gets into, enrols at or graduated from, a partner
    ("partnered with"), a web domain's name ("Booking.com"), or who plays a match ("the
-   final between Ajaccio and Bastia"): an ``organisation``, its cue read before a
+   final between Ajaccio and Bastia", both of them; a country every reader knows on
+   either side of a match's verb: "Brazil beat Argentina"): an ``organisation``, its cue
+   read before a
    place's ("an offer from"), and not for a given name every reader knows or before a
    possessive ("works for Deepika", "joined Deepika's team": a person); an
    organisation's shape, checked with the words of rule 2: two names joined by "&"
@@ -57,7 +62,8 @@ keep their own kind. Cues, the first that holds deciding:
    ``person`` ("Milena's trip"), a name after "at" that is no known given name ("the
    job at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry at it;
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
-   of one that has a cue;
+   of one that has a cue, and a match's verb joins a team to its opponent ("Halden
+   United drew with Norrby");
 10. what one watches, streams, reads or plays ("watched Inception", "reading Project Hail
     Mary", "plays Valorant", "an episode of Severance"), unless a given name every reader
     knows or before a possessive: a ``work``, read before an organisation's cue;
@@ -84,12 +90,13 @@ from engram.core.graph.extraction import (
     AGED,
     FROM_PLACE,
     HOLDINGS,
+    HONORIFIC,
     PLACE_HAS,
     STAFF,
     Mention,
 )
 from engram.core.graph.names import normalise
-from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES
+from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES, PERSONAL
 from engram.core.graph.relations import Stated
 
 PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
@@ -105,15 +112,17 @@ ORGANISATION_WORDS = frozenset(
     department fc team network media press gallery museum charity league""".split()
 )
 # More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
-# Washington Post", "Labour Party"), which in a question ask for something else ("what
-# games", "which party"): names only (engram.core.asked reads the words above).
+# Washington Post", "Labour Party", "Calloway Health", a club's "Halden United"), which in
+# a question ask for something else ("what games", "which party"): names only
+# (engram.core.asked reads the words above).
 _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
     """holdings brewery pharma pharmaceuticals energy telecom insurance logistics
     consulting software games entertainment productions publishing publishers brothers
     bros trust federation commission authority committee party orchestra choir collective
     cooperative polytechnic conservatory observatory fund guild army navy police embassy
     consulate parliament times post herald tribune journal gazette news radio magazine
-    healthcare analytics robotics electronics enterprises""".split()
+    healthcare analytics robotics electronics enterprises health mobile bio biotech foods
+    shipping airline united rovers athletic wanderers albion hotspur""".split()
 )
 PLACE_WORDS = frozenset(
     """street st road rd avenue ave boulevard lane square park lake river mountain
@@ -141,14 +150,14 @@ _BEFORE_PERSON = re.compile(
 )
 _AFTER_PERSON = re.compile(
     r"(?:['\u2019]s?\s+(?:(?:best|older|younger|big|little|old)\s+)?(?:"
-    + "|".join(sorted(KIN))
+    + "|".join(sorted(KIN | PERSONAL))
     + r")\b"
     r"|\s+(?:said|says|told|tells|thinks|thought|asked|texted|wrote|replied|laughed|smiled"
     r"|cried|booked|kept|spent|loves|loved|likes|liked|wants|wanted|feels|felt|plays|met"
     r"|visited|bought|cooked|baked|became|flew|drove|walked|learned|learns|translates"
     r"|hopes|hoped|knows|knew|is\s+buying|and\s+I|and\s+me|and\s+(?:his|her))\b"
     r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b"
-    r"|,\s+who\b|" + AGED + r")"
+    r"|,\s+who\b|" + AGED + r"|" + HONORIFIC.pattern + r")"
 )
 # What is said, sent or given to someone: "send to Ritu", "talked to Ana", "married to Luis"
 # ("to" alone is a place's cue: "went to Porto").
@@ -215,17 +224,45 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for)"
     r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
     r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
-    r"|(?:alumna|alumnus|alumni)\s+of)\s+$",
+    r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
+    r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|grant\s+from"
+    r"|flights?\s+with)\s+$",
     re.IGNORECASE,
 )
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
-# Kellam team", "the Fenwick CEO".
+# Kellam team", "the Fenwick CEO"; or what only an organisation does: "Brindle raised $40
+# million", "Novapay charged me twice", "Quorvane laid off 200" (one who "was laid off" is
+# a person).
 _AFTER_ORGANISATION = re.compile(
-    r"\s+(?:"
+    r"\s+(?:(?:"
     + "|".join(
         ("app", "apps", "website", "team", "staff", "platform", "hq", "headquarters", *STAFF)
     )
-    + r")\b",
+    + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
+    r"|went\s+public|filed\s+for\s+bankruptcy|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
+    r"|(?:cut|cuts|slashed)\s+[\d,]+\s+jobs|announced\s+(?:layoffs|job\s+cuts)))",
+    re.IGNORECASE,
+)
+# A team's name either side of a match's verb: a country every reader knows names its
+# national team there ("Brazil beat Argentina", "lost to Spain", "France vs Italy").
+_MATCH_BEFORE = re.compile(
+    r"\b(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses|losing)\s+to|(?:drew|draw"
+    r"|tied)\s+with|vs\.?|versus|(?:match|game|final|friendly|qualifier)\s+against)\s+$",
+    re.IGNORECASE,
+)
+_MATCH_AFTER = re.compile(
+    r"\s+(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses)\s+to|(?:drew|tied)\s+with"
+    r"|vs\.?|versus)\s",
+    re.IGNORECASE,
+)
+# Either side of a match's verb, one team makes the other one ("Halden United drew with
+# Norrby"), as names listed together share a type.
+_MATCHED = re.compile(_MATCH_AFTER.pattern + "?", re.IGNORECASE)
+# The second team of "the match between X and Y", however Y is read after ("...and Rangers
+# kept Eoin up": the match decides).
+_SECOND_TEAM = re.compile(
+    r"\b(?:match|game|final|derby|fixture|clash)\s+between\s+(?:the\s+)?[A-Z][^,.;!?]{0,40}?"
+    r"\s+(?:and|&|vs\.?|versus)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
 # A web domain's name: "Booking.com".
@@ -267,14 +304,17 @@ def types(
 
 def _share_in_lists(text: str, mentions: Sequence[Mention], found: list[str | None]) -> None:
     """Names listed together ("IBM and SAP", "Procter & Gamble and Unilever") are of one
-    type: one with no cue takes the type of a listed neighbour that has one, unless it
-    opens with a given name every reader knows."""
+    type, and so are an organisation and the name its match's verb joins it to ("Halden
+    United drew with Norrby"): one with no cue takes the type of the neighbour that has
+    one, unless it opens with a given name every reader knows."""
     for _ in range(2):  # a list of three passes a type two steps
         for n in range(len(mentions) - 1):
             a, b = mentions[n], mentions[n + 1]
             if a.kind != "name" or b.kind != "name":
                 continue
-            if not _LISTED.fullmatch(text[a.end : b.start]):
+            between = text[a.end : b.start]
+            matched = _MATCHED.fullmatch(between) and ORGANISATION in (found[n], found[n + 1])
+            if not (matched or _LISTED.fullmatch(between)):
                 continue
             if found[n] is None and found[n + 1] is not None and not _given(a):
                 found[n] = found[n + 1]
@@ -327,6 +367,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     given_first = _given(mention)
     if _HOLDS.match(text, mention.end) and not given_first:
         return ORGANISATION  # before its relations: "Huawei's campus is in" locates it
+    if not given_first and _SECOND_TEAM.search(text, max(0, mention.start - 80), mention.start):
+        return ORGANISATION
     if related is not None and not (related == ORGANISATION and given_first):
         return related  # "works for Deepika": a person every reader knows, employer or not
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
@@ -335,6 +377,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if not known and _TO_PERSON.search(text, back, mention.start):
         return PERSON
+    if known and (_MATCH_BEFORE.search(before) or _MATCH_AFTER.match(text, mention.end)):
+        return ORGANISATION  # a national team
     if known:
         return PLACE
     if mention.name in organisations.KNOWN:

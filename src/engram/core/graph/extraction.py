@@ -18,15 +18,19 @@ text always gives the same mentions. In order:
    or when a pattern makes it a name: listed with a name ("Ana and Luis", "Ana, Luis and
    Maria"), the subject of what people do ("Ana works at", "lives", "moved", "was born",
    "said", "told", "teaches", "graduated", "no longer lives", "Anthony and I", "Jakub
-   and his cousin"), a possessive or "is my" before a kin word
-   (:data:`engram.core.graph.ordinary.KIN`: "Ana's brother", "Kofi's best friend", "Ana
-   is my sister"), or a possessive before what an organisation has (:data:`HOLDINGS`:
-   "Nike's store"), or a place, an organisation or a given name every reader knows
-   (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`,
-   :mod:`engram.core.graph.given_names`, which holds no English word: "Italy was
-   awesome", "Spotify hired Ana", "Deepika always wins"). Else "Italy was awesome" and
-   "Dance is my passion" would read alike, and only the second is common in chat; any
-   possessive ("Life's good") was tried and added false names on the LoCoMo turns;
+   and his cousin"), of what someone says, decides or does to others ("Okafor emailed",
+   "Ruairi spent", "Brindle raised", "Kestrova laid off": never "started", "helped" or
+   "called", which a thing does as often: "Work called"), a possessive or "is my" before
+   a kin word or one of whom only a person has (:data:`engram.core.graph.ordinary.KIN`,
+   :data:`engram.core.graph.ordinary.PERSONAL`: "Ana's brother", "Kofi's best friend",
+   "Ana is my sister", "Hendrika's employer"), or a possessive before what an
+   organisation has (:data:`HOLDINGS`: "Nike's store"), or a place, an organisation or a
+   given name every reader knows (:mod:`engram.core.graph.places`,
+   :mod:`engram.core.graph.organisations`, :mod:`engram.core.graph.given_names`, which
+   holds no English word: "Italy was awesome", "Spotify hired Ana", "Deepika always
+   wins"). Else "Italy was awesome" and "Dance is my passion" would read alike, and only
+   the second is common in chat; any possessive ("Life's good") was tried and added
+   false names on the LoCoMo turns;
 5. @handles, #hashtags, emails and URLs;
 6. a given name written in lowercase, as chat writes names ("with ciara", "james's
    car"), from :mod:`engram.core.graph.given_names`, which leaves out every name that is
@@ -42,7 +46,8 @@ interjections ("Hey John" names John), contractions (I'm, Let's), time expressio
 given name too, right before a name and after no word that makes it a time, is a first
 name: "May Lin", "Summer Delaney"), family words and titles (Mom, Dr., Aunt, Coach: "Aunt
 Rosa" names Rosa), single letters. A possessive is not part of a name
-("Ed Sheeran's" names Ed Sheeran, "Chris' dog" Chris), but "Charlotte's Web" is one name
+("Ed Sheeran's" names Ed Sheeran, "Chris' dog" Chris), nor is a Japanese honorific
+("Nakamura-san" names Nakamura), but "Charlotte's Web" is one name
 unless the scope knows Charlotte. "and" parts two names ("Ana and Luis"), "&" joins one
 ("Johnson & Johnson").
 
@@ -75,6 +80,7 @@ from engram.core.graph.ordinary import (
     NAMED_MONTHS,
     NAMED_TIMES,
     NOT_NAMES,
+    PERSONAL,
     TITLE_WORDS,
     opener,
 )
@@ -120,12 +126,12 @@ HOLDINGS = frozenset(
     """store stores shop shops office offices campus headquarters hq factory branch website
     warehouse subsidiary""".split()
 )
-# Who an organisation has, and its shares' price: "Fenwick's CEO resigned", "Kellam's
-# stock price fell". No person has a founder or shareholders; where its CEO is, the
-# organisation need not be.
+# Who an organisation has and what it reports: "Fenwick's CEO resigned", "Kellam's stock
+# price fell", "Vexlo's customer support". No person has a founder, shareholders or
+# quarterly earnings; where its CEO is, the organisation need not be.
 STAFF = tuple(
     "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
-    "|share price".split("|")
+    "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support".split("|")
 )
 # What a place has, after its possessive: "Marrowby's beaches", "Brackwell's mayor".
 PLACE_HAS = tuple(
@@ -134,6 +140,9 @@ PLACE_HAS = tuple(
 )
 # A place's name with what comes of it: "a Kestrel-based startup", "Lagos-born".
 FROM_PLACE = re.compile(r"-(?:based|born|bred|raised|bound)\b", re.IGNORECASE)
+# A Japanese honorific after a name is no part of it, as a title before one is not:
+# "Nakamura-san", "Aiko-chan", "Mori-sensei".
+HONORIFIC = re.compile(r"-(?:san|sama|kun|chan|sensei)\b")
 # A person's age beside their name: "Tobi, 34, runs", "Kofi is 29 years old", "Ife turned 40".
 AGED = (
     r"(?:,[ \t]+\d{1,3},|[ \t]+(?:is|was)[ \t]+\d{1,3}[ \t]+(?:years?[ \t]+old|yo)\b"
@@ -143,20 +152,32 @@ AGED = (
 _HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
 # What after a sentence's first word makes it a name unknown to the scope: a verb people
 # do with a name as its subject, "and I", a possessive before a kin word or before what an
-# organisation or a place has, or a person's age.
+# organisation or a place has, or a person's age (a person's honorific between).
 _SUBJECT = re.compile(
+    r"(?:" + HONORIFIC.pattern + r")?"
     r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|has|had|have)[ \t]+)?"
     r"(?:no[ \t]+longer[ \t]+)?"
     r"(?:works|worked|lives|lived|moved|was[ \t]+born|grew[ \t]+up|studies|studied"
     r"|is[ \t]+(?:married|from|friends|based[ \t]+in|located[ \t]+in)|got[ \t]+married|married"
     r"|comes[ \t]+from|came[ \t]+from|said|says|told|tells|thinks|texted"
     r"|been[ \t]+friends|became|graduated|teaches|taught|plays|played|listens|translates"
-    r"|is[ \t]+buying|sent|drove|flew|cried|laughed|smiled|wrote|replied|booked)\b"
+    r"|is[ \t]+buying|sent|drove|flew|cried|laughed|smiled|wrote|replied|booked"
+    # what someone says, decides or does to others: verbs whose subject is a someone,
+    # seldom the common noun a chat sentence opens with ("Okafor emailed", "Ruairi spent
+    # three years at"; not "started", "helped" or "called": "Work called")
+    r"|asked|answered|emailed|messaged|mentioned|explained|admitted|promised|agreed"
+    r"|decided|invited|offered|suggested|recommended|insisted|complained|apologi[sz]ed"
+    r"|announced|confirmed|signed|hired|interned|subscribed|scored|spent|met|joined"
+    r"|quit|visited|bought|sold|volunteered|donated|adopted|hosted|coached|proposed"
+    r"|shouted|whispered|joked|argued|raised|charged|shipped|launched|recalled|denied"
+    r"|laid[ \t]+off|went[ \t]+public|filed[ \t]+for[ \t]+bankruptcy)\b"
     r"|[ \t]+(?:and|&)[ \t]+(?:I|me|his|her|their)\b"
     r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+[a-z]+[ \t]+of|an?[ \t]+[a-z]+"
     r"[ \t]+at)\b"
     r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+"
-    r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:" + "|".join(sorted(KIN)) + r")\b"
+    r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:"
+    + "|".join(sorted(KIN | PERSONAL))
+    + r")\b"
     r"|['\u2019]s[ \t]+(?:(?:main|new|flagship)[ \t]+)?(?i:"
     + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
     + r")\b"
@@ -554,7 +575,7 @@ def _scan(text: str, scan: int, body: int, taken: list[tuple[int, int]]) -> list
         if taken and any(s <= start < e for s, e in taken):
             after, previous = max(e for s, e in taken if s <= start < e), _PLAIN
             continue
-        origin = FROM_PLACE.search(token)
+        origin = FROM_PLACE.search(token) or HONORIFIC.search(token)
         if origin is not None and origin.start() > 0 and origin.end() == len(token):
             token, end = token[: origin.start()], start + origin.start()  # "Kestrel-based"
         if previous is None or after <= body <= start:

@@ -106,6 +106,12 @@ KIN = _words(
     colleague coworker boss"""
 )
 
+# Whom only a person has, as a possessive names them ("Hendrika's employer", "Ana's
+# landlord"): a person's cue like kin, but no family relation is read from them.
+PERSONAL = _words(
+    """employer landlord landlady therapist tutor mentor classmate flatmate housemate ex"""
+)
+
 # Capitalised abbreviations of ordinary things.
 ACRONYMS = _words(
     """tv diy bbq asap fyi dm pm am ps gps ceo cfo cto coo hq mba phd md rn ai ar vr pc usb faq vip

@@ -100,6 +100,15 @@ def test_a_sentence_initial_given_name_every_reader_knows_is_a_name() -> None:
     assert names("Caroline: hi!") == ["Caroline"]  # a label's name, with no speaker given
 
 
+def test_given_names_of_many_languages_open_sentences_and_are_read_in_lowercase() -> None:
+    text = "Siobhan looks tired. Katarzyna is back. Oluwaseun always wins. Haruto texted."
+    assert names(text) == ["Siobhan", "Katarzyna", "Oluwaseun", "Haruto"]
+    assert names("lunch with ngozi, mehmet and seoyeon") == ["ngozi", "mehmet", "seoyeon"]
+    # none of them an English word, a place, a brand or a chat word
+    assert names("Dawn came early. Holly grows here. Milan is lovely. Alexa, play it.") == []
+    assert names("asked alexa, then flew to milan, mai bhi, hai na") == []
+
+
 def test_a_run_opening_a_sentence_is_read_whole() -> None:
     assert names("Bruno Costa works at Lumen.") == ["Bruno Costa", "Lumen"]
     assert names("Dr. Maria Lopez called. University of Porto opened.") == [

@@ -142,25 +142,25 @@ def test_a_second_extract_reads_nothing(mem: Memory, endpoint: ChatEndpoint) -> 
 def test_what_the_words_do_not_hold_is_dropped_and_counted(
     mem: Memory, endpoint: ChatEndpoint, target: Target
 ) -> None:
-    # the rules leave "Eli" out (a sentence's first word that no list holds), so the
+    # the rules leave "Zorwen" out (a sentence's first word that no list holds), so the
     # model's naming is what adds it
-    text = "Eli baked banana bread with Bo in Lisbon."
+    text = "Zorwen baked banana bread with Bo in Lisbon."
     endpoint.answers[text] = {
         "entities": [
-            {"name": "Eli", "type": "person"},
+            {"name": "Zorwen", "type": "person"},
             {"name": "Ban"},  # only inside a word
             {"name": "Paris", "type": "place"},  # nowhere
             {"name": " ", "type": None},  # nothing
-            {"name": "eli", "type": "robot"},  # named twice: the first naming stays
+            {"name": "zorwen", "type": "robot"},  # named twice: the first naming stays
         ],
         "relations": [
-            {"source": "Eli", "target": "Paris", "type": "visited"},  # an end not kept
-            {"source": "Eli", "target": "Bo", "type": "friend_of", "valid_at": "2021-05-01"},
-            {"source": "Eli", "target": "Lisbon", "type": "lives_in", "valid_at": "yesterday"},
-            {"source": "Eli", "target": "Eli", "type": "is"},  # a self-loop
-            {"source": "Eli", "target": "Bo", "type": "  "},  # no type
-            {"source": "Eli", "target": "Cy", "type": "knows"},  # known, not in the text
-            {"source": "eli", "target": "bo", "type": "friend_of"},  # the same again
+            {"source": "Zorwen", "target": "Paris", "type": "visited"},  # an end not kept
+            {"source": "Zorwen", "target": "Bo", "type": "friend_of", "valid_at": "2021-05-01"},
+            {"source": "Zorwen", "target": "Lisbon", "type": "lives_in", "valid_at": "yesterday"},
+            {"source": "Zorwen", "target": "Zorwen", "type": "is"},  # a self-loop
+            {"source": "Zorwen", "target": "Bo", "type": "  "},  # no type
+            {"source": "Zorwen", "target": "Cy", "type": "knows"},  # known, not in the text
+            {"source": "zorwen", "target": "bo", "type": "friend_of"},  # the same again
         ],
     }
     mem.graph.upsert_entity(REF, "Cy", type="person")
@@ -177,12 +177,12 @@ def test_what_the_words_do_not_hold_is_dropped_and_counted(
         relations_dropped=4,
         times_dropped=2,
     )
-    assert mem.graph.entity(REF, "Eli").type == "person"
+    assert mem.graph.entity(REF, "Zorwen").type == "person"
     assert ("paris", "extracted") not in _entities(target)
     assert ("ban", "extracted") not in _entities(target)
     assert _relations(mem) == {
-        ("Eli", "friend_of", "Bo", "extracted", (fact.id,)),
-        ("Eli", "lives_in", "Lisbon", "extracted", (fact.id,)),
+        ("Zorwen", "friend_of", "Bo", "extracted", (fact.id,)),
+        ("Zorwen", "lives_in", "Lisbon", "extracted", (fact.id,)),
     }
     assert all(r.valid_at is None for r in mem.graph.relations(REF))
 

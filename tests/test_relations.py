@@ -602,6 +602,39 @@ def test_teams_by_their_clubs_words_their_matches_and_a_country_in_a_match() -> 
     ]
 
 
+def test_a_business_in_apposition_a_band_s_players_and_an_airline_flown() -> None:
+    assert typed("I interviewed at Lumora, a startup in Leeds.") == [
+        ("Lumora", "organisation"),  # not the person "Kwame, a nurse from Kumasi" is
+        ("Leeds", "place"),
+    ]
+    assert typed("Kwame, a nurse from Kumasi, joined.")[0] == ("Kwame", "person")
+    assert typed("Brightmoor, a small bakery near the station, closed.") == [
+        ("Brightmoor", "organisation")  # a sentence's first word, read by its apposition
+    ]
+    assert typed("Her band, The Velvet Owls, plays Friday. My gym, Ironhouse, shut.") == [
+        ("The Velvet Owls", "organisation"),
+        ("Ironhouse", "organisation"),
+    ]
+    assert typed("Rhiannon plays bass in Static Bloom.") == [
+        ("Rhiannon", "person"),
+        ("Static Bloom", "organisation"),  # "in" alone would make it a place
+    ]
+    assert typed("I'm flying Aer Lingus to Boston.") == [
+        ("Aer Lingus", "organisation"),
+        ("Boston", "place"),
+    ]
+    assert typed("Lunch w/ Priyanka @ Dishoom") == [
+        ("Priyanka", "person"),
+        ("Dishoom", "organisation"),  # "@" and a space: "at"
+    ]
+    text = "Pick up Zuri from Greenfield Primary. Invoice from Halcyon Design unpaid."
+    assert typed(text) == [
+        ("Zuri", "person"),
+        ("Greenfield Primary", "organisation"),
+        ("Halcyon Design", "organisation"),
+    ]
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

@@ -38,29 +38,30 @@ keep their own kind. Cues, the first that holds deciding:
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
 8. an organisation every reader knows (:mod:`engram.core.graph.organisations`: large
-   companies and brands, apps, shops, universities, international bodies, sports
-   clubs), who employs or is worked for ("working for Shell", "works in sales for",
-   "hired by", "fined by the", "an internship at", "an offer from", "plays for"), who is
-   quit ("quit Brennholt", "resigned from"), founded, acquired, merged with or invested
-   in, who heads it ("CEO of"), a business named after its kind ("her startup,
-   Fieldnote", "a label called Lumora"), where one shops, orders from or volunteers,
-   what or who it has after a possessive ("Nike's store", "Huawei's main campus",
-   "Fenwick's CEO", "Kellam's shareholders", "Vexlo's customer support") or before it
-   ("the Kellam app", "the Brightwave team"), what only an organisation does ("raised
-   $40 million", "laid off", "charged me"), whom one banks or flies with or gets a
-   refund or a grant from, a school one gets into, enrols at or graduated from, a partner
-   ("partnered with"), a web domain's name ("Booking.com"), or who plays a match ("the
-   final between Ajaccio and Bastia", both of them; a country every reader knows on
-   either side of a match's verb: "Brazil beat Argentina"): an ``organisation``, its cue
-   read before a
-   place's ("an offer from"), and not for a given name every reader knows or before a
-   possessive ("works for Deepika", "joined Deepika's team": a person); an
-   organisation's shape, checked with the words of rule 2: two names joined by "&"
-   ("Procter & Gamble", "AT&T"), an acronym of two to five capitals ("IBM", "NHS"), or a
-   name one opens ("NYU Langone"; of two capitals, before a known place only: "TU
-   Munich", not "AJ Styles"); and last, after a possessive's
-   ``person`` ("Milena's trip"), a name after "at" that is no known given name ("the
-   job at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry at it;
+   companies and brands, apps, shops, universities, international bodies, sports clubs),
+   who employs or is worked for ("working for Shell", "works in sales for", "hired by",
+   "fined by the", "an internship at", "an offer from", "plays for"), who is quit ("quit
+   Brennholt", "resigned from"), founded, acquired, merged with or invested in, who
+   heads it ("CEO of"), a business named after its kind ("her startup, Fieldnote", "a
+   label called Lumora") or before it ("Lumora, a startup in Leeds", read before a
+   person's "Kwame, a nurse from"), a band one plays or sings in ("plays bass in Static
+   Bloom"), an airline flown ("flying Aer Lingus"), where one shops, orders from or
+   volunteers, what or who it has after a possessive ("Nike's store", "Huawei's main
+   campus", "Fenwick's CEO", "Kellam's shareholders", "Vexlo's customer support") or
+   before it ("the Kellam app", "the Brightwave team"), what only an organisation does
+   ("raised $40 million", "laid off", "charged me"), whom one banks or flies with or
+   gets a refund or a grant from, a school one gets into, enrols at or graduated from, a
+   partner ("partnered with"), a web domain's name ("Booking.com"), or who plays a match
+   ("the final between Ajaccio and Bastia", both of them; a country every reader knows
+   on either side of a match's verb: "Brazil beat Argentina"): an ``organisation``, its
+   cue read before a place's ("an offer from"), and not for a given name every reader
+   knows or before a possessive ("works for Deepika", "joined Deepika's team": a
+   person); an organisation's shape, checked with the words of rule 2: two names joined
+   by "&" ("Procter & Gamble", "AT&T"), an acronym of two to five capitals ("IBM",
+   "NHS"), or a name one opens ("NYU Langone"; of two capitals, before a known place
+   only: "TU Munich", not "AJ Styles"); and last, after a possessive's ``person``
+   ("Milena's trip"), a name after "at" (or "@ ") that is no known given name ("the job
+   at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry at it;
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue, and a match's verb joins a team to its opponent ("Halden
    United drew with Norrby");
@@ -88,6 +89,7 @@ from collections.abc import Sequence
 from engram.core.graph import given_names, organisations, peoples, places
 from engram.core.graph.extraction import (
     AGED,
+    BUSINESSES,
     FROM_PLACE,
     HOLDINGS,
     HONORIFIC,
@@ -122,7 +124,9 @@ _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
     cooperative polytechnic conservatory observatory fund guild army navy police embassy
     consulate parliament times post herald tribune journal gazette news radio magazine
     healthcare analytics robotics electronics enterprises health mobile bio biotech foods
-    shipping airline united rovers athletic wanderers albion hotspur""".split()
+    shipping airline united rovers athletic wanderers albion hotspur primary elementary
+    secondary design designs architects associates legal construction builders travel
+    fitness dental accounting catering""".split()
 )
 PLACE_WORDS = frozenset(
     """street st road rd avenue ave boulevard lane square park lake river mountain
@@ -201,6 +205,12 @@ _HOLDS = re.compile(
     re.IGNORECASE,
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
+_KIND_AFTER = re.compile(
+    r",\s+(?:a|an|the|our|my|their|his|her)\s+(?:[a-z-]+\s+){0,2}?(?:"
+    + "|".join(BUSINESSES)
+    + r")\b",
+    re.IGNORECASE,
+)
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
 # Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
 # by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
@@ -215,8 +225,7 @@ _BEFORE_ORGANISATION = re.compile(
     r"|quit|quits|(?:resigned|resigns|retired|retires)\s+from|laid\s+off\s+(?:by|from)"
     r"|(?:founded|co-founded|cofounded|founds)|(?:acquired|acquires|acquiring|bought\s+out"
     r"|merged\s+with|merging\s+with|stake\s+in|shares\s+in|(?:invest|invests|invested"
-    r"|investing)\s+in)|(?:company|startup|start-up|firm|employer|brand|label|charity"
-    r"|nonprofit|non-profit|business)(?:,|\s+called|\s+named)"
+    r"|investing)\s+in)|(?:employer|" + "|".join(BUSINESSES) + r")(?:,|\s+called|\s+named)"
     r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
     r"\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
     r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
@@ -225,6 +234,10 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
     r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
     r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
+    r"|(?:plays|played|playing)\s+(?:bass|guitar|drums|keys|keyboards|piano|violin|cello"
+    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for)"
+    r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
+    r"|(?:fly|flies|flew|flying|flown)"
     r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|grant\s+from"
     r"|flights?\s+with)\s+$",
     re.IGNORECASE,
@@ -284,7 +297,7 @@ _AT = re.compile(
     r"(?<!\blook )(?<!\blooked )(?<!\blooking )(?<!\blaughed )(?<!\blaughing )"
     r"(?<!\bsmiled )(?<!\bsmiling )(?<!\bwaved )(?<!\bstared )(?<!\bstaring )"
     r"(?<!\byelled )(?<!\bshouted )(?<!\bmad )(?<!\bangry )(?<!\bupset )(?<!\bpointed )"
-    r"(?<!\bgrinned )(?<!\bglared )(?<!\bwinked )(?<!\bsnapped )\bat\s+$",
+    r"(?<!\bgrinned )(?<!\bglared )(?<!\bwinked )(?<!\bsnapped )(?:\bat|(?<!\S)@)\s+$",
     re.IGNORECASE,
 )
 _LOOK_BACK = 16  # characters read before a mention for a cue
@@ -369,6 +382,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return ORGANISATION  # before its relations: "Huawei's campus is in" locates it
     if not given_first and _SECOND_TEAM.search(text, max(0, mention.start - 80), mention.start):
         return ORGANISATION
+    if not given_first and _KIND_AFTER.match(text, mention.end):
+        return ORGANISATION  # "Lumora, a startup in Leeds": before a person's apposition
     if related is not None and not (related == ORGANISATION and given_first):
         return related  # "works for Deepika": a person every reader knows, employer or not
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]

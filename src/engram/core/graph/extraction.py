@@ -23,9 +23,10 @@ text always gives the same mentions. In order:
    "called", which a thing does as often: "Work called"), a possessive or "is my" before
    a kin word or one of whom only a person has (:data:`engram.core.graph.ordinary.KIN`,
    :data:`engram.core.graph.ordinary.PERSONAL`: "Ana's brother", "Kofi's best friend",
-   "Ana is my sister", "Hendrika's employer"), or a possessive before what an
-   organisation has (:data:`HOLDINGS`: "Nike's store"), or a place, an organisation or a
-   given name every reader knows (:mod:`engram.core.graph.places`,
+   "Ana is my sister", "Hendrika's employer"), a business's kind in apposition
+   ("Brightmoor, a small bakery"), or a possessive before what an organisation has
+   (:data:`HOLDINGS`: "Nike's store"), or a place, an organisation or a given name every
+   reader knows (:mod:`engram.core.graph.places`,
    :mod:`engram.core.graph.organisations`, :mod:`engram.core.graph.given_names`, which
    holds no English word: "Italy was awesome", "Spotify hired Ana", "Deepika always
    wins"). Else "Italy was awesome" and "Dance is my passion" would read alike, and only
@@ -133,6 +134,14 @@ STAFF = tuple(
     "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
     "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support".split("|")
 )
+# The kinds of business a name is given in apposition, before it ("her band, The Velvet
+# Owls", "a restaurant called Sal's") or after it ("Lumora, a startup in Leeds",
+# "Brightmoor, a small bakery"): an organisation, not the person "X, a nurse from" is.
+BUSINESSES = (
+    "company|startup|start-up|firm|brand|label|charity|nonprofit|non-profit|business|band"
+    "|restaurant|shop|store|bakery|bar|pub|gym|agency|studio|publisher|airline|bank|chain"
+    "|supermarket|consultancy|retailer|manufacturer|distillery|brewery|winery|franchise"
+).split("|")
 # What a place has, after its possessive: "Marrowby's beaches", "Brackwell's mayor".
 PLACE_HAS = tuple(
     "beaches|streets|skyline|weather|mayor|suburbs|downtown|nightlife|old town|population"
@@ -182,6 +191,9 @@ _SUBJECT = re.compile(
     + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
     + r")\b"
     r"|['\u2019]s[ \t]+(?:" + "|".join(PLACE_HAS) + r")\b"
+    r"|,[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
+    + "|".join(BUSINESSES)
+    + r")\b"
     r"|" + AGED + r")"
 )
 # Between a sentence's first word and a name after it, a list: "Ana and Luis", "Ana,

@@ -385,6 +385,19 @@ def test_an_organisation_an_acronym_opens_or_its_names_last_word_says() -> None:
     assert asked.kind("Which party did Ana go to?") is None
 
 
+def test_an_event_by_its_names_last_word() -> None:
+    text = "Li Na spoke at the Shanghai Biology Forum; we watched the FIFA World Cup."
+    assert typed(text) == [
+        ("Li Na", "person"),
+        ("Shanghai Biology Forum", "event"),
+        ("FIFA World Cup", "event"),  # the last word decides, not the acronym opening it
+    ]
+    assert typed("We went to Glastonbury Festival and the Davis Cup.") == [
+        ("Glastonbury Festival", "event"),  # not the place "went to" would say
+        ("Davis Cup", "event"),
+    ]
+
+
 def test_who_employs_hires_or_is_headed_is_an_organisation() -> None:
     assert typed("I got an internship at Lumen and an offer from Northwind.") == [
         ("Lumen", "organisation"),

@@ -2,13 +2,14 @@
 when they do not say.
 
 The types are those :mod:`engram.core.graph.ner` maps spaCy's labels to: ``person``,
-``place``, ``organisation``, and where clear ``language``; handles, tags, emails and URLs
-keep their own kind. Cues, the first that holds deciding:
+``place``, ``organisation``, and where clear ``language``, ``work`` and ``event``;
+handles, tags, emails and URLs keep their own kind. Cues, the first that holds deciding:
 
 1. a conversation's speaker is a ``person``, and so is a given name written in lowercase
    (:mod:`engram.core.graph.given_names`: "with ciara");
 2. a word inside the name: an organisation's (University, Bank, Inc, Labs, Hospital,
-   Club...: "University of Porto", "Lumen Labs") or a place's (Street, Park, Lake,
+   Club...: "University of Porto", "Lumen Labs"), an event's (Forum, Summit, Festival,
+   Cup...: "FIFA World Cup") or a place's (Street, Park, Lake,
    City, Island...: "Central Park", "Lake Tahoe"); the last such word decides, unless a
    given name comes first ("Jun Park", "Eun-ji Park": a surname);
 3. the relations the sentence states (:mod:`engram.core.graph.relations`): who lives,
@@ -104,7 +105,8 @@ from engram.core.graph.relations import Stated
 PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
 GROUP, WORK = "group", "work"
 # A fixed order of types, for ties between the types an entity's mentions were read with.
-ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, "product", "event")
+EVENT = "event"
+ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, "product", EVENT)
 
 ORGANISATION_WORDS = frozenset(
     """inc inc. ltd ltd. llc plc corp corp. corporation co company companies group labs lab
@@ -127,6 +129,13 @@ _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
     shipping airline united rovers athletic wanderers albion hotspur primary elementary
     secondary design designs architects associates legal construction builders travel
     fitness dental accounting catering""".split()
+)
+# Words that end an event's name: "Shanghai Biology Forum", "FIFA World Cup", "Web Summit",
+# "Glastonbury Festival" (names only, as the organisations' words above).
+_NAMING_EVENTS = frozenset(
+    """forum summit festival conference convention expo marathon olympics olympiad cup
+    championship championships tournament carnival gala parade prix biennale awards
+    hackathon""".split()
 )
 PLACE_WORDS = frozenset(
     """street st road rd avenue ave boulevard lane square park lake river mountain
@@ -432,14 +441,17 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
 
 
 def _by_words(name: str) -> str | None:
-    """An organisation's or a place's word inside the name, the last one deciding; a name
-    of one word is not typed by itself ("Bank", "Park" are surnames too)."""
+    """An organisation's, an event's or a place's word inside the name, the last one
+    deciding; a name of one word is not typed by itself ("Bank", "Park" are surnames
+    too)."""
     words = name.split()
     if len(words) < 2:
         return None
     for word in reversed(words):
         if word in _NAMING_ORGANISATIONS:
             return ORGANISATION
+        if word in _NAMING_EVENTS:
+            return EVENT
         if word in PLACE_WORDS:
             return PLACE
     return None

@@ -648,6 +648,26 @@ def test_a_business_in_apposition_a_band_s_players_and_an_airline_flown() -> Non
     ]
 
 
+def test_who_is_thanked_or_quoted_and_who_comes_from_a_department_is_a_person() -> None:
+    text = "Oyelaran finally replied. Renner from accounts called. According to Halvorsen, no."
+    assert typed(text) == [
+        ("Oyelaran", "person"),  # an adverb between the name and what it did
+        ("Renner", "person"),  # from a department, not a place
+        ("Halvorsen", "person"),  # "according to" is no way to a place
+    ]
+    assert typed("Congrats to Adaku on the new job! Thanks to Brennholt too.") == [
+        ("Adaku", "person"),
+        ("Brennholt", "person"),
+    ]
+    text = "Meet Delphine at Gare du Nord, then Ladbroke Grove and Canary Wharf."
+    assert typed(text) == [
+        ("Delphine", "person"),
+        ("Gare du Nord", "place"),  # a station's word, not "at"'s organisation
+        ("Ladbroke Grove", "place"),
+        ("Canary Wharf", "place"),
+    ]
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

@@ -19,8 +19,9 @@ handles, tags, emails and URLs keep their own kind. Cues, the first that holds d
 4. a title, form of address or kin word just before it ("Dr. Lee", "Aunt Rosa", "my
    brother Luis"), a greeting or thanks ("Thanks, Mel"), a possessive kin word after it
    ("Ana's brother") or one of whom only a person has ("Hendrika's employer"), a
-   Japanese honorific ("Nakamura-san"), or what is sent, said or given to it ("send to
-   Ritu", "talked to Ana"; "to" alone is a place's): a ``person``;
+   Japanese honorific ("Nakamura-san"), or what is sent, said or given to it, or who is
+   thanked ("send to Ritu", "talked to Ana", "congrats to Adaku"; "to" alone is a
+   place's, but not "according to"): a ``person``;
 5. a language's name after "speak", "learn", "in", "translate", "into" and the like
    ("learning German", "translates Korean novels"): a ``language``;
 6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"), their
@@ -142,7 +143,9 @@ PLACE_WORDS = frozenset(
     mountains mount mt beach island islands bay valley county city town village state
     province region canyon forest falls desert coast harbor harbour peninsula airport
     station theatre theater teatr teatro cafe café bridge plaza market cathedral palace
-    castle tower rue calle via piazza platz strasse straße""".split()
+    castle tower rue calle via piazza platz strasse straße grove terrace mews wharf quay
+    embankment promenade esplanade gardens heights gare bahnhof estación estacion
+    stazione""".split()
 )
 LANGUAGES = peoples.LANGUAGES
 _PERSON_ENDS = frozenset({"lives_in", "works_for", "studies_at", "moved_to", "born_in"})
@@ -178,7 +181,8 @@ _TO_PERSON = re.compile(
     r"\b(?:send|sends|sent|sending|talk|talks|talked|talking|speak|speaks|spoke|speaking"
     r"|say|says|said|write|writes|wrote|writing|reply|replies|replied|explain|explained"
     r"|introduce|introduced|give|gave|given|show|showed|lend|lent|hand|handed|pass|passed"
-    r"|text|texted|married|engaged|belongs|belonged)\s+(?:it\s+|this\s+|them\s+)?to\s+$",
+    r"|text|texted|married|engaged|belongs|belonged|congrats|congratulations|thanks|cheers"
+    r"|kudos|props|shout\s*out|shout-out|condolences)\s+(?:it\s+|this\s+|them\s+)?to\s+$",
     re.IGNORECASE,
 )
 # A romanised given name's shape, hyphenated with its second part in lowercase: "Eun-ji
@@ -191,8 +195,8 @@ _BEFORE_LANGUAGE = re.compile(
     re.IGNORECASE,
 )
 _BEFORE_PLACE = re.compile(
-    r"\b(?:in|from|to|near|visit|visits|visited|visiting|around|across|outside|toward"
-    r"|towards|throughout|downtown|uptown|(?:coast|capital|outskirts|north|south|east"
+    r"\b(?:in|from|(?<!\baccording )to|near|visit|visits|visited|visiting|around|across"
+    r"|outside|toward|towards|throughout|downtown|uptown|(?:coast|capital|outskirts|north|south|east"
     r"|west|streets|city|town|village|island|state|province|county|suburbs|shores)\s+of"
     r"|(?:drove|drive|driving|walked|walking|passed|passing|travelled|traveled|flew|went"
     r"|cycled|hiked|sailed|road-tripped)\s+(?:back\s+)?through)\s+$",

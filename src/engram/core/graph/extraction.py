@@ -18,20 +18,21 @@ text always gives the same mentions. In order:
    or when a pattern makes it a name: listed with a name ("Ana and Luis", "Ana, Luis and
    Maria"), the subject of what people do ("Ana works at", "lives", "moved", "was born",
    "said", "told", "teaches", "graduated", "no longer lives", "Anthony and I", "Jakub
-   and his cousin"), of what someone says, decides or does to others ("Okafor emailed",
-   "Ruairi spent", "Brindle raised", "Kestrova laid off": never "started", "helped" or
-   "called", which a thing does as often: "Work called"), a possessive or "is my" before
-   a kin word or one of whom only a person has (:data:`engram.core.graph.ordinary.KIN`,
+   and his cousin"), (an adverb between: "Oyelaran finally replied"), of what someone
+   says, decides or does to others ("Okafor emailed", "Ruairi spent", "Brindle raised",
+   "Kestrova laid off": never "started", "helped" or "called", which a thing does as
+   often: "Work called"), a possessive or "is my" before a kin word or one of whom only
+   a person has (:data:`engram.core.graph.ordinary.KIN`,
    :data:`engram.core.graph.ordinary.PERSONAL`: "Ana's brother", "Kofi's best friend",
-   "Ana is my sister", "Hendrika's employer"), a business's kind in apposition
-   ("Brightmoor, a small bakery"), or a possessive before what an organisation has
-   (:data:`HOLDINGS`: "Nike's store"), or a place, an organisation or a given name every
-   reader knows (:mod:`engram.core.graph.places`,
-   :mod:`engram.core.graph.organisations`, :mod:`engram.core.graph.given_names`, which
-   holds no English word: "Italy was awesome", "Spotify hired Ana", "Deepika always
-   wins"). Else "Italy was awesome" and "Dance is my passion" would read alike, and only
-   the second is common in chat; any possessive ("Life's good") was tried and added
-   false names on the LoCoMo turns;
+   "Ana is my sister", "Hendrika's employer"), one from a department ("Renner from
+   accounts"), a business's kind in apposition ("Brightmoor, a small bakery"), or a
+   possessive before what an organisation has (:data:`HOLDINGS`: "Nike's store"), or a
+   place, an organisation or a given name every reader knows
+   (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`,
+   :mod:`engram.core.graph.given_names`, which holds no English word: "Italy was
+   awesome", "Spotify hired Ana", "Deepika always wins"). Else "Italy was awesome" and
+   "Dance is my passion" would read alike, and only the second is common in chat; any
+   possessive ("Life's good") was tried and added false names on the LoCoMo turns;
 5. @handles, #hashtags, emails and URLs;
 6. a given name written in lowercase, as chat writes names ("with ciara", "james's
    car"), from :mod:`engram.core.graph.given_names`, which leaves out every name that is
@@ -164,7 +165,9 @@ _HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
 # organisation or a place has, or a person's age (a person's honorific between).
 _SUBJECT = re.compile(
     r"(?:" + HONORIFIC.pattern + r")?"
-    r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|has|had|have)[ \t]+)?"
+    r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|finally|already|never|always"
+    r"|often|usually|actually|apparently|probably|literally|suddenly|eventually|has|had"
+    r"|have)[ \t]+)?"
     r"(?:no[ \t]+longer[ \t]+)?"
     r"(?:works|worked|lives|lived|moved|was[ \t]+born|grew[ \t]+up|studies|studied"
     r"|is[ \t]+(?:married|from|friends|based[ \t]+in|located[ \t]+in)|got[ \t]+married|married"
@@ -194,7 +197,9 @@ _SUBJECT = re.compile(
     r"|,[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
     + "|".join(BUSINESSES)
     + r")\b"
-    r"|" + AGED + r")"
+    r"|" + AGED + r"|[ \t]+from[ \t]+(?:work|accounts|hr|marketing|sales|finance|it|legal|ops"
+    r"|engineering|support|payroll|reception|the[ \t]+office|school|church|the[ \t]+gym"
+    r"|next[ \t]+door|upstairs|downstairs)\b)"
 )
 # Between a sentence's first word and a name after it, a list: "Ana and Luis", "Ana,
 # Luis and Maria".

@@ -733,6 +733,26 @@ def test_an_organisation_every_reader_knows_is_one_without_a_cue() -> None:
     ]
 
 
+def test_the_whole_name_of_a_known_organisation_decides_before_its_words() -> None:
+    assert typed("Nottingham Forest drew with Crystal Palace.") == [
+        ("Nottingham Forest", "organisation"),  # not the forest or the palace
+        ("Crystal Palace", "organisation"),
+    ]
+    text = "Celtic won again. Kofi got a job at Capgemini and banks with NatWest."
+    assert typed(text) == [
+        ("Celtic", "organisation"),  # a sentence's first word, known
+        ("Kofi", "person"),
+        ("Capgemini", "organisation"),
+        ("NatWest", "organisation"),
+    ]
+    assert typed("went to greggs with ngozi, then the nhs") == [
+        ("greggs", "organisation"),  # a chain in lowercase after a word of going
+        ("ngozi", "person"),
+    ]
+    # named after a person or a town as often, or letters chat uses: not listed
+    assert typed("Costa said hi. Burnley is lovely. cos i said so") == [("Costa", "person")]
+
+
 def test_what_is_sent_or_said_to_someone_names_a_person_and_a_given_name_a_surname() -> None:
     assert typed("Contract review done, send to Ritu.") == [("Ritu", "person")]
     assert typed("I talked to Oyelaran and we went to Faro.") == [
@@ -751,7 +771,10 @@ def test_what_is_sent_or_said_to_someone_names_a_person_and_a_given_name_a_surna
 
 
 def test_a_given_name_written_in_lowercase_is_a_person() -> None:
-    assert typed("went to nandos with ciara after work lol") == [("ciara", "person")]
+    assert typed("went to nandos with ciara after work lol") == [
+        ("nandos", "organisation"),  # a chain every reader knows, after a word of going
+        ("ciara", "person"),
+    ]
     assert typed("omg aoife's sister niamh got in!!") == [
         ("aoife", "person"),  # the possessive ends the name
         ("niamh", "person"),

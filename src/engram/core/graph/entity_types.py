@@ -7,11 +7,15 @@ handles, tags, emails and URLs keep their own kind. Cues, the first that holds d
 
 1. a conversation's speaker is a ``person``, and so is a given name written in lowercase
    (:mod:`engram.core.graph.given_names`: "with ciara");
-2. a word inside the name: an organisation's (University, Bank, Inc, Labs, Hospital,
-   Club...: "University of Porto", "Lumen Labs"), an event's (Forum, Summit, Festival,
-   Cup...: "FIFA World Cup") or a place's (Street, Park, Lake,
-   City, Island...: "Central Park", "Lake Tahoe"); the last such word decides, unless a
-   given name comes first ("Jun Park", "Eun-ji Park": a surname);
+2. the whole name an organisation every reader knows
+   (:mod:`engram.core.graph.organisations`: large companies and brands, shops and
+   chains, banks, universities, public and international bodies, sports clubs: "Crystal
+   Palace", not the palace its last word says), else a word inside the name: an
+   organisation's (University, Bank, Inc, Labs, Hospital, Club...: "University of
+   Porto", "Lumen Labs"), an event's (Forum, Summit, Festival, Cup...: "FIFA World Cup")
+   or a place's (Street, Park, Lake, City, Island...: "Central Park", "Lake Tahoe"); the
+   last such word decides, unless a given name comes first ("Jun Park", "Eun-ji Park": a
+   surname);
 3. the relations the sentence states (:mod:`engram.core.graph.relations`): who lives,
    works, studies, was born, moved or is related is a ``person``; where one lives, was
    born, moved to, is from, or what is located in, a ``place``; where one works or
@@ -39,9 +43,7 @@ handles, tags, emails and URLs keep their own kind. Cues, the first that holds d
    "at" alone is no place's cue (rule 8); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
-8. an organisation every reader knows (:mod:`engram.core.graph.organisations`: large
-   companies and brands, apps, shops, universities, international bodies, sports clubs),
-   who employs or is worked for ("working for Shell", "works in sales for", "hired by",
+8. who employs or is worked for ("working for Shell", "works in sales for", "hired by",
    "fined by the", "an internship at", "an offer from", "plays for"), who is quit ("quit
    Brennholt", "resigned from"), founded, acquired, merged with or invested in, who
    heads it ("CEO of"), a business named after its kind ("her startup, Fieldnote", "a
@@ -382,6 +384,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if mention.surface.islower() and mention.name in given_names.GIVEN:
         return PERSON  # "with ciara"; a known place or organisation in lowercase reads on
     known = mention.name in places.KNOWN
+    if not known and mention.name in organisations.KNOWN:
+        return ORGANISATION  # the whole name, before the words in it: "Crystal Palace"
     first = mention.surface.split(maxsplit=1)[0]
     # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park
     given = _GIVEN_SHAPE.fullmatch(first) is not None or first.casefold() in NAMED_TIMES
@@ -409,8 +413,6 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return ORGANISATION  # a national team
     if known:
         return PLACE
-    if mention.name in organisations.KNOWN:
-        return ORGANISATION
     if mention.name in LANGUAGES and _BEFORE_LANGUAGE.search(before):
         return LANGUAGE
     if mention.name in peoples.GROUPS:

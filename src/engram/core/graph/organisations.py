@@ -49,14 +49,86 @@ whole foods | home depot | best buy | burger king | pizza hut | taco bell | tim 
 krispy kreme | united airlines | american airlines | virgin atlantic | delta air lines |
 land rover | rolls-royce | habitat for humanity | save the children | peace corps | red sox
 """
-KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
-    " ".join(name.split()) for name in _WHOLE.split("|")
+# More of them, by field (technology, fashion and retail, food chains, banks and insurers,
+# pharmaceuticals, energy and industry, logistics, consulting, news and broadcasting,
+# games and music, sports clubs, universities, public bodies), written from general
+# knowledge, then checked: every one that is a lowercase word of Debian's English word
+# lists, a given name, a place or a people every reader knows left out, and by hand
+# those named after a town ("Burnley", "Sabadell"), a person as often ("Lowe's",
+# "Costa", "Nielsen"), or letters chat uses otherwise ("cos", "otp", "msc", "cvs").
+_MORE_ONE_WORD = """
+oneplus oppo realme motorola htc ibm vmware atlassian airtable hubspot zendesk mailchimp
+squarespace wix godaddy cloudflare akamai transferwise n26 coinbase binance openai
+deepmind mozilla duckduckgo aol yandex naver kakao expedia booking.com gojek careem
+justeat ubereats postmates getir talabat jumia konga paystack flutterwave mpesa m-pesa
+safaricom airtel jio tata mahindra capgemini atos sopra dassault safran michelin danone
+l'oréal loreal lvmh kering hermès hermes chanel dior gucci prada armani versace burberry
+balenciaga givenchy fendi moncler benetton bershka pull&bear stradivarius h&m arket muji
+lululemon northface skechers asics mizuno fila umbro diadora underarmour birkenstock
+clarks levis lacoste topshop sainsburys morrisons co-op superdrug argos currys greggs
+pret wagamama nandos itsu yo!sushi pizzaexpress dishoom gbk in-n-out chick-fil-a popeyes
+kfc mcdonalds papajohns auchan leclerc intermarché intermarche monoprix rewe edeka
+kaufland netto rossmann mercadona eroski fnac darty kroger safeway traderjoes publix
+wegmans h-e-b albertsons walgreens jcpenney kmart marshalls homegoods menards petco
+petsmart gamestop waterstones foyles whsmith woolworths bunnings pak'nsave loblaws
+sobeys shoprite amex pnc bmo rbc scotiabank cibc desjardins natwest lloyds tsb rabobank
+commerzbank unicredit intesa bbva caixabank nordea danske swedbank handelsbanken dnb ubs
+raiffeisen erste pko mbank itaú itau bradesco nubank banorte mercadolibre icici hdfc sbi
+kotak paytm phonepe gpay gtbank uba ecobank kcb absa fnb nedbank capitec blackrock
+schwab etrade e-trade morningstar s&p fitch allianz axa generali aig metlife geico
+allstate hiscox pfizer moderna astrazeneca biontech novartis roche sanofi gsk
+glaxosmithkline merck abbvie amgen gilead takeda teva medtronic philips exxon exxonmobil
+totalenergies eni equinor petrobras aramco gazprom rosneft lukoil sinopec petrochina
+orsted ørsted iberdrola enel edf engie e.on rwe vattenfall ovo deere komatsu abb
+honeywell dupont dow basf bayer raytheon embraer maersk dhl fedex usps evri dpd gls bain
+bcg kearney gartner forrester ipsos yougov wpp omnicom publicis ogilvy saatchi nytimes
+wsj afp aljazeera itv rté cbc sbs nhk kbs tvn zdf ard tve rtl canal+ npr pbs foxnews
+msnbc espn starz crunchyroll funimation lionsgate a24 activision bungie capcom sega
+bandai konami fromsoftware mojang supercell rovio zynga roblox ticketmaster eventbrite
+deezer soundcloud bandcamp goodreads wattpad celtic hibs hibernian westham barca
+villarreal atletico atlético psg juve fiorentina atalanta bvb schalke benfica ajax psv
+feyenoord galatasaray fenerbahçe fenerbahce besiktas beşiktaş olympiacos panathinaikos
+flamengo palmeiras zamalek yankees mets steelers 49ers canadiens springboks ucl lse kcl
+epfl sciencespo hec essec bocconi esade iese lmu charité charite karolinska mcgill ubc
+utoronto uoft unsw usyd unimelb monash nus ntu kaist postech snu yonsei todai keio
+waseda pku fudan sjtu zju hku cuhk hkust iit iits iisc iim jnu unilag unn oau makerere
+uct cornell upenn wharton uchicago ucsd usc jhu cmu gatech umich unc vanderbilt imf wto
+oecd unhcr undp unep wfp ilo iaea icrc msf usaid fema fbi cia nsa irs dea atf cdc fda
+nih nhs dvla hmrc ofsted ofcom bafta ioc fia nba nfl mlb nhl mls wnba pga atp wta icc
+ecb bundesbank
+"""
+_MORE_WHOLE = """
+just eat | north face | new balance | under armour | dr martens | tommy hilfiger |
+calvin klein | ralph lauren | hugo boss | franco manca | five guys | shake shack | papa
+john | little caesars | caffè nero | caffe nero | blue bottle | pret a manger | dutch
+bros | albert heijn | el corte inglés | el corte ingles | leroy merlin | trader joe |
+rite aid | tj maxx | dollar tree | big lots | ace hardware | barnes & noble | big w | jb
+hi fi | harvey norman | shoppers drug mart | canadian tire | pick n pay | american
+express | capital one | metro bank | abn amro | bnp paribas | société générale | societe
+generale | crédit agricole | credit agricole | julius baer | mercado pago | mercado
+libre | zenith bank | access bank | first bank | equity bank | standard bank | charles
+schwab | munich re | swiss re | state farm | direct line | eli lilly | novo nordisk |
+siemens healthineers | saudi aramco | octopus energy | john deere | schneider electric |
+lockheed martin | northrop grumman | bae systems | cma cgm | hapag lloyd | boston
+consulting group | oliver wyman | new york times | wall street journal | financial times
+| associated press | al jazeera | sky news | channel 4 | france 24 | deutsche welle |
+warner bros | sony pictures | electronic arts | epic games | riot games | square enix |
+cd projekt | naughty dog | live nation | aston villa | crystal palace | west ham |
+nottingham forest | sheffield united | real betis | athletic bilbao | rb leipzig | river
+plate | al ahly | kaizer chiefs | orlando pirates | mamelodi sundowns | maple leafs |
+all blacks | oxford university | cambridge university | tu delft | ku leuven | sciences
+po | ie business school | mcgill university | korea university | kyoto university |
+peking university | bits pilani | uc berkeley | johns hopkins | carnegie mellon |
+georgia tech | ut austin
+"""
+KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
+    " ".join(name.split()) for name in (_WHOLE + "|" + _MORE_WHOLE).split("|")
 )
 """Every known organisation's normal form."""
 # Read in lowercase too, as chat writes them ("watching netflix", "my cousin is at ucla"):
 # the one-word names but those that are English words or letters as often ("his eye
 # would twitch", "dry tinder"; capitalised, they are the app far more often).
-IN_LOWERCASE = frozenset(_ONE_WORD.split()) - frozenset(
+IN_LOWERCASE = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) - frozenset(
     """arsenal abc mit lego guinness bayern twitch discord tinder venmo peloton adobe
     chipotle""".split()
 )

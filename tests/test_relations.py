@@ -501,7 +501,7 @@ def test_a_possessive_before_who_an_organisation_has_ends_the_name() -> None:
 
 def test_apps_shops_and_clubs_every_reader_knows_are_organisations() -> None:
     assert typed("She streams on Twitch and shops at Uniqlo; the Lakers lost.") == [
-        ("Twitch", "organisation"),
+        ("Twitch", "product"),  # an app is a product (products.py)
         ("Uniqlo", "organisation"),
         ("Lakers", "organisation"),
     ]
@@ -751,6 +751,29 @@ def test_the_whole_name_of_a_known_organisation_decides_before_its_words() -> No
     ]
     # named after a person or a town as often, or letters chat uses: not listed
     assert typed("Costa said hi. Burnley is lovely. cos i said so") == [("Costa", "person")]
+
+
+def test_apps_devices_and_drinks_are_products_and_their_company_an_organisation() -> None:
+    text = "Hyun-woo listens on Spotify; Stella Artois is his beer; my new iPhone broke."
+    assert typed(text) == [
+        ("Hyun-woo", "person"),
+        ("Spotify", "product"),
+        ("Stella Artois", "product"),  # not the person its given name would say
+        ("iPhone", "product"),
+    ]
+    assert typed("learning mandarin on duolingo, posting on instagram") == [
+        ("duolingo", "product"),  # in lowercase after a word of using
+        ("instagram", "product"),
+    ]
+    # where the sentence speaks of the company: who works for it, is hired by it, or
+    # what it has
+    assert typed("Ana works at Spotify. Spotify hired Bo. Spotify's CEO spoke.") == [
+        ("Ana", "person"),
+        ("Spotify", "organisation"),
+        ("Spotify", "organisation"),
+        ("Bo", "person"),
+        ("Spotify", "organisation"),
+    ]
 
 
 def test_what_is_sent_or_said_to_someone_names_a_person_and_a_given_name_a_surname() -> None:

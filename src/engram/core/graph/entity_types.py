@@ -2,13 +2,17 @@
 when they do not say.
 
 The types are those :mod:`engram.core.graph.ner` maps spaCy's labels to: ``person``,
-``place``, ``organisation``, and where clear ``language``, ``work`` and ``event``;
-handles, tags, emails and URLs keep their own kind. Cues, the first that holds deciding:
+``place``, ``organisation``, and where clear ``language``, ``work``, ``event`` and
+``product``; handles, tags, emails and URLs keep their own kind. Cues, the first that
+holds deciding:
 
 1. a conversation's speaker is a ``person``, and so is a given name written in lowercase
    (:mod:`engram.core.graph.given_names`: "with ciara");
-2. the whole name an organisation every reader knows
-   (:mod:`engram.core.graph.organisations`: large companies and brands, shops and
+2. the whole name a product every reader knows (:mod:`engram.core.graph.products`: apps,
+   devices, drinks, branded goods: "on Spotify", "Stella Artois") unless the sentence
+   speaks of its company (who works for it or is hired by it, what it has: "works at
+   Spotify", "Spotify's CEO": an ``organisation``), or an organisation every reader
+   knows (:mod:`engram.core.graph.organisations`: large companies and brands, shops and
    chains, banks, universities, public and international bodies, sports clubs: "Crystal
    Palace", not the palace its last word says), else a word inside the name: an
    organisation's (University, Bank, Inc, Labs, Hospital, Club...: "University of
@@ -90,7 +94,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.core.graph import given_names, organisations, peoples, places
+from engram.core.graph import given_names, organisations, peoples, places, products
 from engram.core.graph.extraction import (
     AGED,
     BUSINESSES,
@@ -108,8 +112,8 @@ from engram.core.graph.relations import Stated
 PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
 GROUP, WORK = "group", "work"
 # A fixed order of types, for ties between the types an entity's mentions were read with.
-EVENT = "event"
-ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, "product", EVENT)
+EVENT, PRODUCT = "event", "product"
+ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, PRODUCT, EVENT)
 
 ORGANISATION_WORDS = frozenset(
     """inc inc. ltd ltd. llc plc corp corp. corporation co company companies group labs lab
@@ -384,6 +388,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if mention.surface.islower() and mention.name in given_names.GIVEN:
         return PERSON  # "with ciara"; a known place or organisation in lowercase reads on
     known = mention.name in places.KNOWN
+    if not known and mention.name in products.KNOWN:
+        return ORGANISATION if _of_the_company(text, mention, related) else PRODUCT
     if not known and mention.name in organisations.KNOWN:
         return ORGANISATION  # the whole name, before the words in it: "Crystal Palace"
     first = mention.surface.split(maxsplit=1)[0]
@@ -444,6 +450,17 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if _AT.search(before) and not given_first:
         return ORGANISATION  # "the job at Rakuten", "chef at Casa de los Abuelos"
     return None
+
+
+def _of_the_company(text: str, mention: Mention, related: str | None) -> bool:
+    """Whether the sentence speaks of a product's company, not the product: who works
+    for it or is hired by it, or what it has ("works at Spotify", "Spotify's CEO")."""
+    back = max(0, mention.start - 2 * _LOOK_BACK)
+    return (
+        related == ORGANISATION
+        or _HOLDS.match(text, mention.end) is not None
+        or _BEFORE_ORGANISATION.search(text, back, mention.start) is not None
+    )
 
 
 def _by_words(name: str) -> str | None:

@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from engram.core.graph import given_names, names, organisations, places
+from engram.core.graph import given_names, names, organisations, places, products
 from engram.core.graph.ordinary import (
     ABBREVIATIONS,
     ACRONYMS,
@@ -537,14 +537,17 @@ _LOWER = re.compile(r"(?<![\w@#/.'\u2019-])[^\W\d_A-Z]+(?=['\u2019]s\b|(?![\w@'\
 # A person's titles, after which a run's "of" says where they are, not a longer name.
 _PERSON_TITLES = frozenset("mr mrs ms mx dr doc prof professor".split())
 # The words that open a sentence as a name with no cue: what every reader knows (rule 4).
-_KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | given_names.GIVEN
-# The names read in lowercase: given names anywhere; the places and organisations every
-# reader knows by a name that is no English word, where a preposition or a verb of going
-# says one comes ("landed in cebu", "back from lisbon", "at ucla"). Elsewhere such a word
+_KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | products.KNOWN | given_names.GIVEN
+# The names read in lowercase: given names anywhere; the places, organisations and
+# products every reader knows by a name that is no English word, where a preposition or a
+# verb of going or using says one comes ("landed in cebu", "back from lisbon", "at ucla",
+# "on duolingo"). Elsewhere such a word
 # is often part of a longer name in lowercase ("the lisbon rowing club").
-IN_LOWERCASE = given_names.GIVEN | places.IN_LOWERCASE | organisations.IN_LOWERCASE
+IN_LOWERCASE = (
+    given_names.GIVEN | places.IN_LOWERCASE | organisations.IN_LOWERCASE | products.IN_LOWERCASE
+)
 _COMES = re.compile(
-    r"\b(?:in|from|to|at|near|for|into|via|through|around|across|visit|visits|visited"
+    r"\b(?:in|from|to|at|near|for|into|via|on|using|through|around|across|visit|visits|visited"
     r"|visiting|leave|leaves|left|leaving|landed|reached)[ \t]+$"
 )
 

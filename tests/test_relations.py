@@ -668,6 +668,19 @@ def test_who_is_thanked_or_quoted_and_who_comes_from_a_department_is_a_person() 
     ]
 
 
+def test_who_one_writes_or_freelances_for_is_a_member_of_or_what_it_makes_things_in() -> None:
+    text = "She freelanced for Brightline. Hamid is a member of Kestrel."
+    assert typed(text) == [
+        ("Brightline", "organisation"),
+        ("Hamid", "person"),
+        ("Kestrel", "organisation"),
+    ]
+    assert typed("The Quillmark factory closes; we went to the new Lumora store.") == [
+        ("Quillmark", "organisation"),
+        ("Lumora", "organisation"),
+    ]
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

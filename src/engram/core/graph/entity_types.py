@@ -47,29 +47,30 @@ holds deciding:
    "at" alone is no place's cue (rule 8); a nationality, people or faith
    every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
    ``group``;
-8. who employs or is worked for ("working for Shell", "works in sales for", "hired by",
-   "fined by the", "an internship at", "an offer from", "plays for"), who is quit ("quit
-   Brennholt", "resigned from"), founded, acquired, merged with or invested in, who
-   heads it ("CEO of"), a business named after its kind ("her startup, Fieldnote", "a
-   label called Lumora") or before it ("Lumora, a startup in Leeds", read before a
-   person's "Kwame, a nurse from"), a band one plays or sings in ("plays bass in Static
-   Bloom"), an airline flown ("flying Aer Lingus"), where one shops, orders from or
-   volunteers, what or who it has after a possessive ("Nike's store", "Huawei's main
-   campus", "Fenwick's CEO", "Kellam's shareholders", "Vexlo's customer support") or
-   before it ("the Kellam app", "the Brightwave team"), what only an organisation does
-   ("raised $40 million", "laid off", "charged me"), whom one banks or flies with or
-   gets a refund or a grant from, a school one gets into, enrols at or graduated from, a
-   partner ("partnered with"), a web domain's name ("Booking.com"), or who plays a match
-   ("the final between Ajaccio and Bastia", both of them; a country every reader knows
-   on either side of a match's verb: "Brazil beat Argentina"): an ``organisation``, its
-   cue read before a place's ("an offer from"), and not for a given name every reader
-   knows or before a possessive ("works for Deepika", "joined Deepika's team": a
-   person); an organisation's shape, checked with the words of rule 2: two names joined
-   by "&" ("Procter & Gamble", "AT&T"), an acronym of two to five capitals ("IBM",
-   "NHS"), or a name one opens ("NYU Langone"; of two capitals, before a known place
-   only: "TU Munich", not "AJ Styles"); and last, after a possessive's ``person``
-   ("Milena's trip"), a name after "at" (or "@ ") that is no known given name ("the job
-   at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry at it;
+8. who employs, is worked, written or freelanced for, or has one as a member ("working
+   for Shell", "works in sales for", "hired by", "fined by the", "an internship at", "an
+   offer from", "plays for"), who is quit ("quit Brennholt", "resigned from"), founded,
+   acquired, merged with or invested in, who heads it ("CEO of"), a business named after
+   its kind ("her startup, Fieldnote", "a label called Lumora") or before it ("Lumora, a
+   startup in Leeds", read before a person's "Kwame, a nurse from"), a band one plays or
+   sings in ("plays bass in Static Bloom"), an airline flown ("flying Aer Lingus"),
+   where one shops, orders from or volunteers, what or who it has after a possessive
+   ("Nike's store", "Huawei's main campus", "Fenwick's CEO", "Kellam's shareholders",
+   "Vexlo's customer support") or before it ("the Kellam app", "the Brightwave team",
+   "the Quillmark factory"), what only an organisation does ("raised $40 million", "laid
+   off", "charged me"), whom one banks or flies with or gets a refund or a grant from, a
+   school one gets into, enrols at or graduated from, a partner ("partnered with"), a
+   web domain's name ("Booking.com"), or who plays a match ("the final between Ajaccio
+   and Bastia", both of them; a country every reader knows on either side of a match's
+   verb: "Brazil beat Argentina"): an ``organisation``, its cue read before a place's
+   ("an offer from"), and not for a given name every reader knows or before a possessive
+   ("works for Deepika", "joined Deepika's team": a person); an organisation's shape,
+   checked with the words of rule 2: two names joined by "&" ("Procter & Gamble",
+   "AT&T"), an acronym of two to five capitals ("IBM", "NHS"), or a name one opens ("NYU
+   Langone"; of two capitals, before a known place only: "TU Munich", not "AJ Styles");
+   and last, after a possessive's ``person`` ("Milena's trip"), a name after "at" (or "@
+   ") that is no known given name ("the job at Rakuten", "lunch at Nobu"), unless one
+   looks, laughs or is angry at it;
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue, and a match's verb joins a team to its opponent ("Halden
    United drew with Norrby");
@@ -256,7 +257,8 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:plays|played|playing)\s+(?:bass|guitar|drums|keys|keyboards|piano|violin|cello"
     r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for)"
     r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
-    r"|(?:fly|flies|flew|flying|flown)"
+    r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
+    r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
     r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|grant\s+from"
     r"|flights?\s+with)\s+$",
     re.IGNORECASE,
@@ -268,7 +270,9 @@ _BEFORE_ORGANISATION = re.compile(
 _AFTER_ORGANISATION = re.compile(
     r"\s+(?:(?:"
     + "|".join(
-        ("app", "apps", "website", "team", "staff", "platform", "hq", "headquarters", *STAFF)
+        "app apps website team staff platform hq headquarters store stores shop shops factory"
+        " factories warehouse outlet".split()
+        + list(STAFF)
     )
     + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
     r"|went\s+public|filed\s+for\s+bankruptcy|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"

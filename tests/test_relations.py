@@ -681,6 +681,21 @@ def test_who_one_writes_or_freelances_for_is_a_member_of_or_what_it_makes_things
     ]
 
 
+def test_what_comes_from_someone_who_one_sits_next_to_and_what_a_person_has() -> None:
+    text = "Got a text from Okonjo. Haven't heard from Dervla. I sat next to Brennholt."
+    assert typed(text) == [("Okonjo", "person"), ("Dervla", "person"), ("Brennholt", "person")]
+    assert typed("Say hi to Marisol! She apologised to Kellam. He moved here from Dunmore.") == [
+        ("Marisol", "person"),
+        ("Kellam", "person"),
+        ("Dunmore", "place"),  # "from" alone is still a place's
+    ]
+    assert typed("Okafor's birthday is Friday. Brennholt's wedding was lovely.") == [
+        ("Okafor", "person"),  # a sentence's first word, before what a person has
+        ("Brennholt", "person"),
+    ]
+    assert typed("Work's party is Friday. Life's good.") == []
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

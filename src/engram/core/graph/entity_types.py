@@ -182,14 +182,19 @@ _AFTER_PERSON = re.compile(
     r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b"
     r"|,\s+who\b|" + AGED + r"|" + HONORIFIC.pattern + r")"
 )
-# What is said, sent or given to someone: "send to Ritu", "talked to Ana", "married to Luis"
+# What is said, sent or given to someone, or comes from them: "send to Ritu", "talked to Ana",
+# "married to Luis", "a text from Okonjo"
 # ("to" alone is a place's cue: "went to Porto").
 _TO_PERSON = re.compile(
     r"\b(?:send|sends|sent|sending|talk|talks|talked|talking|speak|speaks|spoke|speaking"
     r"|say|says|said|write|writes|wrote|writing|reply|replies|replied|explain|explained"
     r"|introduce|introduced|give|gave|given|show|showed|lend|lent|hand|handed|pass|passed"
     r"|text|texted|married|engaged|belongs|belonged|congrats|congratulations|thanks|cheers"
-    r"|kudos|props|shout\s*out|shout-out|condolences)\s+(?:it\s+|this\s+|them\s+)?to\s+$",
+    r"|kudos|props|shout\s*out|shout-out|condolences|next|hi|hello|bye|goodbye|apologised"
+    r"|apologized|waved|lied|proposed)\s+(?:it\s+|this\s+|them\s+)?to\s+$"
+    # what comes from someone: "a text from Okonjo", "heard from Dervla"
+    r"|\b(?:text|texts|message|messages|email|emails|call|calls|letter|letters|gift|gifts"
+    r"|present|card|note|hug|reply|heard|dm|dms|voicemail|invite|invitation)\s+from\s+$",
     re.IGNORECASE,
 )
 # A romanised given name's shape, hyphenated with its second part in lowercase: "Eun-ji

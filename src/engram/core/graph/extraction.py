@@ -82,6 +82,7 @@ from engram.core.graph.ordinary import (
     NAMED_MONTHS,
     NAMED_TIMES,
     NOT_NAMES,
+    OWNED,
     PERSONAL,
     TITLE_WORDS,
     opener,
@@ -190,6 +191,7 @@ _SUBJECT = re.compile(
     r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:"
     + "|".join(sorted(KIN | PERSONAL))
     + r")\b"
+    r"|['\u2019]s[ \t]+(?:" + "|".join(sorted(OWNED)) + r")\b"
     r"|['\u2019]s[ \t]+(?:(?:main|new|flagship)[ \t]+)?(?i:"
     + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
     + r")\b"

@@ -112,6 +112,13 @@ PERSONAL = _words(
     """employer landlord landlady therapist tutor mentor classmate flatmate housemate ex"""
 )
 
+# What a person has, as a possessive names it ("Okafor's birthday", "Brennholt's
+# wedding"): said of a person far more often than of a place or a company.
+OWNED = _words(
+    """birthday wedding funeral graduation house flat apartment car dog cat baby kids
+    parents family"""
+)
+
 # Capitalised abbreviations of ordinary things.
 ACRONYMS = _words(
     """tv diy bbq asap fyi dm pm am ps gps ceo cfo cto coo hq mba phd md rn ai ar vr pc usb faq vip

@@ -27,9 +27,10 @@ holds deciding:
 4. a title, form of address or kin word just before it ("Dr. Lee", "Aunt Rosa", "my
    brother Luis"), a greeting or thanks ("Thanks, Mel"), a possessive kin word after it
    ("Ana's brother") or one of whom only a person has ("Hendrika's employer"), a
-   Japanese honorific ("Nakamura-san"), or what is sent, said or given to it, or who is
-   thanked ("send to Ritu", "talked to Ana", "congrats to Adaku"; "to" alone is a
-   place's, but not "according to"): a ``person``;
+   Japanese honorific ("Nakamura-san"), or what is sent, said or given to it or comes
+   from it ("a text from Okonjo"), who one sits next to, or who is thanked ("send to
+   Ritu", "talked to Ana", "congrats to Adaku"; "to" alone is a place's, but not
+   "according to"): a ``person``;
 5. a language's name after "speak", "learn", "in", "translate", "into" and the like
    ("learning German", "translates Korean novels"): a ``language``;
 6. a verb people do after it ("Ana said", "Luis told", "Ana thinks", "Ana and I"), their

@@ -24,10 +24,11 @@ text always gives the same mentions. In order:
    often: "Work called"), a possessive or "is my" before a kin word or one of whom only
    a person has (:data:`engram.core.graph.ordinary.KIN`,
    :data:`engram.core.graph.ordinary.PERSONAL`: "Ana's brother", "Kofi's best friend",
-   "Ana is my sister", "Hendrika's employer"), one from a department ("Renner from
-   accounts"), a business's kind in apposition ("Brightmoor, a small bakery"), or a
-   possessive before what an organisation has (:data:`HOLDINGS`: "Nike's store"), or a
-   place, an organisation or a given name every reader knows
+   "Ana is my sister", "Hendrika's employer") or what a person has
+   (:data:`engram.core.graph.ordinary.OWNED`: "Okafor's birthday"), one from a
+   department ("Renner from accounts"), a business's kind in apposition ("Brightmoor, a
+   small bakery"), or a possessive before what an organisation has (:data:`HOLDINGS`:
+   "Nike's store"), or a place, an organisation or a given name every reader knows
    (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`,
    :mod:`engram.core.graph.given_names`, which holds no English word: "Italy was
    awesome", "Spotify hired Ana", "Deepika always wins"). Else "Italy was awesome" and

@@ -842,6 +842,10 @@ def test_a_given_name_written_in_lowercase_is_a_person() -> None:
         ("ucla", "organisation"),
     ]
     assert typed("landed in cebu!!! philippines here we go") == [("cebu", "place")]
+    assert typed("booked flights w ryanair, then with easyjet") == [
+        ("ryanair", "organisation"),  # "w" and "with" say one comes, as "at" does
+        ("easyjet", "organisation"),
+    ]
     # Without a word that says one comes, a known place is often part of a longer name.
     assert typed("the lisbon rowing club won") == []
     assert typed("we had turkey with us in china") == []  # words as often as places

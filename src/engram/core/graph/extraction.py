@@ -544,14 +544,14 @@ _KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | products.KNOWN | given_nam
 # The names read in lowercase: given names anywhere; the places, organisations and
 # products every reader knows by a name that is no English word, where a preposition or a
 # verb of going or using says one comes ("landed in cebu", "back from lisbon", "at ucla",
-# "on duolingo"). Elsewhere such a word
-# is often part of a longer name in lowercase ("the lisbon rowing club").
+# "w ryanair", "on duolingo"). Elsewhere such a word is often part of a longer name in
+# lowercase ("the lisbon rowing club").
 IN_LOWERCASE = (
     given_names.GIVEN | places.IN_LOWERCASE | organisations.IN_LOWERCASE | products.IN_LOWERCASE
 )
 _COMES = re.compile(
-    r"\b(?:in|from|to|at|near|for|into|via|on|using|through|around|across|visit|visits|visited"
-    r"|visiting|leave|leaves|left|leaving|landed|reached)[ \t]+$"
+    r"\b(?:in|from|to|at|near|for|into|via|on|using|with|w/?|through|around|across|visit|visits"
+    r"|visited|visiting|leave|leaves|left|leaving|landed|reached)[ \t]+$"
 )
 
 

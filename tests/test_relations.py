@@ -696,6 +696,16 @@ def test_what_comes_from_someone_who_one_sits_next_to_and_what_a_person_has() ->
     assert typed("Work's party is Friday. Life's good.") == []
 
 
+def test_whom_an_organisation_serves_and_what_it_sells_at_after_its_possessive() -> None:
+    text = "Dishroom's menu changed. Brennholt's customers complained about Kellam's prices."
+    assert typed(text) == [
+        ("Dishroom", "organisation"),  # a sentence's first word
+        ("Brennholt", "organisation"),
+        ("Kellam", "organisation"),
+    ]
+    assert typed("Ana's menu looks great.") == [("Ana", "person")]  # a given name's own
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

@@ -130,12 +130,13 @@ HOLDINGS = frozenset(
     """store stores shop shops office offices campus headquarters hq factory branch website
     warehouse subsidiary""".split()
 )
-# Who an organisation has and what it reports: "Fenwick's CEO resigned", "Kellam's stock
-# price fell", "Vexlo's customer support". No person has a founder, shareholders or
-# quarterly earnings; where its CEO is, the organisation need not be.
+# Who an organisation has, serves and reports: "Fenwick's CEO resigned", "Kellam's stock
+# price fell", "Vexlo's customer support", "Dishroom's menu". No person has a founder,
+# shareholders or quarterly earnings; where its CEO is, the organisation need not be.
 STAFF = tuple(
     "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
-    "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support".split("|")
+    "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support"
+    "|customers|products|menu|prices|logo".split("|")
 )
 # The kinds of business a name is given in apposition, before it ("her band, The Velvet
 # Owls", "a restaurant called Sal's") or after it ("Lumora, a startup in Leeds",

@@ -231,6 +231,8 @@ _HOLDS = re.compile(
     re.IGNORECASE,
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
+# What a match between two teams is called: "the final between", "a friendly against".
+_MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
 _KIND_AFTER = re.compile(
     r",\s+(?:a|an|the|our|my|their|his|her)\s+(?:[a-z-]+\s+){0,2}?(?:"
     + "|".join(BUSINESSES)
@@ -246,7 +248,7 @@ _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon
 # Fieldnote", "a label called Lumora"); where one shops, orders from or volunteers.
 _BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:for|with)|(?:hired|employed|fined|sponsored"
-    r"|owned|acquired)\s+by(?:\s+the)?|joined|(?:match|game|final|derby|fixture)\s+between"
+    r"|owned|acquired)\s+by(?:\s+the)?|joined|" + _MATCHES + r"\s+between"
     r"|(?:work|works|worked|working)\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:for|at)"
     r"|quit|quits|(?:resigned|resigns|retired|retires)\s+from|laid\s+off\s+(?:by|from)"
     r"|(?:founded|co-founded|cofounded|founds)|(?:acquired|acquires|acquiring|bought\s+out"
@@ -289,7 +291,7 @@ _AFTER_ORGANISATION = re.compile(
 # national team there ("Brazil beat Argentina", "lost to Spain", "France vs Italy").
 _MATCH_BEFORE = re.compile(
     r"\b(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses|losing)\s+to|(?:drew|draw"
-    r"|tied)\s+with|vs\.?|versus|(?:match|game|final|friendly|qualifier)\s+against)\s+$",
+    r"|tied)\s+with|vs\.?|versus|" + _MATCHES + r"\s+against)\s+$",
     re.IGNORECASE,
 )
 _MATCH_AFTER = re.compile(
@@ -303,7 +305,7 @@ _MATCHED = re.compile(_MATCH_AFTER.pattern + "?", re.IGNORECASE)
 # The second team of "the match between X and Y", however Y is read after ("...and Rangers
 # kept Eoin up": the match decides).
 _SECOND_TEAM = re.compile(
-    r"\b(?:match|game|final|derby|fixture|clash)\s+between\s+(?:the\s+)?[A-Z][^,.;!?]{0,40}?"
+    r"\b" + _MATCHES + r"\s+between\s+(?:the\s+)?[A-Z][^,.;!?]{0,40}?"
     r"\s+(?:and|&|vs\.?|versus)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )

@@ -109,6 +109,11 @@ def test_given_names_of_many_languages_open_sentences_and_are_read_in_lowercase(
     assert names("asked alexa, then flew to milan, mai bhi, hai na") == []
 
 
+def test_a_note_s_opening_verb_is_no_part_of_the_name_after_it() -> None:
+    text = "Drove Kalinda to the airport. Remind Sunniva about it. Thank Okafor."
+    assert names(text) == ["Kalinda", "Sunniva", "Okafor"]
+
+
 def test_a_run_opening_a_sentence_is_read_whole() -> None:
     assert names("Bruno Costa works at Lumen.") == ["Bruno Costa", "Lumen"]
     assert names("Dr. Maria Lopez called. University of Porto opened.") == [

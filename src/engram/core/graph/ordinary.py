@@ -158,7 +158,10 @@ OPENERS = _words(
     brought send sent show showed help helped join joined invite invited hug hugged tag
     tagged follow followed told asked went got heard hear talk talked chat chatted catch
     caught sounds looks seems feels reminds happened glad happy proud excited lucky sad
-    poor sweet brave cute little big beautiful crazy super pretty best anytime"""
+    poor sweet brave cute little big beautiful crazy super pretty best anytime remind
+    reminded drive drove pick picked collect collected drop dropped email emailed message
+    messaged thank thanked pay paid book booked ring rang phone phoned forward forwarded
+    introduce introduced congratulate congratulated"""
 )
 # The shape of a word that opens a sentence and no name: a gerund of six letters or more
 # ("Visiting Paris", "Learning German"; "King" and "Ewing" are shorter or names a scope

@@ -246,6 +246,32 @@ def test_a_time_starts_its_period() -> None:
     assert valid_at("for six years", WRITTEN) is None
     assert valid_at("since primary school", WRITTEN) is None
     assert valid_at(None, WRITTEN) is None
+    assert valid_at("Sept. 2021", WRITTEN) == datetime(2021, 9, 1, tzinfo=UTC)
+    assert valid_at("Jan 2023", WRITTEN) == datetime(2023, 1, 1, tzinfo=UTC)
+    assert valid_at("from March 2014 to May 2019", WRITTEN) == datetime(2014, 3, 1, tzinfo=UTC)
+    assert valid_at("now", WRITTEN) is None
+    assert valid_at("before the war", WRITTEN) is None
+
+
+def test_a_months_short_form_a_span_now_and_before_the_war_are_times() -> None:
+    assert related("Tolu relocated to Manchester in Jan 2023.") == [
+        ("Tolu", "moved_to", "Manchester", "Jan 2023")
+    ]
+    assert related("Ana moved to Oslo in Sept. 2021.") == [
+        ("Ana", "moved_to", "Oslo", "Sept. 2021")
+    ]
+    assert related("Ana worked for Ryanair from 2014 to 2019.") == [
+        ("Ana", "works_for", "Ryanair", "from 2014 to 2019")
+    ]
+    assert related("beatriz lives in porto now") == [("beatriz", "lives_in", "porto", "now")]
+    assert related("Lidia was born in Wroclaw before the war.") == [
+        ("Lidia", "born_in", "Wroclaw", "before the war")
+    ]
+    # "before" that begins a clause is no time, and ends the first one's
+    assert related("Ana moved to Oslo in 2019 before moving to Paris.") == [
+        ("Ana", "moved_to", "Oslo", "2019"),
+        ("Ana", "moved_to", "Paris", None),
+    ]
 
 
 def test_a_persons_particles_do_not_count_against_a_persons_shape() -> None:

@@ -39,22 +39,25 @@ speaker: "I moved to Oslo in 2019 and work for Lumen", "I'm from Lima", "I've li
 Oslo" state the speaker's relations, "with my sister Maria" gives ``sister_of`` from
 Maria to the speaker. Without a speaker they name no one and read nothing.
 
-**Time.** A year, a month and year, or a date in the same clause, after "in", "since",
-"from", "as of" or "on" ("in March 2019", "since 2019"), and "last year", "this year",
-"last month", "this month", are the relation's ``time`` as written; :func:`valid_at`
-gives the start of the period it names, "last year" counted from the fact's own time
+**Time.** A year, a month (whole or short: "Jan", "Sept.") and year, or a date in the
+same clause, after "in", "since", "as of" or "on" ("in March 2019", "since 2019", "in
+Jan 2023"), a span ("from 2014 to 2019"), and "last year", "this year", "last month",
+"this month", are the relation's ``time`` as written; :func:`valid_at` gives the start
+of the period it names (a span's first), "last year" counted from the fact's own time
 (the first of January of the year before). Other relative times and durations ("two
-years ago", "last summer", "for six years", "since primary school") stay as written,
-with no ``valid_at``: resolving them would guess. The clause runs from its sentence's
-start, or the "and", "but", "before"... that begins it, to the next such word: in "Ana
-moved to Oslo in 2019 and works for Lumen" the year is the move's alone. Kin and a
-place in a place are read from their words alone and take no time.
+years ago", "last summer", "for six years", "since primary school", "now", "before the
+war") stay as written, with no ``valid_at``: resolving them would guess. The clause runs
+from its sentence's start, or the "and", "but", "before"... that begins it (not "before
+the war", a time), to the next such word: in "Ana moved to Oslo in 2019 and works for
+Lumen" the year is the move's alone. Kin and a place in a place are read from their
+words alone and take no time.
 
 Pure and deterministic: the same text and mentions give the same relations, in order of
 position. The graph stores what they read in each fact as that fact's relations, marked
 as the rules', with ``valid_at`` resolved against the fact's own time
 (:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
-(``bench/names.py``): dev relations 1.000 / 0.812 / 0.896, held-out 0.921 / 0.598 / 0.725.
+(``bench/names.py``): dev relations 1.000 / 0.881 / 0.937, held-out 0.926 / 0.649 / 0.764
+(precision / recall / F1, with their times).
 """
 
 from __future__ import annotations
@@ -215,12 +218,24 @@ _BEFORE_PLACE = re.compile(r"\b(?:in|from|to|near|visit|visited|visiting)\s+$", 
 _MONTHS = (
     "january february march april may june july august september october november december"
 ).split()
-_MONTH = r"(?:" + "|".join(m.capitalize() for m in _MONTHS) + r")"
+# A month named whole or by its short form ("Jan 2023", "Sept. 2021").
+_MONTH = (
+    r"(?:" + "|".join(m.capitalize() for m in _MONTHS) + r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?"
+    r"|Oct|Nov|Dec)\.?)"
+)
+_MONTH_NUMBERS = (
+    {m: i + 1 for i, m in enumerate(_MONTHS)}
+    | {m[:3]: i + 1 for i, m in enumerate(_MONTHS)}
+    | {"sept": 9}
+)
+# When a relation lasted: "from 2014 to 2019", "from March 2014 until May 2019".
+_SPAN = r"(?:\d{1,2}\s+)?(?:" + _MONTH + r"\s+)?(?:\d{1,2},?\s+)?\d{4}"
 _TIME = re.compile(
     r"\b(?:(?:in|as of|on)\s+(?P<at>(?:\d{1,2}\s+)?(?:" + _MONTH + r"\s+)?"
     r"(?:\d{1,2},?\s+)?\d{4})\b"
     r"|(?P<since>since\s+(?:\d{1,2}\s+)?(?:" + _MONTH + r"\s+)?"
     r"(?:\d{1,2},?\s+)?\d{4})\b"
+    r"|(?P<span>from\s+" + _SPAN + r"\s+(?:to|until|till)\s+" + _SPAN + r")\b"
     r"|(?P<rel>(?:last|this)\s+(?:year|month))\b"
     r"|(?P<loose>(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
     r"(?:years?|months?|weeks?|days?)\s+ago|last\s+(?:week|summer|winter|spring|fall"
@@ -229,12 +244,21 @@ _TIME = re.compile(
     r"|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|a\s+few|several|many)\s+"
     r"(?:years?|months?|weeks?|decades?)"
     r"|since\s+(?:(?:primary|secondary|high|middle|grade|elementary)\s+school|school|uni"
-    r"|university|college|childhood|kindergarten)))",
+    r"|university|college|childhood|kindergarten)"
+    r"|(?:before|after)\s+the\s+[a-z]+(?=\s*(?:[.,;!?]|$))|now)\b)",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[.!?\n]+(?:\s|$)")
+# A sentence's end; not the stop of a month's short form ("in Sept. 2021").
+_SENTENCE_END = re.compile(
+    r"(?<!\bJan)(?<!\bFeb)(?<!\bMar)(?<!\bApr)(?<!\bJun)(?<!\bJul)(?<!\bAug)(?<!\bSep)"
+    r"(?<!\bSept)(?<!\bOct)(?<!\bNov)(?<!\bDec)[.!?\n]+(?:\s|$)"
+)
 # A clause's end, for its time: also "while", which begins no clause keeping the subject.
-_NEXT_CLAUSE = re.compile(r",?\s+(?:and|but|then|before|after|while)\s+", re.IGNORECASE)
+# "before the war" is the relation's time, not a clause ("before moving to Paris").
+_NEXT_CLAUSE = re.compile(
+    r",?\s+(?:and|but|then|(?:before|after)(?!\s+the\s+[a-z]+\s*(?:[.,;!?]|$))|while)\s+",
+    re.IGNORECASE,
+)
 _NAMED = ("name", "speaker")  # kinds a relation may join: not handles, tags or links
 
 
@@ -425,6 +449,12 @@ def _time(text: str, anchor: int, end: int) -> str | None:
     return found.group(found.lastgroup or 0)
 
 
+def _month(word: str) -> int | None:
+    """The month a case-folded word names, whole or short ("sept.", "jan"), or None."""
+    word = word.rstrip(".")
+    return _MONTH_NUMBERS.get(word)
+
+
 def valid_at(time: str | None, written: datetime) -> datetime | None:
     """When a relation stated with ``time`` (as :func:`relations` gives it) began: the
     first moment of the year, month or day it names, in UTC; "last year", "this year",
@@ -440,10 +470,13 @@ def valid_at(time: str | None, written: datetime) -> datetime | None:
             return datetime(written.year - back, 1, 1, tzinfo=UTC)
         months = written.year * 12 + written.month - 1 - back
         return datetime(months // 12, months % 12 + 1, 1, tzinfo=UTC)
-    if not words[-1].isdigit() or len(words[-1]) != 4:
+    if folded[0] == "from":  # a span: when it began
+        ends = [i for i, w in enumerate(folded) if w in ("to", "until", "till")]
+        words, folded = words[1 : ends[0]], folded[1 : ends[0]]
+    if not words or not words[-1].isdigit() or len(words[-1]) != 4:
         return None
     year = int(words[-1])
-    month = next((_MONTHS.index(w) + 1 for w in folded if w in _MONTHS), None)
+    month = next((_month(w) for w in folded if _month(w)), None)
     day = next((int(w) for w in words[:-1] if w.isdigit()), None)
     try:
         return datetime(year, month or 1, day if month and day else 1, tzinfo=UTC)

@@ -253,6 +253,17 @@ def test_a_time_starts_its_period() -> None:
     assert valid_at("before the war", WRITTEN) is None
 
 
+def test_straight_out_of_a_school_and_a_name_inside_its_subjects_apposition() -> None:
+    assert related("Johnson & Johnson hired Adaeze straight out of Covenant University.") == [
+        ("Adaeze", "works_for", "Johnson & Johnson", None),
+        ("Adaeze", "studies_at", "Covenant University", None),
+    ]
+    assert related("Kofi, fresh out of Makerere, joined Safaricom.") == [
+        ("Kofi", "studies_at", "Makerere", None),
+        ("Kofi", "works_for", "Safaricom", None),  # not Makerere, inside the apposition
+    ]
+
+
 def test_a_months_short_form_a_span_now_and_before_the_war_are_times() -> None:
     assert related("Tolu relocated to Manchester in Jan 2023.") == [
         ("Tolu", "moved_to", "Manchester", "Jan 2023")

@@ -9,15 +9,15 @@ no relation. The types, source first:
 - ``lives_in`` ("Ana lives in Oslo", "has lived in", "lives on Rue Cler": and "in Paris"
   after it, as after "was born in" or "moved to", is the subject's too), ``works_for``
   ("works at", "works for", "is employed by", "got a job at", "is a nurse at", "has been
-  the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at",
-  "is a third-year student at", "graduated from"), ``moved_to`` ("moved to", "moved back
-  to"; not "is moving to"), ``born_in`` ("was born in"), ``from`` ("is from", "comes
-  from", "grew up in"), ``located_in`` ("is based in", "is located in", "has its
-  headquarters in", "Huawei's main campus is in", unless a given name every reader knows
-  has it: "Ana's office"; and "in Porto, Portugal": the first place in the second),
-  ``married_to`` ("is married to", "married", "Ana and Luis got married"), ``friend_of``
-  ("is a friend of", "is friends with", "became friends with", "Ana and Luis have been
-  friends", "Ana's friend Luis");
+  the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at", "is
+  a third-year student at", "graduated from", "straight out of"), ``moved_to`` ("moved
+  to", "moved back to"; not "is moving to"), ``born_in`` ("was born in"), ``from`` ("is
+  from", "comes from", "grew up in"), ``located_in`` ("is based in", "is located in",
+  "has its headquarters in", "Huawei's main campus is in", unless a given name every
+  reader knows has it: "Ana's office"; and "in Porto, Portugal": the first place in the
+  second), ``married_to`` ("is married to", "married", "Ana and Luis got married"),
+  ``friend_of`` ("is a friend of", "is friends with", "became friends with", "Ana and
+  Luis have been friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
@@ -56,7 +56,7 @@ Pure and deterministic: the same text and mentions give the same relations, in o
 position. The graph stores what they read in each fact as that fact's relations, marked
 as the rules', with ``valid_at`` resolved against the fact's own time
 (:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
-(``bench/names.py``): dev relations 1.000 / 0.881 / 0.937, held-out 0.926 / 0.649 / 0.764
+(``bench/names.py``): dev relations 1.000 / 0.891 / 0.942, held-out 0.941 / 0.660 / 0.776
 (precision / recall / F1, with their times).
 """
 
@@ -101,7 +101,7 @@ _HAS = r"(?:(?:has|have|had)\s+(?:been\s+)?)?"
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("studies_at", r"(?:studies|study|studied|is studying|are studying|(?:is|was|are|were)"
      r" (?:an? )?(?:(?!not |never |no )[a-z]+(?:-[a-z]+)? )?students?|enrolled|graduated)"
-     r" (?:at|from)"),
+     r" (?:at|from)|(?:fresh|straight) out of"),
     ("works_for", r"(?:works|work|worked|working|is working|are working) (?:at|for)"
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
@@ -148,7 +148,10 @@ _APPOSED = re.compile(
 )
 # "Valeria Castillo, a Mexican architect, lives in Monterrey": the words between a subject
 # and its verb set apart by commas (a name may stand among them).
-_APPOSITION = re.compile(r",\s+(?:an?|the|my|our|his|her|their)\s+[^,.!?;:]{1,48},", re.IGNORECASE)
+_APPOSITION = re.compile(
+    r",\s+(?:an?|the|my|our|his|her|their|(?:fresh|straight)\s+out\s+of)\s+[^,.!?;:]{1,48},",
+    re.IGNORECASE,
+)
 # "Acme hired Ana": the one hired works for the one hiring.
 _HIRED = re.compile(
     r"\s+(?:just\s+|recently\s+)?(?:hired|employs|employed|recruited)\s+", re.IGNORECASE
@@ -307,7 +310,12 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
         gap = text[a.end : b.start]
         if len(gap) > 80:
             continue
-        if said := _BETWEEN.fullmatch(gap):
+        across = _across_apposition(text, mentions, i)
+        if across and across[0] != i:  # a name inside its subject's apposition:
+            subject, kind = across  # "Kofi, fresh out of Makerere, joined Safaricom"
+            carried, where = [subject], kind
+            yield subject, kind, i + 1, mentions[subject].start
+        elif said := _BETWEEN.fullmatch(gap):
             kind = where = said.lastgroup or ""
             carried = list(_subjects(text, mentions, i))
             for subject in carried:
@@ -323,7 +331,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
                 yield subject, kind, i + 1, a.end + went.end("clause")
         elif apposed := _APPOSED.fullmatch(gap):
             yield i, apposed.lastgroup or "", i + 1, a.start
-        elif across := _across_apposition(text, mentions, i):
+        elif across:
             subject, kind = across
             carried, where = [subject], kind
             yield subject, kind, i + 1, mentions[subject].start

@@ -264,6 +264,17 @@ def test_straight_out_of_a_school_and_a_name_inside_its_subjects_apposition() ->
     ]
 
 
+def test_a_district_of_a_town_in_and_the_coast_of_locate_a_place() -> None:
+    assert related("Shoreditch is a district of London. Oyo is a town in Nigeria.") == [
+        ("Shoreditch", "located_in", "London", None),  # a sentence's first word, read
+        ("Oyo", "located_in", "Nigeria", None),
+    ]
+    assert related("Galway, on the west coast of Ireland, is lovely.") == [
+        ("Galway", "located_in", "Ireland", None)
+    ]
+    assert related("Ana is a nurse in Lima.") == []  # a person's work is no district
+
+
 def test_a_months_short_form_a_span_now_and_before_the_war_are_times() -> None:
     assert related("Tolu relocated to Manchester in Jan 2023.") == [
         ("Tolu", "moved_to", "Manchester", "Jan 2023")

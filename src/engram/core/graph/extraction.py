@@ -174,6 +174,8 @@ _SUBJECT = re.compile(
     r"(?:no[ \t]+longer[ \t]+)?"
     r"(?:works|worked|lives|lived|moved|was[ \t]+born|grew[ \t]+up|studies|studied"
     r"|is[ \t]+(?:married|from|friends|based[ \t]+in|located[ \t]+in)|got[ \t]+married|married"
+    r"|is[ \t]+an?[ \t]+(?:[a-z]+[ \t]+)?(?:district|suburb|neighbou?rhood|borough|town|city"
+    r"|village|region|province|county|island|municipality)[ \t]+(?:of|in)"
     r"|comes[ \t]+from|came[ \t]+from|said|says|told|tells|thinks|texted"
     r"|been[ \t]+friends|became|graduated|teaches|taught|plays|played|listens|translates"
     r"|is[ \t]+buying|sent|drove|flew|cried|laughed|smiled|wrote|replied|booked"

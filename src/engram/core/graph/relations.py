@@ -13,11 +13,12 @@ no relation. The types, source first:
   a third-year student at", "graduated from", "straight out of"), ``moved_to`` ("moved
   to", "moved back to"; not "is moving to"), ``born_in`` ("was born in"), ``from`` ("is
   from", "comes from", "grew up in"), ``located_in`` ("is based in", "is located in",
-  "has its headquarters in", "Huawei's main campus is in", unless a given name every
-  reader knows has it: "Ana's office"; and "in Porto, Portugal": the first place in the
-  second), ``married_to`` ("is married to", "married", "Ana and Luis got married"),
-  ``friend_of`` ("is a friend of", "is friends with", "became friends with", "Ana and
-  Luis have been friends", "Ana's friend Luis");
+  "has its headquarters in", "Huawei's main campus is in", "is a district of", "a town
+  in", "on the west coast of", unless a given name every reader knows has it: "Ana's
+  office"; and "in Porto, Portugal": the first place in the second), ``married_to`` ("is
+  married to", "married", "Ana and Luis got married"), ``friend_of`` ("is a friend of",
+  "is friends with", "became friends with", "Ana and Luis have been friends", "Ana's
+  friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
@@ -56,7 +57,7 @@ Pure and deterministic: the same text and mentions give the same relations, in o
 position. The graph stores what they read in each fact as that fact's relations, marked
 as the rules', with ``valid_at`` resolved against the fact's own time
 (:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
-(``bench/names.py``): dev relations 1.000 / 0.891 / 0.942, held-out 0.941 / 0.660 / 0.776
+(``bench/names.py``): dev relations 1.000 / 0.901 / 0.948, held-out 0.942 / 0.670 / 0.783
 (precision / recall / F1, with their times).
 """
 
@@ -113,7 +114,11 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("from", r"(?:is|are|was|were) (?:originally )?from|(?:comes|come|came) from"
      r"|(?:grew|grow) up in"),
     ("located_in", r"(?:is|are|was) (?:located|based|situated|headquartered) in"
-     r"|(?:has|have) (?:its|their) (?:headquarters|head office|main office) in"),
+     r"|(?:has|have) (?:its|their) (?:headquarters|head office|main office) in"
+     r"|(?:is|was) (?:an? |the )?(?:[a-z]+ )?(?:district|suburb|neighbou?rhood|borough|town"
+     r"|city|village|region|province|state|county|island|municipality|capital) (?:of|in)"
+     r"|on the (?:west|east|north|south|northern|southern|eastern|western|(?:north|south)"
+     r"-(?:east|west)) coast of"),
     ("married_to", r"(?:is|was|got|has been) married to|married"),
     ("friend_of", r"(?:is|was|has been|became|have been) (?:a |an )?(?:good |close |best |old )?"
      r"friends? (?:of|with)|(?:is|are) friends with"),

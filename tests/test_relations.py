@@ -275,6 +275,15 @@ def test_a_district_of_a_town_in_and_the_coast_of_locate_a_place() -> None:
     assert related("Ana is a nurse in Lima.") == []  # a person's work is no district
 
 
+def test_the_place_a_sentence_opens_with_is_where_one_grew_up_or_lives() -> None:
+    assert related("Galway, on the west coast of Ireland, is where Ciarán grew up.") == [
+        ("Galway", "located_in", "Ireland", None),
+        ("Ciarán", "from", "Galway", None),  # the sentence's first place, not Ireland
+    ]
+    assert related("Oslo is where Kofi lives now.") == [("Kofi", "lives_in", "Oslo", "now")]
+    assert related("Oslo is where Kofi met Ana.") == []  # meeting there says no tie
+
+
 def test_a_months_short_form_a_span_now_and_before_the_war_are_times() -> None:
     assert related("Tolu relocated to Manchester in Jan 2023.") == [
         ("Tolu", "moved_to", "Manchester", "Jan 2023")

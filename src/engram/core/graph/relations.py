@@ -12,13 +12,13 @@ no relation. The types, source first:
   the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at", "is
   a third-year student at", "graduated from", "straight out of"), ``moved_to`` ("moved
   to", "moved back to"; not "is moving to"), ``born_in`` ("was born in"), ``from`` ("is
-  from", "comes from", "grew up in"), ``located_in`` ("is based in", "is located in",
-  "has its headquarters in", "Huawei's main campus is in", "is a district of", "a town
-  in", "on the west coast of", unless a given name every reader knows has it: "Ana's
-  office"; and "in Porto, Portugal": the first place in the second), ``married_to`` ("is
-  married to", "married", "Ana and Luis got married"), ``friend_of`` ("is a friend of",
-  "is friends with", "became friends with", "Ana and Luis have been friends", "Ana's
-  friend Luis");
+  from", "comes from", "grew up in"; "Galway ... is where Ciarán grew up", and "was
+  born", "lives" so), ``located_in`` ("is based in", "is located in", "has its
+  headquarters in", "Huawei's main campus is in", "is a district of", "a town in", "on
+  the west coast of", unless a given name every reader knows has it: "Ana's office"; and
+  "in Porto, Portugal": the first place in the second), ``married_to`` ("is married to",
+  "married", "Ana and Luis got married"), ``friend_of`` ("is a friend of", "is friends
+  with", "became friends with", "Ana and Luis have been friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
@@ -57,7 +57,7 @@ Pure and deterministic: the same text and mentions give the same relations, in o
 position. The graph stores what they read in each fact as that fact's relations, marked
 as the rules', with ``valid_at`` resolved against the fact's own time
 (:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
-(``bench/names.py``): dev relations 1.000 / 0.901 / 0.948, held-out 0.942 / 0.670 / 0.783
+(``bench/names.py``): dev relations 1.000 / 0.911 / 0.953, held-out 0.942 / 0.670 / 0.783
 (precision / recall / F1, with their times).
 """
 
@@ -183,6 +183,12 @@ _POSSESSED = re.compile(
 )
 # "Luis is Ana's brother": after the possessive, the role.
 _IS = re.compile(r"\s+(?:is|was)\s+")
+# "Galway, on the west coast of Ireland, is where Ciarán grew up": the sentence's first
+# place is where the one after "is where" grew up, was born or lives.
+_IS_WHERE = re.compile(r",?\s+(?:is|was)\s+where\s+")
+_WHERE_DONE = re.compile(
+    r"\s+(?:(?P<from>grew\s+up)|(?P<born_in>was\s+born)|(?P<lives_in>lives|has\s+lived))\b"
+)
 _ROLE_AFTER = re.compile(rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN})\b")
 _ROLE_OF = re.compile(rf"\s+(?:is|was)\s+(?:the|a)\s+({_KIN})\s+of\s+")
 _AND = re.compile(r"\s*,\s*|\s+and\s+|\s*,\s*and\s+")
@@ -362,6 +368,12 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             text, max(0, a.start - 12), a.start
         ):
             yield i, "located_in", i + 1, None
+        elif (
+            _IS_WHERE.fullmatch(gap)
+            and (done := _WHERE_DONE.match(text, b.end))
+            and (place := _subject(text, mentions, i)) is not None
+        ):
+            yield i + 1, done.lastgroup or "", place, b.start
         elif (role := _THEIR.search(gap)) and (head := _subject(text, mentions, i)) is not None:
             yield from _timeless(_family(role.group(1), i + 1, head))
         elif speaker is not None and (own := _said_of_self(gap)) is not None:

@@ -763,6 +763,21 @@ def test_whom_an_organisation_serves_and_what_it_sells_at_after_its_possessive()
     assert typed("Ana's menu looks great.") == [("Ana", "person")]  # a given name's own
 
 
+def test_how_far_a_place_is_from_another_names_both_places() -> None:
+    assert typed("Dunmore is an hour from Galway. Sintra is 40 minutes from Lisbon.") == [
+        ("Dunmore", "place"),  # a sentence's first word, read by how far it is
+        ("Galway", "place"),
+        ("Sintra", "place"),
+        ("Lisbon", "place"),
+    ]
+    assert typed("We stayed a short drive from Kestrel.") == [("Kestrel", "place")]
+    # a given name every reader knows is where someone is; without a name after, nothing
+    assert typed("Tobi is an hour from Lisbon. Okafor is 40 minutes away.") == [
+        ("Tobi", "person"),
+        ("Lisbon", "place"),
+    ]
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

@@ -38,16 +38,16 @@ holds deciding:
    ``person``;
 7. a place every reader knows (:mod:`engram.core.graph.places`: countries, continents,
    oceans, US states, the capitals and large cities; "UK" and "USA" too, not read as
-   acronyms), or "in", "from", "to",
-   "near", "visit(ed)", "coast of", "outside", "toward", "throughout", "downtown", "the
-   streets (town, city, island...) of", "drove (walked, flew...) through" just before it,
-   what comes of it or what it has after it ("Kestrel-based", "Marrowby's beaches",
-   "Brackwell's mayor"), or "<City>, <Region>": a ``place``; the words before it not for a
+   acronyms), or "in", "from", "to", "near", "visit(ed)", "coast of", "outside",
+   "toward", "throughout", "downtown", "the streets (town, city, island...) of", "drove
+   (walked, flew...) through" just before it, what comes of it or what it has after it
+   ("Kestrel-based", "Marrowby's beaches", "Brackwell's mayor"), how far it is from
+   another place or another from it ("Dunmore is an hour from Galway", "a short drive
+   from Kestrel"), or "<City>, <Region>": a ``place``; the words before it not for a
    given name every reader knows, nor before a possessive ("near Ana's place", "outside
-   Brennholt's flat": a person's, rule 8's possessive);
-   "at" alone is no place's cue (rule 8); a nationality, people or faith
-   every reader knows (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a
-   ``group``;
+   Brennholt's flat": a person's, rule 8's possessive); "at" alone is no place's cue
+   (rule 8); a nationality, people or faith every reader knows
+   (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a ``group``;
 8. who employs, is worked, written or freelanced for, or has one as a member ("working
    for Shell", "works in sales for", "hired by", "fined by the", "an internship at", "an
    offer from", "plays for"), who is quit ("quit Brennholt", "resigned from"), founded,
@@ -99,6 +99,7 @@ from collections.abc import Sequence
 from engram.core.graph import given_names, organisations, peoples, places, products
 from engram.core.graph.extraction import (
     AGED,
+    AWAY,
     BUSINESSES,
     FROM_PLACE,
     HOLDINGS,
@@ -220,6 +221,13 @@ _BEFORE_PLACE = re.compile(
 _AFTER_PLACE = re.compile(
     FROM_PLACE.pattern + r"|['\u2019]s\s+(?:" + "|".join(PLACE_HAS) + r")\b", re.IGNORECASE
 )
+# How far a place is from another named after it ("Dunmore is an hour from Galway"), and
+# the other place ("an hour from Galway"); not a given name every reader knows ("Ana is an
+# hour from home" is where Ana is).
+_AWAY_TO = re.compile(
+    r"\s+(?:is|was|are)\s+(?:about\s+|only\s+|just\s+)?(?i:" + AWAY + r")\s+(?:the\s+)?[A-Z]"
+)
+_AWAY_FROM = re.compile(r"\b" + AWAY + r"\s+$", re.IGNORECASE)
 _REGION = re.compile(r",\s+")
 _POSSESSIVE = re.compile(r"['\u2019]s?\s+[a-z]")
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
@@ -455,6 +463,11 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
             return PLACE
     if _AFTER_PLACE.match(text, mention.end) or _in_region(text, mentions, n):
         return PLACE
+    if not given_first and (
+        _AWAY_TO.match(text, mention.end)
+        or _AWAY_FROM.search(text, max(0, mention.start - 48), mention.start)
+    ):
+        return PLACE  # "Dunmore is an hour from Galway", "a short drive from Kestrel"
     if not given_first and _before_region(text, mentions, n):
         return PLACE  # "Springfield, Illinois", "Teatro Colón, Buenos Aires"
     if owned and len(mention.name.split()) <= 2:

@@ -26,9 +26,10 @@ text always gives the same mentions. In order:
    :data:`engram.core.graph.ordinary.PERSONAL`: "Ana's brother", "Kofi's best friend",
    "Ana is my sister", "Hendrika's employer") or what a person has
    (:data:`engram.core.graph.ordinary.OWNED`: "Okafor's birthday"), one from a
-   department ("Renner from accounts"), a business's kind in apposition ("Brightmoor, a
-   small bakery"), or a possessive before what an organisation has (:data:`HOLDINGS`:
-   "Nike's store"), or a place, an organisation or a given name every reader knows
+   department ("Renner from accounts"), how far it is from a place named after ("Dunmore
+   is an hour from Galway"), a business's kind in apposition ("Brightmoor, a small
+   bakery"), or a possessive before what an organisation has (:data:`HOLDINGS`: "Nike's
+   store"), or a place, an organisation or a given name every reader knows
    (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`,
    :mod:`engram.core.graph.given_names`, which holds no English word: "Italy was
    awesome", "Spotify hired Ana", "Deepika always wins"). Else "Italy was awesome" and
@@ -151,6 +152,14 @@ PLACE_HAS = tuple(
     "beaches|streets|skyline|weather|mayor|suburbs|downtown|nightlife|old town|population"
     "|harbour|harbor|coastline|museums|neighbourhoods|neighborhoods".split("|")
 )
+# How far a place is from another: "Dunmore is an hour from Galway", "Sintra is 40 minutes
+# from Lisbon", "a short drive from Kestrel" (before the second name).
+AWAY = (
+    r"(?:an?|\d+|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty"
+    r"|a[ \t]+short|a[ \t]+long)[ \t]+(?:hours?|minutes?|mins?|km|kilometres|kilometers|miles"
+    r"|drive|walk|ride|flight|train[ \t]+ride)(?:'s[ \t]+(?:drive|walk|ride|flight))?[ \t]+"
+    r"(?:away[ \t]+)?(?:from|(?:north|south|east|west)[ \t]+of|outside)"
+)
 # A place's name with what comes of it: "a Kestrel-based startup", "Lagos-born".
 FROM_PLACE = re.compile(r"-(?:based|born|bred|raised|bound)\b", re.IGNORECASE)
 # A Japanese honorific after a name is no part of it, as a title before one is not:
@@ -200,6 +209,9 @@ _SUBJECT = re.compile(
     + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
     + r")\b"
     r"|['\u2019]s[ \t]+(?:" + "|".join(PLACE_HAS) + r")\b"
+    r"|[ \t]+(?:is|was|are)[ \t]+(?:about[ \t]+|only[ \t]+|just[ \t]+)?"
+    + AWAY
+    + r"[ \t]+(?:the[ \t]+)?[A-Z]"
     r"|,[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
     + "|".join(BUSINESSES)
     + r")\b"

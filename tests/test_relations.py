@@ -778,6 +778,20 @@ def test_how_far_a_place_is_from_another_names_both_places() -> None:
     ]
 
 
+def test_a_notes_field_names_its_value_and_its_kind() -> None:
+    assert typed("Owner: Brennholt\nAttendees: Okafor, Kellam\nVenue: Kestrel Hall") == [
+        ("Brennholt", "person"),  # a label's value, though a line's first word
+        ("Okafor", "person"),
+        ("Kellam", "person"),
+        ("Kestrel Hall", "place"),
+    ]
+    assert typed("Client: Quillmark. Where: Dunmore.") == [
+        ("Quillmark", "organisation"),
+        ("Dunmore", "place"),
+    ]
+    assert typed("Note: Kestrel is closed") == []  # a label that names no kind
+
+
 def test_what_one_watches_reads_or_plays_is_a_work() -> None:
     text = "We watched Inception, I'm reading Project Hail Mary and he plays Valorant."
     assert typed(text) == [

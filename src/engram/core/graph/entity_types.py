@@ -20,10 +20,12 @@ holds deciding:
    or a place's (Street, Park, Lake, City, Island...: "Central Park", "Lake Tahoe"); the
    last such word decides, unless a given name comes first ("Jun Park", "Eun-ji Park": a
    surname);
-3. the relations the sentence states (:mod:`engram.core.graph.relations`): who lives,
-   works, studies, was born, moved or is related is a ``person``; where one lives, was
-   born, moved to, is from, or what is located in, a ``place``; where one works or
-   studies an ``organisation``;
+3. a note's field the name is the value of (:data:`engram.core.graph.extraction.FIELDS`:
+   "Owner: Brennholt" a person, "Venue: Kestrel Hall" a place, "Client: Quillmark" an
+   organisation); the relations the sentence states
+   (:mod:`engram.core.graph.relations`): who lives, works, studies, was born, moved or
+   is related is a ``person``; where one lives, was born, moved to, is from, or what is
+   located in, a ``place``; where one works or studies an ``organisation``;
 4. a title, form of address or kin word just before it ("Dr. Lee", "Aunt Rosa", "my
    brother Luis"), a greeting or thanks ("Thanks, Mel"), a possessive kin word after it
    ("Ana's brother") or one of whom only a person has ("Hendrika's employer"), a
@@ -101,6 +103,8 @@ from engram.core.graph.extraction import (
     AGED,
     AWAY,
     BUSINESSES,
+    FIELD,
+    FIELDS,
     FROM_PLACE,
     HOLDINGS,
     HONORIFIC,
@@ -421,6 +425,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if named is not None:
         return named
     given_first = _given(mention)
+    if field := FIELD.search(text, max(0, mention.start - 24), mention.start):
+        return FIELDS[field.group("field").casefold()]  # "Venue: Kestrel Hall"
     if _HOLDS.match(text, mention.end) and not given_first:
         return ORGANISATION  # before its relations: "Huawei's campus is in" locates it
     if not given_first and _SECOND_TEAM.search(text, max(0, mention.start - 80), mention.start):

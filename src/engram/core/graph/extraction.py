@@ -27,9 +27,10 @@ text always gives the same mentions. In order:
    "Ana is my sister", "Hendrika's employer") or what a person has
    (:data:`engram.core.graph.ordinary.OWNED`: "Okafor's birthday"), one from a
    department ("Renner from accounts"), how far it is from a place named after ("Dunmore
-   is an hour from Galway"), a business's kind in apposition ("Brightmoor, a small
-   bakery"), or a possessive before what an organisation has (:data:`HOLDINGS`: "Nike's
-   store"), or a place, an organisation or a given name every reader knows
+   is an hour from Galway"), the value of a note's field ("Owner: Brennholt", "Venue:
+   Kestrel Hall"), a business's kind in apposition ("Brightmoor, a small bakery"), or a
+   possessive before what an organisation has (:data:`HOLDINGS`: "Nike's store"), or a
+   place, an organisation or a given name every reader knows
    (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`,
    :mod:`engram.core.graph.given_names`, which holds no English word: "Italy was
    awesome", "Spotify hired Ana", "Deepika always wins"). Else "Italy was awesome" and
@@ -151,6 +152,26 @@ BUSINESSES = (
 PLACE_HAS = tuple(
     "beaches|streets|skyline|weather|mayor|suburbs|downtown|nightlife|old town|population"
     "|harbour|harbor|coastline|museums|neighbourhoods|neighborhoods".split("|")
+)
+# A note's fields whose value is a name, and the kind of name: "Owner: Brennholt",
+# "Attendees: Okafor, Tobi", "Venue: Kestrel Hall", "Client: Quillmark".
+FIELDS = (
+    dict.fromkeys(
+        """owner contact host lead speaker speakers attendee attendees guest guests organiser
+        organizer chair driver coach teacher tutor doctor dentist landlord plumber babysitter
+        nanny assignee reviewer manager from to cc""".split(),
+        "person",
+    )
+    | dict.fromkeys("venue location where address destination".split(), "place")
+    | dict.fromkeys(
+        "client company employer vendor supplier bank school airline sponsor agency".split(),
+        "organisation",
+    )
+)
+# The field a name is the value of, its label just before it on its line.
+FIELD = re.compile(
+    r"(?:^|(?<=[\n.!?;]))[ \t]*(?P<field>" + "|".join(FIELDS) + r")[ \t]*:[ \t]+$",
+    re.IGNORECASE,
 )
 # How far a place is from another: "Dunmore is an hour from Galway", "Sintra is 40 minutes
 # from Lisbon", "a short drive from Kestrel" (before the second name).
@@ -439,6 +460,8 @@ class Reading:
             return False
         if word.folded in _KNOWN_OPENERS:
             return True  # "Italy was awesome", "Spotify hired Ana", "Deepika always wins"
+        if FIELD.search(self._text, max(0, word.start - 24), word.start):
+            return True  # a note's field's value: "Owner: Brennholt"
         after = words[i + 1] if i + 1 < len(words) else None
         if after is not None and _nameable(after) and not after.initial:
             if after.joined:

@@ -889,6 +889,8 @@ def test_apps_devices_and_drinks_are_products_and_their_company_an_organisation(
         ("duolingo", "product"),  # in lowercase after a word of using
         ("instagram", "product"),
     ]
+    # an English word as often is left to its cues in lowercase
+    assert typed("he rode on with the peloton, then paid on venmo") == []
     # where the sentence speaks of the company: who works for it, is hired by it, or
     # what it has
     assert typed("Ana works at Spotify. Spotify hired Bo. Spotify's CEO spoke.") == [

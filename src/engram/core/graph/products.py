@@ -44,5 +44,5 @@ KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
 # Read in lowercase too after a word that says one comes ("on duolingo", "ordered an
 # uber"): the one-word names but those that are English words or letters as often.
 IN_LOWERCASE = frozenset(_ONE_WORD.split()) - frozenset(
-    "coke uber kindle tinder discord twitch".split()
+    "coke uber kindle tinder discord twitch venmo peloton".split()
 )

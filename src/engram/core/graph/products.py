@@ -3,14 +3,14 @@ snacks and branded goods, in their usual English forms.
 
 The labelled sentences' guideline, and most readers, call an app, a drink or a branded
 thing a ``product`` ("listens on Spotify", "learning on duolingo", "Stella Artois is his
-favourite beer"), and the company behind it an ``organisation`` where the sentence speaks
-of the company: who works for it, joins it or is hired by it, or what it has ("works at
-Spotify", "Spotify's CEO"). :mod:`engram.core.graph.entity_types` reads these so. Some
-are organisations' names too (:mod:`engram.core.graph.organisations`); this module
-decides for them. Normal forms (:func:`engram.core.graph.names.normalise`). Left out:
-the names that are English words or people's names as often ("Slack", "Zoom", "Signal",
-"Switch", "Galaxy", "Corona", "Dove", "Barbie", "Alexa"). Written from general
-knowledge, not read off any labelled text.
+favourite beer"), and the company behind it an ``organisation`` where the sentence
+speaks of the company: who works for it, joins it or is hired by it, or what it has
+("works at Spotify", "Spotify's CEO"). :mod:`engram.core.graph.entity_types` reads these
+so; the organisations' list (:mod:`engram.core.graph.organisations`) holds none of them.
+Normal forms (:func:`engram.core.graph.names.normalise`). Left out: the names that are
+English words or people's names as often ("Slack", "Zoom", "Signal", "Switch", "Galaxy",
+"Corona", "Dove", "Barbie", "Alexa"). Written from general knowledge, not read off any
+labelled text.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
 )
 """Every known product's normal form."""
 # Read in lowercase too after a word that says one comes ("on duolingo", "ordered an
-# uber"): the one-word names but those that are English words or letters as often.
+# uber"): the one-word names but those that are English words or letters as often ("his
+# eye would twitch", "dry tinder", "the peloton"; capitalised, they are the app).
 IN_LOWERCASE = frozenset(_ONE_WORD.split()) - frozenset(
-    "coke uber kindle tinder discord twitch venmo peloton".split()
+    "coke kindle tinder discord twitch venmo peloton".split()
 )

@@ -103,6 +103,7 @@ from engram.core.graph.extraction import (
     AGED,
     AWAY,
     BUSINESSES,
+    FAR_FROM,
     FIELD,
     FIELDS,
     FROM_PLACE,
@@ -228,9 +229,7 @@ _AFTER_PLACE = re.compile(
 # How far a place is from another named after it ("Dunmore is an hour from Galway"), and
 # the other place ("an hour from Galway"); not a given name every reader knows ("Ana is an
 # hour from home" is where Ana is).
-_AWAY_TO = re.compile(
-    r"\s+(?:is|was|are)\s+(?:about\s+|only\s+|just\s+)?(?i:" + AWAY + r")\s+(?:the\s+)?[A-Z]"
-)
+_AWAY_TO = re.compile(FAR_FROM)
 _AWAY_FROM = re.compile(r"\b" + AWAY + r"\s+$", re.IGNORECASE)
 _REGION = re.compile(r",\s+")
 _POSSESSIVE = re.compile(r"['\u2019]s?\s+[a-z]")

@@ -181,6 +181,12 @@ AWAY = (
     r"|drive|walk|ride|flight|train[ \t]+ride)(?:'s[ \t]+(?:drive|walk|ride|flight))?[ \t]+"
     r"(?:away[ \t]+)?(?:from|(?:north|south|east|west)[ \t]+of|outside)"
 )
+# After a place's name, how far it is from another named next: "Dunmore is an hour from
+# Galway" (the extractor's cue for a sentence's first word, and the types' for a place).
+FAR_FROM = (
+    r"[ \t]+(?:is|was|are)[ \t]+(?:(?:about|only|just)[ \t]+)?(?i:" + AWAY + r")[ \t]+"
+    r"(?:the[ \t]+)?[A-Z]"
+)
 # A place's name with what comes of it: "a Kestrel-based startup", "Lagos-born".
 FROM_PLACE = re.compile(r"-(?:based|born|bred|raised|bound)\b", re.IGNORECASE)
 # A Japanese honorific after a name is no part of it, as a title before one is not:
@@ -230,10 +236,9 @@ _SUBJECT = re.compile(
     + "|".join(sorted(HOLDINGS | frozenset(STAFF)))
     + r")\b"
     r"|['\u2019]s[ \t]+(?:" + "|".join(PLACE_HAS) + r")\b"
-    r"|[ \t]+(?:is|was|are)[ \t]+(?:about[ \t]+|only[ \t]+|just[ \t]+)?"
-    + AWAY
-    + r"[ \t]+(?:the[ \t]+)?[A-Z]"
-    r"|,[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
+    r"|"
+    + FAR_FROM
+    + r"|,[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
     + "|".join(BUSINESSES)
     + r")\b"
     r"|" + AGED + r"|[ \t]+from[ \t]+(?:work|accounts|hr|marketing|sales|finance|it|legal|ops"

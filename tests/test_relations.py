@@ -614,6 +614,15 @@ def test_a_sentence_opens_with_whoever_says_decides_or_does_to_others() -> None:
     assert typed("Work called me in. Yoga helped a lot. Dinner started late.") == []
 
 
+def test_a_group_called_by_a_name_one_drives_for_and_an_arena_are_typed() -> None:
+    assert typed("Svetlana sings in a choir called Northern Voices.") == [
+        ("Svetlana", "person"),
+        ("Northern Voices", "organisation"),
+    ]
+    assert typed("Yusuf drives for Bolt.") == [("Yusuf", "person"), ("Bolt", "organisation")]
+    assert typed("We went to the O2 Arena.") == [("O2 Arena", "place")]
+
+
 def test_a_possessive_before_whom_only_a_person_has_says_a_person() -> None:
     assert typed("Hendrika's employer pays well.") == [("Hendrika", "person")]
     assert typed("I met Brennholt's landlord.") == [("Brennholt", "person")]

@@ -159,7 +159,7 @@ PLACE_WORDS = frozenset(
     station theatre theater teatr teatro cafe café bridge plaza market cathedral palace
     castle tower rue calle via piazza platz strasse straße grove terrace mews wharf quay
     embankment promenade esplanade gardens heights gare bahnhof estación estacion
-    stazione""".split()
+    stazione stadium arena ballpark""".split()
 )
 LANGUAGES = peoples.LANGUAGES
 _PERSON_ENDS = frozenset({"lives_in", "works_for", "studies_at", "moved_to", "born_in"})
@@ -256,7 +256,8 @@ _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon
 # Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
 # "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
 # "merged with", "a stake in"); a business named after its kind ("her startup,
-# Fieldnote", "a label called Lumora"); where one shops, orders from or volunteers.
+# Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
+# shops, orders from, volunteers or drives ("drives for Bolt").
 _BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:for|with)|(?:hired|employed|fined|sponsored"
     r"|owned|acquired)\s+by(?:\s+the)?|joined|" + _MATCHES + r"\s+between"
@@ -265,6 +266,8 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:founded|co-founded|cofounded|founds)|(?:acquired|acquires|acquiring|bought\s+out"
     r"|merged\s+with|merging\s+with|stake\s+in|shares\s+in|(?:invest|invests|invested"
     r"|investing)\s+in)|(?:employer|" + "|".join(BUSINESSES) + r")(?:,|\s+called|\s+named)"
+    r"|(?:choir|orchestra|club|team|society|collective|foundation|union|ngo)\s+(?:called|named)"
+    r"|(?:drive|drives|drove|driving|deliver|delivers|delivered|delivering)\s+for"
     r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
     r"\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
     r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"

@@ -166,6 +166,22 @@ def test_a_lone_sentence_opener_is_a_name_in_a_pattern_only() -> None:
     ]
 
 
+def test_an_english_word_opening_a_sentence_is_no_name_whatever_verb_follows() -> None:
+    assert names("Work said no. Teacher emailed us. Traffic sent me a detour.") == []
+    assert names("Boss texted again. Management said no.") == []
+    # a word the word lists also hold as a name keeps its cue, as a given name does
+    assert names("Chase texted. Siobhan said so.") == ["Chase", "Siobhan"]
+
+
+def test_a_word_that_is_no_english_word_opening_a_sentence_is_a_name_before_a_verb() -> None:
+    text = "Sunniva fixed the boiler. Dagny runs the front desk. Tamsin laughed."
+    assert names(text) == ["Sunniva", "Dagny", "Tamsin"]
+    assert names("Frodo carried the ring. Lorcan bought a van.") == ["Frodo", "Lorcan"]
+    # a noun after it, or as the last word, is no verb: "tickets", "fried rice", "amigos"
+    assert names("Alhambra tickets sell out. Kimchi fried rice is great. Gracias amigos.") == []
+    assert names("Atlantis was awesome.") == []  # too short a verb to tell
+
+
 def test_titles_are_not_part_of_a_name() -> None:
     assert names("Aunt Rosa and Coach Reyes came with Prof. Ana Silva.") == [
         "Rosa",
@@ -367,11 +383,13 @@ def test_mentions_are_ordered_disjoint_and_point_into_the_text(text: str, known:
 
 
 def test_the_extractor_needs_nothing_beyond_the_standard_library_and_the_core() -> None:
+    import engram.core.graph.english
     import engram.core.graph.extraction
     import engram.core.graph.names
     import engram.core.graph.ordinary
 
     for module in (
+        engram.core.graph.english,
         engram.core.graph.names,
         engram.core.graph.extraction,
         engram.core.graph.ordinary,

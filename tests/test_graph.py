@@ -365,7 +365,7 @@ def test_a_deleted_entity_that_a_fact_grounds_without_mentioning_comes_back(
 def test_a_name_that_becomes_known_is_found_where_it_opens_a_sentence(
     mem: engram.Memory,
 ) -> None:
-    fact = mem.remember(REF, "Ziggy loves the sea.")  # opens the sentence: no name yet
+    fact = mem.remember(REF, "Ziggy was at the sea.")  # opens the sentence: no name yet
     with pytest.raises(NotFound):
         mem.graph.entity(REF, "Ziggy")
     ziggy = mem.graph.upsert_entity(REF, "Ziggy", type="pet")

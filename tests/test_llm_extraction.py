@@ -26,7 +26,7 @@ from engram.opening import open_store
 from stores import Target, WatchedStore, rows
 
 REF = ResourceRef("reader")
-ZIGGY = "Ziggy chased the red ball near Porto."
+ZIGGY = "Ziggy was chasing the red ball near Porto."
 ZIGGY_SAYS = {
     "entities": [
         {"name": "Ziggy", "type": "animal"},

@@ -73,7 +73,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from engram.core.graph import given_names, names, organisations, places, products
+from engram.core.graph import english, given_names, names, organisations, places, products
 from engram.core.graph.ordinary import (
     ABBREVIATIONS,
     ACRONYMS,
@@ -245,6 +245,45 @@ _SUBJECT = re.compile(
     r"|engineering|support|payroll|reception|the[ \t]+office|school|church|the[ \t]+gym"
     r"|next[ \t]+door|upstairs|downstairs)\b)"
 )
+# A verb after a sentence's first word (an adverb between): an English word in the past
+# ("fixed", "carried"), an irregular past, or a third person's present ("runs", "reads");
+# then the word after it, if any.
+_VERB = re.compile(
+    r"[ \t]+(?:(?:also|now|still|just|never|always|often|finally|already|then)[ \t]+)?"
+    r"([a-z]+)\b(?:[ \t]+([a-z]+)\b)?"
+)
+_PAST = frozenset(
+    """went got made took ran saw came gave found told said brought bought thought caught
+    taught wrote drove flew ate drank sang swam won lost left kept felt met sent spent built
+    sold paid held stood sat slept led fed hid hit put let set cut shut quit knew grew threw
+    drew wore tore broke spoke chose froze woke rode fell forgave forgot became began""".split()
+)
+
+
+def _acts(text: str, end: int) -> bool:
+    """Whether the words after ``end`` are a verb whose subject the word before it is:
+    an irregular past ("Lorcan bought a van"), or a past or third person's present that
+    is an English word, followed by a function word (or, in the past, by nothing):
+    "Frodo carried the ring", "Dagny runs the front desk", "Sunniva laughed."; not
+    "Alhambra tickets sell out", "Kimchi fried rice" nor "Gracias amigos.", where a noun
+    follows or is the word."""
+    found = _VERB.match(text, end)
+    if found is None:
+        return False
+    verb, then = found.groups()
+    if verb in _PAST:
+        return True
+    if not english.word(verb) or len(verb) < 4 or (then is not None and then not in FUNCTION):
+        return False
+    if verb.endswith("ed"):
+        return True
+    return (
+        then is not None
+        and verb.endswith("s")
+        and (english.word(verb[:-1]) or english.word(verb[:-2]))
+    )
+
+
 # Between a sentence's first word and a name after it, a list: "Ana and Luis", "Ana,
 # Luis and Maria".
 _AND = re.compile(r",?[ \t]+(?:and|&)[ \t]+|,[ \t]+")
@@ -459,7 +498,10 @@ class Reading:
         follows it in the run ("Bruno Costa", "University of Porto"), is listed with one
         ("Ana and Luis", "Ana, Luis and Maria"), or it is the subject of what people do
         ("Ana works at", "Ana said", "Ana and I") or a possessive before a kin word
-        ("Ana's brother")."""
+        ("Ana's brother"). A word that is English and nothing else
+        (:func:`engram.core.graph.english.only_word`) is the subject as a common noun
+        ("Work called", "Teacher said"); one that is no English word is a name before
+        any verb (:data:`_ACTS`: "Sunniva fixed the boiler")."""
         words, word = self._words, self._words[i]
         if opener(word.folded):
             return False
@@ -474,7 +516,11 @@ class Reading:
             gap = self._text[word.end : after.start]
             if _AND.fullmatch(gap) and (gap != ", " or self._listed(i + 1)):
                 return True
-        return bool(_SUBJECT.match(self._text, word.end))
+        if english.only_word(word.folded):
+            return False
+        if _SUBJECT.match(self._text, word.end):
+            return True
+        return not english.word(word.folded) and _acts(self._text, word.end)
 
     def _listed(self, i: int) -> bool:
         """Whether the name word at ``i`` goes on a list ending in "and": "Luis and"

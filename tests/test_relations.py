@@ -623,6 +623,18 @@ def test_a_group_called_by_a_name_one_drives_for_and_an_arena_are_typed() -> Non
     assert typed("We went to the O2 Arena.") == [("O2 Arena", "place")]
 
 
+def test_a_name_of_english_words_alone_is_no_person_without_a_cue() -> None:
+    assert typed("Definitely Star Wars! I sing with Northern Voices.") == [
+        ("Star Wars", None),
+        ("Northern Voices", None),
+    ]
+    # a word that is a name too, or one word alone (a pet's often), is still a person's
+    assert typed("We met Rose Baker. Our cat Biscuit sleeps.") == [
+        ("Rose Baker", "person"),
+        ("Biscuit", "person"),
+    ]
+
+
 def test_a_possessive_before_whom_only_a_person_has_says_a_person() -> None:
     assert typed("Hendrika's employer pays well.") == [("Hendrika", "person")]
     assert typed("I met Brennholt's landlord.") == [("Brennholt", "person")]

@@ -98,7 +98,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engram.core.graph import given_names, organisations, peoples, places, products
+from engram.core.graph import english, given_names, organisations, peoples, places, products
 from engram.core.graph.extraction import (
     AGED,
     AWAY,
@@ -388,7 +388,9 @@ def _given(mention: Mention) -> bool:
 
 def _default(text: str, mention: Mention, kind: str | None) -> str | None:
     """A name no cue types is a ``person`` when it has a person's shape: one to three
-    words, none all capitals, not a quoted title (a ``work``), not after "the"."""
+    words, none all capitals, not a quoted title (a ``work``), not after "the", not
+    words that are all English and nothing else (:func:`engram.core.graph.english.only_word`;
+    one such word alone is often a pet's name: "Shadow", "Biscuit")."""
     if kind is not None or mention.kind != "name" or mention.name in LANGUAGES:
         return kind  # a language's name with no cue of one: a people's too, or unsaid
     if mention.start > 0 and text[mention.start - 1] in '"\u201c':
@@ -402,6 +404,8 @@ def _default(text: str, mention: Mention, kind: str | None) -> str | None:
         return None
     if _AFTER_THE.search(text, max(0, mention.start - 5), mention.start):
         return None
+    if len(words) > 1 and all(english.only_word(w.casefold()) for w in words):
+        return None  # "Star Wars", "Pride Month", "Northern Voices": words, no one's names
     return PERSON
 
 

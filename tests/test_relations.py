@@ -623,6 +623,30 @@ def test_a_group_called_by_a_name_one_drives_for_and_an_arena_are_typed() -> Non
     assert typed("We went to the O2 Arena.") == [("O2 Arena", "place")]
 
 
+def test_organisations_by_what_only_they_are_or_do() -> None:
+    # a known place where one is admitted is its university; moved to, the place
+    assert typed("Ana was accepted to Oxford! Then she moved to Oxford.") == [
+        ("Ana", "person"),
+        ("Oxford", "organisation"),
+        ("Oxford", "place"),
+    ]
+    assert typed("Call Brennan Plumbing about the leak.") == [("Brennan Plumbing", "organisation")]
+    assert typed("Anahí sings with Coro Santa Cecilia.") == [
+        ("Anahí", "person"),
+        ("Coro Santa Cecilia", "organisation"),
+    ]
+    assert typed("The Guardian ran a piece on Nadia.") == [
+        ("Guardian", "organisation"),
+        ("Nadia", "person"),
+    ]
+    # "the" and a plural name either side of a match's verb, a name on the other side
+    assert typed("The Tigers beat the Sharks 3-1.") == [
+        ("Tigers", "organisation"),
+        ("Sharks", "organisation"),
+    ]
+    assert typed("We saw the Hendersons beat the odds.") == [("Hendersons", None)]
+
+
 def test_a_name_of_english_words_alone_is_no_person_without_a_cue() -> None:
     assert typed("Definitely Star Wars! I sing with Northern Voices.") == [
         ("Star Wars", None),

@@ -143,7 +143,8 @@ _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
     healthcare analytics robotics electronics enterprises health mobile bio biotech foods
     shipping airline united rovers athletic wanderers albion hotspur primary elementary
     secondary design designs architects associates legal construction builders travel
-    fitness dental accounting catering""".split()
+    fitness dental accounting catering plumbing electrical roofing landscaping removals
+    joinery glazing""".split()
 )
 # Words that end an event's name: "Shanghai Biology Forum", "FIFA World Cup", "Web Summit",
 # "Glastonbury Festival" (names only, as the organisations' words above).
@@ -277,7 +278,7 @@ _BEFORE_ORGANISATION = re.compile(
     r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
     r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
     r"|(?:plays|played|playing)\s+(?:bass|guitar|drums|keys|keyboards|piano|violin|cello"
-    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for)"
+    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for|with)"
     r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
     r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
@@ -298,7 +299,9 @@ _AFTER_ORGANISATION = re.compile(
     )
     + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
     r"|went\s+public|filed\s+for\s+bankruptcy|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
-    r"|(?:cut|cuts|slashed)\s+[\d,]+\s+jobs|announced\s+(?:layoffs|job\s+cuts)))",
+    r"|(?:cut|cuts|slashed)\s+[\d,]+\s+jobs|announced\s+(?:layoffs|job\s+cuts)"
+    r"|(?:ran|runs|published|publishes)\s+(?:a|an)\s+(?:piece|story|article|feature|editorial"
+    r"|op-ed|exposé|expose|investigation)\b))",
     re.IGNORECASE,
 )
 # A team's name either side of a match's verb: a country every reader knows names its
@@ -316,6 +319,17 @@ _MATCH_AFTER = re.compile(
 # Either side of a match's verb, one team makes the other one ("Halden United drew with
 # Norrby"), as names listed together share a type.
 _MATCHED = re.compile(_MATCH_AFTER.pattern + "?", re.IGNORECASE)
+# Where one is admitted: a place every reader knows after it is its university ("accepted
+# to Oxford", "an offer from Cambridge"; not "got into", said of arriving as often).
+_ADMITTED = re.compile(
+    r"\b(?:(?:accepted|admitted|applied|applying|apply)\s+(?:in)?to|offer\s+from)\s+$",
+    re.IGNORECASE,
+)
+# A team called by its members, in the plural: "the Tigers", "the Wolves" (before or after
+# a match's verb).
+_TEAM = re.compile(r"[A-Z][a-z]+s")
+_NAME_NEXT = re.compile(r"(?:the\s+)?[A-Z]")
+_NAME_LAST = re.compile(r"[A-Z][\w'\u2019-]*\s+$")
 # The second team of "the match between X and Y", however Y is read after ("...and Rangers
 # kept Eoin up": the match decides).
 _SECOND_TEAM = re.compile(
@@ -449,6 +463,10 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if known and (_MATCH_BEFORE.search(before) or _MATCH_AFTER.match(text, mention.end)):
         return ORGANISATION  # a national team
+    if known and _ADMITTED.search(text, back, mention.start):
+        return ORGANISATION  # "accepted to Oxford": its university
+    if _team(text, mention, back):
+        return ORGANISATION  # "the Tigers beat the Sharks"
     if known:
         return PLACE
     if mention.name in LANGUAGES and _BEFORE_LANGUAGE.search(before):
@@ -487,6 +505,19 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if _AT.search(before) and not given_first:
         return ORGANISATION  # "the job at Rakuten", "chef at Casa de los Abuelos"
     return None
+
+
+def _team(text: str, mention: Mention, back: int) -> bool:
+    """Whether ``mention`` is "the" and a plural name, on one side of a match's verb with
+    a name on the other: "the Tigers beat the Sharks" (not "the Hendersons beat the
+    odds")."""
+    the = _AFTER_THE.search(text, max(0, mention.start - 5), mention.start)
+    if the is None or not _TEAM.fullmatch(mention.surface):
+        return False
+    if after := _MATCH_AFTER.match(text, mention.end):
+        return _NAME_NEXT.match(text, after.end()) is not None
+    before = _MATCH_BEFORE.search(text, back, the.start())
+    return before is not None and _NAME_LAST.search(text, back, before.start()) is not None
 
 
 def _of_the_company(text: str, mention: Mention, related: str | None) -> bool:

@@ -647,6 +647,21 @@ def test_organisations_by_what_only_they_are_or_do() -> None:
     assert typed("We saw the Hendersons beat the odds.") == [("Hendersons", None)]
 
 
+def test_a_thing_one_has_or_a_band_one_hears_is_no_person_nor_place() -> None:
+    assert typed("We bought a Dyson. I wore my Gryffindor scarf.") == [
+        ("Dyson", None),
+        ("Gryffindor", None),
+    ]
+    assert typed("Listening to Radiohead. Listening to Ana sing.") == [
+        ("Radiohead", "person"),  # an artist's name, as often as a band's: no place
+        ("Ana", "person"),
+    ]
+    assert typed("Mateo works remotely for Automattic.") == [
+        ("Mateo", "person"),
+        ("Automattic", "organisation"),
+    ]
+
+
 def test_a_name_of_english_words_alone_is_no_person_without_a_cue() -> None:
     assert typed("Definitely Star Wars! I sing with Northern Voices.") == [
         ("Star Wars", None),

@@ -252,6 +252,10 @@ _KIND_AFTER = re.compile(
     re.IGNORECASE,
 )
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
+# Before a name, what makes it a thing one has ("a Dyson", "my Vitamix"), no one's name.
+_A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\s+)?$")
+# Before a name, what makes it a band's as often as an artist's: "listening to Radiohead".
+_HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNORECASE)
 # Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
 # by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
 # Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
@@ -260,7 +264,7 @@ _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
 _BEFORE_ORGANISATION = re.compile(
-    r"\b(?:(?:work|works|worked|working|job)\s+(?:for|with)|(?:hired|employed|fined|sponsored"
+    r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
     r"|owned|acquired)\s+by(?:\s+the)?|joined|" + _MATCHES + r"\s+between"
     r"|(?:work|works|worked|working)\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:for|at)"
     r"|quit|quits|(?:resigned|resigns|retired|retires)\s+from|laid\s+off\s+(?:by|from)"
@@ -402,7 +406,8 @@ def _given(mention: Mention) -> bool:
 
 def _default(text: str, mention: Mention, kind: str | None) -> str | None:
     """A name no cue types is a ``person`` when it has a person's shape: one to three
-    words, none all capitals, not a quoted title (a ``work``), not after "the", not
+    words, none all capitals, not a quoted title (a ``work``), not after "the", an article
+    or a possessive (one owns or orders a thing, no one), not
     words that are all English and nothing else (:func:`engram.core.graph.english.only_word`;
     one such word alone is often a pet's name: "Shadow", "Biscuit")."""
     if kind is not None or mention.kind != "name" or mention.name in LANGUAGES:
@@ -418,6 +423,8 @@ def _default(text: str, mention: Mention, kind: str | None) -> str | None:
         return None
     if _AFTER_THE.search(text, max(0, mention.start - 5), mention.start):
         return None
+    if _A_THING.search(text, max(0, mention.start - 20), mention.start):
+        return None  # "a Dyson", "my Vitamix", "an Uber"
     if len(words) > 1 and all(english.only_word(w.casefold()) for w in words):
         return None  # "Star Wars", "Pride Month", "Northern Voices": words, no one's names
     return PERSON
@@ -475,6 +482,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return GROUP
     if mention.name in LANGUAGES:
         return None
+    if not given_first and _HEARD.search(text, back, mention.start):
+        return None  # "listening to Radiohead": a band or an artist, no place
     owned = _POSSESSIVE.match(text, mention.end) is not None
     # What one watches, works for or goes to is no given name every reader knows, nor what
     # is someone's: "read Tobi's note", "joined Deepika's team", "near Ana's place" are a

@@ -647,6 +647,13 @@ def test_organisations_by_what_only_they_are_or_do() -> None:
     assert typed("We saw the Hendersons beat the odds.") == [("Hendersons", None)]
 
 
+def test_a_persons_initials_are_no_acronym() -> None:
+    assert typed("J. R. Okoye signed it. We love J.K. Rowling.") == [
+        ("J. R. Okoye", "person"),
+        ("J.K. Rowling", "person"),
+    ]
+
+
 def test_a_thing_one_has_or_a_band_one_hears_is_no_person_nor_place() -> None:
     assert typed("We bought a Dyson. I wore my Gryffindor scarf.") == [
         ("Dyson", None),

@@ -252,6 +252,7 @@ _KIND_AFTER = re.compile(
     re.IGNORECASE,
 )
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
+_INITIALS = re.compile(r"(?:[A-Z]\.)+")
 # Before a name, what makes it a thing one has ("a Dyson", "my Vitamix"), no one's name.
 _A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\s+)?$")
 # Before a name, what makes it a band's as often as an artist's: "listening to Radiohead".
@@ -415,8 +416,8 @@ def _default(text: str, mention: Mention, kind: str | None) -> str | None:
     if mention.start > 0 and text[mention.start - 1] in '"\u201c':
         return WORK
     words = mention.surface.split()
-    if any(w.isupper() and len(w) > 1 for w in words):
-        return None
+    if any(w.isupper() and len(w) > 1 and not _INITIALS.fullmatch(w) for w in words):
+        return None  # an acronym's shape; a person's initials are not ("J. R. Okoye")
     # a person's particles do not count ("Juan de la Cruz": two names); "of" and "the" are
     # no person's ("Lord of the Rings")
     if "of" in words or "the" in words or len([w for w in words if w not in PARTICLES]) > 3:

@@ -647,6 +647,24 @@ def test_organisations_by_what_only_they_are_or_do() -> None:
     assert typed("We saw the Hendersons beat the odds.") == [("Hendersons", None)]
 
 
+def test_kin_right_before_a_name_says_a_person_whatever_else_it_names() -> None:
+    assert typed("Tadhg's partner Fia came. My sister Alexa too.") == [
+        ("Tadhg", "person"),
+        ("Fia", "person"),  # the FIA, were it written so
+        ("Alexa", "person"),  # the assistant, elsewhere
+    ]
+    assert typed("Her employer, Cortex Labs, pays well.") == [("Cortex Labs", "organisation")]
+    assert typed("Grandad Wilf turned 90.") == [("Wilf", "person")]
+
+
+def test_a_name_asked_something_opens_a_sentence_as_a_person() -> None:
+    assert typed("Okonkwo, can you send the slides? Fenella, please call.") == [
+        ("Okonkwo", "person"),
+        ("Fenella", "person"),
+    ]
+    assert typed("Anyway, can you send it? Ugh, can you believe it?") == []
+
+
 def test_a_persons_initials_are_no_acronym() -> None:
     assert typed("J. R. Okoye signed it. We love J.K. Rowling.") == [
         ("J. R. Okoye", "person"),

@@ -101,6 +101,7 @@ from collections.abc import Sequence
 from engram.core.graph import english, given_names, organisations, peoples, places, products
 from engram.core.graph.extraction import (
     AGED,
+    ASKED_OF,
     AWAY,
     BUSINESSES,
     FAR_FROM,
@@ -188,7 +189,7 @@ _AFTER_PERSON = re.compile(
     r"|visited|bought|cooked|baked|became|flew|drove|walked|learned|learns|translates"
     r"|hopes|hoped|knows|knew|is\s+buying|and\s+I|and\s+me|and\s+(?:his|her))\b"
     r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b"
-    r"|,\s+who\b|" + AGED + r"|" + HONORIFIC.pattern + r")"
+    r"|,\s+who\b|" + AGED + r"|" + ASKED_OF + r"|" + HONORIFIC.pattern + r")"
 )
 # What is said, sent or given to someone, or comes from them: "send to Ritu", "talked to Ana",
 # "married to Luis", "a text from Okonjo"
@@ -252,6 +253,14 @@ _KIND_AFTER = re.compile(
     re.IGNORECASE,
 )
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
+# Kin or a companion right before a name: "partner Fia", "my friend Zara" (an employer is
+# no one's: "her employer, Cortex Labs").
+_KIN_BEFORE = re.compile(
+    r"\b(?:"
+    + "|".join(sorted(KIN | PERSONAL - {"employer"}, key=lambda w: (-len(w), w)))
+    + r"),?\s+$",
+    re.IGNORECASE,
+)
 _INITIALS = re.compile(r"(?:[A-Z]\.)+")
 # Before a name, what makes it a thing one has ("a Dyson", "my Vitamix"), no one's name.
 _A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\s+)?$")
@@ -439,6 +448,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return mention.kind
     if mention.surface.islower() and mention.name in given_names.GIVEN:
         return PERSON  # "with ciara"; a known place or organisation in lowercase reads on
+    if _KIN_BEFORE.search(text, max(0, mention.start - 40), mention.start):
+        return PERSON  # "Tadhg's partner Fia", "my sister Alexa": whatever else it names
     known = mention.name in places.KNOWN
     if not known and mention.name in products.KNOWN:
         return ORGANISATION if _of_the_company(text, mention, related) else PRODUCT

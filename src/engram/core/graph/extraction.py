@@ -197,11 +197,15 @@ AGED = (
     r"(?:,[ \t]+\d{1,3},|[ \t]+(?:is|was)[ \t]+\d{1,3}[ \t]+(?:years?[ \t]+old|yo)\b"
     r"|[ \t]+(?:turned|turns)[ \t]+\d{1,3}\b)"
 )
+# Someone asked something by name, the name first: "Okonkwo, can you send the slides?",
+# "Fenella, please call".
+ASKED_OF = r",[ \t]+(?:(?:can|could|would|will|do|did|are|were|have)[ \t]+(?:you|u)|please)\b"
 # After a possessive, these end a name when written as abbreviations ("Fenwick's CEO").
 _HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
 # What after a sentence's first word makes it a name unknown to the scope: a verb people
-# do with a name as its subject, "and I", a possessive before a kin word or before what an
-# organisation or a place has, or a person's age (a person's honorific between).
+# do with a name as its subject, "and I", a question asked of it, a possessive before a kin
+# word or before what an organisation or a place has, or a person's age (a person's
+# honorific between).
 _SUBJECT = re.compile(
     r"(?:" + HONORIFIC.pattern + r")?"
     r"(?:[ \t]+(?:(?:also|now|still|just|recently|currently|finally|already|never|always"
@@ -225,7 +229,9 @@ _SUBJECT = re.compile(
     r"|shouted|whispered|joked|argued|raised|charged|shipped|launched|recalled|denied"
     r"|laid[ \t]+off|went[ \t]+public|filed[ \t]+for[ \t]+bankruptcy)\b"
     r"|[ \t]+(?:and|&)[ \t]+(?:I|me|his|her|their)\b"
-    r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+[a-z]+[ \t]+of|an?[ \t]+[a-z]+"
+    r"|"
+    + ASKED_OF
+    + r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+[a-z]+[ \t]+of|an?[ \t]+[a-z]+"
     r"[ \t]+at)\b"
     r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+"
     r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:"

@@ -264,6 +264,23 @@ def test_straight_out_of_a_school_and_a_name_inside_its_subjects_apposition() ->
     ]
 
 
+def test_a_relative_clause_a_fronted_clause_and_years_married() -> None:
+    assert related("Jonas, who works for Bosch, lives in Stuttgart.") == [
+        ("Jonas", "works_for", "Bosch", None),
+        ("Jonas", "lives_in", "Stuttgart", None),
+    ]
+    # the place a fronted clause ends on is no subject, nor the region of the name after it
+    assert related("Before moving to Perth, Declan worked at Qantas.") == [
+        ("Declan", "works_for", "Qantas", None),
+    ]
+    assert related("Teodor and Ilinca have been married for ten years.") == [
+        ("Teodor", "married_to", "Ilinca", "for ten years"),
+    ]
+    assert related("Siddharth studied engineering at BITS Pilani.") == [
+        ("Siddharth", "studies_at", "BITS Pilani", None),
+    ]
+
+
 def test_a_district_of_a_town_in_and_the_coast_of_locate_a_place() -> None:
     assert related("Shoreditch is a district of London. Oyo is a town in Nigeria.") == [
         ("Shoreditch", "located_in", "London", None),  # a sentence's first word, read

@@ -10,14 +10,14 @@ no relation. The types, source first:
   after it, as after "was born in" or "moved to", is the subject's too), ``works_for``
   ("works at", "works for", "is employed by", "got a job at", "is a nurse at", "has been
   the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at", "is
-  a third-year student at", "graduated from", "straight out of"), ``moved_to`` ("moved
+  a third-year student at", "studied law at", "graduated from", "straight out of"), ``moved_to`` ("moved
   to", "moved back to"; not "is moving to"), ``born_in`` ("was born in"), ``from`` ("is
   from", "comes from", "grew up in"; "Galway ... is where Ciarán grew up", and "was
   born", "lives" so), ``located_in`` ("is based in", "is located in", "has its
   headquarters in", "Huawei's main campus is in", "is a district of", "a town in", "on
   the west coast of", unless a given name every reader knows has it: "Ana's office"; and
   "in Porto, Portugal": the first place in the second), ``married_to`` ("is married to",
-  "married", "Ana and Luis got married"), ``friend_of`` ("is a friend of", "is friends
+  "married", "Ana and Luis got married", "have been married"), ``friend_of`` ("is a friend of", "is friends
   with", "became friends with", "Ana and Luis have been friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
@@ -32,8 +32,11 @@ partner Luis live in Oslo": two). A clause that goes on after a relation's objec
 its subject ("Ana moved to Oslo in 2019 and works for Lumen", "... but has lived in Oslo",
 "... before moving back to Oslo"); so does "moved from Lima to Oslo". An apposition may
 stand between a subject and its verb ("Ana Lopes, a Peruvian architect, lives in Oslo"),
-and states one itself ("Ana, a dentist from Lima", "Ana Lopes, from Lima"). "Lumen
-hired Ana": Ana works for Lumen.
+and states one itself ("Ana, a dentist from Lima", "Ana Lopes, from Lima"), as a relative
+clause does ("Jonas, who works for Bosch, lives in Stuttgart": both Jonas's). A place a
+fronted clause ends on is no subject ("Before moving to Perth, Declan worked at"), nor the
+region of a given name every reader knows after it. "Lumen hired Ana": Ana works for
+Lumen.
 
 In a conversation's turn (``"Ana: ..."``, read with its speaker), "I" and "my" are the
 speaker: "I moved to Oslo in 2019 and work for Lumen", "I'm from Lima", "I've lived in
@@ -57,7 +60,7 @@ Pure and deterministic: the same text and mentions give the same relations, in o
 position. The graph stores what they read in each fact as that fact's relations, marked
 as the rules', with ``valid_at`` resolved against the fact's own time
 (:mod:`engram.core.graph.indexing`). Measured on the labelled sentences in BENCHMARKS.md
-(``bench/names.py``): dev relations 1.000 / 0.911 / 0.953, held-out 0.942 / 0.670 / 0.783
+(``bench/names.py``): dev relations 1.000 / 0.911 / 0.953, held-out 0.958 / 0.701 / 0.810
 (precision / recall / F1, with their times).
 """
 
@@ -102,7 +105,8 @@ _HAS = r"(?:(?:has|have|had)\s+(?:been\s+)?)?"
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("studies_at", r"(?:studies|study|studied|is studying|are studying|(?:is|was|are|were)"
      r" (?:an? )?(?:(?!not |never |no )[a-z]+(?:-[a-z]+)? )?students?|enrolled|graduated)"
-     r" (?:at|from)|(?:fresh|straight) out of"),
+     r" (?:at|from)|(?:fresh|straight) out of"
+     r"|(?:studies|studied|is studying|was studying) (?!not |never )[a-z]+(?: [a-z]+)? at"),
     ("works_for", r"(?:works|work|worked|working|is working|are working) (?:at|for)"
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
@@ -154,9 +158,11 @@ _APPOSED = re.compile(
 # "Valeria Castillo, a Mexican architect, lives in Monterrey": the words between a subject
 # and its verb set apart by commas (a name may stand among them).
 _APPOSITION = re.compile(
-    r",\s+(?:an?|the|my|our|his|her|their|(?:fresh|straight)\s+out\s+of)\s+[^,.!?;:]{1,48},",
+    r",\s+(?:an?|the|my|our|his|her|their|who|(?:fresh|straight)\s+out\s+of)\s+[^,.!?;:]{1,48},",
     re.IGNORECASE,
 )
+# "Jonas, who works for Bosch, ...": a relative clause states its own relation.
+_WHO = re.compile(r",\s+who\s+" + _SAID, re.IGNORECASE)
 # "Acme hired Ana": the one hired works for the one hiring.
 _HIRED = re.compile(
     r"\s+(?:just\s+|recently\s+)?(?:hired|employs|employed|recruited)\s+", re.IGNORECASE
@@ -219,7 +225,7 @@ _I_FORMS = (
 _MY = re.compile(
     rf"\bmy\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN}),?\s+$", re.IGNORECASE
 )
-_GOT_MARRIED = re.compile(r"\s+(?:got|are|were)\s+married\b")
+_GOT_MARRIED = re.compile(r"\s+(?:got|are|were|(?:have|had)\s+been)\s+married\b")
 # "Niamh and Cathal have been best friends": friends, named together.
 _BECAME_FRIENDS = re.compile(
     r"\s+(?:are|were|became|have\s+been|had\s+been)\s+(?:good\s+|close\s+|best\s+|old\s+)?"
@@ -340,6 +346,8 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             kind = where = "moved_to" if went.group("moving") else went.lastgroup or ""
             for subject in carried:
                 yield subject, kind, i + 1, a.end + went.end("clause")
+        elif who := _WHO.fullmatch(gap):
+            yield i, who.lastgroup or "", i + 1, a.start
         elif apposed := _APPOSED.fullmatch(gap):
             yield i, apposed.lastgroup or "", i + 1, a.start
         elif across:
@@ -364,8 +372,10 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             yield i, "married_to", i + 1, a.start
         elif _AND.fullmatch(gap) and _BECAME_FRIENDS.match(text, b.end):
             yield i, "friend_of", i + 1, a.start
-        elif _PLACE_PAIR.fullmatch(gap) and _BEFORE_PLACE.search(
-            text, max(0, a.start - 12), a.start
+        elif (
+            _PLACE_PAIR.fullmatch(gap)
+            and _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start)
+            and not _given(b)
         ):
             yield i, "located_in", i + 1, None
         elif (
@@ -413,6 +423,8 @@ def _subjects(text: str, mentions: Sequence[Mention], i: int) -> Iterator[int]:
         between = text[mentions[i - 1].end : mentions[i].start]
         if not (_AND.fullmatch(between) or _AND_KIN.fullmatch(between)):
             return
+        if _BEFORE_PLACE.search(text, max(0, mentions[i - 1].start - 12), mentions[i - 1].start):
+            return  # "Before moving to Perth, Declan worked at": a place, no subject
         i -= 1
         yield i
 
@@ -440,11 +452,19 @@ def _subject(text: str, mentions: Sequence[Mention], i: int) -> int | None:
 
 
 def _place_pair(text: str, mentions: Sequence[Mention], i: int) -> Iterator[tuple[int, str, int]]:
-    """ "in Porto, Portugal": the place at ``i`` located in the one after it."""
-    if i + 1 < len(mentions) and _PLACE_PAIR.fullmatch(
-        text[mentions[i].end : mentions[i + 1].start]
+    """ "in Porto, Portugal": the place at ``i`` located in the one after it (not a
+    given name every reader knows: "in Perth, Declan worked")."""
+    if (
+        i + 1 < len(mentions)
+        and _PLACE_PAIR.fullmatch(text[mentions[i].end : mentions[i + 1].start])
+        and not _given(mentions[i + 1])
     ):
         yield i, "located_in", i + 1
+
+
+def _given(mention: Mention) -> bool:
+    """Whether a name opens with a given name every reader knows."""
+    return mention.name.split()[0] in given_names.GIVEN
 
 
 def _family(word: str, relative: int, of: int) -> Iterator[tuple[int, str, int]]:

@@ -15,9 +15,11 @@ def test_a_word_also_written_as_a_name_or_a_given_name_is_not_only_a_word() -> N
     # written with a capital in the lists ("Will", "Chase"), or a given name ("Ciara")
     assert not any(english.only_word(w) for w in ("will", "chase", "grace", "ciara"))
     assert not english.only_word("sunniva")  # no word at all
+    assert english.word("yaw") and not english.only_word("yaw")  # a word few write
 
 
 def test_the_lists_ship_with_the_package_and_hold_what_their_header_says() -> None:
-    words, named = english._lists()
-    assert len(words) > 60_000 and len(named) > 1_000
-    assert named < words and all(w.islower() and w.isalpha() for w in words)
+    lists = english._lists()
+    assert (len(lists.words), len(lists.common), len(lists.named)) == (65_525, 41_005, 1_090)
+    assert lists.common < lists.words and lists.named < lists.words
+    assert all(w.islower() and w.isalpha() for w in lists.words)

@@ -180,6 +180,8 @@ def test_a_word_that_is_no_english_word_opening_a_sentence_is_a_name_before_a_ve
     # a noun after it, or as the last word, is no verb: "tickets", "fried rice", "amigos"
     assert names("Alhambra tickets sell out. Kimchi fried rice is great. Gracias amigos.") == []
     assert names("Atlantis was awesome.") == []  # too short a verb to tell
+    # a word few write is no common word: a cue reads it as a name
+    assert names("Yaw lived in Kumasi.") == ["Yaw", "Kumasi"]
 
 
 def test_titles_are_not_part_of_a_name() -> None:

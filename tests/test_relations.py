@@ -264,6 +264,13 @@ def test_straight_out_of_a_school_and_a_name_inside_its_subjects_apposition() ->
     ]
 
 
+def test_an_apposition_opens_a_name_and_keeps_no_time_of_the_clause_after_it() -> None:
+    assert related("Fatou, a midwife from Dakar, now lives in Lyon.") == [
+        ("Fatou", "from", "Dakar", None),
+        ("Fatou", "lives_in", "Lyon", "now"),
+    ]
+
+
 def test_a_relative_clause_a_fronted_clause_and_years_married() -> None:
     assert related("Jonas, who works for Bosch, lives in Stuttgart.") == [
         ("Jonas", "works_for", "Bosch", None),

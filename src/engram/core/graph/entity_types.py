@@ -101,6 +101,7 @@ from collections.abc import Sequence
 from engram.core.graph import english, given_names, organisations, peoples, places, products
 from engram.core.graph.extraction import (
     AGED,
+    APPOSED_PERSON,
     ASKED_OF,
     AWAY,
     BUSINESSES,
@@ -188,8 +189,15 @@ _AFTER_PERSON = re.compile(
     r"|cried|booked|kept|spent|loves|loved|likes|liked|wants|wanted|feels|felt|plays|met"
     r"|visited|bought|cooked|baked|became|flew|drove|walked|learned|learns|translates"
     r"|hopes|hoped|knows|knew|is\s+buying|and\s+I|and\s+me|and\s+(?:his|her))\b"
-    r"|,\s+(?:a|an|our|my)\s+[a-z]+\s+(?:[a-z]+\s+)?(?:from|at|who|with|in)\b"
-    r"|,\s+who\b|" + AGED + r"|" + ASKED_OF + r"|" + HONORIFIC.pattern + r")"
+    r"|"
+    + APPOSED_PERSON
+    + r"|,\s+who\b|"
+    + AGED
+    + r"|"
+    + ASKED_OF
+    + r"|"
+    + HONORIFIC.pattern
+    + r")"
 )
 # What is said, sent or given to someone, or comes from them: "send to Ritu", "talked to Ana",
 # "married to Luis", "a text from Okonjo"

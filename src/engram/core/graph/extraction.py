@@ -200,6 +200,11 @@ AGED = (
 # Someone asked something by name, the name first: "Okonkwo, can you send the slides?",
 # "Fenella, please call".
 ASKED_OF = r",[ \t]+(?:(?:can|could|would|will|do|did|are|were|have)[ \t]+(?:you|u)|please)\b"
+# Who someone is, set apart after their name: "Fatou, a midwife from Dakar", "Luis, our
+# neighbour at".
+APPOSED_PERSON = (
+    r",[ \t]+(?:a|an|our|my)[ \t]+[a-z]+[ \t]+(?:[a-z]+[ \t]+)?(?:from|at|who|with|in)\b"
+)
 # After a possessive, these end a name when written as abbreviations ("Fenwick's CEO").
 _HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
 # What after a sentence's first word makes it a name unknown to the scope: a verb people
@@ -231,6 +236,8 @@ _SUBJECT = re.compile(
     r"|[ \t]+(?:and|&)[ \t]+(?:I|me|his|her|their)\b"
     r"|"
     + ASKED_OF
+    + r"|"
+    + APPOSED_PERSON
     + r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+[a-z]+[ \t]+of|an?[ \t]+[a-z]+"
     r"[ \t]+at)\b"
     r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+"

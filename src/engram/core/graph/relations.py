@@ -30,14 +30,15 @@ Uncle Segun", "works for Dr. Lee").
 
 Subjects listed with "and" share the relation ("Ana and Luis live in Oslo", "Ana and her
 partner Luis live in Oslo": two). A clause that goes on after a relation's object keeps
-its subject ("Ana moved to Oslo in 2019 and works for Lumen", "... but has lived in Oslo",
-"... before moving back to Oslo"); so does "moved from Lima to Oslo". An apposition may
-stand between a subject and its verb ("Ana Lopes, a Peruvian architect, lives in Oslo"),
-and states one itself ("Ana, a dentist from Lima", "Ana Lopes, from Lima"), as a relative
-clause does ("Jonas, who works for Bosch, lives in Stuttgart": both Jonas's). A place a
-fronted clause ends on is no subject ("Before moving to Perth, Declan worked at"), nor the
-region of a given name every reader knows after it. "Lumen hired Ana": Ana works for
-Lumen.
+its subject ("Ana moved to Oslo in 2019 and works for Lumen", "... but has lived in
+Oslo", "... before moving back to Oslo"); so does "moved from Lima to Oslo". An
+apposition may stand between a subject and its verb ("Ana Lopes, a Peruvian architect,
+lives in Oslo"), and states one itself, with no time ("Ana, a dentist from Lima", "Ana
+Lopes, from Lima"; "Fatou, a midwife from Dakar, now lives in Lyon": "now" is the
+verb's), as a relative clause does ("Jonas, who works for Bosch, lives in Stuttgart":
+both Jonas's). A place a fronted clause ends on is no subject ("Before moving to Perth,
+Declan worked at"), nor the region of a given name every reader knows after it. "Lumen
+hired Ana": Ana works for Lumen.
 
 In a conversation's turn (``"Ana: ..."``, read with its speaker), "I" and "my" are the
 speaker: "I moved to Oslo in 2019 and work for Lumen", "I'm from Lima", "I've lived in
@@ -349,8 +350,8 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
                 yield subject, kind, i + 1, a.end + went.end("clause")
         elif who := _WHO.fullmatch(gap):
             yield i, who.lastgroup or "", i + 1, a.start
-        elif apposed := _APPOSED.fullmatch(gap):
-            yield i, apposed.lastgroup or "", i + 1, a.start
+        elif apposed := _APPOSED.fullmatch(gap):  # who one is, set apart: no time of
+            yield i, apposed.lastgroup or "", i + 1, None  # the clause after it is its
         elif across:
             subject, kind = across
             carried, where = [subject], kind

@@ -283,6 +283,9 @@ def test_a_relative_clause_a_fronted_clause_and_years_married() -> None:
     assert related("Teodor and Ilinca have been married for ten years.") == [
         ("Teodor", "married_to", "Ilinca", "for ten years"),
     ]
+    assert related("Maya has been teaching at Brookfield Academy since 2012.") == [
+        ("Maya", "works_for", "Brookfield Academy", "since 2012"),
+    ]
     assert related("Siddharth studied engineering at BITS Pilani.") == [
         ("Siddharth", "studies_at", "BITS Pilani", None),
     ]

@@ -9,17 +9,17 @@ no relation. The types, source first:
 - ``lives_in`` ("Ana lives in Oslo", "has lived in", "lives on Rue Cler": and "in Paris"
   after it, as after "was born in" or "moved to", is the subject's too), ``works_for``
   ("works at", "works for", "is employed by", "got a job at", "is a nurse at", "has been
-  the chef at", "teaches art at"), ``studies_at`` ("studies at", "is a student at", "is
-  a third-year student at", "studied law at", "graduated from", "straight out of"),
-  ``moved_to`` ("moved to", "moved back to"; not "is moving to"), ``born_in`` ("was born
-  in"), ``from`` ("is from", "comes from", "grew up in"; "Galway ... is where Ciarán
-  grew up", and "was born", "lives" so), ``located_in`` ("is based in", "is located in",
-  "has its headquarters in", "Huawei's main campus is in", "is a district of", "a town
-  in", "on the west coast of", unless a given name every reader knows has it: "Ana's
-  office"; and "in Porto, Portugal": the first place in the second), ``married_to`` ("is
-  married to", "married", "Ana and Luis got married", "have been married"),
-  ``friend_of`` ("is a friend of", "is friends with", "became friends with", "Ana and
-  Luis have been friends", "Ana's friend Luis");
+  the chef at", "teaches art at", "has been teaching at"), ``studies_at`` ("studies at",
+  "is a student at", "is a third-year student at", "studied law at", "graduated from",
+  "straight out of"), ``moved_to`` ("moved to", "moved back to"; not "is moving to"),
+  ``born_in`` ("was born in"), ``from`` ("is from", "comes from", "grew up in"; "Galway
+  ... is where Ciarán grew up", and "was born", "lives" so), ``located_in`` ("is based
+  in", "is located in", "has its headquarters in", "Huawei's main campus is in", "is a
+  district of", "a town in", "on the west coast of", unless a given name every reader
+  knows has it: "Ana's office"; and "in Porto, Portugal": the first place in the
+  second), ``married_to`` ("is married to", "married", "Ana and Luis got married", "have
+  been married"), ``friend_of`` ("is a friend of", "is friends with", "became friends
+  with", "Ana and Luis have been friends", "Ana's friend Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
   brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
   relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
@@ -113,7 +113,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
      r"(?: new)? job (?:at|with)|(?:is|was|has been|had been) (?:an?|the) [a-z]+(?: [a-z]+)?"
-     r" (?:at|with)|joined|(?:teaches|taught|writes|wrote)(?: [a-z]+)? (?:at|for)"),
+     r" (?:at|with)|joined"
+     r"|(?:teaches|taught|(?:is |was )?teaching|writes|wrote)(?: [a-z]+)? (?:at|for)"),
     ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"),
     ("moved_to", r"(?:moved|relocated)(?: back| here| over)? to"),
     ("born_in", r"(?:was|were) born in"),

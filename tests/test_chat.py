@@ -153,7 +153,7 @@ def test_a_bad_llm_url_names_the_llm_settings() -> None:
 
 
 # -- the edges build it -------------------------------------------------------------------
-TEXT = "Ziggy chased the red ball."
+TEXT = "Ziggy was chasing the red ball."
 
 
 def test_the_service_reads_with_the_chat_model_its_settings_name(

@@ -263,12 +263,7 @@ _KIND_AFTER = re.compile(
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
 # Kin or a companion right before a name: "partner Fia", "my friend Zara" (an employer is
 # no one's: "her employer, Cortex Labs").
-_KIN_BEFORE = re.compile(
-    r"\b(?:"
-    + "|".join(sorted(KIN | PERSONAL - {"employer"}, key=lambda w: (-len(w), w)))
-    + r"),?\s+$",
-    re.IGNORECASE,
-)
+_KIN_WORDS = KIN | PERSONAL - {"employer"}
 _INITIALS = re.compile(r"(?:[A-Z]\.)+")
 # Before a name, what makes it a thing one has ("a Dyson", "my Vitamix"), no one's name.
 _A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\s+)?$")
@@ -456,7 +451,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return mention.kind
     if mention.surface.islower() and mention.name in given_names.GIVEN:
         return PERSON  # "with ciara"; a known place or organisation in lowercase reads on
-    if _KIN_BEFORE.search(text, max(0, mention.start - 40), mention.start):
+    if _kin_before(text, mention.start):
         return PERSON  # "Tadhg's partner Fia", "my sister Alexa": whatever else it names
     known = mention.name in places.KNOWN
     if not known and mention.name in products.KNOWN:
@@ -534,6 +529,15 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if _AT.search(before) and not given_first:
         return ORGANISATION  # "the job at Rakuten", "chef at Casa de los Abuelos"
     return None
+
+
+def _kin_before(text: str, start: int) -> bool:
+    """Whether the word before ``start`` (a comma after it or not) is kin or a companion
+    (:data:`_KIN_WORDS`), a space between."""
+    if not text[start - 1 : start].isspace():
+        return False
+    words = text[max(0, start - 24) : start].split()
+    return bool(words) and words[-1].rstrip(",").casefold() in _KIN_WORDS
 
 
 def _team(text: str, mention: Mention, back: int) -> bool:

@@ -714,6 +714,22 @@ def test_a_thing_one_has_or_a_band_one_hears_is_no_person_nor_place() -> None:
     ]
 
 
+def test_who_funds_or_hires_is_an_organisation_and_an_everyday_acronym_is_none() -> None:
+    assert typed("Noor's startup got funding from Sequoia.") == [
+        ("Noor", "person"),
+        ("Sequoia", "organisation"),
+    ]
+    assert typed("Fenwick Digital is hiring. Brackley Ltd is recruiting.") == [
+        ("Fenwick Digital", "organisation"),
+        ("Brackley Ltd", "organisation"),
+    ]
+    assert typed("Sent my CV to Harlow & Pike.") == [("Harlow & Pike", "organisation")]
+    assert typed("Ama was promoted to manager at Vodafone Ghana.") == [
+        ("Ama", "person"),
+        ("Vodafone Ghana", "organisation"),
+    ]
+
+
 def test_a_name_of_english_words_alone_is_no_person_without_a_cue() -> None:
     assert typed("Definitely Star Wars! I sing with Northern Voices.") == [
         ("Star Wars", None),

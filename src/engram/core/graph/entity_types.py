@@ -143,6 +143,7 @@ _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
     cooperative polytechnic conservatory observatory fund guild army navy police embassy
     consulate parliament times post herald tribune journal gazette news radio magazine
     healthcare analytics robotics electronics enterprises health mobile bio biotech foods
+    digital creative interactive
     shipping airline united rovers athletic wanderers albion hotspur primary elementary
     secondary design designs architects associates legal construction builders travel
     fitness dental accounting catering plumbing electrical roofing landscaping removals
@@ -299,7 +300,7 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
     r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
-    r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|grant\s+from"
+    r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment|loan|invoice|quote|payout)\s+from"
     r"|flights?\s+with)\s+$",
     re.IGNORECASE,
 )
@@ -317,6 +318,7 @@ _AFTER_ORGANISATION = re.compile(
     + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
     r"|went\s+public|filed\s+for\s+bankruptcy|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
     r"|(?:cut|cuts|slashed)\s+[\d,]+\s+jobs|announced\s+(?:layoffs|job\s+cuts)"
+    r"|(?:is|are)\s+(?:hiring|recruiting)\b"
     r"|(?:ran|runs|published|publishes)\s+(?:a|an)\s+(?:piece|story|article|feature|editorial"
     r"|op-ed|exposé|expose|investigation)\b))",
     re.IGNORECASE,

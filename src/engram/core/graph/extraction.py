@@ -232,7 +232,8 @@ _SUBJECT = re.compile(
     r"|announced|confirmed|signed|hired|interned|subscribed|scored|spent|met|joined"
     r"|quit|visited|bought|sold|volunteered|donated|adopted|hosted|coached|proposed"
     r"|shouted|whispered|joked|argued|raised|charged|shipped|launched|recalled|denied"
-    r"|laid[ \t]+off|went[ \t]+public|filed[ \t]+for[ \t]+bankruptcy)\b"
+    r"|laid[ \t]+off|went[ \t]+public|filed[ \t]+for[ \t]+bankruptcy"
+    r"|(?:was|got)[ \t]+(?:promoted|hired|fired|laid[ \t]+off|engaged|married))\b"
     r"|[ \t]+(?:and|&)[ \t]+(?:I|me|his|her|their)\b"
     r"|"
     + ASKED_OF

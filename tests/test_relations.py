@@ -730,6 +730,19 @@ def test_who_funds_or_hires_is_an_organisation_and_an_everyday_acronym_is_none()
     ]
 
 
+def test_a_list_after_to_is_no_place_in_a_region() -> None:
+    assert typed("Applied to Monzo, Wise and Starling.") == [
+        ("Monzo", "organisation"),
+        ("Wise", "organisation"),
+        ("Starling", "organisation"),
+    ]
+    assert related("Applied to Monzo, Wise and Starling.") == []
+    # a given name after "and" ends no list: the place in a place stands
+    assert related("She lives in Austin, Texas and Maria visits often.") == [
+        ("Austin", "located_in", "Texas", None),
+    ]
+
+
 def test_a_name_of_english_words_alone_is_no_person_without_a_cue() -> None:
     assert typed("Definitely Star Wars! I sing with Northern Voices.") == [
         ("Star Wars", None),

@@ -117,7 +117,7 @@ from engram.core.graph.extraction import (
 )
 from engram.core.graph.names import normalise
 from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES, PERSONAL
-from engram.core.graph.relations import Stated
+from engram.core.graph.relations import Stated, list_goes_on
 
 PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
 GROUP, WORK = "group", "work"
@@ -618,8 +618,11 @@ def _from_relations(stated: Sequence[Stated]) -> dict[int, str]:
 
 
 def _in_region(text: str, mentions: Sequence[Mention], n: int) -> bool:
-    """``"<City>, <Region>"`` after "in", "from", "to": the region."""
+    """``"<City>, <Region>"`` after "in", "from", "to": the region; not one of a list
+    ("applied to Monzo, Wise and Starling"), nor after an organisation every reader knows."""
     if n == 0 or not _REGION.fullmatch(text[mentions[n - 1].end : mentions[n].start]):
+        return False
+    if mentions[n - 1].name in organisations.KNOWN or list_goes_on(text, mentions[n].end):
         return False
     start = mentions[n - 1].start
     return bool(_BEFORE_PLACE.search(text[max(0, start - _LOOK_BACK) : start]))

@@ -236,6 +236,7 @@ _BECAME_FRIENDS = re.compile(
     re.IGNORECASE,
 )
 _PLACE_PAIR = re.compile(r",\s+")
+_LIST_GOES_ON = re.compile(r",?\s+(?:and|&)\s+([A-Z][\w'\u2019-]*)")
 _BEFORE_PLACE = re.compile(r"\b(?:in|from|to|near|visit|visited|visiting)\s+$", re.IGNORECASE)
 
 _MONTHS = (
@@ -379,6 +380,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             _PLACE_PAIR.fullmatch(gap)
             and _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start)
             and not _given(b)
+            and not list_goes_on(text, b.end)  # "to Monzo, Wise and Starling"
         ):
             yield i, "located_in", i + 1, None
         elif (
@@ -463,6 +465,14 @@ def _place_pair(text: str, mentions: Sequence[Mention], i: int) -> Iterator[tupl
         and not _given(mentions[i + 1])
     ):
         yield i, "located_in", i + 1
+
+
+def list_goes_on(text: str, end: int) -> bool:
+    """Whether the name ending at ``end`` is followed by "and" and one more name, not a
+    given name every reader knows: "Monzo, Wise and Starling" is a list, where "Austin,
+    Texas and Maria" is a place in a place."""
+    more = _LIST_GOES_ON.match(text, end)
+    return more is not None and more.group(1).casefold() not in given_names.GIVEN
 
 
 def _given(mention: Mention) -> bool:

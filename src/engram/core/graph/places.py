@@ -39,7 +39,7 @@ tennessee texas utah vermont wisconsin wyoming
 us uk usa uae
 london manchester birmingham liverpool leeds glasgow edinburgh cardiff belfast dublin cork
 galway bristol newcastle sheffield oxford cambridge aberdeen brighton nottingham
-leicester southampton lisbon porto madrid barcelona seville sevilla bilbao malaga málaga
+leicester southampton lisbon porto rome madrid barcelona seville sevilla bilbao malaga málaga
 granada marseille lyon toulouse bordeaux lille nantes strasbourg rennes montpellier
 brussels antwerp ghent amsterdam rotterdam utrecht eindhoven berlin hamburg munich
 münchen cologne köln frankfurt stuttgart düsseldorf dusseldorf leipzig dresden hanover

@@ -16,6 +16,7 @@ def test_a_word_also_written_as_a_name_or_a_given_name_is_not_only_a_word() -> N
     assert not any(english.only_word(w) for w in ("will", "chase", "grace", "ciara"))
     assert not english.only_word("sunniva")  # no word at all
     assert english.word("yaw") and not english.only_word("yaw")  # a word few write
+    assert english.word("dairy-free") and not english.word("spider-zuberi")
 
 
 def test_the_lists_ship_with_the_package_and_hold_what_their_header_says() -> None:

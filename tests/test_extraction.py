@@ -182,6 +182,12 @@ def test_a_word_that_is_no_english_word_opening_a_sentence_is_a_name_before_a_ve
     assert names("Atlantis was awesome.") == []  # too short a verb to tell
     # a word few write is no common word: a cue reads it as a name
     assert names("Yaw lived in Kumasi.") == ["Yaw", "Kumasi"]
+    # a verb of what one does or feels, a possessive, an adverb before the past; no
+    # auxiliary ("Atlantis was awesome", above)
+    text = "Zuberi loves jazz. Zuberi's back. Zuberi never called back. Zuberi can't come."
+    assert names(text) == ["Zuberi"] * 3
+    # English words joined by a hyphen are English: "Dairy-free is a must"
+    assert names("Dairy-free is a must for me.") == []
 
 
 def test_titles_are_not_part_of_a_name() -> None:

@@ -334,7 +334,7 @@ def test_a_corrected_fact_loses_what_the_model_read_and_returns_to_the_backlog(
 def test_forgetting_takes_what_the_model_read_and_never_what_was_asserted(
     mem: Memory, endpoint: ChatEndpoint, target: Target
 ) -> None:
-    text, also = "Ziggy likes Bo a lot.", "Bo met ziggy again."  # no rule finds Ziggy
+    text, also = "Ziggy was fond of Bo.", "Bo met ziggy again."  # no rule finds Ziggy
     ziggy_likes_bo = {"source": "Ziggy", "target": "Bo", "type": "likes"}
     endpoint.answers[text] = {
         "entities": [{"name": "Ziggy"}, {"name": "Bo", "type": "person"}],
@@ -358,7 +358,7 @@ def test_forgetting_takes_what_the_model_read_and_never_what_was_asserted(
     mem.forget(REF, fact.id)
     left = mem.graph.entity(REF, "Ziggy")  # the other fact still grounds it; its type,
     assert (left.id, left.origin) == (ziggy.id, ziggy.origin)  # from mentions, went too
-    assert (ziggy.type, left.type) == ("person", None)  # "Ziggy likes" was the one
+    assert (ziggy.type, left.type) == ("person", None)  # "Ziggy was fond" was the one
     assert [r.facts for r in mem.graph.relations(REF, type="likes")] == [(other.id,)]
     assert [r.id for r in mem.graph.relations(REF, type="knows")] == [asserted.id]
 

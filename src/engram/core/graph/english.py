@@ -26,8 +26,10 @@ class _Lists(NamedTuple):
 
 
 def word(folded: str) -> bool:
-    """Whether ``folded`` (case folded) is an English word: "work", "will", "yaw"."""
-    return folded in _lists().words
+    """Whether ``folded`` (case folded) is an English word: "work", "will", "yaw", or
+    words joined by hyphens ("dairy-free")."""
+    words = _lists().words
+    return folded in words or ("-" in folded and all(p in words for p in folded.split("-")))
 
 
 def only_word(folded: str) -> bool:

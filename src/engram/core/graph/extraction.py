@@ -259,12 +259,14 @@ _SUBJECT = re.compile(
     r"|engineering|support|payroll|reception|the[ \t]+office|school|church|the[ \t]+gym"
     r"|next[ \t]+door|upstairs|downstairs)\b)"
 )
-# A verb after a sentence's first word (an adverb between): an English word in the past
-# ("fixed", "carried"), an irregular past, or a third person's present ("runs", "reads");
-# then the word after it, if any.
+# A verb after a sentence's first word (an adverb between, whose presence is kept): an
+# English word in the past ("fixed", "carried"), an irregular past, or a third person's
+# present ("runs", "loves"); then the word after it, if any. Not an auxiliary: "Atlantis
+# was awesome" is as often a place's, a game's or a brand's as a person's.
 _VERB = re.compile(
-    r"[ \t]+(?:(?:also|now|still|just|never|always|often|finally|already|then)[ \t]+)?"
-    r"([a-z]+)\b(?:[ \t]+([a-z]+)\b)?"
+    r"[ \t]+(?P<adverb>(?:also|now|still|just|never|always|often|finally|already|then"
+    r"|really|totally|literally|actually)[ \t]+)?"
+    r"(?P<verb>[a-z]+(?:['\u2019]t)?)(?![\w'\u2019-])(?:[ \t]+(?P<then>[a-z]+)\b)?"
 )
 _PAST = frozenset(
     """went got made took ran saw came gave found told said brought bought thought caught
@@ -272,27 +274,39 @@ _PAST = frozenset(
     sold paid held stood sat slept led fed hid hit put let set cut shut quit knew grew threw
     drew wore tore broke spoke chose froze woke rode fell forgave forgot became began""".split()
 )
+# What one does or is, said of someone in the present: with these, a noun may follow
+# ("Zuberi loves jazz"), where another word ending in "s" may be a noun itself ("Alhambra
+# tickets sell out").
+_PRESENT = frozenset(
+    """loves likes hates adores wants needs knows thinks says feels lives works plays reads
+    writes speaks sings cooks bakes drives rides teaches studies owns calls texts tells
+    asks hopes prefers misses swims paints draws dances travels visits""".split()
+)
 
 
 def _acts(text: str, end: int) -> bool:
-    """Whether the words after ``end`` are a verb whose subject the word before it is:
-    an irregular past ("Lorcan bought a van"), or a past or third person's present that
-    is an English word, followed by a function word (or, in the past, by nothing):
-    "Frodo carried the ring", "Dagny runs the front desk", "Sunniva laughed."; not
-    "Alhambra tickets sell out", "Kimchi fried rice" nor "Gracias amigos.", where a noun
-    follows or is the word."""
+    """Whether the words after ``end`` are a verb whose subject the word before it is, a
+    possessive's "'s" or: an irregular past ("Lorcan bought a van"), a verb of what one
+    does or feels ("Zuberi loves jazz"), or a past
+    or third person's present that is an English word, followed by a function word (in
+    the past, by nothing or after an adverb too): "Frodo carried the ring", "Dagny runs
+    the front desk", "Sunniva laughed.", "Zuberi never called back"; not "Alhambra
+    tickets sell out", "Kimchi fried rice" nor "Gracias amigos.", where a noun follows or
+    is the word."""
+    if text.startswith(("'s ", "\u2019s "), end):
+        return True  # "Zuberi's back", "Alhambra's gardens": a name's
     found = _VERB.match(text, end)
     if found is None:
         return False
-    verb, then = found.groups()
-    if verb in _PAST:
+    verb, then = found.group("verb").replace("\u2019", "'"), found.group("then")
+    if verb in _PAST or verb in _PRESENT:
         return True
-    if not english.word(verb) or len(verb) < 4 or (then is not None and then not in FUNCTION):
+    if not english.word(verb) or len(verb) < 4:
         return False
     if verb.endswith("ed"):
-        return True
+        return found.group("adverb") is not None or then is None or then in FUNCTION
     return (
-        then is not None
+        then in FUNCTION
         and verb.endswith("s")
         and (english.word(verb[:-1]) or english.word(verb[:-2]))
     )

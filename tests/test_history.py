@@ -12,6 +12,7 @@ import pytest
 import engram
 import engram.settings
 from engram import Conflict, InvalidInput, NotFound, PersonAppRef, ResourceRef
+from engram.core import ledger
 from stores import ManualClock, Target, is_postgres, rows
 
 REF = ResourceRef("history")
@@ -266,3 +267,17 @@ def test_the_retentions_are_settings(target: Target, clock: ManualClock) -> None
         assert kept.fact.id == fact.id and kept.purge_at is None
     with pytest.raises(InvalidInput, match="trash_retention"):
         engram.open(target, trash_retention=timedelta(days=-1))
+
+
+def test_what_did_not_exist_before_is_stored_empty_and_read_whole(target: Target) -> None:
+    with _open(target) as mem:
+        fact = mem.remember(REF, "the invoice is due friday")
+        (entry,) = mem.history(REF, fact.id)
+        store = mem._store
+        held = store.run(lambda tx: store.ledger.entry(tx, REF, entry.seq), write=False)
+        assert held is not None and [c.before for c in held.changes] == [ledger.ABSENT]
+        # the row holds no JSON for it: 19 bytes a remembered fact
+        raw = rows(target, "SELECT before FROM ledger_items WHERE object_id = ?", (fact.id,))
+        assert raw == [("",)]
+        mem.revert(REF, entry.seq)  # undone as an add is: the fact leaves
+        assert mem.count(REF) == 0

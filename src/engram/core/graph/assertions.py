@@ -31,7 +31,7 @@ from engram.core.models import Change, JSONValue
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
 
-ABSENT = json.dumps({"state": "absent"})
+ABSENT = ledger.ABSENT  # what did not exist before: one before-state for every kind
 
 
 def check_norm(name: str, what: str) -> str:

@@ -730,6 +730,23 @@ def test_who_funds_or_hires_is_an_organisation_and_an_everyday_acronym_is_none()
     ]
 
 
+def test_who_names_a_new_head_supplies_or_powers_a_home_and_where_a_gala_is() -> None:
+    assert typed("Lumora announced a new CEO on Monday.") == [("Lumora", "organisation")]
+    assert typed("We're with Octopus for gas and electric.") == [("Octopus", "organisation")]
+    assert typed("Greenleaf Organics supplies our café.") == [
+        ("Greenleaf Organics", "organisation")
+    ]
+    assert typed("Kestrel Hall is hosting the gala at the Barbican Centre.") == [
+        ("Kestrel Hall", "place"),
+        ("Barbican Centre", "place"),
+    ]
+    # a given name before a surname that is a place's word too: a person's
+    assert typed("We met Rebecca Hall and Emma Park.") == [
+        ("Rebecca Hall", "person"),
+        ("Emma Park", "person"),
+    ]
+
+
 def test_a_list_after_to_is_no_place_in_a_region() -> None:
     assert typed("Applied to Monzo, Wise and Starling.") == [
         ("Monzo", "organisation"),

@@ -143,7 +143,7 @@ _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
     cooperative polytechnic conservatory observatory fund guild army navy police embassy
     consulate parliament times post herald tribune journal gazette news radio magazine
     healthcare analytics robotics electronics enterprises health mobile bio biotech foods
-    digital creative interactive
+    digital creative interactive organics supplies farms
     shipping airline united rovers athletic wanderers albion hotspur primary elementary
     secondary design designs architects associates legal construction builders travel
     fitness dental accounting catering plumbing electrical roofing landscaping removals
@@ -163,9 +163,11 @@ PLACE_WORDS = frozenset(
     station theatre theater teatr teatro cafe café bridge plaza market cathedral palace
     castle tower rue calle via piazza platz strasse straße grove terrace mews wharf quay
     embankment promenade esplanade gardens heights gare bahnhof estación estacion
-    stazione stadium arena ballpark""".split()
+    stazione stadium arena ballpark hall centre center pavilion auditorium""".split()
 )
 LANGUAGES = peoples.LANGUAGES
+# A place's last word that is a common surname too: after a given name, a person's.
+_SURNAMES_OF_PLACES = frozenset("hall lane bay park hill rivers street".split())
 _PERSON_ENDS = frozenset({"lives_in", "works_for", "studies_at", "moved_to", "born_in"})
 _PERSON_BOTH = frozenset({"married_to", "friend_of"})
 _PLACE_TARGETS = frozenset({"lives_in", "moved_to", "born_in", "from", "located_in"})
@@ -319,6 +321,10 @@ _AFTER_ORGANISATION = re.compile(
     r"|went\s+public|filed\s+for\s+bankruptcy|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
     r"|(?:cut|cuts|slashed)\s+[\d,]+\s+jobs|announced\s+(?:layoffs|job\s+cuts)"
     r"|(?:is|are)\s+(?:hiring|recruiting)\b"
+    r"|(?:announced|appointed|named)\s+(?:a|an|its|their)\s+(?:new\s+|interim\s+)?(?:ceo|cfo|cto"
+    r"|chair|chairman|chairwoman|president|director|head)\b"
+    r"|\s*for\s+(?:our\s+|my\s+|the\s+)?(?:gas|electric|electricity|broadband|internet|energy"
+    r"|insurance|mortgage)\b"
     r"|(?:ran|runs|published|publishes)\s+(?:a|an)\s+(?:piece|story|article|feature|editorial"
     r"|op-ed|exposé|expose|investigation)\b))",
     re.IGNORECASE,
@@ -461,8 +467,14 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if not known and mention.name in organisations.KNOWN:
         return ORGANISATION  # the whole name, before the words in it: "Crystal Palace"
     first = mention.surface.split(maxsplit=1)[0]
-    # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park
-    given = _GIVEN_SHAPE.fullmatch(first) is not None or first.casefold() in NAMED_TIMES
+    # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park;
+    # "Rebecca Hall", "Lois Lane": a given name every reader knows before a surname that
+    # is a place's word too
+    given = (
+        _GIVEN_SHAPE.fullmatch(first) is not None
+        or first.casefold() in NAMED_TIMES
+        or (_given(mention) and mention.name.split()[-1] in _SURNAMES_OF_PLACES)
+    )
     named = (None if given else _by_words(mention.name)) or (
         None if known else _by_shape(mention.surface)
     )

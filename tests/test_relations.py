@@ -271,6 +271,43 @@ def test_an_apposition_opens_a_name_and_keeps_no_time_of_the_clause_after_it() -
     ]
 
 
+def test_a_clause_set_apart_keeps_its_own_time_and_kin_set_apart_opens_a_name() -> None:
+    assert related("Ana, who grew up in Recife, now teaches in Lisbon.") == [
+        ("Ana", "from", "Recife", None),  # "now" is the teaching's
+    ]
+    assert related("Jonas, who has lived in Oslo since 2015, works for Bosch.") == [
+        ("Jonas", "lives_in", "Oslo", "since 2015"),
+        ("Jonas", "works_for", "Bosch", None),
+    ]
+    assert related("Kofi, fresh out of Makerere, joined Safaricom in 2020.") == [
+        ("Kofi", "studies_at", "Makerere", None),  # 2020 is the joining's
+        ("Kofi", "works_for", "Safaricom", "2020"),
+    ]
+    assert related("Ana, now living in Oslo, works for Lumen.") == [
+        ("Ana", "lives_in", "Oslo", "now"),
+        ("Ana", "works_for", "Lumen", None),  # not Oslo's, inside the apposition
+    ]
+    assert related("In 2019, Ana Lopes, a nurse, moved to Oslo.") == [
+        ("Ana Lopes", "moved_to", "Oslo", "2019"),  # before the subject, when none after
+    ]
+    assert related("Olusegun, my uncle, lives in Ibadan.") == [
+        ("Olusegun", "lives_in", "Ibadan", None),
+    ]
+
+
+def test_a_best_friend_who_is_named_studying_now_and_born_and_raised() -> None:
+    assert related("Moana's best friend is Leilani.") == [
+        ("Moana", "friend_of", "Leilani", None),
+    ]
+    assert related("Ana's brother is Luis.") == [("Luis", "brother_of", "Ana", None)]
+    assert related("Rhiannon is studying medicine at Cardiff University.") == [
+        ("Rhiannon", "studies_at", "Cardiff University", None),
+    ]
+    assert related("Kazuki was born and raised in Sapporo.") == [
+        ("Kazuki", "born_in", "Sapporo", None),
+    ]
+
+
 def test_a_relative_clause_a_fronted_clause_and_years_married() -> None:
     assert related("Jonas, who works for Bosch, lives in Stuttgart.") == [
         ("Jonas", "works_for", "Bosch", None),

@@ -201,9 +201,12 @@ AGED = (
 # "Fenella, please call".
 ASKED_OF = r",[ \t]+(?:(?:can|could|would|will|do|did|are|were|have)[ \t]+(?:you|u)|please)\b"
 # Who someone is, set apart after their name: "Fatou, a midwife from Dakar", "Luis, our
-# neighbour at".
+# neighbour at", "Olusegun, my uncle,".
 APPOSED_PERSON = (
-    r",[ \t]+(?:a|an|our|my)[ \t]+[a-z]+[ \t]+(?:[a-z]+[ \t]+)?(?:from|at|who|with|in)\b"
+    r",[ \t]+(?:(?:a|an|our|my)[ \t]+[a-z]+[ \t]+(?:[a-z]+[ \t]+)?(?:from|at|who|with|in)\b"
+    r"|(?:my|our|his|her|their)[ \t]+(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:"
+    + "|".join(sorted(KIN | PERSONAL))
+    + r"),)"
 )
 # After a possessive, these end a name when written as abbreviations ("Fenwick's CEO").
 _HELD = HOLDINGS | frozenset(w for w in STAFF if " " not in w)
@@ -233,7 +236,8 @@ _SUBJECT = re.compile(
     r"|quit|visited|bought|sold|volunteered|donated|adopted|hosted|coached|proposed"
     r"|shouted|whispered|joked|argued|raised|charged|shipped|launched|recalled|denied"
     r"|laid[ \t]+off|went[ \t]+public|filed[ \t]+for[ \t]+bankruptcy"
-    r"|(?:was|got)[ \t]+(?:promoted|hired|fired|laid[ \t]+off|engaged|married))\b"
+    r"|(?:was|got)[ \t]+(?:promoted|hired|fired|laid[ \t]+off|engaged|married)"
+    r"|(?:is|was)[ \t]+(?:studying|working|living|teaching|training|interning))\b"
     r"|[ \t]+(?:and|&)[ \t]+(?:I|me|his|her|their)\b"
     r"|"
     + ASKED_OF

@@ -12,18 +12,20 @@ no relation. The types, source first:
   the chef at", "teaches art at", "has been teaching at"), ``studies_at`` ("studies at",
   "is a student at", "is a third-year student at", "studied law at", "graduated from",
   "straight out of"), ``moved_to`` ("moved to", "moved back to"; not "is moving to"),
-  ``born_in`` ("was born in"), ``from`` ("is from", "comes from", "grew up in"; "Galway
-  ... is where Ciarán grew up", and "was born", "lives" so), ``located_in`` ("is based
-  in", "is located in", "has its headquarters in", "Huawei's main campus is in", "is a
-  district of", "a town in", "on the west coast of", unless a given name every reader
-  knows has it: "Ana's office"; and "in Porto, Portugal": the first place in the
-  second), ``married_to`` ("is married to", "married", "Ana and Luis got married", "have
-  been married"), ``friend_of`` ("is a friend of", "is friends with", "became friends
-  with", "Ana and Luis have been friends", "Ana's friend Luis");
+  ``born_in`` ("was born in", "was born and raised in"), ``from`` ("is from", "comes
+  from", "grew up in"; "Galway ... is where Ciarán grew up", and "was born", "lives"
+  so), ``located_in`` ("is based in", "is located in", "has its headquarters in",
+  "Huawei's main campus is in", "is a district of", "a town in", "on the west coast of",
+  unless a given name every reader knows has it: "Ana's office"; and "in Porto,
+  Portugal": the first place in the second), ``married_to`` ("is married to", "married",
+  "Ana and Luis got married", "have been married"), ``friend_of`` ("is a friend of", "is
+  friends with", "became friends with", "Ana and Luis have been friends", "Ana's friend
+  Luis", "Ana's best friend is Luis");
 - family, with a role: "Ana's brother Luis", "Ana's sister, Maria, ...", "Luis is Ana's
-  brother", "Luis is the brother of Ana" give ``brother_of`` from Luis to Ana: the
-  relative is the source, as the chat model's ``sister_of`` has it (:mod:`llm`), and the
-  role is the type's first part, in its plain form (:data:`ROLES`: "mom" is ``mother``).
+  brother", "Ana's brother is Luis", "Luis is the brother of Ana" give ``brother_of``
+  from Luis to Ana: the relative is the source, as the chat model's ``sister_of`` has it
+  (:mod:`llm`), and the role is the type's first part, in its plain form (:data:`ROLES`:
+  "mom" is ``mother``).
 
 A title or a kin word addressing the object after the verb is not in its way ("married
 Uncle Segun", "works for Dr. Lee").
@@ -55,8 +57,11 @@ years ago", "last summer", "for six years", "since primary school", "now", "befo
 war") stay as written, with no ``valid_at``: resolving them would guess. The clause runs
 from its sentence's start, or the "and", "but", "before"... that begins it (not "before
 the war", a time), to the next such word: in "Ana moved to Oslo in 2019 and works for
-Lumen" the year is the move's alone. Kin and a place in a place are read from their
-words alone and take no time.
+Lumen" the year is the move's alone. A clause set apart by commas keeps its own time,
+and a verb after it reads its time from the verb on (else before its subject): in "Ana,
+who grew up in Recife, now teaches in Lisbon" the "now" is not the growing up's, and in
+"Kofi, fresh out of Makerere, joined Safaricom in 2020" the year is the joining's. Kin
+and a place in a place are read from their words alone and take no time.
 
 Pure and deterministic: the same text and mentions give the same relations, in order of
 position. The graph stores what they read in each fact as that fact's relations, marked
@@ -72,6 +77,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from engram.core.graph import given_names
 from engram.core.graph.extraction import HOLDINGS, Mention
@@ -117,7 +123,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"|(?:teaches|taught|(?:is |was )?teaching|writes|wrote)(?: [a-z]+)? (?:at|for)"),
     ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"),
     ("moved_to", r"(?:moved|relocated)(?: back| here| over)? to"),
-    ("born_in", r"(?:was|were) born in"),
+    ("born_in", r"(?:was|were) born(?: and (?:raised|bred))? in"),
     ("from", r"(?:is|are|was|were) (?:originally )?from|(?:comes|come|came) from"
      r"|(?:grew|grow) up in"),
     ("located_in", r"(?:is|are|was) (?:located|based|situated|headquartered) in"
@@ -161,7 +167,8 @@ _APPOSED = re.compile(
 # "Valeria Castillo, a Mexican architect, lives in Monterrey": the words between a subject
 # and its verb set apart by commas (a name may stand among them).
 _APPOSITION = re.compile(
-    r",\s+(?:an?|the|my|our|his|her|their|who|(?:fresh|straight)\s+out\s+of)\s+[^,.!?;:]{1,48},",
+    r",\s+(?:an?|the|my|our|his|her|their|who|now|currently|still|originally|recently"
+    r"|(?:fresh|straight)\s+out\s+of)\s+[^,.!?;:]{1,48},",
     re.IGNORECASE,
 )
 # "Jonas, who works for Bosch, ...": a relative clause states its own relation.
@@ -189,6 +196,10 @@ _KIN = "|".join(sorted(ROLES, key=lambda w: (-len(w), w)))
 # "Ana's brother Luis", "Ana's sister, Maria,": from the possessive to the relative.
 _POSSESSED = re.compile(
     rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old|new)\s+)?({_KIN}),?\s+"
+)
+# "Ana's best friend is Luis", "Ana's brother was Luis": the relative after "is".
+_POSSESSED_IS = re.compile(
+    rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old|new)\s+)?({_KIN})\s+(?:is|was)\s+"
 )
 # "Luis is Ana's brother": after the possessive, the role.
 _IS = re.compile(r"\s+(?:is|was)\s+")
@@ -286,6 +297,28 @@ _NEXT_CLAUSE = re.compile(
 _NAMED = ("name", "speaker")  # kinds a relation may join: not handles, tags or links
 
 
+class SetApart(NamedTuple):
+    """A clause set apart by commas ("Ana, who grew up in Recife, now..."): its time is
+    read between ``start`` and ``stop`` alone."""
+
+    start: int
+    stop: int
+
+
+class PastApposition(NamedTuple):
+    """A verb after its subject's apposition ("Jonas, who has lived in Oslo since 2015,
+    works for Bosch"): its time is read from ``verb`` on, else before ``subject``."""
+
+    subject: int
+    verb: int
+
+
+# Where a relation's time is read: from a place in its clause (its subject's start, or
+# where a clause going on with the last verb's subjects begins), a clause set apart, a
+# verb past an apposition; None for a state read from its words alone.
+Anchor = int | SetApart | PastApposition | None
+
+
 @dataclass(frozen=True, slots=True)
 class Stated:
     """A relation a text states: ``mentions[source]`` -[type]-> ``mentions[target]``,
@@ -310,15 +343,16 @@ def relations(text: str, mentions: Sequence[Mention]) -> list[Stated]:
         if (source, kind, target) not in found:
             # kin ("Ana's brother Luis") and places in places ("Porto, Portugal"): a state
             # whose start no sentence says (anchor None)
-            time = None if anchor is None else _time(text, anchor, mentions[target].end)
+            time = _anchored_time(text, anchor, mentions[target].end)
             found[(source, kind, target)] = Stated(source, kind, target, time)
     return sorted(found.values(), key=lambda s: (s.source, s.target, s.type))
 
 
-def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, int, int | None]]:
+def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, int, Anchor]]:
     """(source, type, target, a place in the clause stating it: its first subject's start,
-    or where a clause that goes on with the last verb's subjects begins; None for a state
-    read from its words alone, which no time of the sentence dates)."""
+    or where a clause that goes on with the last verb's subjects begins; the span of a
+    clause set apart by commas; None for a state read from its words alone, which no time
+    of the sentence dates)."""
     carried: list[int] = []  # the subjects of the sentence's last verb, for the next clause
     where = ""  # that verb's type
     speaker = 0 if mentions[0].kind == "speaker" else None  # who "I" and "my" are
@@ -333,14 +367,21 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             continue
         across = _across_apposition(text, mentions, i)
         if across and across[0] != i:  # a name inside its subject's apposition:
-            subject, kind = across  # "Kofi, fresh out of Makerere, joined Safaricom"
+            subject, kind, verb = across  # "Kofi, fresh out of Makerere, joined Safaricom"
             carried, where = [subject], kind
-            yield subject, kind, i + 1, mentions[subject].start
+            yield subject, kind, i + 1, PastApposition(mentions[subject].start, verb)
         elif said := _BETWEEN.fullmatch(gap):
             kind = where = said.lastgroup or ""
             carried = list(_subjects(text, mentions, i))
+            # set apart by a comma ("Kofi, fresh out of Makerere, joined ... in 2020"),
+            # the clause after it keeps its own time
+            anchor: Anchor = (
+                _set_apart(text, a.end, b.end)
+                if gap.startswith(",")
+                else mentions[carried[-1]].start
+            )
             for subject in carried:
-                yield subject, kind, i + 1, mentions[carried[-1]].start
+                yield subject, kind, i + 1, anchor
             if kind == "located_in" or _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start):
                 yield from _timeless(_place_pair(text, mentions, i + 1))
         elif _IN.fullmatch(gap) and carried and where in _WHERE:
@@ -350,14 +391,14 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             kind = where = "moved_to" if went.group("moving") else went.lastgroup or ""
             for subject in carried:
                 yield subject, kind, i + 1, a.end + went.end("clause")
-        elif who := _WHO.fullmatch(gap):
-            yield i, who.lastgroup or "", i + 1, a.start
-        elif apposed := _APPOSED.fullmatch(gap):  # who one is, set apart: no time of
-            yield i, apposed.lastgroup or "", i + 1, None  # the clause after it is its
+        elif who := _WHO.fullmatch(gap):  # "Ana, who grew up in Recife, now teaches"
+            yield i, who.lastgroup or "", i + 1, _set_apart(text, a.end, b.end)
+        elif apposed := _APPOSED.fullmatch(gap):  # "Fatou, a midwife from Dakar, now"
+            yield i, apposed.lastgroup or "", i + 1, _set_apart(text, a.end, b.end)
         elif across:
-            subject, kind = across
+            subject, kind, verb = across
             carried, where = [subject], kind
-            yield subject, kind, i + 1, mentions[subject].start
+            yield subject, kind, i + 1, PastApposition(mentions[subject].start, verb)
         elif _HIRED.fullmatch(gap):
             yield i + 1, "works_for", i, a.start
         elif _HELD_IN.fullmatch(gap) and a.name.split()[0] not in given_names.GIVEN:
@@ -366,7 +407,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             movers = list(_subjects(text, mentions, i - 1))
             for subject in movers:
                 yield subject, "moved_to", i + 1, mentions[movers[-1]].start
-        elif role := _POSSESSED.fullmatch(gap):
+        elif role := _POSSESSED.fullmatch(gap) or _POSSESSED_IS.fullmatch(gap):
             yield from _timeless(_family(role.group(1), i + 1, i))
         elif role := _ROLE_OF.fullmatch(gap) or (
             _IS.fullmatch(gap) and _ROLE_AFTER.match(text, b.end)
@@ -397,6 +438,15 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             yield speaker, kind, i + 1, a.end + at
         elif speaker is not None and (role := _MY.search(gap)):
             yield from _timeless(_family(role.group(1), i + 1, speaker))
+
+
+def _set_apart(text: str, start: int, end: int) -> SetApart:
+    """The span of a clause set apart by commas that opens at ``start`` and holds
+    ``end``: to the comma that closes it, or its sentence's end."""
+    closing = text.find(",", end)
+    stop = _SENTENCE_END.search(text, end)
+    last = len(text) if stop is None else stop.start()
+    return SetApart(start, last if closing < 0 else min(closing, last))
 
 
 def _said_of_self(gap: str) -> tuple[str, int] | None:
@@ -434,10 +484,12 @@ def _subjects(text: str, mentions: Sequence[Mention], i: int) -> Iterator[int]:
         yield i
 
 
-def _across_apposition(text: str, mentions: Sequence[Mention], i: int) -> tuple[int, str] | None:
-    """The subject and type where the words before ``mentions[i + 1]`` are a verb's after
-    an apposition that follows its subject: ``mentions[i]`` itself, or the one before it
-    when ``mentions[i]`` stands inside the apposition."""
+def _across_apposition(
+    text: str, mentions: Sequence[Mention], i: int
+) -> tuple[int, str, int] | None:
+    """The subject, type and where the verb begins, where the words before ``mentions[i +
+    1]`` are a verb's after an apposition that follows its subject: ``mentions[i]``
+    itself, or the one before it when ``mentions[i]`` stands inside the apposition."""
     end = mentions[i + 1].start
     for subject in (i, i - 1) if i else (i,):
         if mentions[subject].kind not in _NAMED:
@@ -445,7 +497,7 @@ def _across_apposition(text: str, mentions: Sequence[Mention], i: int) -> tuple[
         between = text[mentions[subject].end : end]
         apposed = _APPOSITION.match(between)
         if apposed and (said := _BETWEEN.fullmatch(between, apposed.end())):
-            return subject, said.lastgroup or ""
+            return subject, said.lastgroup or "", mentions[subject].end + apposed.end()
     return None
 
 
@@ -488,23 +540,44 @@ def _family(word: str, relative: int, of: int) -> Iterator[tuple[int, str, int]]
         yield relative, f"{role}_of", of
 
 
-def _time(text: str, anchor: int, end: int) -> str | None:
+def _anchored_time(text: str, anchor: Anchor, end: int) -> str | None:
+    """The time of a relation whose target ends at ``end``, read where ``anchor`` says."""
+    if anchor is None:
+        return None
+    if isinstance(anchor, SetApart):
+        return _first_time(text, anchor.start, anchor.stop)
+    if isinstance(anchor, PastApposition):
+        after = _time(text, anchor.verb, end, begin=anchor.verb)
+        if after is not None:
+            return after
+        return _time(text, anchor.subject, anchor.subject, stop=anchor.subject)
+    return _time(text, anchor, end)
+
+
+def _first_time(text: str, start: int, stop: int) -> str | None:
+    found = _TIME.search(text, start, stop)
+    return None if found is None else found.group(found.lastgroup or 0)
+
+
+def _time(
+    text: str, anchor: int, end: int, *, begin: int | None = None, stop: int | None = None
+) -> str | None:
     """The first time stated in the clause holding ``text[anchor:end]``: from its
     sentence's start or the clause before it ("Ana moved to Oslo in 2019 and Luis ...") to
-    its sentence's end or the next clause ("... in 2019 and works for Lumen")."""
-    begin = 0
-    for ended in _SENTENCE_END.finditer(text, 0, anchor):
-        begin = ended.end()
-    for ended in _NEXT_CLAUSE.finditer(text, begin, anchor):
-        begin = ended.end()
-    after = _SENTENCE_END.search(text, end)
-    stop = after.start() if after else len(text)
-    if (next_clause := _NEXT_CLAUSE.search(text, end, stop)) is not None:
-        stop = next_clause.start()
-    found = _TIME.search(text, begin, stop)
-    if found is None:
-        return None
-    return found.group(found.lastgroup or 0)
+    its sentence's end or the next clause ("... in 2019 and works for Lumen"); from
+    ``begin`` or to ``stop`` instead where given."""
+    if begin is None:
+        begin = 0
+        for ended in _SENTENCE_END.finditer(text, 0, anchor):
+            begin = ended.end()
+        for ended in _NEXT_CLAUSE.finditer(text, begin, anchor):
+            begin = ended.end()
+    if stop is None:
+        after = _SENTENCE_END.search(text, end)
+        stop = after.start() if after else len(text)
+        if (next_clause := _NEXT_CLAUSE.search(text, end, stop)) is not None:
+            stop = next_clause.start()
+    return _first_time(text, begin, stop)
 
 
 def _month(word: str) -> int | None:

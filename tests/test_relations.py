@@ -308,6 +308,19 @@ def test_a_best_friend_who_is_named_studying_now_and_born_and_raised() -> None:
     ]
 
 
+def test_a_job_for_living_with_someone_in_and_over_a_decade() -> None:
+    assert related("Lukas is a software developer for SAP.") == [
+        ("Lukas", "works_for", "SAP", None),
+    ]
+    assert related("Ana is a good friend for Luis.") == []  # no job
+    assert related("Luca lives with his grandmother in Naples.") == [
+        ("Luca", "lives_in", "Naples", None),
+    ]
+    assert related("Mehmet has worked at Turkcell for over a decade.") == [
+        ("Mehmet", "works_for", "Turkcell", "for over a decade"),
+    ]
+
+
 def test_a_relative_clause_a_fronted_clause_and_years_married() -> None:
     assert related("Jonas, who works for Bosch, lives in Stuttgart.") == [
         ("Jonas", "works_for", "Bosch", None),

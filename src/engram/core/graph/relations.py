@@ -119,9 +119,12 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
      r"(?: new)? job (?:at|with)|(?:is|was|has been|had been) (?:an?|the) [a-z]+(?: [a-z]+)?"
-     r" (?:at|with)|joined"
+     r" (?:at|with)|(?:is|was|has been|had been) (?:an?|the) (?!(?:big |huge |good |great )?"
+     r"(?:friend|fan|match|gift|present|surprise|treat|mentor|role model|candidate) )"
+     r"[a-z]+(?: [a-z]+)? for|joined"
      r"|(?:teaches|taught|(?:is |was )?teaching|writes|wrote)(?: [a-z]+)? (?:at|for)"),
-    ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"),
+    ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"
+     r"|(?:lives|live|lived|living) with (?:his|her|their|my|our|a|an|the)(?: [a-z]+){1,2} in"),
     ("moved_to", r"(?:moved|relocated)(?: back| here| over)? to"),
     ("born_in", r"(?:was|were) born(?: and (?:raised|bred))? in"),
     ("from", r"(?:is|are|was|were) (?:originally )?from|(?:comes|come|came) from"
@@ -275,7 +278,8 @@ _TIME = re.compile(
     r"|(?P<loose>(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
     r"(?:years?|months?|weeks?|days?)\s+ago|last\s+(?:week|summer|winter|spring|fall"
     r"|autumn)"
-    r"|for\s+(?:the\s+(?:past|last)\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight"
+    r"|for\s+(?:the\s+(?:past|last)\s+)?(?:(?:over|more\s+than|almost|nearly|about)\s+)?"
+    r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight"
     r"|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|a\s+few|several|many)\s+"
     r"(?:years?|months?|weeks?|decades?)"
     r"|since\s+(?:(?:primary|secondary|high|middle|grade|elementary)\s+school|school|uni"

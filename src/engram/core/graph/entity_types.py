@@ -427,10 +427,10 @@ def _given(mention: Mention) -> bool:
 
 def _default(text: str, mention: Mention, kind: str | None) -> str | None:
     """A name no cue types is a ``person`` when it has a person's shape: one to three
-    words, none all capitals, not a quoted title (a ``work``), not after "the", an article
-    or a possessive (one owns or orders a thing, no one), not
-    words that are all English and nothing else (:func:`engram.core.graph.english.only_word`;
-    one such word alone is often a pet's name: "Shadow", "Biscuit")."""
+    words, none all capitals, not a quoted title (a ``work``), not after "the", an
+    article or a possessive (one owns or orders a thing, no one), not words that are all
+    English and nothing else (:func:`engram.core.graph.english.only_word`; one such word
+    alone is often a pet's name: "Shadow", "Biscuit")."""
     if kind is not None or mention.kind != "name" or mention.name in LANGUAGES:
         return kind  # a language's name with no cue of one: a people's too, or unsaid
     if mention.start > 0 and text[mention.start - 1] in '"\u201c':

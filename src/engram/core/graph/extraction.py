@@ -270,7 +270,7 @@ _SUBJECT = re.compile(
 _VERB = re.compile(
     r"[ \t]+(?P<adverb>(?:also|now|still|just|never|always|often|finally|already|then"
     r"|really|totally|literally|actually)[ \t]+)?"
-    r"(?P<verb>[a-z]+(?:['\u2019]t)?)(?![\w'\u2019-])(?:[ \t]+(?P<then>[a-z]+)\b)?"
+    r"(?P<verb>[a-z]+)(?![\w'\u2019-])(?:[ \t]+(?P<then>[a-z]+)\b)?"
 )
 _PAST = frozenset(
     """went got made took ran saw came gave found told said brought bought thought caught
@@ -289,20 +289,19 @@ _PRESENT = frozenset(
 
 
 def _acts(text: str, end: int) -> bool:
-    """Whether the words after ``end`` are a verb whose subject the word before it is, a
-    possessive's "'s" or: an irregular past ("Lorcan bought a van"), a verb of what one
-    does or feels ("Zuberi loves jazz"), or a past
-    or third person's present that is an English word, followed by a function word (in
-    the past, by nothing or after an adverb too): "Frodo carried the ring", "Dagny runs
-    the front desk", "Sunniva laughed.", "Zuberi never called back"; not "Alhambra
-    tickets sell out", "Kimchi fried rice" nor "Gracias amigos.", where a noun follows or
-    is the word."""
+    """Whether the words after ``end`` are a possessive's "'s" ("Zuberi's back") or a
+    verb whose subject the word before it is: an irregular past ("Lorcan bought a van"),
+    a verb of what one does or feels ("Zuberi loves jazz"), or a past or third person's
+    present that is an English word, followed by a function word (in the past, by nothing
+    or after an adverb too): "Frodo carried the ring", "Dagny runs the front desk",
+    "Sunniva laughed.", "Zuberi never called back"; not "Alhambra tickets sell out",
+    "Kimchi fried rice" nor "Gracias amigos.", where a noun follows or is the word."""
     if text.startswith(("'s ", "\u2019s "), end):
         return True  # "Zuberi's back", "Alhambra's gardens": a name's
     found = _VERB.match(text, end)
     if found is None:
         return False
-    verb, then = found.group("verb").replace("\u2019", "'"), found.group("then")
+    verb, then = found.group("verb"), found.group("then")
     if verb in _PAST or verb in _PRESENT:
         return True
     if not english.word(verb) or len(verb) < 4:
@@ -530,10 +529,10 @@ class Reading:
         follows it in the run ("Bruno Costa", "University of Porto"), is listed with one
         ("Ana and Luis", "Ana, Luis and Maria"), or it is the subject of what people do
         ("Ana works at", "Ana said", "Ana and I") or a possessive before a kin word
-        ("Ana's brother"). A word that is English and nothing else
+        ("Ana's brother"). A common English word and nothing else
         (:func:`engram.core.graph.english.only_word`) is the subject as a common noun
-        ("Work called", "Teacher said"); one that is no English word is a name before
-        any verb (:data:`_ACTS`: "Sunniva fixed the boiler")."""
+        ("Work called", "Teacher said"); one that is no English word is a name before a
+        verb of what people do (:func:`_acts`: "Sunniva fixed the boiler")."""
         words, word = self._words, self._words[i]
         if opener(word.folded):
             return False

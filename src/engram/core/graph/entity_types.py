@@ -413,16 +413,10 @@ def _share_in_lists(text: str, mentions: Sequence[Mention], found: list[str | No
             matched = _MATCHED.fullmatch(between) and ORGANISATION in (found[n], found[n + 1])
             if not (matched or _LISTED.fullmatch(between)):
                 continue
-            if found[n] is None and found[n + 1] is not None and not _given(a):
+            if found[n] is None and found[n + 1] is not None and not given_names.opens(a.name):
                 found[n] = found[n + 1]
-            elif found[n + 1] is None and found[n] is not None and not _given(b):
+            elif found[n + 1] is None and found[n] is not None and not given_names.opens(b.name):
                 found[n + 1] = found[n]
-
-
-def _given(mention: Mention) -> bool:
-    """Whether the name opens with a given name every reader knows: a person's name
-    listed beside a place or a company is still a person's ("Naveen Kumar, Infosys")."""
-    return mention.name.split()[0] in given_names.GIVEN
 
 
 def _default(text: str, mention: Mention, kind: str | None) -> str | None:
@@ -473,14 +467,14 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     given = (
         _GIVEN_SHAPE.fullmatch(first) is not None
         or first.casefold() in NAMED_TIMES
-        or (_given(mention) and mention.name.split()[-1] in _SURNAMES_OF_PLACES)
+        or (given_names.opens(mention.name) and mention.name.split()[-1] in _SURNAMES_OF_PLACES)
     )
     named = (None if given else _by_words(mention.name)) or (
         None if known else _by_shape(mention.surface)
     )
     if named is not None:
         return named
-    given_first = _given(mention)
+    given_first = given_names.opens(mention.name)
     if field := FIELD.search(text, max(0, mention.start - 24), mention.start):
         return FIELDS[field.group("field").casefold()]  # "Venue: Kestrel Hall"
     if _HOLDS.match(text, mention.end) and not given_first:

@@ -257,3 +257,10 @@ farai kudzai nyasha rufaro tafadzwa tatenda tendai
 """
 GIVEN = frozenset(_NAMES.split()) | frozenset(_MORE.split())
 """Every listed given name's normal form."""
+
+
+def opens(name: str) -> bool:
+    """Whether a name in its normal form opens with one of these: a person's name every
+    reader knows, whatever the words after it ("naveen kumar", "rebecca hall")."""
+    first = name.split(maxsplit=1)
+    return bool(first) and first[0] in GIVEN

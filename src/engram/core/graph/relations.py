@@ -406,7 +406,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             yield subject, kind, i + 1, PastApposition(mentions[subject].start, verb)
         elif _HIRED.fullmatch(gap):
             yield i + 1, "works_for", i, a.start
-        elif _HELD_IN.fullmatch(gap) and a.name.split()[0] not in given_names.GIVEN:
+        elif _HELD_IN.fullmatch(gap) and not given_names.opens(a.name):
             yield i, "located_in", i + 1, a.start  # not a person's: "Ana's office is in"
         elif i and _TO.fullmatch(gap) and _MOVED_FROM.fullmatch(text, mentions[i - 1].end, a.start):
             movers = list(_subjects(text, mentions, i - 1))
@@ -425,7 +425,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
         elif (
             _PLACE_PAIR.fullmatch(gap)
             and _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start)
-            and not _given(b)
+            and not given_names.opens(b.name)
             and not list_goes_on(text, b.end)  # "to Monzo, Wise and Starling"
         ):
             yield i, "located_in", i + 1, None
@@ -519,7 +519,7 @@ def _place_pair(text: str, mentions: Sequence[Mention], i: int) -> Iterator[tupl
     if (
         i + 1 < len(mentions)
         and _PLACE_PAIR.fullmatch(text[mentions[i].end : mentions[i + 1].start])
-        and not _given(mentions[i + 1])
+        and not given_names.opens(mentions[i + 1].name)
     ):
         yield i, "located_in", i + 1
 
@@ -530,11 +530,6 @@ def list_goes_on(text: str, end: int) -> bool:
     Texas and Maria" is a place in a place."""
     more = _LIST_GOES_ON.match(text, end)
     return more is not None and more.group(1).casefold() not in given_names.GIVEN
-
-
-def _given(mention: Mention) -> bool:
-    """Whether a name opens with a given name every reader knows."""
-    return mention.name.split()[0] in given_names.GIVEN
 
 
 def _family(word: str, relative: int, of: int) -> Iterator[tuple[int, str, int]]:

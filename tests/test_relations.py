@@ -797,6 +797,18 @@ def test_who_names_a_new_head_supplies_or_powers_a_home_and_where_a_gala_is() ->
     ]
 
 
+def test_a_notes_bracketed_employer_and_an_offer_letters_sender() -> None:
+    assert typed("Standup: Marek (Brightside), Ilse (Corvel Labs).") == [
+        ("Marek", "person"),
+        ("Brightside", "organisation"),
+        ("Ilse", "person"),
+        ("Corvel Labs", "organisation"),
+    ]
+    assert typed("We visited Lisbon (Portugal).") == [("Lisbon", "place"), ("Portugal", "place")]
+    assert typed("Offer letter from Stripe arrived!") == [("Stripe", "organisation")]
+    assert typed("Got a letter from Okonjo.") == [("Okonjo", "person")]
+
+
 def test_a_list_after_to_is_no_place_in_a_region() -> None:
     assert typed("Applied to Monzo, Wise and Starling.") == [
         ("Monzo", "organisation"),

@@ -212,8 +212,10 @@ _TO_PERSON = re.compile(
     r"|text|texted|married|engaged|belongs|belonged|congrats|congratulations|thanks|cheers"
     r"|kudos|props|shout\s*out|shout-out|condolences|next|hi|hello|bye|goodbye|apologised"
     r"|apologized|waved|lied|proposed)\s+(?:it\s+|this\s+|them\s+)?to\s+$"
-    # what comes from someone: "a text from Okonjo", "heard from Dervla"
-    r"|\b(?:text|texts|message|messages|email|emails|call|calls|letter|letters|gift|gifts"
+    # what comes from someone: "a text from Okonjo", "heard from Dervla" (not an offer's
+    # letter, email or call: "an offer letter from Stripe" is an employer's)
+    r"|\b(?<!offer\s)(?<!rejection\s)(?<!acceptance\s)"
+    r"(?:text|texts|message|messages|email|emails|call|calls|letter|letters|gift|gifts"
     r"|present|card|note|hug|reply|heard|dm|dms|voicemail|invite|invitation)\s+from\s+$",
     re.IGNORECASE,
 )
@@ -290,7 +292,7 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:choir|orchestra|club|team|society|collective|foundation|union|ngo)\s+(?:called|named)"
     r"|(?:drive|drives|drove|driving|deliver|delivers|delivered|delivering)\s+for"
     r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
-    r"\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
+    r"(?:\s+(?:letter|email|call))?\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
     r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
     r"|(?:shop|shops|shopped|shopping)\s+at|(?:ordered|orders|ordering)\s+from"
     r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for)"
@@ -497,6 +499,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return ORGANISATION  # "accepted to Oxford": its university
     if _team(text, mention, back):
         return ORGANISATION  # "the Tigers beat the Sharks"
+    if not known and _in_brackets_after_someone(text, mentions, n):
+        return ORGANISATION  # a note's "Marek (Brightside)": where the person works
     if known:
         return PLACE
     if mention.name in LANGUAGES and _BEFORE_LANGUAGE.search(before):
@@ -546,6 +550,15 @@ def _kin_before(text: str, start: int) -> bool:
         return False
     words = text[max(0, start - 24) : start].split()
     return bool(words) and words[-1].rstrip(",").casefold() in _KIN_WORDS
+
+
+def _in_brackets_after_someone(text: str, mentions: Sequence[Mention], n: int) -> bool:
+    """Whether the name at ``n`` stands in brackets right after a name opening with a
+    given name every reader knows, as notes write where one works: "Marek (Brightside)",
+    "Ilse Berg (Corvel Labs)"."""
+    if n == 0 or not given_names.opens(mentions[n - 1].name):
+        return False
+    return text[mentions[n - 1].end : mentions[n].start].strip() == "("
 
 
 def _team(text: str, mention: Mention, back: int) -> bool:

@@ -55,11 +55,12 @@ def stored(memory: engram.Memory, ref: ResourceRef) -> dict[str, Any]:
     mentions = rows(
         memory, 'SELECT fact_id, start, "end", entity FROM mentions WHERE scope = ?', (key,)
     )
-    groundings = rows(
+    groundings = rows(  # the rules': rows, and flags on the mentions that carry them
         memory,
         "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
-        "WHERE e.scope = ? AND g.extractor = 'rules'",
-        (key,),
+        "WHERE e.scope = ? AND g.extractor = 'rules' "
+        "UNION SELECT fact_id, entity FROM mentions WHERE scope = ? AND grounds = 1",
+        (key, key),
     )
     said = rows(
         memory,

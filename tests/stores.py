@@ -327,3 +327,15 @@ def rows_through(memory: Any, text: str, params: tuple[Any, ...] = ()) -> list[A
     from engram.storage.sql.tx import sql
 
     return list(memory._store.run(lambda tx: sql(tx).rows(text, params), write=False))
+
+
+def groundings(target: Target, extractor: str) -> set[tuple[str, str]]:
+    """The (fact id, entity id) groundings ``extractor`` made, read straight from the
+    database: its rows, and for the rules also the flags on the mentions carrying them."""
+    found = rows(
+        target,
+        "SELECT fact_id, entity FROM groundings WHERE extractor = ? "
+        "UNION SELECT fact_id, entity FROM mentions WHERE grounds = 1 AND ? = 'rules'",
+        (extractor, extractor),
+    )
+    return {(str(f), str(e)) for f, e in found}

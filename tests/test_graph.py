@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import engram
+import stores
 from engram import Conflict, InvalidInput, NotFound, ResourceRef
 from stores import Target
 
@@ -441,3 +442,24 @@ def test_an_asserted_entitys_type_is_never_the_rules(mem: engram.Memory) -> None
     assert mem.graph.entity(REF, "Lumen").type == "band"
     assert mem.graph.entity(REF, "Porto").type is None
     assert mem.graph.entity(REF, "Ana").type == "person"
+
+
+def test_the_rules_groundings_are_flags_on_their_mentions_and_keep_an_entity(
+    mem: engram.Memory, target: Target
+) -> None:
+    first = mem.remember(REF, "Yesterday Ana Lima flew to Porto.")
+    second = mem.remember(REF, "Ana Lima is back.")
+    # no row of the rules' own: the mentions that name what the facts ground carry it
+    assert stores.rows(target, "SELECT count(*) FROM groundings WHERE extractor = 'rules'") == [
+        (0,)
+    ]
+    ana = mem.graph.entity(REF, "Ana Lima")
+    assert stores.groundings(target, "rules") >= {(first.id, ana.id), (second.id, ana.id)}
+    mem.forget(REF, first.id, hard=True)
+    assert mem.graph.entity(REF, "Ana Lima").id == ana.id  # the second still grounds her
+    with pytest.raises(NotFound):
+        mem.graph.entity(REF, "Porto")  # no fact grounds it any longer
+    mem.correct(REF, second.id, "Someone is back.")  # its words no longer name her
+    with pytest.raises(NotFound):
+        mem.graph.entity(REF, "Ana Lima")
+    assert mem.health(REF, graph_drift=True).graph.drift.in_step

@@ -374,6 +374,14 @@ def test_a_healthy_graph_has_no_drift_and_a_broken_one_shows(
     )
     assert healthy.in_step
 
+    # Lisbon's mentions go, its grounding kept as a row (the rules' groundings are flags
+    # on the mentions carrying them, a row where none does)
+    stores.rows(
+        target,
+        "INSERT INTO groundings (fact_id, entity, extractor) "
+        "SELECT fact_id, entity, 'rules' FROM mentions WHERE fact_id = ? AND grounds = 1",
+        (built.lisbon,),
+    )
     stores.rows(target, "DELETE FROM mentions WHERE fact_id = ?", (built.lisbon,))
     stores.rows(
         target,
@@ -383,9 +391,7 @@ def test_a_healthy_graph_has_no_drift_and_a_broken_one_shows(
         (KNOWN.key,),
     )
     stores.rows(
-        target,
-        "DELETE FROM groundings WHERE fact_id = ? AND extractor = 'rules'",
-        (built.ana,),
+        target, "UPDATE mentions SET grounds = 0 WHERE fact_id = ?", (built.ana,)
     )  # the database drops Ana Lima (no grounding left) and queues the fact
     report = mem.health(KNOWN, graph_drift=True)
     graph, drift = report.graph, report.graph.drift

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import engram
+import stores
 from chat_server import ChatEndpoint
 from engram import CapabilityMissing, Conflict, InvalidInput, NotFound, ResourceRef
 from engram import UpstreamFailure as Upstream
@@ -59,8 +60,7 @@ def mem(target: Target, endpoint: ChatEndpoint) -> Iterator[Memory]:
 
 
 def _groundings(target: Target, extractor: str = "llm") -> set[tuple[str, str]]:
-    found = rows(target, "SELECT fact_id, entity FROM groundings WHERE extractor = ?", (extractor,))
-    return {(str(f), str(e)) for f, e in found}
+    return stores.groundings(target, extractor)
 
 
 def _entities(target: Target) -> set[tuple[str, str]]:

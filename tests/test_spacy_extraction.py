@@ -73,8 +73,7 @@ def mem(target: Target) -> Iterator[Memory]:
 
 
 def _groundings(target: Target, extractor: str = "spacy") -> set[tuple[str, str]]:
-    found = rows(target, "SELECT fact_id, entity FROM groundings WHERE extractor = ?", (extractor,))
-    return {(str(f), str(e)) for f, e in found}
+    return stores.groundings(target, extractor)
 
 
 def _entities(target: Target) -> dict[str, tuple[str | None, str]]:

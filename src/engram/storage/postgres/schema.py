@@ -711,6 +711,23 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE relations ADD COLUMN extractor text;
     UPDATE relations SET extractor = 'llm' WHERE origin = 'extracted';
     """,
+    """
+    -- 20: the rules' groundings as flags on the mentions that carry them, as on SQLite
+    -- (migration 24).
+    ALTER TABLE mentions ADD COLUMN grounds smallint NOT NULL DEFAULT 0;
+    CREATE OR REPLACE FUNCTION engram_grounding_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM entities WHERE id = OLD.entity AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = OLD.entity)
+            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = OLD.entity AND grounds = 1);
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions
+        FOR EACH ROW WHEN (OLD.grounds = 1) EXECUTE FUNCTION engram_grounding_left();
+    CREATE TRIGGER mentions_au_graph AFTER UPDATE OF entity, grounds ON mentions
+        FOR EACH ROW WHEN (OLD.grounds = 1 AND (NEW.grounds = 0 OR NEW.entity <> OLD.entity))
+        EXECUTE FUNCTION engram_grounding_left();
+    """,
 )
 
 

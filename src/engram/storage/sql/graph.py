@@ -164,26 +164,39 @@ class GraphTable:
         if not readings:
             return
         t = sql(tx).recorded()
-        # Groundings first, then stale ones out: an entity still grounded never goes.
+        # A grounding is a flag on a mention that names its entity in its fact, a row
+        # where none does. New groundings first, then stale ones out (flags set before
+        # flags cleared): an entity still grounded never goes.
+        grounded = {(r.fact_id, entity) for r in readings for entity in r.grounds}
+        carried = {(m.fact_id, m.entity) for r in readings for m in r.mentions} & grounded
+        kept_grounds = grounded - carried
         t.executemany(
             "INSERT INTO groundings (fact_id, entity, extractor) VALUES (?, ?, 'rules') "
             "ON CONFLICT DO NOTHING",
-            [(r.fact_id, entity) for r in readings for entity in r.grounds],
+            sorted(kept_grounds),
         )
+        flagged = [
+            (
+                m.fact_id,
+                m.start,
+                m.end,
+                m.entity,
+                scope.key,
+                m.type,
+                int((m.fact_id, m.entity) in grounded),
+            )
+            for r in readings
+            for m in r.mentions
+        ]
         t.executemany(
-            'INSERT INTO mentions (fact_id, start, "end", entity, scope, type) '
-            "VALUES (?, ?, ?, ?, ?, ?) "
+            'INSERT INTO mentions (fact_id, start, "end", entity, scope, type, grounds) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?) "
             'ON CONFLICT (fact_id, start) DO UPDATE SET "end" = excluded."end", '
-            "entity = excluded.entity, type = excluded.type",
-            [
-                (m.fact_id, m.start, m.end, m.entity, scope.key, m.type)
-                for r in readings
-                for m in r.mentions
-            ],
+            "entity = excluded.entity, type = excluded.type, grounds = excluded.grounds",
+            sorted(flagged, key=lambda row: -row[6]),
         )
         ids = [r.fact_id for r in readings]
         kept_mentions = {(m.fact_id, m.start) for r in readings for m in r.mentions}
-        kept_grounds = {(r.fact_id, entity) for r in readings for entity in r.grounds}
         member, params = t.dialect.in_list("fact_id", ids)
         stale_mentions = [
             (str(row[0]), int(row[1]))
@@ -295,12 +308,15 @@ class GraphTable:
         if entities:
             member, params = t.dialect.in_list("g.entity", entities)
             where = f" AND {member}"
+        flagged = where.replace("g.entity", "m.entity")
         grounded: dict[str, list[str]] = defaultdict(list)
         for fact_id, entity in t.rows(
-            "SELECT DISTINCT g.fact_id, g.entity FROM groundings g "
+            "SELECT g.fact_id, g.entity FROM groundings g "
             f"JOIN entities e ON e.id = g.entity WHERE e.scope = ?{where} "
-            "ORDER BY g.fact_id, g.entity",
-            (scope.key, *params),
+            "UNION SELECT m.fact_id, m.entity FROM mentions m "
+            f"JOIN entities e ON e.id = m.entity WHERE e.scope = ?{flagged} AND m.grounds = 1 "
+            "ORDER BY 1, 2",
+            (scope.key, *params, scope.key, *params),
         ):
             grounded[str(fact_id)].append(str(entity))
         return dict(grounded)

@@ -177,7 +177,8 @@ def orphan_count(scope: str | None) -> Query:
     return (
         "SELECT count(*) FROM entities e WHERE e.origin = 'extracted' AND NOT EXISTS ("
         "SELECT 1 FROM groundings g JOIN facts f ON f.id = g.fact_id "
-        f"WHERE g.entity = e.id){where}",
+        "WHERE g.entity = e.id) AND NOT EXISTS (SELECT 1 FROM mentions m "
+        f"JOIN facts f ON f.id = m.fact_id WHERE m.entity = e.id AND m.grounds = 1){where}",
         params,
     )
 
@@ -270,10 +271,11 @@ class HealthTable:
         mentions = t.rows(
             'SELECT fact_id, start, "end", entity, type FROM mentions WHERE scope = ?', (key,)
         )
-        groundings = t.rows(
+        groundings = t.rows(  # the rules': rows, and flags on the mentions carrying them
             "SELECT g.fact_id, g.entity FROM entities e JOIN groundings g ON g.entity = e.id "
-            "WHERE e.scope = ? AND g.extractor = 'rules'",
-            (key,),
+            "WHERE e.scope = ? AND g.extractor = 'rules' "
+            "UNION SELECT fact_id, entity FROM mentions WHERE scope = ? AND grounds = 1",
+            (key, key),
         )
         relations = t.rows(
             "SELECT s.fact_id, r.id, r.source, r.type, r.target, r.valid_at FROM relations r "

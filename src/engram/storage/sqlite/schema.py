@@ -681,6 +681,32 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE relations ADD COLUMN extractor TEXT;
     UPDATE relations SET extractor = 'llm' WHERE origin = 'extracted';
     """,
+    # 24: the rules' groundings are flags on the mentions that carry them (``grounds``),
+    # not rows of their own: a fact's reading grounds the entities its words name, and a
+    # row repeating each mention's fact and entity with its own index cost 146 bytes a
+    # fact (bench/scale.py's corpus). A rules grounding no mention carries stays a row, as
+    # every model's does. An extracted entity goes when neither grounds it any longer.
+    # Rows written before stay until their facts are read again.
+    """
+    ALTER TABLE mentions ADD COLUMN grounds INTEGER NOT NULL DEFAULT 0;
+    DROP TRIGGER groundings_ad_graph;
+    CREATE TRIGGER groundings_ad_graph AFTER DELETE ON groundings BEGIN
+        DELETE FROM entities WHERE id = old.entity AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = old.entity)
+            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = old.entity AND grounds = 1);
+    END;
+    CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions WHEN old.grounds = 1 BEGIN
+        DELETE FROM entities WHERE id = old.entity AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = old.entity)
+            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = old.entity AND grounds = 1);
+    END;
+    CREATE TRIGGER mentions_au_graph AFTER UPDATE OF entity, grounds ON mentions
+        WHEN old.grounds = 1 AND (new.grounds = 0 OR new.entity IS NOT old.entity) BEGIN
+        DELETE FROM entities WHERE id = old.entity AND origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = old.entity)
+            AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = old.entity AND grounds = 1);
+    END;
+    """,
 )
 
 

@@ -76,11 +76,44 @@ ALTER TABLE scope_state DROP COLUMN logged;
 """
 
 
+# Takes a store back to before the rules' groundings were flags on their mentions
+# (SQLite migration 24, PostgreSQL 20): each flag a row again, the column and the
+# triggers that read it gone (SQLite's grounding trigger as it was; PostgreSQL's function
+# is replaced by its migration again).
+_FLAGS_TO_ROWS = (
+    "INSERT INTO groundings (fact_id, entity, extractor) "
+    "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
+)
+BEFORE_GROUNDING_FLAGS = (
+    _FLAGS_TO_ROWS,
+    "DROP TRIGGER mentions_ad_graph",
+    "DROP TRIGGER mentions_au_graph",
+    "DROP TRIGGER groundings_ad_graph",
+    "CREATE TRIGGER groundings_ad_graph AFTER DELETE ON groundings BEGIN "
+    "DELETE FROM entities WHERE id = old.entity AND origin = 'extracted' "
+    "AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = old.entity); END",
+    "ALTER TABLE mentions DROP COLUMN grounds",
+)
+_POSTGRES_BEFORE_GROUNDING_FLAGS = (
+    _FLAGS_TO_ROWS,
+    "DROP TRIGGER mentions_ad_graph ON mentions",
+    "DROP TRIGGER mentions_au_graph ON mentions",
+    "ALTER TABLE mentions DROP COLUMN grounds",
+)
+
+
+def before_grounding_flags(target: Target) -> None:
+    """Takes a store back to before migration 24 (SQLite) or 20 (PostgreSQL)."""
+    postgres = is_postgres(target)
+    for statement in _POSTGRES_BEFORE_GROUNDING_FLAGS if postgres else BEFORE_GROUNDING_FLAGS:
+        rows(target, statement)
+
+
 def as_schema_18(conn: Any) -> None:
     """Rewrites a SQLite store's rows as schema 18 kept them: vectors as float32 (REPLACE,
     so no trigger takes it for a change), content hashes whole, index files without how
-    their graph was built, mentions without their type, relations without their
-    extractor."""
+    their graph was built, mentions without their type or grounding flags, relations
+    without their extractor."""
     from engram.core.rules import content_hash
 
     conn.create_function("single", 1, lambda raw: SQLITE.unvector(raw).astype("<f4").tobytes())
@@ -90,6 +123,8 @@ def as_schema_18(conn: Any) -> None:
     for table in ("facts", "fact_trash"):
         conn.execute(f"UPDATE {table} SET content_hash = whole(content)")
     conn.execute("ALTER TABLE vector_indexes DROP COLUMN built_with")
+    for statement in BEFORE_GROUNDING_FLAGS:
+        conn.execute(statement)
     conn.execute("ALTER TABLE mentions DROP COLUMN type")
     conn.execute("ALTER TABLE relations DROP COLUMN extractor")
 
@@ -97,7 +132,8 @@ def as_schema_18(conn: Any) -> None:
 def as_postgres_schema_14(url: str) -> None:
     """Takes a PostgreSQL store back to schema 14: without migration 15's postings (and
     17's index of them by fact), 16's indexes over a range of a scope's facts, 18's
-    mention types and 19's relation extractors."""
+    mention types, 19's relation extractors and 20's grounding flags."""
+    before_grounding_flags(url)
     rows(
         url,
         "DELETE FROM engram_schema WHERE version >= 15",

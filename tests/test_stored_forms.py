@@ -18,6 +18,7 @@ import engram
 import stores
 from engram import ResourceRef
 from engram.core.errors import EmbedderMismatch
+from engram.core.graph.models import Difference, GraphDrift
 from engram.core.ports import EmbedKind, Vectors
 from engram.core.rules import content_hash
 from engram.storage.rows import stored_digest
@@ -27,6 +28,7 @@ from engram.storage.sqlite.schema import MIGRATIONS
 from engram.storage.sqlite.store import SQLiteStore
 
 REF = ResourceRef("vectors")
+NOTHING = Difference(0, 0)
 TEXTS = [f"note {i}: {w}" for i, w in enumerate("camera flight hotel budget garden".split())]
 
 
@@ -90,11 +92,12 @@ def test_the_extracted_relations_of_a_store_from_before_are_the_llm_s(db_path: P
         mem.graph.upsert_entity(REF, "Ana")
         asserted = mem.graph.upsert_relation(REF, "Ana", "Bo", "knows", facts=[fact.id])
         modelled = mem.graph.upsert_relation(REF, "Bo", "Ana", "knows", facts=[fact.id])
+    stores.before_grounding_flags(db_path)  # 24's
     conn = sqlite3.connect(db_path)
     conn.execute("ALTER TABLE relations DROP COLUMN extractor")
     # Before migration 23 only the llm extractor extracted relations.
     conn.execute("UPDATE relations SET origin = 'extracted' WHERE id = ?", (modelled.id,))
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.execute("PRAGMA user_version = 22")
     conn.commit()
     conn.close()
     with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
@@ -177,6 +180,7 @@ def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target)
         stores.as_postgres_schema_14(str(target))
         stores.rows(target, "DELETE FROM engram_schema WHERE version = 14")
     else:
+        stores.before_grounding_flags(target)  # 24's
         stores.rows(target, "ALTER TABLE vector_indexes DROP COLUMN built_with")  # 21's
         stores.rows(target, "ALTER TABLE mentions DROP COLUMN type")  # 22's
         stores.rows(target, "ALTER TABLE relations DROP COLUMN extractor")  # 23's
@@ -197,3 +201,28 @@ def full_hashes(target: stores.Target) -> None:
         for fact_id, text in stores.rows(target, f"SELECT id, content FROM {table}"):
             update = f"UPDATE {table} SET content_hash = ? WHERE id = ?"
             stores.rows(target, update, (content_hash(text), fact_id))
+
+
+def test_the_rules_groundings_of_a_store_from_before_become_flags_when_read_again(
+    target: stores.Target,
+) -> None:
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        fact = mem.remember(REF, "Ana Lima flew to Porto.")
+    stores.before_grounding_flags(target)  # the rules' groundings as rows, as before
+    if stores.is_postgres(target):
+        stores.rows(target, "DELETE FROM engram_schema WHERE version >= 20")
+    else:
+        stores.rows(target, "PRAGMA user_version = 23")
+    rules_rows = "SELECT count(*) FROM groundings WHERE extractor = 'rules'"
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        ana, porto = mem.graph.entity(REF, "Ana Lima"), mem.graph.entity(REF, "Porto")
+        assert stores.rows(target, rules_rows) == [(2,)]  # kept as they were
+        assert mem.health(REF, graph_drift=True).graph.drift == GraphDrift(
+            facts_read=1, entities=NOTHING, mentions=NOTHING, groundings=NOTHING
+        )
+        mem.graph.extract(REF)  # read again: the rows become flags
+        assert stores.rows(target, rules_rows) == [(0,)]
+        assert stores.groundings(target, "rules") == {(fact.id, ana.id), (fact.id, porto.id)}
+        assert mem.graph.entity(REF, "Ana Lima").id == ana.id
+        mem.forget(REF, fact.id, hard=True)  # no grounding left: both go
+        assert mem.graph.search(REF, "Ana Lima") == [] and mem.graph.search(REF, "Porto") == []

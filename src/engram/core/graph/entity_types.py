@@ -167,7 +167,7 @@ PLACE_WORDS = frozenset(
 )
 LANGUAGES = peoples.LANGUAGES
 # A place's last word that is a common surname too: after a given name, a person's.
-_SURNAMES_OF_PLACES = frozenset("hall lane bay park hill rivers street".split())
+_SURNAMES_OF_PLACES = frozenset("hall lane bay park street".split())
 _PERSON_ENDS = frozenset({"lives_in", "works_for", "studies_at", "moved_to", "born_in"})
 _PERSON_BOTH = frozenset({"married_to", "friend_of"})
 _PLACE_TARGETS = frozenset({"lives_in", "moved_to", "born_in", "from", "located_in"})

@@ -354,10 +354,7 @@ def relations(text: str, mentions: Sequence[Mention]) -> list[Stated]:
 
 
 def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, int, Anchor]]:
-    """(source, type, target, a place in the clause stating it: its first subject's start,
-    or where a clause that goes on with the last verb's subjects begins; the span of a
-    clause set apart by commas; None for a state read from its words alone, which no time
-    of the sentence dates)."""
+    """(source, type, target, where its time is read: :data:`Anchor`)."""
     carried: list[int] = []  # the subjects of the sentence's last verb, for the next clause
     where = ""  # that verb's type
     speaker = 0 if mentions[0].kind == "speaker" else None  # who "I" and "my" are

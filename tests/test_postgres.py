@@ -21,7 +21,7 @@ from engram.cli.main import main
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage import staging
-from engram.storage.postgres import PostgresStore
+from engram.storage.postgres import PostgresStore, vectors
 from engram.storage.postgres import backup as pg_backups
 from engram.storage.postgres.schema import MIGRATIONS
 from engram.storage.postgres.vectors import index_name
@@ -122,7 +122,7 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         # 1250 (a quarter exactly), and at 1500
         state = "SELECT scope, ann_index, ann_through, ann_rows FROM scope_state"
         (through,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
-        built = index_name(REF.key, through)
+        built = index_name(REF.key, through, half=True)  # pgvector 0.8: half precision
         expected = [(small.key, None, None, None), (REF.key, built, through, 1500)]
         assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
         memory.remember_many(REF, _sentences(300, 4))  # 300 more: outside it, searched exactly
@@ -136,7 +136,7 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
             postgres_url,
             f"SELECT v.fact FROM fact_vectors v WHERE v.scope = '{REF.key}' "
             f"AND v.fact <= {through} "
-            f"ORDER BY v.vector::vector(64) <=> '{literal}'::vector(64) LIMIT 10",
+            f"ORDER BY v.vector::halfvec(64) <=> '{literal}'::halfvec(64) LIMIT 10",
         )
         assert built in shown
 
@@ -173,11 +173,16 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         memory.close()
 
 
-def test_the_index_and_its_newer_vectors_answer_as_exact_search(postgres_url: str) -> None:
+@pytest.mark.parametrize("half", [True, False], ids=["halfvec", "vector"])
+def test_the_index_and_its_newer_vectors_answer_as_exact_search(
+    postgres_url: str, half: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two stores on one database, one searching the scope's index (from 100 facts) and
-    the vectors after it, the other always exactly: the same answers through writes
-    covered by the index and after it, forgets on both sides of its end, a correction, a
-    restore and a rebuild."""
+    the vectors after it, the other always exactly: the same answers, to the score,
+    through writes covered by the index and after it, forgets on both sides of its end, a
+    correction, a restore and a rebuild; with a graph of half-precision copies (pgvector
+    0.7 and later) and with one of the vectors as stored (as before 0.7)."""
+    monkeypatch.setattr(vectors, "halves", lambda conn: half)
     embedder = engram.HashingEmbedder(64)
     queries = _sentences(6, 9)
 
@@ -201,6 +206,12 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(postgres_url: st
         first = indexed.remember_many(REF, _sentences(300, 7))
         assert store.builder.settle(timeout=120)
         assert stores.rows(postgres_url, "SELECT ann_rows FROM scope_state") == [(300,)]
+        (name,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        kind = "halfvec" if half else "vector"
+        (made,) = stores.rows(
+            postgres_url, "SELECT indexdef FROM pg_indexes WHERE indexname = ?", (name,)
+        )[0]
+        assert name.endswith(vectors.HALF) == half and f"{kind}_cosine_ops" in made
         later = indexed.remember_many(REF, _sentences(60, 8))  # outside the index
         same(indexed, exact)
         for fact in (*first[:20], *later[:10]):
@@ -249,7 +260,7 @@ def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str)
         assert store.builder.settle(timeout=120)
         (through,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
         indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-        assert stores.rows(postgres_url, indexes) == [(index_name(REF.key, through),)]
+        assert stores.rows(postgres_url, indexes) == [(index_name(REF.key, through, half=True),)]
         assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
     finally:
         memory.close()
@@ -356,8 +367,6 @@ def test_a_dump_that_does_not_verify_leaves_nothing_behind(
 def test_an_erase_cancels_its_scopes_index_build_in_progress(postgres_url: str) -> None:
     """Erasing a scope whose index is being built cancels the build instead of waiting for
     it (the build's concurrent phases wait for the erase's transaction in turn)."""
-    from engram.storage.postgres import vectors
-
     # no build asked by the writes: the test starts the one it erases during
     memory = engram.open(
         postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=10**9

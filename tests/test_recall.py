@@ -173,6 +173,25 @@ def test_recall_by_meaning_with_the_local_model(local_mem: engram.Memory, ref: R
         assert answer in [h.fact.content for h in hybrid], question
 
 
+def test_a_question_sharing_no_word_with_its_answer_ranks_it_first(
+    local_mem: engram.Memory, ref: ResourceRef
+) -> None:
+    """Reference document 000's example: no word of "how to contact them" is in any fact,
+    so full text finds nothing, and the two facts' whole vectors are a hair apart (the
+    refund's 0.700 against 0.697). Word by word, "contact" lies near "email"."""
+    local_mem.remember(ref, "the customer prefers email")
+    local_mem.remember(ref, "user confirmed the refund", source_ref=engram.SourceRef("s1", 3))
+    for text in [
+        "the deploy runs on Fridays",
+        "the staging database is Postgres 16",
+        "ship v2 before the conference",
+    ]:
+        local_mem.remember(ref, text)
+    assert local_mem.recall(ref, "how to contact them", mode="text") == []
+    hits = local_mem.recall(ref, "how to contact them", top_k=3)
+    assert hits[0].fact.content == "the customer prefers email"
+
+
 def test_context_helps_find_a_fact_without_being_part_of_it(
     mem: engram.Memory, ref: ResourceRef
 ) -> None:

@@ -31,6 +31,7 @@ from engram.core import (
     spoken,
     tools,
     undo,
+    wordmatch,
     writing,
 )
 from engram.core import consolidation as consolidating
@@ -136,6 +137,7 @@ class Memory:
         self._fetcher = fetcher
         self._embedder = embedder
         self._reranker = reranker
+        self._words: wordmatch.WordVectors | None = None
         self._chat = chat
         self._recogniser = recogniser
         self._caps = caps or Caps()
@@ -986,6 +988,13 @@ class Memory:
         )
         return self.run(ref, asked)
 
+    def _word_vectors(self, embedder: Embedder) -> wordmatch.WordVectors:
+        """The single words' vectors of ``embedder``, held while it is this memory's."""
+        held = self._words
+        if held is None or held.embedder is not embedder:
+            held = self._words = wordmatch.WordVectors(embedder)
+        return held
+
     def _recall(self, ref: Scope, op: ops.Recall) -> list[RecallHit]:
         floor, text, mode = op.min_score, op.query, op.mode
         k = op.top_k or limits.DEFAULT_TOP_K
@@ -1070,7 +1079,7 @@ class Memory:
                         return None
             more: list[list[Candidate]] = []
             traits: dict[str, Traits] | None = None
-            if lexical and semantic:  # hybrid: what else the candidates' rows know
+            if terms and semantic:  # hybrid: what else the candidates' rows know
                 pooled = dict.fromkeys([c.id for c in lexical] + [c.id for c in semantic])
                 traits = early | store.facts.traits(tx, ref, [i for i in pooled if i not in early])
                 if speaking and told is None and _names_a_speaker(text, lexical, traits):
@@ -1081,6 +1090,10 @@ class Memory:
                 more = signals.lists(
                     text, terms, lexical, traits, kinds, from_us(now), nearest, wider
                 )
+                if not lexical and embedder is not None:  # else the vector half alone decides
+                    words = self._word_vectors(embedder)
+                    near = wordmatch.by_words(terms, semantic, traits, words)
+                    more += [near] if near else []
                 traits.update(wider)
             fused = fuse(lexical, semantic, more)
             known = traits or {}  # read with the lists; any other candidate's read here

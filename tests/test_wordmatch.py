@@ -1,0 +1,93 @@
+"""The list for a hybrid question full text finds nothing for: candidates scored word by
+word, by meaning, with each word embedded once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+import engram
+from engram import ResourceRef
+from engram.core import wordmatch
+from engram.core.models import Traits
+from engram.core.ranking import Candidate
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Words:
+    """An embedder of single words onto fixed axes (a word's own axis, plus a shared one
+    for the words of one meaning), counting what it is asked to embed."""
+
+    model = "words"
+    dimension = 8
+    AXES: ClassVar[dict[str, int]] = {"contact": 0, "email": 0, "phone": 0, "refund": 1}
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def embed(self, texts: Sequence[str], kind: str) -> np.ndarray:
+        self.asked += list(texts)
+        out = np.zeros((len(texts), self.dimension), np.float32)
+        for row, text in enumerate(texts):
+            out[row, 2 + sum(map(ord, text)) % 5] = 0.5  # every word its own small part
+            out[row, self.AXES.get(text, 7)] += 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def by_words(terms: list[str], vectors: wordmatch.WordVectors, **contents: str) -> list[str]:
+    """The ids ``by_words`` ranks, of candidates given in the vector half's order."""
+    nearest = [Candidate(fid, 1.0) for fid in contents]
+    held = {fid: Traits(content, AT, None) for fid, content in contents.items()}
+    return [c.id for c in wordmatch.by_words(terms, nearest, held, vectors)]
+
+
+def test_candidates_are_ranked_by_their_words_nearest_the_question_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    vectors = wordmatch.WordVectors(Words())  # type: ignore[arg-type]
+    asked = ["contact"]
+    assert by_words(asked, vectors, a="user confirmed the refund", b="customer prefers email") == [
+        "b",
+        "a",
+    ]
+    assert by_words(asked, vectors, a="one candidate") == []
+    assert by_words(["the"], vectors, a="x y", b="y z") == []
+    monkeypatch.setattr(wordmatch, "CANDIDATES", 2)  # the vector half's best two alone
+    assert by_words(asked, vectors, a="a refund", b="a refund again", c="an email") == ["a", "b"]
+
+
+def test_each_word_is_embedded_once_and_at_most_so_many_are_held() -> None:
+    embedder = Words()
+    vectors = wordmatch.WordVectors(embedder, held=3)  # type: ignore[arg-type]
+    vectors.of(["contact", "email"])
+    vectors.of(["email", "contact", "email"])
+    assert embedder.asked == ["contact", "email"]
+    first = vectors.of(["phone", "refund"])
+    assert embedder.asked == ["contact", "email", "phone", "refund"]
+    vectors.of(["contact"])  # asked since "email" was: held still
+    assert embedder.asked[-1] == "refund"
+    vectors.of(["email"])  # the least recently used, let go
+    assert embedder.asked[-1] == "email"
+    assert np.isclose(np.linalg.norm(first["phone"]), 1.0, atol=1e-3)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_the_list_reads_only_where_full_text_finds_nothing(
+    db_path: object, monkeypatch: pytest.MonkeyPatch, shared: bool
+) -> None:
+    """Where full text finds a candidate, it and the vector half decide as before (the
+    list, read beside them on LoCoMo, moved single-hop and temporal questions down)."""
+    called: list[bool] = []
+    real = wordmatch.by_words
+    monkeypatch.setattr(wordmatch, "by_words", lambda *a: called.append(True) or real(*a))
+    ref = ResourceRef("w")
+    with engram.open(db_path, embedder=engram.HashingEmbedder(64)) as mem:  # type: ignore[arg-type]
+        mem.remember_many(ref, ["the customer prefers email", "user confirmed the refund"])
+        question = "email them" if shared else "how to contact them"
+        assert mem.recall(ref, question, top_k=2)
+    assert called == ([] if shared else [True])

@@ -294,3 +294,21 @@ def test_the_lengths_are_followed_while_no_word_is_held(
     mem.remember(BIG, "camera zzz")
     assert_same_ranking(fast, slow, ["zzz camera", "zzz"])
     assert fast.texts.held(BIG.key) is held  # followed, not read again
+
+
+def test_the_scope_s_rows_are_found_by_offset_as_by_search() -> None:
+    """A scope's lengths tell its rows among a posting's by each seq's offset where its
+    seqs lie close together, by a binary search where they are spread: the same answer,
+    for seqs before, among, between and after the scope's."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    for spread in (1, 3, 50):  # the scope's seqs every `spread` rows of the file
+        seqs = np.sort(rng.choice(5_000 * spread, 5_000, replace=False)).astype(np.int64) + 7
+        lengths = textindex._Lengths(seqs, rng.random(seqs.shape[0]).astype(np.float32))
+        assert (lengths._positions is None) == (spread > textindex.DENSE_SPAN)
+        asked = np.unique(rng.integers(0, 5_000 * spread + 20, 3_000)).astype(np.int64)
+        held, at = lengths.where(asked)
+        assert held.tolist() == np.isin(asked, seqs).tolist()
+        assert (lengths.seqs[at[held]] == asked[held]).all()
+        assert lengths.where(np.empty(0, np.int64))[0].shape == (0,)

@@ -39,6 +39,10 @@ class Words:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
+def words_of(embedder: Words, held: int = wordmatch.WORDS_HELD) -> wordmatch.WordVectors:
+    return wordmatch.WordVectors(lambda words: embedder.embed(words, "passage"), embedder, held)
+
+
 def by_words(terms: list[str], vectors: wordmatch.WordVectors, **contents: str) -> list[str]:
     """The ids ``by_words`` ranks, of candidates given in the vector half's order."""
     nearest = [Candidate(fid, 1.0) for fid in contents]
@@ -49,7 +53,7 @@ def by_words(terms: list[str], vectors: wordmatch.WordVectors, **contents: str) 
 def test_candidates_are_ranked_by_their_words_nearest_the_question_s(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    vectors = wordmatch.WordVectors(Words())  # type: ignore[arg-type]
+    vectors = words_of(Words())
     asked = ["contact"]
     assert by_words(asked, vectors, a="user confirmed the refund", b="customer prefers email") == [
         "b",
@@ -63,7 +67,7 @@ def test_candidates_are_ranked_by_their_words_nearest_the_question_s(
 
 def test_each_word_is_embedded_once_and_at_most_so_many_are_held() -> None:
     embedder = Words()
-    vectors = wordmatch.WordVectors(embedder, held=3)  # type: ignore[arg-type]
+    vectors = words_of(embedder, held=3)
     vectors.of(["contact", "email"])
     vectors.of(["email", "contact", "email"])
     assert embedder.asked == ["contact", "email"]

@@ -991,8 +991,12 @@ class Memory:
     def _word_vectors(self, embedder: Embedder) -> wordmatch.WordVectors:
         """The single words' vectors of ``embedder``, held while it is this memory's."""
         held = self._words
-        if held is None or held.embedder is not embedder:
-            held = self._words = wordmatch.WordVectors(embedder)
+        if held is None or held.owner is not embedder:
+
+            def embed(words: list[str]) -> Vectors:
+                return embedder.embed(words, "passage")  # unit rows, by the port's terms
+
+            held = self._words = wordmatch.WordVectors(embed, embedder)
         return held
 
     def _recall(self, ref: Scope, op: ops.Recall) -> list[RecallHit]:
@@ -1087,13 +1091,10 @@ class Memory:
                 kinds = _kinds(store, tx, ref, traits) if asked_kind(text) else None
                 wider = store.facts.traits(tx, ref, [c.id for c in beyond if c.id not in pooled])
                 nearest = semantic + beyond
+                words = None if embedder is None else self._word_vectors(embedder)
                 more = signals.lists(
-                    text, terms, lexical, traits, kinds, from_us(now), nearest, wider
+                    text, terms, lexical, traits, kinds, from_us(now), nearest, wider, words
                 )
-                if not lexical and embedder is not None:  # else the vector half alone decides
-                    words = self._word_vectors(embedder)
-                    near = wordmatch.by_words(terms, semantic, traits, words)
-                    more += [near] if near else []
                 traits.update(wider)
             fused = fuse(lexical, semantic, more)
             known = traits or {}  # read with the lists; any other candidate's read here

@@ -24,7 +24,10 @@ halves by :func:`engram.core.ranking.fuse`:
   words (not their context, not their speaker's label) hold a name of that kind, as the
   graph's rules typed it when they read the fact (its mentions,
   :mod:`engram.core.graph.entity_types`): one read of the store, whatever the facts'
-  length; a store whose graph reads no facts has none.
+  length; a store whose graph reads no facts has none;
+- **words**: when the full-text half found nothing (the vector half would decide
+  alone), the vector half's best by how near their words come to the question's, word
+  by word (:mod:`engram.core.wordmatch`).
 
 The speaker, speaker's nearest, time and kind lists hold their candidates at one score,
 so each counts as the fusion counts a list that cannot tell its members apart (half of a
@@ -38,7 +41,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from functools import lru_cache
 
-from engram.core import asked, feedback, query, when
+from engram.core import asked, feedback, query, when, wordmatch
 from engram.core.models import Traits
 from engram.core.query import STOPWORDS
 from engram.core.ranking import Candidate
@@ -57,19 +60,22 @@ def lists(
     asked_at: datetime | None = None,
     nearest: Sequence[Candidate] = (),
     wider: Mapping[str, Traits] | None = None,
+    words: wordmatch.WordVectors | None = None,
 ) -> list[list[Candidate]]:
     """The lists that are not empty, for the candidates ``traits`` describes (by id);
     ``text`` is the full-text half, best first; ``kinds`` the types of the names each
     candidate's own words hold (:func:`by_kind`), read where the question asks a kind;
     ``asked_at`` when the question was asked (:func:`by_time`); ``nearest`` the vector half,
     best first, read deeper where the question names a speaker, with ``wider`` the traits
-    of those of its candidates ``traits`` does not hold (:func:`by_speaker_nearest`)."""
+    of those of its candidates ``traits`` does not hold (:func:`by_speaker_nearest`);
+    ``words`` the store's embedder's words, for the words list where ``text`` is empty."""
     found = [
         _feedback(terms, text, traits),
         by_speaker(question, traits),
         by_time(question, traits, asked_at),
         by_kind(question, kinds or {}),
         by_speaker_nearest(question, nearest, {**traits, **(wider or {})}),
+        wordmatch.by_words(terms, nearest, traits, words) if words and not text else [],
     ]
     return [candidates for candidates in found if candidates]
 

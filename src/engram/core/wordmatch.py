@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engram.core import query
 from engram.core.models import Traits
-from engram.core.ports import Embedder
 from engram.core.ranking import Candidate
 
 WORDS_HELD = 20_000  # about 31 MB of 384-wide vectors
@@ -36,10 +35,15 @@ CANDIDATES = 20  # the vector half's best, scored word by word
 
 
 class WordVectors:
-    """One embedder's vectors of single words, held as they are asked for."""
+    """One embedder's vectors of single words, held as they are asked for: ``embed``
+    gives a unit row for each word (the store's embedder, as passages); ``owner`` is that
+    embedder, so its memory knows whose words these are."""
 
-    def __init__(self, embedder: Embedder, held: int = WORDS_HELD) -> None:
-        self.embedder = embedder
+    def __init__(
+        self, embed: Callable[[list[str]], Any], owner: object, held: int = WORDS_HELD
+    ) -> None:
+        self.owner = owner
+        self._embed = embed
         self._held = held
         self._lock = threading.Lock()
         self._vectors: OrderedDict[str, Any] = OrderedDict()
@@ -52,7 +56,7 @@ class WordVectors:
                 self._vectors.move_to_end(w)
         missing = [w for w in dict.fromkeys(words) if w not in found]
         if missing:
-            rows = self.embedder.embed(missing, "passage")  # unit rows, by the port's terms
+            rows = self._embed(missing)
             with self._lock:
                 for word, vector in zip(missing, rows, strict=True):
                     self._vectors[word] = vector

@@ -123,9 +123,9 @@ class _Delta:
         self, query: Floats, allowed: set[int] | None, limit: int
     ) -> Iterator[tuple[int, str, float]]:
         """The ``limit`` rows nearest ``query`` among ``allowed`` (and any tied with the
-        last of them), as (seq, id, exact cosine): a merge is wanted only past a tenth of
-        the file, so a delta may hold tens of thousands of rows, and every one of them
-        sorted in Python cost 100 ms a query at 60k."""
+        last of them), as (seq, id, exact cosine): a delta holds up to ``MERGE_ROWS`` rows
+        (more while a merge runs), and every one of them sorted in Python had cost 100 ms
+        a query at 60k."""
         if not self.rows:
             return
         seqs, ids, matrix = self._arrays

@@ -797,6 +797,34 @@ def test_who_names_a_new_head_supplies_or_powers_a_home_and_where_a_gala_is() ->
     ]
 
 
+def test_what_one_subscribes_to_calls_the_support_of_or_holds_shares_of() -> None:
+    assert typed("I finally cancelled my subscription to Brightwave.") == [
+        ("Brightwave", "organisation")
+    ]
+    assert typed("Ugh, called Telvora support for an hour.") == [("Telvora", "organisation")]
+    assert typed("My Zephyra account got locked again lol") == [("Zephyra", "organisation")]
+    assert typed("We bought shares of Halvorsen last year.") == [("Halvorsen", "organisation")]
+    # the one acquiring is not read (people acquire too); the one acquired is
+    assert typed("Lumora acquired Fennick for an undisclosed sum.") == [
+        ("Lumora", "person"),
+        ("Fennick", "organisation"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Solenne is the CFO of Marrowind.",
+        "Solenne is a CFO at Marrowind.",
+        "Solenne is the new director of Marrowind.",
+        "Solenne is the new nurse at Marrowind.",
+    ],
+)
+def test_who_holds_a_role_at_an_organisation_works_for_it(text: str) -> None:
+    assert typed(text) == [("Solenne", "person"), ("Marrowind", "organisation")]
+    assert related(text) == [("Solenne", "works_for", "Marrowind", None)]
+
+
 def test_a_notes_bracketed_employer_and_an_offer_letters_sender() -> None:
     assert typed("Standup: Marek (Brightside), Ilse (Corvel Labs).") == [
         ("Marek", "person"),

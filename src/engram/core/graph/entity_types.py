@@ -278,7 +278,8 @@ _HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNO
 # by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
 # Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
 # "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
-# "merged with", "a stake in"); a business named after its kind ("her startup,
+# "merged with", "a stake in", "shares of"); what one subscribes to ("a subscription to
+# Brightwave"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
 _BEFORE_ORGANISATION = re.compile(
@@ -305,18 +306,18 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
     r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
     r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment|loan|invoice|quote|payout)\s+from"
-    r"|flights?\s+with)\s+$",
+    r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with))\s+$",
     re.IGNORECASE,
 )
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
-# Kellam team", "the Fenwick CEO"; or what only an organisation does: "Brindle raised $40
-# million", "Novapay charged me twice", "Quorvane laid off 200" (one who "was laid off" is
-# a person).
+# Kellam team", "the Fenwick CEO", "Telvora support", "my Zephyra account"; or what only an
+# organisation does: "Brindle raised $40 million", "Novapay charged me twice", "Quorvane
+# laid off 200" (one who "was laid off" is a person).
 _AFTER_ORGANISATION = re.compile(
     r"\s+(?:(?:"
     + "|".join(
         "app apps website team staff platform hq headquarters store stores shop shops factory"
-        " factories warehouse outlet".split()
+        " factories warehouse outlet support account subscription stock".split()
         + list(STAFF)
     )
     + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"

@@ -243,7 +243,8 @@ _SUBJECT = re.compile(
     + ASKED_OF
     + r"|"
     + APPOSED_PERSON
-    + r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+[a-z]+[ \t]+of|an?[ \t]+[a-z]+"
+    + r"|[ \t]+(?:is|was)[ \t]+(?:[A-Z][\w-]*['\u2019]s?|the[ \t]+(?:(?:new|former|current)[ \t]+)?"
+    r"(?:[a-z]+|CEO|CFO|CTO|COO)[ \t]+(?:of|at)|an?[ \t]+(?:new[ \t]+)?(?:[a-z]+|CEO|CFO|CTO|COO)"
     r"[ \t]+at)\b"
     r"|(?:['\u2019]s?|[ \t]+is[ \t]+(?:my|a|an|our|his|her))[ \t]+"
     r"(?:(?:best|older|younger|big|little|old)[ \t]+)?(?:"

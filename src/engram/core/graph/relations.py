@@ -122,7 +122,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"(?: new)? job (?:at|with)|(?:is|was|has been|had been) (?:an?|the) [a-z]+(?: [a-z]+)?"
      r" (?:at|with)|(?:is|was|has been|had been) (?:an?|the) (?!(?:big |huge |good |great )?"
      r"(?:friend|fan|match|gift|present|surprise|treat|mentor|role model|candidate) )"
-     r"[a-z]+(?: [a-z]+)? for|joined"
+     r"[a-z]+(?: [a-z]+)? for|joined|(?:is|was|has been|had been) (?:an?|the)"
+     r" (?:(?:new|former|current) )?(?:ceo|cfo|cto|coo|founder|co-founder|cofounder|owner"
+     r"|president|director|head|chair|manager) of"
      r"|(?:teaches|taught|(?:is |was )?teaching|writes|wrote)(?: [a-z]+)? (?:at|for)"),
     ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"
      r"|(?:lives|live|lived|living) with (?:his|her|their|my|our|a|an|the)(?: [a-z]+){1,2} in"),

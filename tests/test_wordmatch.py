@@ -78,6 +78,8 @@ def test_each_word_is_embedded_once_and_at_most_so_many_are_held() -> None:
     vectors.of(["email"])  # the least recently used, let go
     assert embedder.asked[-1] == "email"
     assert np.isclose(np.linalg.norm(first["phone"]), 1.0, atol=1e-3)
+    # held under keyed digests: no word stays in the copy
+    assert all(isinstance(k, bytes) and b"phone" not in k for k in vectors._vectors)
 
 
 @pytest.mark.parametrize("shared", [True, False])

@@ -12,7 +12,9 @@ The words' vectors come from the store's own embedder, each word embedded once a
 batch of the words its candidates bring that are not held yet: the local model embeds
 about 1,300 single words a second here, so only the vector half's best
 :data:`CANDIDATES` are scored (at most about 200 new words, 0.15 s, while a process
-meets a scope's words for the first time).
+meets a scope's words for the first time). They are held under a digest of each word,
+keyed afresh in each process, never the word: what a fact said, forgotten for good,
+stays in no copy of this one.
 
 Recall reads this list only where the full-text half found nothing: beside it, on the
 LoCoMo dev split, it lifted multi-hop and open-domain questions and lowered single-hop
@@ -21,6 +23,8 @@ and temporal ones (BENCHMARKS.md), counting again the words full text had matche
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -45,21 +49,26 @@ class WordVectors:
         self.owner = owner
         self._embed = embed
         self._held = held
+        self._key = os.urandom(16)
         self._lock = threading.Lock()
-        self._vectors: OrderedDict[str, Any] = OrderedDict()
+        self._vectors: OrderedDict[bytes, Any] = OrderedDict()
+
+    def _digest(self, word: str) -> bytes:
+        return hashlib.blake2b(word.encode("utf-8"), digest_size=16, key=self._key).digest()
 
     def of(self, words: Sequence[str]) -> dict[str, Any]:
         """Each of ``words``' unit vector, embedding those not held in one batch."""
+        keys = {w: self._digest(w) for w in words}
         with self._lock:
-            found = {w: self._vectors[w] for w in words if w in self._vectors}
+            found = {w: self._vectors[k] for w, k in keys.items() if k in self._vectors}
             for w in found:
-                self._vectors.move_to_end(w)
-        missing = [w for w in dict.fromkeys(words) if w not in found]
+                self._vectors.move_to_end(keys[w])
+        missing = [w for w in keys if w not in found]
         if missing:
             rows = self._embed(missing)
             with self._lock:
                 for word, vector in zip(missing, rows, strict=True):
-                    self._vectors[word] = vector
+                    self._vectors[keys[word]] = vector
                     found[word] = vector
                 while len(self._vectors) > self._held:
                     self._vectors.popitem(last=False)

@@ -226,6 +226,31 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         same(indexed, exact)
 
 
+def test_a_scope_of_wider_vectors_than_a_graph_of_float32_holds_is_indexed(
+    postgres_url: str,
+) -> None:
+    """pgvector's graph holds float32 vectors of at most 2,000 dimensions, and half
+    precision ones of up to 4,000: a scope of 3,072-wide vectors (a large remote model's)
+    gets its own graph, and answers as exact search does."""
+    embedder = engram.HashingEmbedder(3072)
+    with (
+        engram.open(postgres_url, embedder=embedder, vector_index_above=100) as indexed,
+        engram.open(postgres_url, embedder=embedder, vector_index_above=1 << 52) as exact,
+    ):
+        store = indexed._store
+        assert isinstance(store, PostgresStore)
+        indexed.remember_many(REF, _sentences(200, 11))
+        assert store.builder.settle(timeout=120)
+        (name,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        assert name is not None and name.endswith(vectors.HALF)
+        for text in _sentences(4, 12):
+            got, want = (
+                [(h.fact.id, round(h.score, 5)) for h in m.recall(REF, text, mode="vector")]
+                for m in (indexed, exact)
+            )
+            assert got == want, text
+
+
 def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str) -> None:
     """An index covering every row (as built before indexes covered a range) is searched
     alone, then replaced at the scope's next write; an invalid index an interrupted build

@@ -251,6 +251,21 @@ def test_a_scope_of_wider_vectors_than_a_graph_of_float32_holds_is_indexed(
             assert got == want, text
 
 
+def test_a_scope_of_vectors_wider_than_any_graph_holds_stays_exact(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    embedder = engram.HashingEmbedder(4096)
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        facts = memory.remember_many(REF, _sentences(150, 13))
+        assert store.builder.settle(timeout=120)
+        assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(None,)]
+        hits = memory.recall(REF, facts[3].content, top_k=1, mode="vector")
+        assert [h.fact.id for h in hits] == [facts[3].id]
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
 def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str) -> None:
     """An index covering every row (as built before indexes covered a range) is searched
     alone, then replaced at the scope's next write; an invalid index an interrupted build

@@ -55,6 +55,9 @@ HNSW_EF_CONSTRUCTION = 200
 DELTA_SHARE = 0.25
 HALF = "_half"  # ends the name of an index of half-precision copies
 HALVES_FROM = (0, 7)  # the pgvector version that brought halfvec
+# The widest vectors pgvector's graph holds, of float32 and of half precision: a scope of
+# wider ones stays searched exactly (a build would fail on every write past the line).
+WIDEST = {False: 2_000, True: 4_000}
 
 
 def index_name(scope: str, through: int | None = None, *, half: bool = False) -> str:
@@ -197,6 +200,8 @@ def build_index(conn: psycopg.Connection[Any], scope: str) -> bool:
         if before is not None and covered == through:
             return False
         half = halves(conn)
+        if dimension > WIDEST[half]:
+            return False
         name = index_name(scope, through, half=half)
         # An interrupted concurrent build leaves an invalid index behind; start over.
         for (left,) in conn.execute(

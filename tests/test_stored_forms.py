@@ -166,6 +166,17 @@ def test_fact_ids_made_later_sort_after(target: stores.Target) -> None:
     assert [r[0] for r in seq_order] == written
 
 
+def test_a_batch_s_ids_are_made_at_once_in_the_order_they_sort() -> None:
+    from engram.core import rules
+
+    ids = rules.new_fact_ids(2_000)
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"f_[0-9a-f]{24}", i) for i in ids)
+    assert len({i[:14] for i in ids}) == 1  # one microsecond's, random bits after it
+    assert len({i[14:] for i in ids}) == len(ids)
+    assert rules.new_fact_ids(0) == []
+
+
 def test_a_store_of_full_content_hashes_is_rewritten_once(target: stores.Target) -> None:
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         kept, trashed = mem.remember_many(REF, ["the cat sleeps", "the dog barks"])

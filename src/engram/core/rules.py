@@ -25,7 +25,17 @@ def new_fact_id() -> str:
     index keyed by a fact's id (its row's, its mentions', its ledger items') grows at its
     end. With wholly random ids, each write of a batch landed on a page of its own, and a
     batch into a large scope rewrote most of those indexes."""
-    return "f_" + format(time.time_ns() // 1000 & 0xFFFF_FFFF_FFFF, "012x") + secrets.token_hex(6)
+    return new_fact_ids(1)[0]
+
+
+def new_fact_ids(count: int) -> list[str]:
+    """``count`` ids as :func:`new_fact_id` makes them, in the order they sort: one
+    microsecond, and random bits read from the system at once (a read a fact was 3.5% of
+    a large batch's write), sorted."""
+    stamp = "f_" + format(time.time_ns() // 1000 & 0xFFFF_FFFF_FFFF, "012x")
+    raw = secrets.token_bytes(6 * count)
+    bits = sorted(int.from_bytes(raw[6 * i : 6 * (i + 1)], "big") for i in range(count))
+    return [stamp + format(b, "012x") for b in bits]
 
 
 def content_hash(text: str) -> str:
@@ -175,7 +185,7 @@ def fork(rec: ledger.Entry, parent: Scope, *, into_existing: bool) -> tuple[int,
     keys = store.working.copy_scope(tx, parent, child, now_us)
     for key in copied:
         rec.record("working", key, "set", ledger.working_value(before.get(key)))
-    ids = [new_fact_id() for _ in range(store.facts.count(tx, parent))]
+    ids = new_fact_ids(store.facts.count(tx, parent))
     added = store.facts.copy_scope(tx, parent, child, ids)
     for fact_id in added:
         rec.record("fact", fact_id, "add", ledger.ABSENT)

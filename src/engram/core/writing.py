@@ -105,12 +105,13 @@ class FactWriter:
         vectors = embedder.embed(texts, "passage") if fresh else None
         by_text = {text: i for i, text in enumerate(fresh)}
         new: dict[str, NewFact] = {}
+        ids = iter(rules.new_fact_ids(len(checked)))  # at most one a note
         for note, digest, meta in checked:
             if vectors is None or note.content not in by_text or digest in new:
                 continue
             created = to_us(note.created_at) if note.created_at else now
             fact = Fact(
-                id=rules.new_fact_id(),
+                id=next(ids),
                 scope=ref,
                 content=note.content,
                 created_at=from_us(created),

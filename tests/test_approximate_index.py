@@ -221,13 +221,17 @@ def test_a_delta_past_its_bound_is_merged_into_the_file(
     pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every query scores the delta, so it is merged once it passes MERGE_ROWS, however
-    small a part of the file that is."""
+    small a part of the file that is, by a process that searches the scope again and
+    again: one that answers a question or two and exits would read the whole file to
+    merge it and abandon the merge."""
     indexed, exact = pair
     indexed.remember_many(REF, [sentence(i) for i in range(1_000)])
     first = built(indexed)
     monkeypatch.setattr(approximate, "MERGE_ROWS", 50)
+    monkeypatch.setattr(approximate, "MERGE_AFTER", 3)
     indexed.remember_many(REF, [sentence(i) for i in range(1_000, 1_060)])  # 6% of the file
-    merged = built(indexed)
+    assert built(indexed) == first and built(indexed) == first  # two searches: no merge
+    merged = built(indexed)  # the third
     assert merged != first
     store = store_of(indexed)
     size = store.db.run(

@@ -20,8 +20,8 @@ The rows stay the one source of truth, and the file is only ever a hint about th
   triggers), and the commit deletes every file no row names (:meth:`sweep`); the index
   is then built again from the rows.
 - Builds run on one background thread per store: a missing index once a scope reaches
-  ``ANN_ABOVE``, a merge once the delta or the rows excluded pass a tenth of the file
-  or ``MERGE_ROWS``.
+  ``ANN_ABOVE``, a merge once the delta or the rows excluded pass a tenth of the file,
+  or ``MERGE_ROWS`` in a process that searches the scope again and again.
   A build writes a new file, then installs it with its row in one transaction, unless a
   fact it read was erased meanwhile (``scope_state.erasures`` moved): then it is thrown
   away and built again. A crash at any point leaves a file no row names (swept) or a row
@@ -77,8 +77,12 @@ WIDEST = 4096
 OVERSAMPLE = 100
 MERGE_FRACTION = 0.1  # of the file's size: the delta, or the rows excluded, past it
 # ... or past this many rows, whatever the file's size: every query scores the delta
-# exactly (a 60k delta beside a 1M file cost 4 ms a query, and 0.9 s to read first).
+# exactly (a 60k delta beside a 1M file cost 4 ms a query, and 0.9 s to read first), in
+# a process that has searched the scope MERGE_AFTER times. A process that answers one
+# question and exits (a CLI's recall) would only start the merge, read the whole file
+# into memory (1.9 GB at 1.15M facts) and abandon it.
 MERGE_ROWS = 20_000
+MERGE_AFTER = 20
 BUILD_BATCH = 20_000  # rows read (and added) at a time by a build
 EXACT_ROWS = 20_000  # a filter that leaves at most this many rows: scored exactly
 
@@ -160,6 +164,7 @@ class ApproximateIndex:
         self._lock = threading.Lock()
         self._opened: dict[str, _Opened] = {}
         self._deltas: dict[str, _Delta] = {}
+        self._searches: dict[str, int] = {}  # of each scope whose delta is past MERGE_ROWS
         self._builder: Worker[str] = Worker("engram-vector-index", self.build)
 
     @property
@@ -203,11 +208,19 @@ class ApproximateIndex:
         if delta is None:
             self.want(scope)
             return None
-        if max(len(delta.rows), len(delta.excluded)) > min(
-            MERGE_FRACTION * max(size, self.above), MERGE_ROWS
+        beside = max(len(delta.rows), len(delta.excluded))
+        if beside > MERGE_FRACTION * max(size, self.above) or (
+            beside > MERGE_ROWS and self._searched(scope) >= MERGE_AFTER
         ):
             self.want(scope)
         return self._nearest(conn, scope, opened, delta, query, allowed, limit)
+
+    def _searched(self, scope: str) -> int:
+        """How many times this process has searched ``scope`` past MERGE_ROWS, this one
+        counted."""
+        with self._lock:
+            count = self._searches[scope] = self._searches.get(scope, 0) + 1
+        return count
 
     def _nearest(
         self,

@@ -811,6 +811,25 @@ def test_what_one_subscribes_to_calls_the_support_of_or_holds_shares_of() -> Non
     ]
 
 
+def test_news_of_an_organisation_its_board_spokesperson_chief_executive_and_suppliers() -> None:
+    assert typed("A spokesperson for Veltrane declined to comment.") == [
+        ("Veltrane", "organisation")
+    ]
+    assert typed("The board of Quintara approved the merger.") == [("Quintara", "organisation")]
+    assert typed("Zemlo's chief executive resigned on Friday.") == [("Zemlo", "organisation")]
+    assert typed("Our supplier, Greystock, raised prices again.") == [("Greystock", "organisation")]
+    assert typed("Ilse got a discount code from Lunaro.") == [
+        ("Ilse", "person"),
+        ("Lunaro", "organisation"),
+    ]
+    assert typed("Yannick is on the Dravo payroll now.") == [
+        ("Yannick", "person"),
+        ("Dravo", "organisation"),
+    ]
+    # a celebrity's spokesperson speaks for a person every reader knows by name
+    assert typed("A spokesperson for Taylor Swift said no.") == [("Taylor Swift", "person")]
+
+
 @pytest.mark.parametrize(
     "text",
     [

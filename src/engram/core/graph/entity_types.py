@@ -278,8 +278,9 @@ _HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNO
 # by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
 # Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
 # "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
-# "merged with", "a stake in", "shares of"); what one subscribes to ("a subscription to
-# Brightwave"); a business named after its kind ("her startup,
+# "merged with", "a stake in", "shares of", "the board of", "a spokesperson for"); what
+# one subscribes to or has a code from ("a subscription to Brightwave", "a discount code
+# from Lunaro"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
 _BEFORE_ORGANISATION = re.compile(
@@ -306,7 +307,9 @@ _BEFORE_ORGANISATION = re.compile(
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
     r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
     r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment|loan|invoice|quote|payout)\s+from"
-    r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with))\s+$",
+    r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
+    r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"
+    r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from)\s+$",
     re.IGNORECASE,
 )
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the

@@ -138,7 +138,7 @@ HOLDINGS = frozenset(
 STAFF = tuple(
     "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
     "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support"
-    "|customers|products|menu|prices|logo".split("|")
+    "|customers|products|menu|prices|logo|chief executive|payroll".split("|")
 )
 # The kinds of business a name is given in apposition, before it ("her band, The Velvet
 # Owls", "a restaurant called Sal's") or after it ("Lumora, a startup in Leeds",
@@ -147,6 +147,7 @@ BUSINESSES = (
     "company|startup|start-up|firm|brand|label|charity|nonprofit|non-profit|business|band"
     "|restaurant|shop|store|bakery|bar|pub|gym|agency|studio|publisher|airline|bank|chain"
     "|supermarket|consultancy|retailer|manufacturer|distillery|brewery|winery|franchise"
+    "|supplier|vendor|insurer|lender|provider"
 ).split("|")
 # What a place has, after its possessive: "Marrowby's beaches", "Brackwell's mayor".
 PLACE_HAS = tuple(

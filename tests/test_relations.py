@@ -811,6 +811,25 @@ def test_what_one_subscribes_to_calls_the_support_of_or_holds_shares_of() -> Non
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ugh Quillo cancelled my order again", [("Quillo", "organisation")]),
+        ("just got my first paycheck from Bramwell!!", [("Bramwell", "organisation")]),
+        ("thinking of switching to Nestly for my phone plan", [("Nestly", "organisation")]),
+        ("we booked through Wanderly and it was a mess", [("Wanderly", "organisation")]),
+        ("my Vantis order still hasn't shipped", [("Vantis", "organisation")]),
+        ("I love Zestra's new flavours", [("Zestra", "organisation")]),
+        (
+            "Bex is freelancing for Corvid Studio now",
+            [("Bex", "person"), ("Corvid Studio", "organisation")],
+        ),
+    ],
+)
+def test_a_chat_s_shops_employers_and_providers(text: str, expected: list[tuple[str, str]]) -> None:
+    assert typed(text) == expected
+
+
 def test_news_of_an_organisation_its_board_spokesperson_chief_executive_and_suppliers() -> None:
     assert typed("A spokesperson for Veltrane declined to comment.") == [
         ("Veltrane", "organisation")

@@ -309,7 +309,8 @@ _BEFORE_ORGANISATION = re.compile(
     r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment|loan|invoice|quote|payout)\s+from"
     r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
     r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"
-    r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from)\s+$",
+    r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from"
+    r"|(?:paycheck|paycheque|payslip|salary|wages|bonus)\s+from|booked\s+(?:it\s+)?(?:through|via))\s+$",
     re.IGNORECASE,
 )
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
@@ -320,7 +321,7 @@ _AFTER_ORGANISATION = re.compile(
     r"\s+(?:(?:"
     + "|".join(
         "app apps website team staff platform hq headquarters store stores shop shops factory"
-        " factories warehouse outlet support account subscription stock".split()
+        " factories warehouse outlet support account subscription stock order orders".split()
         + list(STAFF)
     )
     + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
@@ -330,7 +331,9 @@ _AFTER_ORGANISATION = re.compile(
     r"|(?:announced|appointed|named)\s+(?:a|an|its|their)\s+(?:new\s+|interim\s+)?(?:ceo|cfo|cto"
     r"|chair|chairman|chairwoman|president|director|head)\b"
     r"|\s*for\s+(?:our\s+|my\s+|the\s+)?(?:gas|electric|electricity|broadband|internet|energy"
-    r"|insurance|mortgage)\b"
+    r"|insurance|mortgage|phone\s+plan|mobile\s+plan|data\s+plan)\b"
+    r"|(?:cancelled|canceled|delayed|refunded)\s+(?:my|our)\s+(?:order|parcel|package|delivery"
+    r"|flight)\b"
     r"|(?:ran|runs|published|publishes)\s+(?:a|an)\s+(?:piece|story|article|feature|editorial"
     r"|op-ed|exposé|expose|investigation)\b))",
     re.IGNORECASE,

@@ -138,7 +138,7 @@ HOLDINGS = frozenset(
 STAFF = tuple(
     "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
     "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support"
-    "|customers|products|menu|prices|logo|chief executive|payroll".split("|")
+    "|customers|products|menu|prices|logo|chief executive|payroll|flavours|flavors".split("|")
 )
 # The kinds of business a name is given in apposition, before it ("her band, The Velvet
 # Owls", "a restaurant called Sal's") or after it ("Lumora, a startup in Leeds",
@@ -238,7 +238,8 @@ _SUBJECT = re.compile(
     r"|shouted|whispered|joked|argued|raised|charged|shipped|launched|recalled|denied"
     r"|laid[ \t]+off|went[ \t]+public|filed[ \t]+for[ \t]+bankruptcy"
     r"|(?:was|got)[ \t]+(?:promoted|hired|fired|laid[ \t]+off|engaged|married)"
-    r"|(?:is|was)[ \t]+(?:studying|working|living|teaching|training|interning))\b"
+    r"|(?:is|was)[ \t]+(?:studying|working|living|teaching|training|interning|freelancing"
+    r"|volunteering))\b"
     r"|[ \t]+(?:and|&)[ \t]+(?:I|me|his|her|their)\b"
     r"|"
     + ASKED_OF

@@ -830,6 +830,14 @@ def test_a_chat_s_shops_employers_and_providers(text: str, expected: list[tuple[
     assert typed(text) == expected
 
 
+def test_a_note_s_purchase_orders_name_nothing_and_procurement_is_an_organisation_s() -> None:
+    assert typed("PO received from Duvall Systems.") == [("Duvall Systems", "organisation")]
+    assert typed("Follow up with Kestrova procurement about the PO.") == [
+        ("Kestrova", "organisation")
+    ]
+    assert typed("Escalated the ticket to Zentro's support team.") == [("Zentro", "organisation")]
+
+
 def test_news_of_an_organisation_its_board_spokesperson_chief_executive_and_suppliers() -> None:
     assert typed("A spokesperson for Veltrane declined to comment.") == [
         ("Veltrane", "organisation")

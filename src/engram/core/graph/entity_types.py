@@ -321,7 +321,8 @@ _AFTER_ORGANISATION = re.compile(
     r"\s+(?:(?:"
     + "|".join(
         "app apps website team staff platform hq headquarters store stores shop shops factory"
-        " factories warehouse outlet support account subscription stock order orders".split()
+        " factories warehouse outlet support account subscription stock order orders"
+        " procurement".split()
         + list(STAFF)
     )
     + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"

@@ -138,7 +138,8 @@ HOLDINGS = frozenset(
 STAFF = tuple(
     "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
     "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support"
-    "|customers|products|menu|prices|logo|chief executive|payroll|flavours|flavors".split("|")
+    "|customers|products|menu|prices|logo|chief executive|payroll|flavours|flavors"
+    "|support team|procurement".split("|")
 )
 # The kinds of business a name is given in apposition, before it ("her band, The Velvet
 # Owls", "a restaurant called Sal's") or after it ("Lumora, a startup in Leeds",

@@ -125,7 +125,7 @@ ACRONYMS = _words(
     """tv diy bbq asap fyi dm pm am ps gps ceo cfo cto coo hq mba phd md rn ai ar vr pc usb faq vip
     rsvp hr bff tbh imo imho irl idk jk np pls plz brb ttyl gg mvp ootd tldr aka eta etc vs
     cd dvd pdf id adhd ptsd ocd rpg fps mmo r&r cv crm erp api ui ux qa kpi okr roi nda sla
-    gp icu mri dj mc ivf pto wfh"""
+    gp icu mri dj mc ivf pto wfh po sow rfp rfq poc"""
 )
 
 # After one of these, a full stop does not end the sentence: "Dr. Smith", "St. Louis".

@@ -217,6 +217,37 @@ def test_a_delta_s_best_hold_every_row_tied_with_the_last_of_them() -> None:
         assert {r[0] for r in best} == set(tied)
 
 
+def test_reindex_builds_the_index_and_brings_it_up_to_date_and_waits(
+    pair: tuple[engram.Memory, engram.Memory],
+) -> None:
+    """A store used only by processes that answer and exit never builds its index in the
+    background; consolidating's reindex builds it, or builds it again with what was
+    written beside it, and returns once it is installed."""
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    held = "SELECT size FROM vector_indexes"
+    store = store_of(indexed)
+
+    def sizes() -> list[int]:
+        return [
+            r[0] for r in store.db.run(lambda tx: tx.conn.execute(held).fetchall(), write=False)
+        ]
+
+    def built(**kw: bool) -> int:
+        report = indexed.consolidate(REF, steps=["reindex"], **kw).step("reindex")
+        assert report is not None
+        return report.counts["vector_index_built"]
+
+    assert built(dry_run=True) == 1 and sizes() == []
+    assert built() == 1 and sizes() == [400]  # no wait for a background build
+    assert built() == 0 and built(dry_run=True) == 0  # current: nothing to do
+    indexed.remember_many(REF, [sentence(i) for i in range(400, 430)])
+    assert built(dry_run=True) == 1
+    assert built() == 1 and sizes() == [430]
+    same_answers(indexed, exact)
+    assert indexed.consolidate(REF, steps=["reindex"]).changed == 0
+
+
 def test_a_delta_past_its_bound_is_merged_into_the_file(
     pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -266,6 +266,28 @@ def test_a_scope_of_vectors_wider_than_any_graph_holds_stays_exact(
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
+def test_reindex_builds_the_scope_s_index_and_brings_it_up_to_date(postgres_url: str) -> None:
+    embedder = engram.HashingEmbedder(64)
+    # a threshold no background build reaches: only the reindex builds
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        store.builder.close()
+
+        def built(**kw: bool) -> int:
+            report = memory.consolidate(REF, steps=["reindex"], **kw).step("reindex")
+            assert report is not None
+            return report.counts["vector_index_built"]
+
+        state = "SELECT ann_index IS NOT NULL, ann_rows FROM scope_state"
+        memory.remember_many(REF, _sentences(150, 14))
+        assert built(dry_run=True) == 1 and stores.rows(postgres_url, state) == [(False, None)]
+        assert built() == 1 and stores.rows(postgres_url, state) == [(True, 150)]
+        assert built() == 0
+        memory.remember_many(REF, _sentences(10, 15))
+        assert built() == 1 and stores.rows(postgres_url, state) == [(True, 160)]
+
+
 def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str) -> None:
     """An index covering every row (as built before indexes covered a range) is searched
     alone, then replaced at the scope's next write; an invalid index an interrupted build

@@ -4,7 +4,11 @@
 one sees what the steps before it left):
 
 1. **reindex**: the store's full-text index checked against its facts (FTS5's
-   ``integrity-check``; rebuilt when it fails), and facts that have no vector given one.
+   ``integrity-check``; rebuilt when it fails), facts that have no vector given one, and
+   the scope's approximate vector index brought up to date (built, or built again with
+   what was written beside it), waited for: a process that answers a question and exits
+   leaves that to a long-lived one, so this is how a store used from the command line
+   gets it.
 2. **strengthen**: retrieval feedback not yet applied (:mod:`engram.core.usage`) moves
    its facts' strengths. A use adds 0.1, never past 2.0 (a fact already stronger keeps
    its strength); an ignore multiplies by 0.95, never under 0.05, but only from the
@@ -197,8 +201,13 @@ class Consolidation:
         # The integrity check is an INSERT FTS5 answers: it needs a write transaction even
         # when planning, and writes nothing.
         if dry_run:
-            return store.run(lambda tx: work(tx, None))
-        return self._step(ref, "reindex", False, work)
+            report = store.run(lambda tx: work(tx, None))
+        else:
+            report = self._step(ref, "reindex", False, work)
+        # Outside the step's transaction and the scope's lock: writes go on meanwhile.
+        built = int(store.index_vectors(ref, dry_run=dry_run))
+        counts = {**report.counts, "vector_index_built": built}
+        return replace(report, changed=report.changed + built, counts=counts)
 
     # -- strengthen --------------------------------------------------------------------
     def _strengthen(self, ref: Scope, dry_run: bool) -> StepReport:

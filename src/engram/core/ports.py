@@ -1074,6 +1074,15 @@ class Store(Protocol):
         index from now on (the backend's own default until this is called)."""
         ...
 
+    def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
+        """Brings the scope's approximate vector index up to date now, returning once it
+        is: built where the scope has reached the threshold and has none, or built again
+        where facts were written or changed beside it (outside any transaction; at a
+        million facts, minutes). Whether it built one (``dry_run``: whether it would);
+        False below the threshold, when the index is current, or while another process
+        builds it."""
+        ...
+
     def close(self) -> None:
         """Releases the connections; a transaction still open in another thread fails."""
         ...

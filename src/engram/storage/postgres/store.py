@@ -68,6 +68,14 @@ class PostgresStore(SQLStore):
     def search_approximately_from(self, facts: int) -> None:
         self.ann_above = facts
 
+    def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
+        def build(conn: psycopg.Connection[Any]) -> bool:
+            if not vectors.stale(conn, scope.key, self.ann_above):
+                return False
+            return True if dry_run else vectors.build_index(conn, scope.key)
+
+        return bool(self.pg.autocommit(build))
+
     @property
     def path(self) -> str:
         """Where the store is, as it may be shown (no password)."""

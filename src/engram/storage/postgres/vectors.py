@@ -80,6 +80,21 @@ def halves(conn: psycopg.Connection[Any]) -> bool:
     return tuple(parts) >= HALVES_FROM
 
 
+def stale(conn: psycopg.Connection[Any], scope: str, above: int) -> bool:
+    """Whether :func:`build_index` would build ``scope`` a new index: past ``above`` facts,
+    of vectors a graph holds, and without one covering every vector it has."""
+    row = conn.execute(
+        "SELECT s.facts > %s, s.ann_index IS NULL OR s.ann_through IS NULL OR EXISTS ("
+        "SELECT 1 FROM fact_vectors v WHERE v.scope = %s AND v.fact > s.ann_through), "
+        "(SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1) "
+        "FROM scope_state s WHERE s.scope = %s",
+        (above, scope, scope, scope),
+    ).fetchone()
+    if row is None or not row[0] or not row[1] or row[2] is None:
+        return False
+    return int(row[2]) <= WIDEST[halves(conn)]
+
+
 def wants_index(conn: psycopg.Connection[Any], scope: str, above: int) -> bool:
     """Whether ``scope`` has grown past ``above`` facts with no index, an index from
     before, or too many vectors outside its index."""

@@ -59,6 +59,12 @@ class SQLiteStore(SQLStore):
     def search_approximately_from(self, facts: int) -> None:
         self.index.approximate.above = facts
 
+    def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
+        approximate = self.index.approximate
+        if not approximate.available or not approximate.stale(scope.key):
+            return False
+        return True if dry_run else approximate.build(scope.key)
+
     def close(self) -> None:
         self.index.close()
         super().close()

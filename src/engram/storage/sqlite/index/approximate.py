@@ -335,6 +335,17 @@ class ApproximateIndex:
             self._opened.clear()
             self._deltas.clear()
 
+    def stale(self, scope: str) -> bool:
+        """Whether a build would write ``scope`` a new file: it has reached ``above`` and
+        has no usable file, or rows were written, changed or deleted since its file."""
+        if not self.available:
+            return False
+        assert self.directory is not None and self._run is not None
+        start = self._run(lambda tx: _state(tx.conn, scope), write=False)
+        if start is None or start["facts"] < self.above or not start["dimension"]:
+            return False
+        return _stale(self.directory, start)
+
     def build(self, scope: str) -> bool:
         """Builds ``scope``'s index from its rows (or merges the file it has with what
         changed since) and installs it; False when there was nothing to build, another
@@ -355,6 +366,8 @@ class ApproximateIndex:
         start = self._run(lambda tx: _state(tx.conn, scope), write=False)
         if start is None or start["facts"] < self.above or not start["dimension"]:
             return False
+        if not _stale(self.directory, start):
+            return False  # nothing written since: the same file again
         index: Index | None = None
         rewritten: list[int] = []
         last_seq = -1
@@ -440,6 +453,15 @@ class ApproximateIndex:
                 del self._opened[file]
 
 
+def _stale(directory: Path, start: dict[str, Any]) -> bool:
+    """Whether the scope ``start`` (:func:`_state`) describes has no usable file (none,
+    missing, cut short), or rows were written, changed or deleted since its file."""
+    base = start["index"]
+    if base is None or not base["current"]:
+        return True
+    return _restored(_usearch(), directory / base["file"], base["size"], view=True) is None
+
+
 def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
     """What a build starts from, read in one snapshot."""
     row = conn.execute(
@@ -467,6 +489,10 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
             "built_with": index[4],
         }
         changed = logged_since(conn, scope, int(index[1]))
+        newer = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM facts WHERE scope = ? AND seq > ?)", (scope, index[2])
+        ).fetchone()[0]
+        base["current"] = changed == [] and not newer  # the file holds every row as it is
     return {
         "facts": int(row[0]),
         "erasures": int(row[1]),

@@ -61,9 +61,10 @@ class SQLiteStore(SQLStore):
 
     def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
         approximate = self.index.approximate
-        if not approximate.available or not approximate.stale(scope.key):
+        if not approximate.available:
             return False
-        return True if dry_run else approximate.build(scope.key)
+        # a build reads the scope's state once, and returns at once when it is current
+        return approximate.stale(scope.key) if dry_run else approximate.build(scope.key)
 
     def close(self) -> None:
         self.index.close()

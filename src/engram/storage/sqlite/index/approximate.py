@@ -338,13 +338,16 @@ class ApproximateIndex:
     def stale(self, scope: str) -> bool:
         """Whether a build would write ``scope`` a new file: it has reached ``above`` and
         has no usable file, or rows were written, changed or deleted since its file."""
-        if not self.available:
-            return False
+        return self.available and self._start(scope) is not None
+
+    def _start(self, scope: str) -> dict[str, Any] | None:
+        """What a build of ``scope`` starts from (:func:`_state`), or None when there is
+        nothing to build: below ``above``, no vectors, or a file current and whole."""
         assert self.directory is not None and self._run is not None
         start = self._run(lambda tx: _state(tx.conn, scope), write=False)
         if start is None or start["facts"] < self.above or not start["dimension"]:
-            return False
-        return _stale(self.directory, start)
+            return None
+        return start if _stale(self.directory, start) else None
 
     def build(self, scope: str) -> bool:
         """Builds ``scope``'s index from its rows (or merges the file it has with what
@@ -363,11 +366,9 @@ class ApproximateIndex:
     def _build(self, scope: str) -> bool:
         assert self.directory is not None and self._run is not None
         usearch = _usearch()
-        start = self._run(lambda tx: _state(tx.conn, scope), write=False)
-        if start is None or start["facts"] < self.above or not start["dimension"]:
+        start = self._start(scope)
+        if start is None:  # nothing written since a whole file: not the same file again
             return False
-        if not _stale(self.directory, start):
-            return False  # nothing written since: the same file again
         index: Index | None = None
         rewritten: list[int] = []
         last_seq = -1

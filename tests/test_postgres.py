@@ -261,6 +261,12 @@ def test_a_scope_of_vectors_wider_than_any_graph_holds_stays_exact(
         facts = memory.remember_many(REF, _sentences(150, 13))
         assert store.builder.settle(timeout=120)
         assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(None,)]
+        # neither a write nor a reindex wants a build it would not make
+        with psycopg.connect(postgres_url) as conn:
+            assert not vectors.due(conn, REF.key, 100)
+            assert not vectors.due(conn, REF.key, 100, current=True)
+        report = memory.consolidate(REF, steps=["reindex"], dry_run=True).step("reindex")
+        assert report is not None and report.counts["vector_index_built"] == 0
         hits = memory.recall(REF, facts[3].content, top_k=1, mode="vector")
         assert [h.fact.id for h in hits] == [facts[3].id]
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
@@ -285,6 +291,9 @@ def test_reindex_builds_the_scope_s_index_and_brings_it_up_to_date(postgres_url:
         assert built() == 1 and stores.rows(postgres_url, state) == [(True, 150)]
         assert built() == 0
         memory.remember_many(REF, _sentences(10, 15))
+        with psycopg.connect(postgres_url) as conn:  # too few outside for a write's build
+            assert not vectors.due(conn, REF.key, 100)
+            assert vectors.due(conn, REF.key, 100, current=True)
         assert built() == 1 and stores.rows(postgres_url, state) == [(True, 160)]
 
 

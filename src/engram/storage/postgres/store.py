@@ -70,7 +70,7 @@ class PostgresStore(SQLStore):
 
     def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
         def build(conn: psycopg.Connection[Any]) -> bool:
-            if not vectors.stale(conn, scope.key, self.ann_above):
+            if not vectors.due(conn, scope.key, self.ann_above, current=True):
                 return False
             return True if dry_run else vectors.build_index(conn, scope.key)
 
@@ -215,7 +215,7 @@ class PostgresFacts(FactTable):
         """Once the scope has grown past ``ann_above`` facts and its HNSW index is missing
         or leaves too many vectors out, asks for the next one after the commit (built
         concurrently, outside any transaction, in the background)."""
-        if vectors.wants_index(sql(tx).conn, scope.key, self._store.ann_above):
+        if vectors.due(sql(tx).conn, scope.key, self._store.ann_above):
             builder = self._store.builder
             tx.after_commit(lambda: builder.want(scope.key))
 
@@ -249,7 +249,7 @@ class IndexBuilder:
 
     def _build(self, scope: str) -> None:
         def build(conn: Conn) -> bool:
-            if not vectors.wants_index(conn, scope, self._above()):
+            if not vectors.due(conn, scope, self._above()):
                 return False
             self._building = conn
             try:

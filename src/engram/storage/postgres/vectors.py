@@ -80,30 +80,23 @@ def halves(conn: psycopg.Connection[Any]) -> bool:
     return tuple(parts) >= HALVES_FROM
 
 
-def stale(conn: psycopg.Connection[Any], scope: str, above: int) -> bool:
-    """Whether :func:`build_index` would build ``scope`` a new index: past ``above`` facts,
-    of vectors a graph holds, and without one covering every vector it has."""
+def due(conn: psycopg.Connection[Any], scope: str, above: int, *, current: bool = False) -> bool:
+    """Whether ``scope`` wants a new index: past ``above`` facts, of vectors a graph holds,
+    and with none, one from before, or too many vectors outside it (more than
+    ``DELTA_SHARE`` of those in it; with ``current``, any: :func:`build_index` then covers
+    every vector the scope has)."""
     row = conn.execute(
-        "SELECT s.facts > %s, s.ann_index IS NULL OR s.ann_through IS NULL OR EXISTS ("
-        "SELECT 1 FROM fact_vectors v WHERE v.scope = %s AND v.fact > s.ann_through), "
-        "(SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1) "
-        "FROM scope_state s WHERE s.scope = %s",
-        (above, scope, scope, scope),
+        "SELECT CASE WHEN s.facts > %(above)s AND (s.ann_index IS NULL OR s.ann_through IS NULL "
+        "OR CASE WHEN %(current)s THEN EXISTS (SELECT 1 FROM fact_vectors v "
+        "WHERE v.scope = s.scope AND v.fact > s.ann_through) "
+        "ELSE s.facts - s.ann_rows > s.ann_rows * %(share)s END) "
+        "THEN (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = s.scope LIMIT 1) END "
+        "FROM scope_state s WHERE s.scope = %(scope)s",
+        {"above": above, "current": current, "share": DELTA_SHARE, "scope": scope},
     ).fetchone()
-    if row is None or not row[0] or not row[1] or row[2] is None:
+    if row is None or row[0] is None:
         return False
-    return int(row[2]) <= WIDEST[halves(conn)]
-
-
-def wants_index(conn: psycopg.Connection[Any], scope: str, above: int) -> bool:
-    """Whether ``scope`` has grown past ``above`` facts with no index, an index from
-    before, or too many vectors outside its index."""
-    row = conn.execute(
-        "SELECT facts > %s AND (ann_index IS NULL OR ann_through IS NULL "
-        "OR facts - ann_rows > ann_rows * %s) FROM scope_state WHERE scope = %s",
-        (above, DELTA_SHARE, scope),
-    ).fetchone()
-    return bool(row and row[0])
+    return int(row[0]) <= WIDEST[halves(conn)]
 
 
 def search(

@@ -159,15 +159,26 @@ def test_a_new_fact_taking_a_forgotten_fact_s_row_number_is_found(
     assert ranked(fast, BIG, "camera", 20) == ranked(slow, BIG, "camera", 20)
 
 
+def _traced(store: SQLiteStore, text: str) -> tuple[list[Candidate], bool]:
+    """The ranking of ``BIG`` for ``text``, and whether the statement made it."""
+    statements: list[str] = []
+    store.db.connection().set_trace_callback(statements.append)
+    found = ranked(store, BIG, text, 10)
+    store.db.connection().set_trace_callback(None)
+    return found, any("facts_fts MATCH" in s for s in statements)
+
+
 def test_a_long_posting_is_read_on_the_side(
     indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
 ) -> None:
-    """A query whose term is held by many rows is the statement's while the term's
-    posting is read on the side; then the posting answers, the same."""
+    """In a file of many scopes, a query whose term is held by many rows is the
+    statement's while the term's posting is read on the side; then the posting answers,
+    the same."""
     mem, fast, slow = indexed_and_plain
     fast.texts.load_inline = False  # as a store opens
     fast.texts.read_inline_below = 50
     rng = random.Random(11)
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(350)])  # most of the file
     mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
     mem.remember(BIG, "a lone zeppelin")
     assert ranked(fast, BIG, "zeppelin", 10) == ranked(slow, BIG, "zeppelin", 10)
@@ -175,18 +186,30 @@ def test_a_long_posting_is_read_on_the_side(
     assert held is not None and list(held.terms) == ["zeppelin"]  # one row: read inline
 
     def traced(text: str) -> tuple[list[Candidate], bool]:
-        """The ranking, and whether the statement made it."""
-        statements: list[str] = []
-        fast.db.connection().set_trace_callback(statements.append)
-        found = ranked(fast, BIG, text, 10)
-        fast.db.connection().set_trace_callback(None)
-        return found, any("facts_fts MATCH" in s for s in statements)
+        return _traced(fast, text)
 
     first, by_statement = traced("camera flight")
     assert by_statement and first == ranked(slow, BIG, "camera flight", 10)
     assert fast.texts.settle(timeout=60)
     assert set(held.terms) == {"zeppelin", "camera", "flight"}  # read on the side
     assert traced("camera flight") == (first, False)  # the postings answer, the same
+
+
+def test_a_scope_holding_most_of_its_file_reads_a_long_posting_as_asked(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    """The file's rows of a term are then mostly the scope's: reading them costs less
+    than the statement's scoring them, so the query waits for the posting."""
+    mem, fast, slow = indexed_and_plain
+    fast.texts.load_inline = False  # as a store opens
+    fast.texts.read_inline_below = 50
+    rng = random.Random(13)
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(100)])
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    found, by_statement = _traced(fast, "camera flight")
+    assert not by_statement and found == ranked(slow, BIG, "camera flight", 10)
+    held = fast.texts.held(BIG.key)
+    assert held is not None and set(held.terms) == {"camera", "flight"}
 
 
 def test_memory_grows_with_the_terms_asked_for(

@@ -6,6 +6,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import engram
 import stores
 from engram import Memory, Note, ResourceRef
@@ -335,3 +337,16 @@ def test_the_scope_s_rows_are_found_by_offset_as_by_search() -> None:
         assert held.tolist() == np.isin(asked, seqs).tolist()
         assert (lengths.seqs[at[held]] == asked[held]).all()
         assert lengths.where(np.empty(0, np.int64))[0].shape == (0,)
+
+
+def test_a_posting_s_rows_are_read_off_its_instances_as_unique_gives_them() -> None:
+    rng = random.Random(14)
+    cases = [[], [7], [3, 3, 3], [1, 2, 2, 5, 9, 9, 9, 12]]
+    cases += [sorted(rng.randrange(50) for _ in range(200)) for _ in range(5)]
+    cases += [[5, 2, 2, 9, 1, 5]]  # out of row order: sorted first
+    for case in cases:
+        instances = np.asarray(case, np.int64)
+        got = textindex._runs(instances)
+        want = np.unique(instances, return_index=True, return_counts=True)
+        for a, b in zip(got, want, strict=True):
+            assert a.tolist() == b.tolist(), case

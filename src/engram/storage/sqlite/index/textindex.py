@@ -463,7 +463,7 @@ def _read(conn: sqlite3.Connection, scope: str, token: str, lengths: _Lengths | 
         row = _vocabulary(conn, _INSTANCES, (token,))
         if row is None or row[0] is None:
             return empty
-        seqs, counts = np.unique(np.fromstring(row[0], np.int64, sep=","), return_counts=True)
+        seqs, _, counts = _runs(np.fromstring(row[0], np.int64, sep=","))
         held, at = lengths.where(seqs)
         return _Posting(seqs[held], counts[held].astype(np.float32), lengths.sizes[at[held]])
     outside = conn.execute(
@@ -475,8 +475,22 @@ def _read(conn: sqlite3.Connection, scope: str, token: str, lengths: _Lengths | 
         return empty
     instances = np.fromstring(row[0], np.int64, sep=",")  # parsed in one C pass
     sizes = _sizes(row[1], np.fromstring(row[2], np.int64, sep=","))
-    seqs, first, counts = np.unique(instances, return_index=True, return_counts=True)
+    seqs, first, counts = _runs(instances)
     return _Posting(seqs, counts.astype(np.float32), sizes[first])
+
+
+def _runs(instances: Ints) -> tuple[Ints, Ints, Ints]:
+    """The distinct rows of a term's instances, where each one's first is, and how many
+    each holds: as ``np.unique`` gives them, read off the runs where the instances come
+    in row order, as FTS5 gives a term's (half the time of sorting them again)."""
+    if instances.shape[0] == 0 or bool((instances[1:] < instances[:-1]).any()):
+        seqs, first, counts = np.unique(instances, return_index=True, return_counts=True)
+        return seqs, first, counts
+    starts = np.empty(instances.shape[0], np.bool_)
+    starts[0] = True
+    np.not_equal(instances[1:], instances[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    return instances[first], first, np.diff(first, append=instances.shape[0])
 
 
 def _read_lengths(conn: sqlite3.Connection, scope: str) -> _Lengths:

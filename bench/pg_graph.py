@@ -13,7 +13,8 @@ is asked of one (graph, width), then of the next, the order reversed every other
         [--widths 100 150 200 300] [--questions 100] [--rounds 2]
         [--precisions vector halfvec] [--json OUT]
 
-``halfvec`` graphs hold half-precision copies of the vectors (pgvector 0.7 and later).
+``halfvec`` graphs hold half-precision copies of the vectors (pgvector 0.7 and later);
+``bit`` graphs their sign bits, a pool as wide as the search then ordered by exact cosine.
 
 The last line of stdout is the summary as one line of JSON.
 """
@@ -37,9 +38,16 @@ import engram
 from engram.storage.postgres.vectors import HNSW_EF_CONSTRUCTION
 
 NEAREST = "SELECT id FROM {table} ORDER BY e{cast} <=> %s{cast} LIMIT 50"
-# What a graph holds: the stored float32 vectors, or half-precision copies (pgvector 0.7+).
-CASTS = {"vector": "", "halfvec": f"::halfvec({DIMENSION})"}
-OPERATORS = {"vector": "vector_cosine_ops", "halfvec": "halfvec_cosine_ops"}
+# A graph of sign bits orders a wider pool by Hamming distance; the pool is then ordered
+# by the stored vectors' exact cosines.
+RERANKED = (
+    "SELECT id FROM (SELECT id, e FROM {table} ORDER BY binary_quantize(e)::bit({dim}) "
+    "<~> binary_quantize(%s::vector)::bit({dim}) LIMIT {pool}) AS p ORDER BY e <=> %s LIMIT 50"
+)
+# What a graph holds: the stored float32 vectors, half-precision copies (pgvector 0.7+),
+# or sign bits (``bit``).
+CASTS = {"vector": "", "halfvec": f"::halfvec({DIMENSION})", "bit": ""}
+OPERATORS = {"vector": "vector_cosine_ops", "halfvec": "halfvec_cosine_ops", "bit": ""}
 
 
 def vectors(facts: int, questions: int) -> tuple[np.ndarray, np.ndarray]:
@@ -64,8 +72,11 @@ def load(
         for i, row in enumerate(corpus):
             copy.write_row((i, row))
     started = time.perf_counter()
+    indexed = f"(e{CASTS[precision]}) {OPERATORS[precision]}"
+    if precision == "bit":
+        indexed = f"(binary_quantize(e)::bit({corpus.shape[1]})) bit_hamming_ops"
     conn.execute(
-        f"CREATE INDEX ON {name} USING hnsw ((e{CASTS[precision]}) {OPERATORS[precision]}) "
+        f"CREATE INDEX ON {name} USING hnsw ({indexed}) "
         f"WITH (m = {links}, ef_construction = {HNSW_EF_CONSTRUCTION})"
     )
     seconds = time.perf_counter() - started
@@ -102,14 +113,17 @@ def run(
             builds[(m, p)] = load(conn, f"graph_{m}_{p}", corpus, m, p)
             print(f"built {m} links a node, {p}, in {builds[(m, p)]:.1f} s", flush=True)
 
-        def nearest(m: int, p: str, q: np.ndarray) -> list[Any]:
+        def nearest(m: int, p: str, q: np.ndarray, ef: int) -> list[Any]:
+            if p == "bit":  # the pool is as wide as the search
+                statement = RERANKED.format(table=f"graph_{m}_{p}", dim=DIMENSION, pool=ef)
+                return conn.execute(statement, (q, q)).fetchall()
             statement = NEAREST.format(table=f"graph_{m}_{p}", cast=CASTS[p])
             return conn.execute(statement, (q,)).fetchall()
 
         for m, p, ef in cases:  # the pages each graph reads, warmed once
             conn.execute(f"SET hnsw.ef_search = {ef}")
             for q in asked[:20]:
-                nearest(m, p, q)
+                nearest(m, p, q, ef)
         for round_ in range(rounds):
             # Every question of one (graph, width), then the next: a question asked again
             # right away of the same graph finds its pages warm (2 to 3 times faster).
@@ -117,7 +131,7 @@ def run(
                 conn.execute(f"SET hnsw.ef_search = {ef}")
                 for q, best in zip(asked, exact, strict=True):
                     started = time.perf_counter()
-                    rows = nearest(m, p, q)
+                    rows = nearest(m, p, q, ef)
                     samples[(m, p, ef)].append((time.perf_counter() - started) * 1000)
                     found[(m, p, ef)].append(len({r[0] for r in rows[:10]} & best) / 10)
     return {

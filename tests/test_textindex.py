@@ -350,3 +350,22 @@ def test_a_posting_s_rows_are_read_off_its_instances_as_unique_gives_them() -> N
         want = np.unique(instances, return_index=True, return_counts=True)
         for a, b in zip(got, want, strict=True):
             assert a.tolist() == b.tolist(), case
+
+
+def test_the_floor_of_a_query_s_best_lets_every_one_of_them_through() -> None:
+    """At least ``kept`` values reach the floor, and it is no higher than the kept-th
+    largest: whether a sample found it or, where the sample's best are more of the best
+    than their share, the partition of every value."""
+    rng = np.random.default_rng(15)
+    kept = 30
+    cases = [rng.random(n) for n in (10, 100, 5_000, 40_000)]
+    cases += [rng.integers(0, 4, 40_000).astype(np.float64)]  # ties everywhere
+    # the few best all where a sample's strides fall: the sample's floor lets too few by
+    skewed = rng.random(40_000)
+    skewed[: 40_000 // (kept * textindex.SAMPLED) * 5 : 40_000 // (kept * textindex.SAMPLED)] += 10
+    cases += [skewed]
+    for values in cases:
+        floor = textindex._floor(values, min(kept, values.shape[0]))
+        wanted = min(kept, values.shape[0])
+        assert np.count_nonzero(values >= floor) >= wanted
+        assert floor <= np.sort(values)[-wanted]

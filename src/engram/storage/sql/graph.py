@@ -47,6 +47,19 @@ RELATION_COLUMNS = (
 )
 
 
+def grounding_pairs(entities: str, *, rules_only: bool = False) -> str:
+    """The statement of the (fact, entity) pairs grounding the entities ``e`` for which
+    the condition ``entities`` holds (its parameters given twice): the groundings table's
+    rows (the rules' alone, with ``rules_only``) and the mentions flagged as grounding
+    their entity (the rules' groundings a mention carries are stored so)."""
+    only = " AND g.extractor = 'rules'" if rules_only else ""
+    return (
+        "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
+        f"WHERE {entities}{only} UNION SELECT m.fact_id, m.entity FROM mentions m "
+        f"JOIN entities e ON e.id = m.entity WHERE {entities} AND m.grounds = 1"
+    )
+
+
 class GraphTable:
     def __init__(self) -> None:
         self.reads_facts = True
@@ -309,12 +322,8 @@ class GraphTable:
             member, params = t.dialect.in_list("e.id", entities)
             where = f" AND {member}"
         grounded: dict[str, list[str]] = defaultdict(list)
-        for fact_id, entity in t.rows(  # rows, and the flags on the mentions carrying them
-            "SELECT g.fact_id, g.entity FROM groundings g "
-            f"JOIN entities e ON e.id = g.entity WHERE e.scope = ?{where} "
-            "UNION SELECT m.fact_id, m.entity FROM mentions m "
-            f"JOIN entities e ON e.id = m.entity WHERE e.scope = ?{where} AND m.grounds = 1 "
-            "ORDER BY 1, 2",
+        for fact_id, entity in t.rows(
+            grounding_pairs(f"e.scope = ?{where}") + " ORDER BY 1, 2",
             (scope.key, *params, scope.key, *params),
         ):
             grounded[str(fact_id)].append(str(entity))

@@ -34,6 +34,7 @@ from engram.core.health import (
 )
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
+from engram.storage.sql.graph import grounding_pairs
 from engram.storage.sql.tx import SQLTx, sql
 
 Query = tuple[str, tuple[Any, ...]]
@@ -271,12 +272,7 @@ class HealthTable:
         mentions = t.rows(
             'SELECT fact_id, start, "end", entity, type FROM mentions WHERE scope = ?', (key,)
         )
-        groundings = t.rows(  # the rules': rows, and flags on the mentions carrying them
-            "SELECT g.fact_id, g.entity FROM entities e JOIN groundings g ON g.entity = e.id "
-            "WHERE e.scope = ? AND g.extractor = 'rules' "
-            "UNION SELECT fact_id, entity FROM mentions WHERE scope = ? AND grounds = 1",
-            (key, key),
-        )
+        groundings = t.rows(grounding_pairs("e.scope = ?", rules_only=True), (key, key))
         relations = t.rows(
             "SELECT s.fact_id, r.id, r.source, r.type, r.target, r.valid_at FROM relations r "
             "JOIN relation_support s ON s.relation = r.id "

@@ -194,8 +194,15 @@ def plan(target: Target, sql: str, params: tuple[Any, ...] = ()) -> str:
 def vectors(target: Target) -> list[np.ndarray[Any, np.dtype[np.float32]]]:
     """Every stored vector, in the order the facts were written."""
     if is_postgres(target):
-        found = rows(target, "SELECT vector::text FROM fact_vectors ORDER BY fact")
-        return [np.array(json.loads(r[0]), dtype=np.float32) for r in found]  # "[1,2,...]"
+        found = rows(
+            target, "SELECT vector::text, pg_typeof(vector)::text FROM fact_vectors ORDER BY fact"
+        )
+        read = [np.array(json.loads(r[0]), dtype=np.float32) for r in found]  # "[1,2,...]"
+        # half precision is read back normalised again, as the store reads it
+        return [
+            v / np.linalg.norm(v) if r[1] == "halfvec" else v
+            for v, r in zip(read, found, strict=True)
+        ]
     found = rows(target, "SELECT vector FROM fact_vectors ORDER BY fact")
     return [SQLITE.unvector(r[0]) for r in found]
 

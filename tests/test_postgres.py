@@ -226,6 +226,50 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         same(indexed, exact)
 
 
+def test_vectors_are_stored_at_half_precision_and_an_older_store_is_migrated(
+    postgres_url: str,
+) -> None:
+    """Where pgvector has ``halfvec`` (0.7 and later), a vector takes half the bytes, as on
+    SQLite. A store from before (float32 vectors, a graph over them) is migrated: its
+    vectors kept at half precision, its graph dropped, the same facts found, and the graph
+    built again by a reindex."""
+    embedder = engram.HashingEmbedder(64)
+    kind = "SELECT pg_typeof(vector)::text, pg_column_size(vector) FROM {} LIMIT 1"
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        facts = memory.remember_many(REF, _sentences(300, 16))
+        memory.forget(REF, facts[0].id)  # one in the trash, with its vector
+        assert stores.rows(postgres_url, kind.format("fact_vectors")) == [("halfvec", 2 * 64 + 8)]
+        assert stores.rows(postgres_url, kind.format("fact_trash")) == [("halfvec", 2 * 64 + 8)]
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        store.builder.close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # as schema 20 left it
+        vectors.drop_indexes(conn)
+        for table in ("fact_vectors", "fact_trash"):
+            conn.execute(f"ALTER TABLE {table} ALTER COLUMN vector TYPE vector")
+        conn.execute("DELETE FROM engram_schema WHERE version = %s", (len(MIGRATIONS),))
+        assert vectors.build_index(conn, REF.key)
+    assert stores.rows(postgres_url, kind.format("fact_vectors")) == [("vector", 4 * 64 + 8)]
+    questions = _sentences(5, 17)
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=1 << 52) as exact:
+        before = [[h.fact.id for h in exact.recall(REF, q, mode="vector")] for q in questions]
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        store.builder.close()
+        assert stores.rows(postgres_url, kind.format("fact_vectors")) == [("halfvec", 2 * 64 + 8)]
+        assert stores.rows(postgres_url, kind.format("fact_trash")) == [("halfvec", 2 * 64 + 8)]
+        assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(None,)]
+        indexes = "SELECT count(*) FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+        assert stores.rows(postgres_url, indexes) == [(0,)]
+        after = [[h.fact.id for h in memory.recall(REF, q, mode="vector")] for q in questions]
+        assert after == before
+        report = memory.consolidate(REF, steps=["reindex"]).step("reindex")
+        assert report is not None and report.counts["vector_index_built"] == 1
+        assert memory.restore(REF, facts[0].id) is not None  # back from the trash, found
+        assert memory.recall(REF, facts[0].content, top_k=1)[0].fact.id == facts[0].id
+
+
 def test_a_scope_of_wider_vectors_than_a_graph_of_float32_holds_is_indexed(
     postgres_url: str,
 ) -> None:

@@ -728,6 +728,28 @@ MIGRATIONS: tuple[str, ...] = (
         FOR EACH ROW WHEN (OLD.grounds = 1 AND (NEW.grounds = 0 OR NEW.entity <> OLD.entity))
         EXECUTE FUNCTION engram_grounding_left();
     """,
+    """
+    -- 21: vectors stored at half precision where pgvector has it (0.7 and later), as SQLite
+    -- stores them (float16): half their bytes, and the graph's own precision. The scopes'
+    -- graphs are dropped first (rebuilding them inside the migration would hold it for
+    -- minutes a large scope) and built again by the next write, or a reindex.
+    DO $$
+    DECLARE
+        graph record;
+    BEGIN
+        IF (SELECT (regexp_match(extversion, '^([0-9]+)[.]([0-9]+)'))::int[] >= ARRAY[0, 7]
+            FROM pg_extension WHERE extname = 'vector') THEN
+            FOR graph IN SELECT indexname FROM pg_indexes
+                WHERE tablename = 'fact_vectors' AND starts_with(indexname, 'fact_ann_') LOOP
+                EXECUTE format('DROP INDEX %I', graph.indexname);
+            END LOOP;
+            UPDATE scope_state SET ann_index = NULL, ann_through = NULL, ann_rows = NULL
+                WHERE ann_index IS NOT NULL;
+            ALTER TABLE fact_vectors ALTER COLUMN vector TYPE halfvec;
+            ALTER TABLE fact_trash ALTER COLUMN vector TYPE halfvec;
+        END IF;
+    END $$;
+    """,
 )
 
 

@@ -16,10 +16,12 @@ searched exactly beside the graph and the two lists merged; once they pass
 them too, and drops the last. A scope's index from before this scheme covers every row
 (``ann_through`` NULL): it is searched alone and rebuilt so at the scope's next write.
 
-Where pgvector is 0.7 or later, the graph holds half-precision copies of the vectors
-(``halfvec``; its name ends in ``HALF``): half the pages for a search to read, 8.3 against
-12.8 ms p50 at the same recall on 100k vectors (BENCHMARKS.md). It only orders the
-candidates: their scores are the stored vectors' exact cosines, as exact search gives.
+Where pgvector is 0.7 or later, the vectors are stored at half precision (``halfvec``,
+schema migration 21, as SQLite stores them) and the graph holds them so (its name ends
+in ``HALF``): half the pages for a search to read, 8.3 against 12.8 ms p50 at the same
+recall on 100k vectors (BENCHMARKS.md). It only orders the candidates: their scores are
+the stored vectors' cosines with the query as given (``vector::vector``: in float32,
+the query not rounded), as exact search and SQLite give them.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ def search(
         return _approximate(conn, scope, query, limit, through, str(ann_index).endswith(HALF))
     if filters.empty:  # the scope's vectors alone, then only the nearest rows are joined
         rows = conn.execute(
-            "SELECT f.id, 1 - n.distance FROM (SELECT fact, vector <=> %s AS distance "
+            "SELECT f.id, 1 - n.distance FROM (SELECT fact, vector::vector <=> %s AS distance "
             "FROM fact_vectors WHERE scope = %s ORDER BY distance LIMIT %s) AS n "
             "JOIN facts f ON f.seq = n.fact ORDER BY n.distance, f.seq",
             (query, scope, limit),
@@ -138,9 +140,9 @@ def search(
         return [Candidate(str(r[0]), float(r[1])) for r in rows]
     where, params = filter_sql(filters, mark="%s")
     rows = conn.execute(
-        "SELECT f.id, 1 - (v.vector <=> %s) AS score FROM fact_vectors v "
+        "SELECT f.id, 1 - (v.vector::vector <=> %s) AS score FROM fact_vectors v "
         f"JOIN facts f ON f.seq = v.fact WHERE v.scope = %s{where} "
-        "ORDER BY v.vector <=> %s, f.seq LIMIT %s",
+        "ORDER BY v.vector::vector <=> %s, f.seq LIMIT %s",
         (query, scope, *params, query, limit),
     ).fetchall()
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
@@ -171,12 +173,12 @@ def _approximate(
         return [Candidate(str(r[0]), float(r[1])) for r in rows]
     statement = sql.SQL(
         "SELECT f.id, n.score FROM ("
-        " (SELECT v.fact, 1 - (v.vector <=> %s) AS score"
+        " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score"
         "  FROM fact_vectors v WHERE v.scope = {scope} AND v.fact <= {through}"
         "  ORDER BY v.vector::{kind}({dim}) <=> %s::{kind}({dim}) LIMIT %s)"
         " UNION ALL"
-        " (SELECT v.fact, 1 - (v.vector <=> %s) AS score FROM fact_vectors v"
-        "  WHERE v.scope = %s AND v.fact > %s ORDER BY v.vector <=> %s LIMIT %s)"
+        " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score FROM fact_vectors v"
+        "  WHERE v.scope = %s AND v.fact > %s ORDER BY v.vector::vector <=> %s LIMIT %s)"
         ") AS n JOIN facts f ON f.seq = n.fact ORDER BY n.score DESC, f.seq LIMIT %s"
     ).format(dim=dim, kind=kind, scope=sql.Literal(scope), through=sql.Literal(int(through)))
     params = (query, query, limit, query, scope, through, query, limit, limit)

@@ -118,6 +118,9 @@ def _floats(raw: Any, stored: str | None) -> Any:
 
     if stored is not None:
         return np.frombuffer(raw, dtype=stored).astype(np.float32)
-    if hasattr(raw, "to_numpy"):  # pgvector's Vector
+    if hasattr(raw, "to_numpy"):  # pgvector's Vector or HalfVector
         raw = raw.to_numpy()
-    return np.asarray(raw, dtype=np.float32)
+    floats = np.asarray(raw, dtype=np.float32)
+    if getattr(raw, "dtype", None) == np.float16:  # stored at half precision: as SQLite's
+        floats /= max(float(np.linalg.norm(floats)), 1e-12)
+    return floats

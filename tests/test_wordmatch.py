@@ -1,5 +1,5 @@
-"""The list for a hybrid question full text finds nothing for: candidates scored word by
-word, by meaning, with each word embedded once."""
+"""The list for a hybrid question full text finds nothing for, or that asks what the facts
+imply: candidates scored word by word, by meaning, with each word embedded once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 import engram
 from engram import ResourceRef
-from engram.core import wordmatch
+from engram.core import asked, wordmatch
 from engram.core.models import Traits
 from engram.core.ranking import Candidate
 
@@ -82,18 +82,44 @@ def test_each_word_is_embedded_once_and_at_most_so_many_are_held() -> None:
     assert all(isinstance(k, bytes) and b"phone" not in k for k in vectors._vectors)
 
 
-@pytest.mark.parametrize("shared", [True, False])
-def test_the_list_reads_only_where_full_text_finds_nothing(
-    db_path: object, monkeypatch: pytest.MonkeyPatch, shared: bool
+@pytest.mark.parametrize(
+    ("question", "read"),
+    [
+        ("email them", False),  # full text finds one
+        ("how to contact them", True),  # it finds nothing
+        ("would they likely want an email", True),  # it finds one, but the question supposes
+    ],
+)
+def test_the_list_reads_where_full_text_finds_nothing_or_the_question_supposes(
+    db_path: object, monkeypatch: pytest.MonkeyPatch, question: str, read: bool
 ) -> None:
     """Where full text finds a candidate, it and the vector half decide as before (the
-    list, read beside them on LoCoMo, moved single-hop and temporal questions down)."""
+    list, read beside them on LoCoMo, moved single-hop and temporal questions down),
+    unless the question asks what the facts imply ("would ... likely"), whose answer
+    shares few words with them."""
     called: list[bool] = []
     real = wordmatch.by_words
     monkeypatch.setattr(wordmatch, "by_words", lambda *a: called.append(True) or real(*a))
     ref = ResourceRef("w")
     with engram.open(db_path, embedder=engram.HashingEmbedder(64)) as mem:  # type: ignore[arg-type]
         mem.remember_many(ref, ["the customer prefers email", "user confirmed the refund"])
-        question = "email them" if shared else "how to contact them"
         assert mem.recall(ref, question, top_k=2)
-    assert called == ([] if shared else [True])
+    assert called == ([True] if read else [])
+
+
+@pytest.mark.parametrize(
+    ("question", "supposes"),
+    [
+        ("Would Caroline likely enjoy a hike?", True),
+        ("What might Bo's degree be in?", True),
+        ("Could Ana probably run a marathon?", True),
+        ("WOULD they move?", True),
+        ("What did Caroline paint?", False),
+        ("When is the deploy?", False),
+        ("Where does the wouldbe author live?", False),  # a word holding "would"
+    ],
+)
+def test_a_question_that_supposes_is_told_from_one_that_asks_what_is_stated(
+    question: str, supposes: bool
+) -> None:
+    assert asked.supposes(question) is supposes

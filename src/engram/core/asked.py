@@ -16,6 +16,8 @@ kind of name: None. :func:`wh` is that first wh-word.
 
 from __future__ import annotations
 
+import re
+
 from engram.core.graph.entity_types import (
     ORGANISATION,
     ORGANISATION_WORDS,
@@ -53,6 +55,16 @@ _VERBS = frozenset(
 _WH = frozenset("what which who whom whose where when why how".split())
 _PERSON_WH = frozenset({"who", "whom", "whose"})
 _NOUNS_READ = 4  # "which outdoor spot", "what kind of art": a head noun comes early
+
+
+_SUPPOSING = re.compile(r"\b(?:would|might|likely|probably|could)\b", re.IGNORECASE)
+
+
+def supposes(question: str) -> bool:
+    """Whether ``question`` asks what the memory implies rather than states ("Would Ana
+    likely enjoy hiking?", "What might Bo's degree be in?"): its answer shares few words
+    with the facts that imply it."""
+    return _SUPPOSING.search(question) is not None
 
 
 def wh(question: str) -> str | None:

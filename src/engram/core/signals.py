@@ -26,8 +26,10 @@ halves by :func:`engram.core.ranking.fuse`:
   :mod:`engram.core.graph.entity_types`): one read of the store, whatever the facts'
   length; a store whose graph reads no facts has none;
 - **words**: when the full-text half found nothing (the vector half would decide
-  alone), the vector half's best by how near their words come to the question's, word
-  by word (:mod:`engram.core.wordmatch`).
+  alone), or the question asks what the facts imply rather than what they state
+  (:func:`engram.core.asked.supposes`: "would Ana likely enjoy hiking?"), the vector
+  half's best by how near their words come to the question's, word by word
+  (:mod:`engram.core.wordmatch`).
 
 The speaker, speaker's nearest, time and kind lists hold their candidates at one score,
 so each counts as the fusion counts a list that cannot tell its members apart (half of a
@@ -68,14 +70,17 @@ def lists(
     ``asked_at`` when the question was asked (:func:`by_time`); ``nearest`` the vector half,
     best first, read deeper where the question names a speaker, with ``wider`` the traits
     of those of its candidates ``traits`` does not hold (:func:`by_speaker_nearest`);
-    ``words`` the store's embedder's words, for the words list where ``text`` is empty."""
+    ``words`` the store's embedder's words, for the words list where ``text`` is empty or
+    the question supposes."""
     found = [
         _feedback(terms, text, traits),
         by_speaker(question, traits),
         by_time(question, traits, asked_at),
         by_kind(question, kinds or {}),
         by_speaker_nearest(question, nearest, {**traits, **(wider or {})}),
-        wordmatch.by_words(terms, nearest, traits, words) if words and not text else [],
+        wordmatch.by_words(terms, nearest, traits, words)
+        if words and (not text or asked.supposes(question))
+        else [],
     ]
     return [candidates for candidates in found if candidates]
 

@@ -16,9 +16,12 @@ meets a scope's words for the first time). They are held under a digest of each 
 keyed afresh in each process, never the word: what a fact said, forgotten for good,
 stays in no copy of this one.
 
-Recall reads this list only where the full-text half found nothing: beside it, on the
-LoCoMo dev split, it lifted multi-hop and open-domain questions and lowered single-hop
-and temporal ones (BENCHMARKS.md), counting again the words full text had matched.
+Recall reads this list where the full-text half found nothing, and for a question that
+asks what the facts imply (``asked.supposes``: "would", "might", "likely", "probably",
+"could"), whose answer shares few words with them. Beside full text on every question,
+on the LoCoMo dev split, it lifted multi-hop and open-domain questions and lowered
+single-hop and temporal ones (BENCHMARKS.md), counting again the words full text had
+matched; on the questions that suppose, it lifted open-domain ones and moved no other.
 """
 
 from __future__ import annotations

@@ -117,6 +117,7 @@ def test_the_list_reads_where_full_text_finds_nothing_or_the_question_supposes(
         ("What did Caroline paint?", False),
         ("When is the deploy?", False),
         ("Where does the wouldbe author live?", False),  # a word holding "would"
+        ("When did Caroline say she would go camping?", False),  # asks for a time
     ],
 )
 def test_a_question_that_supposes_is_told_from_one_that_asks_what_is_stated(

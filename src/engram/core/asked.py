@@ -63,8 +63,9 @@ _SUPPOSING = re.compile(r"\b(?:would|might|likely|probably|could)\b", re.IGNOREC
 def supposes(question: str) -> bool:
     """Whether ``question`` asks what the memory implies rather than states ("Would Ana
     likely enjoy hiking?", "What might Bo's degree be in?"): its answer shares few words
-    with the facts that imply it."""
-    return _SUPPOSING.search(question) is not None
+    with the facts that imply it. A question asking when asks for the time of something
+    stated, whatever it supposes ("When did Ana say she would move?")."""
+    return _SUPPOSING.search(question) is not None and wh(question) != "when"
 
 
 def wh(question: str) -> str | None:

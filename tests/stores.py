@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -17,7 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engram.storage.sql.dialect import SQLITE
+from engram.storage.sql.dialect import SQLITE, postgres_dialect
+
+POSTGRES = postgres_dialect(lambda v: v)  # only its reading of stored vectors is used
 
 Target = str | Path
 
@@ -194,15 +195,13 @@ def plan(target: Target, sql: str, params: tuple[Any, ...] = ()) -> str:
 def vectors(target: Target) -> list[np.ndarray[Any, np.dtype[np.float32]]]:
     """Every stored vector, in the order the facts were written."""
     if is_postgres(target):
-        found = rows(
-            target, "SELECT vector::text, pg_typeof(vector)::text FROM fact_vectors ORDER BY fact"
-        )
-        read = [np.array(json.loads(r[0]), dtype=np.float32) for r in found]  # "[1,2,...]"
-        # half precision is read back normalised again, as the store reads it
-        return [
-            v / np.linalg.norm(v) if r[1] == "halfvec" else v
-            for v, r in zip(read, found, strict=True)
-        ]
+        import psycopg
+        from pgvector.psycopg import register_vector
+
+        with psycopg.connect(str(target)) as conn:  # read as the store reads them
+            register_vector(conn)
+            found = conn.execute("SELECT vector FROM fact_vectors ORDER BY fact").fetchall()
+        return [POSTGRES.unvector(r[0]) for r in found]
     found = rows(target, "SELECT vector FROM fact_vectors ORDER BY fact")
     return [SQLITE.unvector(r[0]) for r in found]
 

@@ -797,18 +797,24 @@ def test_who_names_a_new_head_supplies_or_powers_a_home_and_where_a_gala_is() ->
     ]
 
 
-def test_what_one_subscribes_to_calls_the_support_of_or_holds_shares_of() -> None:
-    assert typed("I finally cancelled my subscription to Brightwave.") == [
-        ("Brightwave", "organisation")
-    ]
-    assert typed("Ugh, called Telvora support for an hour.") == [("Telvora", "organisation")]
-    assert typed("My Zephyra account got locked again lol") == [("Zephyra", "organisation")]
-    assert typed("We bought shares of Halvorsen last year.") == [("Halvorsen", "organisation")]
-    # the one acquiring is not read (people acquire too); the one acquired is
-    assert typed("Lumora acquired Fennick for an undisclosed sum.") == [
-        ("Lumora", "person"),
-        ("Fennick", "organisation"),
-    ]
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I finally cancelled my subscription to Brightwave.", [("Brightwave", "organisation")]),
+        ("Ugh, called Telvora support for an hour.", [("Telvora", "organisation")]),
+        ("My Zephyra account got locked again lol", [("Zephyra", "organisation")]),
+        ("We bought shares of Halvorsen last year.", [("Halvorsen", "organisation")]),
+        # the one acquiring is not read (people acquire too); the one acquired is
+        (
+            "Lumora acquired Fennick for an undisclosed sum.",
+            [("Lumora", "person"), ("Fennick", "organisation")],
+        ),
+    ],
+)
+def test_what_one_subscribes_to_calls_the_support_of_or_holds_shares_of(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert typed(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -830,31 +836,40 @@ def test_a_chat_s_shops_employers_and_providers(text: str, expected: list[tuple[
     assert typed(text) == expected
 
 
-def test_a_note_s_purchase_orders_name_nothing_and_procurement_is_an_organisation_s() -> None:
-    assert typed("PO received from Duvall Systems.") == [("Duvall Systems", "organisation")]
-    assert typed("Follow up with Kestrova procurement about the PO.") == [
-        ("Kestrova", "organisation")
-    ]
-    assert typed("Escalated the ticket to Zentro's support team.") == [("Zentro", "organisation")]
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PO received from Duvall Systems.", [("Duvall Systems", "organisation")]),
+        ("Follow up with Kestrova procurement about the PO.", [("Kestrova", "organisation")]),
+        ("Escalated the ticket to Zentro's support team.", [("Zentro", "organisation")]),
+    ],
+)
+def test_a_note_s_purchase_orders_name_nothing_and_procurement_is_an_organisation_s(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert typed(text) == expected
 
 
-def test_news_of_an_organisation_its_board_spokesperson_chief_executive_and_suppliers() -> None:
-    assert typed("A spokesperson for Veltrane declined to comment.") == [
-        ("Veltrane", "organisation")
-    ]
-    assert typed("The board of Quintara approved the merger.") == [("Quintara", "organisation")]
-    assert typed("Zemlo's chief executive resigned on Friday.") == [("Zemlo", "organisation")]
-    assert typed("Our supplier, Greystock, raised prices again.") == [("Greystock", "organisation")]
-    assert typed("Ilse got a discount code from Lunaro.") == [
-        ("Ilse", "person"),
-        ("Lunaro", "organisation"),
-    ]
-    assert typed("Yannick is on the Dravo payroll now.") == [
-        ("Yannick", "person"),
-        ("Dravo", "organisation"),
-    ]
-    # a celebrity's spokesperson speaks for a person every reader knows by name
-    assert typed("A spokesperson for Taylor Swift said no.") == [("Taylor Swift", "person")]
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A spokesperson for Veltrane declined to comment.", [("Veltrane", "organisation")]),
+        ("The board of Quintara approved the merger.", [("Quintara", "organisation")]),
+        ("Zemlo's chief executive resigned on Friday.", [("Zemlo", "organisation")]),
+        ("Our supplier, Greystock, raised prices again.", [("Greystock", "organisation")]),
+        ("Ilse got a discount code from Lunaro.", [("Ilse", "person"), ("Lunaro", "organisation")]),
+        (
+            "Yannick is on the Dravo payroll now.",
+            [("Yannick", "person"), ("Dravo", "organisation")],
+        ),
+        # a celebrity's spokesperson speaks for a person every reader knows by name
+        ("A spokesperson for Taylor Swift said no.", [("Taylor Swift", "person")]),
+    ],
+)
+def test_news_of_an_organisation_its_board_spokesperson_chief_executive_and_suppliers(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert typed(text) == expected
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engram.core import asked
+from engram.core.graph import organisations, places, products
 from engram.core.graph.entity_types import most_frequent, types
 from engram.core.graph.extraction import extract
 from engram.core.graph.relations import relations, valid_at
@@ -514,6 +515,12 @@ def test_an_organisation_an_acronym_opens_or_its_names_last_word_says() -> None:
         ("Warner Bros", "organisation"),
         ("Octopus Energy", "organisation"),
     ]
+    # a utility's or a carrier's: no person's surname after a given name's shape
+    assert typed("Pay Thames Water, then ring Scottish Power and Network Rail.") == [
+        ("Thames Water", "organisation"),
+        ("Scottish Power", "organisation"),
+        ("Network Rail", "organisation"),
+    ]
     # the same words in a question ask for what they always did
     assert asked.kind("What video games does Nate play?") == "work"
     assert asked.kind("Which party did Ana go to?") is None
@@ -754,8 +761,8 @@ def test_a_thing_one_has_or_a_band_one_hears_is_no_person_nor_place() -> None:
         ("Dyson", None),
         ("Gryffindor", None),
     ]
-    assert typed("Listening to Radiohead. Listening to Ana sing.") == [
-        ("Radiohead", "person"),  # an artist's name, as often as a band's: no place
+    assert typed("Listening to Velvetine. Listening to Ana sing.") == [
+        ("Velvetine", "person"),  # an artist's name, as often as a band's: no place
         ("Ana", "person"),
     ]
     assert typed("Mateo works remotely for Automattic.") == [
@@ -1179,11 +1186,49 @@ def test_the_whole_name_of_a_known_organisation_decides_before_its_words() -> No
         ("NatWest", "organisation"),
     ]
     assert typed("went to greggs with ngozi, then the nhs") == [
-        ("greggs", "organisation"),  # a chain in lowercase after a word of going
+        ("greggs", "organisation"),  # a chain in lowercase
         ("ngozi", "person"),
+        ("nhs", "organisation"),  # with no word of going before it
+    ]
+    # in lowercase anywhere, where a place or an app needs a word of going or using
+    assert typed("ugh monzo froze my card, the lisbon rowing club can wait") == [
+        ("monzo", "organisation"),
+    ]
+    assert typed("ikea delivery came late and my spotify wrapped is embarrassing") == [
+        ("ikea", "organisation"),
     ]
     # named after a person or a town as often, or letters chat uses: not listed
     assert typed("Costa said hi. Burnley is lovely. cos i said so") == [("Costa", "person")]
+
+
+def test_a_name_every_reader_knows_is_read_whole_across_an_ordinary_word() -> None:
+    text = "Jakub works for CD Projekt and gives to Save the Children and Doctors Without Borders."
+    assert typed(text) == [
+        ("Jakub", "person"),
+        ("CD Projekt", "organisation"),  # not the disc's letters and a surname
+        ("Save the Children", "organisation"),
+        ("Doctors Without Borders", "organisation"),
+    ]
+    assert typed("Ana moved from Trinidad and Tobago to Great Britain, loves Dr Pepper.") == [
+        ("Ana", "person"),
+        ("Trinidad and Tobago", "place"),  # one country, not two
+        ("Great Britain", "place"),
+        ("Dr Pepper", "product"),  # no doctor's surname
+    ]
+    # written as a name, first and last word capitalised; the words alone stay words
+    assert typed("Ana said to just eat, then ordered from Just Eat.") == [
+        ("Ana", "person"),
+        ("Just Eat", "organisation"),
+    ]
+    assert typed("under armour, great britain") == []
+
+
+def test_every_known_name_is_one_name() -> None:
+    """The lists' names are one a line or between bars: two run together would never be
+    read ("quebec city the hague")."""
+    for listed in (places.KNOWN, organisations.KNOWN, products.KNOWN):
+        assert max(len(name.split()) for name in listed) <= 4
+    assert {"middle east", "south africa", "new delhi", "the hague"} <= places.KNOWN
 
 
 def test_apps_devices_and_drinks_are_products_and_their_company_an_organisation() -> None:

@@ -133,7 +133,8 @@ ORGANISATION_WORDS = frozenset(
     department fc team network media press gallery museum charity league""".split()
 )
 # More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
-# Washington Post", "Labour Party", "Calloway Health", a club's "Halden United"), which in
+# Washington Post", "Labour Party", "Calloway Health", a club's "Halden United", a
+# utility's or a carrier's "Thames Water", "British Gas", "Network Rail"), which in
 # a question ask for something else ("what games", "which party"): names only
 # (engram.core.asked reads the words above).
 _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
@@ -147,7 +148,8 @@ _NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
     shipping airline united rovers athletic wanderers albion hotspur primary elementary
     secondary design designs architects associates legal construction builders travel
     fitness dental accounting catering plumbing electrical roofing landscaping removals
-    joinery glazing""".split()
+    joinery glazing water gas power rail railway railways buses utilities broadband
+    telecoms""".split()
 )
 # Words that end an event's name: "Shanghai Biology Forum", "FIFA World Cup", "Web Summit",
 # "Glastonbury Festival" (names only, as the organisations' words above).

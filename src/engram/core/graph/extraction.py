@@ -39,8 +39,9 @@ text always gives the same mentions. In order:
 5. @handles, #hashtags, emails and URLs;
 6. a given name written in lowercase, as chat writes names ("with ciara", "james's
    car"), from :mod:`engram.core.graph.given_names`, which leaves out every name that is
-   an English word too ("will", "mark", "grace"), and a known place or organisation in
-   lowercase after a word that says one comes ("landed in cebu", "at ucla"); a month's
+   an English word too ("will", "mark", "grace"), a known organisation in lowercase
+   ("ugh monzo froze my card"), and a known place or product in lowercase after a word
+   that says one comes ("landed in cebu", "on duolingo"); a month's
    short form that is a given name ("Jan") is a time beside a day or a year ("in Jan
    2023").
 
@@ -410,6 +411,7 @@ class Reading:
         self._fixed += specials
         self._words = _scan(text, scan, body, [(m.start, m.end) for m in specials])
         self._lowercase = list(_lowercase_names(text, scan))
+        self._whole = list(_whole_names(text, scan, self._words))
         self._titles = list(_titles(text))
         self._keys = {(i, j): self._key(i, j) for i, j in self._runs()}
         self.lookups = frozenset(self._probes())
@@ -429,7 +431,7 @@ class Reading:
         return 0
 
     def _probes(self) -> Iterator[str]:
-        for mention in self._fixed + self._lowercase:
+        for mention in self._fixed + self._lowercase + self._whole:
             yield mention.name
         yield from self._keys.values()
         for _, _, name in self._titles:
@@ -460,6 +462,9 @@ class Reading:
         ]
         if known:
             found += [(1, 0, m) for m in self._known(known)]
+        found += [
+            (1, 0, m if m.name not in known else _with(m, known[m.name])) for m in self._whole
+        ]
         found += [(1, 1, m) for m in self._quoted(known)]
         found += [(1, 2, m) for m in self._capitalised(known)]
         found += [
@@ -665,14 +670,14 @@ _LOWER = re.compile(r"(?<![\w@#/.'\u2019-])[^\W\d_A-Z]+(?=['\u2019]s\b|(?![\w@'\
 _PERSON_TITLES = frozenset("mr mrs ms mx dr doc prof professor".split())
 # The words that open a sentence as a name with no cue: what every reader knows (rule 4).
 _KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | products.KNOWN | given_names.GIVEN
-# The names read in lowercase: given names anywhere; the places, organisations and
-# products every reader knows by a name that is no English word, where a preposition or a
-# verb of going or using says one comes ("landed in cebu", "back from lisbon", "at ucla",
-# "w ryanair", "on duolingo"). Elsewhere such a word is often part of a longer name in
-# lowercase ("the lisbon rowing club").
-IN_LOWERCASE = (
-    given_names.GIVEN | places.IN_LOWERCASE | organisations.IN_LOWERCASE | products.IN_LOWERCASE
-)
+# The names read in lowercase: given names and the organisations every reader knows by a
+# name that is no English word anywhere ("monzo froze my card", "ikea delivery guy"); the
+# places and products so known where a preposition or a verb of going or using says one
+# comes ("landed in cebu", "back from lisbon", "on duolingo"). Elsewhere a place's or an
+# app's word is often part of a longer name or a thing in lowercase ("the lisbon rowing
+# club", "my spotify wrapped").
+_ANYWHERE = given_names.GIVEN | organisations.IN_LOWERCASE
+IN_LOWERCASE = _ANYWHERE | places.IN_LOWERCASE | products.IN_LOWERCASE
 _COMES = re.compile(
     r"\b(?:in|from|to|at|near|for|into|via|on|using|with|w/?|through|around|across|visit|visits"
     r"|visited|visiting|leave|leaves|left|leaving|landed|reached)[ \t]+$"
@@ -689,8 +694,43 @@ def _lowercase_names(text: str, scan: int) -> Iterator[Mention]:
         token, start = match.group(), match.start()
         if not token.islower() or token not in IN_LOWERCASE:
             continue
-        if token in given_names.GIVEN or _COMES.search(text, max(scan, start - 12), start):
+        if token in _ANYWHERE or _COMES.search(text, max(scan, start - 12), start):
             yield Mention(token, start, match.end(), _normalise(token), "name")
+
+
+# The names every reader knows (rule 4) that hold a word no name is read with: an
+# ordinary word, a connector or an abbreviation ("Save the Children", "Doctors Without
+# Borders", "Great Britain", "Trinidad and Tobago", "CD Projekt", "Dr Pepper"). The scan
+# breaks them at that word, so they are found whole, as written with their first and
+# last word capitalised.
+_BROKEN = sorted(
+    (
+        name
+        for name in places.KNOWN | organisations.KNOWN | products.KNOWN
+        if " " in name and any(w in NOT_NAMES or opener(w) for w in name.split())
+    ),
+    key=len,
+    reverse=True,
+)
+_WHOLE = re.compile(
+    r"(?<![\w'\u2019-])(?:"
+    + "|".join(r"[ \t]+".join(map(re.escape, name.split())) for name in _BROKEN)
+    + r")(?![\w-])",
+    re.IGNORECASE,
+)
+# Each one's last word, which a text holds capitalised when it holds the name.
+_LAST_WORDS = frozenset(name.split()[-1] for name in _BROKEN)
+
+
+def _whole_names(text: str, scan: int, words: list[_Word]) -> Iterator[Mention]:
+    """The names every reader knows that the scan would break (:data:`_BROKEN`);
+    ``words``, the scan's capitalised words."""
+    if not any(word.folded in _LAST_WORDS for word in words):
+        return  # most texts: none of their capitalised words ends such a name
+    for match in _WHOLE.finditer(text, scan):
+        surface = match.group()
+        if surface[0].isupper() and surface.split()[-1][0].isupper():
+            yield Mention(surface, match.start(), match.end(), _normalise(surface), "name")
 
 
 def _url_end(text: str, start: int, end: int) -> int:

@@ -48,7 +48,7 @@ land rover | rolls-royce | habitat for humanity | save the children | peace corp
 """
 # More of them, by field (technology, fashion and retail, food chains, banks and insurers,
 # pharmaceuticals, energy and industry, logistics, consulting, news and broadcasting,
-# games and music, sports clubs, universities, public bodies), written from general
+# games and music, bands, sports clubs, universities, public bodies), written from general
 # knowledge, then checked: every one that is a lowercase word of Debian's English word
 # lists, a given name, a place or a people every reader knows left out, and by hand
 # those named after a town ("Burnley", "Sabadell"), a person as often ("Lowe's",
@@ -91,7 +91,8 @@ kaist postech snu yonsei todai keio waseda pku fudan sjtu zju hku cuhk hkust iit
 iisc iim jnu unilag unn oau makerere uct cornell upenn wharton uchicago ucsd usc jhu cmu
 gatech umich unc vanderbilt imf wto oecd unhcr undp unep wfp ilo iaea icrc msf usaid
 fema fbi cia nsa irs dea atf cdc fda nih nhs dvla hmrc ofsted ofcom bafta ioc fia nba
-nfl mlb nhl mls wnba pga atp wta icc ecb bundesbank
+nfl mlb nhl mls wnba pga atp wta icc ecb bundesbank coldplay radiohead metallica aerosmith
+slipknot blackpink gorillaz paramore evanescence nickelback weezer rammstein megadeth abba
 """
 _MORE_WHOLE = """
 just eat | north face | new balance | under armour | dr martens | tommy hilfiger |

@@ -14,6 +14,8 @@ Written from general knowledge, not read off any labelled text.
 
 from __future__ import annotations
 
+import re
+
 _ONE_WORD = """
 afghanistan albania algeria andorra angola argentina armenia australia austria azerbaijan
 bahamas bahrain bangladesh barbados belarus belgium belize benin bhutan bolivia bosnia
@@ -75,6 +77,7 @@ chicago boston seattle atlanta miami philadelphia detroit baltimore pittsburgh
 portland minneapolis milwaukee nashville memphis sacramento tucson albuquerque honolulu
 anchorage manhattan harlem oakland berkeley
 """
+# One name a line or between bars.
 _WHOLE = """
 antigua and barbuda | bosnia and herzegovina | burkina faso | cape verde
 central african republic | costa rica | czech republic | dominican republic | el salvador
@@ -96,7 +99,7 @@ san antonio | el paso | fort worth | kansas city | st louis | st. louis | quebec
 the hague | den haag | rio grande | hong kong island | tel aviv-yafo | sharm el-sheikh
 """
 KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
-    " ".join(name.split()) for name in _WHOLE.split("|")
+    " ".join(name.split()) for name in re.split(r"[|\n]", _WHOLE) if name.strip()
 )
 """Every known place's normal form."""
 # Read in lowercase too, as chat writes them ("landed in cebu", "back from lisbon"): the

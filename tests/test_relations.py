@@ -120,6 +120,8 @@ def test_each_pattern_reads_its_relation(text: str, relation: tuple[str, ...]) -
             [("Ana Lopes", "works_for", "NHS", "since 2016")],
         ),
         ("Ana teaches art at Lumen.", [("Ana", "works_for", "Lumen", None)]),
+        ("Ana works part-time at Lumen.", [("Ana", "works_for", "Lumen", None)]),
+        ("Luis works remotely for Lumen Labs.", [("Luis", "works_for", "Lumen Labs", None)]),
         (
             "Ana and her partner Luis live in Oslo.",
             [
@@ -1221,6 +1223,12 @@ def test_a_name_every_reader_knows_is_read_whole_across_an_ordinary_word() -> No
         ("Just Eat", "organisation"),
     ]
     assert typed("under armour, great britain") == []
+    # a name's last word alone does not read it: "John" is no "Papa John"
+    assert typed("Ana ate at Papa John's; John said hi.") == [
+        ("Ana", "person"),
+        ("Papa John", "organisation"),
+        ("John", "person"),
+    ]
 
 
 def test_every_known_name_is_one_name() -> None:

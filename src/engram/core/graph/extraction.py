@@ -718,15 +718,23 @@ _WHOLE = re.compile(
     + r")(?![\w-])",
     re.IGNORECASE,
 )
-# Each one's last word, which a text holds capitalised when it holds the name.
-_LAST_WORDS = frozenset(name.split()[-1] for name in _BROKEN)
+# Their first words by their last, which a text holds capitalised when it holds the name.
+_FIRSTS: dict[str, set[str]] = {}
+for _name in _BROKEN:
+    _FIRSTS.setdefault(_name.split()[-1], set()).add(_name.split()[0])
 
 
 def _whole_names(text: str, scan: int, words: list[_Word]) -> Iterator[Mention]:
     """The names every reader knows that the scan would break (:data:`_BROKEN`);
     ``words``, the scan's capitalised words."""
-    if not any(word.folded in _LAST_WORDS for word in words):
-        return  # most texts: none of their capitalised words ends such a name
+    folded = None
+    for word in words:
+        if (firsts := _FIRSTS.get(word.folded)) is not None:
+            folded = folded or text.casefold()
+            if any(first in folded for first in firsts):
+                break
+    else:
+        return  # most texts: no such name's last word, capitalised, after its first
     for match in _WHOLE.finditer(text, scan):
         surface = match.group()
         if surface[0].isupper() and surface.split()[-1][0].isupper():

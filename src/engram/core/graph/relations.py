@@ -116,7 +116,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r" (?:an? )?(?:(?!not |never |no )[a-z]+(?:-[a-z]+)? )?students?|enrolled|graduated)"
      r" (?:at|from)|(?:fresh|straight) out of"
      r"|(?:studies|studied|is studying|was studying) (?!not |never )[a-z]+(?: [a-z]+)? at"),
-    ("works_for", r"(?:works|work|worked|working|is working|are working) (?:at|for)"
+    ("works_for", r"(?:works|work|worked|working|is working|are working)"
+     r"(?: (?:part-time|full-time|part time|full time|remotely|freelance|nights|weekends))?"
+     r" (?:at|for)"
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
      r"(?: new)? job (?:at|with)|(?:is|was|has been|had been) (?:an?|the) [a-z]+(?: [a-z]+)?"

@@ -173,14 +173,15 @@ def mention_count(scope: str | None) -> Query:
 
 
 def orphan_count(scope: str | None) -> Query:
-    """Extracted entities no live fact grounds, by any extractor."""
+    """Extracted entities no live fact grounds, by any extractor: none of the pairs
+    :func:`engram.storage.sql.graph.grounding_pairs` states for them holds a live fact."""
     where, params = scoped("e.scope", scope, "AND")
+    extracted = f"e.origin = 'extracted'{where}"
     return (
-        "SELECT count(*) FROM entities e WHERE e.origin = 'extracted' AND NOT EXISTS ("
-        "SELECT 1 FROM groundings g JOIN facts f ON f.id = g.fact_id "
-        "WHERE g.entity = e.id) AND NOT EXISTS (SELECT 1 FROM mentions m "
-        f"JOIN facts f ON f.id = m.fact_id WHERE m.entity = e.id AND m.grounds = 1){where}",
-        params,
+        f"SELECT count(*) FROM entities e WHERE {extracted} AND e.id NOT IN ("
+        f"SELECT p.entity FROM ({grounding_pairs(extracted)}) p "
+        "JOIN facts f ON f.id = p.fact_id)",
+        (*params, *params, *params),
     )
 
 

@@ -11,7 +11,7 @@ is asked of one (graph, width), then of the next, the order reversed every other
 
     .venv/bin/python bench/pg_graph.py [--facts 100000] [--links 16 24 32]
         [--widths 100 150 200 300] [--questions 100] [--rounds 2]
-        [--precisions vector halfvec] [--json OUT]
+        [--precisions vector halfvec] [--builds 200 400] [--json OUT]
 
 ``halfvec`` graphs hold half-precision copies of the vectors (pgvector 0.7 and later);
 ``bit`` graphs their sign bits, a pool as wide as the search then ordered by exact cosine.
@@ -63,9 +63,15 @@ def exact_top10(corpus: np.ndarray, asked: np.ndarray) -> list[set[int]]:
 
 
 def load(
-    conn: psycopg.Connection[Any], name: str, corpus: np.ndarray, links: int, precision: str
+    conn: psycopg.Connection[Any],
+    name: str,
+    corpus: np.ndarray,
+    links: int,
+    precision: str,
+    exploring: int,
 ) -> float:
-    """Fills table ``name`` and builds its graph of ``precision``; the build's seconds."""
+    """Fills table ``name`` and builds its graph of ``precision``, exploring ``exploring``
+    candidates as each node is added; the build's seconds."""
     conn.execute(f"CREATE TABLE {name} (id int PRIMARY KEY, e vector({corpus.shape[1]}))")
     with conn.cursor().copy(f"COPY {name} (id, e) FROM STDIN WITH (FORMAT BINARY)") as copy:
         copy.set_types(["int4", "vector"])
@@ -77,7 +83,7 @@ def load(
         indexed = f"(binary_quantize(e)::bit({corpus.shape[1]})) bit_hamming_ops"
     conn.execute(
         f"CREATE INDEX ON {name} USING hnsw ({indexed}) "
-        f"WITH (m = {links}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+        f"WITH (m = {links}, ef_construction = {exploring})"
     )
     seconds = time.perf_counter() - started
     conn.execute(f"VACUUM ANALYZE {name}")
@@ -91,14 +97,15 @@ def run(
     questions: int,
     rounds: int,
     precisions: list[str],
+    exploring: list[int],
 ) -> dict[str, Any]:
     corpus, asked = vectors(facts, questions)
     exact = exact_top10(corpus, asked)
-    graphs = [(m, p) for m in links for p in precisions]
-    cases = [(m, p, ef) for m, p in graphs for ef in widths]
-    samples: dict[tuple[int, str, int], list[float]] = {case: [] for case in cases}
-    found: dict[tuple[int, str, int], list[float]] = {case: [] for case in cases}
-    builds: dict[tuple[int, str], float] = {}
+    graphs = [(m, p, b) for m in links for p in precisions for b in exploring]
+    cases = [(m, p, b, ef) for m, p, b in graphs for ef in widths]
+    samples: dict[tuple[int, str, int, int], list[float]] = {case: [] for case in cases}
+    found: dict[tuple[int, str, int, int], list[float]] = {case: [] for case in cases}
+    builds: dict[tuple[int, str, int], float] = {}
     with (
         postgres_server.running_server() as admin,
         psycopg.connect(postgres_server.create_database(admin), autocommit=True) as conn,
@@ -109,56 +116,59 @@ def run(
         pgvector = version.fetchone()[0]  # type: ignore[index]
         conn.execute("SET maintenance_work_mem = '1GB'")
         conn.execute("SET max_parallel_maintenance_workers = 0")
-        for m, p in graphs:
-            builds[(m, p)] = load(conn, f"graph_{m}_{p}", corpus, m, p)
-            print(f"built {m} links a node, {p}, in {builds[(m, p)]:.1f} s", flush=True)
+        for m, p, b in graphs:
+            builds[(m, p, b)] = load(conn, f"graph_{m}_{p}_{b}", corpus, m, p, b)
+            print(f"built {m} links a node, {p}, exploring {b}, in {builds[(m, p, b)]:.1f} s")
 
-        def nearest(m: int, p: str, q: np.ndarray, ef: int) -> list[Any]:
+        def nearest(m: int, p: str, b: int, q: np.ndarray, ef: int) -> list[Any]:
+            table = f"graph_{m}_{p}_{b}"
             if p == "bit":  # the pool is as wide as the search
-                statement = RERANKED.format(table=f"graph_{m}_{p}", dim=DIMENSION, pool=ef)
+                statement = RERANKED.format(table=table, dim=DIMENSION, pool=ef)
                 return conn.execute(statement, (q, q)).fetchall()
-            statement = NEAREST.format(table=f"graph_{m}_{p}", cast=CASTS[p])
+            statement = NEAREST.format(table=table, cast=CASTS[p])
             return conn.execute(statement, (q,)).fetchall()
 
-        for m, p, ef in cases:  # the pages each graph reads, warmed once
+        for m, p, b, ef in cases:  # the pages each graph reads, warmed once
             conn.execute(f"SET hnsw.ef_search = {ef}")
             for q in asked[:20]:
-                nearest(m, p, q, ef)
+                nearest(m, p, b, q, ef)
         for round_ in range(rounds):
             # Every question of one (graph, width), then the next: a question asked again
             # right away of the same graph finds its pages warm (2 to 3 times faster).
-            for m, p, ef in cases if round_ % 2 == 0 else cases[::-1]:
+            for m, p, b, ef in cases if round_ % 2 == 0 else cases[::-1]:
                 conn.execute(f"SET hnsw.ef_search = {ef}")
                 for q, best in zip(asked, exact, strict=True):
                     started = time.perf_counter()
-                    rows = nearest(m, p, q, ef)
-                    samples[(m, p, ef)].append((time.perf_counter() - started) * 1000)
-                    found[(m, p, ef)].append(len({r[0] for r in rows[:10]} & best) / 10)
+                    rows = nearest(m, p, b, q, ef)
+                    samples[(m, p, b, ef)].append((time.perf_counter() - started) * 1000)
+                    found[(m, p, b, ef)].append(len({r[0] for r in rows[:10]} & best) / 10)
     return {
         "benchmark": "pg_graph",
         "facts": facts,
         "questions": questions,
         "rounds": rounds,
-        "built_exploring": HNSW_EF_CONSTRUCTION,
         "pgvector": pgvector,
         "environment": environment(),
         "graphs": [
             {
                 "links": m,
                 "precision": p,
-                "build_s": round(builds[(m, p)], 1),
+                "built_exploring": b,
+                "build_s": round(builds[(m, p, b)], 1),
                 "explored": ef,
-                "recall_at_10": round(float(np.mean(found[(m, p, ef)])), 4),
-                **latency_summary(samples[(m, p, ef)]),
+                "recall_at_10": round(float(np.mean(found[(m, p, b, ef)])), 4),
+                **latency_summary(samples[(m, p, b, ef)]),
             }
-            for m, p, ef in cases
+            for m, p, b, ef in cases
         ],
     }
 
 
 def report(out: dict[str, Any]) -> str:
-    heads = ["links", "precision", "build s", "explored", "recall@10", "p50 ms", "p95 ms"]
-    keys = ["links", "precision", "build_s", "explored", "recall_at_10", "p50_ms", "p95_ms"]
+    heads = ["links", "precision", "built exploring", "build s", "explored", "recall@10"]
+    heads += ["p50 ms", "p95 ms"]
+    keys = ["links", "precision", "built_exploring", "build_s", "explored", "recall_at_10"]
+    keys += ["p50_ms", "p95_ms"]
     return table(heads, [[g[k] for k in keys] for g in out["graphs"]])
 
 
@@ -170,9 +180,20 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--precisions", nargs="+", default=["vector"], choices=sorted(CASTS))
+    parser.add_argument(
+        "--builds", type=int, nargs="+", default=[HNSW_EF_CONSTRUCTION], help="ef_construction"
+    )
     parser.add_argument("--json", default=str(RESULTS_DIR / "pg_graph.json"))
     args = parser.parse_args()
-    out = run(args.facts, args.links, args.widths, args.questions, args.rounds, args.precisions)
+    out = run(
+        args.facts,
+        args.links,
+        args.widths,
+        args.questions,
+        args.rounds,
+        args.precisions,
+        args.builds,
+    )
     print(report(out))
     write_json(Path(args.json), out)
     print(one_line(out))

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 import pytest
+from pgvector.psycopg import register_vector
 
 import engram
 import postgres_server
@@ -211,7 +212,8 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         (made,) = stores.rows(
             postgres_url, "SELECT indexdef FROM pg_indexes WHERE indexname = ?", (name,)
         )[0]
-        assert name.endswith(vectors.HALF) == half and f"{kind}_cosine_ops" in made
+        assert vectors.is_half(name) == half and f"{kind}_cosine_ops" in made
+        assert name.endswith(f"_e{vectors.HNSW_EF_CONSTRUCTION}")  # how wide it was built
         later = indexed.remember_many(REF, _sentences(60, 8))  # outside the index
         same(indexed, exact)
         for fact in (*first[:20], *later[:10]):
@@ -224,6 +226,35 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         (covered,) = stores.rows(postgres_url, "SELECT ann_rows FROM scope_state")[0]
         assert covered == indexed.count(REF)
         same(indexed, exact)
+
+
+def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> None:
+    """A graph built exploring HNSW_EF_CONSTRUCTION is searched EF_SEARCH wide; one built
+    before, exploring 200 (named without ``_e``), NARROW_EF_SEARCH wide, as it was; a
+    search asked for more than either explores as many as it asks."""
+    embedder = engram.HashingEmbedder(64)
+    query = np.asarray(embedder.embed(["w1 w2 w3"], "query")[0], np.float32)
+
+    def width(limit: int = 10) -> int:
+        with psycopg.connect(postgres_url) as conn, conn.transaction():
+            register_vector(conn)
+            found = vectors.search(conn, REF.key, query, Filters(), limit, above=100)
+            assert len(found) == limit
+            (shown,) = conn.execute("SHOW hnsw.ef_search").fetchone() or ("",)
+            return int(shown)
+
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        memory.remember_many(REF, _sentences(400, 21))
+        assert store.builder.settle(timeout=120)
+        store.builder.close()
+    (name,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+    assert name.endswith(f"_e{vectors.HNSW_EF_CONSTRUCTION}")
+    assert (width(), width(350)) == (vectors.EF_SEARCH, 350)
+    older = name.removesuffix(f"_e{vectors.HNSW_EF_CONSTRUCTION}")  # as graphs were named
+    stores.rows(postgres_url, "UPDATE scope_state SET ann_index = ?", (older,))
+    assert width() == vectors.NARROW_EF_SEARCH > vectors.EF_SEARCH
 
 
 def test_vectors_are_stored_at_half_precision_and_an_older_store_is_migrated(
@@ -286,7 +317,7 @@ def test_a_scope_of_wider_vectors_than_a_graph_of_float32_holds_is_indexed(
         indexed.remember_many(REF, _sentences(200, 11))
         assert store.builder.settle(timeout=120)
         (name,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
-        assert name is not None and name.endswith(vectors.HALF)
+        assert name is not None and vectors.is_half(name)
         for text in _sentences(4, 12):
             got, want = (
                 [(h.fact.id, round(h.score, 5)) for h in m.recall(REF, text, mode="vector")]

@@ -17,9 +17,9 @@ them too, and drops the last. A scope's index from before this scheme covers eve
 (``ann_through`` NULL): it is searched alone and rebuilt so at the scope's next write.
 
 Where pgvector is 0.7 or later, the vectors are stored at half precision (``halfvec``,
-schema migration 21, as SQLite stores them) and the graph holds them so (its name ends
-in ``HALF``): half the pages for a search to read, 8.3 against 12.8 ms p50 at the same
-recall on 100k vectors (BENCHMARKS.md). It only orders the candidates: their scores are
+schema migration 21, as SQLite stores them) and the graph holds them so (``HALF`` in its
+name): half the pages for a search to read, 8.3 against 12.8 ms p50 at the same recall on
+100k vectors (BENCHMARKS.md). It only orders the candidates: their scores are
 the stored vectors' cosines with the query as given (``vector::vector``: in float32,
 the query not rounded), as exact search and SQLite give them.
 """
@@ -43,14 +43,17 @@ from engram.storage.filters import filter_sql
 # that crossed it). Below it, exact search over the scope's rows costs under ~10 ms
 # (about 1 µs a row at 384 dimensions, measured here).
 ANN_ABOVE = 10_000
-# The graph: 16 links a node, 200 candidates explored a node added, 300 a query
+# The graph: 16 links a node, 400 candidates explored a node added, 200 a query
 # (pgvector's hnsw.ef_search). On 100k hashed 384-dimension vectors (the hardest case: no
-# clusters), recall@10 against exact: built exploring 64, 0.922 at 200 explored (7.0 ms)
-# and 0.968 at 400 (14.1 ms); built exploring 200, 0.974 at 300 (11.8 ms), for a build of
-# 81 s against 31.
-EF_SEARCH = 300
+# clusters), half-precision graphs, recall@10 against exact (BENCHMARKS.md): built
+# exploring 200, 0.960 at 200 explored (4.4 ms) and 0.976 at 300 (6.4 ms); built
+# exploring 400, 0.978 at 200 (3.9 ms), for a build of 151 s against 86 (in the
+# background; a write adds nothing to a graph). A graph's name ends in how wide it was
+# built (``_e400``); one built before, exploring 200, is searched 300 wide.
 HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 200
+HNSW_EF_CONSTRUCTION = 400
+EF_SEARCH = 200  # for a graph built exploring HNSW_EF_CONSTRUCTION or more
+NARROW_EF_SEARCH = 300  # for one built narrower, as graphs were before
 # A scope's index is built again once its vectors outside it pass this share of those in
 # it: each vector is built into about five graphs in all as the scope grows, and a query
 # scores at most a fifth of the scope exactly.
@@ -62,12 +65,27 @@ HALVES_FROM = (0, 7)  # the pgvector version that brought halfvec
 WIDEST = {False: 2_000, True: 4_000}
 
 
-def index_name(scope: str, through: int | None = None, *, half: bool = False) -> str:
+def index_name(
+    scope: str,
+    through: int | None = None,
+    *,
+    half: bool = False,
+    built_with: int | None = HNSW_EF_CONSTRUCTION,
+) -> str:
     """The name of ``scope``'s index covering its vectors up to ``through`` (None: every
     one, as indexes were named before), unique to the scope and the build; ``half``: of
-    half-precision copies."""
+    half-precision copies; ``built_with``: the candidates explored a node added (None,
+    as graphs built exploring 200 were named)."""
     name = "fact_ann_" + hashlib.blake2b(scope.encode("utf-8"), digest_size=12).hexdigest()
-    return name if through is None else f"{name}_{through}{HALF if half else ''}"
+    if through is None:
+        return name
+    built = "" if built_with is None else f"_e{built_with}"
+    return f"{name}_{through}{HALF if half else ''}{built}"
+
+
+def is_half(name: str) -> bool:
+    """Whether the index ``name`` is a graph of half-precision copies."""
+    return name.endswith(HALF) or f"{HALF}_e" in name
 
 
 def halves(conn: psycopg.Connection[Any]) -> bool:
@@ -114,13 +132,14 @@ def search(
     have built it under a lower one), else exactly."""
     query = np.asarray(vector, dtype=np.float32)
     # The graph's search width is set here too, for the transaction (one round trip less:
-    # it only bears on a search through an index).
+    # it only bears on a search through an index): as wide as its build asks.
     dimension, ann_index, through, _ = conn.execute(
         "SELECT (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1), "
         "CASE WHEN s.facts > %s THEN s.ann_index END, s.ann_through, "
-        "set_config('hnsw.ef_search', %s, true) FROM (SELECT 1) AS one "
-        "LEFT JOIN scope_state s ON s.scope = %s",
-        (scope, above, str(max(EF_SEARCH, limit)), scope),
+        "set_config('hnsw.ef_search', greatest(%s, CASE WHEN coalesce(substring(s.ann_index "
+        "FROM '_e([0-9]+)$')::int, 0) >= %s THEN %s ELSE %s END)::text, true) "
+        "FROM (SELECT 1) AS one LEFT JOIN scope_state s ON s.scope = %s",
+        (scope, above, limit, HNSW_EF_CONSTRUCTION, EF_SEARCH, NARROW_EF_SEARCH, scope),
     ).fetchone() or (None, None, None, None)
     if dimension is None:
         return []
@@ -129,7 +148,7 @@ def search(
             f"this scope's vectors have {dimension} dimensions; the query's has {query.shape[-1]}"
         )
     if filters.empty and ann_index is not None:
-        return _approximate(conn, scope, query, limit, through, str(ann_index).endswith(HALF))
+        return _approximate(conn, scope, query, limit, through, is_half(str(ann_index)))
     if filters.empty:  # the scope's vectors alone, then only the nearest rows are joined
         rows = conn.execute(
             "SELECT f.id, 1 - n.distance FROM (SELECT fact, vector::vector <=> %s AS distance "

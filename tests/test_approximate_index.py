@@ -271,6 +271,10 @@ def test_a_delta_past_its_bound_is_merged_into_the_file(
     )
     assert size == 1_060
     same_answers(indexed, exact)
+    # the searches are counted again for the merged file's delta
+    indexed.remember_many(REF, [sentence(i) for i in range(1_060, 1_120)])
+    assert built(indexed) == merged and built(indexed) == merged
+    assert built(indexed) != merged
 
 
 def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory]) -> None:

@@ -164,7 +164,7 @@ class ApproximateIndex:
         self._lock = threading.Lock()
         self._opened: dict[str, _Opened] = {}
         self._deltas: dict[str, _Delta] = {}
-        self._searches: dict[str, int] = {}  # of each scope whose delta is past MERGE_ROWS
+        self._searches: dict[str, int] = {}  # of each scope past MERGE_ROWS, this file
         self._builder: Worker[str] = Worker("engram-vector-index", self.build)
 
     @property
@@ -267,10 +267,12 @@ class ApproximateIndex:
         return opened
 
     def _let_go(self, scope: str) -> None:
-        """Drops the scope's opened files (under ``_lock``)."""
+        """Drops the scope's opened files, and the count of its searches past MERGE_ROWS,
+        which starts again with the next file (under ``_lock``)."""
         mine = vectorfiles.scope_name(scope)
         for file in [f for f in self._opened if vectorfiles.scope_of(f) == mine]:
             del self._opened[file]
+        self._searches.pop(scope, None)
 
     def _follow(
         self, conn: sqlite3.Connection, scope: str, file: str, mark: int, last_seq: int

@@ -95,7 +95,16 @@ BEFORE_GROUNDING_FLAGS = (
     "AND NOT EXISTS (SELECT 1 FROM groundings WHERE entity = old.entity); END",
     "ALTER TABLE mentions DROP COLUMN grounds",
 )
+# Migration 22's words versions (PostgreSQL), undone before going further back.
+POSTGRES_BEFORE_WORDS_VERSIONS = (
+    "DROP TRIGGER facts_words_in ON facts",
+    "DROP TRIGGER facts_words_out ON facts",
+    "DROP TRIGGER facts_words_rewritten ON facts",
+    "DROP FUNCTION engram_words_changed, engram_words_rewritten, engram_words_version",
+    "ALTER TABLE scope_state DROP COLUMN words_version",
+)
 _POSTGRES_BEFORE_GROUNDING_FLAGS = (
+    *POSTGRES_BEFORE_WORDS_VERSIONS,
     _FLAGS_TO_ROWS,
     "DROP TRIGGER mentions_ad_graph ON mentions",
     "DROP TRIGGER mentions_au_graph ON mentions",
@@ -104,7 +113,8 @@ _POSTGRES_BEFORE_GROUNDING_FLAGS = (
 
 
 def before_grounding_flags(target: Target) -> None:
-    """Takes a store back to before migration 24 (SQLite) or 20 (PostgreSQL)."""
+    """Takes a store back to before migration 24 (SQLite) or 20 (PostgreSQL, and so
+    before 22 too)."""
     postgres = is_postgres(target)
     for statement in _POSTGRES_BEFORE_GROUNDING_FLAGS if postgres else BEFORE_GROUNDING_FLAGS:
         rows(target, statement)
@@ -133,7 +143,8 @@ def as_schema_18(conn: Any) -> None:
 def as_postgres_schema_14(url: str) -> None:
     """Takes a PostgreSQL store back to schema 14: without migration 15's postings (and
     17's index of them by fact), 16's indexes over a range of a scope's facts, 18's
-    mention types, 19's relation extractors and 20's grounding flags."""
+    mention types, 19's relation extractors and 20's grounding flags (and 22's words
+    versions)."""
     before_grounding_flags(url)
     rows(
         url,

@@ -12,6 +12,8 @@ import engram
 import stores
 from engram import Note, ResourceRef
 from engram.core.models import Filters
+from engram.storage.postgres import PostgresStore
+from engram.storage.postgres.postings import Postings
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import text_candidates_sql
 from stores import Target
@@ -203,10 +205,17 @@ def test_postgres_postings_rank_as_the_statement(
         ["absent", "x"],
     ]
     ranked = fulltext._from_postings
+    copies = Postings()
     with psycopg.connect(postgres_store_url, autocommit=True) as conn:
         for terms in queries:
             fast = ranked(conn, ref.key, terms, 40)
             assert fast is not None, terms
+            for _ in range(2):  # summed in this process: read, then from its copies
+                copied = ranked(conn, ref.key, terms, 40, copies)
+                assert copied is not None, terms
+                assert [(c.id, round(c.score, 12)) for c in copied] == [
+                    (c.id, round(c.score, 12)) for c in fast
+                ], terms
             monkeypatch.setattr(fulltext, "_from_postings", lambda *a: None)
             slow = fulltext.candidates(conn, ref.key, terms, Filters(), 40)
             monkeypatch.setattr(fulltext, "_from_postings", ranked)
@@ -226,6 +235,67 @@ def test_postgres_postings_rank_as_the_statement(
         for word in ("e-mail", "o'brien"):
             assert ranked(conn, ref.key, [word], 40) is None
             assert fulltext.candidates(conn, ref.key, [word], Filters(), 40)
+
+
+def test_postgres_postings_copied_in_a_process_follow_every_change_to_the_scope(
+    postgres_store_url: str,
+) -> None:
+    """A process sums the postings it read before while its scope's words are unchanged:
+    a fact remembered, forgotten, corrected or restored through another store (another
+    process) is ranked as the server ranks it at once, and a forgotten one never comes
+    back from the copies."""
+    ref, other = ResourceRef("copied"), ResourceRef("copied-other")
+    embedder = engram.HashingEmbedder(64)
+    texts = [f"river stone {w} n{i}" for i, w in enumerate(["apple"] * 30 + ["pear"] * 30)]
+    with (
+        engram.open(postgres_store_url, embedder=embedder) as reader,
+        engram.open(postgres_store_url, embedder=embedder) as writer,
+    ):
+        store = reader._store
+        assert isinstance(store, PostgresStore)
+
+        def ids(text: str = "apple river") -> list[str]:
+            return [h.fact.id for h in reader.recall(ref, text, mode="text", top_k=50)]
+
+        def served(text: str = "apple river") -> list[str]:
+            copies, store.postings = store.postings, None  # type: ignore[assignment]
+            try:
+                return ids(text)
+            finally:
+                store.postings = copies
+
+        facts = writer.remember_many(ref, texts)
+        writer.remember_many(other, ["apple apple river"])  # another scope's change
+        assert ids() == served() and len(ids()) == 50
+        held = store.postings._scopes[ref.key].version
+        writer.remember_many(other, ["apple river again"])
+        assert store.postings._scopes[ref.key].version == held  # not this scope's
+        added = writer.remember(ref, "apple apple apple river river")
+        assert ids()[0] == added.id and ids() == served()
+        writer.forget(ref, added.id)
+        assert added.id not in ids() and ids() == served()
+        writer.correct(ref, facts[0].id, "pear stone only")
+        assert facts[0].id not in ids() and ids() == served()
+        writer.restore(ref, added.id)
+        assert ids()[0] == added.id and ids() == served()
+        writer.forget(ref, added.id, hard=True)
+        assert added.id not in ids() and ids() == served()
+        assert ids("pear") == served("pear")
+
+
+def test_postgres_postings_copies_are_bounded() -> None:
+    """Past what a process holds, the scopes asked least lately go first."""
+    import numpy as np
+
+    from engram.storage.postgres import postings
+
+    copies = postings.Postings(held=10)
+    rows = (np.arange(6, dtype=np.int64), np.ones(6))
+    for scope in ("a", "b", "c"):
+        copies._scopes[scope] = postings._Scope(1, {"w": rows}, 6)
+        copies._size += 6
+        copies._trim()
+    assert list(copies._scopes) == ["c"] and copies._size == 6
 
 
 def test_facts_outside_a_scope_are_counted_exactly_up_to_the_bound(db_path: Path) -> None:

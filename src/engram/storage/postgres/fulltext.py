@@ -30,6 +30,7 @@ import psycopg
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
+from engram.storage.postgres.postings import Postings
 
 WALK_SCOPES_UP_TO = 5_000
 
@@ -40,13 +41,16 @@ def candidates(
     terms: Sequence[str],
     filters: Filters,
     limit: int,
+    postings: Postings | None = None,
 ) -> list[Candidate]:
-    """The best ``limit`` facts of ``scope`` matching any of ``terms`` after ``filters``.
+    """The best ``limit`` facts of ``scope`` matching any of ``terms`` after ``filters``;
+    ``postings``: this process's copies of the postings it has read, summed here instead
+    of in the server.
 
     Document frequencies count the scope's matches before filtering (a filter narrows
     which facts may answer, not how rare a word is)."""
     if filters.empty:
-        ranked = _from_postings(conn, scope, terms, limit)
+        ranked = _from_postings(conn, scope, terms, limit, postings)
         if ranked is not None:
             return ranked
     # A small scope is walked through its own index, each fact tested against the query:
@@ -93,9 +97,14 @@ def candidates(
 
 
 def _from_postings(
-    conn: psycopg.Connection[Any], scope: str, terms: Sequence[str], limit: int
+    conn: psycopg.Connection[Any],
+    scope: str,
+    terms: Sequence[str],
+    limit: int,
+    postings: Postings | None = None,
 ) -> list[Candidate] | None:
-    """Ranked from the scope's postings, or None where a word is more than one lexeme."""
+    """Ranked from the scope's postings (summed by ``postings`` where given), or None
+    where a word is more than one lexeme."""
     parsed = _counted(conn, scope, terms)
     weights = _lexemes(parsed)
     if weights is None:
@@ -103,7 +112,7 @@ def _from_postings(
     if not weights:
         return []
     total = float(parsed[0][0])
-    held = {lexemes[0]: int(counts[0]) for _, nodes, lexemes, counts in parsed if nodes}
+    held = {lexemes[0]: int(counts[0]) for _, nodes, lexemes, counts, _ in parsed if nodes}
     for word in list(weights):
         facts = held[word]
         if facts == 0:
@@ -113,22 +122,33 @@ def _from_postings(
     words = list(weights)
     if not words:
         return []
+    if postings is not None:
+        best = postings.best(conn, scope, int(parsed[0][4]), weights, limit)
+        if not best:
+            return []
+        ids = dict(
+            conn.execute(
+                "SELECT seq, id FROM facts WHERE seq = ANY(%s::bigint[])", ([s for s, _ in best],)
+            ).fetchall()
+        )
+        return [Candidate(str(ids[seq]), score) for seq, score in best]
     rows = conn.execute(_RANKED, (words, [weights[w] for w in words], scope, limit)).fetchall()
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
 
 
 def _counted(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[Any]:
     """Each term's count of tsquery nodes and its lexemes, with the scope's count of
-    facts holding each lexeme and of all its facts (:data:`_COUNTED`), in the terms' order."""
-    return conn.execute(_COUNTED, (scope, scope, list(terms))).fetchall()
+    facts holding each lexeme, of all its facts and its words' version
+    (:data:`_COUNTED`), in the terms' order."""
+    return conn.execute(_COUNTED, (scope, list(terms), scope)).fetchall()
 
 
-def _lexemes(parsed: Iterable[tuple[Any, int, list[str], Any]]) -> dict[str, float] | None:
+def _lexemes(parsed: Iterable[tuple[Any, int, list[str], Any, Any]]) -> dict[str, float] | None:
     """Each term's lexeme, with how many terms ask for it (stop words left out), from
     :func:`_counted`'s rows; None where a term is more than one lexeme (``e-mail`` asks
     for 'e-mail' & 'e' & 'mail', which no single posting answers)."""
     asked: dict[str, float] = {}  # a lexeme asked twice counts twice, as in the statement
-    for _, nodes, lexemes, _ in parsed:
+    for _, nodes, lexemes, _, _ in parsed:
         if nodes == 0:
             continue  # a stop word
         if nodes != 1 or len(lexemes) != 1:
@@ -138,14 +158,17 @@ def _lexemes(parsed: Iterable[tuple[Any, int, list[str], Any]]) -> dict[str, flo
 
 
 # Each term's tsquery nodes and lexemes, with the scope's count of facts holding each
-# lexeme and of all its facts (one round trip for what ranking needs beside the postings).
+# lexeme, of all its facts and its words' version (one round trip for what ranking needs
+# beside the postings).
 _COUNTED = """
-    SELECT coalesce((SELECT facts FROM scope_state WHERE scope = %s), 0),
+    SELECT coalesce(st.facts, 0),
         numnode(plainto_tsquery('english', u.t)), l.lexemes,
         array(SELECT coalesce(s.facts, 0) FROM unnest(l.lexemes) WITH ORDINALITY AS x (w, j)
-              LEFT JOIN scope_terms s ON s.scope = %s AND s.term = x.w ORDER BY x.j)
+              LEFT JOIN scope_terms s ON s.scope = %s AND s.term = x.w ORDER BY x.j),
+        coalesce(st.words_version, 0)
     FROM unnest(%s::text[]) WITH ORDINALITY AS u (t, i)
     CROSS JOIN LATERAL (SELECT tsvector_to_array(to_tsvector('english', u.t)) AS lexemes) AS l
+    LEFT JOIN scope_state st ON st.scope = %s
     ORDER BY u.i
 """
 

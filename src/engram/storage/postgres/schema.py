@@ -750,6 +750,44 @@ MIGRATIONS: tuple[str, ...] = (
         END IF;
     END $$;
     """,
+    """
+    -- 22: each scope's words_version, new whenever a statement adds, removes or rewrites
+    -- a fact's words in it, in that statement's transaction: a process's copies of the
+    -- scope's postings (storage/postgres/postings.py) are good while it is unchanged. A
+    -- random value, not a count, so a store restored from a backup never shows a version
+    -- a copy was read at with other postings behind it.
+    ALTER TABLE scope_state ADD COLUMN words_version bigint NOT NULL DEFAULT 0;
+    CREATE FUNCTION engram_words_version() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+        SELECT (random() * 9.2e18)::bigint
+    $$;
+    CREATE FUNCTION engram_words_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            UPDATE scope_state SET words_version = engram_words_version()
+                WHERE scope IN (SELECT scope FROM added);
+        ELSE
+            UPDATE scope_state SET words_version = engram_words_version()
+                WHERE scope IN (SELECT scope FROM removed);
+        END IF;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION engram_words_rewritten() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE scope_state SET words_version = engram_words_version()
+            WHERE scope IN (OLD.scope, NEW.scope);
+        RETURN NULL;
+    END $$;
+    -- after facts_counted_in (triggers of one event fire in the order of their names),
+    -- which makes a new scope's row
+    CREATE TRIGGER facts_words_in AFTER INSERT ON facts REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_words_changed();
+    CREATE TRIGGER facts_words_out AFTER DELETE ON facts REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_words_changed();
+    CREATE TRIGGER facts_words_rewritten AFTER UPDATE ON facts
+        FOR EACH ROW WHEN (NEW.words IS DISTINCT FROM OLD.words
+            OR NEW.scope IS DISTINCT FROM OLD.scope)
+        EXECUTE FUNCTION engram_words_rewritten();
+    """,
 )
 
 

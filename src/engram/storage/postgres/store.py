@@ -25,6 +25,7 @@ from engram.storage.background import Worker
 from engram.storage.postgres import fulltext, vectors
 from engram.storage.postgres.database import Conn, Database
 from engram.storage.postgres.health import PostgresHealth
+from engram.storage.postgres.postings import Postings
 from engram.storage.rows import (
     FACT_COLUMNS,
     PLAIN,
@@ -51,6 +52,7 @@ class PostgresStore(SQLStore):
     def __init__(self, url: str, *, apply_migrations: bool = True) -> None:
         db = Database(url, apply_migrations=apply_migrations)
         self.ann_above = vectors.ANN_ABOVE
+        self.postings = Postings()  # those full text has read, summed in this process
         super().__init__(
             db,
             PostgresFacts(self),
@@ -63,6 +65,7 @@ class PostgresStore(SQLStore):
 
     def close(self) -> None:
         self.builder.close()
+        self.postings.clear()
         super().close()
 
     def search_approximately_from(self, facts: int) -> None:
@@ -287,7 +290,8 @@ class PostgresCandidates:
     ) -> list[Candidate]:
         if not terms:
             return []
-        return fulltext.candidates(sql(tx).conn, scope.key, terms, filters, limit)
+        conn = sql(tx).conn
+        return fulltext.candidates(conn, scope.key, terms, filters, limit, self._store.postings)
 
     def holding(self, tx: Tx, scope: Scope, terms: Sequence[str]) -> list[str]:
         return fulltext.holding(sql(tx).conn, scope.key, terms) if terms else []

@@ -131,7 +131,7 @@ def _from_postings(
                 "SELECT seq, id FROM facts WHERE seq = ANY(%s::bigint[])", ([s for s, _ in best],)
             ).fetchall()
         )
-        return [Candidate(str(ids[seq]), score) for seq, score in best]
+        return [Candidate(str(ids[seq]), score) for seq, score in best if seq in ids]
     rows = conn.execute(_RANKED, (words, [weights[w] for w in words], scope, limit)).fetchall()
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
 

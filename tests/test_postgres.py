@@ -253,8 +253,20 @@ def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> Non
     assert name.endswith(f"_e{vectors.HNSW_EF_CONSTRUCTION}")
     assert (width(), width(350)) == (vectors.EF_SEARCH, 350)
     older = name.removesuffix(f"_e{vectors.HNSW_EF_CONSTRUCTION}")  # as graphs were named
+    stores.rows(postgres_url, f'ALTER INDEX "{name}" RENAME TO "{older}"')
     stores.rows(postgres_url, "UPDATE scope_state SET ann_index = ?", (older,))
     assert width() == vectors.NARROW_EF_SEARCH > vectors.EF_SEARCH
+    # a write leaves it until the scope grows; a reindex builds it as graphs are built now
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert not vectors.due(conn, REF.key, 100)
+        assert vectors.due(conn, REF.key, 100, current=True)
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        report = memory.consolidate(REF, steps=["reindex"]).step("reindex")
+        assert report is not None and report.counts["vector_index_built"] == 1
+    assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(name,)]
+    indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+    assert stores.rows(postgres_url, indexes) == [(name,)]
+    assert width() == vectors.EF_SEARCH
 
 
 def test_vectors_are_stored_at_half_precision_and_an_older_store_is_migrated(

@@ -27,6 +27,7 @@ the query not rounded), as exact search and SQLite give them.
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,10 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 400
 EF_SEARCH = 200  # for a graph built exploring HNSW_EF_CONSTRUCTION or more
 NARROW_EF_SEARCH = 300  # for one built narrower, as graphs were before
+OLDER_BUILD = 200  # what a graph named without how it was built explored a node added
+# How wide a graph was built, read off its name (``_<through>[_half]_e<width>``), in
+# Python and in the server's statements alike.
+BUILT = r"_[0-9]+(?:_half)?_e([0-9]+)$"
 # A scope's index is built again once its vectors outside it pass this share of those in
 # it: each vector is built into about five graphs in all as the scope grows, and a query
 # scores at most a fifth of the scope exactly.
@@ -83,6 +88,13 @@ def index_name(
     return f"{name}_{through}{HALF if half else ''}{built}"
 
 
+def built_with(name: str) -> int:
+    """How many candidates the index ``name`` explored a node added (200, as graphs were
+    built before their names said)."""
+    found = re.search(BUILT, name)
+    return OLDER_BUILD if found is None else int(found.group(1))
+
+
 def is_half(name: str) -> bool:
     """Whether the index ``name`` is a graph of half-precision copies."""
     return name.endswith(HALF) or f"{HALF}_e" in name
@@ -103,16 +115,24 @@ def halves(conn: psycopg.Connection[Any]) -> bool:
 def due(conn: psycopg.Connection[Any], scope: str, above: int, *, current: bool = False) -> bool:
     """Whether ``scope`` wants a new index: past ``above`` facts, of vectors a graph holds,
     and with none, one from before, or too many vectors outside it (more than
-    ``DELTA_SHARE`` of those in it; with ``current``, any: :func:`build_index` then covers
-    every vector the scope has)."""
+    ``DELTA_SHARE`` of those in it; with ``current``, any, or a graph built narrower than
+    graphs are built now: :func:`build_index` then covers every vector the scope has)."""
     row = conn.execute(
         "SELECT CASE WHEN s.facts > %(above)s AND (s.ann_index IS NULL OR s.ann_through IS NULL "
         "OR CASE WHEN %(current)s THEN EXISTS (SELECT 1 FROM fact_vectors v "
         "WHERE v.scope = s.scope AND v.fact > s.ann_through) "
+        "OR coalesce(substring(s.ann_index FROM %(pattern)s)::int, 0) < %(built)s "
         "ELSE s.facts - s.ann_rows > s.ann_rows * %(share)s END) "
         "THEN (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = s.scope LIMIT 1) END "
         "FROM scope_state s WHERE s.scope = %(scope)s",
-        {"above": above, "current": current, "share": DELTA_SHARE, "scope": scope},
+        {
+            "above": above,
+            "current": current,
+            "built": HNSW_EF_CONSTRUCTION,
+            "pattern": BUILT,
+            "share": DELTA_SHARE,
+            "scope": scope,
+        },
     ).fetchone()
     if row is None or row[0] is None:
         return False
@@ -137,9 +157,9 @@ def search(
         "SELECT (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1), "
         "CASE WHEN s.facts > %s THEN s.ann_index END, s.ann_through, "
         "set_config('hnsw.ef_search', greatest(%s, CASE WHEN coalesce(substring(s.ann_index "
-        "FROM '_e([0-9]+)$')::int, 0) >= %s THEN %s ELSE %s END)::text, true) "
+        "FROM %s)::int, 0) >= %s THEN %s ELSE %s END)::text, true) "
         "FROM (SELECT 1) AS one LEFT JOIN scope_state s ON s.scope = %s",
-        (scope, above, limit, HNSW_EF_CONSTRUCTION, EF_SEARCH, NARROW_EF_SEARCH, scope),
+        (scope, above, limit, BUILT, HNSW_EF_CONSTRUCTION, EF_SEARCH, NARROW_EF_SEARCH, scope),
     ).fetchone() or (None, None, None, None)
     if dimension is None:
         return []
@@ -226,7 +246,8 @@ def build_index(conn: psycopg.Connection[Any], scope: str) -> bool:
         if newest is None or newest[0] is None:
             return False
         through, dimension, before, covered = int(newest[0]), int(newest[1]), newest[2], newest[3]
-        if before is not None and covered == through:
+        built = built_with(str(before)) if before is not None else 0
+        if before is not None and covered == through and built >= HNSW_EF_CONSTRUCTION:
             return False
         half = halves(conn)
         if dimension > WIDEST[half]:

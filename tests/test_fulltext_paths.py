@@ -296,6 +296,11 @@ def test_postgres_postings_copies_are_bounded() -> None:
         copies._size += 6
         copies._trim()
     assert list(copies._scopes) == ["c"] and copies._size == 6
+    copies._scopes["c"].words["v"] = rows
+    copies._scopes["c"].size += 6
+    copies._size += 6
+    copies._trim()  # one scope holding more than the bound alone: dropped too
+    assert not copies._scopes and copies._size == 0
 
 
 def test_facts_outside_a_scope_are_counted_exactly_up_to_the_bound(db_path: Path) -> None:

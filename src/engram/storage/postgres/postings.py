@@ -105,8 +105,9 @@ class Postings:
 
     def _trim(self) -> None:
         """Drops the scopes asked least lately while more than ``held`` are held (under
-        ``_lock``); the one just read stays."""
-        while self._size > self._held and len(self._scopes) > 1:
+        ``_lock``); where the one just read holds more alone, its copies too (the
+        question being answered has read what it needs)."""
+        while self._size > self._held and self._scopes:
             _, gone = self._scopes.popitem(last=False)
             self._size -= gone.size
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from engram.storage.sqlite.index.copies import ScopeCopies
+from engram.storage.copies import ScopeCopies
 
 
 @dataclass

@@ -267,9 +267,9 @@ def test_postgres_postings_copied_in_a_process_follow_every_change_to_the_scope(
         facts = writer.remember_many(ref, texts)
         writer.remember_many(other, ["apple apple river"])  # another scope's change
         assert ids() == served() and len(ids()) == 50
-        held = store.postings._scopes[ref.key].version
+        held = store.postings._copies.held(ref.key).version  # type: ignore[union-attr]
         writer.remember_many(other, ["apple river again"])
-        assert store.postings._scopes[ref.key].version == held  # not this scope's
+        assert store.postings._copies.held(ref.key).version == held  # type: ignore[union-attr]  # not this scope's
         added = writer.remember(ref, "apple apple apple river river")
         assert ids()[0] == added.id and ids() == served()
         writer.forget(ref, added.id)
@@ -284,23 +284,26 @@ def test_postgres_postings_copied_in_a_process_follow_every_change_to_the_scope(
 
 
 def test_postgres_postings_copies_are_bounded() -> None:
-    """Past what a process holds, the scopes asked least lately go first."""
+    """Past what a process holds, the scopes asked least lately go first, and within a
+    scope holding more than the bound alone, its words asked least lately."""
     import numpy as np
 
     from engram.storage.postgres import postings
 
-    copies = postings.Postings(held=10)
+    copies = postings.Postings(budget_bytes=10 * 16)  # ten postings
     rows = (np.arange(6, dtype=np.int64), np.ones(6))
     for scope in ("a", "b", "c"):
-        copies._scopes[scope] = postings._Scope(1, {"w": rows}, 6)
-        copies._size += 6
-        copies._trim()
-    assert list(copies._scopes) == ["c"] and copies._size == 6
-    copies._scopes["c"].words["v"] = rows
-    copies._scopes["c"].size += 6
-    copies._size += 6
-    copies._trim()  # one scope holding more than the bound alone: dropped too
-    assert not copies._scopes and copies._size == 0
+        copies._copies.use(scope, lambda _: False, lambda _: postings._Words(1), lambda _: None)
+        held = copies._copies.held(scope)
+        assert held is not None
+        held.put("w", rows)
+        copies._copies.evict()
+    assert [s for s in "abc" if copies._copies.held(s)] == ["c"]
+    held = copies._copies.held("c")
+    assert held is not None
+    held.put("v", rows)
+    held.trim(copies._copies.budget_bytes)  # one scope holding more than the bound alone
+    assert list(held.words) == ["v"] and held.nbytes == 6 * 16
 
 
 def test_facts_outside_a_scope_are_counted_exactly_up_to_the_bound(db_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 import engram
 import stores
@@ -14,6 +15,7 @@ from engram import Memory, Note, ResourceRef
 from engram.core import query
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
+from engram.storage import summed
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, TOKENIZE, scope_token
 from engram.storage.sqlite.index import textindex
@@ -352,6 +354,27 @@ def test_a_posting_s_rows_are_read_off_its_instances_as_unique_gives_them() -> N
             assert a.tolist() == b.tolist(), case
 
 
+def test_a_query_s_best_are_the_same_summed_densely_or_by_unique_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows spread thinly over their seqs (a scope among many) are summed by unique row,
+    with the same rows, order and scores as the dense sum; ties go to the older row."""
+    rng = np.random.default_rng(3)
+    for spread in (3, 50_000):
+        parts = []
+        for _ in range(4):
+            seqs = np.unique(rng.integers(0, 2_000, 700)) * spread
+            parts.append((seqs.astype(np.int64), rng.integers(1, 6, seqs.shape[0]) / 4.0))
+        got = []
+        for span in (0, 10**9):  # by unique rows; densely
+            monkeypatch.setattr(summed, "DENSE_SPAN", span)
+            seqs, scores = summed.best(parts, 25)
+            got.append((seqs.tolist(), scores.tolist()))
+        assert got[0] == got[1] and len(got[0][0]) == 25
+        pairs = list(zip(got[0][1], got[0][0], strict=True))
+        assert pairs == sorted(pairs, key=lambda p: (-p[0], p[1]))
+
+
 def test_the_floor_of_a_query_s_best_lets_every_one_of_them_through() -> None:
     """At least ``kept`` values reach the floor, and it is no higher than the kept-th
     largest: whether a sample found it or, where the sample's best are more of the best
@@ -362,10 +385,10 @@ def test_the_floor_of_a_query_s_best_lets_every_one_of_them_through() -> None:
     cases += [rng.integers(0, 4, 40_000).astype(np.float64)]  # ties everywhere
     # the few best all where a sample's strides fall: the sample's floor lets too few by
     skewed = rng.random(40_000)
-    skewed[: 40_000 // (kept * textindex.SAMPLED) * 5 : 40_000 // (kept * textindex.SAMPLED)] += 10
+    skewed[: 40_000 // (kept * summed.SAMPLED) * 5 : 40_000 // (kept * summed.SAMPLED)] += 10
     cases += [skewed]
     for values in cases:
-        floor = textindex._floor(values, min(kept, values.shape[0]))
+        floor = summed.floor(values, min(kept, values.shape[0]))
         wanted = min(kept, values.shape[0])
         assert np.count_nonzero(values >= floor) >= wanted
         assert floor <= np.sort(values)[-wanted]

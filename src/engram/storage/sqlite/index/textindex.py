@@ -48,10 +48,11 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.core.ranking import Candidate
+from engram.storage import summed
 from engram.storage.background import Worker
+from engram.storage.copies import ScopeCopies
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, WEIGHTS
-from engram.storage.sqlite.index.copies import ScopeCopies
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer
 from engram.storage.sqlite.schema import change_mark
@@ -59,8 +60,6 @@ from engram.storage.sqlite.schema import change_mark
 INDEX_ABOVE = 20_000
 DEFAULT_BUDGET_BYTES = 256 << 20
 READ_INLINE_BELOW = 50_000  # rows holding a term (in the whole file)
-SAMPLED = 32  # values sampled for each of a query's best, to find a floor for them
-MARGIN = 4  # the floor: about this many times as many values reach it
 OWN_SHARE = 0.5  # of the file's rows: a scope holding as many reads every posting inline
 WORDS_COUNTED = 10_000  # document counts kept
 FOLLOWED = 2_000  # appended or changed facts followed in place; more drop the terms held
@@ -532,46 +531,23 @@ def _sizes(hexes: str, lengths: Ints) -> Counts:
 def _best(
     conn: sqlite3.Connection, scope: str, parts: list[tuple[Ints, Floats]], limit: int
 ) -> list[Candidate]:
-    """The ``limit`` best rows by summed score (ties to the older row, and every row tied
-    with the last one kept considered), as candidates named by their facts' ids."""
-    if not parts:
+    """The ``limit`` best rows by summed score (:func:`engram.storage.summed.best`), as
+    candidates named by their facts' ids."""
+    seqs, scores = summed.best(parts, limit)
+    if not seqs.shape[0]:
         return []
-    low = min(int(seqs.min()) for seqs, _ in parts)
-    high = max(int(seqs.max()) for seqs, _ in parts)
-    scores = np.zeros(high - low + 1, np.float64)
-    for seqs, score in parts:  # in the query's order, as bm25() sums them
-        scores[seqs - low] += score
-    every = np.concatenate([seqs for seqs, _ in parts]) - low
-    kept = limit * len(parts)  # a row appears once per term: these hold `limit` rows
-    if every.shape[0] > kept:
-        values = scores[every]
-        every = every[values >= _floor(values, kept)]
-    chosen = np.unique(every)
-    order = chosen[np.lexsort((chosen, -scores[chosen]))][:limit].tolist()
     ids = dict(
         conn.execute(
             "SELECT seq, id FROM facts WHERE seq IN (SELECT value FROM json_each(?)) "
             "AND +scope = ?",  # by the seqs, never a walk of the scope's index
-            (json.dumps([i + low for i in order]), scope),
+            (json.dumps(seqs.tolist()), scope),
         ).fetchall()
     )
-    return [Candidate(ids[i + low], float(scores[i])) for i in order if i + low in ids]
-
-
-def _floor(values: Floats, kept: int) -> float:
-    """A score that at least ``kept`` of ``values`` reach and no higher than the
-    ``kept``-th largest: found on a strided sample of ``SAMPLED`` values for each one
-    kept (the value that about ``MARGIN`` times ``kept`` of them would reach), a
-    partition of a few thousand values instead of a common term's 100k, and checked;
-    where the check fails, the ``kept``-th largest itself."""
-    step = values.shape[0] // (kept * SAMPLED)
-    if step >= 2:
-        sample = values[::step]
-        rank = min(sample.shape[0], MARGIN * kept // step + 1)
-        low = float(np.partition(sample, sample.shape[0] - rank)[sample.shape[0] - rank])
-        if int(np.count_nonzero(values >= low)) >= kept:
-            return low
-    return float(np.partition(values, values.shape[0] - kept)[values.shape[0] - kept])
+    return [
+        Candidate(ids[seq], score)
+        for seq, score in zip(seqs.tolist(), scores.tolist(), strict=True)
+        if seq in ids
+    ]
 
 
 def _averages(conn: sqlite3.Connection) -> tuple[int, int]:

@@ -19,9 +19,9 @@ import numpy.typing as npt
 
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
+from engram.storage.copies import ScopeCopies
 from engram.storage.sql.dialect import cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.index.copies import ScopeCopies
 from engram.storage.sqlite.index.projection import PROJECT_ABOVE, Projection
 from engram.storage.sqlite.index.revision import follow
 from engram.storage.sqlite.schema import change_mark

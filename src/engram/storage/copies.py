@@ -63,6 +63,10 @@ class ScopeCopies(Generic[T]):
         with self._lock:
             self._copies.pop(scope, None)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._copies.clear()
+
     def stripe(self, scope: str) -> threading.Lock:
         return self._stripes[zlib.crc32(scope.encode("utf-8")) % STRIPES]
 

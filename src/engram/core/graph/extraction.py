@@ -668,8 +668,10 @@ _LOWER = re.compile(r"(?<![\w@#/.'\u2019-])[^\W\d_A-Z]+(?=['\u2019]s\b|(?![\w@'\
 
 # A person's titles, after which a run's "of" says where they are, not a longer name.
 _PERSON_TITLES = frozenset("mr mrs ms mx dr doc prof professor".split())
-# The words that open a sentence as a name with no cue: what every reader knows (rule 4).
-_KNOWN_OPENERS = places.KNOWN | organisations.KNOWN | products.KNOWN | given_names.GIVEN
+# The places, organisations and products every reader knows (rule 4).
+_EVERY_READER_KNOWS = places.KNOWN | organisations.KNOWN | products.KNOWN
+# The words that open a sentence as a name with no cue: those, and given names.
+_KNOWN_OPENERS = _EVERY_READER_KNOWS | given_names.GIVEN
 # The names read in lowercase: given names and the organisations every reader knows by a
 # name that is no English word anywhere ("monzo froze my card", "ikea delivery guy"); the
 # places and products so known where a preposition or a verb of going or using says one
@@ -706,7 +708,7 @@ def _lowercase_names(text: str, scan: int) -> Iterator[Mention]:
 _BROKEN = sorted(
     (
         name
-        for name in places.KNOWN | organisations.KNOWN | products.KNOWN
+        for name in _EVERY_READER_KNOWS
         if " " in name and any(w in NOT_NAMES or opener(w) for w in name.split())
     ),
     key=len,

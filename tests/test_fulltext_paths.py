@@ -281,6 +281,11 @@ def test_postgres_postings_copied_in_a_process_follow_every_change_to_the_scope(
         writer.forget(ref, added.id, hard=True)
         assert added.id not in ids() and ids() == served()
         assert ids("pear") == served("pear")
+        # erased in this process: its copies of the scope go at the commit
+        assert store.postings._copies.held(ref.key) is not None
+        reader.forget(ref, facts[1].id, hard=True)
+        assert store.postings._copies.held(ref.key) is None
+        assert facts[1].id not in ids() and ids() == served()
 
 
 def test_postgres_postings_copies_are_bounded() -> None:

@@ -94,6 +94,9 @@ class Postings:
         seqs, scores = summed.best(parts, limit)
         return list(zip(seqs.tolist(), scores.tolist(), strict=True))
 
+    def forget(self, scope: str) -> None:
+        self._copies.forget(scope)
+
     def clear(self) -> None:
         self._copies.clear()
 

@@ -138,7 +138,17 @@ class PostgresFacts(FactTable):
             self._index_when_grown(tx, scope)
         return {by_hash[str(h)].content_hash for _, h in rows}
 
+    def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:
+        self._forget_copies(tx, scope)
+        return super().erase(tx, scope, ids)
+
+    def _forget_copies(self, tx: Tx, scope: Scope) -> None:
+        """Erased words leave this process's copies of the scope's postings at the commit
+        (another process's go at its next question there, by the scope's words_version)."""
+        sql(tx).after_commit(lambda: self._store.postings.forget(scope.key))
+
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
+        self._forget_copies(tx, scope)
         if turn_user is None:
             vectors.cancel_builds(sql(tx).conn, scope.key)
         gone = super().erase_scope(tx, scope, turn_user=turn_user)

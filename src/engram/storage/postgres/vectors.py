@@ -70,22 +70,14 @@ HALVES_FROM = (0, 7)  # the pgvector version that brought halfvec
 WIDEST = {False: 2_000, True: 4_000}
 
 
-def index_name(
-    scope: str,
-    through: int | None = None,
-    *,
-    half: bool = False,
-    built_with: int | None = HNSW_EF_CONSTRUCTION,
-) -> str:
+def index_name(scope: str, through: int | None = None, *, half: bool = False) -> str:
     """The name of ``scope``'s index covering its vectors up to ``through`` (None: every
     one, as indexes were named before), unique to the scope and the build; ``half``: of
-    half-precision copies; ``built_with``: the candidates explored a node added (None,
-    as graphs built exploring 200 were named)."""
+    half-precision copies. It ends in how wide graphs are built (:data:`BUILT`)."""
     name = "fact_ann_" + hashlib.blake2b(scope.encode("utf-8"), digest_size=12).hexdigest()
     if through is None:
         return name
-    built = "" if built_with is None else f"_e{built_with}"
-    return f"{name}_{through}{HALF if half else ''}{built}"
+    return f"{name}_{through}{HALF if half else ''}_e{HNSW_EF_CONSTRUCTION}"
 
 
 def built_with(name: str) -> int:

@@ -17,12 +17,12 @@ from pgvector.psycopg import register_vector
 import engram
 import postgres_server
 import stores
-from engram import ResourceRef, StorageFailure
+from engram import Note, ResourceRef, StorageFailure
 from engram.cli.main import main
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage import staging
-from engram.storage.postgres import PostgresStore, vectors
+from engram.storage.postgres import PostgresStore, fulltext, vectors
 from engram.storage.postgres import backup as pg_backups
 from engram.storage.postgres.schema import MIGRATIONS
 from engram.storage.postgres.vectors import index_name
@@ -267,6 +267,41 @@ def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> Non
     indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
     assert stores.rows(postgres_url, indexes) == [(name,)]
     assert width() == vectors.EF_SEARCH
+
+
+def test_candidates_carry_the_traits_their_rows_hold(postgres_url: str) -> None:
+    """Each half reads a candidate's traits with its id: the graph's statement with the
+    rows after the graph, exact search, a filtered search and the postings' copies give
+    what the facts' own read gives (words, a correction's, context, time, speaker,
+    strength), so recall does not read them again."""
+    embedder = engram.HashingEmbedder(64)
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        first = memory.remember_many(REF, _sentences(300, 31))
+        assert store.builder.settle(timeout=120)
+        said = {"speaker": "Ana"}
+        notes = [Note(s, strength=2.5, metadata=said, context="c") for s in _sentences(40, 32)]
+        later = {f.id for f in memory.remember_many(REF, notes)}  # after the graph's rows
+        memory.correct(REF, first[5].id, "w1 w2 w3 corrected words")
+        query = np.asarray(embedder.embed(["w1 w2 w3"], "query")[0], np.float32)
+
+        def check(found: list[Candidate]) -> set[str]:
+            assert found and all(c.traits is not None for c in found)
+            ids = [c.id for c in found]
+            held = store.run(lambda tx: store.facts.traits(tx, REF, ids), write=False)
+            assert {c.id: c.traits for c in found} == held
+            return set(ids)
+
+        with psycopg.connect(postgres_url) as conn, conn.transaction():
+            register_vector(conn)
+            every = check(vectors.search(conn, REF.key, query, Filters(), 400, above=100))
+            assert later <= every and first[5].id in every  # both sides of the graph's rows
+            check(vectors.search(conn, REF.key, query, Filters(), 60, above=1 << 52))
+            strong = check(vectors.search(conn, REF.key, query, Filters(min_strength=2), 60))
+            assert strong == later
+            terms = ["w1", "w2", "corrected"]
+            check(fulltext.candidates(conn, REF.key, terms, Filters(), 60, store.postings))
 
 
 def test_vectors_are_stored_at_half_precision_and_an_older_store_is_migrated(

@@ -13,8 +13,7 @@ import engram
 from engram import ResourceRef
 from engram.core.asked import kind, wh
 from engram.core.clock import to_us
-from engram.core.models import Traits
-from engram.core.ranking import Candidate
+from engram.core.ranking import Candidate, Traits
 from engram.core.signals import (
     NEAREST,
     by_kind,

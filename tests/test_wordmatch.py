@@ -13,8 +13,7 @@ import pytest
 import engram
 from engram import ResourceRef
 from engram.core import asked, wordmatch
-from engram.core.models import Traits
-from engram.core.ranking import Candidate
+from engram.core.ranking import Candidate, Traits
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

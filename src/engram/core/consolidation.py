@@ -52,8 +52,9 @@ from typing import TYPE_CHECKING, Any
 from engram.core import ledger, limits, recording, rules, specifics, spoken
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.graph import backlog
-from engram.core.models import Caps, Fact, Traits, Writer
+from engram.core.models import Caps, Fact, Writer
 from engram.core.ports import ModelRecord
+from engram.core.ranking import Traits
 from engram.core.records import ConsolidationReport as ConsolidationReport  # re-exported
 from engram.core.records import StepReport as StepReport
 

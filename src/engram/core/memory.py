@@ -70,7 +70,6 @@ from engram.core.models import (
     RecallHit,
     RecallMode,
     SourceRef,
-    Traits,
     Trashed,
     TrashPage,
     Via,
@@ -87,7 +86,7 @@ from engram.core.ports import (
     Tx,
     Vectors,
 )
-from engram.core.ranking import Candidate, Fused, fuse, rank_by_strength
+from engram.core.ranking import Candidate, Fused, Traits, fuse, rank_by_strength
 from engram.core.records import Entry as SessionEntry
 from engram.core.scopes import ResourceRef, Scope, parse_key
 from engram.core.sessions import Sessions
@@ -1058,13 +1057,16 @@ class Memory:
             lexical: list[Candidate] = []
             semantic: list[Candidate] = []
             beyond: list[Candidate] = []  # the vector half's, read deeper for one list
-            early: dict[str, Traits] = {}  # the text half's traits, read beside the search
+            # The candidates' traits: those a half read with them, and the text half's
+            # read beside the vector half's search.
+            early: dict[str, Traits] = {}
 
             def read_early(found: list[Candidate]) -> None:
-                early.update(store.facts.traits(tx, ref, [c.id for c in found]))
+                early.update(_traits(store, tx, ref, found, early))
 
             if told is not None and vector is not None:
-                lexical = told if terms else []
+                # found in a snapshot before: their traits are read again in this one
+                lexical = [Candidate(c.id, c.score) for c in told] if terms else []
                 hybrid = bool(terms) and signals.reads_nearest(text, named)
                 deep = signals.NEAREST if hybrid else pool
                 semantic = store.candidates.vector(tx, ref, vector, filters, max(pool, deep))
@@ -1078,18 +1080,19 @@ class Memory:
             elif vector is not None:
                 semantic = store.candidates.vector(tx, ref, vector, filters, pool)
                 if speaking and told is None:  # who said them, not a full-text half
-                    said = store.facts.traits(tx, ref, [c.id for c in semantic])
+                    said = _traits(store, tx, ref, semantic, early)
                     if _names_a_speaker(text, semantic, said):
                         return None
+            early.update((c.id, c.traits) for c in lexical + semantic + beyond if c.traits)
             more: list[list[Candidate]] = []
             traits: dict[str, Traits] | None = None
             if terms and semantic:  # hybrid: what else the candidates' rows know
                 pooled = dict.fromkeys([c.id for c in lexical] + [c.id for c in semantic])
-                traits = early | store.facts.traits(tx, ref, [i for i in pooled if i not in early])
+                traits = _traits(store, tx, ref, lexical + semantic, early)
                 if speaking and told is None and _names_a_speaker(text, lexical, traits):
                     return None
                 kinds = _kinds(store, tx, ref, traits) if asked_kind(text) else None
-                wider = store.facts.traits(tx, ref, [c.id for c in beyond if c.id not in pooled])
+                wider = _traits(store, tx, ref, [c for c in beyond if c.id not in pooled], early)
                 nearest = semantic + beyond
                 words = None if embedder is None else self._word_vectors(embedder)
                 more = signals.lists(
@@ -1097,7 +1100,7 @@ class Memory:
                 )
                 traits.update(wider)
             fused = fuse(lexical, semantic, more)
-            known = traits or {}  # read with the lists; any other candidate's read here
+            known = early if traits is None else traits  # any other candidate's read here
             strengths = store.facts.strengths(tx, ref, [f.id for f in fused if f.id not in known])
             strengths.update(
                 (f.id, s) for f in fused if f.id in known and (s := known[f.id].strength) != 1.0
@@ -1173,6 +1176,15 @@ def expired(fact: Fact, at: int) -> bool:
     """Whether the fact's time has run out at ``at`` (then it is neither recalled nor
     listed)."""
     return fact.expires_at is not None and to_us(fact.expires_at) <= at
+
+
+def _traits(
+    store: Store, tx: Tx, ref: Scope, found: Sequence[Candidate], held: dict[str, Traits]
+) -> dict[str, Traits]:
+    """The traits of ``found``: those it or ``held`` carries, the rest read."""
+    carried = {c.id: t for c in found if (t := c.traits or held.get(c.id)) is not None}
+    missing = [c.id for c in found if c.id not in carried]
+    return carried | store.facts.traits(tx, ref, list(dict.fromkeys(missing)))
 
 
 def _names_a_speaker(text: str, half: Sequence[Candidate], traits: dict[str, Traits]) -> bool:

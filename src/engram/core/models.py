@@ -94,24 +94,6 @@ class RecallHit:
 
 
 @dataclass(frozen=True, slots=True)
-class Traits:
-    """What recall reads of a candidate beyond its scores: its words (``content``, and its
-    ``context``), when it happened (``created_at``), who said it (its metadata's
-    ``speaker``, as a conversation's turns carry it), and its ``strength``."""
-
-    content: str
-    at: datetime
-    speaker: str | None
-    context: str | None = None
-    strength: float = 1.0
-
-    @property
-    def text(self) -> str:
-        """Its content, then its context on the lines after."""
-        return self.content if self.context is None else f"{self.content}\n{self.context}"
-
-
-@dataclass(frozen=True, slots=True)
 class Filters:
     """Recall filters; each binds both halves (full-text and vector) before fusion."""
 

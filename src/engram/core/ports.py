@@ -26,12 +26,11 @@ from engram.core.models import (
     Filters,
     LedgerEntry,
     SourceRef,
-    Traits,
     WorkingEntry,
     Writer,
 )
 from engram.core.models import ModelRecord as ModelRecord  # re-exported
-from engram.core.ranking import Candidate
+from engram.core.ranking import Candidate, Traits
 from engram.core.scopes import Scope
 
 if TYPE_CHECKING:

@@ -17,18 +17,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 SPREAD = 3.0  # standard deviations either side of the mean: the method's definition
 _FLAT = 0.5  # a list whose scores are all equal says nothing about their order
 
 
 @dataclass(frozen=True, slots=True)
+class Traits:
+    """What recall reads of a candidate beyond its scores: its words (``content``, and its
+    ``context``), when it happened (``created_at``), who said it (its metadata's
+    ``speaker``, as a conversation's turns carry it), and its ``strength``."""
+
+    content: str
+    at: datetime
+    speaker: str | None
+    context: str | None = None
+    strength: float = 1.0
+
+    @property
+    def text(self) -> str:
+        """Its content, then its context on the lines after."""
+        return self.content if self.context is None else f"{self.content}\n{self.context}"
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
-    """A fact id with its score in one list (higher is better)."""
+    """A fact id with its score in one list (higher is better); ``traits``: its row's,
+    where the list read them with it (then recall reads them no more)."""
 
     id: str
     score: float
+    traits: Traits | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

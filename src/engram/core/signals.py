@@ -44,9 +44,8 @@ from datetime import datetime
 from functools import lru_cache
 
 from engram.core import asked, feedback, query, when, wordmatch
-from engram.core.models import Traits
 from engram.core.query import STOPWORDS
-from engram.core.ranking import Candidate
+from engram.core.ranking import Candidate, Traits
 
 # How many of the nearest by meaning a question naming a speaker reads for that person's
 # words: four times recall's candidate pool, a bounded read (their rows' traits too).

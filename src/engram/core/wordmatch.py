@@ -34,8 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engram.core import query
-from engram.core.models import Traits
-from engram.core.ranking import Candidate
+from engram.core.ranking import Candidate, Traits
 
 WORDS_HELD = 20_000  # about 31 MB of 384-wide vectors
 CANDIDATES = 20  # the vector half's best, scored word by word

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from engram.core import limits
 from engram.core.clock import from_us, to_us
 from engram.core.errors import StorageFailure
-from engram.core.models import Fact, SourceRef, Traits, WorkingEntry
+from engram.core.models import Fact, SourceRef, WorkingEntry
+from engram.core.ranking import Traits
 from engram.core.records import Agent, Entry, Session
 from engram.core.scopes import ResourceRef, parse_key
 
@@ -208,9 +209,12 @@ to_fact = _reader()
 """A row of :data:`FACT_COLUMNS` (or :data:`FACT_FIELDS` and one more) as a fact."""
 
 
+TRAITS = "content, context, created_at, metadata, strength"
+"""A fact's columns that :func:`to_traits` reads, after its id."""
+
+
 def to_traits(row: tuple[Any, ...]) -> Traits:
-    """A row of ``id, content, context, created_at, metadata, strength`` as a candidate's
-    traits."""
+    """A row of ``id`` and the :data:`TRAITS` columns as a candidate's traits."""
     _id, content, context, created, metadata, strength = row
     speaker = json.loads(str(metadata)).get("speaker")
     return Traits(

@@ -31,6 +31,7 @@ from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 from engram.storage.postgres.postings import Postings
+from engram.storage.rows import TRAITS, to_traits
 
 WALK_SCOPES_UP_TO = 5_000
 
@@ -126,12 +127,16 @@ def _from_postings(
         best = postings.best(conn, scope, int(parsed[0][4]), weights, limit)
         if not best:
             return []
-        ids = dict(
-            conn.execute(
-                "SELECT seq, id FROM facts WHERE seq = ANY(%s::bigint[])", ([s for s, _ in best],)
-            ).fetchall()
-        )
-        return [Candidate(str(ids[seq]), score) for seq, score in best if seq in ids]
+        rows = conn.execute(
+            f"SELECT seq, id, {TRAITS} FROM facts WHERE seq = ANY(%s::bigint[])",
+            ([s for s, _ in best],),
+        ).fetchall()
+        read = {r[0]: r[1:] for r in rows}  # each id with its traits
+        return [
+            Candidate(str(read[seq][0]), score, to_traits(read[seq]))
+            for seq, score in best
+            if seq in read
+        ]
     rows = conn.execute(_RANKED, (words, [weights[w] for w in words], scope, limit)).fetchall()
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
 

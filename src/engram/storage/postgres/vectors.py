@@ -39,6 +39,7 @@ from engram.core.models import Filters
 from engram.core.ports import Vectors
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
+from engram.storage.rows import TRAITS, to_traits
 
 # A scope above this many facts gets its own HNSW index (built once, after the write
 # that crossed it). Below it, exact search over the scope's rows costs under ~10 ms
@@ -163,20 +164,20 @@ def search(
         return _approximate(conn, scope, query, limit, through, is_half(str(ann_index)))
     if filters.empty:  # the scope's vectors alone, then only the nearest rows are joined
         rows = conn.execute(
-            "SELECT f.id, 1 - n.distance FROM (SELECT fact, vector::vector <=> %s AS distance "
-            "FROM fact_vectors WHERE scope = %s ORDER BY distance LIMIT %s) AS n "
+            f"SELECT f.id, 1 - n.distance, {_TRAITS} FROM (SELECT fact, vector::vector <=> %s "
+            "AS distance FROM fact_vectors WHERE scope = %s ORDER BY distance LIMIT %s) AS n "
             "JOIN facts f ON f.seq = n.fact ORDER BY n.distance, f.seq",
             (query, scope, limit),
         ).fetchall()
-        return [Candidate(str(r[0]), float(r[1])) for r in rows]
+        return _candidates(rows)
     where, params = filter_sql(filters, mark="%s")
     rows = conn.execute(
-        "SELECT f.id, 1 - (v.vector::vector <=> %s) AS score FROM fact_vectors v "
+        f"SELECT f.id, 1 - (v.vector::vector <=> %s) AS score, {_TRAITS} FROM fact_vectors v "
         f"JOIN facts f ON f.seq = v.fact WHERE v.scope = %s{where} "
         "ORDER BY v.vector::vector <=> %s, f.seq LIMIT %s",
         (query, scope, *params, query, limit),
     ).fetchall()
-    return [Candidate(str(r[0]), float(r[1])) for r in rows]
+    return _candidates(rows)
 
 
 def _approximate(
@@ -196,14 +197,15 @@ def _approximate(
     kind = sql.SQL("halfvec" if half else "vector")
     if through is None:  # an index from before, covering every row
         statement = sql.SQL(
-            "SELECT f.id, 1 - (v.vector::vector({dim}) <=> %s::vector({dim})) AS score "
-            "FROM fact_vectors v JOIN facts f ON f.seq = v.fact WHERE v.scope = {scope} "
-            "ORDER BY v.vector::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
-        ).format(dim=dim, scope=sql.Literal(scope))
+            "SELECT f.id, 1 - (v.vector::vector({dim}) <=> %s::vector({dim})) AS score, "
+            "{traits} FROM fact_vectors v JOIN facts f ON f.seq = v.fact "
+            "WHERE v.scope = {scope} ORDER BY v.vector::vector({dim}) <=> %s::vector({dim}) "
+            "LIMIT %s"
+        ).format(dim=dim, scope=sql.Literal(scope), traits=sql.SQL(_TRAITS))
         rows = conn.execute(statement, (query, query, limit)).fetchall()
-        return [Candidate(str(r[0]), float(r[1])) for r in rows]
+        return _candidates(rows)
     statement = sql.SQL(
-        "SELECT f.id, n.score FROM ("
+        "SELECT f.id, n.score, {traits} FROM ("
         " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score"
         "  FROM fact_vectors v WHERE v.scope = {scope} AND v.fact <= {through}"
         "  ORDER BY v.vector::{kind}({dim}) <=> %s::{kind}({dim}) LIMIT %s)"
@@ -211,10 +213,26 @@ def _approximate(
         " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score FROM fact_vectors v"
         "  WHERE v.scope = %s AND v.fact > %s ORDER BY v.vector::vector <=> %s LIMIT %s)"
         ") AS n JOIN facts f ON f.seq = n.fact ORDER BY n.score DESC, f.seq LIMIT %s"
-    ).format(dim=dim, kind=kind, scope=sql.Literal(scope), through=sql.Literal(int(through)))
+    ).format(
+        dim=dim,
+        kind=kind,
+        scope=sql.Literal(scope),
+        through=sql.Literal(int(through)),
+        traits=sql.SQL(_TRAITS),
+    )
     params = (query, query, limit, query, scope, through, query, limit, limit)
     rows = conn.execute(statement, params).fetchall()
-    return [Candidate(str(r[0]), float(r[1])) for r in rows]
+    return _candidates(rows)
+
+
+# Each candidate's traits are read with it, from the row its id is read from: recall
+# reads them for the lists beside the two halves, and would read them again otherwise.
+_TRAITS = ", ".join(f"f.{column}" for column in TRAITS.split(", "))
+
+
+def _candidates(rows: list[Any]) -> list[Candidate]:
+    """Rows of id, score and the :data:`~engram.storage.rows.TRAITS` as candidates."""
+    return [Candidate(str(r[0]), float(r[1]), to_traits((r[0], *r[2:]))) for r in rows]
 
 
 def build_index(conn: psycopg.Connection[Any], scope: str) -> bool:

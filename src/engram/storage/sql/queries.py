@@ -14,6 +14,7 @@ from engram.storage.rows import (
     FACT_FIELDS,
     PLAIN_COLUMNS,
     SESSION_COLUMNS,
+    TRAITS,
     WORKING_COLUMNS,
     stored_digest,
 )
@@ -217,8 +218,7 @@ def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
 def facts_traits(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     member, params = d.in_list("id", ids)
     return (
-        f"SELECT id, content, context, created_at, metadata, strength FROM facts "
-        f"WHERE {member} AND {d.scope_by_id}",
+        f"SELECT id, {TRAITS} FROM facts WHERE {member} AND {d.scope_by_id}",
         (*params, scope),
     )
 

@@ -11,8 +11,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from engram.core.clock import from_us, to_us
-from engram.core.models import Fact, SourceRef, Traits, WorkingEntry
+from engram.core.models import Fact, SourceRef, WorkingEntry
 from engram.core.ports import Departure, ModelRecord, NewFact, Tx
+from engram.core.ranking import Traits
 from engram.core.records import Agent, Entry, Session, Share
 from engram.core.scopes import Scope, parse_key
 from engram.core.sessions import MAX_FORK_DEPTH

@@ -653,6 +653,24 @@ def test_apps_shops_and_clubs_every_reader_knows_are_organisations() -> None:
     assert typed(text) == [("deliveroo", "organisation")]
 
 
+def test_a_company_named_by_an_ordinary_word_is_one_where_the_text_speaks_of_its_trade() -> None:
+    assert typed("Orange cut the mobile signal across Rennes.") == [
+        ("Orange", "organisation"),  # a sentence's first word, read by its trade's words
+        ("Rennes", "place"),
+    ]
+    assert typed("Labour promised new homes. The Greens won two seats.") == [
+        ("Labour", "organisation"),
+        ("Greens", "organisation"),
+    ]
+    assert typed("Chase sent me a letter about my overdraft.") == [("Chase", "organisation")]
+    assert typed("Apple released a new laptop.") == [("Apple", "organisation")]
+    # the same words with no word of their trade: a colour, a fruit, a person
+    assert typed("Orange is my favourite colour. Apple pie is the best.") == []
+    assert typed("Chase said he would bring the car.") == [("Chase", "person")]
+    # a person's cue before it wins over the trade's words
+    assert typed("Chase and I opened a joint account.") == [("Chase", "person")]
+
+
 def test_a_place_by_the_way_there_what_it_has_and_what_comes_of_it() -> None:
     text = "We drove through Holloway, stopped just outside Dunmere and headed toward Ellsworth."
     assert typed(text) == [("Holloway", "place"), ("Dunmere", "place"), ("Ellsworth", "place")]

@@ -74,6 +74,10 @@ holds deciding:
    and last, after a possessive's ``person`` ("Milena's trip"), a name after "at" (or "@
    ") that is no known given name ("the job at Rakuten", "lunch at Nobu"), unless one
    looks, laughs or is angry at it;
+   A company whose name is as often an ordinary word, a place or a person's, where the
+   text speaks of its trade (:data:`engram.core.graph.organisations.TRADES`: "Orange cut
+   the mobile signal", "Labour won two seats"): an ``organisation``, after a person's
+   cues ("Chase said");
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue, and a match's verb joins a team to its opponent ("Halden
    United drew with Norrby");
@@ -511,6 +515,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return ORGANISATION  # "the Tigers beat the Sharks"
     if not known and _in_brackets_after_someone(text, mentions, n):
         return ORGANISATION  # a note's "Marek (Brightside)": where the person works
+    if organisations.of_its_trade(mention.name, text):
+        return ORGANISATION  # "Orange cut the mobile signal", "Labour won two seats"
     if known:
         return PLACE
     if mention.name in LANGUAGES and _BEFORE_LANGUAGE.search(before):

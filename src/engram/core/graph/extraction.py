@@ -33,7 +33,9 @@ text always gives the same mentions. In order:
    place, an organisation or a given name every reader knows
    (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`,
    :mod:`engram.core.graph.given_names`, which holds no English word: "Italy was
-   awesome", "Spotify hired Ana", "Deepika always wins"). Else "Italy was awesome" and
+   awesome", "Spotify hired Ana", "Deepika always wins"), or a company whose name is as
+   often a word, where the text speaks of its trade ("Orange cut the mobile signal":
+   :data:`engram.core.graph.organisations.TRADES`). Else "Italy was awesome" and
    "Dance is my passion" would read alike, and only the second is common in chat; any
    possessive ("Life's good") was tried and added false names on the LoCoMo turns;
 5. @handles, #hashtags, emails and URLs;
@@ -547,6 +549,8 @@ class Reading:
             return False
         if word.folded in _KNOWN_OPENERS:
             return True  # "Italy was awesome", "Spotify hired Ana", "Deepika always wins"
+        if organisations.of_its_trade(word.folded, self._text):
+            return True  # "Orange cut the mobile signal", "Labour promised new homes"
         if FIELD.search(self._text, max(0, word.start - 24), word.start):
             return True  # a note's field's value: "Owner: Brennholt"
         after = words[i + 1] if i + 1 < len(words) else None

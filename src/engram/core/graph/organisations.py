@@ -10,10 +10,13 @@ name when it is one. Normal forms (:func:`engram.core.graph.names.normalise`). L
 the names that are English words, places or people's names as often ("Apple",
 "Amazon", "Shell", "Orange", "Target", "Oracle", "Chase", "Zara", "Chelsea", "Tesla",
 "Ford", "Dell", "Puma", "Visa", "Marvel", "Canon", "Kia"), which keep the cues of their
-sentence. Written from general knowledge, not read off any labelled text.
+sentence and the words of their trade (:data:`TRADES`). Written from general knowledge,
+not read off any labelled text.
 """
 
 from __future__ import annotations
+
+import re
 
 _ONE_WORD = """
 google microsoft netflix samsung huawei xiaomi lenovo sony toyota nissan hyundai
@@ -128,3 +131,71 @@ KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
 IN_LOWERCASE = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) - frozenset(
     """arsenal abc mit lego guinness bayern adobe chipotle""".split()
 )
+
+# The organisations left out above because their name is as often an English word, a
+# place or a person's ("Chase", "Orange", "Shell", "Amazon", "Labour"), with the words of
+# their trade: one is the organisation where its text speaks of that trade ("Chase sent a
+# letter about my overdraft", "Orange cut the mobile signal", "Labour won two seats").
+# Written from general knowledge, each trade's words those its customers, voters or
+# viewers use of it and few sentences about anything else hold.
+_TRADES = {
+    "bank": """bank banks banking account accounts overdraft loan loans mortgage mortgages
+        savings deposit deposits withdrawal atm cheque cheques branch branches""",
+    "payments": """payment payments card cards contactless transaction transactions""",
+    "telecom": """signal network mobile broadband sim roaming coverage outage router wifi
+        wi-fi 4g 5g contract tariff""",
+    "broadcast": """tv channel channels broadcast broadcasts broadcasting subscription
+        satellite dish rugby football cricket golf f1 premier sports""",
+    "shop": """parcel parcels package packages order orders ordered delivery deliveries
+        delivered shipping shipped refund refunds returns checkout basket""",
+    "fuel": """petrol fuel diesel oil refinery drilling pump forecourt""",
+    "cars": """car cars dealership dealer recall recalled ev electric suv truck trucks
+        engine""",
+    "computers": """laptop laptops computer computers pc software database server
+        servers cloud printer printers iphone ipad macbook""",
+    "cameras": """camera cameras lens lenses printer printers""",
+    "sportswear": """trainers sneakers sportswear kit boots""",
+    "films": """film films movie movies comic comics superhero studio studios""",
+    "party": """seat seats vote votes voted voters voting election elections elected
+        council councils manifesto party polls poll parliament mp mps government
+        minister ministers campaign campaigned coalition pledged promised opposition""",
+}
+_BY_TRADE = {
+    "chase": "bank payments",
+    "visa": "payments",
+    "orange": "telecom",
+    "sky": "broadcast telecom",
+    "amazon": "shop",
+    "target": "shop",
+    "zara": "shop",
+    "shell": "fuel",
+    "ford": "cars",
+    "tesla": "cars",
+    "kia": "cars",
+    "apple": "computers",
+    "oracle": "computers",
+    "dell": "computers",
+    "canon": "cameras",
+    "puma": "sportswear",
+    "marvel": "films",
+    "labour": "party",
+    "greens": "party",
+    "tories": "party",
+    "conservatives": "party",
+    "democrats": "party",
+    "republicans": "party",
+    "liberals": "party",
+}
+TRADES = {
+    name: frozenset(w for trade in trades.split() for w in _TRADES[trade].split())
+    for name, trades in _BY_TRADE.items()
+}
+"""Each such name's normal form, with the words of its trade."""
+_WORD = re.compile(r"[\w'-]+")
+
+
+def of_its_trade(name: str, text: str) -> bool:
+    """Whether ``text`` speaks of the trade of ``name``, an organisation whose name is as
+    often something else (:data:`TRADES`)."""
+    trade = TRADES.get(name)
+    return trade is not None and not trade.isdisjoint(_WORD.findall(text.casefold()))

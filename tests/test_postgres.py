@@ -480,6 +480,11 @@ def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_ur
                 late = other.remember(REF, text)
             started = store.pg.beside(tx, lambda conn: conn.execute("SELECT 1").fetchone())
             assert started is not None and store.pg.joined(started) == (1,)
+            # answered before its transaction ends; an error in it is still the caller's
+            failed = store.pg.beside(tx, lambda conn: conn.execute("SELECT 1/0").fetchone())
+            assert failed is not None
+            with pytest.raises(engram.EngramError, match="division by zero"):
+                store.pg.joined(failed)
             told: list[list[Candidate]] = []
             lexical, semantic = store.candidates.both(
                 tx, REF, terms, vector, Filters(), 20, then=told.append

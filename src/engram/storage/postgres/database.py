@@ -175,21 +175,27 @@ class Database:
             raise
         assert row is not None
         snapshot = str(row[0])
+        answer: Future[T] = Future()
 
-        def run() -> T:
+        def run() -> None:
             try:
                 conn.isolation_level = READING
                 conn.read_only = True
                 with conn.transaction():
                     conn.execute(SQL("SET TRANSACTION SNAPSHOT {}").format(Literal(snapshot)))
-                    return work(conn)
+                    # answered before the read-only transaction's end, which only ends it
+                    answer.set_result(work(conn))
+            except BaseException as exc:
+                if not answer.done():
+                    answer.set_exception(exc)
             finally:
                 self._pool.putconn(conn)
 
         with self._helping:
             if self._helpers is None:
                 self._helpers = ThreadPoolExecutor(thread_name_prefix="engram-beside")
-            return self._helpers.submit(run)
+            self._helpers.submit(run)
+        return answer
 
     def joined(self, started: Future[T]) -> T:
         """The result of work started :meth:`beside` a transaction, its driver errors

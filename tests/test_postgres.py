@@ -461,6 +461,21 @@ def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str)
         memory.close()
 
 
+def test_statements_are_prepared_and_still_planned_for_their_values(postgres_url: str) -> None:
+    """A statement run often is prepared on its connection, and planned for each run's
+    values and settings: a small scope walks its rows where a large one reads bitmaps, so
+    no plan made for one scope may serve another."""
+    from engram.storage.postgres.database import PREPARE_AFTER
+
+    with engram.open(postgres_url, embedder=engram.HashingEmbedder(64)) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        with store.pg.transaction(write=False) as tx:
+            assert tx.conn.prepare_threshold == PREPARE_AFTER
+            shown = tx.conn.execute("SHOW plan_cache_mode").fetchone()
+            assert shown == ("force_custom_plan",)
+
+
 def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_url: str) -> None:
     """The vector half on another pooled connection sharing the transaction's snapshot:
     the same lists as one after the other, nothing written after the snapshot, and one

@@ -95,6 +95,9 @@ def test_recall_with_another_dimension_is_refused_not_a_crash(
         writer.remember(ref, "sixteen dimensions")
         with pytest.raises(EmbedderMismatch, match="16 dimensions"):
             early.recall(ref, "sixteen", mode="vector")
+        # the halves at once, the model's record read beside them: its error says why
+        with pytest.raises(EmbedderMismatch, match=r"16 dimensions.*nothing was recalled"):
+            early.recall(ref, "sixteen", mode="hybrid")
         with pytest.raises(EmbedderMismatch):
             early.remember(ref, "thirty-two dimensions")
         assert writer.count(ref) == 1

@@ -49,7 +49,7 @@ from engram.core.documents.models import (
     WalkReport,
 )
 from engram.core.documents.urls import Fetcher
-from engram.core.errors import Conflict, InvalidInput, NotFound
+from engram.core.errors import Conflict, EmbedderMismatch, InvalidInput, NotFound
 from engram.core.graph import ops as graph_ops
 from engram.core.graph.graph import Graph
 from engram.core.graph.names import body
@@ -1052,8 +1052,19 @@ class Memory:
         def read(tx: Tx) -> tuple[list[Fused], dict[str, Fact], dict[str, float]] | None:
             """The fused candidates, their rows and cosines; None when the question names
             a speaker its vector did not leave out."""
-            if embedder is not None:  # the store may have been re-embedded meanwhile
-                rules.check_query_model(store, tx, writing.model_of(embedder))
+            # The store may have been re-embedded meanwhile: its model's record is read
+            # before any candidate is used, beside the vector half's search where the
+            # halves run at once (with the text half's traits), else after the halves;
+            # where a half finds the vectors incomparable, the record's error says why.
+            checked = embedder is None
+
+            def check() -> None:
+                nonlocal checked
+                if not checked:
+                    assert embedder is not None
+                    rules.check_query_model(store, tx, writing.model_of(embedder))
+                    checked = True
+
             lexical: list[Candidate] = []
             semantic: list[Candidate] = []
             beyond: list[Candidate] = []  # the vector half's, read deeper for one list
@@ -1062,27 +1073,33 @@ class Memory:
             early: dict[str, Traits] = {}
 
             def read_early(found: list[Candidate]) -> None:
+                check()
                 early.update(_traits(store, tx, ref, found, early))
 
-            if told is not None and vector is not None:
-                # found in a snapshot before: their traits are read again in this one
-                lexical = [Candidate(c.id, c.score) for c in told] if terms else []
-                hybrid = bool(terms) and signals.reads_nearest(text, named)
-                deep = signals.NEAREST if hybrid else pool
-                semantic = store.candidates.vector(tx, ref, vector, filters, max(pool, deep))
-                semantic, beyond = semantic[:pool], semantic[pool:]
-            elif terms and vector is not None:
-                lexical, semantic = store.candidates.both(
-                    tx, ref, terms, vector, filters, pool, then=read_early
-                )
-            elif terms:
-                lexical = store.candidates.text(tx, ref, terms, filters, pool)
-            elif vector is not None:
-                semantic = store.candidates.vector(tx, ref, vector, filters, pool)
-                if speaking and told is None:  # who said them, not a full-text half
-                    said = _traits(store, tx, ref, semantic, early)
-                    if _names_a_speaker(text, semantic, said):
-                        return None
+            try:
+                if told is not None and vector is not None:
+                    # found in a snapshot before: their traits are read again in this one
+                    lexical = [Candidate(c.id, c.score) for c in told] if terms else []
+                    hybrid = bool(terms) and signals.reads_nearest(text, named)
+                    deep = signals.NEAREST if hybrid else pool
+                    semantic = store.candidates.vector(tx, ref, vector, filters, max(pool, deep))
+                    semantic, beyond = semantic[:pool], semantic[pool:]
+                elif terms and vector is not None:
+                    lexical, semantic = store.candidates.both(
+                        tx, ref, terms, vector, filters, pool, then=read_early
+                    )
+                elif terms:
+                    lexical = store.candidates.text(tx, ref, terms, filters, pool)
+                elif vector is not None:
+                    semantic = store.candidates.vector(tx, ref, vector, filters, pool)
+                    if speaking and told is None:  # who said them, not a full-text half
+                        said = _traits(store, tx, ref, semantic, early)
+                        if _names_a_speaker(text, semantic, said):
+                            return None
+            except EmbedderMismatch:
+                check()  # the store's model changed: that error says so
+                raise
+            check()
             early.update((c.id, c.traits) for c in lexical + semantic + beyond if c.traits)
             more: list[list[Candidate]] = []
             traits: dict[str, Traits] | None = None

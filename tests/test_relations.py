@@ -664,6 +664,11 @@ def test_a_company_named_by_an_ordinary_word_is_one_where_the_text_speaks_of_its
     ]
     assert typed("Chase sent me a letter about my overdraft.") == [("Chase", "organisation")]
     assert typed("Apple released a new laptop.") == [("Apple", "organisation")]
+    assert typed("Boots lost my prescription. I bought new boots.") == [("Boots", "organisation")]
+    assert typed("Halifax froze my account, so we drove to Halifax.") == [
+        ("Halifax", "organisation"),
+        ("Halifax", "place"),  # a known place's own cue wins
+    ]
     # the same words with no word of their trade: a colour, a fruit, a person
     assert typed("Orange is my favourite colour. Apple pie is the best.") == []
     assert typed("Chase said he would bring the car.") == [("Chase", "person")]

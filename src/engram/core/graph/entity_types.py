@@ -515,8 +515,10 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return ORGANISATION  # "the Tigers beat the Sharks"
     if not known and _in_brackets_after_someone(text, mentions, n):
         return ORGANISATION  # a note's "Marek (Brightside)": where the person works
-    if organisations.of_its_trade(mention.name, text):
-        return ORGANISATION  # "Orange cut the mobile signal", "Labour won two seats"
+    if organisations.of_its_trade(mention.name, text) and not (
+        known and _BEFORE_PLACE.search(text, back, mention.start)
+    ):
+        return ORGANISATION  # "Orange cut the mobile signal", not "drove to Halifax"
     if known:
         return PLACE
     if mention.name in LANGUAGES and _BEFORE_LANGUAGE.search(before):

@@ -155,6 +155,13 @@ _TRADES = {
         servers cloud printer printers iphone ipad macbook""",
     "cameras": """camera cameras lens lenses printer printers""",
     "sportswear": """trainers sneakers sportswear kit boots""",
+    "clothes": """jeans hoodie hoodies jacket jackets dress dresses shirt shirts clothes
+        clothing outfit outfits sale fitting""",
+    "pharmacy": """prescription prescriptions pharmacy pharmacist chemist meal deal
+        skincare makeup""",
+    "sandwiches": """sandwich sandwiches footlong sub subs""",
+    "cosmetics": """soap soaps bath bomb bombs shampoo skincare cosmetics""",
+    "trains": """train trains flight flights fare fares cancelled delayed""",
     "films": """film films movie movies comic comics superhero studio studios""",
     "party": """seat seats vote votes voted voters voting election elections elected
         council councils manifesto party polls poll parliament mp mps government
@@ -177,6 +184,14 @@ _BY_TRADE = {
     "dell": "computers",
     "canon": "cameras",
     "puma": "sportswear",
+    "gap": "clothes",
+    "mango": "clothes",
+    "boots": "pharmacy",
+    "subway": "sandwiches",
+    "lush": "cosmetics",
+    "virgin": "trains telecom broadcast",
+    "halifax": "bank",
+    "nationwide": "bank",
     "marvel": "films",
     "labour": "party",
     "greens": "party",

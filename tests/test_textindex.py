@@ -216,6 +216,32 @@ def test_a_scope_holding_most_of_its_file_reads_a_long_posting_as_asked(
     assert held is not None and set(held.terms) == {"camera", "flight"}
 
 
+def test_a_scope_holding_most_of_its_file_counts_a_terms_rows_off_its_posting(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its postings are read from the whole file's instances, which also count the rows
+    holding each term: FTS5's own count, a second walk of the term's doclist, is not
+    asked for. A scope holding less of its file still asks it first."""
+    mem, fast, slow = indexed_and_plain
+    rng = random.Random(16)
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(100)])
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    walked: list[str] = []
+    walk = textindex._documents_with
+
+    def counted(conn: Any, token: str) -> int:
+        walked.append(token)
+        return walk(conn, token)
+
+    monkeypatch.setattr(textindex, "_documents_with", counted)
+    for text in ("camera flight", "hotel garden camera", "zzz camera"):
+        assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10), text
+    assert walked == []
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(400)])  # now less than half
+    assert ranked(fast, BIG, "camera flight", 10) == ranked(slow, BIG, "camera flight", 10)
+    assert sorted(walked) == ["camera", "flight"]
+
+
 def test_memory_grows_with_the_terms_asked_for(
     indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
 ) -> None:
@@ -261,7 +287,9 @@ def test_postings_read_with_the_lengths_held_are_those_read_with_docsize_records
 ) -> None:
     """A posting is read from the term's instances alone once the scope's lengths are
     held, and joined to each row's docsize record before: both give the same rows,
-    counts and lengths, in a file of one scope and of several."""
+    counts and lengths, in a file of one scope and of several. Where the instances read
+    were the whole file's, they also count the file's rows holding the term, as FTS5's
+    own count does (the query then walks the term's doclist once, not twice)."""
     mem, fast, _ = indexed_and_plain
     rng = random.Random(14)
     mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
@@ -272,12 +300,15 @@ def test_postings_read_with_the_lengths_held_are_those_read_with_docsize_records
         def read(tx: Any) -> tuple[textindex._Posting, textindex._Posting]:
             lengths = textindex._read_lengths(tx.conn, BIG.key)
             assert lengths.seqs.shape[0] == mem.count(BIG)
-            return (
-                textindex._read(tx.conn, BIG.key, token, None),
-                textindex._read(tx.conn, BIG.key, token, lengths),
-            )
+            joined, counted = textindex._read(tx.conn, BIG.key, token, None)
+            alone, whole = textindex._read(tx.conn, BIG.key, token, lengths)
+            rows = textindex._documents_with(tx.conn, token)
+            assert whole == rows and counted == (None if other else rows), token
+            return joined, alone
 
         return fast.db.run(read, write=False)  # type: ignore[no-any-return]
+
+    other = False
 
     for other in (False, True):
         if other:  # facts of another scope hold the same words: never in BIG's postings

@@ -296,7 +296,7 @@ class TextIndex:
                     if held.lengths is None:
                         held.lengths = _read_lengths(conn, scope)
                 elif token not in held.terms:
-                    held.put(token, _read(conn, scope, token, held.lengths))
+                    held.put(token, _read(conn, scope, token, held.lengths)[0])
 
             self._use(conn, scope, version, epoch, read)
 
@@ -318,11 +318,28 @@ class TextIndex:
         if any(len(p) != 1 or SCOPE_TOKEN.fullmatch(p[0]) for p in phrases):
             return None
         tokens = [p[0] for p in phrases]  # a token twice is two phrases, scored twice
+        unique = list(dict.fromkeys(tokens))
         version, epoch = state[0], state[1]
-        rows_with = self._counts.of(conn, tokens)
-        asked = [t for t in dict.fromkeys(tokens) if rows_with[t]]
         rows, total = _averages(conn)
-        beside = self._loader if state[2] < rows * OWN_SHARE else None  # long ones read so
+        own = state[2] >= rows * OWN_SHARE
+        beside = None if own else self._loader  # long postings read so
+        # Each term's count of rows in the whole file (bm25()'s document frequency): held
+        # while the file is unchanged; else, where a term's posting is read from the whole
+        # file's instances (a scope holding most of it), counted off them, one walk of
+        # its doclist instead of two; else walked.
+        at = self._counts.mark(conn)
+        rows_with = self._counts.held(at, unique)
+        counted: dict[str, int] = {}
+
+        def count(token: str, documents: int | None = None) -> int:
+            if token not in rows_with:
+                found = _documents_with(conn, token) if documents is None else documents
+                rows_with[token] = counted[token] = found
+            return rows_with[token]
+
+        if not own:  # which postings are long enough to be read beside is asked first
+            for token in unique:
+                count(token)
 
         def read(held: _ScopeTerms) -> dict[str, _Posting] | None:
             if held.version != version:  # held terms are newer than this snapshot
@@ -332,19 +349,24 @@ class TextIndex:
                 self._loader.want((scope, None))  # postings are read without them meanwhile
             elif held.lengths is None:
                 held.lengths = _read_lengths(conn, scope)
-            for token in asked:
+            for token in unique:
                 if token in held.terms:
-                    continue
-                if beside is not None and rows_with[token] >= self.read_inline_below:
+                    count(token)
+                elif token in rows_with and rows_with[token] == 0:
+                    continue  # no row holds it
+                elif beside is not None and rows_with[token] >= self.read_inline_below:
                     beside.want((scope, token))  # the statement answers meanwhile
                     deferred = True
                 else:
-                    held.put(token, _read(conn, scope, token, held.lengths))
+                    posting, documents = _read(conn, scope, token, held.lengths)
+                    if count(token, documents):
+                        held.put(token, posting)
             if deferred:
                 return None
-            return {t: held.get(t) for t in asked}
+            return {t: held.get(t) for t in unique if rows_with[t]}
 
         postings = self._use(conn, scope, version, epoch, read)
+        self._counts.put(at, counted)
         if postings is None:
             return None
         if rows == 0:
@@ -459,29 +481,35 @@ def _state(conn: sqlite3.Connection, scope: str) -> tuple[int, int, int] | None:
     return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
 
 
-def _read(conn: sqlite3.Connection, scope: str, token: str, lengths: _Lengths | None) -> _Posting:
+def _read(
+    conn: sqlite3.Connection, scope: str, token: str, lengths: _Lengths | None
+) -> tuple[_Posting, int | None]:
     """``token``'s posting in ``scope``, from the file's full-text index: its instances,
     with each row's length from ``lengths`` (which also tell the scope's rows) where held,
-    else from the row's docsize record."""
+    else from the row's docsize record; and how many rows of the whole file hold it, where
+    the instances read were the whole file's (else None)."""
     empty = _Posting(np.empty(0, np.int64), np.empty(0, np.float32), np.empty(0, np.float32))
     if lengths is not None:
         row = _vocabulary(conn, _INSTANCES, (token,))
         if row is None or row[0] is None:
-            return empty
+            return empty, 0
         seqs, _, counts = _runs(np.fromstring(row[0], np.int64, sep=","))
         held, at = lengths.where(seqs)
-        return _Posting(seqs[held], counts[held].astype(np.float32), lengths.sizes[at[held]])
+        posting = _Posting(seqs[held], counts[held].astype(np.float32), lengths.sizes[at[held]])
+        return posting, int(seqs.shape[0])
     outside = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM scope_state WHERE scope != ? AND facts > 0)", (scope,)
     ).fetchone()[0]
     sql = _POSTING.format(scoped=_IN_SCOPE if outside else "")
     row = _vocabulary(conn, sql, (scope, token) if outside else (token,))
+    whole = None if outside else 0  # the file's rows are the scope's alone
     if row is None or row[0] is None:
-        return empty
+        return empty, whole
     instances = np.fromstring(row[0], np.int64, sep=",")  # parsed in one C pass
     sizes = _sizes(row[1], np.fromstring(row[2], np.int64, sep=","))
     seqs, first, counts = _runs(instances)
-    return _Posting(seqs, counts.astype(np.float32), sizes[first])
+    posting = _Posting(seqs, counts.astype(np.float32), sizes[first])
+    return posting, None if outside else int(seqs.shape[0])
 
 
 def _runs(instances: Ints) -> tuple[Ints, Ints, Ints]:
@@ -595,22 +623,28 @@ class _DocumentCounts:
         self._at: tuple[int, int] | None = None
         self._counts: dict[str, int] = {}
 
-    def of(self, conn: sqlite3.Connection, tokens: Sequence[str]) -> dict[str, int]:
+    def mark(self, conn: sqlite3.Connection) -> tuple[int, int]:
+        """Where the file's facts stand in ``conn``'s snapshot."""
         newest = conn.execute("SELECT max(seq) FROM facts").fetchone()[0]
-        at = (change_mark(conn), -1 if newest is None else int(newest))
+        return change_mark(conn), -1 if newest is None else int(newest)
+
+    def held(self, at: tuple[int, int], tokens: Sequence[str]) -> dict[str, int]:
+        """The counts held of ``tokens`` while the facts stand ``at``."""
         with self._lock:
             if at != self._at:
-                held: dict[str, int] = {}
-            else:
-                held = {t: self._counts[t] for t in tokens if t in self._counts}
-        counts = {t: held[t] if t in held else _documents_with(conn, t) for t in tokens}
+                return {}
+            return {t: self._counts[t] for t in tokens if t in self._counts}
+
+    def put(self, at: tuple[int, int], counts: dict[str, int]) -> None:
+        """Keeps ``counts``, read while the facts stood ``at``."""
+        if not counts:
+            return
         with self._lock:
             if at != self._at:  # newer or older: the last snapshot asked for is kept
                 self._at, self._counts = at, {}
             if len(self._counts) > WORDS_COUNTED:
                 self._counts.clear()
             self._counts.update(counts)
-        return counts
 
 
 def _documents_with(conn: sqlite3.Connection, token: str) -> int:

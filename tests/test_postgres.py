@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -501,8 +502,15 @@ def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_ur
             with pytest.raises(engram.EngramError, match="division by zero"):
                 store.pg.joined(failed)
             told: list[list[Candidate]] = []
+
+            def then(on: Any, found: list[Candidate]) -> None:
+                assert on is not tx and on.conn is not tx.conn  # the other connection's
+                (same,) = on.conn.execute("SELECT count(*) FROM facts").fetchone() or (0,)
+                assert same == 200  # its snapshot is tx's: the late fact unseen
+                told.append(found)
+
             lexical, semantic = store.candidates.both(
-                tx, REF, terms, vector, Filters(), 20, then=told.append
+                tx, REF, terms, vector, Filters(), 20, then=then
             )
             assert told == [lexical] and lexical  # the text half, given as soon as found
             assert lexical == store.candidates.text(tx, REF, terms, Filters(), 20)

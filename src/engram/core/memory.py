@@ -1058,11 +1058,11 @@ class Memory:
             # where a half finds the vectors incomparable, the record's error says why.
             checked = embedder is None
 
-            def check() -> None:
+            def check(on: Tx = tx) -> None:
                 nonlocal checked
                 if not checked:
                     assert embedder is not None
-                    rules.check_query_model(store, tx, writing.model_of(embedder))
+                    rules.check_query_model(store, on, writing.model_of(embedder))
                     checked = True
 
             lexical: list[Candidate] = []
@@ -1072,9 +1072,9 @@ class Memory:
             # read beside the vector half's search.
             early: dict[str, Traits] = {}
 
-            def read_early(found: list[Candidate]) -> None:
-                check()
-                early.update(_traits(store, tx, ref, found, early))
+            def read_early(on: Tx, found: list[Candidate]) -> None:
+                check(on)
+                early.update(_traits(store, on, ref, found, early))
 
             try:
                 if told is not None and vector is not None:

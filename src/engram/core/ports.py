@@ -517,12 +517,13 @@ class CandidateRows(Protocol):
         vector: Vectors,
         filters: Filters,
         limit: int,
-        then: Callable[[list[Candidate]], object] | None = None,
+        then: Callable[[Tx, list[Candidate]], object] | None = None,
     ) -> tuple[list[Candidate], list[Candidate]]:
         """``text`` and ``vector``'s lists for one hybrid recall, from ``tx``'s snapshot
         (a backend may find the two at once). ``then`` is called with the text half's
-        list once it is found, on ``tx``, possibly while the vector half is still
-        searched: work on that list the caller would do next runs beside the search."""
+        list once it is found, and the transaction it was read in (``tx``, or another
+        reading the same snapshot), possibly while the vector half is still searched:
+        work on that list the caller would do next runs beside the search."""
         ...
 
 

@@ -23,7 +23,7 @@ from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
 from engram.storage.background import Worker
 from engram.storage.postgres import fulltext, vectors
-from engram.storage.postgres.database import Conn, Database
+from engram.storage.postgres.database import Conn, Database, PostgresTx
 from engram.storage.postgres.health import PostgresHealth
 from engram.storage.postgres.postings import Postings
 from engram.storage.rows import (
@@ -320,21 +320,30 @@ class PostgresCandidates:
         vector: Vectors,
         filters: Filters,
         limit: int,
-        then: Callable[[list[Candidate]], object] | None = None,
+        then: Callable[[Tx, list[Candidate]], object] | None = None,
     ) -> tuple[list[Candidate], list[Candidate]]:
-        """The vector half on another connection sharing the snapshot, the text half on
-        this one, at once: each is the server's work (at 100k facts 12.5 and 8.2 ms);
-        ``then`` runs on this one while the vector half is still searched."""
-        above = self._store.ann_above
-        started = self._db.beside(
-            sql(tx), lambda conn: vectors.search(conn, scope.key, vector, filters, limit, above)
-        )
-        try:
-            text = self.text(tx, scope, terms, filters, limit)
+        """The text half (and ``then``) on another connection sharing the snapshot, the
+        vector half on this one, at once: each is the server's work. The vector half is
+        the longer (at 100k facts its graph's search 5.4 ms, the text half 2 to 3), so it
+        starts at once on this connection, and the text half waits for the other."""
+        postings = self._store.postings
+
+        def text_half(conn: Conn) -> list[Candidate]:
+            found = fulltext.candidates(conn, scope.key, terms, filters, limit, postings)
             if then is not None:
-                then(text)
-        finally:
-            found = None if started is None else self._db.joined(started)
-        if found is None:
+                then(PostgresTx(self._db.dialect, conn, write=False), found)
+            return found
+
+        started = self._db.beside(sql(tx), text_half) if terms else None
+        try:
             found = self.vector(tx, scope, vector, filters, limit)
+        except BaseException:
+            if started is not None:
+                started.exception()  # waited for; the vector half's error is the one raised
+            raise
+        if started is not None:
+            return self._db.joined(started), found
+        text = self.text(tx, scope, terms, filters, limit)
+        if then is not None:
+            then(tx, text)
         return text, found

@@ -270,14 +270,14 @@ class SQLiteCandidates:
         vector: Vectors,
         filters: Filters,
         limit: int,
-        then: Callable[[list[Candidate]], object] | None = None,
+        then: Callable[[Tx, list[Candidate]], object] | None = None,
     ) -> tuple[list[Candidate], list[Candidate]]:
         conn = sql(tx).conn
 
         def text_half() -> list[Candidate]:
             found = self.text(tx, scope, terms, filters, limit)
             if then is not None:
-                then(found)
+                then(tx, found)
             return found
 
         if not filters.empty or not self._index.by_graph(_facts_in(conn, scope.key)):

@@ -651,6 +651,15 @@ def test_apps_shops_and_clubs_every_reader_knows_are_organisations() -> None:
     # in lowercase, one that is an English word too is left to its cues
     text = "she reached for tinder and matches; we ordered from deliveroo"
     assert typed(text) == [("deliveroo", "organisation")]
+    # utilities, newspapers and clubs by their whole names, in lowercase where no word
+    assert typed("Mum rang British Gas, then read the Daily Mail.") == [
+        ("British Gas", "organisation"),
+        ("Daily Mail", "organisation"),
+    ]
+    assert typed("brentford beat fulham at home lol") == [
+        ("brentford", "organisation"),
+        ("fulham", "organisation"),
+    ]
 
 
 def test_a_company_named_by_an_ordinary_word_is_one_where_the_text_speaks_of_its_trade() -> None:

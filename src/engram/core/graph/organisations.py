@@ -96,6 +96,8 @@ gatech umich unc vanderbilt imf wto oecd unhcr undp unep wfp ilo iaea icrc msf u
 fema fbi cia nsa irs dea atf cdc fda nih nhs dvla hmrc ofsted ofcom bafta ioc fia nba
 nfl mlb nhl mls wnba pga atp wta icc ecb bundesbank coldplay radiohead metallica aerosmith
 slipknot blackpink gorillaz paramore evanescence nickelback weezer rammstein megadeth abba
+npower comcast xfinity giffgaff talktalk plusnet rspca nspcc barnardo wwf wetherspoons
+barclaycard parcelforce meijer wickes homebase screwfix boohoo brentford fulham domino
 """
 _MORE_WHOLE = """
 just eat | north face | new balance | under armour | dr martens | tommy hilfiger |
@@ -119,7 +121,11 @@ plate | al ahly | kaizer chiefs | orlando pirates | mamelodi sundowns | maple le
 all blacks | oxford university | cambridge university | tu delft | ku leuven | sciences
 po | ie business school | mcgill university | korea university | kyoto university |
 peking university | bits pilani | uc berkeley | johns hopkins | carnegie mellon |
-georgia tech | ut austin
+georgia tech | ut austin | british gas | scottish power | severn trent | southern water |
+thames water | anglian water | united utilities | virgin media | cancer research uk |
+british heart foundation | daily mail | evening standard | washington post | new york
+post | usa today | leeds united | newcastle united | costa coffee | lloyds bank | first
+direct | sam's club | old navy | river island | t-mobile
 """
 KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
     " ".join(name.split()) for name in (_WHOLE + "|" + _MORE_WHOLE).split("|")
@@ -129,7 +135,7 @@ KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
 # the one-word names but those that are English words or letters as often ("a gunner's
 # arsenal", "a lego brick"; capitalised, they are the organisation far more often).
 IN_LOWERCASE = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) - frozenset(
-    """arsenal abc mit lego guinness bayern adobe chipotle""".split()
+    """arsenal abc mit lego guinness bayern adobe chipotle domino""".split()
 )
 
 # The organisations left out above because their name is as often an English word, a

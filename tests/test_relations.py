@@ -651,7 +651,7 @@ def test_apps_shops_and_clubs_every_reader_knows_are_organisations() -> None:
     # in lowercase, one that is an English word too is left to its cues
     text = "she reached for tinder and matches; we ordered from deliveroo"
     assert typed(text) == [("deliveroo", "organisation")]
-    # utilities, newspapers and clubs by their whole names, in lowercase where no word
+    # utilities, newspapers and clubs; in lowercase where their name is no English word
     assert typed("Mum rang British Gas, then read the Daily Mail.") == [
         ("British Gas", "organisation"),
         ("Daily Mail", "organisation"),

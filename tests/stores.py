@@ -85,7 +85,28 @@ _FLAGS_TO_ROWS = (
     "INSERT INTO groundings (fact_id, entity, extractor) "
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
+# Migration 25's overwrites of erased vectors in their index files (SQLite), undone before
+# going further back: the erasing triggers drop the file's row again.
+_ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
+BEFORE_SCRUBS = (
+    "DROP TABLE vector_scrubs",
+    "DROP TRIGGER facts_ad_erased",
+    "DROP TRIGGER facts_au_erased",
+    "DROP TRIGGER fact_vectors_au_erased",
+    "CREATE TRIGGER facts_ad_erased AFTER DELETE ON facts "
+    "WHEN NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN "
+    + _ERASED.format(scope="old.scope")
+    + "DELETE FROM vector_indexes WHERE scope = old.scope AND last_seq >= old.seq; END",
+    "CREATE TRIGGER facts_au_erased AFTER UPDATE OF content, context ON facts BEGIN "
+    + _ERASED.format(scope="old.scope")
+    + "DELETE FROM vector_indexes WHERE scope = old.scope AND last_seq >= old.seq; END",
+    "CREATE TRIGGER fact_vectors_au_erased AFTER UPDATE OF vector ON fact_vectors BEGIN "
+    + _ERASED.format(scope="(SELECT scope FROM facts WHERE seq = new.fact)")
+    + "DELETE FROM vector_indexes WHERE scope = (SELECT scope FROM facts WHERE seq = new.fact) "
+    "AND last_seq >= new.fact; END",
+)
 BEFORE_GROUNDING_FLAGS = (
+    *BEFORE_SCRUBS,
     _FLAGS_TO_ROWS,
     "DROP TRIGGER mentions_ad_graph",
     "DROP TRIGGER mentions_au_graph",
@@ -113,8 +134,8 @@ _POSTGRES_BEFORE_GROUNDING_FLAGS = (
 
 
 def before_grounding_flags(target: Target) -> None:
-    """Takes a store back to before migration 24 (SQLite) or 20 (PostgreSQL, and so
-    before 22 too)."""
+    """Takes a store back to before migration 24 (SQLite, and so before 25 too) or 20
+    (PostgreSQL, and so before 22 too)."""
     postgres = is_postgres(target)
     for statement in _POSTGRES_BEFORE_GROUNDING_FLAGS if postgres else BEFORE_GROUNDING_FLAGS:
         rows(target, statement)

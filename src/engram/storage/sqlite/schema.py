@@ -707,6 +707,42 @@ MIGRATIONS: tuple[str, ...] = (
             AND NOT EXISTS (SELECT 1 FROM mentions WHERE entity = old.entity AND grounds = 1);
     END;
     """,
+    # 25: a live fact's vector that leaves for good (erased, its words or vector
+    # rewritten) is overwritten in the index file that holds it, after the commit
+    # (approximate.py, ``scrub``), instead of the file going with it: at 1M facts one
+    # correction had made every search exact (the scope's vectors read into memory) until
+    # a new graph was built, 15 minutes later. ``vector_scrubs`` names each such file and
+    # row until it is overwritten (rows naming a file no index names are dropped then). A
+    # fact purged from the trash still drops its scope's file: the trash does not keep
+    # the row it had.
+    """
+    CREATE TABLE vector_scrubs (
+        file TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (file, seq)
+    ) WITHOUT ROWID;
+    DROP TRIGGER facts_ad_erased;
+    DROP TRIGGER facts_au_erased;
+    DROP TRIGGER fact_vectors_au_erased;
+    CREATE TRIGGER facts_ad_erased AFTER DELETE ON facts
+    WHEN NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+        INSERT OR IGNORE INTO vector_scrubs (file, seq)
+        SELECT file, old.seq FROM vector_indexes WHERE scope = old.scope AND last_seq >= old.seq;
+    END;
+    CREATE TRIGGER facts_au_erased AFTER UPDATE OF content, context ON facts BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+        INSERT OR IGNORE INTO vector_scrubs (file, seq)
+        SELECT file, old.seq FROM vector_indexes WHERE scope = old.scope AND last_seq >= old.seq;
+    END;
+    CREATE TRIGGER fact_vectors_au_erased AFTER UPDATE OF vector ON fact_vectors BEGIN
+        UPDATE scope_state SET erasures = erasures + 1
+        WHERE scope = (SELECT scope FROM facts WHERE seq = new.fact);
+        INSERT OR IGNORE INTO vector_scrubs (file, seq)
+        SELECT file, new.fact FROM vector_indexes
+        WHERE scope = (SELECT scope FROM facts WHERE seq = new.fact) AND last_seq >= new.fact;
+    END;
+    """,
 )
 
 

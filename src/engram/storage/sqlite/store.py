@@ -37,7 +37,7 @@ from engram.storage.sqlite.fulltext import (
     text_candidates_sql,
 )
 from engram.storage.sqlite.health import SQLiteHealth
-from engram.storage.sqlite.index import RecallIndex
+from engram.storage.sqlite.index import RecallIndex, vectorfiles
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
@@ -52,6 +52,8 @@ class SQLiteStore(SQLStore):
         db = Database(path)
         self.index = RecallIndex(db.path, db.run)
         db.after_forgetting(self.index.sweep)
+        if vectorfiles.scrubbing(db.run):  # a process stopped between a commit and its sweep
+            self.index.sweep()
         super().__init__(
             db, SQLiteFacts(self.index), SQLiteCandidates(self.index), SQLiteHealth(db.path)
         )
@@ -151,6 +153,8 @@ class SQLiteFacts(FactTable):
 
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
         t = sql(tx)
+        if turn_user is None:  # the file goes whole, not a row at a time
+            t.recorded().execute("DELETE FROM vector_indexes WHERE scope = ?", (scope.key,))
         # The triggers' count: how many facts the scope holds, at most, go.
         with forgetting.deleting(t.conn, _facts_in(t.conn, scope.key)):
             gone = super().erase_scope(tx, scope, turn_user=turn_user)

@@ -86,11 +86,14 @@ class RecallIndex:
                 self.__dict__[name].forget(scope)
 
     def sweep(self) -> None:
-        """Deletes the approximate index files no row names (after a commit that forgot
-        something: an erased fact's vector goes with its index file)."""
-        if "approximate" in self.__dict__:
+        """Overwrites in their index files the vectors of the facts erased since, and
+        deletes the files no row names (after a commit that forgot something, and as a
+        store opens: what a process left undone)."""
+        if self._run is None:
+            return
+        if "approximate" in self.__dict__ or vectorfiles.scrubbing(self._run):
             self.approximate.sweep()
-        elif self._run is not None:  # a process that never searched: numpy stays unloaded
+        else:  # nothing to overwrite: numpy stays unloaded
             vectorfiles.sweep(vectorfiles.directory_of(self._database), self._run)
 
     def close(self) -> None:

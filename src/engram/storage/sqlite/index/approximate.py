@@ -15,10 +15,15 @@ The rows stay the one source of truth, and the file is only ever a hint about th
   from memory (the delta). The file's candidates are read back from the rows with their
   float32 vectors and scored exactly, so a fact forgotten since is never returned, and
   the scores are exact cosines, as exact search gives.
-- A fact held by the file whose words leave the store for good (erase, purged trash, a
-  correction, a new vector) drops the row in the same transaction (the schema's
-  triggers), and the commit deletes every file no row names (:meth:`sweep`); the index
-  is then built again from the rows.
+- A live fact held by the file whose words leave the store for good (erased, corrected,
+  given a new vector) is named in ``vector_scrubs`` in the same transaction (the
+  schema's triggers), and after the commit its vector's bytes in the file are
+  overwritten with zeros (:func:`scrub`): the graph stays, the fact excluded from its
+  answers through the change log, as a trashed fact is. A store that opens applies any
+  a process left. A vector found at no row of the file or at several, or more of them
+  than a merge takes, drops the file instead, as a fact purged from the trash or a scope
+  erased does: the commit deletes every file no row names (:meth:`sweep`), and the index
+  is built again from the rows.
 - Builds run on one background thread per store: a missing index once a scope reaches
   ``ANN_ABOVE``, a merge once the delta or the rows excluded pass a tenth of the file,
   or ``MERGE_ROWS`` in a process that searches the scope again and again.
@@ -378,7 +383,8 @@ class ApproximateIndex:
         base = start["index"]
         if base is not None and (self.directory / base["file"]).exists():
             changed = start["changed"]
-            if changed is not None and len(changed) <= MERGE_FRACTION * base["size"]:
+            mergeable = changed is not None and len(changed) <= MERGE_FRACTION * base["size"]
+            if mergeable and not base["scrubbing"]:  # no erased vector read from the file
                 # A merge: the file, less what changed since it, plus the rows after it.
                 index = _restored(usearch, self.directory / base["file"], base["size"])
             if index is not None:
@@ -450,10 +456,91 @@ class ApproximateIndex:
         those this process had open."""
         if self._run is None:
             return
+        scrub(self.directory, self._run)
         named = vectorfiles.sweep(self.directory, self._run)
         with self._lock:
             for file in [f for f in self._opened if f not in named]:
                 del self._opened[file]
+
+
+def scrub(directory: Path | None, run: Callable[..., Any]) -> None:
+    """Overwrites with zeros, in the index files that hold them, the vectors of the facts
+    erased since (``vector_scrubs``, migration 25), then forgets them. A file where such a
+    vector is found at no row of its own or at several, or that has more of them than a
+    merge takes, is dropped instead (its row deleted: the sweep deletes the file)."""
+    if directory is None:
+        return
+    pending = run(
+        lambda tx: tx.conn.execute(
+            "SELECT s.file, s.seq, i.size FROM vector_scrubs s "
+            "LEFT JOIN vector_indexes i ON i.file = s.file ORDER BY s.file, s.seq"
+        ).fetchall(),
+        write=False,
+    )
+    by_file: dict[str, tuple[list[int], int | None]] = {}
+    for file, seq, size in pending:
+        by_file.setdefault(str(file), ([], size))[0].append(int(seq))
+    for file, (seqs, size) in by_file.items():
+        kept = (
+            size is not None
+            and len(seqs) <= max(1.0, MERGE_FRACTION * size)
+            and _overwrite(directory / file, seqs, size)
+        )
+
+        def settle(tx: Any, file: str = file, seqs: list[int] = seqs, kept: bool = kept) -> None:
+            tx.conn.execute(
+                "DELETE FROM vector_scrubs WHERE file = ? AND seq IN (SELECT value FROM "
+                "json_each(?))",
+                (file, json.dumps(seqs)),
+            )
+            if not kept:
+                tx.conn.execute("DELETE FROM vector_indexes WHERE file = ?", (file,))
+
+        run(settle)
+
+
+def _overwrite(path: Path, seqs: list[int], size: int) -> bool:
+    """Writes zeros over the vectors of ``seqs`` in the index file ``path``, synced; False
+    where one cannot be found at a row of its own. A dense usearch file opens with its
+    vectors, after two 32-bit words (their count and bytes), one after another in the
+    order of their slots, which is not the order of the keys: a vector is found among
+    them by its bytes, and read back as zeros after."""
+    usearch = _usearch()
+    view = _restored(usearch, path, size, view=True) if path.exists() else None
+    if view is None:
+        return False
+    count, width = (int(x) for x in np.fromfile(path, np.uint32, 2))
+    if width < 8 or 8 + count * width > path.stat().st_size:
+        return False
+    mapped = np.memmap(path, np.uint8, "r")
+    rows = mapped[8 : 8 + count * width].reshape(count, width)
+    heads = np.ndarray((count,), np.uint64, buffer=mapped, offset=8, strides=(width,))
+    slots = []
+    for seq in seqs:
+        if not view.contains(seq):
+            continue  # not in this file
+        held = np.asarray(view.get(seq, dtype="i8"), np.int8).tobytes()
+        if len(held) != width:
+            return False
+        if not any(held):
+            continue  # overwritten already
+        head = np.frombuffer(held[:8], np.uint64)[0]
+        found = [int(r) for r in np.flatnonzero(heads == head) if rows[r].tobytes() == held]
+        if len(found) != 1:
+            return False
+        slots.append(found[0])
+    del view, heads, rows, mapped
+    if slots:
+        with open(path, "r+b") as handle:
+            for slot in slots:
+                handle.seek(8 + slot * width)
+                handle.write(bytes(width))
+            handle.flush()
+            os.fsync(handle.fileno())
+    check = _restored(usearch, path, size, view=True)
+    return check is not None and not any(
+        check.contains(seq) and np.asarray(check.get(seq, dtype="i8")).any() for seq in seqs
+    )
 
 
 def _stale(directory: Path, start: dict[str, Any]) -> bool:
@@ -496,6 +583,11 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
             "SELECT EXISTS (SELECT 1 FROM facts WHERE scope = ? AND seq > ?)", (scope, index[2])
         ).fetchone()[0]
         base["current"] = changed == [] and not newer  # the file holds every row as it is
+        base["scrubbing"] = bool(  # an erased vector's bytes not yet overwritten
+            conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM vector_scrubs WHERE file = ?)", (index[0],)
+            ).fetchone()[0]
+        )
     return {
         "facts": int(row[0]),
         "erasures": int(row[1]),

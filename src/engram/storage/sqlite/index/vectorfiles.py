@@ -60,6 +60,17 @@ def sweep(directory: Path | None, run: Callable[..., Any]) -> set[str]:
     return named
 
 
+def scrubbing(run: Callable[..., Any]) -> bool:
+    """Whether an erased fact's vector is still to be overwritten in an index file
+    (``vector_scrubs``, migration 25)."""
+    return bool(
+        run(
+            lambda tx: tx.conn.execute("SELECT EXISTS (SELECT 1 FROM vector_scrubs)").fetchone()[0],
+            write=False,
+        )
+    )
+
+
 @contextlib.contextmanager
 def files_lock(directory: Path) -> Iterator[None]:
     """The folder's lock, between processes: a file is renamed into place and its row

@@ -360,6 +360,35 @@ def test_an_erased_vector_left_by_a_stopped_process_is_overwritten_as_a_store_op
     assert file.exists() and quantized not in file.read_bytes() and _scrubs(db_path) == []
 
 
+def test_a_build_never_merges_a_file_with_a_vector_still_to_overwrite(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merge copies the file's vectors, a removed key's bytes too: built from a file whose
+    erased vector is not yet overwritten, it would keep them. It is built from the rows."""
+    indexed, exact = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    built(indexed)
+    approximate_index = store_of(indexed).index.approximate
+    indexed.forget(REF, facts[0].id)  # to the trash: a change the next file is built after
+    assert approximate_index.build(REF.key)
+    (name,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
+    file = approximate_index.directory / name
+    quantized = _held_vector(indexed, file, facts[4].id)
+    monkeypatch.setattr(approximate, "scrub", lambda directory, run: None)
+    indexed.forget(REF, facts[4].id, hard=True)
+    indexed.remember_many(REF, [sentence(i) for i in range(400, 430)])
+    restored: list[str] = []
+    restore = approximate._restored
+    monkeypatch.setattr(
+        approximate, "_restored", lambda *a, **k: restored.append(a[1].name) or restore(*a, **k)
+    )
+    assert approximate_index.build(REF.key)
+    assert file.name not in restored  # not read to merge: built from the rows
+    (name,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
+    assert name != file.name and quantized not in (file.parent / name).read_bytes()
+    same_answers(indexed, exact)
+
+
 def test_a_vector_not_found_once_in_its_file_drops_the_file(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -292,13 +292,15 @@ def _scrubs(db_path: Path) -> list[Any]:
     return stores.rows(db_path, "SELECT file, seq FROM vector_scrubs")
 
 
-@pytest.mark.parametrize("change", ["forget for good", "correct"])
+@pytest.mark.parametrize("change", ["forget for good", "correct", "trash", "purge the trash"])
 def test_an_erased_fact_s_vector_leaves_the_index_file_at_its_commit_and_the_graph_stays(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path, change: str
 ) -> None:
     """Its bytes in the file are overwritten with zeros after the commit, in place: the
     same file answers after it, without it (a correction's new words searched beside the
-    file), as exact search answers; the scope's graph is not built again."""
+    file), as exact search answers; the scope's graph is not built again. A fact moved to
+    the trash goes from the file too (the trash keeps its own copy): its purge then finds
+    none."""
     indexed, exact = pair
     texts = [sentence(i) for i in range(500)]
     facts = indexed.remember_many(REF, texts)
@@ -310,8 +312,12 @@ def test_an_erased_fact_s_vector_leaves_the_index_file_at_its_commit_and_the_gra
 
     if change == "correct":
         indexed.correct(REF, victim.id, "the shelf was moved to the attic")
-    else:
+    elif change == "forget for good":
         indexed.forget(REF, victim.id, hard=True)
+    else:
+        indexed.forget(REF, victim.id)
+        if change == "purge the trash":
+            indexed.forget(REF, victim.id, hard=True)
     assert file.exists() and _scrubs(db_path) == []
     assert stores.rows(db_path, "SELECT file, last_seq, size FROM vector_indexes") == row
     for path in file.parent.iterdir():
@@ -351,7 +357,7 @@ def test_an_erased_vector_left_by_a_stopped_process_is_overwritten_as_a_store_op
     file = built(indexed)
     quantized = _held_vector(indexed, file, facts[4].id)
     with monkeypatch.context() as patched:
-        patched.setattr(approximate, "scrub", lambda directory, run: None)
+        patched.setattr(approximate, "scrub", lambda *args: None)
         indexed.forget(REF, facts[4].id, hard=True)
     assert quantized in file.read_bytes() and len(_scrubs(db_path)) == 1
     assert facts[4].id not in {i for i, _ in hits(indexed, texts[4])}
@@ -374,7 +380,7 @@ def test_a_build_never_merges_a_file_with_a_vector_still_to_overwrite(
     (name,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
     file = approximate_index.directory / name
     quantized = _held_vector(indexed, file, facts[4].id)
-    monkeypatch.setattr(approximate, "scrub", lambda directory, run: None)
+    monkeypatch.setattr(approximate, "scrub", lambda *args: None)
     indexed.forget(REF, facts[4].id, hard=True)
     indexed.remember_many(REF, [sentence(i) for i in range(400, 430)])
     restored: list[str] = []
@@ -396,7 +402,7 @@ def test_a_vector_not_found_once_in_its_file_drops_the_file(
     facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
     file = built(indexed)
     quantized = _held_vector(indexed, file, facts[4].id)
-    monkeypatch.setattr(approximate, "_overwrite", lambda path, seqs, size: False)
+    monkeypatch.setattr(approximate, "_overwrite", lambda *args: False)
     indexed.forget(REF, facts[4].id, hard=True)
     assert not file.exists() and _scrubs(db_path) == []
     for path in file.parent.iterdir():
@@ -404,21 +410,32 @@ def test_a_vector_not_found_once_in_its_file_drops_the_file(
     same_answers(indexed, exact)
 
 
-@pytest.mark.parametrize("change", ["purge the trash", "forget all for good"])
+@pytest.mark.parametrize("change", ["trashed before", "forget all", "forget all for good"])
 def test_words_leaving_for_good_drop_the_index(
-    pair: tuple[engram.Memory, engram.Memory], db_path: Path, change: str
+    pair: tuple[engram.Memory, engram.Memory],
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    change: str,
 ) -> None:
-    """The trash keeps no row, so a purged fact's vector cannot be found in the file; a
-    scope erased whole drops its file, not one row at a time."""
+    """A fact in the trash since before its move overwrote its vector (migration 26) may
+    still be in the file, with no row to find it by: its purge drops the file. A scope
+    forgotten whole drops its file, not one row at a time."""
     indexed, exact = pair
     facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
     file = built(indexed)
-    if change == "purge the trash":
-        indexed.forget(REF, facts[7].id)
-        assert file.exists()  # still in the store (the trash): the file may keep it
+    if change == "trashed before":
+        quantized = _held_vector(indexed, file, facts[7].id)
+        with monkeypatch.context() as patched:  # trashed as before: left in the file
+            patched.setattr(approximate, "scrub", lambda *args: None)
+            indexed.forget(REF, facts[7].id)
+        stores.rows(db_path, "DELETE FROM vector_scrubs")
+        stores.rows(db_path, "INSERT INTO vector_trash_held VALUES (?)", (facts[7].id,))
+        assert quantized in file.read_bytes()
         indexed.forget(REF, facts[7].id, hard=True)
+        for path in file.parent.iterdir():
+            assert quantized not in path.read_bytes(), path
     else:
-        indexed.forget_all(REF, expected_count=400, hard=True)
+        indexed.forget_all(REF, expected_count=400, hard=change == "forget all for good")
     assert not file.exists() and _scrubs(db_path) == []
     same_answers(indexed, exact)
 
@@ -652,13 +669,13 @@ def test_a_store_lets_go_of_a_file_another_store_dropped(
     """An erase elsewhere unlinks the file; a store that had it open lets it go at its
     next search, so its blocks leave the disk (an open mapping keeps them)."""
     indexed, _ = pair
-    facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    indexed.remember_many(REF, [sentence(i) for i in range(300)])
     file = built(indexed)
     hits(indexed, QUERIES[0])
     assert file.name in store_of(indexed).index.approximate._opened
     with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as elsewhere:
-        elsewhere.forget(REF, facts[5].id)
-        elsewhere.forget(REF, facts[5].id, hard=True)  # purged from the trash
+        elsewhere.forget_all(REF, expected_count=300, hard=True)
+        elsewhere.remember_many(REF, [sentence(i) for i in range(300, 600)])
     assert not file.exists()
     hits(indexed, QUERIES[0])
     assert file.name not in store_of(indexed).index.approximate._opened

@@ -743,6 +743,36 @@ MIGRATIONS: tuple[str, ...] = (
         WHERE scope = (SELECT scope FROM facts WHERE seq = new.fact) AND last_seq >= new.fact;
     END;
     """,
+    # 26: a fact moved to the trash has its vector overwritten in the index file as well
+    # (the trash keeps its own copy, which a restore writes back as a new row), and counts
+    # as an erasure for a build that read it: a purge from the trash then finds no copy in
+    # any file and keeps the scope's file (a forget purges the trash's oldest, so at 1M
+    # facts a forget a day had made searches exact for the 15 minutes of a new graph).
+    # Facts in the trash before this migration may be in a file (``vector_trash_held``):
+    # their purge drops it, as before.
+    """
+    CREATE TABLE vector_trash_held (id TEXT PRIMARY KEY) WITHOUT ROWID;
+    INSERT INTO vector_trash_held (id) SELECT t.id FROM fact_trash t
+    WHERE EXISTS (SELECT 1 FROM vector_indexes i WHERE i.scope = t.scope);
+    DROP TRIGGER facts_ad_erased;
+    CREATE TRIGGER facts_ad_vectors AFTER DELETE ON facts BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+        INSERT OR IGNORE INTO vector_scrubs (file, seq)
+        SELECT file, old.seq FROM vector_indexes WHERE scope = old.scope AND last_seq >= old.seq;
+    END;
+    DROP TRIGGER fact_trash_ad_erased;
+    CREATE TRIGGER fact_trash_ad_erased AFTER DELETE ON fact_trash
+    WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+        DELETE FROM vector_indexes WHERE scope = old.scope
+            AND EXISTS (SELECT 1 FROM vector_trash_held WHERE id = old.id);
+        DELETE FROM vector_trash_held WHERE id = old.id;
+    END;
+    CREATE TRIGGER fact_trash_ad_vector_held AFTER DELETE ON fact_trash
+    WHEN EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        DELETE FROM vector_trash_held WHERE id = old.id;
+    END;
+    """,
 )
 
 

@@ -144,6 +144,8 @@ class SQLiteFacts(FactTable):
             return []
         conn = sql(tx).conn
         count = len(ids) if ids is not None else _facts_in(conn, scope.key)
+        if ids is None:  # the scope's index file goes whole, not a row at a time
+            sql(tx).recorded().execute("DELETE FROM vector_indexes WHERE scope = ?", (scope.key,))
         with forgetting.deleting(conn, count):
             return super().trash(tx, scope, ids, now_us)
 

@@ -460,8 +460,8 @@ def test_more_erased_at_once_than_a_merge_takes_drops_the_file(
     assert len(facts) == 400
 
 
-def test_a_build_that_overlapped_an_erasure_is_not_installed(
-    pair: tuple[engram.Memory, engram.Memory],
+def test_a_build_that_overlapped_an_erasure_it_cannot_overwrite_is_not_installed(
+    pair: tuple[engram.Memory, engram.Memory], tmp_path: Path
 ) -> None:
     indexed, _ = pair
     facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
@@ -470,10 +470,45 @@ def test_a_build_that_overlapped_an_erasure_is_not_installed(
     indexed.forget(REF, facts[0].id, hard=True)
     installed = store.db.run(
         lambda tx: approximate._install(
-            tx.conn, "r:big", "x.usearch", start, 300, 300, approximate.EXPANSION_ADD
+            tx.conn, "r:big", tmp_path / "x.usearch", start, 300, 300, approximate.EXPANSION_ADD
         )
     )
     assert not installed
+
+
+@pytest.mark.parametrize("merge", [True, False])
+def test_a_build_that_overlapped_forgets_is_installed_without_their_vectors(
+    pair: tuple[engram.Memory, engram.Memory],
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    merge: bool,
+) -> None:
+    """Facts read by a build, then forgotten for good or to the trash before it installs:
+    their vectors are overwritten in the new file, which is installed (a build was thrown
+    away instead, and at 1M facts one takes 15 minutes: forgets could starve it)."""
+    indexed, exact = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
+    file = built(indexed)
+    gone = [_held_vector(indexed, file, f.id) for f in facts[3:5]]
+    more = 20 if merge else 200  # a merge's tenth, or more: built from the rows
+    indexed.remember_many(REF, [sentence(i) for i in range(400, 400 + more)])
+    batches = approximate.ApproximateIndex._batches
+
+    def read_then_forgotten(self: Any, *args: Any) -> Iterator[Any]:
+        for at, batch in enumerate(batches(self, *args)):
+            yield batch
+            if at == 0:
+                indexed.forget(REF, facts[3].id, hard=True)
+                indexed.forget(REF, facts[4].id)
+
+    monkeypatch.setattr(approximate.ApproximateIndex, "_batches", read_then_forgotten)
+    assert store_of(indexed).index.approximate.build(REF.key)
+    (name,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
+    assert name != file.name and (file.parent / name).exists()
+    for quantized in gone:
+        for path in file.parent.iterdir():
+            assert quantized not in path.read_bytes(), path
+    same_answers(indexed, exact)
 
 
 def test_a_missing_or_damaged_file_is_rebuilt(pair: tuple[engram.Memory, engram.Memory]) -> None:

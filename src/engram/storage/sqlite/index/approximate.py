@@ -28,10 +28,11 @@ The rows stay the one source of truth, and the file is only ever a hint about th
 - Builds run on one background thread per store: a missing index once a scope reaches
   ``ANN_ABOVE``, a merge once the delta or the rows excluded pass a tenth of the file,
   or ``MERGE_ROWS`` in a process that searches the scope again and again.
-  A build writes a new file, then installs it with its row in one transaction, unless a
-  fact it read was erased meanwhile (``scope_state.erasures`` moved): then it is thrown
-  away and built again. A crash at any point leaves a file no row names (swept) or a row
-  naming a file that is whole.
+  A build writes a new file, then installs it with its row in one transaction. Where a
+  fact it read was erased or trashed meanwhile (``scope_state.erasures`` moved), the
+  vectors of the facts changed since its first read are overwritten in the new file
+  first; where one cannot be, it is thrown away and built again. A crash at any point
+  leaves a file no row names (swept) or a row naming a file that is whole.
 """
 
 from __future__ import annotations
@@ -422,19 +423,20 @@ class ApproximateIndex:
         _fsync(partial)
         # What the file holds as it opens (a merge's removed keys are not in its count).
         size = len(usearch.Index.restore(str(partial), view=True))
+        path = self.directory / name
         with vectorfiles.files_lock(self.directory):
-            os.replace(partial, self.directory / name)
+            os.replace(partial, path)
             installed = bool(
                 self._run(
                     lambda tx: _install(
-                        tx.conn, scope, name, start, max(last_seq, 0), size, built_with
+                        tx.conn, scope, path, start, max(last_seq, 0), size, built_with
                     )
                 )
             )
             if not installed:
-                (self.directory / name).unlink(missing_ok=True)
+                path.unlink(missing_ok=True)
         if not installed:
-            self.want(scope)  # an erasure overlapped the build: from the rows again
+            self.want(scope)  # what an erasure left could not be overwritten: again
         return installed
 
     def _batches(
@@ -638,24 +640,32 @@ def _add(conn: sqlite3.Connection, scope: str, delta: _Delta, where: str, arg: o
 def _install(
     conn: sqlite3.Connection,
     scope: str,
-    name: str,
+    path: Path,
     start: dict[str, Any],
     last_seq: int,
     size: int,
     built_with: int,
 ) -> bool:
-    """Names the new file as the scope's index (holding its rows up to ``last_seq`` as of
-    the build's first read), unless a fact was erased since that read: its vector may be
-    in the file."""
+    """Names the new file ``path`` as the scope's index (holding its rows up to
+    ``last_seq`` as of the build's first read). A fact erased or trashed since that read
+    may be in it: each one changed since is overwritten in it first (the searches exclude
+    them, through the change log, as for any file); where one cannot be, or more of them
+    than a merge takes, it is not installed."""
     now = conn.execute("SELECT erasures FROM scope_state WHERE scope = ?", (scope,)).fetchone()
-    if now is None or int(now[0]) != start["erasures"]:
+    if now is None:
         return False
+    if int(now[0]) != start["erasures"]:
+        changed = logged_since(conn, scope, start["mark"])
+        if changed is None or len(changed) > max(1.0, MERGE_FRACTION * size):
+            return False
+        if not _overwrite(path, changed, size):
+            return False
     conn.execute(
         "INSERT INTO vector_indexes (scope, file, mark, last_seq, size, dimension, built_with) "
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET file = excluded.file, "
         "mark = excluded.mark, last_seq = excluded.last_seq, size = excluded.size, "
         "dimension = excluded.dimension, built_with = excluded.built_with",
-        (scope, name, start["mark"], last_seq, size, start["dimension"], built_with),
+        (scope, path.name, start["mark"], last_seq, size, start["dimension"], built_with),
     )
     return True
 

@@ -395,6 +395,33 @@ def test_a_build_never_merges_a_file_with_a_vector_still_to_overwrite(
     same_answers(indexed, exact)
 
 
+def test_overwrites_take_the_folder_s_lock(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path
+) -> None:
+    """One process at a time overwrites: another's zeros, written while this one compares
+    bytes, would read as a vector not found and drop the file."""
+    import threading
+    import time
+
+    from engram.storage.sqlite.index import vectorfiles
+
+    indexed, _ = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    file = built(indexed)
+    quantized = _held_vector(indexed, file, facts[2].id)
+    forgotten = threading.Thread(target=lambda: indexed.forget(REF, facts[2].id, hard=True))
+    with vectorfiles.files_lock(file.parent):
+        forgotten.start()
+        deadline = time.monotonic() + 60
+        while not _scrubs(db_path) and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the forget has committed
+        assert _scrubs(db_path) and forgotten.is_alive()  # its overwrite waits for the lock
+        assert quantized in file.read_bytes()
+    forgotten.join(timeout=60)
+    assert not forgotten.is_alive() and quantized not in file.read_bytes()
+    assert _scrubs(db_path) == []
+
+
 def test_a_vector_not_found_once_in_its_file_drops_the_file(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

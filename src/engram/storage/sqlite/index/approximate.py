@@ -485,33 +485,40 @@ def scrub(
     open one costs 170 ms at 1M vectors)."""
     if directory is None:
         return
-    pending = run(
-        lambda tx: tx.conn.execute(
-            "SELECT s.file, s.seq, i.size FROM vector_scrubs s "
-            "LEFT JOIN vector_indexes i ON i.file = s.file ORDER BY s.file, s.seq"
-        ).fetchall(),
-        write=False,
-    )
-    by_file: dict[str, tuple[list[int], int | None]] = {}
-    for file, seq, size in pending:
-        by_file.setdefault(str(file), ([], size))[0].append(int(seq))
-    for file, (seqs, size) in by_file.items():
-        kept = (
-            size is not None
-            and len(seqs) <= max(1.0, MERGE_FRACTION * size)
-            and _overwrite(directory / file, seqs, size, None if held is None else held(file))
+    if not directory.exists():  # no file holds them
+        run(lambda tx: tx.conn.execute("DELETE FROM vector_scrubs"))
+        return
+    # One process at a time: another's zeros, written while this one compared bytes,
+    # would read as a vector not found, and drop the file.
+    with vectorfiles.files_lock(directory):
+        pending = run(
+            lambda tx: tx.conn.execute(
+                "SELECT s.file, s.seq, i.size FROM vector_scrubs s "
+                "LEFT JOIN vector_indexes i ON i.file = s.file ORDER BY s.file, s.seq"
+            ).fetchall(),
+            write=False,
         )
-
-        def settle(tx: Any, file: str = file, seqs: list[int] = seqs, kept: bool = kept) -> None:
-            tx.conn.execute(
-                "DELETE FROM vector_scrubs WHERE file = ? AND seq IN (SELECT value FROM "
-                "json_each(?))",
-                (file, json.dumps(seqs)),
+        by_file: dict[str, tuple[list[int], int | None]] = {}
+        for file, seq, size in pending:
+            by_file.setdefault(str(file), ([], size))[0].append(int(seq))
+        for file, (seqs, size) in by_file.items():
+            opened = None if held is None else held(file)
+            kept = (
+                size is not None
+                and len(seqs) <= max(1.0, MERGE_FRACTION * size)
+                and _overwrite(directory / file, seqs, size, opened)
             )
-            if not kept:
-                tx.conn.execute("DELETE FROM vector_indexes WHERE file = ?", (file,))
+            run(lambda tx, f=file, s=seqs, k=kept: _settled(tx.conn, f, s, k))
 
-        run(settle)
+
+def _settled(conn: sqlite3.Connection, file: str, seqs: list[int], kept: bool) -> None:
+    """Forgets the overwrites done in ``file`` (or, where they could not be, drops it)."""
+    conn.execute(
+        "DELETE FROM vector_scrubs WHERE file = ? AND seq IN (SELECT value FROM json_each(?))",
+        (file, json.dumps(seqs)),
+    )
+    if not kept:
+        conn.execute("DELETE FROM vector_indexes WHERE file = ?", (file,))
 
 
 def _overwrite(path: Path, seqs: list[int], size: int, view: Index | None = None) -> bool:

@@ -105,16 +105,22 @@ def _read(
     conn: psycopg.Connection[Any], scope: str, words: Sequence[str]
 ) -> dict[str, tuple[Ints, Floats]]:
     """The postings of ``words`` in ``scope``: each word's facts and impacts, in any
-    order (both arrays in the same one), sent in binary: 6.8 ms p50 for a question's
-    words at 100k facts, against 12.4 sorted by fact and sent as text."""
+    order (both in the same one), each sent as one string of their binary forms (big-endian
+    int8 and float4), read by numpy without a Python object a posting: 3.9 to 4.3 ms p50
+    for a question's words at 100k facts, against 4.4 to 4.8 as arrays (6.8 in an earlier
+    hour, and 12.4 sorted by fact and sent as text)."""
     rows = conn.execute(
-        "SELECT term, array_agg(fact), array_agg(impact) "
+        "SELECT term, string_agg(int8send(fact), ''::bytea), "
+        "string_agg(float4send(impact), ''::bytea) "
         "FROM fact_terms WHERE scope = %s AND term = ANY(%s::text[]) GROUP BY term",
         (scope, list(words)),
         binary=True,
     ).fetchall()
     read = {
-        str(term): (np.asarray(facts, np.int64), np.asarray(impacts, np.float32).astype(np.float64))
+        str(term): (
+            np.frombuffer(facts, ">i8").astype(np.int64),
+            np.frombuffer(impacts, ">f4").astype(np.float64),
+        )
         for term, facts, impacts in rows
     }
     empty = (np.empty(0, np.int64), np.empty(0, np.float64))

@@ -326,24 +326,22 @@ class PostgresCandidates:
         vector half on this one, at once: each is the server's work. The vector half is
         the longer (at 100k facts its graph's search 5.4 ms, the text half 2 to 3), so it
         starts at once on this connection, and the text half waits for the other."""
-        postings = self._store.postings
 
-        def text_half(conn: Conn) -> list[Candidate]:
-            found = fulltext.candidates(conn, scope.key, terms, filters, limit, postings)
+        def text_half(on: Tx) -> list[Candidate]:
+            found = self.text(on, scope, terms, filters, limit)
             if then is not None:
-                then(PostgresTx(self._db.dialect, conn, write=False), found)
+                then(on, found)
             return found
 
-        started = self._db.beside(sql(tx), text_half) if terms else None
+        def on_the_other(conn: Conn) -> list[Candidate]:
+            return text_half(PostgresTx(self._db.dialect, conn, write=False))
+
+        started = self._db.beside(sql(tx), on_the_other) if terms else None
         try:
             found = self.vector(tx, scope, vector, filters, limit)
         except BaseException:
             if started is not None:
                 started.exception()  # waited for; the vector half's error is the one raised
             raise
-        if started is not None:
-            return self._db.joined(started), found
-        text = self.text(tx, scope, terms, filters, limit)
-        if then is not None:
-            then(tx, text)
+        text = text_half(tx) if started is None else self._db.joined(started)
         return text, found

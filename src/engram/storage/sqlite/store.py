@@ -53,7 +53,7 @@ class SQLiteStore(SQLStore):
         self.index = RecallIndex(db.path, db.run)
         db.after_forgetting(self.index.sweep)
         if vectorfiles.scrubbing(db.run):  # a process stopped between a commit and its sweep
-            self.index.sweep()
+            self.index.approximate.sweep()
         super().__init__(
             db, SQLiteFacts(self.index), SQLiteCandidates(self.index), SQLiteHealth(db.path)
         )
@@ -144,8 +144,8 @@ class SQLiteFacts(FactTable):
             return []
         conn = sql(tx).conn
         count = len(ids) if ids is not None else _facts_in(conn, scope.key)
-        if ids is None:  # the scope's index file goes whole, not a row at a time
-            sql(tx).recorded().execute("DELETE FROM vector_indexes WHERE scope = ?", (scope.key,))
+        if ids is None:
+            _drop_index_file(tx, scope)
         with forgetting.deleting(conn, count):
             return super().trash(tx, scope, ids, now_us)
 
@@ -155,8 +155,8 @@ class SQLiteFacts(FactTable):
 
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
         t = sql(tx)
-        if turn_user is None:  # the file goes whole, not a row at a time
-            t.recorded().execute("DELETE FROM vector_indexes WHERE scope = ?", (scope.key,))
+        if turn_user is None:
+            _drop_index_file(tx, scope)
         # The triggers' count: how many facts the scope holds, at most, go.
         with forgetting.deleting(t.conn, _facts_in(t.conn, scope.key)):
             gone = super().erase_scope(tx, scope, turn_user=turn_user)
@@ -312,6 +312,12 @@ class SQLiteCandidates:
         if failed:
             raise failed[0]
         return found[0], semantic
+
+
+def _drop_index_file(tx: Tx, scope: Scope) -> None:
+    """Drops the scope's approximate index file (the commit's sweep deletes it) before
+    every one of its facts leaves: the file goes whole, not a row overwritten at a time."""
+    sql(tx).recorded().execute("DELETE FROM vector_indexes WHERE scope = ?", (scope.key,))
 
 
 def _facts_in(conn: sqlite3.Connection, scope: str) -> int:

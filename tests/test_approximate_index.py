@@ -292,6 +292,12 @@ def _scrubs(db_path: Path) -> list[Any]:
     return stores.rows(db_path, "SELECT file, seq FROM vector_scrubs")
 
 
+def _in_no_file(directory: Path, quantized: bytes) -> None:
+    """No file of the index folder holds these bytes of a vector."""
+    for path in directory.iterdir():
+        assert quantized not in path.read_bytes(), path
+
+
 @pytest.mark.parametrize("change", ["forget for good", "correct", "trash", "purge the trash"])
 def test_an_erased_fact_s_vector_leaves_the_index_file_at_its_commit_and_the_graph_stays(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path, change: str
@@ -320,8 +326,7 @@ def test_an_erased_fact_s_vector_leaves_the_index_file_at_its_commit_and_the_gra
             indexed.forget(REF, victim.id, hard=True)
     assert file.exists() and _scrubs(db_path) == []
     assert stores.rows(db_path, "SELECT file, last_seq, size FROM vector_indexes") == row
-    for path in file.parent.iterdir():
-        assert quantized not in path.read_bytes(), path
+    _in_no_file(file.parent, quantized)
     found = [i for i, _ in hits(indexed, texts[123])]
     assert victim.id not in found
     same_answers(indexed, exact)
@@ -432,8 +437,7 @@ def test_a_vector_not_found_once_in_its_file_drops_the_file(
     monkeypatch.setattr(approximate, "_overwrite", lambda *args: False)
     indexed.forget(REF, facts[4].id, hard=True)
     assert not file.exists() and _scrubs(db_path) == []
-    for path in file.parent.iterdir():
-        assert quantized not in path.read_bytes(), path
+    _in_no_file(file.parent, quantized)
     same_answers(indexed, exact)
 
 
@@ -459,8 +463,7 @@ def test_words_leaving_for_good_drop_the_index(
         stores.rows(db_path, "INSERT INTO vector_trash_held VALUES (?)", (facts[7].id,))
         assert quantized in file.read_bytes()
         indexed.forget(REF, facts[7].id, hard=True)
-        for path in file.parent.iterdir():
-            assert quantized not in path.read_bytes(), path
+        _in_no_file(file.parent, quantized)
     else:
         indexed.forget_all(REF, expected_count=400, hard=change == "forget all for good")
     assert not file.exists() and _scrubs(db_path) == []
@@ -503,6 +506,32 @@ def test_a_build_that_overlapped_an_erasure_it_cannot_overwrite_is_not_installed
     assert not installed
 
 
+def test_a_build_overlapped_by_more_forgets_than_a_merge_takes_is_not_installed(
+    pair: tuple[engram.Memory, engram.Memory], tmp_path: Path
+) -> None:
+    """Its file could have each one overwritten (it holds them all), but so many are
+    built again from the rows, as a merge would be."""
+    import shutil
+
+    indexed, _ = pair
+    facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    file = built(indexed)
+    store = store_of(indexed)
+    start = store.db.run(lambda tx: approximate._state(tx.conn, REF.key), write=False)
+    new = tmp_path / "new.usearch"  # as the build wrote it, before the forgets
+    shutil.copy(file, new)
+    quantized = _held_vector(indexed, new, facts[0].id)
+    for fact in facts[: int(approximate.MERGE_FRACTION * 300) + 1]:
+        indexed.forget(REF, fact.id, hard=True)
+    installed = store.db.run(
+        lambda tx: approximate._install(
+            tx.conn, REF.key, new, start, 300, 300, approximate.EXPANSION_ADD
+        )
+    )
+    assert not installed
+    assert quantized in new.read_bytes()  # not overwritten: thrown away whole
+
+
 @pytest.mark.parametrize("merge", [True, False])
 def test_a_build_that_overlapped_forgets_is_installed_without_their_vectors(
     pair: tuple[engram.Memory, engram.Memory],
@@ -533,8 +562,7 @@ def test_a_build_that_overlapped_forgets_is_installed_without_their_vectors(
     (name,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
     assert name != file.name and (file.parent / name).exists()
     for quantized in gone:
-        for path in file.parent.iterdir():
-            assert quantized not in path.read_bytes(), path
+        _in_no_file(file.parent, quantized)
     same_answers(indexed, exact)
 
 

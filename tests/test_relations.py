@@ -1350,6 +1350,32 @@ def test_a_given_name_written_in_lowercase_is_a_person() -> None:
     ]
 
 
+def test_an_organisation_s_name_in_lowercase_is_read_after_what_only_an_organisation_is() -> None:
+    # Anywhere: a known name of several words, one of them no English word.
+    assert typed("waiting on hold with british gas for an hour") == [
+        ("british gas", "organisation")
+    ]
+    # After an organisation's cue: a run ending in an organisation's word after one that
+    # is no English word, two words joined by "&", or one word that is neither English
+    # nor a given name.
+    assert typed("fatima works at the british council now") == [
+        ("fatima", "person"),
+        ("british council", "organisation"),
+    ]
+    assert typed("interview at bluefin labs went ok") == [("bluefin labs", "organisation")]
+    assert typed("just got an offer from halden & moss!!!") == [("halden & moss", "organisation")]
+    assert typed("my sister got a job at quillon, some fintech in berlin") == [
+        ("quillon", "organisation"),
+        ("berlin", "place"),
+    ]
+    # Not without the cue, nor ordinary words or chat's short forms after one, nor one
+    # word after "the" or after "with" (a word of a longer name; people are worked with).
+    assert typed("bluefin labs and quillon, and halden & moss") == []
+    assert typed("the local council, a job at home, joined ur team, flying tmrw") == []
+    assert typed("got into uni, works at the transgender center") == []
+    assert typed("i work with influencers") == []
+
+
 def test_visiting_paris_gives_paris_only() -> None:
     assert typed("Visiting Paris was fun.") == [("Paris", "place")]
     assert typed("Yesterday I saw it.") == []

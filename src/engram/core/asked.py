@@ -9,7 +9,7 @@ for a place; "who", "whom" and "whose" for a person; "what" and "which" for the 
 the nouns between them and the question's verb ("which US states", "what video games
 does"), by the words that name places and organisations in entity names
 (:data:`~engram.core.graph.entity_types.PLACE_WORDS`,
-:data:`~engram.core.graph.entity_types.ORGANISATION_WORDS`) and a few more of each, and
+:data:`~engram.core.graph.organisations.WORDS`) and a few more of each, and
 titled works' nouns. Anything else ("when", "how many", "what kind of art") asks for no
 kind of name: None. :func:`wh` is that first wh-word.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
+from engram.core.graph import organisations
 from engram.core.graph.entity_types import (
     ORGANISATION,
-    ORGANISATION_WORDS,
     PERSON,
     PLACE,
     PLACE_WORDS,
@@ -35,7 +35,7 @@ _NOUNS = {
         for w in "country place location destination spot area continent neighbourhood"
         " neighborhood".split()
     },
-    **{w: ORGANISATION for w in ORGANISATION_WORDS},
+    **{w: ORGANISATION for w in organisations.WORDS},
     **{
         w: ORGANISATION
         for w in "organisation organization employer firm business store shop restaurant"

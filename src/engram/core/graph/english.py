@@ -32,6 +32,11 @@ def word(folded: str) -> bool:
     return folded in words or ("-" in folded and all(p in words for p in folded.split("-")))
 
 
+def vocabulary() -> frozenset[str]:
+    """Every English word of the lists, in lowercase: for a text's words looked up at once."""
+    return _lists().words
+
+
 def only_word(folded: str) -> bool:
     """Whether ``folded`` is a common English word and nothing else: never written with a
     capital in the lists, nor a given name (:mod:`engram.core.graph.given_names`): "work",

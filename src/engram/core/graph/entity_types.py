@@ -108,6 +108,7 @@ from engram.core.graph.extraction import (
     APPOSED_PERSON,
     ASKED_OF,
     AWAY,
+    BEFORE_ORGANISATION,
     BUSINESSES,
     FAR_FROM,
     FIELD,
@@ -115,6 +116,7 @@ from engram.core.graph.extraction import (
     FROM_PLACE,
     HOLDINGS,
     HONORIFIC,
+    MATCHES,
     PLACE_HAS,
     STAFF,
     Mention,
@@ -129,32 +131,6 @@ GROUP, WORK = "group", "work"
 EVENT, PRODUCT = "event", "product"
 ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, PRODUCT, EVENT)
 
-ORGANISATION_WORDS = frozenset(
-    """inc inc. ltd ltd. llc plc corp corp. corporation co company companies group labs lab
-    university college school academy institute bank hospital clinic foundation club
-    association society agency studio studios records airlines airways motors industries
-    technologies systems solutions partners ventures capital church council ministry
-    department fc team network media press gallery museum charity league""".split()
-)
-# More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
-# Washington Post", "Labour Party", "Calloway Health", a club's "Halden United", a
-# utility's or a carrier's "Thames Water", "British Gas", "Network Rail"), which in
-# a question ask for something else ("what games", "which party"): names only
-# (engram.core.asked reads the words above).
-_NAMING_ORGANISATIONS = ORGANISATION_WORDS | frozenset(
-    """holdings brewery pharma pharmaceuticals energy telecom insurance logistics
-    consulting software games entertainment productions publishing publishers brothers
-    bros trust federation commission authority committee party orchestra choir collective
-    cooperative polytechnic conservatory observatory fund guild army navy police embassy
-    consulate parliament times post herald tribune journal gazette news radio magazine
-    healthcare analytics robotics electronics enterprises health mobile bio biotech foods
-    digital creative interactive organics supplies farms
-    shipping airline united rovers athletic wanderers albion hotspur primary elementary
-    secondary design designs architects associates legal construction builders travel
-    fitness dental accounting catering plumbing electrical roofing landscaping removals
-    joinery glazing water gas power rail railway railways buses utilities broadband
-    telecoms""".split()
-)
 # Words that end an event's name: "Shanghai Biology Forum", "FIFA World Cup", "Web Summit",
 # "Glastonbury Festival" (names only, as the organisations' words above).
 _NAMING_EVENTS = frozenset(
@@ -263,8 +239,6 @@ _HOLDS = re.compile(
     re.IGNORECASE,
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
-# What a match between two teams is called: "the final between", "a friendly against".
-_MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
 _KIND_AFTER = re.compile(
     r",\s+(?:a|an|the|our|my|their|his|her)\s+(?:[a-z-]+\s+){0,2}?(?:"
     + "|".join(BUSINESSES)
@@ -280,45 +254,6 @@ _INITIALS = re.compile(r"(?:[A-Z]\.)+")
 _A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\s+)?$")
 # Before a name, what makes it a band's as often as an artist's: "listening to Radiohead".
 _HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNORECASE)
-# Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
-# by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
-# Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
-# "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
-# "merged with", "a stake in", "shares of", "the board of", "a spokesperson for"); what
-# one subscribes to or has a code from ("a subscription to Brightwave", "a discount code
-# from Lunaro"); a business named after its kind ("her startup,
-# Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
-# shops, orders from, volunteers or drives ("drives for Bolt").
-_BEFORE_ORGANISATION = re.compile(
-    r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
-    r"|owned|acquired)\s+by(?:\s+the)?|joined|" + _MATCHES + r"\s+between"
-    r"|(?:work|works|worked|working)\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:for|at)"
-    r"|quit|quits|(?:resigned|resigns|retired|retires)\s+from|laid\s+off\s+(?:by|from)"
-    r"|(?:founded|co-founded|cofounded|founds)|(?:acquired|acquires|acquiring|bought\s+out"
-    r"|merged\s+with|merging\s+with|stake\s+in|shares\s+in|(?:invest|invests|invested"
-    r"|investing)\s+in)|(?:employer|" + "|".join(BUSINESSES) + r")(?:,|\s+called|\s+named)"
-    r"|(?:choir|orchestra|club|team|society|collective|foundation|union|ngo)\s+(?:called|named)"
-    r"|(?:drive|drives|drove|driving|deliver|delivers|delivered|delivering)\s+for"
-    r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
-    r"(?:\s+(?:letter|email|call))?\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
-    r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
-    r"|(?:shop|shops|shopped|shopping)\s+at|(?:ordered|orders|ordering)\s+from"
-    r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for)"
-    r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
-    r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
-    r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
-    r"|(?:plays|played|playing)\s+(?:bass|guitar|drums|keys|keyboards|piano|violin|cello"
-    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for|with)"
-    r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
-    r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
-    r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
-    r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment|loan|invoice|quote|payout)\s+from"
-    r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
-    r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"
-    r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from"
-    r"|(?:paycheck|paycheque|payslip|salary|wages|bonus)\s+from|booked\s+(?:it\s+)?(?:through|via))\s+$",
-    re.IGNORECASE,
-)
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
 # Kellam team", "the Fenwick CEO", "Telvora support", "my Zephyra account"; or what only an
 # organisation does: "Brindle raised $40 million", "Novapay charged me twice", "Quorvane
@@ -349,7 +284,7 @@ _AFTER_ORGANISATION = re.compile(
 # national team there ("Brazil beat Argentina", "lost to Spain", "France vs Italy").
 _MATCH_BEFORE = re.compile(
     r"\b(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses|losing)\s+to|(?:drew|draw"
-    r"|tied)\s+with|vs\.?|versus|" + _MATCHES + r"\s+against)\s+$",
+    r"|tied)\s+with|vs\.?|versus|" + MATCHES + r"\s+against)\s+$",
     re.IGNORECASE,
 )
 _MATCH_AFTER = re.compile(
@@ -374,7 +309,7 @@ _NAME_LAST = re.compile(r"[A-Z][\w'\u2019-]*\s+$")
 # The second team of "the match between X and Y", however Y is read after ("...and Rangers
 # kept Eoin up": the match decides).
 _SECOND_TEAM = re.compile(
-    r"\b" + _MATCHES + r"\s+between\s+(?:the\s+)?[A-Z][^,.;!?]{0,40}?"
+    r"\b" + MATCHES + r"\s+between\s+(?:the\s+)?[A-Z][^,.;!?]{0,40}?"
     r"\s+(?:and|&|vs\.?|versus)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
@@ -538,7 +473,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         if _BEFORE_WORK.search(text, back, mention.start):
             return WORK  # "watched Inception"
         if (
-            _BEFORE_ORGANISATION.search(text, back, mention.start)
+            BEFORE_ORGANISATION.search(text, back, mention.start)
             or _AFTER_ORGANISATION.match(text, mention.end)
             or _DOMAIN.fullmatch(mention.surface)
         ):
@@ -599,7 +534,7 @@ def _of_the_company(text: str, mention: Mention, related: str | None) -> bool:
     return (
         related == ORGANISATION
         or _HOLDS.match(text, mention.end) is not None
-        or _BEFORE_ORGANISATION.search(text, back, mention.start) is not None
+        or BEFORE_ORGANISATION.search(text, back, mention.start) is not None
     )
 
 
@@ -611,7 +546,7 @@ def _by_words(name: str) -> str | None:
     if len(words) < 2:
         return None
     for word in reversed(words):
-        if word in _NAMING_ORGANISATIONS:
+        if word in organisations.NAMING_WORDS:
             return ORGANISATION
         if word in _NAMING_EVENTS:
             return EVENT

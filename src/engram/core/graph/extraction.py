@@ -43,7 +43,10 @@ text always gives the same mentions. In order:
    car"), from :mod:`engram.core.graph.given_names`, which leaves out every name that is
    an English word too ("will", "mark", "grace"), a known organisation in lowercase
    ("ugh monzo froze my card"), and a known place or product in lowercase after a word
-   that says one comes ("landed in cebu", "on duolingo"); a month's
+   that says one comes ("landed in cebu", "on duolingo"); an organisation's name of
+   several words in lowercase that no list reads: a known one holding a word that is no
+   English word ("on hold with british gas"), or after what only an organisation is ("a
+   job at quillon", "interview at bluefin labs", "an offer from halden & moss"); a month's
    short form that is a given name ("Jan") is a time beside a day or a year ("in Jan
    2023").
 
@@ -153,6 +156,47 @@ BUSINESSES = (
     "|supermarket|consultancy|retailer|manufacturer|distillery|brewery|winery|franchise"
     "|supplier|vendor|insurer|lender|provider"
 ).split("|")
+# What a match between two teams is called: "the final between", "a friendly against".
+MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
+# Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
+# by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
+# Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
+# "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
+# "merged with", "a stake in", "shares of", "the board of", "a spokesperson for"); what
+# one subscribes to or has a code from ("a subscription to Brightwave", "a discount code
+# from Lunaro"); a business named after its kind ("her startup,
+# Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
+# shops, orders from, volunteers or drives ("drives for Bolt").
+BEFORE_ORGANISATION = re.compile(
+    r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
+    r"|owned|acquired)\s+by(?:\s+the)?|joined|" + MATCHES + r"\s+between"
+    r"|(?:work|works|worked|working)\s+(?:in|on)\s+[a-z]+(?:\s+[a-z]+)?\s+(?:for|at)"
+    r"|quit|quits|(?:resigned|resigns|retired|retires)\s+from|laid\s+off\s+(?:by|from)"
+    r"|(?:founded|co-founded|cofounded|founds)|(?:acquired|acquires|acquiring|bought\s+out"
+    r"|merged\s+with|merging\s+with|stake\s+in|shares\s+in|(?:invest|invests|invested"
+    r"|investing)\s+in)|(?:employer|" + "|".join(BUSINESSES) + r")(?:,|\s+called|\s+named)"
+    r"|(?:choir|orchestra|club|team|society|collective|foundation|union|ngo)\s+(?:called|named)"
+    r"|(?:drive|drives|drove|driving|deliver|delivers|delivered|delivering)\s+for"
+    r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
+    r"(?:\s+(?:letter|email|call))?\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
+    r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
+    r"|(?:shop|shops|shopped|shopping)\s+at|(?:ordered|orders|ordering)\s+from"
+    r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for)"
+    r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
+    r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
+    r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
+    r"|(?:plays|played|playing)\s+(?:bass|guitar|drums|keys|keyboards|piano|violin|cello"
+    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for|with)"
+    r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
+    r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
+    r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
+    r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment|loan|invoice|quote|payout)\s+from"
+    r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
+    r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"
+    r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from"
+    r"|(?:paycheck|paycheque|payslip|salary|wages|bonus)\s+from|booked\s+(?:it\s+)?(?:through|via))\s+$",
+    re.IGNORECASE,
+)
 # What a place has, after its possessive: "Marrowby's beaches", "Brackwell's mayor".
 PLACE_HAS = tuple(
     "beaches|streets|skyline|weather|mayor|suburbs|downtown|nightlife|old town|population"
@@ -412,7 +456,9 @@ class Reading:
         specials = _specials(text)
         self._fixed += specials
         self._words = _scan(text, scan, body, [(m.start, m.end) for m in specials])
-        self._lowercase = list(_lowercase_names(text, scan))
+        words = _plain_words(text, scan)
+        self._lowercase = list(_lowercase_names(text, scan, words))
+        self._lowercase += _lowercase_organisations(text, scan, words)
         self._whole = list(_whole_names(text, scan, self._words))
         self._titles = list(_titles(text))
         self._keys = {(i, j): self._key(i, j) for i, j in self._runs()}
@@ -690,11 +736,18 @@ _COMES = re.compile(
 )
 
 
-def _lowercase_names(text: str, scan: int) -> Iterator[Mention]:
-    """Names written in lowercase, as chat writes them (:data:`IN_LOWERCASE`): "with
-    ciara", "my cousin sara", "james's car", "landed in cebu". A possessive ends the name."""
+def _plain_words(text: str, scan: int) -> frozenset[str]:
+    """The words of ``text`` from ``scan``, split at spaces, with no punctuation around
+    them nor a possessive after them: what a text's lowercase names are looked up by."""
     words = text[scan:].replace("\u2019", "'").split()
-    if IN_LOWERCASE.isdisjoint([w.strip(_EDGES).partition("'")[0] for w in words]):
+    return frozenset([w.strip(_EDGES).partition("'")[0] for w in words])
+
+
+def _lowercase_names(text: str, scan: int, words: frozenset[str]) -> Iterator[Mention]:
+    """Names written in lowercase, as chat writes them (:data:`IN_LOWERCASE`): "with
+    ciara", "my cousin sara", "james's car", "landed in cebu". A possessive ends the name.
+    ``words``, the text's :func:`_plain_words`."""
+    if IN_LOWERCASE.isdisjoint(words):
         return  # most texts: their words split once, no name among them
     for match in _LOWER.finditer(text, scan):
         token, start = match.group(), match.start()
@@ -702,6 +755,126 @@ def _lowercase_names(text: str, scan: int) -> Iterator[Mention]:
             continue
         if token in _ANYWHERE or _COMES.search(text, max(scan, start - 12), start):
             yield Mention(token, start, match.end(), _normalise(token), "name")
+
+
+# Organisations' names in lowercase, as chat writes them, that the lists above do not read:
+# a known organisation's name of several words one of which is no English word, anywhere
+# ("on hold with british gas"); and just after what only an organisation is
+# (:data:`BEFORE_ORGANISATION`: "a job at", "an offer from", "hired by the") or where one
+# works or studies ("works at the"), a run of up to three words that ends in an
+# organisation's word after one that is no English word ("interview at bluefin labs",
+# "the british council"), is two words joined by "&" ("an offer from halden & moss"), or
+# is one word that is neither an English word nor a given name ("a job at quillon"). A
+# run opens with a word that is no English word, or with "&" after it: a known name of
+# English words ("whole foods", "arsenal") is read with its capitals only.
+_AT_WORK = re.compile(
+    r"\b(?:work|works|worked|working|study|studies|studied|studying)[ \t]+at[ \t]+$", re.IGNORECASE
+)
+_BEFORE_AMPERSAND = re.compile(r"(?<![\w'\u2019-])([^\W\d_A-Z]+)[ \t]+&[ \t]+[^\W\d_A-Z]")
+_RUN_GAP = re.compile(r"[ \t]+(?:&[ \t]+)?")
+_CUE_BACK = 40  # characters read before a run for its cue
+# Every word the cues' patterns hold: the word just before a run is one of them where a
+# cue ends there (each cue ends with a word it names; a business's kind with a comma).
+_CUE_WORDS = frozenset(
+    re.findall(
+        r"(?<![\\\[-])(?<!\]\+)\b[a-z][a-z-]+", BEFORE_ORGANISATION.pattern + _AT_WORK.pattern
+    )
+) | frozenset(BUSINESSES)
+# The first words of the known organisations' names read anywhere in lowercase.
+_KNOWN_FIRSTS = frozenset(
+    name.split()[0]
+    for name in organisations.KNOWN
+    if " " in name and not all(english.word(w) for w in name.split())
+)
+
+
+def _lowercase_organisations(text: str, scan: int, words: frozenset[str]) -> Iterator[Mention]:
+    """The organisations' names in lowercase that no single known word gives (the
+    comment above); ``words``, the text's :func:`_plain_words`."""
+    vocabulary = english.vocabulary()
+    opens = [w for w in words if w not in vocabulary and w.islower() and _may_open(w)]
+    if "&" in text:
+        opens += [m.group(1) for m in _BEFORE_AMPERSAND.finditer(text, scan)]
+    if not opens:
+        return  # most texts: no word a run could open with
+    starts = sorted({at for word in opens for at in _places(text, scan, word)})
+    after = scan
+    for start in starts:
+        if start < after:
+            continue  # inside the run found before
+        tokens = [_LOWER.match(text, start)]
+        while len(tokens) < 3 and (gap := _RUN_GAP.match(text, tokens[-1].end())):  # type: ignore[union-attr]
+            if (token := _LOWER.match(text, gap.end())) is None:
+                break
+            tokens.append(token)
+        for token in reversed(tokens):  # the longest run first
+            end = token.end()  # type: ignore[union-attr]
+            run = text[start:end]
+            anywhere = _organisation_run(run)
+            if anywhere is None or not (
+                anywhere or _after_organisation_cue(text, scan, start, run)
+            ):
+                continue
+            yield Mention(text[start:end], start, end, _normalise(text[start:end]), "name")
+            after = end
+            break
+
+
+def _places(text: str, scan: int, word: str) -> Iterator[int]:
+    """Where ``word`` stands whole in ``text`` from ``scan``, as :data:`_LOWER` reads it."""
+    at = text.find(word, scan)
+    while at >= 0:
+        token = _LOWER.match(text, at)  # its look-behind reads the character before
+        if token is not None and token.end() == at + len(word):
+            yield at
+        at = text.find(word, at + len(word))
+
+
+def _may_open(word: str) -> bool:
+    """Whether a run of :func:`_organisation_run` may open with ``word``: the first word
+    of a known organisation's name read anywhere, or a word neither English nor ordinary."""
+    if word in _KNOWN_FIRSTS:
+        return True
+    return word.isalpha() and word not in NOT_NAMES and not english.word(word)
+
+
+def _organisation_run(run: str) -> bool | None:
+    """Whether a lowercase run is an organisation's name anywhere (True), only after an
+    organisation's cue (False), or not one (None)."""
+    words = run.replace("&", " ").split()
+    name = " ".join(words)
+    if not all(w.isalpha() and w not in NOT_NAMES for w in words):
+        return None
+    if name in organisations.KNOWN:
+        return len(words) > 1 and not all(english.word(w) for w in words)
+    if len(words) == 1:
+        alone = len(name) > 2 and name not in given_names.GIVEN and not english.word(name)
+        return False if alone else None
+    if "&" in run and len(words) == 2:
+        return False
+    if words[-1] in organisations.NAMING_WORDS and not english.word(words[0]):
+        return False
+    return None
+
+
+def _after_organisation_cue(text: str, scan: int, start: int, run: str) -> bool:
+    """Whether what only an organisation is, or where one works or studies, comes just
+    before ``run`` at ``start``, "the" between. A run of one word needs more: not after
+    "the" ("works at the transgender center": a word of a longer name or a thing), nor
+    after a cue that ends in "with" ("work with influencers": people and groups are
+    worked with as often)."""
+    back = max(scan, start - _CUE_BACK)
+    before = [w.casefold() for w in text[back:start].split()[-2:]]
+    ends = [start]
+    if before and before[-1] == "the":
+        ends.append(text.rfind(text[back:start].split()[-1], back, start))
+        before.pop()
+    if not before or before[-1].rstrip(",") not in _CUE_WORDS:
+        return False  # most runs: the cues' searches are long, a word's look-up is not
+    if " " not in run and (before[-1] == "with" or len(ends) > 1):
+        return False
+    cues = (BEFORE_ORGANISATION, _AT_WORK)
+    return any(cue.search(text, back, end) is not None for cue in cues for end in ends)
 
 
 # The names every reader knows (rule 4) that hold a word no name is read with: an

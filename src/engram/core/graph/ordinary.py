@@ -13,7 +13,8 @@ def _words(text: str) -> frozenset[str]:
 
 
 # Pronouns, determiners, prepositions, conjunctions, auxiliaries and modals, question
-# words, deictics (this, here, now, today), and the adverbs that open sentences.
+# words, deictics (this, here, now, today), and the adverbs that open sentences; chat's
+# short forms of them ("ur", "bc").
 FUNCTION = _words(
     """a an the and or but nor so yet for of in on at to from by with without about above
     below over under into onto upon within through throughout during before after since until
@@ -29,7 +30,7 @@ FUNCTION = _words(
     other another such same own only just also too very really quite rather even still already
     again ever never always often sometimes usually maybe perhaps almost
     everyone everybody everything someone somebody something anyone anybody anything nobody
-    nothing none nowhere somewhere anywhere everywhere ya ye y'all"""
+    nothing none nowhere somewhere anywhere everywhere ya ye y'all yall u ur bc cuz coz"""
 )
 
 # Greetings, farewells, thanks, reactions and fillers: "Hey John" names John.
@@ -45,15 +46,16 @@ INTERJECTIONS = _words(
     look listen aye see"""
 )
 
-# Time expressions: a fact's own time carries them, and as entities they would join
-# unrelated facts across years.
+# Time expressions (chat's short forms too: "tmrw"): a fact's own time carries them,
+# and as entities they would join unrelated facts across years.
 TIME = _words(
     """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
     thursdays fridays saturdays sundays mon tue tues wed weds thu thur thurs fri sat sun
     january february march april may june july august september october november december
     feb mar apr jun jul aug sep sept oct nov dec spring summer autumn fall winter
     weekend weekday noon midnight christmas xmas easter thanksgiving halloween hanukkah
-    chanukah diwali ramadan eid passover kwanzaa valentine valentines"""
+    chanukah diwali ramadan eid passover kwanzaa valentine valentines tmrw tmr tomoz
+    tonite yday"""
 )
 
 # Holidays of several words, as normal names; a capitalised span equal to one is dropped.
@@ -120,12 +122,12 @@ OWNED = _words(
     parents family"""
 )
 
-# Capitalised abbreviations of ordinary things.
+# Abbreviations of ordinary things, as written capitalised or in chat ("uni", "bday").
 ACRONYMS = _words(
     """tv diy bbq asap fyi dm pm am ps gps ceo cfo cto coo hq mba phd md rn ai ar vr pc usb faq vip
     rsvp hr bff tbh imo imho irl idk jk np pls plz brb ttyl gg mvp ootd tldr aka eta etc vs
     cd dvd pdf id adhd ptsd ocd rpg fps mmo r&r cv crm erp api ui ux qa kpi okr roi nda sla
-    gp icu mri dj mc ivf pto wfh po sow rfp rfq poc"""
+    gp icu mri dj mc ivf pto wfh po sow rfp rfq poc ngl smh ikr omw gf bf bday uni"""
 )
 
 # After one of these, a full stop does not end the sentence: "Dr. Smith", "St. Louis".

@@ -127,6 +127,34 @@ british heart foundation | daily mail | evening standard | washington post | new
 post | usa today | leeds united | newcastle united | costa coffee | lloyds bank | first
 direct | sam's club | old navy | river island | t-mobile
 """
+# The words inside an organisation's name that say it is one: "University of Porto",
+# "Lumen Labs", "Halden FC".
+WORDS = frozenset(
+    """inc inc. ltd ltd. llc plc corp corp. corporation co company companies group labs lab
+    university college school academy institute bank hospital clinic foundation club
+    association society agency studio studios records airlines airways motors industries
+    technologies systems solutions partners ventures capital church council ministry
+    department fc team network media press gallery museum charity league""".split()
+)
+# More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
+# Washington Post", "Labour Party", "Calloway Health", a club's "Halden United", a
+# utility's or a carrier's "Thames Water", "British Gas", "Network Rail"), which in
+# a question ask for something else ("what games", "which party"): names only
+# (:mod:`engram.core.asked` reads :data:`WORDS`).
+NAMING_WORDS = WORDS | frozenset(
+    """holdings brewery pharma pharmaceuticals energy telecom insurance logistics
+    consulting software games entertainment productions publishing publishers brothers
+    bros trust federation commission authority committee party orchestra choir collective
+    cooperative polytechnic conservatory observatory fund guild army navy police embassy
+    consulate parliament times post herald tribune journal gazette news radio magazine
+    healthcare analytics robotics electronics enterprises health mobile bio biotech foods
+    digital creative interactive organics supplies farms
+    shipping airline united rovers athletic wanderers albion hotspur primary elementary
+    secondary design designs architects associates legal construction builders travel
+    fitness dental accounting catering plumbing electrical roofing landscaping removals
+    joinery glazing water gas power rail railway railways buses utilities broadband
+    telecoms""".split()
+)
 KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
     " ".join(name.split()) for name in (_WHOLE + "|" + _MORE_WHOLE).split("|")
 )

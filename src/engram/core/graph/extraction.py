@@ -791,8 +791,7 @@ _KNOWN_FIRSTS = frozenset(
 def _lowercase_organisations(text: str, scan: int, words: frozenset[str]) -> Iterator[Mention]:
     """The organisations' names in lowercase that no single known word gives (the
     comment above); ``words``, the text's :func:`_plain_words`."""
-    vocabulary = english.vocabulary()
-    opens = [w for w in words if w not in vocabulary and w.islower() and _may_open(w)]
+    opens = [w for w in words - english.vocabulary() if w.islower() and _may_open(w)]
     if "&" in text:
         opens += [m.group(1) for m in _BEFORE_AMPERSAND.finditer(text, scan)]
     if not opens:

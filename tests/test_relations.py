@@ -1334,6 +1334,10 @@ def test_a_given_name_written_in_lowercase_is_a_person() -> None:
         ("ucla", "organisation"),
     ]
     assert typed("landed in cebu!!! philippines here we go") == [("cebu", "place")]
+    # A company named by a word no common English word, where its trade is spoken of.
+    assert typed("anyone else's amazon parcel stuck?") == [("amazon", "organisation")]
+    assert typed("ordered it on amazon") == [("amazon", "organisation")]
+    assert typed("the amazon is huge, an apple on my laptop") == []
     assert typed("booked flights w ryanair, then with easyjet") == [
         ("ryanair", "organisation"),  # "w" and "with" say one comes, as "at" does
         ("easyjet", "organisation"),

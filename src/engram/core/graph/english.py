@@ -32,6 +32,12 @@ def word(folded: str) -> bool:
     return folded in words or ("-" in folded and all(p in words for p in folded.split("-")))
 
 
+def common(folded: str) -> bool:
+    """Whether ``folded`` is a word of the lists' small editions: "apple", "orange"; not
+    "amazon" nor "tesla"."""
+    return folded in _lists().common
+
+
 def vocabulary() -> frozenset[str]:
     """Every English word of the lists, in lowercase: for a text's words looked up at once."""
     return _lists().words

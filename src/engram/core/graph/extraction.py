@@ -42,13 +42,14 @@ text always gives the same mentions. In order:
 6. a given name written in lowercase, as chat writes names ("with ciara", "james's
    car"), from :mod:`engram.core.graph.given_names`, which leaves out every name that is
    an English word too ("will", "mark", "grace"), a known organisation in lowercase
-   ("ugh monzo froze my card"), and a known place or product in lowercase after a word
-   that says one comes ("landed in cebu", "on duolingo"); an organisation's name of
-   several words in lowercase that no list reads: a known one holding a word that is no
-   English word ("on hold with british gas"), or after what only an organisation is ("a
-   job at quillon", "interview at bluefin labs", "an offer from halden & moss"); a month's
-   short form that is a given name ("Jan") is a time beside a day or a year ("in Jan
-   2023").
+   ("ugh monzo froze my card"), a company named by a word no common English word where
+   the text speaks of its trade ("my amazon parcel"), and a known place or product in
+   lowercase after a word that says one comes ("landed in cebu", "on duolingo"); an
+   organisation's name of several words in lowercase that no list reads: a known one
+   holding a word that is no English word ("on hold with british gas"), or after what
+   only an organisation is ("a job at quillon", "interview at bluefin labs", "an offer
+   from halden & moss"); a month's short form that is a given name ("Jan") is a time
+   beside a day or a year ("in Jan 2023").
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
 pronouns and other function words, deictics (This, Now, Here, Today), greetings and
@@ -729,7 +730,11 @@ _KNOWN_OPENERS = _EVERY_READER_KNOWS | given_names.GIVEN
 # app's word is often part of a longer name or a thing in lowercase ("the lisbon rowing
 # club", "my spotify wrapped").
 _ANYWHERE = given_names.GIVEN | organisations.IN_LOWERCASE
-IN_LOWERCASE = _ANYWHERE | places.IN_LOWERCASE | products.IN_LOWERCASE
+# A company named by a word, where its text speaks of its trade and its name is no common
+# English word ("anyone else's amazon parcel stuck?", "ordered it on amazon"; not "an
+# apple on my laptop").
+_TRADED = frozenset(name for name in organisations.TRADES if not english.common(name))
+IN_LOWERCASE = _ANYWHERE | _TRADED | places.IN_LOWERCASE | products.IN_LOWERCASE
 _COMES = re.compile(
     r"\b(?:in|from|to|at|near|for|into|via|on|using|with|w/?|through|around|across|visit|visits"
     r"|visited|visiting|leave|leaves|left|leaving|landed|reached)[ \t]+$"
@@ -753,7 +758,10 @@ def _lowercase_names(text: str, scan: int, words: frozenset[str]) -> Iterator[Me
         token, start = match.group(), match.start()
         if not token.islower() or token not in IN_LOWERCASE:
             continue
-        if token in _ANYWHERE or _COMES.search(text, max(scan, start - 12), start):
+        if token in _TRADED:
+            if organisations.of_its_trade(token, text):
+                yield Mention(token, start, match.end(), _normalise(token), "name")
+        elif token in _ANYWHERE or _COMES.search(text, max(scan, start - 12), start):
             yield Mention(token, start, match.end(), _normalise(token), "name")
 
 

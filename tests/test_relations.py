@@ -593,6 +593,23 @@ def test_who_is_quit_founded_acquired_or_named_by_its_kind_is_an_organisation() 
         ("Ishaan", "person"),
         ("Brennholt", "person"),
     ]
+    # But one left for a business is one worked for, unless a place every reader knows.
+    assert typed("Hugo left Saint-Gobain to join a startup called Fennec.") == [
+        ("Hugo", "person"),
+        ("Saint-Gobain", "organisation"),
+        ("Fennec", "organisation"),
+    ]
+    assert typed("Ewa moved from Orlen to a smaller energy firm.") == [
+        ("Ewa", "person"),
+        ("Orlen", "organisation"),
+    ]
+    assert typed("Ana left Lisbon to join a startup. Tom moved from Kestrel to a flat.") == [
+        ("Ana", "person"),
+        ("Lisbon", "place"),
+        ("Tom", "person"),
+        ("Kestrel", "place"),
+    ]
+    assert ("Tema", "organisation") not in typed("Ife left Tema for a bank job in London.")
 
 
 def test_one_joins_works_for_or_quits_a_person_every_reader_knows_or_whats_theirs() -> None:

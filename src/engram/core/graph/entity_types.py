@@ -52,8 +52,9 @@ holds deciding:
    (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a ``group``;
 8. who employs, is worked, written or freelanced for, or has one as a member ("working
    for Shell", "works in sales for", "hired by", "fined by the", "an internship at", "an
-   offer from", "plays for"), who is quit ("quit Brennholt", "resigned from"), founded,
-   acquired, merged with or invested in, who heads it ("CEO of"), a business named after
+   offer from", "plays for"), who is quit ("quit Brennholt", "resigned from") or left
+   for a business ("left Orlen to join a startup"), founded, acquired, merged with or
+   invested in, who heads it ("CEO of"), a business named after
    its kind ("her startup, Fieldnote", "a label called Lumora") or before it ("Lumora, a
    startup in Leeds", read before a person's "Kwame, a nurse from"), a band one plays or
    sings in ("plays bass in Static Bloom"), an airline flown ("flying Aer Lingus"),
@@ -245,6 +246,20 @@ _KIND_AFTER = re.compile(
     + r")\b",
     re.IGNORECASE,
 )
+# One left for a business is one worked for: "left Saint-Gobain to join a startup", "moved
+# from Orlen to a smaller energy firm" (not "left Lisbon to join her sister", "moved from
+# Leeds to a small flat", "left Tema for a bank job"; a place every reader knows stays one).
+_LEFT = re.compile(
+    r"\b(?:left|leaves|leaving|quit|quits|(?:moved|moves|moving|switched|switches|switching)"
+    r"\s+from)\s+$",
+    re.IGNORECASE,
+)
+_FOR_A_BUSINESS = re.compile(
+    r"\s+(?:to|for)\s+(?:join\s+)?(?:a|an|another|the)\s+(?:[a-z-]+\s+){0,2}?(?:"
+    + "|".join(BUSINESSES)
+    + r")\b(?![ \t]+(?:job|role|position|gig|internship))",
+    re.IGNORECASE,
+)
 _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon floods"
 # Kin or a companion right before a name: "partner Fia", "my friend Zara" (an employer is
 # no one's: "her employer, Cortex Labs").
@@ -434,6 +449,9 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return ORGANISATION
     if not given_first and _KIND_AFTER.match(text, mention.end):
         return ORGANISATION  # "Lumora, a startup in Leeds": before a person's apposition
+    left = not known and _LEFT.search(text, max(0, mention.start - 2 * _LOOK_BACK), mention.start)
+    if left and _FOR_A_BUSINESS.match(text, mention.end):
+        return ORGANISATION  # "left Saint-Gobain to join a startup": before a place's cue
     if related is not None and not (related == ORGANISATION and given_first):
         return related  # "works for Deepika": a person every reader knows, employer or not
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]

@@ -700,6 +700,12 @@ def test_a_company_named_by_an_ordinary_word_is_one_where_the_text_speaks_of_its
     assert typed("Chase said he would bring the car.") == [("Chase", "person")]
     # a person's cue before it wins over the trade's words
     assert typed("Chase and I opened a joint account.") == [("Chase", "person")]
+    # but not a verb a company does as often, where the trade is spoken of
+    assert typed("Sky kept the rugby on while Pat slept.") == [
+        ("Sky", "organisation"),
+        ("Pat", "person"),
+    ]
+    assert typed("Chase said the overdraft was fine.") == [("Chase", "person")]
 
 
 def test_a_place_by_the_way_there_what_it_has_and_what_comes_of_it() -> None:

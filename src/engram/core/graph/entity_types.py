@@ -78,7 +78,7 @@ holds deciding:
    A company whose name is as often an ordinary word, a place or a person's, where the
    text speaks of its trade (:data:`engram.core.graph.organisations.TRADES`: "Orange cut
    the mobile signal", "Labour won two seats"): an ``organisation``, after a person's
-   cues ("Chase said");
+   cues ("Chase said") but for a verb a company does as often ("Sky kept the rugby on");
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue, and a match's verb joins a team to its opponent ("Halden
    United drew with Norrby");
@@ -166,6 +166,12 @@ _ADDRESS = (ADDRESS - {"miss", "man", "god", "guys", "folks", "fam"}) | KIN | _G
 _BEFORE_PERSON = re.compile(
     r"\b(?:" + "|".join(sorted(_ADDRESS, key=lambda w: (-len(w), w))) + r")\.?,?\s+$",
     re.IGNORECASE,
+)
+# Of the verbs after a person, those a company does as often: a company whose text speaks
+# of its trade is not made a person by them ("Sky kept the rugby on", "Tesla bought the
+# plant"; "Chase said" stays a person).
+_DONE_BY_BOTH = re.compile(
+    r"\s+(?:kept|spent|plays|bought|became|booked|met|visited|flew)\b", re.IGNORECASE
 )
 _AFTER_PERSON = re.compile(
     r"(?:['\u2019]s?\s+(?:(?:best|older|younger|big|little|old)\s+)?(?:"
@@ -456,7 +462,13 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return related  # "works for Deepika": a person every reader knows, employer or not
     before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
     back = max(0, mention.start - 2 * _LOOK_BACK)  # the longer cues', read further back
-    if _BEFORE_PERSON.search(before) or _AFTER_PERSON.match(text, mention.end):
+    if _BEFORE_PERSON.search(before) or (
+        _AFTER_PERSON.match(text, mention.end)
+        and not (
+            _DONE_BY_BOTH.match(text, mention.end)
+            and organisations.of_its_trade(mention.name, text)
+        )
+    ):
         return PERSON
     if not known and _TO_PERSON.search(text, back, mention.start):
         return PERSON

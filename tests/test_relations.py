@@ -265,6 +265,11 @@ def test_straight_out_of_a_school_and_a_name_inside_its_subjects_apposition() ->
         ("Kofi", "studies_at", "Makerere", None),
         ("Kofi", "works_for", "Safaricom", None),  # not Makerere, inside the apposition
     ]
+    # after the verb's object, it is still said of the verb's subject
+    assert related("Adaeze was hired by Safaricom straight out of Makerere.") == [
+        ("Adaeze", "works_for", "Safaricom", None),
+        ("Adaeze", "studies_at", "Makerere", None),
+    ]
 
 
 def test_an_apposition_opens_a_name_and_keeps_no_time_of_the_clause_after_it() -> None:
@@ -1031,6 +1036,19 @@ def test_teams_by_their_clubs_words_their_matches_and_a_country_in_a_match() -> 
         ("Celtic", "organisation"),
         ("Rangers", "organisation"),  # the match decides, not "kept"
         ("Eoin", "person"),
+    ]
+    assert typed("The Kestrel Owls lost the cup final to Brennholt Athletic.") == [
+        ("Kestrel Owls", "organisation"),  # a match named between loser and winner
+        ("Brennholt Athletic", "organisation"),
+    ]
+    assert typed("Tunde plays left back for Ajaccio; Kemi plays in goal for Tovar.") == [
+        ("Tunde", "person"),
+        ("Ajaccio", "organisation"),  # a position between "plays" and "for"
+        ("Kemi", "person"),
+        ("Tovar", "organisation"),
+    ]
+    assert typed("Marta sings in the Brennholt Opera chorus.")[1:] == [
+        ("Brennholt Opera", "organisation")
     ]
     assert typed("Brazil beat Argentina. We lost to Spain in the final.") == [
         ("Brazil", "organisation"),

@@ -52,7 +52,7 @@ holds deciding:
    (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a ``group``;
 8. who employs, is worked, written or freelanced for, or has one as a member ("working
    for Shell", "works in sales for", "hired by", "fined by the", "an internship at", "an
-   offer from", "plays for"), who is quit ("quit Brennholt", "resigned from") or left
+   offer from", "plays (left back) for"), who is quit ("quit Brennholt", "resigned from") or left
    for a business ("left Orlen to join a startup"), founded, acquired, merged with or
    invested in, who heads it ("CEO of"), a business named after
    its kind ("her startup, Fieldnote", "a label called Lumora") or before it ("Lumora, a
@@ -81,7 +81,7 @@ holds deciding:
    cues ("Chase said") but for a verb a company does as often ("Sky kept the rugby on");
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue, and a match's verb joins a team to its opponent ("Halden
-   United drew with Norrby");
+   United drew with Norrby", "lost the cup final to");
 10. what one watches, streams, reads or plays ("watched Inception", "reading Project Hail
     Mary", "plays Valorant", "an episode of Severance"), unless a given name every reader
     knows or before a possessive: a ``work``, read before an organisation's cue;
@@ -303,14 +303,17 @@ _AFTER_ORGANISATION = re.compile(
 )
 # A team's name either side of a match's verb: a country every reader knows names its
 # national team there ("Brazil beat Argentina", "lost to Spain", "France vs Italy").
+# A match named between a loser and its winner: "lost the cup final to", "lost a
+# friendly to".
+_A_MATCH = r"(?:(?:the|a|an|their|its)\s+(?:[a-z-]+\s+)?" + MATCHES + r"\s+)?"
 _MATCH_BEFORE = re.compile(
-    r"\b(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses|losing)\s+to|(?:drew|draw"
-    r"|tied)\s+with|vs\.?|versus|" + MATCHES + r"\s+against)\s+$",
+    r"\b(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses|losing)\s+" + _A_MATCH + r"to"
+    r"|(?:drew|draw|tied)\s+with|vs\.?|versus|" + MATCHES + r"\s+against)\s+$",
     re.IGNORECASE,
 )
 _MATCH_AFTER = re.compile(
-    r"\s+(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses)\s+to|(?:drew|tied)\s+with"
-    r"|vs\.?|versus)\s",
+    r"\s+(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses)\s+" + _A_MATCH + r"to"
+    r"|(?:drew|tied)\s+with|vs\.?|versus)\s",
     re.IGNORECASE,
 )
 # Either side of a match's verb, one team makes the other one ("Halden United drew with

@@ -168,6 +168,11 @@ MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
 # from Lunaro"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
+# Where one plays in a team, between "plays" and the team: "plays left back for".
+_POSITION = (
+    r"(?:(?:(?:left|right|centre|center)[ -]?)?(?:back|wing|winger|forward|midfield|striker"
+    r"|goalkeeper|keeper|defence|defense|half)|up\s+front|in\s+goal)"
+)
 BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
     r"|owned|acquired)\s+by(?:\s+the)?|joined|" + MATCHES + r"\s+between"
@@ -180,14 +185,16 @@ BEFORE_ORGANISATION = re.compile(
     r"|(?:drive|drives|drove|driving|deliver|delivers|delivered|delivering)\s+for"
     r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
     r"(?:\s+(?:letter|email|call))?\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
-    r"|signs)\s+for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
+    r"|signs)\s+(?:"
+    + _POSITION
+    + r"\s+)?for|(?:ceo|cfo|cto|founder|co-founder|cofounder|founders)\s+of"
     r"|(?:shop|shops|shopped|shopping)\s+at|(?:ordered|orders|ordering)\s+from"
     r"|(?:volunteer|volunteers|volunteered|volunteering)\s+(?:at|with|for)"
     r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
     r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
     r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
     r"|(?:plays|played|playing)\s+(?:bass|guitar|drums|keys|keyboards|piano|violin|cello"
-    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for|with)"
+    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for|with)(?:\s+the)?"
     r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
     r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"

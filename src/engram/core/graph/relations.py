@@ -154,6 +154,9 @@ _SAID = (
     + r")\.?\s+)?"
 )
 _BETWEEN = re.compile(r"(?:,?\s+|\s*[\u2013\u2014]\s*)" + _SAID, re.IGNORECASE)
+# Said of whoever the sentence's last verb was said of, not of the name before it: "Kenji
+# was hired by Nintendo straight out of Kyoto University".
+_OUT_OF = re.compile(r",?\s+(?:fresh|straight)\s+out\s+of\s+", re.IGNORECASE)
 # "Ana moved to Oslo in 2019 and works for Lumen", "grew up in Lima but has lived in Oslo
 # for six years", "studied at Lumen before moving back to Oslo": the clause after a
 # relation's object goes on with the same subject. What stands before the conjunction is
@@ -378,7 +381,8 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             yield subject, kind, i + 1, PastApposition(mentions[subject].start, verb)
         elif said := _BETWEEN.fullmatch(gap):
             kind = where = said.lastgroup or ""
-            carried = list(_subjects(text, mentions, i))
+            if not (carried and _OUT_OF.fullmatch(gap)):  # else the last verb's subjects:
+                carried = list(_subjects(text, mentions, i))  # "hired by X straight out of"
             # set apart by a comma ("Kofi, fresh out of Makerere, joined ... in 2020"),
             # the clause after it keeps its own time
             anchor: Anchor = (

@@ -1377,7 +1377,7 @@ def test_a_given_name_written_in_lowercase_is_a_person() -> None:
     assert typed("landed in cebu!!! philippines here we go") == [("cebu", "place")]
     # A company named by a word no common English word, where its trade is spoken of.
     assert typed("anyone else's amazon parcel stuck?") == [("amazon", "organisation")]
-    assert typed("ordered it on amazon") == [("amazon", "organisation")]
+    assert typed("tesla sent a recall notice for my car") == [("tesla", "organisation")]
     assert typed("the amazon is huge, an apple on my laptop") == []
     assert typed("booked flights w ryanair, then with easyjet") == [
         ("ryanair", "organisation"),  # "w" and "with" say one comes, as "at" does
@@ -1403,19 +1403,19 @@ def test_an_organisation_s_name_in_lowercase_is_read_after_what_only_an_organisa
     # After an organisation's cue: a run ending in an organisation's word after one that
     # is no English word, two words joined by "&", or one word that is neither English
     # nor a given name.
-    assert typed("fatima works at the british council now") == [
+    assert typed("fatima works at the kenyan embassy now") == [
         ("fatima", "person"),
-        ("british council", "organisation"),
+        ("kenyan embassy", "organisation"),
     ]
-    assert typed("interview at bluefin labs went ok") == [("bluefin labs", "organisation")]
-    assert typed("just got an offer from halden & moss!!!") == [("halden & moss", "organisation")]
+    assert typed("interview at korvell labs went ok") == [("korvell labs", "organisation")]
+    assert typed("got an offer from brandt & kessler!!") == [("brandt & kessler", "organisation")]
     assert typed("my sister got a job at quillon, some fintech in berlin") == [
         ("quillon", "organisation"),
         ("berlin", "place"),
     ]
     # Not without the cue, nor ordinary words or chat's short forms after one, nor one
     # word after "the" or after "with" (a word of a longer name; people are worked with).
-    assert typed("bluefin labs and quillon, and halden & moss") == []
+    assert typed("korvell labs and quillon, and brandt & kessler") == []
     assert typed("the local council, a job at home, joined ur team, flying tmrw") == []
     assert typed("got into uni, works at the transgender center") == []
     assert typed("i work with influencers") == []

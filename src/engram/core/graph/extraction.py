@@ -47,8 +47,8 @@ text always gives the same mentions. In order:
    lowercase after a word that says one comes ("landed in cebu", "on duolingo"); an
    organisation's name of several words in lowercase that no list reads: a known one
    holding a word that is no English word ("on hold with british gas"), or after what
-   only an organisation is ("a job at quillon", "interview at bluefin labs", "an offer
-   from halden & moss"); a month's short form that is a given name ("Jan") is a time
+   only an organisation is ("a job at quillon", "interview at korvell labs", "an offer
+   from brandt & kessler"); a month's short form that is a given name ("Jan") is a time
    beside a day or a year ("in Jan 2023").
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
@@ -738,7 +738,7 @@ _KNOWN_OPENERS = _EVERY_READER_KNOWS | given_names.GIVEN
 # club", "my spotify wrapped").
 _ANYWHERE = given_names.GIVEN | organisations.IN_LOWERCASE
 # A company named by a word, where its text speaks of its trade and its name is no common
-# English word ("anyone else's amazon parcel stuck?", "ordered it on amazon"; not "an
+# English word ("anyone else's amazon parcel stuck?", "tesla sent a recall notice"; not "an
 # apple on my laptop").
 _TRADED = frozenset(name for name in organisations.TRADES if not english.common(name))
 IN_LOWERCASE = _ANYWHERE | _TRADED | places.IN_LOWERCASE | products.IN_LOWERCASE
@@ -777,8 +777,8 @@ def _lowercase_names(text: str, scan: int, words: frozenset[str]) -> Iterator[Me
 # ("on hold with british gas"); and just after what only an organisation is
 # (:data:`BEFORE_ORGANISATION`: "a job at", "an offer from", "hired by the") or where one
 # works or studies ("works at the"), a run of up to three words that ends in an
-# organisation's word after one that is no English word ("interview at bluefin labs",
-# "the british council"), is two words joined by "&" ("an offer from halden & moss"), or
+# organisation's word after one that is no English word ("interview at korvell labs",
+# "the kenyan embassy"), is two words joined by "&" ("an offer from brandt & kessler"), or
 # is one word that is neither an English word nor a given name ("a job at quillon"). A
 # run opens with a word that is no English word, or with "&" after it: a known name of
 # English words ("whole foods", "arsenal") is read with its capitals only.

@@ -32,10 +32,10 @@ def best(parts: Sequence[tuple[Ints, Floats]], limit: int) -> tuple[Ints, Floats
     high = max(int(seqs.max()) for seqs, _ in parts)
     postings = sum(seqs.shape[0] for seqs, _ in parts)
     if high - low + 1 <= DENSE_SPAN * postings:
-        scores = np.zeros(high - low + 1, np.float64)
-        for seqs, score in parts:  # in the parts' order
-            scores[seqs - low] += score
         every = np.concatenate([seqs for seqs, _ in parts]) - low
+        # one pass adding each row's scores in the parts' order (a row once a part)
+        weights = np.concatenate([score for _, score in parts])
+        scores = np.bincount(every, weights=weights, minlength=high - low + 1)
         rows: Ints | None = None
     else:
         rows, every = np.unique(np.concatenate([s for s, _ in parts]), return_inverse=True)

@@ -52,10 +52,10 @@ holds deciding:
    (:mod:`engram.core.graph.peoples`: "Mexican", "Yoruba", "Sikh"): a ``group``;
 8. who employs, is worked, written or freelanced for, or has one as a member ("working
    for Shell", "works in sales for", "hired by", "fined by the", "an internship at", "an
-   offer from", "plays (left back) for"), who is quit ("quit Brennholt", "resigned from") or left
-   for a business ("left Orlen to join a startup"), founded, acquired, merged with or
-   invested in, who heads it ("CEO of"), a business named after
-   its kind ("her startup, Fieldnote", "a label called Lumora") or before it ("Lumora, a
+   offer from", "plays (left back) for"), who is quit ("quit Brennholt", "resigned
+   from") or left for a business ("left Orlen to join a startup"), founded, acquired,
+   merged with or invested in, who heads it ("CEO of"), a business named after its kind
+   ("her startup, Fieldnote", "a label called Lumora") or before it ("Lumora, a
    startup in Leeds", read before a person's "Kwame, a nurse from"), a band one plays or
    sings in ("plays bass in Static Bloom"), an airline flown ("flying Aer Lingus"),
    where one shops, orders from or volunteers, what or who it has after a possessive
@@ -301,11 +301,11 @@ _AFTER_ORGANISATION = re.compile(
     r"|op-ed|exposé|expose|investigation)\b))",
     re.IGNORECASE,
 )
-# A team's name either side of a match's verb: a country every reader knows names its
-# national team there ("Brazil beat Argentina", "lost to Spain", "France vs Italy").
 # A match named between a loser and its winner: "lost the cup final to", "lost a
 # friendly to".
 _A_MATCH = r"(?:(?:the|a|an|their|its)\s+(?:[a-z-]+\s+)?" + MATCHES + r"\s+)?"
+# A team's name either side of a match's verb: a country every reader knows names its
+# national team there ("Brazil beat Argentina", "lost to Spain", "France vs Italy").
 _MATCH_BEFORE = re.compile(
     r"\b(?:beat|beats|defeated|defeats|thrashed|(?:lost|loses|losing)\s+" + _A_MATCH + r"to"
     r"|(?:drew|draw|tied)\s+with|vs\.?|versus|" + MATCHES + r"\s+against)\s+$",

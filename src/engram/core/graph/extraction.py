@@ -159,8 +159,13 @@ BUSINESSES = (
 ).split("|")
 # What a match between two teams is called: "the final between", "a friendly against".
 MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
+# Where one plays in a team, between "plays" and the team: "plays left back for".
+_POSITION = (
+    r"(?:(?:(?:left|right|centre|center)[ -]?)?(?:back|wing|winger|forward|midfield|striker"
+    r"|goalkeeper|keeper|defence|defense|half)|up\s+front|in\s+goal)"
+)
 # Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
-# by", "fined by", "an internship at", "an offer from", "plays for"; who is quit ("quit
+# by", "fined by", "an internship at", "an offer from", "plays (left back) for"; who is quit ("quit
 # Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
 # "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
 # "merged with", "a stake in", "shares of", "the board of", "a spokesperson for"); what
@@ -168,11 +173,6 @@ MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
 # from Lunaro"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
-# Where one plays in a team, between "plays" and the team: "plays left back for".
-_POSITION = (
-    r"(?:(?:(?:left|right|centre|center)[ -]?)?(?:back|wing|winger|forward|midfield|striker"
-    r"|goalkeeper|keeper|defence|defense|half)|up\s+front|in\s+goal)"
-)
 BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
     r"|owned|acquired)\s+by(?:\s+the)?|joined|" + MATCHES + r"\s+between"
@@ -795,12 +795,6 @@ _CUE_WORDS = frozenset(
         r"(?<![\\\[-])(?<!\]\+)\b[a-z][a-z-]+", BEFORE_ORGANISATION.pattern + _AT_WORK.pattern
     )
 ) | frozenset(BUSINESSES)
-# The first words of the known organisations' names read anywhere in lowercase.
-_KNOWN_FIRSTS = frozenset(
-    name.split()[0]
-    for name in organisations.KNOWN
-    if " " in name and not all(english.word(w) for w in name.split())
-)
 
 
 def _lowercase_organisations(text: str, scan: int, words: frozenset[str]) -> Iterator[Mention]:
@@ -829,7 +823,7 @@ def _lowercase_organisations(text: str, scan: int, words: frozenset[str]) -> Ite
                 anywhere or _after_organisation_cue(text, scan, start, run)
             ):
                 continue
-            yield Mention(text[start:end], start, end, _normalise(text[start:end]), "name")
+            yield Mention(run, start, end, _normalise(run), "name")
             after = end
             break
 
@@ -845,10 +839,8 @@ def _places(text: str, scan: int, word: str) -> Iterator[int]:
 
 
 def _may_open(word: str) -> bool:
-    """Whether a run of :func:`_organisation_run` may open with ``word``: the first word
-    of a known organisation's name read anywhere, or a word neither English nor ordinary."""
-    if word in _KNOWN_FIRSTS:
-        return True
+    """Whether a run of :func:`_organisation_run` may open with ``word``: a word neither
+    English nor ordinary."""
     return word.isalpha() and word not in NOT_NAMES and not english.word(word)
 
 

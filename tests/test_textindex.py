@@ -216,6 +216,30 @@ def test_a_scope_holding_most_of_its_file_reads_a_long_posting_as_asked(
     assert held is not None and set(held.terms) == {"camera", "flight"}
 
 
+def test_a_scope_s_first_query_reads_its_lengths_before_its_postings(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read on the side, the lengths came after the first queries, whose postings were
+    read from each row's docsize record meanwhile (four times as long at 1M facts); so
+    the query that first needs them reads them, even where postings are read beside."""
+    mem, fast, slow = indexed_and_plain
+    fast.texts.load_inline = False  # as a store opens
+    rng = random.Random(17)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    given: list[bool] = []
+    read = textindex._read
+
+    def reading(conn: Any, scope: str, token: str, lengths: Any) -> Any:
+        given.append(lengths is not None)
+        return read(conn, scope, token, lengths)
+
+    monkeypatch.setattr(textindex, "_read", reading)
+    assert ranked(fast, BIG, "camera flight", 10) == ranked(slow, BIG, "camera flight", 10)
+    held = fast.texts.held(BIG.key)
+    assert held is not None and held.lengths is not None
+    assert given == [True, True]  # each posting read with the lengths held
+
+
 def test_a_scope_holding_most_of_its_file_counts_a_terms_rows_off_its_posting(
     indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -505,10 +505,16 @@ def scrub(
             opened = None if held is None else held(file)
             kept = (
                 size is not None
-                and len(seqs) <= max(1.0, MERGE_FRACTION * size)
+                and _overwritable(len(seqs), size)
                 and _overwrite(directory / file, seqs, size, opened)
             )
             run(lambda tx, f=file, s=seqs, k=kept: _settled(tx.conn, f, s, k))
+
+
+def _overwritable(count: int, size: int) -> bool:
+    """Whether ``count`` vectors of a file of ``size`` are overwritten in it rather than
+    the file dropped: no more than a merge takes (one, at least)."""
+    return count <= max(1.0, MERGE_FRACTION * size)
 
 
 def _settled(conn: sqlite3.Connection, file: str, seqs: list[int], kept: bool) -> None:
@@ -663,7 +669,7 @@ def _install(
         return False
     if int(now[0]) != start["erasures"]:
         changed = logged_since(conn, scope, start["mark"])
-        if changed is None or len(changed) > max(1.0, MERGE_FRACTION * size):
+        if changed is None or not _overwritable(len(changed), size):
             return False
         if not _overwrite(path, changed, size):
             return False

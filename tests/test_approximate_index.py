@@ -16,7 +16,7 @@ import pytest
 
 import engram
 import stores
-from engram import Note, ResourceRef
+from engram import Fact, Note, ResourceRef
 from engram.storage.sqlite.index import approximate
 from engram.storage.sqlite.store import SQLiteStore
 from stores import same_hits
@@ -97,6 +97,12 @@ def test_a_threshold_that_is_not_a_count_of_facts_is_refused(db_path: Path, bad:
     with pytest.raises(engram.InvalidInput, match="vector_index_above"):
         engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION), vector_index_above=bad)  # type: ignore[arg-type]
     assert not db_path.exists()  # refused before the store was opened or created
+
+
+def filled_and_built(mem: engram.Memory) -> tuple[list[Fact], Path]:
+    """400 facts remembered, then the scope's index built: the facts, and its file."""
+    facts = mem.remember_many(REF, [sentence(i) for i in range(400)])
+    return facts, built(mem)
 
 
 def built(mem: engram.Memory) -> Path:
@@ -341,8 +347,7 @@ def test_a_process_that_never_searched_overwrites_an_erased_vector(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path
 ) -> None:
     indexed, _ = pair
-    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
-    file = built(indexed)
+    facts, file = filled_and_built(indexed)
     quantized = _held_vector(indexed, file, facts[9].id)
     with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as writer:
         writer.forget(REF, facts[9].id, hard=True)
@@ -431,8 +436,7 @@ def test_a_vector_not_found_once_in_its_file_drops_the_file(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     indexed, exact = pair
-    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
-    file = built(indexed)
+    facts, file = filled_and_built(indexed)
     quantized = _held_vector(indexed, file, facts[4].id)
     monkeypatch.setattr(approximate, "_overwrite", lambda *args: False)
     indexed.forget(REF, facts[4].id, hard=True)
@@ -452,8 +456,7 @@ def test_words_leaving_for_good_drop_the_index(
     still be in the file, with no row to find it by: its purge drops the file. A scope
     forgotten whole drops its file, not one row at a time."""
     indexed, exact = pair
-    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
-    file = built(indexed)
+    facts, file = filled_and_built(indexed)
     if change == "trashed before":
         quantized = _held_vector(indexed, file, facts[7].id)
         with monkeypatch.context() as patched:  # trashed as before: left in the file
@@ -474,8 +477,7 @@ def test_more_erased_at_once_than_a_merge_takes_drops_the_file(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path
 ) -> None:
     indexed, _ = pair
-    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
-    file = built(indexed)
+    facts, file = filled_and_built(indexed)
     store = store_of(indexed)
     seqs = [s for (s,) in stores.rows(db_path, "SELECT seq FROM facts ORDER BY seq")]
     erased = seqs[: int(approximate.MERGE_FRACTION * 400) + 1]  # as one commit's triggers
@@ -543,8 +545,7 @@ def test_a_build_that_overlapped_forgets_is_installed_without_their_vectors(
     their vectors are overwritten in the new file, which is installed (a build was thrown
     away instead, and at 1M facts one takes 15 minutes: forgets could starve it)."""
     indexed, exact = pair
-    facts = indexed.remember_many(REF, [sentence(i) for i in range(400)])
-    file = built(indexed)
+    facts, file = filled_and_built(indexed)
     gone = [_held_vector(indexed, file, f.id) for f in facts[3:5]]
     more = 20 if merge else 200  # a merge's tenth, or more: built from the rows
     indexed.remember_many(REF, [sentence(i) for i in range(400, 400 + more)])

@@ -85,19 +85,32 @@ _FLAGS_TO_ROWS = (
     "INSERT INTO groundings (fact_id, entity, extractor) "
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
+_ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
+# Migration 27 undone (SQLite, to schema 26): the facts in the trash that may be in their
+# scope's index file are named in ``vector_trash_held``, and their purge drops the file.
+BEFORE_TRASH_SCRUBS = (
+    "CREATE TABLE vector_trash_held (id TEXT PRIMARY KEY) WITHOUT ROWID",
+    "DROP TRIGGER fact_trash_ad_erased",
+    "CREATE TRIGGER fact_trash_ad_erased AFTER DELETE ON fact_trash "
+    "WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN "
+    + _ERASED.format(scope="old.scope")
+    + "DELETE FROM vector_indexes WHERE scope = old.scope "
+    "AND EXISTS (SELECT 1 FROM vector_trash_held WHERE id = old.id); "
+    "DELETE FROM vector_trash_held WHERE id = old.id; END",
+    "CREATE TRIGGER fact_trash_ad_vector_held AFTER DELETE ON fact_trash "
+    "WHEN EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN "
+    "DELETE FROM vector_trash_held WHERE id = old.id; END",
+)
 # Migrations 25 and 26's overwrites of erased and trashed vectors in their index files
 # (SQLite), undone before going further back: the erasing triggers drop the file's row
 # again, and a fact moved to the trash stays in it.
-_ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
 BEFORE_SCRUBS = (
-    "DROP TRIGGER fact_trash_ad_vector_held",
     "DROP TRIGGER fact_trash_ad_erased",
     "CREATE TRIGGER fact_trash_ad_erased AFTER DELETE ON fact_trash "
     "WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN "
     + _ERASED.format(scope="old.scope")
     + "DELETE FROM vector_indexes WHERE scope = old.scope; END",
     "DROP TRIGGER facts_ad_vectors",
-    "DROP TABLE vector_trash_held",
     "DROP TABLE vector_scrubs",
     "DROP TRIGGER facts_au_erased",
     "DROP TRIGGER fact_vectors_au_erased",

@@ -376,6 +376,19 @@ def test_an_erased_vector_left_by_a_stopped_process_is_overwritten_as_a_store_op
     assert file.exists() and quantized not in file.read_bytes() and _scrubs(db_path) == []
 
 
+def test_a_file_dropped_by_a_stopped_process_is_deleted_as_a_store_opens(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path
+) -> None:
+    """A commit that drops a file's row deletes the file after it; a process stopped in
+    between leaves it, and the next store to open deletes it."""
+    indexed, _ = pair
+    _, file = filled_and_built(indexed)
+    stores.rows(db_path, "DELETE FROM vector_indexes")
+    assert file.exists()
+    with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)):
+        assert not file.exists()
+
+
 def test_a_build_never_merges_a_file_with_a_vector_still_to_overwrite(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -445,30 +458,48 @@ def test_a_vector_not_found_once_in_its_file_drops_the_file(
     same_answers(indexed, exact)
 
 
-@pytest.mark.parametrize("change", ["trashed before", "forget all", "forget all for good"])
-def test_words_leaving_for_good_drop_the_index(
-    pair: tuple[engram.Memory, engram.Memory],
-    db_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    change: str,
+@pytest.mark.parametrize("log", ["names it", "was cleared"])
+def test_a_fact_trashed_before_migration_27_leaves_its_file_as_the_store_opens(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, log: str
 ) -> None:
     """A fact in the trash since before its move overwrote its vector (migration 26) may
-    still be in the file, with no row to find it by: its purge drops the file. A scope
-    forgotten whole drops its file, not one row at a time."""
-    indexed, exact = pair
-    facts, file = filled_and_built(indexed)
-    if change == "trashed before":
-        quantized = _held_vector(indexed, file, facts[7].id)
-        with monkeypatch.context() as patched:  # trashed as before: left in the file
+    still be in its scope's file. Where the change log names it after the file's mark, it
+    is overwritten as the store opens and the graph stays; a file whose log was cleared
+    past its mark cannot tell what it holds, and goes. Its purge then drops no file."""
+    embedder = engram.HashingEmbedder(DIMENSION)
+    with engram.open(db_path, embedder=embedder, vector_index_above=ABOVE) as before:
+        facts, file = filled_and_built(before)
+        quantized = _held_vector(before, file, facts[7].id)
+        with monkeypatch.context() as patched:  # trashed as before 26: left in the file
             patched.setattr(approximate, "scrub", lambda *args: None)
-            indexed.forget(REF, facts[7].id)
-        stores.rows(db_path, "DELETE FROM vector_scrubs")
-        stores.rows(db_path, "INSERT INTO vector_trash_held VALUES (?)", (facts[7].id,))
-        assert quantized in file.read_bytes()
-        indexed.forget(REF, facts[7].id, hard=True)
+            before.forget(REF, facts[7].id)
+    stores.rows(db_path, "DELETE FROM vector_scrubs")
+    for statement in stores.BEFORE_TRASH_SCRUBS:
+        stores.rows(db_path, statement)
+    stores.rows(db_path, "INSERT INTO vector_trash_held VALUES (?)", (facts[7].id,))
+    if log == "was cleared":
+        stores.rows(db_path, "UPDATE scope_state SET changes_from = changes_from + 1000")
+    stores.rows(db_path, "PRAGMA user_version = 26")
+    assert quantized in file.read_bytes()
+    with (
+        engram.open(db_path, embedder=embedder, vector_index_above=ABOVE) as indexed,
+        engram.open(db_path, embedder=embedder, vector_index_above=1 << 52) as exact,
+    ):
+        assert file.exists() == (log == "names it") and _scrubs(db_path) == []
         _in_no_file(file.parent, quantized)
-    else:
-        indexed.forget_all(REF, expected_count=400, hard=change == "forget all for good")
+        indexed.forget(REF, facts[7].id, hard=True)  # its purge
+        assert file.exists() == (log == "names it") and _scrubs(db_path) == []
+        same_answers(indexed, exact)
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_a_scope_forgotten_whole_drops_its_file(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path, hard: bool
+) -> None:
+    """Not one row at a time."""
+    indexed, exact = pair
+    _, file = filled_and_built(indexed)
+    indexed.forget_all(REF, expected_count=400, hard=hard)
     assert not file.exists() and _scrubs(db_path) == []
     same_answers(indexed, exact)
 

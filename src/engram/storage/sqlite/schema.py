@@ -773,6 +773,34 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM vector_trash_held WHERE id = old.id;
     END;
     """,
+    # 27: the facts in the trash since before 26 have their vectors overwritten in the
+    # index files too, so that no purge drops a file (nor a merge copies their bytes into
+    # the next). A file holds such a fact only where its scope's change log names the
+    # fact's seq after the file's mark (a build reads live rows): each seq so named, no
+    # longer taken from the file, goes to ``vector_scrubs``, which the store overwrites as
+    # it opens (one already zero is passed over). A file whose log was cleared past its
+    # mark cannot tell which it holds: where its scope has such a fact, it is dropped (the
+    # store deletes it as it opens, and a new one is built).
+    """
+    INSERT OR IGNORE INTO vector_scrubs (file, seq)
+    SELECT i.file, c.seq FROM vector_indexes i
+    JOIN fact_changes c ON c.scope = i.scope AND c.id > i.mark
+    WHERE c.seq BETWEEN 1 AND i.last_seq AND EXISTS (
+        SELECT 1 FROM vector_trash_held h JOIN fact_trash t ON t.id = h.id
+        WHERE t.scope = i.scope);
+    DELETE FROM vector_indexes
+    WHERE mark < (SELECT changes_from FROM scope_state s WHERE s.scope = vector_indexes.scope)
+        AND EXISTS (
+            SELECT 1 FROM vector_trash_held h JOIN fact_trash t ON t.id = h.id
+            WHERE t.scope = vector_indexes.scope);
+    DROP TRIGGER fact_trash_ad_vector_held;
+    DROP TRIGGER fact_trash_ad_erased;
+    CREATE TRIGGER fact_trash_ad_erased AFTER DELETE ON fact_trash
+    WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        UPDATE scope_state SET erasures = erasures + 1 WHERE scope = old.scope;
+    END;
+    DROP TABLE vector_trash_held;
+    """,
 )
 
 

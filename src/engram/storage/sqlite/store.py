@@ -37,7 +37,7 @@ from engram.storage.sqlite.fulltext import (
     text_candidates_sql,
 )
 from engram.storage.sqlite.health import SQLiteHealth
-from engram.storage.sqlite.index import RecallIndex, vectorfiles
+from engram.storage.sqlite.index import RecallIndex
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
@@ -52,8 +52,7 @@ class SQLiteStore(SQLStore):
         db = Database(path)
         self.index = RecallIndex(db.path, db.run)
         db.after_forgetting(self.index.sweep)
-        if vectorfiles.scrubbing(db.run):  # a process stopped between a commit and its sweep
-            self.index.approximate.sweep()
+        self.index.sweep()  # what a process stopped between a commit and its sweep left
         super().__init__(
             db, SQLiteFacts(self.index), SQLiteCandidates(self.index), SQLiteHealth(db.path)
         )

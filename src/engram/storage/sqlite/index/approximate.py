@@ -22,9 +22,8 @@ The rows stay the one source of truth, and the file is only ever a hint about th
   change log (a corrected or restored fact's new row is searched beside the file). A
   store that opens applies any a process left. A vector found at no row of the file or
   at several, or more of them than a merge takes, drops the file instead, as a scope
-  forgotten whole does, or the purge of a fact trashed before migration 26: the commit
-  deletes every file no row names (:meth:`sweep`), and the index is built again from
-  the rows.
+  forgotten whole does: the commit deletes every file no row names (:meth:`sweep`), and
+  the index is built again from the rows.
 - Builds run on one background thread per store: a missing index once a scope reaches
   ``ANN_ABOVE``, a merge once the delta or the rows excluded pass a tenth of the file,
   or ``MERGE_ROWS`` in a process that searches the scope again and again.

@@ -34,7 +34,13 @@ if TYPE_CHECKING:
 
     from engram.core.conversations import Conversation
     from engram.core.documents.models import Document, WalkReport
-    from engram.core.health import GraphHealth, HealthReport, StaleHealth, StorageHealth
+    from engram.core.health import (
+        GraphHealth,
+        HealthReport,
+        StaleHealth,
+        StorageHealth,
+        VectorIndexHealth,
+    )
     from engram.core.portability.portable import ExportReport
     from engram.core.portability.transfer import ImportReport
     from engram.core.ports import Embedder
@@ -428,6 +434,7 @@ def health(report: HealthReport, where: str) -> Output:
         f"({strength.off_default} not at 1.0)",
         f"full text: {text.rows} rows for {text.facts} facts "
         + ("(in step)" if text.in_step else "(OUT OF STEP)"),
+        _vector_index_line(report.vector_index),
         f"working keys: {report.working_keys} live",
         f"ledger: {report.ledger.entries} entries, {report.ledger.scrubbed} scrubbed",
         f"sessions: {report.sessions.sessions}, with {report.sessions.entries} entries",
@@ -445,6 +452,18 @@ def health(report: HealthReport, where: str) -> Output:
         + ("none yet" if model is None else f"{model.model} ({model.dimension} dimensions)")
     )
     return Output(wire.HealthReportOut.of(report).model_dump(mode="json"), lines)
+
+
+def _vector_index_line(index: VectorIndexHealth) -> str:
+    if not index.scopes:
+        return "vector index: none (vector search is exact)"
+    line = (
+        f"vector index: {index.scopes} scope{'s' if index.scopes != 1 else ''}, "
+        f"{index.vectors} vectors in {index.bytes} bytes, {index.beside} searched beside"
+    )
+    if index.to_overwrite:
+        line += f", {index.to_overwrite} erased still to overwrite"
+    return line
 
 
 def _graph_lines(graph: GraphHealth) -> list[str]:

@@ -46,6 +46,7 @@ def report(
             model=store.models.get(tx),
             facts=counts.facts,
             fulltext=counts.fulltext,
+            vector_index=counts.vector_index,
             working_keys=counts.working_keys,
             ledger=counts.ledger,
             sessions=counts.sessions,

@@ -85,6 +85,27 @@ class FullTextHealth:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorIndexHealth:
+    """The scopes' own approximate vector indexes (a graph a scope gets once it holds
+    more facts than the store's threshold; below it, vector search is exact): how many
+    ``scopes`` have one, the ``vectors`` they were built with, the live facts' vectors
+    searched exactly ``beside`` them (written since a graph was built, and on SQLite
+    reworded since too, until the next build takes them in), and the ``bytes`` the
+    graphs take. SQLite keeps each in a file beside the database (not in the storage's
+    bytes), and ``to_overwrite`` counts the vectors of facts erased or trashed whose
+    bytes a file still holds: each commit overwrites them after it, so a count that
+    stays says a process stopped first (the next store to open does it). PostgreSQL
+    keeps each as an index of the database (in its bytes); ``to_overwrite`` is None
+    there."""
+
+    scopes: int
+    vectors: int
+    beside: int
+    bytes: int
+    to_overwrite: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerHealth:
     """Ledger entries, and how many were scrubbed (a deletion for good erased
     before-states they held)."""
@@ -223,6 +244,7 @@ class HealthCounts:
 
     facts: FactHealth
     fulltext: FullTextHealth
+    vector_index: VectorIndexHealth
     working_keys: int
     ledger: LedgerHealth
     sessions: SessionHealth
@@ -243,6 +265,7 @@ class HealthReport:
     model: ModelRecord | None
     facts: FactHealth
     fulltext: FullTextHealth
+    vector_index: VectorIndexHealth
     working_keys: int
     ledger: LedgerHealth
     sessions: SessionHealth

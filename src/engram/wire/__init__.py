@@ -667,6 +667,19 @@ class FullTextOut(Answer):
     in_step: bool
 
 
+class VectorIndexOut(Answer):
+    """The scopes' own approximate vector indexes: how many have one, the vectors they
+    were built with, the live ones searched exactly beside them, their bytes (SQLite:
+    files beside the database; PostgreSQL: indexes, in the database's bytes), and on
+    SQLite the erased vectors a file still holds (null on PostgreSQL)."""
+
+    scopes: int
+    vectors: int
+    beside: int
+    bytes: int
+    to_overwrite: int | None
+
+
 class LedgerHealthOut(Answer):
     entries: int
     scrubbed: int
@@ -784,6 +797,7 @@ class HealthReportOut(Answer):
     model: ModelOut | None
     facts: FactHealthOut
     full_text: FullTextOut
+    vector_index: VectorIndexOut
     working_keys: int
     ledger: LedgerHealthOut
     sessions: SessionHealthOut
@@ -801,7 +815,7 @@ class HealthReportOut(Answer):
             report.model,
             report.storage,
         )
-        graph, stale = report.graph, report.stale
+        graph, stale, index = report.graph, report.stale, report.vector_index
         return cls(
             scope=None if report.scope is None else scope_out(report.scope),
             schema_version=report.schema_version,
@@ -825,6 +839,13 @@ class HealthReportOut(Answer):
                 rows=report.fulltext.rows,
                 facts=report.fulltext.facts,
                 in_step=report.fulltext.in_step,
+            ),
+            vector_index=VectorIndexOut(
+                scopes=index.scopes,
+                vectors=index.vectors,
+                beside=index.beside,
+                bytes=index.bytes,
+                to_overwrite=index.to_overwrite,
             ),
             working_keys=report.working_keys,
             ledger=LedgerHealthOut(entries=report.ledger.entries, scrubbed=report.ledger.scrubbed),

@@ -6,8 +6,8 @@ relations', the reading queue's and the documents' indexes; a session's entries,
 document's chunks and an entity's mentions and groundings are reached through them), or
 over the table for the whole store. Retrieval feedback has no index led by its scope: its
 total reads the table (the pending signals have one). A backend gives only what its SQL
-truly does its own way: how many rows its full-text index holds, and the bytes the store
-takes.
+truly does its own way: how many rows its full-text index holds, its approximate vector
+indexes, and the bytes the store takes.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from engram.core.health import (
     StorageHealth,
     StrengthSummary,
     TypeCount,
+    VectorIndexHealth,
 )
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
@@ -227,8 +228,8 @@ def feedback_pending(scope: str | None) -> Query:
 
 
 class HealthTable:
-    """The counts both backends take alike; :meth:`fulltext_rows` and :meth:`storage`
-    are each backend's own."""
+    """The counts both backends take alike; :meth:`fulltext_rows`, :meth:`vector_index`
+    and :meth:`storage` are each backend's own."""
 
     def report(
         self,
@@ -245,6 +246,7 @@ class HealthTable:
         return HealthCounts(
             facts=facts,
             fulltext=FullTextHealth(rows=self.fulltext_rows(t, scope), facts=facts.live),
+            vector_index=self.vector_index(t, key),
             working_keys=int(t.one(*working_live(key, now_us))),
             ledger=LedgerHealth(entries=int(entries), scrubbed=int(scrubbed or 0)),
             sessions=SessionHealth(
@@ -366,6 +368,10 @@ class HealthTable:
 
     def fulltext_rows(self, t: SQLTx, scope: Scope | None) -> int:
         """How many rows the full-text index holds for the scope (or in all)."""
+        raise NotImplementedError
+
+    def vector_index(self, t: SQLTx, scope: str | None) -> VectorIndexHealth:
+        """The approximate vector indexes of the scope (or of every scope)."""
         raise NotImplementedError
 
     def storage(self, t: SQLTx) -> StorageHealth:

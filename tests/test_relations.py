@@ -1096,6 +1096,52 @@ def test_a_business_in_apposition_a_band_s_players_and_an_airline_flown() -> Non
     ]
 
 
+def test_an_organisation_s_cue_reads_through_the_and_names_more_of_what_one_does_with_it() -> None:
+    # "the" between the cue and the name, which a name after "the" alone would not be
+    assert typed("Tobi volunteers at the Brannock.") == [
+        ("Tobi", "person"),
+        ("Brannock", "organisation"),
+    ]
+    # more instruments, "the" before them
+    assert typed("Odile plays the oboe in Quellmark.") == [
+        ("Odile", "person"),
+        ("Quellmark", "organisation"),  # "in" alone would make it a place
+    ]
+    # what a writer writes for a paper, and where one works then
+    text = "Bassey writes a monthly column for Verdane."
+    assert typed(text) == [("Bassey", "person"), ("Verdane", "organisation")]
+    assert related(text) == [("Bassey", "works_for", "Verdane", None)]
+    assert related("Ana wrote a poem for Bea.") == []
+    # what one holds with a business, and what it sends
+    assert typed("Priya has a pension with Dorrell. A statement from Quarrow came.") == [
+        ("Priya", "person"),
+        ("Dorrell", "organisation"),
+        ("Quarrow", "organisation"),  # "from" alone would make it a place
+    ]
+    assert typed("Ana got a letter from Okonjo.")[1] == ("Okonjo", "person")
+    assert typed("Ana signed up with Bea for the race.")[1] == ("Bea", "person")
+
+
+def test_a_trade_s_or_an_ensemble_s_word_ends_an_organisation_s_name() -> None:
+    text = "Callow Textiles hired Brisk Couriers. Tickets for the Marden Players and Ostra Quartet."
+    assert typed(text) == [
+        ("Callow Textiles", "organisation"),
+        ("Brisk Couriers", "organisation"),
+        ("Marden Players", "organisation"),
+        ("Ostra Quartet", "organisation"),
+    ]
+
+
+def test_a_saint_s_name_keeps_its_s_and_is_no_street_nor_person() -> None:
+    assert typed("Drop-off at St Brennan's at 8.") == [("St Brennan's", "organisation")]
+    assert typed("St Brennan's is closing.") == [("St Brennan's", None)]
+    assert typed("She works at St. Brennan's Hospital.") == [
+        ("St. Brennan's Hospital", "organisation")
+    ]
+    assert typed("Ana lives on Brennan St.")[1] == ("Brennan St", "place")  # a street's
+    assert typed("The club is staging Orlanda this spring.") == [("Orlanda", "work")]
+
+
 def test_who_is_thanked_or_quoted_and_who_comes_from_a_department_is_a_person() -> None:
     text = "Oyelaran finally replied. Renner from accounts called. According to Halvorsen, no."
     assert typed(text) == [

@@ -173,6 +173,24 @@ _POSITION = (
 # from Lunaro"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
+# What one plays in a band or an orchestra ("plays cello for the Bamberg Symphony").
+_INSTRUMENTS = (
+    r"(?:bass|double\s+bass|guitar|drums|keys|keyboards|piano|organ|violin|viola|cello|harp"
+    r"|sax|saxophone|trumpet|trombone|tuba|horn|french\s+horn|flute|clarinet|oboe|bassoon"
+    r"|percussion|timpani|banjo|mandolin|ukulele|accordion|bagpipes)"
+)
+# What a writer writes for a paper, between the verb and "for" ("writes a weekly column
+# for El Mundo").
+WRITTEN_FOR = (
+    r"(?:(?:a|an|the)\s+)?(?:(?:weekly|monthly|daily|regular|fortnightly)\s+)?"
+    r"(?:column|columns|blog|newsletter|reviews|articles|pieces|features|stories)"
+)
+# What one holds with a business, before "with" ("renewed the insurance with Aviva", "a
+# mortgage with", "an account with").
+_HELD_WITH = (
+    r"(?:insurance|policy|mortgage|account|pension|loan|contract|savings|subscription"
+    r"|tariff|phone\s+plan|broadband)"
+)
 BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
     r"|owned|acquired)\s+by(?:\s+the)?|joined|" + MATCHES + r"\s+between"
@@ -193,12 +211,14 @@ BEFORE_ORGANISATION = re.compile(
     r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
     r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
     r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
-    r"|(?:plays|played|playing)\s+(?:bass|guitar|drums|keys|keyboards|piano|violin|cello"
-    r"|sax|saxophone|trumpet)\s+(?:in|for|with)|(?:sings|sang|singing)\s+(?:in|for|with)(?:\s+the)?"
+    r"|(?:plays|played|playing)\s+(?:the\s+)?" + _INSTRUMENTS + r"\s+(?:in|for|with)"
+    r"|(?:sings|sang|singing)\s+(?:in|for|with)(?:\s+the)?"
     r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
-    r"|wrote|writing|reports|reported|reporting)\s+for|members?\s+of"
-    r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment|loan|invoice|quote|payout)\s+from"
+    r"|wrote|writing|reports|reported|reporting)(?:\s+" + WRITTEN_FOR + r")?\s+for|members?\s+of"
+    r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment"
+    r"|loan|invoice|quote|payout|receipt|bill|statement|rebate|reimbursement|parcel|delivery)"
+    r"\s+from|" + _HELD_WITH + r"\s+with"
     r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
     r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"
     r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from"
@@ -576,7 +596,11 @@ class Reading:
                 continue
             j = self._close(i, known)
             letters = all(w.end - w.start == 1 for w in words[i : j + 1])
-            if not letters and (mention := self._mention(words[i].start, words[j].end, known)):
+            end = words[j].end
+            if j > i and words[j].possessive and words[i].folded in _SAINTS:
+                own = _SAINTS_S.match(self._text, end)  # "St Aidan's": its name
+                end = end if own is None else own.end()
+            if not letters and (mention := self._mention(words[i].start, end, known)):
                 yield mention
             i = j + 1
 
@@ -672,6 +696,12 @@ class Reading:
     def _of(self, j: int) -> bool:
         """Whether "of" joins the word at ``j`` to the one before it."""
         return "of" in self._text[self._words[j - 1].end : self._words[j].start].split()
+
+
+# A saint's name that names a school, a church or a hospital keeps its "'s" ("parents'
+# evening at St Aidan's", "St Mary's is closing"): no saint owns what follows.
+_SAINTS = frozenset({"st", "st.", "saint"})
+_SAINTS_S = re.compile(r"['\u2019]s\b")
 
 
 def _with(mention: Mention, entity: str) -> Mention:

@@ -153,7 +153,14 @@ NAMING_WORDS = WORDS | frozenset(
     secondary design designs architects associates legal construction builders travel
     fitness dental accounting catering plumbing electrical roofing landscaping removals
     joinery glazing water gas power rail railway railways buses utilities broadband
-    telecoms""".split()
+    telecoms textiles maritime scaffolding apparel aerospace automotive chemicals mining
+    steel packaging plastics furniture cosmetics beverages distillery dairy bakeries
+    properties lettings realty hotels resorts cinemas pharmacy opticians veterinary
+    haulage freight couriers transport cleaning printing marketing advertising
+    communications consultancy recruitment accountants solicitors finance financial
+    investments securities assurance mutual payments tech technology networks computing
+    engineering manufacturing machinery equipment electric solar renewables players
+    singers chorus chorale ensemble philharmonic symphony quartet harriers""".split()
 )
 KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
     " ".join(name.split()) for name in (_WHOLE + "|" + _MORE_WHOLE).split("|")

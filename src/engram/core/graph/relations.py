@@ -81,7 +81,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from engram.core.graph import given_names
-from engram.core.graph.extraction import HOLDINGS, Mention
+from engram.core.graph.extraction import HOLDINGS, WRITTEN_FOR, Mention
 from engram.core.graph.ordinary import KIN
 
 # A kin word's plain form, as a family relation's type says it: "brother_of".
@@ -127,7 +127,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"[a-z]+(?: [a-z]+)? for|joined|(?:is|was|has been|had been) (?:an?|the)"
      r" (?:(?:new|former|current) )?(?:ceo|cfo|cto|coo|founder|co-founder|cofounder|owner"
      r"|president|director|head|chair|manager) of"
-     r"|(?:teaches|taught|(?:is |was )?teaching|writes|wrote)(?: [a-z]+)? (?:at|for)"),
+     r"|(?:teaches|taught|(?:is |was )?teaching|writes|wrote)(?: [a-z]+)? (?:at|for)"
+     r"|(?:writes|wrote|is writing) " + WRITTEN_FOR + " for"),
     ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"
      r"|(?:lives|live|lived|living) with (?:his|her|their|my|our|a|an|the)(?: [a-z]+){1,2} in"),
     ("moved_to", r"(?:moved|relocated)(?: back| here| over)? to"),

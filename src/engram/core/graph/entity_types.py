@@ -122,6 +122,7 @@ from engram.core.graph.extraction import (
     HONORIFIC,
     MATCHES,
     PLACE_HAS,
+    SAINTS,
     STAFF,
     Mention,
 )
@@ -152,7 +153,6 @@ PLACE_WORDS = frozenset(
     stazione stadium arena ballpark hall centre center pavilion auditorium""".split()
 )
 LANGUAGES = peoples.LANGUAGES
-_SAINT = frozenset({"st", "st.", "saint"})  # opening a name
 # A place's last word that is a common surname too: after a given name, a person's.
 _SURNAMES_OF_PLACES = frozenset("hall lane bay park street".split())
 _PERSON_ENDS = frozenset({"lives_in", "works_for", "studies_at", "moved_to", "born_in"})
@@ -423,7 +423,7 @@ def _default(text: str, mention: Mention, kind: str | None) -> str | None:
         return None  # "a Dyson", "my Vitamix", "an Uber"
     if len(words) > 1 and all(english.only_word(w.casefold()) for w in words):
         return None  # "Star Wars", "Pride Month", "Northern Voices": words, no one's names
-    if words[0].casefold() in _SAINT and words[-1].endswith(("'s", "\u2019s")):
+    if words[0].casefold() in SAINTS and words[-1].endswith(("'s", "\u2019s")):
         return None  # "St John's": a school's, a church's or a college's name
     return PERSON
 
@@ -596,7 +596,7 @@ def _by_words(name: str) -> str | None:
     words = name.split()
     if len(words) < 2:
         return None
-    if words[0] in _SAINT:
+    if words[0] in SAINTS:
         words = words[1:]  # "St Aidan's", "St. Kilda": a saint's name, no street's
     for word in reversed(words):
         if word in organisations.NAMING_WORDS:

@@ -597,8 +597,8 @@ class Reading:
             j = self._close(i, known)
             letters = all(w.end - w.start == 1 for w in words[i : j + 1])
             end = words[j].end
-            if j > i and words[j].possessive and words[i].folded in _SAINTS:
-                own = _SAINTS_S.match(self._text, end)  # "St Aidan's": its name
+            if j > i and words[j].possessive and words[i].folded in SAINTS:
+                own = _SAINT_S.match(self._text, end)  # "St Aidan's": its name
                 end = end if own is None else own.end()
             if not letters and (mention := self._mention(words[i].start, end, known)):
                 yield mention
@@ -700,8 +700,8 @@ class Reading:
 
 # A saint's name that names a school, a church or a hospital keeps its "'s" ("parents'
 # evening at St Aidan's", "St Mary's is closing"): no saint owns what follows.
-_SAINTS = frozenset({"st", "st.", "saint"})
-_SAINTS_S = re.compile(r"['\u2019]s\b")
+SAINTS = frozenset({"st", "st.", "saint"})
+_SAINT_S = re.compile(r"['\u2019]s\b")
 
 
 def _with(mention: Mention, entity: str) -> Mention:

@@ -89,6 +89,31 @@ def test_restore_keeps_the_store_it_replaces(db_path: Path, tmp_path: Path) -> N
         assert memory.working.get(REF, "k") == "new"
 
 
+def test_a_restored_store_never_searches_an_index_file_it_did_not_come_with(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """A backup holds the database, not its vector index files. Restored over the store
+    it was taken from, it must not search that store's file: a fact erased since the
+    backup had its vector overwritten there, and restored, would never be found by
+    meaning. The restored store searches exactly and builds its own."""
+    embedder = engram.HashingEmbedder(64)
+    texts = [f"note {i} about topic {i % 37} and word {i * 7 % 101}" for i in range(400)]
+    with engram.open(db_path, embedder=embedder, vector_index_above=200) as memory:
+        facts = memory.remember_many(REF, texts)
+        memory.recall(REF, texts[0], top_k=5, mode="vector")  # asks for the scope's graph
+        assert memory._store.index.approximate.settle(timeout=120)  # type: ignore[attr-defined]
+    (file,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
+    made = backups.backup(db_path, tmp_path / "b")
+    with engram.open(db_path, embedder=embedder, vector_index_above=200) as memory:
+        memory.forget(REF, facts[7].id, hard=True)  # its vector overwritten in the file
+    assert Path(f"{db_path}-vectors", file).exists()
+    backups.restore(made, db_path)
+    with engram.open(db_path, embedder=embedder, vector_index_above=200) as memory:
+        assert not Path(f"{db_path}-vectors", file).exists()  # no row names it now
+        hits = memory.recall(REF, texts[7], top_k=1, mode="vector")
+        assert hits[0].fact.id == facts[7].id
+
+
 def test_restore_refuses_what_is_not_a_backup(db_path: Path, tmp_path: Path) -> None:
     with pytest.raises(engram.InvalidInput, match="not a complete engram backup"):
         backups.restore(tmp_path, db_path)

@@ -4,6 +4,12 @@ A backup is a directory ``engram-<UTC time>`` holding ``engram.db`` and ``manife
 (row counts and the copy's sha256). It is built in a hidden staging directory beside the
 others and renamed into place only once the copy is complete and verified, so a failure
 never leaves a directory that looks like a backup.
+
+A backup holds no approximate vector index file (``<store>-vectors/``): those are built
+from the rows. A restored store names none, so it never searches a file of the store it
+replaced (where a fact erased since the backup has its vector overwritten, and restored,
+would not be found by meaning): it searches exactly, builds its own, and the next sweep
+deletes the files no row names.
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
                 "backup was made (sha256 differs); it is not restored"
             )
         _verify(incoming, manifest.counts)
+        _without_index_files(incoming)
         if not target.exists():
             _refuse_orphan_log(target)
             _io(lambda: os.replace(incoming, target), f"cannot write {target}")
@@ -80,6 +87,27 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
     finally:
         for leftover in (incoming, Path(f"{incoming}-wal"), Path(f"{incoming}-shm")):
             leftover.unlink(missing_ok=True)  # the -wal/-shm of a backup made in WAL mode
+
+
+def _without_index_files(store: Path) -> None:
+    """Drops the rows naming approximate index files (and their overwrites to do) from the
+    verified copy ``store``: the files are not in the backup."""
+    try:
+        conn = sqlite3.connect(store, isolation_level=None)
+        try:
+            tables = {
+                str(r[0])
+                for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            conn.execute("BEGIN IMMEDIATE")
+            for table in ("vector_indexes", "vector_scrubs"):
+                if table in tables:  # a backup from before migration 18 has neither
+                    conn.execute(f"DELETE FROM {table}")
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StorageFailure(f"cannot prepare the restored copy {store}: {exc}") from exc
 
 
 def _refuse_orphan_log(target: Path) -> None:

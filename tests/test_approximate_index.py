@@ -458,6 +458,50 @@ def test_a_vector_not_found_once_in_its_file_drops_the_file(
     same_answers(indexed, exact)
 
 
+def test_a_file_its_erased_vector_cannot_be_written_to_is_dropped(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk or a file made read-only: the erased vector goes with its file."""
+    indexed, exact = pair
+    facts, file = filled_and_built(indexed)
+    quantized = _held_vector(indexed, file, facts[4].id)
+
+    def full(*args: object) -> bool:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(approximate, "_overwrite", full)
+    indexed.forget(REF, facts[4].id, hard=True)
+    assert not file.exists() and _scrubs(db_path) == []
+    _in_no_file(file.parent, quantized)
+    same_answers(indexed, exact)
+
+
+def test_a_file_that_cannot_be_deleted_fails_the_forget_after_its_commit_and_is_retried(
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error says the forget was committed; what follows the commit in the process
+    follows it still (the scope's copies dropped), and the next store to open the file
+    deletes it."""
+    indexed, _ = pair
+    _, file = filled_and_built(indexed)
+    store = store_of(indexed)
+    recalled(indexed, QUERIES[0])
+    assert file.name in store.index.approximate._opened
+
+    def refused(*args: object) -> set[str]:
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(approximate.vectorfiles, "sweep", refused)
+        with pytest.raises(engram.StorageFailure, match="was committed") as failed:
+            indexed.forget_all(REF, expected_count=400, hard=True)
+    assert failed.value.hint is not None and "next forget" in failed.value.hint
+    assert indexed.facts(REF).facts == [] and file.exists()
+    assert file.name not in store.index.approximate._opened
+    with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)):
+        assert not file.exists()
+
+
 @pytest.mark.parametrize("log", ["names it", "was cleared"])
 def test_a_fact_trashed_before_migration_27_leaves_its_file_as_the_store_opens(
     db_path: Path, monkeypatch: pytest.MonkeyPatch, log: str

@@ -188,10 +188,18 @@ class Database:
         finally:
             if tx.write:
                 self._writer.release()
-        if forgot:  # after the writer's turn: an action may wait on a writer (below)
-            for action in self._forgetting:
-                action()
-        tx.committed()
+        try:
+            if forgot:  # after the writer's turn: an action may wait on a writer (below)
+                for action in self._forgetting:
+                    action()
+        except OSError as exc:  # the commit stands: say so, and what is left to do
+            raise StorageFailure(
+                f"the write to {self.path} was committed, but a copy of what it erased "
+                f"could not be removed from the files beside it yet: {exc.strerror or exc}",
+                hint="it is removed at the next forget, or when a store next opens the file",
+            ) from exc
+        finally:
+            tx.committed()  # what follows the commit in this process follows it regardless
 
     def _abort(self, tx: SQLTx) -> None:
         self._local.tx = None

@@ -479,9 +479,9 @@ def scrub(
     """Overwrites with zeros, in the index files that hold them, the vectors of the facts
     erased or trashed since (``vector_scrubs``, migrations 25 and 26), then forgets them.
     A file where such a vector is found at no row of its own or at several, or that has
-    more of them than a merge takes, is dropped instead (its row deleted: the sweep
-    deletes the file). ``held``: a file's graph as the process has it open already (to
-    open one costs 170 ms at 1M vectors)."""
+    more of them than a merge takes, or that cannot be written, is dropped instead (its
+    row deleted: the sweep deletes the file). ``held``: a file's graph as the process has
+    it open already (to open one costs 170 ms at 1M vectors)."""
     if directory is None:
         return
     if not directory.exists():  # no file holds them
@@ -502,11 +502,15 @@ def scrub(
             by_file.setdefault(str(file), ([], size))[0].append(int(seq))
         for file, (seqs, size) in by_file.items():
             opened = None if held is None else held(file)
-            kept = (
-                size is not None
-                and _overwritable(len(seqs), size)
-                and _overwrite(directory / file, seqs, size, opened)
-            )
+            try:
+                kept = (
+                    size is not None
+                    and _overwritable(len(seqs), size)
+                    and _overwrite(directory / file, seqs, size, opened)
+                )
+            except OSError as exc:  # a full disk, a file made read-only: it goes instead
+                log.warning("cannot overwrite erased vectors in %s (%s): dropped", file, exc)
+                kept = False
             run(lambda tx, f=file, s=seqs, k=kept: _settled(tx.conn, f, s, k))
 
 

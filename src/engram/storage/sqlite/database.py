@@ -183,12 +183,12 @@ class Database:
             raise
         self._local.tx = None
         try:
-            if forgot:
-                _retry(lambda: forgetting.purge(conn))
-        finally:
-            if tx.write:
-                self._writer.release()
-        try:
+            try:
+                if forgot:
+                    _retry(lambda: forgetting.purge(conn))
+            finally:
+                if tx.write:
+                    self._writer.release()
             if forgot:  # after the writer's turn: an action may wait on a writer (below)
                 for action in self._forgetting:
                     action()

@@ -17,6 +17,8 @@ import pytest
 import engram
 import stores
 from engram import Fact, Note, ResourceRef
+from engram.storage.sqlite import database
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import approximate
 from engram.storage.sqlite.store import SQLiteStore
 from stores import same_hits
@@ -500,6 +502,24 @@ def test_a_file_that_cannot_be_deleted_fails_the_forget_after_its_commit_and_is_
     assert file.name not in store.index.approximate._opened
     with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)):
         assert not file.exists()
+
+
+def test_what_follows_a_commit_in_the_process_follows_it_where_its_purge_fails(
+    pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    indexed, _ = pair
+    _, file = filled_and_built(indexed)
+    store = store_of(indexed)
+    recalled(indexed, QUERIES[0])
+    assert file.name in store.index.approximate._opened
+
+    def failing(*args: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(database.forgetting, "purge", failing)
+    with pytest.raises(engram.StorageFailure):
+        indexed.forget_all(REF, expected_count=400, hard=True)
+    assert file.name not in store.index.approximate._opened  # the scope's copies dropped
 
 
 @pytest.mark.parametrize("log", ["names it", "was cleared"])

@@ -1113,12 +1113,13 @@ def test_an_organisation_s_cue_reads_through_the_and_names_more_of_what_one_does
     assert related(text) == [("Bassey", "works_for", "Verdane", None)]
     assert related("Ana wrote a poem for Bea.") == []
     # what one holds with a business, and what it sends
-    assert typed("Priya has a pension with Dorrell. A statement from Quarrow came.") == [
+    assert typed("Priya has a pension with Dorrell. A receipt from Quarrow came.") == [
         ("Priya", "person"),
         ("Dorrell", "organisation"),
         ("Quarrow", "organisation"),  # "from" alone would make it a place
     ]
     assert typed("Ana got a letter from Okonjo.")[1] == ("Okonjo", "person")
+    assert typed("A statement from Okonjo followed.")[0][1] != "organisation"  # a person's too
     assert typed("Ana signed up with Bea for the race.")[1] == ("Bea", "person")
 
 

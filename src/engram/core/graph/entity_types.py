@@ -61,7 +61,7 @@ holds deciding:
    before a person's "Kwame, a nurse from"), a band or an orchestra one plays or sings in
    ("plays bass in Static Bloom", "plays the oboe in"), an airline flown ("flying Aer
    Lingus"), where one shops, orders from or volunteers, what one holds with it or it sends
-   ("a pension with", "a statement from"), what or who it has after a possessive ("Nike's
+   ("a pension with", "a receipt from"), what or who it has after a possessive ("Nike's
    store", "Huawei's main campus", "Fenwick's CEO", "Kellam's shareholders", "Vexlo's
    customer support") or before it ("the Kellam app", "the Brightwave team", "the Quillmark
    factory"), what only an organisation does ("raised $40 million", "laid off", "charged

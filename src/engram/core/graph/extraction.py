@@ -188,8 +188,8 @@ WRITTEN_FOR = (
 # What one holds with a business, before "with" ("renewed the insurance with Aviva", "a
 # mortgage with", "an account with").
 _HELD_WITH = (
-    r"(?:insurance|policy|mortgage|account|pension|loan|contract|savings|subscription"
-    r"|tariff|phone\s+plan|broadband)"
+    r"(?:insurance|policy|mortgage|account|pension|loan|contract|savings|tariff"
+    r"|phone\s+plan|broadband)"
 )
 BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
@@ -217,7 +217,7 @@ BEFORE_ORGANISATION = re.compile(
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
     r"|wrote|writing|reports|reported|reporting)(?:\s+" + WRITTEN_FOR + r")?\s+for|members?\s+of"
     r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment"
-    r"|loan|invoice|quote|payout|receipt|bill|statement|rebate|reimbursement|parcel|delivery)"
+    r"|loan|invoice|quote|payout|receipt|bill|rebate|reimbursement|delivery)"
     r"\s+from|" + _HELD_WITH + r"\s+with"
     r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
     r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"

@@ -1102,6 +1102,8 @@ def test_an_organisation_s_cue_reads_through_the_and_names_more_of_what_one_does
         ("Tobi", "person"),
         ("Brannock", "organisation"),
     ]
+    assert typed("She plays for the Tigers.") == [("Tigers", "organisation")]
+    assert typed("We joined the Garcias for dinner.") == [("Garcias", None)]  # a family
     # more instruments, "the" before them
     assert typed("Odile plays the oboe in Quellmark.") == [
         ("Odile", "person"),

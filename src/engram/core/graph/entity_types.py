@@ -514,7 +514,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         if _BEFORE_WORK.search(text, back, mention.start):
             return WORK  # "watched Inception"
         if (
-            _organisation_cue(text, back, mention.start)
+            _organisation_cue(text, back, mention)
             or _AFTER_ORGANISATION.match(text, mention.end)
             or _DOMAIN.fullmatch(mention.surface)
         ):
@@ -575,18 +575,25 @@ def _of_the_company(text: str, mention: Mention, related: str | None) -> bool:
     return (
         related == ORGANISATION
         or _HOLDS.match(text, mention.end) is not None
-        or _organisation_cue(text, back, mention.start)
+        or _organisation_cue(text, back, mention)
     )
 
 
-def _organisation_cue(text: str, back: int, start: int) -> bool:
-    """Whether what only an organisation is comes just before ``start``
+def _organisation_cue(text: str, back: int, mention: Mention) -> bool:
+    """Whether what only an organisation is comes just before ``mention``
     (:data:`BEFORE_ORGANISATION`: "hired by", "plays cello for"), "the" between or not
-    ("plays cello for the Bamberg Symphony")."""
-    if BEFORE_ORGANISATION.search(text, back, start):
+    ("plays cello for the Bamberg Symphony"), but for a family after "the": one word that
+    is a plural of no English word ("joined the Garcias for dinner"; "the Tigers" a team).
+    """
+    if BEFORE_ORGANISATION.search(text, back, mention.start):
         return True
-    the = _THE_BEFORE.search(text, back, start)
-    return the is not None and BEFORE_ORGANISATION.search(text, back, the.start()) is not None
+    the = _THE_BEFORE.search(text, back, mention.start)
+    if the is None:
+        return False
+    words = mention.name.split()
+    if len(words) == 1 and words[0].endswith("s") and not english.word(words[0][:-1]):
+        return False  # a family's name
+    return BEFORE_ORGANISATION.search(text, back, the.start()) is not None
 
 
 def _by_words(name: str) -> str | None:

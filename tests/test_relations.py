@@ -1104,11 +1104,15 @@ def test_an_organisation_s_cue_reads_through_the_and_names_more_of_what_one_does
     ]
     assert typed("She plays for the Tigers.") == [("Tigers", "organisation")]
     assert typed("We joined the Garcias for dinner.") == [("Garcias", None)]  # a family
+    assert typed("Ana works with the Kowalski twins.")[1] == ("Kowalski", None)
     # more instruments, "the" before them
-    assert typed("Odile plays the oboe in Quellmark.") == [
+    assert typed("Odile plays oboe in Quellmark. Ines plays the harp for Vellany.") == [
         ("Odile", "person"),
         ("Quellmark", "organisation"),  # "in" alone would make it a place
+        ("Ines", "person"),
+        ("Vellany", "organisation"),
     ]
+    assert typed("She plays the piano in Brackwell.") == [("Brackwell", "place")]
     # what a writer writes for a paper, and where one works then
     text = "Bassey writes a monthly column for Verdane."
     assert typed(text) == [("Bassey", "person"), ("Verdane", "organisation")]

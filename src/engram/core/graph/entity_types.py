@@ -347,6 +347,11 @@ _DOMAIN = re.compile(r"\S+\.(?:com|org|net|io|co|ai|app|dev)", re.IGNORECASE)
 # Middlemarch", "plays Valorant", "an episode of Severance"); not what one listens to (an
 # artist as often), and not a given name every reader knows ("watching Ana").
 _THE_BEFORE = re.compile(r"(?<=\s)the\s+$", re.IGNORECASE)
+_PEOPLE_AFTER = re.compile(
+    r"\s+(?:twins|family|families|kids|children|boys|girls|brothers|sisters|siblings"
+    r"|cousins|parents|household|clan)\b",
+    re.IGNORECASE,
+)
 _BEFORE_WORK = re.compile(
     r"\b(?:watch|watches|watched|watching|rewatch|rewatched|rewatching|binge-watch"
     r"|binge-watched|binge-watching|binged|binging|bingeing|stream|streams|streamed|streaming"
@@ -583,8 +588,8 @@ def _organisation_cue(text: str, back: int, mention: Mention) -> bool:
     """Whether what only an organisation is comes just before ``mention``
     (:data:`BEFORE_ORGANISATION`: "hired by", "plays cello for"), "the" between or not
     ("plays cello for the Bamberg Symphony"), but for a family after "the": one word that
-    is a plural of no English word ("joined the Garcias for dinner"; "the Tigers" a team).
-    """
+    is a plural of no English word ("joined the Garcias for dinner"; "the Tigers" a team),
+    or a name before a word of people ("the Kowalski twins")."""
     if BEFORE_ORGANISATION.search(text, back, mention.start):
         return True
     the = _THE_BEFORE.search(text, back, mention.start)
@@ -593,6 +598,8 @@ def _organisation_cue(text: str, back: int, mention: Mention) -> bool:
     words = mention.name.split()
     if len(words) == 1 and words[0].endswith("s") and not english.word(words[0][:-1]):
         return False  # a family's name
+    if _PEOPLE_AFTER.match(text, mention.end):
+        return False  # "works with the Kowalski twins": people the name tells apart
     return BEFORE_ORGANISATION.search(text, back, the.start()) is not None
 
 

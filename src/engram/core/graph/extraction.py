@@ -173,7 +173,8 @@ _POSITION = (
 # from Lunaro"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
-# What one plays in a band or an orchestra ("plays cello for the Bamberg Symphony").
+# What one plays in a band or an orchestra ("plays cello for the Bamberg Symphony"); after
+# "the piano", "in" says where as often ("plays the piano in Brackwell").
 _INSTRUMENTS = (
     r"(?:bass|double\s+bass|guitar|drums|keys|keyboards|piano|organ|violin|viola|cello|harp"
     r"|sax|saxophone|trumpet|trombone|tuba|horn|french\s+horn|flute|clarinet|oboe|bassoon"
@@ -211,7 +212,11 @@ BEFORE_ORGANISATION = re.compile(
     r"|(?:partnered|partnering|partners|a\s+partnership)\s+with|got\s+into|(?:accepted"
     r"|admitted)\s+(?:in)?to|enrolled\s+(?:at|in)|graduated\s+from|dropped\s+out\s+of"
     r"|(?:alumna|alumnus|alumni)\s+of|refund\s+from|(?:bank|banks|banked|banking)\s+with"
-    r"|(?:plays|played|playing)\s+(?:the\s+)?" + _INSTRUMENTS + r"\s+(?:in|for|with)"
+    r"|(?:plays|played|playing)\s+(?:"
+    + _INSTRUMENTS
+    + r"\s+(?:in|for|with)|the\s+"
+    + _INSTRUMENTS
+    + r"\s+(?:for|with))"
     r"|(?:sings|sang|singing)\s+(?:in|for|with)(?:\s+the)?"
     r"|(?:singer|drummer|guitarist|bassist|frontman|frontwoman|keyboardist|vocalist)\s+(?:of|for|in)"
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"

@@ -1137,6 +1137,9 @@ def test_a_trade_s_or_an_ensemble_s_word_ends_an_organisation_s_name() -> None:
         ("Marden Players", "organisation"),
         ("Ostra Quartet", "organisation"),
     ]
+    # after a given name every reader knows, a surname; a symphony is as often a work
+    assert typed("Sarah Finance called.") == [("Sarah Finance", "person")]
+    assert typed("We listened to the Fifth Symphony.") == [("Fifth Symphony", None)]
 
 
 def test_a_saint_s_name_keeps_its_s_and_is_no_street_nor_person() -> None:

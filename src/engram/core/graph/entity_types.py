@@ -451,11 +451,15 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     first = mention.surface.split(maxsplit=1)[0]
     # "Eun-ji Park", "Jun Park": a given name first, so a person's surname, not a park;
     # "Rebecca Hall", "Lois Lane": a given name every reader knows before a surname that
-    # is a place's word too
+    # is a place's or a trade's word too ("Ana Mutual")
+    last = mention.name.split()[-1]
     given = (
         _GIVEN_SHAPE.fullmatch(first) is not None
         or first.casefold() in NAMED_TIMES
-        or (given_names.opens(mention.name) and mention.name.split()[-1] in _SURNAMES_OF_PLACES)
+        or (
+            given_names.opens(mention.name)
+            and (last in _SURNAMES_OF_PLACES or last in organisations.TRADE_WORDS)
+        )
     )
     named = (None if given else _by_words(mention.name)) or (
         None if known else _by_shape(mention.surface)

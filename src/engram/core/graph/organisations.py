@@ -136,13 +136,28 @@ WORDS = frozenset(
     technologies systems solutions partners ventures capital church council ministry
     department fc team network media press gallery museum charity league""".split()
 )
+# A trade's or an ensemble's word that ends a business's name ("Oyelaran Textiles",
+# "Brisk Couriers", "Thornbury Players"); after a given name every reader knows, a
+# surname's ("Ana Finance" is read by her cues).
+TRADE_WORDS = frozenset(
+    """textiles maritime scaffolding apparel aerospace automotive chemicals mining
+    packaging plastics furniture cosmetics beverages distillery dairy bakeries properties
+    lettings realty hotels resorts cinemas pharmacy opticians veterinary haulage freight
+    couriers transport cleaning printing marketing advertising communications
+    consultancy recruitment accountants solicitors finance financial investments
+    securities assurance mutual payments tech technology networks computing engineering
+    manufacturing machinery equipment electric renewables players singers chorale
+    ensemble philharmonic quartet harriers""".split()
+)
 # More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
 # Washington Post", "Labour Party", "Calloway Health", a club's "Halden United", a
 # utility's or a carrier's "Thames Water", "British Gas", "Network Rail"), which in
 # a question ask for something else ("what games", "which party"): names only
 # (:mod:`engram.core.asked` reads :data:`WORDS`).
-NAMING_WORDS = WORDS | frozenset(
-    """holdings brewery pharma pharmaceuticals energy telecom insurance logistics
+NAMING_WORDS = (
+    WORDS
+    | frozenset(
+        """holdings brewery pharma pharmaceuticals energy telecom insurance logistics
     consulting software games entertainment productions publishing publishers brothers
     bros trust federation commission authority committee party orchestra choir collective
     cooperative polytechnic conservatory observatory fund guild army navy police embassy
@@ -153,14 +168,9 @@ NAMING_WORDS = WORDS | frozenset(
     secondary design designs architects associates legal construction builders travel
     fitness dental accounting catering plumbing electrical roofing landscaping removals
     joinery glazing water gas power rail railway railways buses utilities broadband
-    telecoms textiles maritime scaffolding apparel aerospace automotive chemicals mining
-    steel packaging plastics furniture cosmetics beverages distillery dairy bakeries
-    properties lettings realty hotels resorts cinemas pharmacy opticians veterinary
-    haulage freight couriers transport cleaning printing marketing advertising
-    communications consultancy recruitment accountants solicitors finance financial
-    investments securities assurance mutual payments tech technology networks computing
-    engineering manufacturing machinery equipment electric solar renewables players
-    singers chorus chorale ensemble philharmonic symphony quartet harriers""".split()
+    telecoms""".split()
+    )
+    | TRADE_WORDS
 )
 KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
     " ".join(name.split()) for name in (_WHOLE + "|" + _MORE_WHOLE).split("|")

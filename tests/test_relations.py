@@ -1125,6 +1125,9 @@ def test_an_organisation_s_cue_reads_through_the_and_names_more_of_what_one_does
         ("Quarrow", "organisation"),  # "from" alone would make it a place
     ]
     assert typed("Ana got a letter from Okonjo.")[1] == ("Okonjo", "person")
+    # what one holds or writes with people as often
+    assert typed("Ana has an account with Hattie.")[1] == ("Hattie", "person")
+    assert typed("She writes stories for Zadie.") == [("Zadie", "person")]
     assert typed("A statement from Okonjo followed.")[0][1] != "organisation"  # a person's too
     assert typed("Ana signed up with Bea for the race.")[1] == ("Bea", "person")
 
@@ -1150,6 +1153,8 @@ def test_a_saint_s_name_keeps_its_s_and_is_no_street_nor_person() -> None:
     ]
     assert typed("Ana lives on Brennan St.")[1] == ("Brennan St", "place")  # a street's
     assert typed("The club is staging Orlanda this spring.") == [("Orlanda", "work")]
+    assert typed("We saw a new production of Orlanda.") == [("Orlanda", "work")]
+    assert typed("They doubled the production of Brennholt boilers.")[0][1] != "work"
 
 
 def test_who_is_thanked_or_quoted_and_who_comes_from_a_department_is_a_person() -> None:

@@ -356,7 +356,8 @@ _BEFORE_WORK = re.compile(
     r"\b(?:watch|watches|watched|watching|rewatch|rewatched|rewatching|binge-watch"
     r"|binge-watched|binge-watching|binged|binging|bingeing|stream|streams|streamed|streaming"
     r"|read|reads|reading|reread|rereading|play|plays|played|playing|staging|staged|(?:an"
-    r"\s+episode|the\s+finale|season\s+\d+|a\s+copy|the\s+sequel|the\s+trailer|production)"
+    r"\s+episode|the\s+finale|season\s+\d+|a\s+copy|the\s+sequel|the\s+trailer"
+    r"|a\s+(?:new\s+)?production)"
     r"\s+of)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )

@@ -184,14 +184,11 @@ _INSTRUMENTS = (
 # for El Mundo").
 WRITTEN_FOR = (
     r"(?:(?:a|an|the)\s+)?(?:(?:weekly|monthly|daily|regular|fortnightly)\s+)?"
-    r"(?:column|columns|blog|newsletter|reviews|articles|pieces|features|stories)"
+    r"(?:column|columns|blog|newsletter|reviews|articles|pieces|features)"
 )
 # What one holds with a business, before "with" ("renewed the insurance with Aviva", "a
-# mortgage with", "an account with").
-_HELD_WITH = (
-    r"(?:insurance|policy|mortgage|account|pension|loan|contract|savings|tariff"
-    r"|phone\s+plan|broadband)"
-)
+# mortgage with"; not an account or a contract, held with people as often).
+_HELD_WITH = r"(?:insurance|policy|mortgage|pension|loan|savings|tariff|phone\s+plan|broadband)"
 BEFORE_ORGANISATION = re.compile(
     r"\b(?:(?:work|works|worked|working|job)\s+(?:[a-z]+ly\s+)?(?:for|with)|(?:hired|employed|fined|sponsored"
     r"|owned|acquired)\s+by(?:\s+the)?|joined|" + MATCHES + r"\s+between"
@@ -222,7 +219,7 @@ BEFORE_ORGANISATION = re.compile(
     r"|(?:fly|flies|flew|flying|flown)|(?:freelance|freelances|freelanced|freelancing|writes"
     r"|wrote|writing|reports|reported|reporting)(?:\s+" + WRITTEN_FOR + r")?\s+for|members?\s+of"
     r"|insured\s+(?:with|by)|customer\s+of|(?:funded|backed)\s+by|(?:grant|funding|investment"
-    r"|loan|invoice|quote|payout|receipt|bill|rebate|reimbursement|delivery)"
+    r"|loan|invoice|quote|payout|receipt|bill|rebate|delivery)"
     r"\s+from|" + _HELD_WITH + r"\s+with"
     r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
     r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"

@@ -1152,6 +1152,7 @@ def test_a_saint_s_name_keeps_its_s_and_is_no_street_nor_person() -> None:
         ("St. Brennan's Hospital", "organisation")
     ]
     assert typed("Ana lives on Brennan St.")[1] == ("Brennan St", "place")  # a street's
+    assert typed("We met at St Pancras.") == [("St Pancras", "place")]  # a saint's place
     assert typed("The club is staging Orlanda this spring.") == [("Orlanda", "work")]
     assert typed("We saw a new production of Orlanda.") == [("Orlanda", "work")]
     assert typed("They doubled the production of Brennholt boilers.")[0][1] != "work"

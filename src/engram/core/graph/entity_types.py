@@ -18,8 +18,8 @@ holds deciding:
    organisation's (University, Bank, Inc, Labs, Hospital, Club, a trade's Textiles or
    Couriers, an ensemble's Players or Quartet...: "University of Porto", "Lumen Labs"),
    an event's (Forum, Summit, Festival, Cup...: "FIFA World Cup") or a place's (Street,
-   Park, Lake, City, Island...: "Central Park", "Lake Tahoe"; not a saint's St that
-   opens it: "St Aidan's"); the last such word decides, unless a given name comes first
+   Park, Lake, City, Island...: "Central Park", "Lake Tahoe", "St Albans"; not a saint's
+   St before an "'s": "St Aidan's"); the last such word decides, unless a given name comes first
    ("Jun Park", "Eun-ji Park": a surname);
 3. a note's field the name is the value of (:data:`engram.core.graph.extraction.FIELDS`:
    "Owner: Brennholt" a person, "Venue: Kestrel Hall" a place, "Client: Quillmark" an
@@ -429,7 +429,7 @@ def _default(text: str, mention: Mention, kind: str | None) -> str | None:
         return None  # "a Dyson", "my Vitamix", "an Uber"
     if len(words) > 1 and all(english.only_word(w.casefold()) for w in words):
         return None  # "Star Wars", "Pride Month", "Northern Voices": words, no one's names
-    if words[0].casefold() in SAINTS and words[-1].endswith(("'s", "\u2019s")):
+    if _saint_s(mention.surface):
         return None  # "St John's": a school's, a church's or a college's name
     return PERSON
 
@@ -462,7 +462,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
             and (last in _SURNAMES_OF_PLACES or last in organisations.TRADE_WORDS)
         )
     )
-    named = (None if given else _by_words(mention.name)) or (
+    named = (None if given else _by_words(mention.name, _saint_s(mention.surface))) or (
         None if known else _by_shape(mention.surface)
     )
     if named is not None:
@@ -608,15 +608,15 @@ def _organisation_cue(text: str, back: int, mention: Mention) -> bool:
     return BEFORE_ORGANISATION.search(text, back, the.start()) is not None
 
 
-def _by_words(name: str) -> str | None:
+def _by_words(name: str, saint: bool = False) -> str | None:
     """An organisation's, an event's or a place's word inside the name, the last one
     deciding; a name of one word is not typed by itself ("Bank", "Park" are surnames
-    too)."""
+    too); ``saint``: a saint's name with its "'s", whose St is no street."""
     words = name.split()
     if len(words) < 2:
         return None
-    if words[0] in SAINTS:
-        words = words[1:]  # "St Aidan's", "St. Kilda": a saint's name, no street's
+    if saint:
+        words = words[1:]  # "St Aidan's": a school's, no street's; "St Albans" a place
     for word in reversed(words):
         if word in organisations.NAMING_WORDS:
             return ORGANISATION
@@ -641,6 +641,12 @@ def _by_shape(surface: str) -> str | None:
     if opens and first.casefold() not in places.KNOWN:
         return ORGANISATION if len(first) > 2 or normalise(rest) in places.KNOWN else None
     return None
+
+
+def _saint_s(surface: str) -> bool:
+    """Whether ``surface`` is a saint's name with its "'s", a school's, a church's or a
+    hospital's ("St Aidan's")."""
+    return surface.split()[0].casefold() in SAINTS and surface.endswith(("'s", "\u2019s"))
 
 
 def _from_relations(stated: Sequence[Stated]) -> dict[int, str]:

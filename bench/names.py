@@ -47,7 +47,7 @@ from extraction import DATASET, Score, per_turn
 from harness import RESULTS_DIR, environment, one_line, table, write_json
 
 from engram.core.graph import ner
-from engram.core.graph.entity_types import types
+from engram.core.graph.entity_types import agreeing, types
 from engram.core.graph.extraction import Mention, extract
 from engram.core.graph.names import normalise
 from engram.core.graph.relations import relations
@@ -106,6 +106,7 @@ def read_rules(text: str) -> Reading:
     mentions = extract(text)
     stated = relations(text, mentions)
     kinds = types(text, mentions, stated)
+    stated = agreeing(stated, kinds)
     return Reading(
         tuple((m.surface, kind) for m, kind in zip(mentions, kinds, strict=True)),
         tuple(

@@ -56,6 +56,15 @@ def test_a_fact_gives_the_relations_its_sentence_states(mem: engram.Memory) -> N
     assert {r.id for r in sub.relations} == {r.id for r in found}
 
 
+def test_a_relation_only_a_person_holds_needs_a_subject_that_can_be_one(
+    mem: engram.Memory,
+) -> None:
+    """ "Hired" makes the one hired an employee; a company's own name says it is none."""
+    mem.remember(REF, "Callow Textiles hired Brisk Couriers.")
+    mem.remember(REF, "Callow Textiles hired Ana Lopes last spring.")
+    assert named(mem, mem.graph.relations(REF)) == {("Ana Lopes", "works_for", "Callow Textiles")}
+
+
 def test_a_relation_goes_with_its_fact_and_comes_back_with_it(mem: engram.Memory) -> None:
     fact = mem.remember(REF, SAID)
     before = mem.graph.relations(REF)

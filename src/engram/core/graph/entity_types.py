@@ -649,12 +649,27 @@ def _saint_s(surface: str) -> bool:
     return surface.split()[0].casefold() in SAINTS and surface.endswith(("'s", "\u2019s"))
 
 
+def agreeing(stated: Sequence[Stated], kinds: Sequence[str | None]) -> list[Stated]:
+    """The relations of ``stated`` their ends' types (``kinds``, of the same mentions)
+    allow: one only a person holds (works for, lives in, studies at, kin, married to...)
+    not held by what the types read as an organisation or a place ("Callow Textiles hired
+    Brisk Couriers": no one's employer)."""
+    return [
+        r for r in stated if not (_of_a_person(r.type) and kinds[r.source] in (ORGANISATION, PLACE))
+    ]
+
+
+def _of_a_person(kind: str) -> bool:
+    """Whether only a person holds a relation of ``kind``."""
+    return kind in _PERSON_ENDS or kind in _PERSON_BOTH or kind.endswith("_of")
+
+
 def _from_relations(stated: Sequence[Stated]) -> dict[int, str]:
     """The types the relations give their ends, the first relation read deciding."""
     found: dict[int, str] = {}
     for relation in stated:
         kind = relation.type
-        if kind in _PERSON_ENDS or kind in _PERSON_BOTH or kind.endswith("_of"):
+        if _of_a_person(kind):
             found.setdefault(relation.source, PERSON)
         if kind in _PERSON_BOTH or kind.endswith("_of"):
             found.setdefault(relation.target, PERSON)

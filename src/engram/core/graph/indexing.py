@@ -193,6 +193,7 @@ def stated(
     found = [m for m in reading.mentions(known) if m.name in known]
     said = relations.relations(fact.content, found)
     kinds = entity_types.types(fact.content, found, said)
+    said = entity_types.agreeing(said, kinds)
     mentions = tuple(
         Mention(fact.id, m.start, m.end, known[m.name], kind)
         for m, kind in zip(found, kinds, strict=True)

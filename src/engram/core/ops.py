@@ -746,9 +746,10 @@ class Health(Op[HealthReport]):
     """What the scope's memory holds.
 
     Facts live and trashed by type, verified, without a vector, strengths; full-text
-    rows against facts; working keys; the ledger; sessions; the graph (and, with
-    ``graph_drift``, its drift from a rebuild); documents; retrieval feedback; what is
-    kept past its time. Never writes, so an ended agent's memory answers too."""
+    rows against facts; the approximate vector indexes; working keys; the ledger;
+    sessions; the graph (and, with ``graph_drift``, its drift from a rebuild); documents;
+    retrieval feedback; what is kept past its time. Never writes, so an ended agent's
+    memory answers too."""
 
     surface: ClassVar[Surface] = Surface("GET", "/health", facts=False, tag="health")
 

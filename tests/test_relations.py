@@ -1154,6 +1154,13 @@ def test_a_saint_s_name_keeps_its_s_and_is_no_street_nor_person() -> None:
     assert typed("Ana lives on Brennan St.")[1] == ("Brennan St", "place")  # a street's
     assert typed("We met at St Pancras.") == [("St Pancras", "place")]  # a saint's place
     assert typed("The club is staging Orlanda this spring.") == [("Orlanda", "work")]
+    # what one uses is a tool, not a person; one used as something is anyone
+    assert typed("Our team uses Jira. We downloaded Calmly.") == [
+        ("Jira", "product"),
+        ("Calmly", "product"),
+    ]
+    assert typed("He used Okafor as a reference.") == [("Okafor", "person")]
+    assert typed("I use the Brackwell app.") == [("Brackwell", "organisation")]
     assert typed("We saw a new production of Orlanda.") == [("Orlanda", "work")]
     assert typed("They doubled the production of Brennholt boilers.")[0][1] != "work"
 

@@ -86,7 +86,9 @@ holds deciding:
    United drew with Norrby", "lost the cup final to");
 10. what one watches, streams, reads or plays ("watched Inception", "reading Project Hail
     Mary", "plays Valorant", "an episode of Severance"), unless a given name every reader
-    knows or before a possessive: a ``work``, read before an organisation's cue;
+    knows or before a possessive: a ``work``, read before an organisation's cue; what one
+    uses, downloads or installs ("our team uses Jira"), but not what one uses as something
+    ("used Okafor as a reference") nor a company's app: a ``product``, read next;
 11. none of these: a ``person`` when the name has a person's shape (one to three words
     beside a person's particles, "Juan de la Cruz"; none an acronym, no "of" or "the",
     not after "the", not a language's name nor a saint's with its "'s", "St Aidan's"), a
@@ -347,6 +349,14 @@ _DOMAIN = re.compile(r"\S+\.(?:com|org|net|io|co|ai|app|dev)", re.IGNORECASE)
 # Middlemarch", "plays Valorant", "an episode of Severance"); not what one listens to (an
 # artist as often), and not a given name every reader knows ("watching Ana").
 _THE_BEFORE = re.compile(r"(?<=\s)the\s+$", re.IGNORECASE)
+_AS = re.compile(r"\s+as\b", re.IGNORECASE)
+# What one uses, downloads or installs is a tool, an app or a device: "our team uses Jira",
+# "downloaded Calmly", "subscribed to Vexly"; but one used as something is anyone.
+_BEFORE_PRODUCT = re.compile(
+    r"\b(?:use|uses|used|using|download|downloads|downloaded|downloading|install|installs"
+    r"|installed|installing|(?:subscribe|subscribes|subscribed|subscribing)\s+to)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
 _PEOPLE_AFTER = re.compile(
     r"\s+(?:twins|family|families|kids|children|boys|girls|brothers|sisters|siblings"
     r"|cousins|parents|household|clan)\b",
@@ -518,11 +528,17 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     owned = _POSSESSIVE.match(text, mention.end) is not None
     # What one watches, works for or goes to is no given name every reader knows, nor what
     # is someone's: "read Tobi's note", "joined Deepika's team", "near Ana's place" are a
-    # person's (the possessive's, below). A work's cue first, then an organisation's (it
-    # holds a place's: "an offer from", "applied to"), then a place's.
+    # person's (the possessive's, below). A work's cue first, then a product's, then an
+    # organisation's (it holds a place's: "an offer from", "applied to"), then a place's.
     if not (given_first or owned):
         if _BEFORE_WORK.search(text, back, mention.start):
             return WORK  # "watched Inception"
+        if (
+            _BEFORE_PRODUCT.search(text, back, mention.start)
+            and not _AS.match(text, mention.end)
+            and not _AFTER_ORGANISATION.match(text, mention.end)
+        ):
+            return PRODUCT  # "our team uses Jira": a tool, no one ("used Okafor as a ...")
         if (
             _organisation_cue(text, back, mention)
             or _AFTER_ORGANISATION.match(text, mention.end)

@@ -1160,6 +1160,10 @@ def test_a_saint_s_name_keeps_its_s_and_is_no_street_nor_person() -> None:
         ("Calmly", "product"),
     ]
     assert typed("He used Okafor as a reference.") == [("Okafor", "person")]
+    # what one finishes is a work, what one lives through an event; a grandmother no name
+    assert typed("I finally finished Elden Ring.") == [("Elden Ring", "work")]
+    assert typed("Lockdown during Covid was hard.") == [("Covid", "event")]
+    assert typed("Christmas at Nan's. Mam made soup.") == []
     assert typed("I use the Brackwell app.") == [("Brackwell", "organisation")]
     assert typed("We saw a new production of Orlanda.") == [("Orlanda", "work")]
     assert typed("They doubled the production of Brennholt boilers.")[0][1] != "work"

@@ -84,11 +84,13 @@ holds deciding:
 9. names listed together ("IBM and SAP", "Procter & Gamble and Unilever") share the type
    of one that has a cue, and a match's verb joins a team to its opponent ("Halden
    United drew with Norrby", "lost the cup final to");
-10. what one watches, streams, reads or plays ("watched Inception", "reading Project Hail
-    Mary", "plays Valorant", "an episode of Severance"), unless a given name every reader
-    knows or before a possessive: a ``work``, read before an organisation's cue; what one
-    uses, downloads or installs ("our team uses Jira"), but not what one uses as something
-    ("used Okafor as a reference") nor a company's app: a ``product``, read next;
+10. what one watches, streams, reads, plays or finishes ("watched Inception", "reading
+    Project Hail Mary", "plays Valorant", "an episode of Severance", "finished Elden
+    Ring"), unless a given name every reader knows or before a possessive: a ``work``,
+    read before an organisation's cue; what happens "during" it ("during Covid"): an
+    ``event``; what one uses, downloads or installs ("our team uses Jira"), but not what
+    one uses as something ("used Okafor as a reference") nor a company's app: a
+    ``product``, read next;
 11. none of these: a ``person`` when the name has a person's shape (one to three words
     beside a person's particles, "Juan de la Cruz"; none an acronym, no "of" or "the",
     not after "the", not a language's name nor a saint's with its "'s", "St Aidan's"), a
@@ -350,6 +352,7 @@ _DOMAIN = re.compile(r"\S+\.(?:com|org|net|io|co|ai|app|dev)", re.IGNORECASE)
 # artist as often), and not a given name every reader knows ("watching Ana").
 _THE_BEFORE = re.compile(r"(?<=\s)the\s+$", re.IGNORECASE)
 _AS = re.compile(r"\s+as\b", re.IGNORECASE)
+_DURING = re.compile(r"\bduring\s+(?:the\s+)?$", re.IGNORECASE)
 # What one uses, downloads or installs is a tool, an app or a device: "our team uses Jira",
 # "downloaded Calmly", "subscribed to Vexly"; but one used as something is anyone.
 _BEFORE_PRODUCT = re.compile(
@@ -365,7 +368,8 @@ _PEOPLE_AFTER = re.compile(
 _BEFORE_WORK = re.compile(
     r"\b(?:watch|watches|watched|watching|rewatch|rewatched|rewatching|binge-watch"
     r"|binge-watched|binge-watching|binged|binging|bingeing|stream|streams|streamed|streaming"
-    r"|read|reads|reading|reread|rereading|play|plays|played|playing|staging|staged|(?:an"
+    r"|read|reads|reading|reread|rereading|play|plays|played|playing|staging|staged|finished"
+    r"|finishing|(?:an"
     r"\s+episode|the\s+finale|season\s+\d+|a\s+copy|the\s+sequel|the\s+trailer"
     r"|a\s+(?:new\s+)?production)"
     r"\s+of)\s+(?:the\s+)?$",
@@ -533,6 +537,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     if not (given_first or owned):
         if _BEFORE_WORK.search(text, back, mention.start):
             return WORK  # "watched Inception"
+        if _DURING.search(text, back, mention.start):
+            return EVENT  # "during Covid", "during Wimbledon": what happens, no one
         if (
             _BEFORE_PRODUCT.search(text, back, mention.start)
             and not _AS.match(text, mention.end)

@@ -91,7 +91,8 @@ HOLIDAYS = frozenset(
 # Family words, forms of address and titles: "Mom" or "Dr." is not anyone's name.
 ADDRESS = _words(
     """mom mum mommy mummy mama momma dad daddy papa grandma grandpa granny grandmother
-    grandfather nana gran gramps grandad granddad nonna nonno abuela abuelo auntie aunt
+    grandfather nana nan nanna gran gramps grampa grandad granddad mam mammy nonna nonno
+    abuela abuelo auntie aunty aunt
     uncle bro sis babe baby honey hun sweetie
     sweetheart darling buddy pal dude man guys folks fam bestie sir madam ma'am maam miss
     mister mr mrs ms mx dr doc prof professor coach captain capt sgt officer mother father

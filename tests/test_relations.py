@@ -1164,6 +1164,15 @@ def test_a_saint_s_name_keeps_its_s_and_is_no_street_nor_person() -> None:
     assert typed("I finally finished Elden Ring.") == [("Elden Ring", "work")]
     assert typed("Lockdown during Covid was hard.") == [("Covid", "event")]
     assert typed("Christmas at Nan's. Mam made soup.") == []
+    # what comes from someone: flowers, a parcel, advice, what one learned
+    assert typed("Flowers from Zadie. I learned it from Ostrander.") == [
+        ("Zadie", "person"),
+        ("Ostrander", "person"),
+    ]
+    assert typed("A postcard from Marrowby. I got it from Brackwell.") == [
+        ("Marrowby", "place"),
+        ("Brackwell", "place"),
+    ]
     assert typed("I use the Brackwell app.") == [("Brackwell", "organisation")]
     assert typed("We saw a new production of Orlanda.") == [("Orlanda", "work")]
     assert typed("They doubled the production of Brennholt boilers.")[0][1] != "work"

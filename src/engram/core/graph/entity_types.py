@@ -213,7 +213,9 @@ _TO_PERSON = re.compile(
     # letter, email or call: "an offer letter from Stripe" is an employer's)
     r"|\b(?<!offer\s)(?<!rejection\s)(?<!acceptance\s)"
     r"(?:text|texts|message|messages|email|emails|call|calls|letter|letters|gift|gifts"
-    r"|present|card|note|hug|reply|heard|dm|dms|voicemail|invite|invitation)\s+from\s+$",
+    r"|present|presents|card|cards|note|hug|hugs|kiss|reply|heard|dm|dms|voicemail|invite"
+    r"|invitation|flowers|parcel|advice|tips|visit|(?:learned|learnt|picked\s+up|heard)"
+    r"\s+(?:it|this|that))\s+from\s+$",
     re.IGNORECASE,
 )
 # A romanised given name's shape, hyphenated with its second part in lowercase: "Eun-ji

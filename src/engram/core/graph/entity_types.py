@@ -352,9 +352,11 @@ _DOMAIN = re.compile(r"\S+\.(?:com|org|net|io|co|ai|app|dev)", re.IGNORECASE)
 # What one watches, reads, streams or plays is a work ("watched Inception", "reading
 # Middlemarch", "plays Valorant", "an episode of Severance"); not what one listens to (an
 # artist as often), and not a given name every reader knows ("watching Ana").
+# "the" between a cue and the name it reads ("volunteers at the Brannock").
 _THE_BEFORE = re.compile(r"(?<=\s)the\s+$", re.IGNORECASE)
-_AS = re.compile(r"\s+as\b", re.IGNORECASE)
+# What happens during something is an event: "during Covid", "during Wimbledon".
 _DURING = re.compile(r"\bduring\s+(?:the\s+)?$", re.IGNORECASE)
+_AS = re.compile(r"\s+as\b", re.IGNORECASE)  # "used Okafor as a reference"
 # What one uses, downloads or installs is a tool, an app or a device: "our team uses Jira",
 # "downloaded Calmly", "subscribed to Vexly"; but one used as something is anyone.
 _BEFORE_PRODUCT = re.compile(
@@ -362,6 +364,7 @@ _BEFORE_PRODUCT = re.compile(
     r"|installed|installing|(?:subscribe|subscribes|subscribed|subscribing)\s+to)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+# People a name tells apart, after it: "the Kowalski twins", "the Okafor kids".
 _PEOPLE_AFTER = re.compile(
     r"\s+(?:twins|family|families|kids|children|boys|girls|brothers|sisters|siblings"
     r"|cousins|parents|household|clan)\b",
@@ -370,11 +373,9 @@ _PEOPLE_AFTER = re.compile(
 _BEFORE_WORK = re.compile(
     r"\b(?:watch|watches|watched|watching|rewatch|rewatched|rewatching|binge-watch"
     r"|binge-watched|binge-watching|binged|binging|bingeing|stream|streams|streamed|streaming"
-    r"|read|reads|reading|reread|rereading|play|plays|played|playing|staging|staged|finished"
-    r"|finishing|(?:an"
-    r"\s+episode|the\s+finale|season\s+\d+|a\s+copy|the\s+sequel|the\s+trailer"
-    r"|a\s+(?:new\s+)?production)"
-    r"\s+of)\s+(?:the\s+)?$",
+    r"|read|reads|reading|reread|rereading|play|plays|played|playing|staging|staged"
+    r"|finished|finishing|(?:an\s+episode|the\s+finale|season\s+\d+|a\s+copy|the\s+sequel"
+    r"|the\s+trailer|a\s+(?:new\s+)?production)\s+of)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
 # "at" before a name no other cue types: where one works, studies or eats, more often

@@ -935,44 +935,6 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     assert indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid")
 
 
-def test_where_the_text_half_is_the_longer_the_vector_half_s_traits_are_read_beside_it(
-    pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A first pass reads new words' postings, and the text half outlasts the graph's
-    search: the vector half's candidates' traits are read meanwhile, not after it."""
-    import threading
-
-    from engram.storage.sql.tables import FactTable
-    from engram.storage.sqlite.store import SQLiteCandidates
-
-    indexed, exact = pair
-    indexed.remember_many(REF, [sentence(i) for i in range(600)])
-    built(indexed)
-    text_half, traits = SQLiteCandidates.text, FactTable.traits
-    vector_traits_read = threading.Event()
-    text_done = threading.Event()
-    read_while_text_ran: list[bool] = []
-
-    def longer(self: SQLiteCandidates, *args: Any, **kwargs: Any) -> Any:
-        vector_traits_read.wait(timeout=10)  # the graph's search ends first
-        found = text_half(self, *args, **kwargs)
-        text_done.set()
-        return found
-
-    def traits_watched(self: FactTable, *args: Any, **kwargs: Any) -> Any:
-        if threading.current_thread().name != "engram-text-half":
-            read_while_text_ran.append(not text_done.is_set())
-            vector_traits_read.set()
-        return traits(self, *args, **kwargs)
-
-    monkeypatch.setattr(SQLiteCandidates, "text", longer)
-    monkeypatch.setattr(FactTable, "traits", traits_watched)
-    hits = indexed.recall(REF, QUERIES[1], top_k=10, mode="hybrid")
-    assert read_while_text_ran[:1] == [True], read_while_text_ran
-    monkeypatch.setattr(SQLiteCandidates, "text", text_half)
-    same_hits(hits, exact.recall(REF, QUERIES[1], top_k=10, mode="hybrid"))
-
-
 def test_a_new_connection_s_first_hybrid_recall_reads_both_halves_at_once(
     pair: tuple[engram.Memory, engram.Memory], db_path: Path
 ) -> None:

@@ -1068,9 +1068,8 @@ class Memory:
             lexical: list[Candidate] = []
             semantic: list[Candidate] = []
             beyond: list[Candidate] = []  # the vector half's, read deeper for one list
-            # The candidates' traits: those a half read with them, and those read beside
-            # the other half (the text half's beside the vector half's search; the vector
-            # half's where the text half takes longer).
+            # The candidates' traits: those a half read with them, and the text half's
+            # read beside the vector half's search.
             early: dict[str, Traits] = {}
 
             def read_early(on: Tx, found: list[Candidate]) -> None:

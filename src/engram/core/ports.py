@@ -523,9 +523,7 @@ class CandidateRows(Protocol):
         (a backend may find the two at once). ``then`` is called with the text half's
         list once it is found, and the transaction it was read in (``tx``, or another
         reading the same snapshot), possibly while the vector half is still searched:
-        work on that list the caller would do next runs beside the search. A backend may
-        call it with the vector half's list too, where that half is found first, from
-        another thread at the same time (``then`` is safe to run twice at once)."""
+        work on that list the caller would do next runs beside the search."""
         ...
 
 

@@ -292,9 +292,7 @@ class SQLiteCandidates:
         # usearch lets go of the GIL while it searches the graph, and SQLite while it
         # steps: started first on a thread of its own, on the same connection and read
         # (SQLite serializes the calls), the text half and ``then`` run beside the
-        # search (BENCHMARKS.md, "SQLite's halves beside each other"); where the text half
-        # is the longer (its new words' postings read), ``then`` takes the vector half's
-        # list meanwhile.
+        # search (BENCHMARKS.md, "SQLite's halves beside each other").
         found: list[list[Candidate]] = []
         failed: list[BaseException] = []
 
@@ -308,8 +306,6 @@ class SQLiteCandidates:
         thread.start()
         try:
             semantic = self.vector(tx, scope, vector, filters, limit)
-            if then is not None and thread.is_alive():
-                then(tx, semantic)
         finally:
             thread.join()
         if failed:

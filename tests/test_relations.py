@@ -63,10 +63,23 @@ def typed(text: str, speaker: str | None = None) -> list[tuple[str, str | None]]
         ("Aunt Ana married Uncle Luis in 1989.", ("Ana", "married_to", "Luis", "1989")),
         # where what an organisation has is
         ("Huawei's main campus is in Shenzhen.", ("Huawei", "located_in", "Shenzhen", None)),
+        # a time spent working there, and a professor of a university
+        (
+            "Tobi spent last summer working for Lumen.",
+            ("Tobi", "works_for", "Lumen", "last summer"),
+        ),
+        (
+            "Prof. Ada Oyelaran of Brackwell University spoke.",
+            ("Ada Oyelaran", "works_for", "Brackwell University", None),
+        ),
     ],
 )
 def test_each_pattern_reads_its_relation(text: str, relation: tuple[str, ...]) -> None:
     assert related(text) == [relation]
+
+
+def test_a_doctor_of_a_place_works_for_no_one() -> None:
+    assert related("Dr. Ana Reis of Lisbon spoke at the forum.") == []
 
 
 @pytest.mark.parametrize(

@@ -447,31 +447,27 @@ def test_overwrites_take_the_folder_s_lock(
     assert _scrubs(db_path) == []
 
 
-def test_a_vector_not_found_once_in_its_file_drops_the_file(
-    pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
+def _not_found(*args: object) -> bool:
+    return False
+
+
+def _full(*args: object) -> bool:
+    raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("overwrite", [_not_found, _full], ids=["not found once", "disk full"])
+def test_a_vector_its_file_cannot_overwrite_drops_the_file(
+    pair: tuple[engram.Memory, engram.Memory],
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    overwrite: Any,
 ) -> None:
+    """A vector found at no row of its file or at several, or a file that cannot be
+    written (a full disk, made read-only): the erased vector goes with its file."""
     indexed, exact = pair
     facts, file = filled_and_built(indexed)
     quantized = _held_vector(indexed, file, facts[4].id)
-    monkeypatch.setattr(approximate, "_overwrite", lambda *args: False)
-    indexed.forget(REF, facts[4].id, hard=True)
-    assert not file.exists() and _scrubs(db_path) == []
-    _in_no_file(file.parent, quantized)
-    same_answers(indexed, exact)
-
-
-def test_a_file_its_erased_vector_cannot_be_written_to_is_dropped(
-    pair: tuple[engram.Memory, engram.Memory], db_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A full disk or a file made read-only: the erased vector goes with its file."""
-    indexed, exact = pair
-    facts, file = filled_and_built(indexed)
-    quantized = _held_vector(indexed, file, facts[4].id)
-
-    def full(*args: object) -> bool:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(approximate, "_overwrite", full)
+    monkeypatch.setattr(approximate, "_overwrite", overwrite)
     indexed.forget(REF, facts[4].id, hard=True)
     assert not file.exists() and _scrubs(db_path) == []
     _in_no_file(file.parent, quantized)

@@ -77,15 +77,14 @@ class SQLiteHealth(HealthTable):
     def storage(self, t: SQLTx) -> StorageHealth:
         page = int(t.one("PRAGMA page_size"))
         pages, free = int(t.one("PRAGMA page_count")), int(t.one("PRAGMA freelist_count"))
-        try:
-            wal = os.stat(self._path + "-wal").st_size
-        except FileNotFoundError:
-            wal = 0
+        wal = _size(self._path + "-wal")
         return StorageHealth("sqlite", bytes=pages * page, wal_bytes=wal, free_bytes=free * page)
 
 
-def _size(path: os.PathLike[str]) -> int:
+def _size(path: str | os.PathLike[str]) -> int:
+    """A file's bytes; 0 where there is none (no log yet, an index file another process
+    dropped meanwhile)."""
     try:
         return os.stat(path).st_size
-    except FileNotFoundError:  # dropped by another process meanwhile
+    except FileNotFoundError:
         return 0

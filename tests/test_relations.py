@@ -1526,3 +1526,54 @@ def test_an_entity_takes_its_most_frequent_type_ties_by_a_fixed_order() -> None:
     assert most_frequent(["place", "person"]) == "person"
     assert most_frequent(["organisation", "place"]) == "organisation"
     assert most_frequent([None]) is None
+
+
+def test_a_trade_s_word_of_shops_building_health_transport_and_papers_ends_a_name() -> None:
+    text = "Ferrow Heating quoted us. Marsden Chronicle ran it. Kestle Ferries sailed late."
+    assert typed(text) == [
+        ("Ferrow Heating", "organisation"),
+        ("Marsden Chronicle", "organisation"),
+        ("Kestle Ferries", "organisation"),
+    ]
+    assert typed("Lunch with Sam Chemists.") == [("Sam Chemists", "person")]  # a surname
+    # another language's word for a company, a bank or a group
+    assert typed("Grupo Velmar bought Deutsche Fernwerk.") == [
+        ("Grupo Velmar", "organisation"),
+        ("Deutsche Fernwerk", "organisation"),
+    ]
+
+
+def test_a_brand_s_capital_inside_a_word_is_no_one_s_name() -> None:
+    assert typed("Tea with BrightPath.") == [("BrightPath", None)]
+    # a person's: after a prefix, or before a part that is no word
+    assert typed("Tea with McBride, JoAnn and KeShawn.") == [
+        ("McBride", "person"),
+        ("JoAnn", "person"),
+        ("KeShawn", "person"),
+    ]
+    # what a business has after its name: a membership, a direct debit
+    assert typed("Cancel the VoltGym direct debit. My Lumo membership ends.") == [
+        ("VoltGym", "organisation"),
+        ("Lumo", "organisation"),
+    ]
+
+
+def test_a_training_post_a_rejection_a_position_or_a_chair_is_an_organisation_s() -> None:
+    text = "An apprenticeship at Brennholt. A placement at Quillmark. A rejection from Vexlo."
+    assert [kind for _, kind in typed(text)] == ["organisation"] * 3
+    assert typed("Rangi plays hooker for the Marlins.")[1] == ("Marlins", "organisation")
+    assert typed("Tobi played point guard for Halden.")[1] == ("Halden", "organisation")
+    assert typed("Lena plays second violin with the Brannock.")[1] == (
+        "Brannock",
+        "organisation",
+    )
+    assert typed("Tobi played a song for Ana.")[1] == ("Ana", "person")
+
+
+def test_a_known_hyphenated_name_is_read_with_a_space_too() -> None:
+    assert typed("cousin got an apprenticeship at rolls royce!!") == [
+        ("rolls royce", "organisation")
+    ]
+    assert typed("the rolls were great") == []
+    assert organisations.KNOWN >= {"rolls royce", "coca cola", "mercedes benz"}
+    assert "chick fil a" not in organisations.KNOWN

@@ -281,12 +281,21 @@ _AFTER_THE = re.compile(r"\bthe\s+$", re.IGNORECASE)  # "the Hague", "The Amazon
 # no one's: "her employer, Cortex Labs").
 _KIN_WORDS = KIN | PERSONAL - {"employer"}
 _INITIALS = re.compile(r"(?:[A-Z]\.)+")
+# A word with a capital inside after lowercase, its last part an English word, as brands
+# are written ("PureGym", "EasyJet", "BlackRock"); a person's name has one after a prefix
+# ("McBride", "MacLeod", "DeShawn", "LaToya", "DiCaprio", "VanDyke", "FitzGerald") or
+# before a part that is no word ("JoAnn", "KeShawn").
+_BRAND = re.compile(
+    r"(?!(?:Mc|Mac|De|Di|Da|Du|La|Le|Van|Von|Fitz)[A-Z])[A-Z][a-z]+(?:[A-Z][a-z]*)*"
+    r"[A-Z](?P<last>[a-z]{2,})"
+)
 # Before a name, what makes it a thing one has ("a Dyson", "my Vitamix"), no one's name.
 _A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\s+)?$")
 # Before a name, what makes it a band's as often as an artist's: "listening to Radiohead".
 _HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNORECASE)
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
-# Kellam team", "the Fenwick CEO", "Telvora support", "my Zephyra account"; or what only an
+# Kellam team", "the Fenwick CEO", "Telvora support", "my Zephyra account", "the Corvel
+# direct debit", "my Lumo membership"; or what only an
 # organisation does: "Brindle raised $40 million", "Novapay charged me twice", "Quorvane
 # laid off 200" (one who "was laid off" is a person).
 _AFTER_ORGANISATION = re.compile(
@@ -294,10 +303,11 @@ _AFTER_ORGANISATION = re.compile(
     + "|".join(
         "app apps website team staff platform hq headquarters store stores shop shops factory"
         " factories warehouse outlet support account subscription stock order orders"
-        " procurement".split()
+        " procurement membership memberships helpline hotline".split()
         + list(STAFF)
     )
-    + r")\b|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
+    + r")\b|(?:direct\s+debit|standing\s+order|loyalty\s+(?:card|points)|gift\s+cards?)\b"
+    r"|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
     r"|went\s+public|filed\s+for\s+bankruptcy|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
     r"|(?:cut|cuts|slashed)\s+[\d,]+\s+jobs|announced\s+(?:layoffs|job\s+cuts)"
     r"|(?:is|are)\s+(?:hiring|recruiting)\b"
@@ -425,10 +435,11 @@ def _share_in_lists(text: str, mentions: Sequence[Mention], found: list[str | No
 
 def _default(text: str, mention: Mention, kind: str | None) -> str | None:
     """A name no cue types is a ``person`` when it has a person's shape: one to three
-    words, none all capitals, not a quoted title (a ``work``), not after "the", an
-    article or a possessive (one owns or orders a thing, no one), not words that are all
-    English and nothing else (:func:`engram.core.graph.english.only_word`; one such word
-    alone is often a pet's name: "Shadow", "Biscuit")."""
+    words, none all capitals nor with a brand's capital inside, not a quoted title (a
+    ``work``), not after "the", an article or a possessive (one owns or orders a thing,
+    no one), not words that are all English and nothing else
+    (:func:`engram.core.graph.english.only_word`; one such word alone is often a pet's
+    name: "Shadow", "Biscuit")."""
     if kind is not None or mention.kind != "name" or mention.name in LANGUAGES:
         return kind  # a language's name with no cue of one: a people's too, or unsaid
     if mention.start > 0 and text[mention.start - 1] in '"\u201c':
@@ -436,6 +447,8 @@ def _default(text: str, mention: Mention, kind: str | None) -> str | None:
     words = mention.surface.split()
     if any(w.isupper() and len(w) > 1 and not _INITIALS.fullmatch(w) for w in words):
         return None  # an acronym's shape; a person's initials are not ("J. R. Okoye")
+    if any(_brand(w) for w in words):
+        return None  # a brand's shape: a company's, an app's or a thing's, no one's
     # a person's particles do not count ("Juan de la Cruz": two names); "of" and "the" are
     # no person's ("Lord of the Rings")
     if "of" in words or "the" in words or len([w for w in words if w not in PARTICLES]) > 3:
@@ -666,6 +679,12 @@ def _by_shape(surface: str) -> str | None:
     if opens and first.casefold() not in places.KNOWN:
         return ORGANISATION if len(first) > 2 or normalise(rest) in places.KNOWN else None
     return None
+
+
+def _brand(word: str) -> bool:
+    """Whether ``word`` is written as a brand is (:data:`_BRAND`)."""
+    shaped = _BRAND.fullmatch(word)
+    return shaped is not None and english.word(word[shaped.start("last") - 1 :].casefold())
 
 
 def _saint_s(surface: str) -> bool:

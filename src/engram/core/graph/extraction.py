@@ -159,13 +159,20 @@ BUSINESSES = (
 ).split("|")
 # What a match between two teams is called: "the final between", "a friendly against".
 MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
-# Where one plays in a team, between "plays" and the team: "plays left back for".
+# Where one plays in a team, between "plays" and the team, in the field games people play:
+# "plays left back for", "plays hooker for", "played point guard for", "plays shortstop for".
 _POSITION = (
-    r"(?:(?:(?:left|right|centre|center)[ -]?)?(?:back|wing|winger|forward|midfield|striker"
-    r"|goalkeeper|keeper|defence|defense|half)|up\s+front|in\s+goal)"
+    r"(?:(?:(?:left|right|centre|center|loose|tight|inside|outside|small|power|point|shooting"
+    r"|wide|running|middle|opening|first|second|third)[ -]?)?(?:back|wing|winger|forward"
+    r"|midfield|striker|goalkeeper|keeper|defence|defense|half|fly-half|scrum-half|full-back"
+    r"|fullback|hooker|prop|lock|flanker|number\s+(?:8|eight|nine|ten)|guard|center|centre"
+    r"|quarterback|linebacker|receiver|end|cornerback|safety|kicker|pitcher|catcher|shortstop"
+    r"|baseman|base|batter|batsman|bowler|spinner|wicketkeeper|wicket-keeper|all-rounder|goalie"
+    r"|defenceman|defenseman|setter|libero|blocker|jammer)|up\s+front|in\s+goal)"
 )
 # Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
-# by", "fined by", "an internship at", "an offer from", "plays (left back) for"; who is quit ("quit
+# by", "fined by", "an internship at", "an apprenticeship at", "an offer from", "a
+# rejection from", "plays (left back) for"; who is quit ("quit
 # Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
 # "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
 # "merged with", "a stake in", "shares of", "the board of", "a spokesperson for"); what
@@ -173,10 +180,13 @@ _POSITION = (
 # from Lunaro"); a business named after its kind ("her startup,
 # Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
 # shops, orders from, volunteers or drives ("drives for Bolt").
-# What one plays in a band or an orchestra ("plays cello for the Bamberg Symphony"); after
-# "the piano", "in" says where as often ("plays the piano in Brackwell").
+# What one plays in a band or an orchestra, with its chair or kind ("plays cello for the
+# Bamberg Symphony", "played second violin with the Hallé"); after "the piano", "in" says
+# where as often ("plays the piano in Brackwell").
 _INSTRUMENTS = (
-    r"(?:bass|double\s+bass|guitar|drums|keys|keyboards|piano|organ|violin|viola|cello|harp"
+    r"(?:(?:first|second|third|fourth|principal|co-principal|lead|rhythm|solo|tenor|alto"
+    r"|baritone|soprano|electric|acoustic|bass)\s+)?(?:bass|double\s+bass|guitar|drums|keys"
+    r"|keyboards|piano|organ|violin|viola|cello|harp"
     r"|sax|saxophone|trumpet|trombone|tuba|horn|french\s+horn|flute|clarinet|oboe|bassoon"
     r"|percussion|timpani|banjo|mandolin|ukulele|accordion|bagpipes)"
 )
@@ -199,7 +209,9 @@ BEFORE_ORGANISATION = re.compile(
     r"|investing)\s+in)|(?:employer|" + "|".join(BUSINESSES) + r")(?:,|\s+called|\s+named)"
     r"|(?:choir|orchestra|club|team|society|collective|foundation|union|ngo)\s+(?:called|named)"
     r"|(?:drive|drives|drove|driving|deliver|delivers|delivered|delivering)\s+for"
-    r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview)"
+    r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview"
+    r"|rejection|acceptance|apprentice|apprenticeship|placement|traineeship|trainee"
+    r"|secondment|residency|fellowship|graduate\s+scheme)"
     r"(?:\s+(?:letter|email|call))?\s+(?:at|with|from)|(?:applied|applies|applying)\s+to|(?:plays|played|playing|signed"
     r"|signs)\s+(?:"
     + _POSITION
@@ -812,8 +824,9 @@ def _lowercase_names(text: str, scan: int, words: frozenset[str]) -> Iterator[Me
 # organisation's word after one that is no English word ("interview at korvell labs",
 # "the kenyan embassy"), is two words joined by "&" ("an offer from brandt & kessler"), or
 # is one word that is neither an English word nor a given name ("a job at quillon"). A
-# run opens with a word that is no English word, or with "&" after it: a known name of
-# English words ("whole foods", "arsenal") is read with its capitals only.
+# run opens with a word that is no English word, with "&" after it, or with the first word
+# of a known name that holds one ("rolls royce"): a known name of English words ("whole
+# foods", "arsenal") is read with its capitals only.
 _AT_WORK = re.compile(
     r"\b(?:work|works|worked|working|study|studies|studied|studying)[ \t]+at[ \t]+$", re.IGNORECASE
 )
@@ -829,10 +842,20 @@ _CUE_WORDS = frozenset(
 ) | frozenset(BUSINESSES)
 
 
+# The English words that open a known organisation's name of several words holding one
+# that is no English word ("rolls royce", "deutsche bank"), where a run opens too.
+_OPENS_KNOWN = frozenset(
+    name.split()[0]
+    for name in organisations.KNOWN
+    if " " in name and not all(english.word(w) for w in name.split())
+)
+
+
 def _lowercase_organisations(text: str, scan: int, words: frozenset[str]) -> Iterator[Mention]:
     """The organisations' names in lowercase that no single known word gives (the
     comment above); ``words``, the text's :func:`_plain_words`."""
     opens = [w for w in words - english.vocabulary() if w.islower() and _may_open(w)]
+    opens += words & _OPENS_KNOWN
     if "&" in text:
         opens += [m.group(1) for m in _BEFORE_AMPERSAND.finditer(text, scan)]
     if not opens:

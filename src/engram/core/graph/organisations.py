@@ -137,8 +137,12 @@ WORDS = frozenset(
     department fc team network media press gallery museum charity league""".split()
 )
 # A trade's or an ensemble's word that ends a business's name ("Oyelaran Textiles",
-# "Brisk Couriers", "Thornbury Players"); after a given name every reader knows, a
-# surname's ("Ana Finance" is read by her cues).
+# "Brisk Couriers", "Thornbury Players", "Hollins Bakery", "Ferncliff Heating", a paper's
+# "Marsden Chronicle"), by trade: shops, building and the home, health, schools,
+# transport, papers, music; after a given name every reader knows, a surname's ("Ana
+# Finance" is read by her cues). Left out: words a thing or a place is named by as often
+# ("Machine Learning", "Computer Hardware", "Customer Service", "Sydney Opera House", the
+# "Fifth Symphony", the "Hallelujah Chorus", an "Amazon Echo", a "London Borough").
 TRADE_WORDS = frozenset(
     """textiles maritime scaffolding apparel aerospace automotive chemicals mining
     packaging plastics furniture cosmetics beverages distillery dairy bakeries properties
@@ -147,7 +151,15 @@ TRADE_WORDS = frozenset(
     consultancy recruitment accountants solicitors finance financial investments
     securities assurance mutual payments tech technology networks computing engineering
     manufacturing machinery equipment electric renewables players singers chorale
-    ensemble philharmonic quartet harriers""".split()
+    ensemble philharmonic quartet harriers
+    bakery butchers grocers florists greengrocers fishmongers kitchens interiors
+    flooring carpets timber autos coaches taxis cabs cleaners heating dentistry chemists
+    housing estates developments surveyors engineers contractors electricals
+    supermarkets traders wholesale wholesalers imports brewing vineyards cellars
+    roasters creamery dairies nurseries jewellers jewelers barbers footwear fabrics
+    aviation ferries cargo chronicle telegraph courier observer inquirer philharmonia
+    recordings pictures hospice therapeutics diagnostics optics audiology physiotherapy
+    chiropractic osteopathy tutors tutoring montessori conservatoire rfc afc""".split()
 )
 # More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
 # Washington Post", "Labour Party", "Calloway Health", a club's "Halden United", a
@@ -170,11 +182,22 @@ NAMING_WORDS = (
     joinery glazing water gas power rail railway railways buses utilities broadband
     telecoms""".split()
     )
+    # other languages' words for a company, a bank, a group or a publisher, and their
+    # legal forms: "Deutsche Bahn", "Banco Sabadell", "Grupo Modelo", "Siemens GmbH"
+    | frozenset(
+        """deutsche banca banco banque caixa compagnie société societe groupe grupo gruppo
+    éditions editions ediciones editorial editora verlag gmbh srl sarl oy oyj asa pty pvt
+    bhd""".split()
+    )
     | TRADE_WORDS
 )
-KNOWN = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
+_LISTED = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
     " ".join(name.split()) for name in (_WHOLE + "|" + _MORE_WHOLE).split("|")
 )
+# A hyphenated name is written with a space as often ("rolls royce", "coca cola"), where
+# its parts are words of their own (not "chick fil a", "co op").
+_SPACED = (name.replace("-", " ") for name in _LISTED if "-" in name)
+KNOWN = _LISTED | frozenset(name for name in _SPACED if min(map(len, name.split())) > 2)
 """Every known organisation's normal form."""
 # Read in lowercase too, as chat writes them ("watching netflix", "my cousin is at ucla"):
 # the one-word names but those that are English words or letters as often ("a gunner's

@@ -1541,6 +1541,10 @@ def test_a_trade_s_word_of_shops_building_health_transport_and_papers_ends_a_nam
         ("Grupo Velmar", "organisation"),
         ("Deutsche Fernwerk", "organisation"),
     ]
+    assert typed("Maria Banco called. Dinner with Asa Okafor.") == [
+        ("Maria Banco", "person"),  # after a given name, a surname
+        ("Asa Okafor", "person"),  # a legal form's letters that are a given name too
+    ]
 
 
 def test_a_brand_s_capital_inside_a_word_is_no_one_s_name() -> None:

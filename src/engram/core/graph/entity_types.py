@@ -489,7 +489,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         or first.casefold() in NAMED_TIMES
         or (
             given_names.opens(mention.name)
-            and (last in _SURNAMES_OF_PLACES or last in organisations.TRADE_WORDS)
+            and (last in _SURNAMES_OF_PLACES or last in organisations.AS_SURNAMES)
         )
     )
     named = (None if given else _by_words(mention.name, _saint_s(mention.surface))) or (

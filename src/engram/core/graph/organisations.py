@@ -161,6 +161,14 @@ TRADE_WORDS = frozenset(
     recordings pictures hospice therapeutics diagnostics optics audiology physiotherapy
     chiropractic osteopathy tutors tutoring montessori conservatoire rfc afc""".split()
 )
+# Other languages' words for a company, a bank, a group or a publisher, and their legal
+# forms: "Deutsche Bahn", "Banco Sabadell", "Grupo Modelo", "Siemens GmbH"; after a given
+# name every reader knows, a surname's ("Maria Banco").
+OTHER_LANGUAGES = frozenset(
+    """deutsche banca banco banque caixa compagnie société societe groupe grupo gruppo
+    éditions editions ediciones editorial editora verlag gmbh srl sarl oyj pty pvt
+    bhd""".split()
+)
 # More words that end an organisation's name ("Octopus Energy", "Warner Bros", "the
 # Washington Post", "Labour Party", "Calloway Health", a club's "Halden United", a
 # utility's or a carrier's "Thames Water", "British Gas", "Network Rail"), which in
@@ -182,15 +190,12 @@ NAMING_WORDS = (
     joinery glazing water gas power rail railway railways buses utilities broadband
     telecoms""".split()
     )
-    # other languages' words for a company, a bank, a group or a publisher, and their
-    # legal forms: "Deutsche Bahn", "Banco Sabadell", "Grupo Modelo", "Siemens GmbH"
-    | frozenset(
-        """deutsche banca banco banque caixa compagnie société societe groupe grupo gruppo
-    éditions editions ediciones editorial editora verlag gmbh srl sarl oy oyj asa pty pvt
-    bhd""".split()
-    )
     | TRADE_WORDS
+    | OTHER_LANGUAGES
 )
+AS_SURNAMES = TRADE_WORDS | OTHER_LANGUAGES
+"""The words of a business's name read as a surname after a given name every reader
+knows."""
 _LISTED = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
     " ".join(name.split()) for name in (_WHOLE + "|" + _MORE_WHOLE).split("|")
 )

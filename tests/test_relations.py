@@ -1572,6 +1572,9 @@ def test_a_training_post_a_rejection_a_position_or_a_chair_is_an_organisation_s(
         "organisation",
     )
     assert typed("Tobi played a song for Ana.")[1] == ("Ana", "person")
+    # a university every reader knows turns one down; one is apprenticed to a person
+    assert typed("Got a rejection from Oxford.") == [("Oxford", "organisation")]
+    assert typed("She was an apprentice to Okafor.") == [("Okafor", "person")]
 
 
 def test_a_known_hyphenated_name_is_read_with_a_space_too() -> None:
@@ -1579,5 +1582,5 @@ def test_a_known_hyphenated_name_is_read_with_a_space_too() -> None:
         ("rolls royce", "organisation")
     ]
     assert typed("the rolls were great") == []
-    assert organisations.KNOWN >= {"rolls royce", "coca cola", "mercedes benz"}
+    assert {"rolls royce", "coca cola", "mercedes benz"} <= organisations.KNOWN
     assert "chick fil a" not in organisations.KNOWN

@@ -200,13 +200,14 @@ _AFTER_PERSON = re.compile(
     + r")"
 )
 # What is said, sent or given to someone, or comes from them: "send to Ritu", "talked to Ana",
-# "married to Luis", "a text from Okonjo"
+# "married to Luis", "an apprentice to Okafor", "a text from Okonjo"
 # ("to" alone is a place's cue: "went to Porto").
 _TO_PERSON = re.compile(
     r"\b(?:send|sends|sent|sending|talk|talks|talked|talking|speak|speaks|spoke|speaking"
     r"|say|says|said|write|writes|wrote|writing|reply|replies|replied|explain|explained"
     r"|introduce|introduced|give|gave|given|show|showed|lend|lent|hand|handed|pass|passed"
-    r"|text|texted|married|engaged|belongs|belonged|congrats|congratulations|thanks|cheers"
+    r"|text|texted|married|engaged|apprentice|apprenticed|belongs|belonged|congrats"
+    r"|congratulations|thanks|cheers"
     r"|kudos|props|shout\s*out|shout-out|condolences|next|hi|hello|bye|goodbye|apologised"
     r"|apologized|waved|lied|proposed)\s+(?:it\s+|this\s+|them\s+)?to\s+$"
     # what comes from someone: "a text from Okonjo", "heard from Dervla" (not an offer's
@@ -339,10 +340,12 @@ _MATCH_AFTER = re.compile(
 # Either side of a match's verb, one team makes the other one ("Halden United drew with
 # Norrby"), as names listed together share a type.
 _MATCHED = re.compile(_MATCH_AFTER.pattern + "?", re.IGNORECASE)
-# Where one is admitted: a place every reader knows after it is its university ("accepted
-# to Oxford", "an offer from Cambridge"; not "got into", said of arriving as often).
+# Where one is admitted or turned down: a place every reader knows after it is its
+# university ("accepted to Oxford", "an offer from Cambridge", "a rejection from Yale";
+# not "got into", said of arriving as often).
 _ADMITTED = re.compile(
-    r"\b(?:(?:accepted|admitted|applied|applying|apply)\s+(?:in)?to|offer\s+from)\s+$",
+    r"\b(?:(?:accepted|admitted|applied|applying|apply)\s+(?:in)?to|(?:offer|rejection)\s+from"
+    r"|(?:rejected|waitlisted|wait-listed)\s+(?:by|from))\s+$",
     re.IGNORECASE,
 )
 # A team called by its members, in the plural: "the Tigers", "the Wolves" (before or after

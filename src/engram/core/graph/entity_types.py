@@ -207,9 +207,9 @@ _TO_PERSON = re.compile(
     r"|say|says|said|write|writes|wrote|writing|reply|replies|replied|explain|explained"
     r"|introduce|introduced|give|gave|given|show|showed|lend|lent|hand|handed|pass|passed"
     r"|text|texted|married|engaged|apprentice|apprenticed|belongs|belonged|congrats"
-    r"|congratulations|thanks|cheers"
-    r"|kudos|props|shout\s*out|shout-out|condolences|next|hi|hello|bye|goodbye|apologised"
-    r"|apologized|waved|lied|proposed)\s+(?:it\s+|this\s+|them\s+)?to\s+$"
+    r"|congratulations|thanks|cheers|kudos|props|shout\s*out|shout-out|condolences|next"
+    r"|hi|hello|bye|goodbye|apologised|apologized|waved|lied|proposed)"
+    r"\s+(?:it\s+|this\s+|them\s+)?to\s+$"
     # what comes from someone: "a text from Okonjo", "heard from Dervla" (not an offer's
     # letter, email or call: "an offer letter from Stripe" is an employer's)
     r"|\b(?<!offer\s)(?<!rejection\s)(?<!acceptance\s)"
@@ -296,9 +296,9 @@ _A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\
 _HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNORECASE)
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
 # Kellam team", "the Fenwick CEO", "Telvora support", "my Zephyra account", "the Corvel
-# direct debit", "my Lumo membership"; or what only an
-# organisation does: "Brindle raised $40 million", "Novapay charged me twice", "Quorvane
-# laid off 200" (one who "was laid off" is a person).
+# direct debit", "my Lumo membership"; or what only an organisation does: "Brindle raised
+# $40 million", "Novapay charged me twice", "Quorvane laid off 200" (one who "was laid
+# off" is a person).
 _AFTER_ORGANISATION = re.compile(
     r"\s+(?:(?:"
     + "|".join(

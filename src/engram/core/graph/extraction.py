@@ -172,14 +172,14 @@ _POSITION = (
 )
 # Who employs, hires or is worked for: "working for Shell", "works in sales for", "hired
 # by", "fined by", "an internship at", "an apprenticeship at", "an offer from", "a
-# rejection from", "plays (left back) for"; who is quit ("quit
-# Brennholt", "resigned from", "laid off by"); who founded or heads one ("CEO of",
-# "founded Quillmark"); what is bought, merged or invested in as a business ("acquired",
-# "merged with", "a stake in", "shares of", "the board of", "a spokesperson for"); what
-# one subscribes to or has a code from ("a subscription to Brightwave", "a discount code
-# from Lunaro"); a business named after its kind ("her startup,
-# Fieldnote", "a label called Lumora", "a choir called Northern Voices"); where one
-# shops, orders from, volunteers or drives ("drives for Bolt").
+# rejection from", "plays (left back) for"; who is quit ("quit Brennholt", "resigned
+# from", "laid off by"); who founded or heads one ("CEO of", "founded Quillmark"); what is
+# bought, merged or invested in as a business ("acquired", "merged with", "a stake in",
+# "shares of", "the board of", "a spokesperson for"); what one subscribes to or has a code
+# from ("a subscription to Brightwave", "a discount code from Lunaro"); a business named
+# after its kind ("her startup, Fieldnote", "a label called Lumora", "a choir called
+# Northern Voices"); where one shops, orders from, volunteers or drives ("drives for
+# Bolt").
 # What one plays in a band or an orchestra, with its chair or kind ("plays cello for the
 # Bamberg Symphony", "played second violin with the Hallé"); after "the piano", "in" says
 # where as often ("plays the piano in Brackwell").
@@ -842,8 +842,8 @@ _CUE_WORDS = frozenset(
 ) | frozenset(BUSINESSES)
 
 
-# The English words that open a known organisation's name of several words holding one
-# that is no English word ("rolls royce", "deutsche bank"), where a run opens too.
+# The first words of the known organisations' names of several words, one of them no
+# English word ("rolls royce", "deutsche bank"): a run opens there too.
 _OPENS_KNOWN = frozenset(
     name.split()[0]
     for name in organisations.KNOWN

@@ -201,8 +201,11 @@ _LISTED = frozenset((_ONE_WORD + _MORE_ONE_WORD).split()) | frozenset(
 )
 # A hyphenated name is written with a space as often ("rolls royce", "coca cola"), where
 # its parts are words of their own (not "chick fil a", "co op").
-_SPACED = (name.replace("-", " ") for name in _LISTED if "-" in name)
-KNOWN = _LISTED | frozenset(name for name in _SPACED if min(map(len, name.split())) > 2)
+KNOWN = _LISTED | frozenset(
+    spaced
+    for spaced in (name.replace("-", " ") for name in _LISTED if "-" in name)
+    if min(map(len, spaced.split())) > 2
+)
 """Every known organisation's normal form."""
 # Read in lowercase too, as chat writes them ("watching netflix", "my cousin is at ucla"):
 # the one-word names but those that are English words or letters as often ("a gunner's

@@ -216,7 +216,8 @@ TRAITS = "content, context, created_at, metadata, strength"
 def to_traits(row: tuple[Any, ...]) -> Traits:
     """A row of ``id`` and the :data:`TRAITS` columns as a candidate's traits."""
     _id, content, context, created, metadata, strength = row
-    speaker = json.loads(str(metadata)).get("speaker")
+    held = str(metadata)  # parsed only where it names a speaker: most facts' is "{}"
+    speaker = json.loads(held).get("speaker") if '"speaker"' in held else None
     return Traits(
         content=str(content),
         at=from_us(int(created)),

@@ -1584,3 +1584,26 @@ def test_a_known_hyphenated_name_is_read_with_a_space_too() -> None:
     assert typed("the rolls were great") == []
     assert {"rolls royce", "coca cola", "mercedes benz"} <= organisations.KNOWN
     assert "chick fil a" not in organisations.KNOWN
+
+
+def test_what_kind_of_business_a_name_is_or_whose_business_it_is_makes_it_an_organisation() -> None:
+    # its kind after "is a", the head of its phrase; a name opening the sentence
+    assert typed("Brannock is a small bakery in Leeds.") == [
+        ("Brannock", "organisation"),
+        ("Leeds", "place"),
+    ]
+    assert typed("Velmar is the best gym.") == [("Velmar", "organisation")]
+    # a kind that only describes someone's work is no business's
+    assert typed("Ada Okafor is a brand ambassador.") == [("Ada Okafor", "person")]
+    assert typed("Okafor is a firm believer in luck.") == []
+    # one's bank, supplier or employer, named after it
+    assert typed("My bank is Velmar. Our energy supplier is Brightwave.") == [
+        ("Velmar", "organisation"),
+        ("Brightwave", "organisation"),
+    ]
+    assert typed("My employer Velmar pays late.") == [("Velmar", "organisation")]
+    assert typed("my bank is brightside lol") == [("brightside", "organisation")]
+    assert typed("The restaurant was Okafor's idea.") == [("Okafor", "person")]
+    # what a business has after its possessive
+    assert typed("Velmar's app keeps crashing.") == [("Velmar", "organisation")]
+    assert typed("Tobi's app idea is cool.") == [("Tobi", "person")]

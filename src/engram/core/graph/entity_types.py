@@ -124,6 +124,7 @@ from engram.core.graph.extraction import (
     FROM_PLACE,
     HOLDINGS,
     HONORIFIC,
+    KIND_ENDS,
     MATCHES,
     PLACE_HAS,
     SAINTS,
@@ -258,9 +259,10 @@ _HOLDS = re.compile(
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
 _KIND_AFTER = re.compile(
-    r",\s+(?:a|an|the|our|my|their|his|her)\s+(?:[a-z-]+\s+){0,2}?(?:"
+    r"(?:,|\s+(?:is|was))\s+(?:a|an|the|our|my|their|his|her)\s+(?:[a-z-]+\s+){0,2}?(?:"
     + "|".join(BUSINESSES)
-    + r")\b",
+    + r")"
+    + KIND_ENDS,
     re.IGNORECASE,
 )
 # One left for a business is one worked for: "left Saint-Gobain to join a startup", "moved

@@ -28,7 +28,8 @@ text always gives the same mentions. In order:
    (:data:`engram.core.graph.ordinary.OWNED`: "Okafor's birthday"), one from a
    department ("Renner from accounts"), how far it is from a place named after ("Dunmore
    is an hour from Galway"), the value of a note's field ("Owner: Brennholt", "Venue:
-   Kestrel Hall"), a business's kind in apposition ("Brightmoor, a small bakery"), or a
+   Kestrel Hall"), a business's kind in apposition or after "is a" ("Brightmoor, a small
+   bakery", "Brannock is a small bakery in Leeds"), or a
    possessive before what an organisation has (:data:`HOLDINGS`: "Nike's store"), or a
    place, an organisation or a given name every reader knows
    (:mod:`engram.core.graph.places`, :mod:`engram.core.graph.organisations`,
@@ -140,13 +141,14 @@ HOLDINGS = frozenset(
     warehouse subsidiary""".split()
 )
 # Who an organisation has, serves and reports: "Fenwick's CEO resigned", "Kellam's stock
-# price fell", "Vexlo's customer support", "Dishroom's menu". No person has a founder,
-# shareholders or quarterly earnings; where its CEO is, the organisation need not be.
+# price fell", "Vexlo's customer support", "Dishroom's menu", "Velmar's app". No person
+# has a founder, shareholders or quarterly earnings; where its CEO is, the organisation
+# need not be.
 STAFF = tuple(
     "ceo|cfo|cto|coo|founder|founders|co-founder|cofounder|employees|shareholders|stock price"
     "|share price|stock|ipo|revenue|profits|earnings|customer service|customer support"
     "|customers|products|menu|prices|logo|chief executive|payroll|flavours|flavors"
-    "|support team|procurement".split("|")
+    "|support team|procurement|app|apps".split("|")
 )
 # The kinds of business a name is given in apposition, before it ("her band, The Velvet
 # Owls", "a restaurant called Sal's") or after it ("Lumora, a startup in Leeds",
@@ -157,6 +159,12 @@ BUSINESSES = (
     "|supermarket|consultancy|retailer|manufacturer|distillery|brewery|winery|franchise"
     "|supplier|vendor|insurer|lender|provider"
 ).split("|")
+# Where a business's kind ends as the head of its phrase, after a name and "is a": "Brannock
+# is a small bakery in Leeds", not "Ana is a brand ambassador" nor "a bank clerk".
+KIND_ENDS = (
+    r"(?=[ \t]*(?:[.,;:!?)]|$)|[ \t]+(?:in|on|at|near|from|for|that|which|who|with|run|owned"
+    r"|based|called|named|where|and|but)\b)"
+)
 # What a match between two teams is called: "the final between", "a friendly against".
 MATCHES = r"(?:match|game|final|derby|fixture|clash|friendly|qualifier)"
 # Where one plays in a team, between "plays" and the team, in the field games people play:
@@ -207,6 +215,9 @@ BEFORE_ORGANISATION = re.compile(
     r"|(?:founded|co-founded|cofounded|founds)|(?:acquired|acquires|acquiring|bought\s+out"
     r"|merged\s+with|merging\s+with|stake\s+in|shares\s+in|(?:invest|invests|invested"
     r"|investing)\s+in)|(?:employer|" + "|".join(BUSINESSES) + r")(?:,|\s+called|\s+named)"
+    r"|(?:my|our|your|his|her|their)\s+(?:(?:new|old|current|former)\s+)?(?:[a-z]+\s+)?(?:"
+    + "|".join(BUSINESSES)
+    + r")\s+(?:is|was)|(?:my|our|your|his|her|their)\s+employer"
     r"|(?:choir|orchestra|club|team|society|collective|foundation|union|ngo)\s+(?:called|named)"
     r"|(?:drive|drives|drove|driving|deliver|delivers|delivered|delivering)\s+for"
     r"|(?:intern|interns|interned|interning|internship|job|role|position|offer|interview"
@@ -349,10 +360,13 @@ _SUBJECT = re.compile(
     r"|['\u2019]s[ \t]+(?:" + "|".join(PLACE_HAS) + r")\b"
     r"|"
     + FAR_FROM
-    + r"|,[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
+    + r"|(?:,|[ \t]+(?:is|was))[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
     + "|".join(BUSINESSES)
-    + r")\b"
-    r"|" + AGED + r"|[ \t]+from[ \t]+(?:work|accounts|hr|marketing|sales|finance|it|legal|ops"
+    + r")"
+    + KIND_ENDS
+    + r"|"
+    + AGED
+    + r"|[ \t]+from[ \t]+(?:work|accounts|hr|marketing|sales|finance|it|legal|ops"
     r"|engineering|support|payroll|reception|the[ \t]+office|school|church|the[ \t]+gym"
     r"|next[ \t]+door|upstairs|downstairs)\b)"
 )

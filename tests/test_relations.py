@@ -1607,3 +1607,10 @@ def test_what_kind_of_business_a_name_is_or_whose_business_it_is_makes_it_an_org
     # what a business has after its possessive
     assert typed("Velmar's app keeps crashing.") == [("Velmar", "organisation")]
     assert typed("Tobi's app idea is cool.") == [("Tobi", "person")]
+
+
+def test_who_one_is_on_hold_with_and_what_goes_into_administration_is_an_organisation() -> None:
+    assert typed("I was on hold with Velmar for an hour.") == [("Velmar", "organisation")]
+    assert typed("Velmar went into administration.") == [("Velmar", "organisation")]
+    assert typed("The Velmar branch in Leeds closed.")[0] == ("Velmar", "organisation")
+    assert typed("Okafor went bust at poker.") == [("Okafor", "person")]  # cards, as often

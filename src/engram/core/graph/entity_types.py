@@ -298,20 +298,22 @@ _A_THING = re.compile(r"\b(?:a|an|my|our|your|his|their)\s+(?:(?:new|old|first)\
 _HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNORECASE)
 # After an organisation's name, what it offers, or who it has: "the Brightwave app", "the
 # Kellam team", "the Fenwick CEO", "Telvora support", "my Zephyra account", "the Corvel
-# direct debit", "my Lumo membership"; or what only an organisation does: "Brindle raised
-# $40 million", "Novapay charged me twice", "Quorvane laid off 200" (one who "was laid
-# off" is a person).
+# direct debit", "my Lumo membership", "the Velmar branch"; or what only an organisation
+# does: "Brindle raised $40 million", "Novapay charged me twice", "Quorvane laid off 200",
+# "Velmar went into administration" (one who "was laid off" is a person; one goes bust
+# at cards as often).
 _AFTER_ORGANISATION = re.compile(
     r"\s+(?:(?:"
     + "|".join(
         "app apps website team staff platform hq headquarters store stores shop shops factory"
         " factories warehouse outlet support account subscription stock order orders"
-        " procurement membership memberships helpline hotline".split()
+        " procurement membership memberships helpline hotline branch branches".split()
         + list(STAFF)
     )
     + r")\b|(?:direct\s+debit|standing\s+order|loyalty\s+(?:card|points)|gift\s+cards?)\b"
     r"|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
-    r"|went\s+public|filed\s+for\s+bankruptcy|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
+    r"|went\s+public|went\s+into\s+administration|filed\s+for\s+bankruptcy"
+    r"|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
     r"|(?:cut|cuts|slashed)\s+[\d,]+\s+jobs|announced\s+(?:layoffs|job\s+cuts)"
     r"|(?:is|are)\s+(?:hiring|recruiting)\b"
     r"|(?:announced|appointed|named)\s+(?:a|an|its|their)\s+(?:new\s+|interim\s+)?(?:ceo|cfo|cto"

@@ -184,7 +184,8 @@ _POSITION = (
 # from", "laid off by"); who founded or heads one ("CEO of", "founded Quillmark"); what is
 # bought, merged or invested in as a business ("acquired", "merged with", "a stake in",
 # "shares of", "the board of", "a spokesperson for"); what one subscribes to or has a code
-# from ("a subscription to Brightwave", "a discount code from Lunaro"); a business named
+# from ("a subscription to Brightwave", "a discount code from Lunaro"), or is on hold
+# with ("on hold with Velmar for an hour"); a business named
 # after its kind ("her startup, Fieldnote", "a label called Lumora", "a choir called
 # Northern Voices"); where one shops, orders from, volunteers or drives ("drives for
 # Bolt").
@@ -246,7 +247,7 @@ BEFORE_ORGANISATION = re.compile(
     r"\s+from|" + _HELD_WITH + r"\s+with"
     r"|flights?\s+with|shares\s+of|subscription\s+(?:to|with)|board\s+of"
     r"|(?:spokesperson|spokeswoman|spokesman)\s+(?:for|at)"
-    r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from"
+    r"|(?:discount|promo|coupon|voucher|referral)\s+code\s+from|on\s+hold\s+(?:to|with)"
     r"|(?:paycheck|paycheque|payslip|salary|wages|bonus)\s+from|booked\s+(?:it\s+)?(?:through|via))\s+$",
     re.IGNORECASE,
 )

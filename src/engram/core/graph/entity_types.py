@@ -124,7 +124,7 @@ from engram.core.graph.extraction import (
     FROM_PLACE,
     HOLDINGS,
     HONORIFIC,
-    KIND_ENDS,
+    KIND_AFTER,
     MATCHES,
     PLACE_HAS,
     SAINTS,
@@ -258,13 +258,7 @@ _HOLDS = re.compile(
     re.IGNORECASE,
 )
 _LISTED = re.compile(r",?\s+and\s+|,\s+")
-_KIND_AFTER = re.compile(
-    r"(?:,|\s+(?:is|was))\s+(?:a|an|the|our|my|their|his|her)\s+(?:[a-z-]+\s+){0,2}?(?:"
-    + "|".join(BUSINESSES)
-    + r")"
-    + KIND_ENDS,
-    re.IGNORECASE,
-)
+_KIND_AFTER = re.compile(KIND_AFTER, re.IGNORECASE)
 # One left for a business is one worked for: "left Saint-Gobain to join a startup", "moved
 # from Orlen to a smaller energy firm" (not "left Lisbon to join her sister", "moved from
 # Leeds to a small flat", "left Tema for a bank job"; a place every reader knows stays one).

@@ -159,9 +159,12 @@ BUSINESSES = (
     "|supermarket|consultancy|retailer|manufacturer|distillery|brewery|winery|franchise"
     "|supplier|vendor|insurer|lender|provider"
 ).split("|")
-# Where a business's kind ends as the head of its phrase, after a name and "is a": "Brannock
-# is a small bakery in Leeds", not "Ana is a brand ambassador" nor "a bank clerk".
-KIND_ENDS = (
+# A business's kind after its name, in apposition or after "is a", as the head of its
+# phrase: "Brightmoor, a small bakery", "Brannock is a small bakery in Leeds"; not "Ana is
+# a brand ambassador" nor "a bank clerk".
+KIND_AFTER = (
+    r"(?:,|[ \t]+(?:is|was))[ \t]+(?:a|an|the|our|my|their|his|her)[ \t]+"
+    r"(?:[a-z-]+[ \t]+){0,2}?(?:" + "|".join(BUSINESSES) + r")"
     r"(?=[ \t]*(?:[.,;:!?)]|$)|[ \t]+(?:in|on|at|near|from|for|that|which|who|with|run|owned"
     r"|based|called|named|where|and|but)\b)"
 )
@@ -361,10 +364,8 @@ _SUBJECT = re.compile(
     r"|['\u2019]s[ \t]+(?:" + "|".join(PLACE_HAS) + r")\b"
     r"|"
     + FAR_FROM
-    + r"|(?:,|[ \t]+(?:is|was))[ \t]+(?:a|an|the|our|my|their)[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:"
-    + "|".join(BUSINESSES)
-    + r")"
-    + KIND_ENDS
+    + r"|"
+    + KIND_AFTER
     + r"|"
     + AGED
     + r"|[ \t]+from[ \t]+(?:work|accounts|hr|marketing|sales|finance|it|legal|ops"

@@ -477,6 +477,15 @@ def test_statements_are_prepared_and_still_planned_for_their_values(postgres_url
             assert shown == ("force_custom_plan",)
 
 
+def _wait_for_a_free_connection(store: PostgresStore, timeout_s: float = 30.0) -> None:
+    """Until the store's pool holds an idle connection (one given back by work started
+    beside a transaction, after its answer)."""
+    deadline = time.monotonic() + timeout_s
+    while store.pg._pool.get_stats().get("pool_available", 0) < 1:
+        assert time.monotonic() < deadline, "no pooled connection was given back"
+        time.sleep(0.001)
+
+
 def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_url: str) -> None:
     """The vector half on another pooled connection sharing the transaction's snapshot:
     the same lists as one after the other, nothing written after the snapshot, and one
@@ -496,11 +505,15 @@ def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_ur
                 late = other.remember(REF, text)
             started = store.pg.beside(tx, lambda conn: conn.execute("SELECT 1").fetchone())
             assert started is not None and store.pg.joined(started) == (1,)
-            # answered before its transaction ends; an error in it is still the caller's
+            # answered before its transaction ends, and its connection given back after:
+            # the next one waits for it to be free, as beside() itself does not
+            _wait_for_a_free_connection(store)
+            # an error in it is still the caller's
             failed = store.pg.beside(tx, lambda conn: conn.execute("SELECT 1/0").fetchone())
             assert failed is not None
             with pytest.raises(engram.EngramError, match="division by zero"):
                 store.pg.joined(failed)
+            _wait_for_a_free_connection(store)  # else the halves run one after the other
             told: list[list[Candidate]] = []
 
             def then(on: Any, found: list[Candidate]) -> None:

@@ -1614,3 +1614,16 @@ def test_who_one_is_on_hold_with_and_what_goes_into_administration_is_an_organis
     assert typed("Velmar went into administration.") == [("Velmar", "organisation")]
     assert typed("The Velmar branch in Leeds closed.")[0] == ("Velmar", "organisation")
     assert typed("Okafor went bust at poker.") == [("Okafor", "person")]  # cards, as often
+
+
+def test_a_coined_word_before_a_trade_s_word_in_lowercase_is_an_organisation_anywhere() -> None:
+    assert typed("lol the guy from greenleaf estates called AGAIN") == [
+        ("greenleaf estates", "organisation")
+    ]
+    assert typed("interview w/ ocado tech next week") == [("ocado tech", "organisation")]
+    # not a typo, chat's short forms, an English word's derived form, a product, a given
+    # name or a place before it, nor a coined word before a word of any group
+    assert typed("teh bank is closed, ur bank too") == []
+    assert typed("the globetrotting estates of old") == []
+    assert typed("kofi motors is great") == [("kofi", "person")]
+    assert typed("the frontend team and my crossfit group") == []

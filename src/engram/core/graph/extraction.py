@@ -47,9 +47,10 @@ text always gives the same mentions. In order:
    the text speaks of its trade ("my amazon parcel"), and a known place or product in
    lowercase after a word that says one comes ("landed in cebu", "on duolingo"); an
    organisation's name of several words in lowercase that no list reads: a known one
-   holding a word that is no English word ("on hold with british gas"), or after what
-   only an organisation is ("a job at quillon", "interview at korvell labs", "an offer
-   from brandt & kessler"); a month's short form that is a given name ("Jan") is a time
+   holding a word that is no English word ("on hold with british gas"), a coined word
+   before a trade's word ("the guy from greenleaf estates"), or after what only an
+   organisation is ("a job at quillon", "interview at korvell labs", "an offer from
+   brandt & kessler"); a month's short form that is a given name ("Jan") is a time
    beside a day or a year ("in Jan 2023").
 
 Ordinary words are never names, capitalised or not (:mod:`engram.core.graph.ordinary`):
@@ -833,8 +834,9 @@ def _lowercase_names(text: str, scan: int, words: frozenset[str]) -> Iterator[Me
 
 
 # Organisations' names in lowercase, as chat writes them, that the lists above do not read:
-# a known organisation's name of several words one of which is no English word, anywhere
-# ("on hold with british gas"); and just after what only an organisation is
+# a known organisation's name of several words one of which is no English word, or a
+# coined word before a trade's word, anywhere ("on hold with british gas", "the guy from
+# greenleaf estates"); and just after what only an organisation is
 # (:data:`BEFORE_ORGANISATION`: "a job at", "an offer from", "hired by the") or where one
 # works or studies ("works at the"), a run of up to three words that ends in an
 # organisation's word after one that is no English word ("interview at korvell labs",
@@ -930,8 +932,29 @@ def _organisation_run(run: str) -> bool | None:
     if "&" in run and len(words) == 2:
         return False
     if words[-1] in organisations.NAMING_WORDS and not english.word(words[0]):
-        return False
+        # a coined word before a trade's word names the business wherever it stands ("the
+        # guy from greenleaf estates", "interview w/ ocado tech"); before a word of any
+        # group, a cue is needed ("the frontend team", "my crossfit group")
+        return len(words) == 2 and words[-1] in organisations.TRADE_WORDS and _coined(words[0])
     return None
+
+
+# The endings of an English word's derived forms, which the word lists do not all hold.
+_DERIVED = ("ing", "ed", "ly", "ness", "ful", "less", "ous", "ist", "ism", "able")
+
+
+def _coined(word: str) -> bool:
+    """Whether ``word`` is no English word, given name, known place or product, long
+    enough to be no typo of one ("teh bank", "ur bank") and not shaped as an English
+    word's derived form the lists miss ("globetrotting")."""
+    return (
+        len(word) >= 5
+        and not word.endswith(_DERIVED)
+        and not english.word(word)
+        and word not in given_names.GIVEN
+        and word not in places.KNOWN
+        and word not in products.KNOWN
+    )
 
 
 def _after_organisation_cue(text: str, scan: int, start: int, run: str) -> bool:

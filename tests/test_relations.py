@@ -1627,3 +1627,21 @@ def test_a_coined_word_before_a_trade_s_word_in_lowercase_is_an_organisation_any
     assert typed("the globetrotting estates of old") == []
     assert typed("kofi motors is great") == [("kofi", "person")]
     assert typed("the frontend team and my crossfit group") == []
+
+
+def test_where_one_was_raised_a_hometown_a_doctorate_and_a_job_started_are_relations() -> None:
+    assert related("Ana Reis was raised in Braga.") == [("Ana Reis", "from", "Braga", None)]
+    assert related("Ana Reis's hometown is Braga.") == [("Ana Reis", "from", "Braga", None)]
+    assert related("Ana Reis is doing a PhD in physics at Velmar University.") == [
+        ("Ana Reis", "studies_at", "Velmar University", None)
+    ]
+    assert related("Ana Reis started working at Velmar in 2018.") == [
+        ("Ana Reis", "works_for", "Velmar", "2018")
+    ]
+    # a job still to start is no relation, nor is a person located anywhere
+    assert related("Ana will start working at Velmar in May.") == []
+    assert related("Ana Reis is based in Porto.") == []
+    assert typed("Ana Reis is based in Porto.") == [("Ana Reis", "person"), ("Porto", "place")]
+    assert related("Velmar Labs is based in Porto.") == [
+        ("Velmar Labs", "located_in", "Porto", None)
+    ]

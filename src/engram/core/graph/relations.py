@@ -117,7 +117,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("studies_at", r"(?:studies|study|studied|is studying|are studying|(?:is|was|are|were)"
      r" (?:an? )?(?:(?!not |never |no )[a-z]+(?:-[a-z]+)? )?students?|enrolled|graduated)"
      r" (?:at|from)|(?:fresh|straight) out of"
-     r"|(?:studies|studied|is studying|was studying) (?!not |never )[a-z]+(?: [a-z]+)? at"),
+     r"|(?:studies|studied|is studying|was studying) (?!not |never )[a-z]+(?: [a-z]+)? at"
+     r"|(?:is|was|are|were) doing (?:a|an|her|his|their|my|our) (?:phd|doctorate|degree|masters"
+     r"|master's|mba|postdoc|bachelor's|diploma)(?: in [a-z]+(?: [a-z]+)?)? at"),
     ("works_for", r"(?:works|work|worked|working|is working|are working|spent(?: [a-z]+){1,3}"
      r" working)"
      r"(?: (?:part-time|full-time|part time|full time|remotely|freelance|nights|weekends))?"
@@ -131,13 +133,13 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r" (?:(?:new|former|current) )?(?:ceo|cfo|cto|coo|founder|co-founder|cofounder|owner"
      r"|president|director|head|chair|manager) of"
      r"|(?:teaches|taught|(?:is |was )?teaching|writes|wrote)(?: [a-z]+)? (?:at|for)"
-     r"|(?:writes|wrote|is writing) " + WRITTEN_FOR + " for"),
+     r"|(?:writes|wrote|is writing) " + WRITTEN_FOR + " for|started (?:working|work) (?:at|for)"),
     ("lives_in", r"(?:lives|live|lived|living|is living|are living|resides|settled) (?:in|on)"
      r"|(?:lives|live|lived|living) with (?:his|her|their|my|our|a|an|the)(?: [a-z]+){1,2} in"),
     ("moved_to", r"(?:moved|relocated)(?: back| here| over)? to"),
     ("born_in", r"(?:was|were) born(?: and (?:raised|bred))? in"),
     ("from", r"(?:is|are|was|were) (?:originally )?from|(?:comes|come|came) from"
-     r"|(?:grew|grow) up in"),
+     r"|(?:grew|grow) up in|(?:was|were) (?:raised|brought up) in"),
     ("located_in", r"(?:is|are|was) (?:located|based|situated|headquartered) in"
      r"|(?:has|have) (?:its|their) (?:headquarters|head office|main office) in"
      r"|(?:is|was) (?:an? |the )?(?:[a-z]+ )?(?:district|suburb|neighbou?rhood|borough|town"
@@ -220,6 +222,8 @@ _POSSESSED = re.compile(
 _POSSESSED_IS = re.compile(
     rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old|new)\s+)?({_KIN})\s+(?:is|was)\s+"
 )
+# "Ana's hometown is Braga": where she is from.
+_HOMETOWN = re.compile(r"['\u2019]s?\s+(?:hometown|home\s+town)\s+(?:is|was)\s+", re.IGNORECASE)
 # "Luis is Ana's brother": after the possessive, the role.
 _IS = re.compile(r"\s+(?:is|was)\s+")
 # "Galway, on the west coast of Ireland, is where Ciarán grew up": the sentence's first
@@ -413,6 +417,8 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
                 else mentions[carried[-1]].start
             )
             for subject in carried:
+                if kind == "located_in" and given_names.opens(mentions[subject].name):
+                    continue  # "Ana Reis is based in Porto": no place is someone
                 yield subject, kind, i + 1, anchor
             if kind == "located_in" or _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start):
                 yield from _timeless(_place_pair(text, mentions, i + 1))
@@ -439,6 +445,8 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             movers = list(_subjects(text, mentions, i - 1))
             for subject in movers:
                 yield subject, "moved_to", i + 1, mentions[movers[-1]].start
+        elif _HOMETOWN.fullmatch(gap):
+            yield i, "from", i + 1, a.start
         elif role := _POSSESSED.fullmatch(gap) or _POSSESSED_IS.fullmatch(gap):
             yield from _timeless(_family(role.group(1), i + 1, i))
         elif role := _ROLE_OF.fullmatch(gap) or (

@@ -1645,3 +1645,19 @@ def test_where_one_was_raised_a_hometown_a_doctorate_and_a_job_started_are_relat
     assert related("Velmar Labs is based in Porto.") == [
         ("Velmar Labs", "located_in", "Porto", None)
     ]
+
+
+def test_kin_set_apart_by_commas_a_twin_and_a_wedding_are_relations() -> None:
+    assert related("I met Tobi, Ana's brother, at the party.") == [
+        ("Tobi", "brother_of", "Ana", None)
+    ]
+    assert related("Tobi, Ana's son and Mia went out.") == []  # a list, not an apposition
+    assert related("Ana Reis's twin sister Mia lives in Oslo.")[0] == (
+        "Mia",
+        "sister_of",
+        "Ana Reis",
+        None,
+    )
+    assert related("Ana Reis tied the knot with Tobi Silva in 2019.") == [
+        ("Ana Reis", "married_to", "Tobi Silva", "2019")
+    ]

@@ -146,7 +146,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"|city|village|region|province|state|county|island|municipality|capital) (?:of|in)"
      r"|on the (?:west|east|north|south|northern|southern|eastern|western|(?:north|south)"
      r"-(?:east|west)) coast of"),
-    ("married_to", r"(?:is|was|got|has been) married to|married"),
+    ("married_to", r"(?:is|was|got|has been) married to|married|tied the knot with"),
     ("friend_of", r"(?:is|was|has been|became|have been) (?:a |an )?(?:good |close |best |old )?"
      r"friends? (?:of|with)|(?:is|are) friends with"),
 )  # fmt: skip
@@ -214,14 +214,13 @@ _TO = re.compile(r"\s+to\s+", re.IGNORECASE)
 _IN = re.compile(r",?\s+in\s+", re.IGNORECASE)
 _WHERE = frozenset({"lives_in", "moved_to", "born_in"})
 _KIN = "|".join(sorted(ROLES, key=lambda w: (-len(w), w)))
+# What may stand between a possessive and a kin word: "Ana's older brother", "her twin
+# sister", "his new wife".
+_AGED_KIN = r"(?:(?:older|younger|big|little|best|old|new|twin)\s+)?"
 # "Ana's brother Luis", "Ana's sister, Maria,": from the possessive to the relative.
-_POSSESSED = re.compile(
-    rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old|new)\s+)?({_KIN}),?\s+"
-)
+_POSSESSED = re.compile(rf"['\u2019]s?\s+{_AGED_KIN}({_KIN}),?\s+")
 # "Ana's best friend is Luis", "Ana's brother was Luis": the relative after "is".
-_POSSESSED_IS = re.compile(
-    rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old|new)\s+)?({_KIN})\s+(?:is|was)\s+"
-)
+_POSSESSED_IS = re.compile(rf"['\u2019]s?\s+{_AGED_KIN}({_KIN})\s+(?:is|was)\s+")
 # "Ana's hometown is Braga": where she is from.
 _HOMETOWN = re.compile(r"['\u2019]s?\s+(?:hometown|home\s+town)\s+(?:is|was)\s+", re.IGNORECASE)
 # "Luis is Ana's brother": after the possessive, the role.
@@ -232,18 +231,19 @@ _IS_WHERE = re.compile(r",?\s+(?:is|was)\s+where\s+")
 _WHERE_DONE = re.compile(
     r"\s+(?:(?P<from>grew\s+up)|(?P<born_in>was\s+born)|(?P<lives_in>lives|has\s+lived))\b"
 )
-_ROLE_AFTER = re.compile(rf"['\u2019]s?\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN})\b")
+_ROLE_AFTER = re.compile(rf"['\u2019]s?\s+{_AGED_KIN}({_KIN})\b")
+# "Tobi, Ana's son, called": the first name is the second's kin, set apart by commas.
+_COMMA = re.compile(r",\s+")
+_ROLE_APART = re.compile(rf"['\u2019]s?\s+{_AGED_KIN}({_KIN}),")
 _ROLE_OF = re.compile(rf"\s+(?:is|was)\s+(?:the|a)\s+({_KIN})\s+of\s+")
 _AND = re.compile(r"\s*,\s*|\s+and\s+|\s*,\s*and\s+")
 # "Meiko and her partner Daniel live in Yokohama": a subject listed with its relation.
 _AND_KIN = re.compile(
-    rf"\s+and\s+(?:his|her|their)\s+(?:(?:older|younger|big|little|best|old)\s+)?(?:{_KIN})\s+",
+    rf"\s+and\s+(?:his|her|their)\s+{_AGED_KIN}(?:{_KIN})\s+",
     re.IGNORECASE,
 )
 # "Gustavo plays FIFA with his nephew Enzo": the relative of the sentence's subject.
-_THEIR = re.compile(
-    rf"\b(?:his|her|their)\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN}),?\s+$"
-)
+_THEIR = re.compile(rf"\b(?:his|her|their)\s+{_AGED_KIN}({_KIN}),?\s+$")
 # A turn's speaker saying it of themselves: "Ana: I moved to Oslo", "... and I work at
 # Lumen"; the words after "I" read as the patterns read a name's ("I'm" as "is").
 _I = re.compile(
@@ -259,9 +259,7 @@ _I_FORMS = (
     ("\u2019ve ", " have "),
 )
 # "... with my sister Ana": the speaker's relative.
-_MY = re.compile(
-    rf"\bmy\s+(?:(?:older|younger|big|little|best|old)\s+)?({_KIN}),?\s+$", re.IGNORECASE
-)
+_MY = re.compile(rf"\bmy\s+{_AGED_KIN}({_KIN}),?\s+$", re.IGNORECASE)
 _GOT_MARRIED = re.compile(r"\s+(?:got|are|were|(?:have|had)\s+been)\s+married\b")
 # "Niamh and Cathal have been best friends": friends, named together.
 _BECAME_FRIENDS = re.compile(
@@ -449,8 +447,10 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             yield i, "from", i + 1, a.start
         elif role := _POSSESSED.fullmatch(gap) or _POSSESSED_IS.fullmatch(gap):
             yield from _timeless(_family(role.group(1), i + 1, i))
-        elif role := _ROLE_OF.fullmatch(gap) or (
-            _IS.fullmatch(gap) and _ROLE_AFTER.match(text, b.end)
+        elif role := (
+            _ROLE_OF.fullmatch(gap)
+            or (_IS.fullmatch(gap) and _ROLE_AFTER.match(text, b.end))
+            or (_COMMA.fullmatch(gap) and _ROLE_APART.match(text, b.end))
         ):
             yield from _timeless(_family(role.group(1), i, i + 1))
         elif _AND.fullmatch(gap) and _GOT_MARRIED.match(text, b.end):

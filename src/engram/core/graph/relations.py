@@ -225,6 +225,9 @@ _POSSESSED_IS = re.compile(rf"['\u2019]s?\s+{_AGED_KIN}({_KIN})\s+(?:is|was)\s+"
 _HOMETOWN = re.compile(r"['\u2019]s?\s+(?:hometown|home\s+town)\s+(?:is|was)\s+", re.IGNORECASE)
 # "Luis is Ana's brother": after the possessive, the role.
 _IS = re.compile(r"\s+(?:is|was)\s+")
+# A gap of a comma alone: a place and its region ("Austin, Texas"), a name and its
+# apposition ("Tobi, Ana's son,").
+_COMMA = re.compile(r",\s+")
 # "Galway, on the west coast of Ireland, is where Ciarán grew up": the sentence's first
 # place is where the one after "is where" grew up, was born or lives.
 _IS_WHERE = re.compile(r",?\s+(?:is|was)\s+where\s+")
@@ -233,7 +236,6 @@ _WHERE_DONE = re.compile(
 )
 _ROLE_AFTER = re.compile(rf"['\u2019]s?\s+{_AGED_KIN}({_KIN})\b")
 # "Tobi, Ana's son, called": the first name is the second's kin, set apart by commas.
-_COMMA = re.compile(r",\s+")
 _ROLE_APART = re.compile(rf"['\u2019]s?\s+{_AGED_KIN}({_KIN}),")
 _ROLE_OF = re.compile(rf"\s+(?:is|was)\s+(?:the|a)\s+({_KIN})\s+of\s+")
 _AND = re.compile(r"\s*,\s*|\s+and\s+|\s*,\s*and\s+")
@@ -267,7 +269,6 @@ _BECAME_FRIENDS = re.compile(
     r"friends\b",
     re.IGNORECASE,
 )
-_PLACE_PAIR = re.compile(r",\s+")
 _LIST_GOES_ON = re.compile(r",?\s+(?:and|&)\s+([A-Z][\w'\u2019-]*)")
 _BEFORE_PLACE = re.compile(r"\b(?:in|from|to|near|visit|visited|visiting)\s+$", re.IGNORECASE)
 
@@ -458,7 +459,7 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
         elif _AND.fullmatch(gap) and _BECAME_FRIENDS.match(text, b.end):
             yield i, "friend_of", i + 1, a.start
         elif (
-            _PLACE_PAIR.fullmatch(gap)
+            _COMMA.fullmatch(gap)
             and _BEFORE_PLACE.search(text, max(0, a.start - 12), a.start)
             and not given_names.opens(b.name)
             and not list_goes_on(text, b.end)  # "to Monzo, Wise and Starling"
@@ -553,7 +554,7 @@ def _place_pair(text: str, mentions: Sequence[Mention], i: int) -> Iterator[tupl
     given name every reader knows: "in Perth, Declan worked")."""
     if (
         i + 1 < len(mentions)
-        and _PLACE_PAIR.fullmatch(text[mentions[i].end : mentions[i + 1].start])
+        and _COMMA.fullmatch(text[mentions[i].end : mentions[i + 1].start])
         and not given_names.opens(mentions[i + 1].name)
     ):
         yield i, "located_in", i + 1

@@ -299,9 +299,9 @@ _HEARD = re.compile(r"\b(?:listen|listens|listened|listening)\s+to\s+$", re.IGNO
 _AFTER_ORGANISATION = re.compile(
     r"\s+(?:(?:"
     + "|".join(
-        "app apps website team staff platform hq headquarters store stores shop shops factory"
-        " factories warehouse outlet support account subscription stock order orders"
-        " procurement membership memberships helpline hotline branch branches".split()
+        "website team staff platform hq headquarters store stores shop shops factory"
+        " factories warehouse outlet support account subscription order orders membership"
+        " memberships helpline hotline branch branches".split()
         + list(STAFF)
     )
     + r")\b|(?:direct\s+debit|standing\s+order|loyalty\s+(?:card|points)|gift\s+cards?)\b"

@@ -46,6 +46,30 @@ def test_one_stored_fact_is_relevant_to_its_question_and_not_to_another(
         assert text_only.relevance == 1.0  # every word of the query is in the fact
 
 
+def test_a_hit_only_full_text_found_is_compared_by_its_own_vector(target: Target) -> None:
+    """Its cosine is not the vector half's: its stored vector is read with its row."""
+    embedder = engram.HashingEmbedder(64)
+    asked = "zebra stripes"
+    toward = embedder.embed([asked], "query")[0]
+    # More words near the question by vector than the vector half's pool holds, none
+    # of them its words: the fact holding "zebra" among many others is beyond the pool.
+    # (The vector half reads up to 200 deep for one of its lists.)
+    words = [f"w{i}" for i in range(5000)]
+    cosines = embedder.embed(words, "passage") @ toward
+    near = [words[i] for i in (-cosines).argsort()[:300]]
+    with engram.open(target, embedder=embedder) as mem:
+        mem.remember_many(REF, near)
+        filler = " ".join(f"filler{i}" for i in range(120))
+        zebra = mem.remember(REF, f"a zebra {filler}")
+        hits = mem.recall(REF, asked, top_k=30)
+        hit = next(h for h in hits if h.fact.id == zebra.id)
+        assert hit.text_rank == 1 and hit.vector_rank is None  # full text's alone
+        cosine = float(mem.vectors(REF, [zebra.id])[zebra.id] @ toward)
+        assert 0 < cosine < 0.5
+        assert hit.relevance == relevance.of(asked, hit.fact.content, None, cosine)
+        assert hit.relevance > relevance.of(asked, hit.fact.content, None, None)
+
+
 def test_min_score_filters_the_pool_before_top_k(target: Target) -> None:
     with engram.open(target, embedder=engram.HashingEmbedder(64)) as mem:
         mem.remember_many(REF, [f"plan number {i} for the trip" for i in range(30)])

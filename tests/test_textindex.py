@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +215,73 @@ def test_a_scope_holding_most_of_its_file_reads_a_long_posting_as_asked(
     assert not by_statement and found == ranked(slow, BIG, "camera flight", 10)
     held = fast.texts.held(BIG.key)
     assert held is not None and set(held.terms) == {"camera", "flight"}
+
+
+def _reading_threads(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Which thread read each term's posting, from here on."""
+    by: dict[str, str] = {}
+    read = textindex._read
+
+    def reading(conn: Any, scope: str, token: str, lengths: Any) -> Any:
+        by[token] = threading.current_thread().name
+        return read(conn, scope, token, lengths)
+
+    monkeypatch.setattr(textindex, "_read", reading)
+    return by
+
+
+def test_a_query_s_new_terms_are_read_on_two_connections_at_once(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Half of them on a second connection, on its own thread, where its snapshot holds
+    the same facts; the ranking is the statement's."""
+    mem, fast, slow = indexed_and_plain
+    rng = random.Random(19)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    ranked(fast, BIG, "zzz", 10)  # the scope's lengths held: only postings are read below
+    by = _reading_threads(monkeypatch)
+    text = "camera flight hotel garden"
+    assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10)
+    assert sorted(by) == ["camera", "flight", "garden", "hotel"]
+    second = [t for t, name in by.items() if name.startswith("engram-postings")]
+    assert len(second) == 2  # every second one: no term's count is known beforehand
+    by.clear()
+    assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10)
+    assert by == {}  # held now
+
+
+def test_a_second_connection_in_another_snapshot_reads_no_posting(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write committed between the two snapshots could give the second connection
+    other rows: where the facts it sees differ, the query's own connection reads all."""
+    mem, fast, slow = indexed_and_plain
+    rng = random.Random(23)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    ranked(fast, BIG, "zzz", 10)
+    mark = textindex._DocumentCounts.mark
+
+    def elsewhere(self: Any, conn: Any) -> tuple[int, int]:
+        at = mark(self, conn)
+        return (
+            (at[0], at[1] + 1)
+            if threading.current_thread().name.startswith("engram-postings")
+            else at
+        )
+
+    monkeypatch.setattr(textindex._DocumentCounts, "mark", elsewhere)
+    by = _reading_threads(monkeypatch)
+    text = "camera flight hotel garden"
+    assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10)
+    assert sorted(by) == ["camera", "flight", "garden", "hotel"]
+    assert not any(name.startswith("engram-postings") for name in by.values())
+
+
+def test_the_terms_a_second_connection_reads() -> None:
+    assert textindex._shared(["a"], {}) == []
+    assert textindex._shared(["a", "b", "c", "d"], {"a": 1}) == ["b", "d"]  # counts unknown
+    known = {"a": 100, "b": 60, "c": 50, "d": 5}
+    assert textindex._shared(["a", "b", "c", "d"], known) == ["b", "c"]  # 100 + 5 to 110
 
 
 def test_a_scope_s_first_query_reads_its_lengths_before_its_postings(

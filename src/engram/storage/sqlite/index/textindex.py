@@ -16,6 +16,10 @@ the row count and total length (FTS5's averages record) and each term's document
 The arithmetic is ``bm25()``'s, in its order, so scores and order are the statement's (a
 test compares them); only the per-row work moves to numpy.
 
+A query asking for two or more terms not held reads about half of them on a second
+connection at once, on its own thread, where that connection's snapshot holds the same
+facts: their reads overlap, as far as their lengths allow.
+
 Memory grows with the terms queries touch, not with the scope: the postings are kept to
 a byte budget, least recently used terms dropped first. A posting is read from the whole
 file's index, every scope's rows of the term, so in a file of many scopes a term held by
@@ -42,6 +46,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
@@ -248,6 +253,7 @@ class TextIndex:
         self._counts = _DocumentCounts()
         self._run = run
         self._loader = self._new_loader()
+        self._second = None if run is None else _SecondReader(run)
 
     @property
     def budget_bytes(self) -> int:
@@ -278,6 +284,8 @@ class TextIndex:
     def close(self) -> None:
         if self._loader is not None:
             self._loader.close()
+        if self._second is not None:
+            self._second.close()
 
     def _load(self, wanted: tuple[str, str]) -> None:
         """Reads a term's posting in a scope, in a snapshot of its own."""
@@ -343,6 +351,7 @@ class TextIndex:
             deferred = False
             if held.lengths is None:
                 held.lengths = _read_lengths(conn, scope)
+            inline: list[str] = []
             for token in unique:
                 if token in held.terms:
                     count(token)
@@ -352,9 +361,13 @@ class TextIndex:
                     beside.want((scope, token))  # the statement answers meanwhile
                     deferred = True
                 else:
-                    posting, documents = _read(conn, scope, token, held.lengths)
-                    if count(token, documents):
-                        held.put(token, posting)
+                    inline.append(token)
+            state = (version, epoch, at)
+            for token, (posting, documents) in self._read_all(
+                conn, scope, inline, held.lengths, state, rows_with
+            ):
+                if count(token, documents):
+                    held.put(token, posting)
             if deferred:
                 return None
             return {t: held.get(t) for t in unique if rows_with[t]}
@@ -384,6 +397,53 @@ class TextIndex:
                 )
             )
         return _best(conn, scope, parts, limit)
+
+    def _read_all(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        tokens: list[str],
+        lengths: _Lengths,
+        state: tuple[int, int, tuple[int, int]],
+        known: dict[str, int],
+    ) -> list[tuple[str, tuple[_Posting, int | None]]]:
+        """``tokens``' postings, in their order: two or more read half on ``conn``, half
+        on a second connection at once, where its snapshot holds the same facts as
+        ``conn``'s (``state``: the scope's version and epoch, the file's mark); else, or
+        while another query has it, all on ``conn``."""
+
+        def read(on: sqlite3.Connection, some: list[str]) -> dict[str, tuple[_Posting, int | None]]:
+            return {t: _read(on, scope, t, lengths) for t in some}
+
+        theirs = _shared(tokens, known)
+        started = None
+        if theirs and self._second is not None:
+
+            def there(other: sqlite3.Connection) -> dict[str, tuple[_Posting, int | None]] | None:
+                held = _state(other, scope)
+                if held is None or (held[0], held[1], self._counts.mark(other)) != state:
+                    return None  # another snapshot: what it reads may differ
+                return read(other, theirs)
+
+            started = self._second.start(there)
+        if started is None:
+            found = read(conn, tokens)
+        else:
+            found = read(conn, [t for t in tokens if t not in theirs])
+            found.update(self._second_result(started) or read(conn, theirs))
+        return [(t, found[t]) for t in tokens]
+
+    @staticmethod
+    def _second_result(
+        started: Future[dict[str, tuple[_Posting, int | None]] | None],
+    ) -> dict[str, tuple[_Posting, int | None]] | None:
+        """The second connection's postings; None when it read none (another snapshot,
+        or it failed: then this connection reads them, and fails the same way if it
+        must)."""
+        try:
+            return started.result()
+        except Exception:  # read again on the query's own connection
+            return None
 
     def _use(
         self,
@@ -473,6 +533,60 @@ def _state(conn: sqlite3.Connection, scope: str) -> tuple[int, int, int] | None:
         "SELECT version, epoch, facts FROM scope_state WHERE scope = ?", (scope,)
     ).fetchone()
     return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+
+
+def _shared(tokens: list[str], known: dict[str, int]) -> list[str]:
+    """Which of ``tokens`` a second connection reads while the query's own reads the
+    rest: none of fewer than two; else about half of the rows they hold where each one's
+    count is known (the longest first, each to the side holding fewer), else every
+    second one."""
+    if len(tokens) < 2:
+        return []
+    if any(t not in known for t in tokens):
+        return tokens[1::2]
+    mine, theirs, load = 0, [], 0
+    for token in sorted(tokens, key=lambda t: -known[t]):
+        if load < mine:
+            theirs.append(token)
+            load += known[token]
+        else:
+            mine += known[token]
+    return theirs
+
+
+class _SecondReader:
+    """A second connection to the file, on a thread of its own, that reads some of a
+    query's postings while the query's connection reads the others (SQLite lets go of
+    the interpreter while it steps: BENCHMARKS.md, "A question's new words read on two
+    connections at once"). One query at a time: another reads all its own."""
+
+    def __init__(self, run: Callable[..., Any]) -> None:
+        self._run = run
+        self._free = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
+        self._closed = False
+
+    def start(self, work: Callable[[sqlite3.Connection], R]) -> Future[R] | None:
+        """``work`` begun on the second connection, in a read transaction of its own;
+        None while another query has it, or once closed."""
+        if not self._free.acquire(blocking=False):
+            return None
+        try:
+            if self._closed:
+                raise RuntimeError("closed")
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(1, thread_name_prefix="engram-postings")
+            started = self._threads.submit(self._run, lambda tx: work(tx.conn), write=False)
+        except RuntimeError:  # closed meanwhile
+            self._free.release()
+            return None
+        started.add_done_callback(lambda _: self._free.release())
+        return started
+
+    def close(self) -> None:
+        self._closed = True
+        if self._threads is not None:
+            self._threads.shutdown()
 
 
 def _read(

@@ -277,6 +277,40 @@ def test_a_second_connection_in_another_snapshot_reads_no_posting(
     assert not any(name.startswith("engram-postings") for name in by.values())
 
 
+def test_a_large_scope_s_lengths_are_read_in_two_halves_at_once(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its older seqs' on the query's connection, its newer seqs' on the second: the
+    same lengths as one read, and the statement's ranking."""
+    mem, fast, slow = indexed_and_plain
+    fast.texts.split_lengths_above = 100
+    rng = random.Random(29)
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(50)])
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(50)])  # seqs between
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    ranges: list[tuple[str, Any, Any]] = []
+    read = textindex._read_lengths
+
+    def reading(conn: Any, scope: str, since: Any = None, below: Any = None) -> Any:
+        ranges.append((threading.current_thread().name, since, below))
+        return read(conn, scope, since, below)
+
+    monkeypatch.setattr(textindex, "_read_lengths", reading)
+    text = "camera flight"
+    assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10)
+    assert len(ranges) == 2
+    mine, theirs = sorted(ranges, key=lambda r: r[0].startswith("engram-postings"))
+    assert mine[1] is None and theirs[2] is None and mine[2] == theirs[1]
+    assert theirs[0].startswith("engram-postings")
+    held = fast.texts.held(BIG.key)
+    assert held is not None and held.lengths is not None
+    with fast.db.transaction(write=False) as tx:
+        whole = read(tx.conn, BIG.key)
+    assert np.array_equal(held.lengths.seqs, whole.seqs)
+    assert np.array_equal(held.lengths.sizes, whole.sizes)
+
+
 def test_the_terms_a_second_connection_reads() -> None:
     assert textindex._shared(["a"], {}) == []
     assert textindex._shared(["a", "b", "c", "d"], {"a": 1}) == ["b", "d"]  # counts unknown

@@ -18,7 +18,8 @@ test compares them); only the per-row work moves to numpy.
 
 A query asking for two or more terms not held reads about half of them on a second
 connection at once, on its own thread, where that connection's snapshot holds the same
-facts: their reads overlap, as far as their lengths allow.
+facts: their reads overlap, as far as their lengths allow. A large scope's lengths are
+read so too, its newer half of seqs on the second connection.
 
 Memory grows with the terms queries touch, not with the scope: the postings are kept to
 a byte budget, least recently used terms dropped first. A posting is read from the whole
@@ -70,6 +71,7 @@ READ_INLINE_BELOW = 50_000  # rows holding a term (in the whole file)
 OWN_SHARE = 0.5  # of the file's rows: a scope holding as many reads every posting inline
 WORDS_COUNTED = 10_000  # document counts kept
 FOLLOWED = 2_000  # appended or changed facts followed in place; more drop the terms held
+SPLIT_LENGTHS_ABOVE = 40_000  # seqs a scope spans: its lengths are read in two halves at once
 DENSE_SPAN = 4  # a scope's seqs looked up by offset while they span at most this many times
 K1 = 1.2  # bm25()'s constants
 B = 0.75
@@ -178,6 +180,12 @@ class _Lengths:
         keep = ~np.isin(self.seqs, gone)
         return self if keep.all() else _Lengths(self.seqs[keep], self.sizes[keep])
 
+    def then(self, newer: _Lengths) -> _Lengths:
+        """These, then ``newer``'s, whose seqs all follow these."""
+        return _Lengths(
+            np.concatenate([self.seqs, newer.seqs]), np.concatenate([self.sizes, newer.sizes])
+        )
+
     def plus(self, seqs: Ints, sizes: Counts) -> _Lengths:
         """With ``seqs`` (not held: a changed fact is taken out first) added."""
         merged, lengths = np.concatenate([self.seqs, seqs]), np.concatenate([self.sizes, sizes])
@@ -248,6 +256,7 @@ class TextIndex:
         self.index_above = index_above
         self.read_inline_below = READ_INLINE_BELOW
         self.followed = FOLLOWED
+        self.split_lengths_above = SPLIT_LENGTHS_ABOVE
         self._copies: ScopeCopies[_ScopeTerms] = ScopeCopies(budget_bytes)
         self._tokenizer = Tokenizer()
         self._counts = _DocumentCounts()
@@ -349,8 +358,9 @@ class TextIndex:
             if held.version != version:  # held terms are newer than this snapshot
                 return None
             deferred = False
+            state = (version, epoch, at)
             if held.lengths is None:
-                held.lengths = _read_lengths(conn, scope)
+                held.lengths = self._lengths(conn, scope, state)
             inline: list[str] = []
             for token in unique:
                 if token in held.terms:
@@ -362,7 +372,6 @@ class TextIndex:
                     deferred = True
                 else:
                     inline.append(token)
-            state = (version, epoch, at)
             for token, (posting, documents) in self._read_all(
                 conn, scope, inline, held.lengths, state, rows_with
             ):
@@ -416,34 +425,53 @@ class TextIndex:
             return {t: _read(on, scope, t, lengths) for t in some}
 
         theirs = _shared(tokens, known)
-        started = None
-        if theirs and self._second is not None:
-
-            def there(other: sqlite3.Connection) -> dict[str, tuple[_Posting, int | None]] | None:
-                held = _state(other, scope)
-                if held is None or (held[0], held[1], self._counts.mark(other)) != state:
-                    return None  # another snapshot: what it reads may differ
-                return read(other, theirs)
-
-            started = self._second.start(there)
+        started = self._beside(scope, state, lambda other: read(other, theirs)) if theirs else None
         if started is None:
             found = read(conn, tokens)
         else:
             found = read(conn, [t for t in tokens if t not in theirs])
-            found.update(self._second_result(started) or read(conn, theirs))
+            there = _result(started)
+            found.update(read(conn, theirs) if there is None else there)
         return [(t, found[t]) for t in tokens]
 
-    @staticmethod
-    def _second_result(
-        started: Future[dict[str, tuple[_Posting, int | None]] | None],
-    ) -> dict[str, tuple[_Posting, int | None]] | None:
-        """The second connection's postings; None when it read none (another snapshot,
-        or it failed: then this connection reads them, and fails the same way if it
-        must)."""
-        try:
-            return started.result()
-        except Exception:  # read again on the query's own connection
+    def _lengths(
+        self, conn: sqlite3.Connection, scope: str, state: tuple[int, int, tuple[int, int]]
+    ) -> _Lengths:
+        """The scope's lengths (:func:`_read_lengths`): those of its older half of seqs
+        on ``conn`` and of its newer half on the second connection at once, where it can
+        (as :meth:`_read_all`); else all on ``conn``."""
+        ends = conn.execute("SELECT min(seq), max(seq) FROM facts WHERE scope = ?", (scope,))
+        low, high = ends.fetchone()
+        if low is None or high - low < self.split_lengths_above:
+            return _read_lengths(conn, scope)
+        middle = (low + high) // 2 + 1
+        started = self._beside(scope, state, lambda other: _read_lengths(other, scope, middle))
+        if started is None:
+            return _read_lengths(conn, scope)
+        older = _read_lengths(conn, scope, below=middle)
+        newer = _result(started) or _read_lengths(conn, scope, middle)
+        return older.then(newer)
+
+    def _beside(
+        self,
+        scope: str,
+        state: tuple[int, int, tuple[int, int]],
+        work: Callable[[sqlite3.Connection], R],
+    ) -> Future[R | None] | None:
+        """``work`` begun on the second connection, done only where its snapshot holds
+        the same facts as the query's (``state``: the scope's version and epoch, the
+        file's mark; else its result is None: what it read might differ); None where no
+        second connection is free."""
+        if self._second is None:
             return None
+
+        def there(other: sqlite3.Connection) -> R | None:
+            held = _state(other, scope)
+            if held is None or (held[0], held[1], self._counts.mark(other)) != state:
+                return None
+            return work(other)
+
+        return self._second.start(there)
 
     def _use(
         self,
@@ -554,6 +582,16 @@ def _shared(tokens: list[str], known: dict[str, int]) -> list[str]:
     return theirs
 
 
+def _result(started: Future[R | None]) -> R | None:
+    """What the second connection read; None when it read nothing (another snapshot, or
+    it failed: the query's own connection then reads it, and fails the same way if it
+    must)."""
+    try:
+        return started.result()
+    except Exception:  # read again on the query's own connection
+        return None
+
+
 class _SecondReader:
     """A second connection to the file, on a thread of its own, that reads some of a
     query's postings while the query's connection reads the others (SQLite lets go of
@@ -635,9 +673,18 @@ def _runs(instances: Ints) -> tuple[Ints, Ints, Ints]:
     return instances[first], first, np.diff(first, append=instances.shape[0])
 
 
-def _read_lengths(conn: sqlite3.Connection, scope: str) -> _Lengths:
-    """Every fact of ``scope``'s length, from the docsize records."""
-    row = conn.execute(_LENGTHS, (scope,)).fetchone()
+def _read_lengths(
+    conn: sqlite3.Connection, scope: str, since: int | None = None, below: int | None = None
+) -> _Lengths:
+    """Every fact of ``scope``'s length (those with seqs from ``since`` and below
+    ``below``, where given), from the docsize records."""
+    sql = _LENGTHS
+    params: list[object] = [scope]
+    if since is not None:
+        sql, params = sql + " AND f.seq >= ?", [*params, since]
+    if below is not None:
+        sql, params = sql + " AND f.seq < ?", [*params, below]
+    row = conn.execute(sql, params).fetchone()
     if row is None or row[0] is None:
         return _Lengths(np.empty(0, np.int64), np.empty(0, np.float32))
     seqs = np.fromstring(row[0], np.int64, sep=",")

@@ -449,8 +449,8 @@ class TextIndex:
         if started is None:
             return _read_lengths(conn, scope)
         older = _read_lengths(conn, scope, below=middle)
-        newer = _result(started) or _read_lengths(conn, scope, middle)
-        return older.then(newer)
+        newer = _result(started)
+        return older.then(_read_lengths(conn, scope, middle) if newer is None else newer)
 
     def _beside(
         self,
@@ -593,10 +593,11 @@ def _result(started: Future[R | None]) -> R | None:
 
 
 class _SecondReader:
-    """A second connection to the file, on a thread of its own, that reads some of a
-    query's postings while the query's connection reads the others (SQLite lets go of
-    the interpreter while it steps: BENCHMARKS.md, "A question's new words read on two
-    connections at once"). One query at a time: another reads all its own."""
+    """A second connection to the file, on a thread of its own, that reads part of what
+    a query reads (its postings, a scope's lengths) while the query's connection reads
+    the rest (SQLite lets go of the interpreter while it steps: BENCHMARKS.md, "A
+    question's new words read on two connections at once"). One query at a time: another
+    reads all on its own."""
 
     def __init__(self, run: Callable[..., Any]) -> None:
         self._run = run

@@ -297,8 +297,13 @@ def test_a_large_scope_s_lengths_are_read_in_two_halves_at_once(
         return read(conn, scope, since, below)
 
     monkeypatch.setattr(textindex, "_read_lengths", reading)
+    by = _reading_threads(monkeypatch)
     text = "camera flight"
     assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10)
+    # The second connection is free again once the lengths are read: the same query's
+    # words share it too.
+    assert sorted(by) == ["camera", "flight"]
+    assert sum(name.startswith("engram-postings") for name in by.values()) == 1
     assert len(ranges) == 2
     mine, theirs = sorted(ranges, key=lambda r: r[0].startswith("engram-postings"))
     assert mine[1] is None and theirs[2] is None and mine[2] == theirs[1]

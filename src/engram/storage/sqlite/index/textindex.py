@@ -607,20 +607,27 @@ class _SecondReader:
 
     def start(self, work: Callable[[sqlite3.Connection], R]) -> Future[R] | None:
         """``work`` begun on the second connection, in a read transaction of its own;
-        None while another query has it, or once closed."""
+        None while another query has it, or once closed. It is free again as soon as the
+        work ends, before its result is given: the query's next read may have it."""
         if not self._free.acquire(blocking=False):
             return None
+
+        def read() -> R:
+            try:
+                result: R = self._run(lambda tx: work(tx.conn), write=False)
+                return result
+            finally:
+                self._free.release()
+
         try:
             if self._closed:
                 raise RuntimeError("closed")
             if self._threads is None:
                 self._threads = ThreadPoolExecutor(1, thread_name_prefix="engram-postings")
-            started = self._threads.submit(self._run, lambda tx: work(tx.conn), write=False)
-        except RuntimeError:  # closed meanwhile
+            return self._threads.submit(read)
+        except RuntimeError:  # closed, or shut down meanwhile
             self._free.release()
             return None
-        started.add_done_callback(lambda _: self._free.release())
-        return started
 
     def close(self) -> None:
         self._closed = True

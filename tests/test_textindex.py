@@ -19,7 +19,7 @@ from engram.core.ranking import Candidate
 from engram.storage import summed
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, TOKENIZE, scope_token
-from engram.storage.sqlite.index import textindex
+from engram.storage.sqlite.index import postings, textindex
 from engram.storage.sqlite.index.tokens import Tokenizer
 from engram.storage.sqlite.store import SQLiteStore
 
@@ -220,13 +220,13 @@ def test_a_scope_holding_most_of_its_file_reads_a_long_posting_as_asked(
 def _reading_threads(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Which thread read each term's posting, from here on."""
     by: dict[str, str] = {}
-    read = textindex._read
+    read = postings.read
 
     def reading(conn: Any, scope: str, token: str, lengths: Any) -> Any:
         by[token] = threading.current_thread().name
         return read(conn, scope, token, lengths)
 
-    monkeypatch.setattr(textindex, "_read", reading)
+    monkeypatch.setattr(postings, "read", reading)
     return by
 
 
@@ -259,7 +259,7 @@ def test_a_second_connection_in_another_snapshot_reads_no_posting(
     rng = random.Random(23)
     mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
     ranked(fast, BIG, "zzz", 10)
-    mark = textindex._DocumentCounts.mark
+    mark = postings.DocumentCounts.mark
 
     def elsewhere(self: Any, conn: Any) -> tuple[int, int]:
         at = mark(self, conn)
@@ -269,7 +269,7 @@ def test_a_second_connection_in_another_snapshot_reads_no_posting(
             else at
         )
 
-    monkeypatch.setattr(textindex._DocumentCounts, "mark", elsewhere)
+    monkeypatch.setattr(postings.DocumentCounts, "mark", elsewhere)
     by = _reading_threads(monkeypatch)
     text = "camera flight hotel garden"
     assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10)
@@ -290,13 +290,13 @@ def test_a_large_scope_s_lengths_are_read_in_two_halves_at_once(
     mem.remember_many(OTHER, [sentence(rng) for _ in range(50)])  # seqs between
     mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
     ranges: list[tuple[str, Any, Any]] = []
-    read = textindex._read_lengths
+    read = postings.read_lengths
 
     def reading(conn: Any, scope: str, since: Any = None, below: Any = None) -> Any:
         ranges.append((threading.current_thread().name, since, below))
         return read(conn, scope, since, below)
 
-    monkeypatch.setattr(textindex, "_read_lengths", reading)
+    monkeypatch.setattr(postings, "read_lengths", reading)
     by = _reading_threads(monkeypatch)
     text = "camera flight"
     assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10)
@@ -334,13 +334,13 @@ def test_a_scope_s_first_query_reads_its_lengths_before_its_postings(
     rng = random.Random(17)
     mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
     given: list[bool] = []
-    read = textindex._read
+    read = postings.read
 
     def reading(conn: Any, scope: str, token: str, lengths: Any) -> Any:
         given.append(lengths is not None)
         return read(conn, scope, token, lengths)
 
-    monkeypatch.setattr(textindex, "_read", reading)
+    monkeypatch.setattr(postings, "read", reading)
     assert ranked(fast, BIG, "camera flight", 10) == ranked(slow, BIG, "camera flight", 10)
     held = fast.texts.held(BIG.key)
     assert held is not None and held.lengths is not None
@@ -358,13 +358,13 @@ def test_a_scope_holding_most_of_its_file_counts_a_terms_rows_off_its_posting(
     mem.remember_many(OTHER, [sentence(rng) for _ in range(100)])
     mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
     walked: list[str] = []
-    walk = textindex._documents_with
+    walk = postings.documents_with
 
     def counted(conn: Any, token: str) -> int:
         walked.append(token)
         return walk(conn, token)
 
-    monkeypatch.setattr(textindex, "_documents_with", counted)
+    monkeypatch.setattr(postings, "documents_with", counted)
     for text in ("camera flight", "hotel garden camera", "zzz camera"):
         assert ranked(fast, BIG, text, 10) == ranked(slow, BIG, text, 10), text
     assert walked == []
@@ -427,13 +427,13 @@ def test_postings_read_with_the_lengths_held_are_those_read_with_docsize_records
     long = " ".join(rng.choice(WORDS[-12:]) for _ in range(200))
     mem.remember_many(BIG, [Note(long), Note("camera", context=long)])
 
-    def both(token: str) -> tuple[textindex._Posting, textindex._Posting]:
-        def read(tx: Any) -> tuple[textindex._Posting, textindex._Posting]:
-            lengths = textindex._read_lengths(tx.conn, BIG.key)
+    def both(token: str) -> tuple[postings.Posting, postings.Posting]:
+        def read(tx: Any) -> tuple[postings.Posting, postings.Posting]:
+            lengths = postings.read_lengths(tx.conn, BIG.key)
             assert lengths.seqs.shape[0] == mem.count(BIG)
-            joined, counted = textindex._read(tx.conn, BIG.key, token, None)
-            alone, whole = textindex._read(tx.conn, BIG.key, token, lengths)
-            rows = textindex._documents_with(tx.conn, token)
+            joined, counted = postings.read(tx.conn, BIG.key, token, None)
+            alone, whole = postings.read(tx.conn, BIG.key, token, lengths)
+            rows = postings.documents_with(tx.conn, token)
             assert whole == rows and counted == (None if other else rows), token
             return joined, alone
 
@@ -494,8 +494,8 @@ def test_the_scope_s_rows_are_found_by_offset_as_by_search() -> None:
     rng = np.random.default_rng(5)
     for spread in (1, 3, 50):  # the scope's seqs every `spread` rows of the file
         seqs = np.sort(rng.choice(5_000 * spread, 5_000, replace=False)).astype(np.int64) + 7
-        lengths = textindex._Lengths(seqs, rng.random(seqs.shape[0]).astype(np.float32))
-        assert (lengths._positions is None) == (spread > textindex.DENSE_SPAN)
+        lengths = postings.Lengths(seqs, rng.random(seqs.shape[0]).astype(np.float32))
+        assert (lengths._positions is None) == (spread > postings.DENSE_SPAN)
         asked = np.unique(rng.integers(0, 5_000 * spread + 20, 3_000)).astype(np.int64)
         held, at = lengths.where(asked)
         assert held.tolist() == np.isin(asked, seqs).tolist()
@@ -510,7 +510,7 @@ def test_a_posting_s_rows_are_read_off_its_instances_as_unique_gives_them() -> N
     cases += [[5, 2, 2, 9, 1, 5]]  # out of row order: sorted first
     for case in cases:
         instances = np.asarray(case, np.int64)
-        got = textindex._runs(instances)
+        got = postings.runs(instances)
         want = np.unique(instances, return_index=True, return_counts=True)
         for a, b in zip(got, want, strict=True):
             assert a.tolist() == b.tolist(), case

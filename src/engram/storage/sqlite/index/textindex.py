@@ -49,7 +49,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, TypeVar
 
 import numpy as np
@@ -60,7 +59,8 @@ from engram.storage import summed
 from engram.storage.background import Worker
 from engram.storage.copies import ScopeCopies
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, WEIGHTS
+from engram.storage.sqlite.fulltext import SCOPE_TOKEN
+from engram.storage.sqlite.index import postings
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer
 from engram.storage.sqlite.schema import change_mark
@@ -69,128 +69,15 @@ INDEX_ABOVE = 20_000
 DEFAULT_BUDGET_BYTES = 256 << 20
 READ_INLINE_BELOW = 50_000  # rows holding a term (in the whole file)
 OWN_SHARE = 0.5  # of the file's rows: a scope holding as many reads every posting inline
-WORDS_COUNTED = 10_000  # document counts kept
 FOLLOWED = 2_000  # appended or changed facts followed in place; more drop the terms held
 SPLIT_LENGTHS_ABOVE = 40_000  # seqs a scope spans: its lengths are read in two halves at once
-DENSE_SPAN = 4  # a scope's seqs looked up by offset while they span at most this many times
 K1 = 1.2  # bm25()'s constants
 B = 0.75
 _COLUMNS = "seq, content, scope_token, context"
-# A term's posting: every instance of it, with its row's docsize record (one varint per
-# column: their sum is the row's length) unless the scope's lengths are held. Weighted
-# columns only, without saying so: the one column of weight zero holds a scope token and
-# nothing else, and no term this index reads looks like one (those go to the statement).
-_INSTANCES = "SELECT group_concat(doc) FROM temp.facts_fts_instances WHERE term = ?"
-# The docsize records come joined as one blob (cast back from the text group_concat makes,
-# every byte kept): hex-encoding them cost the statement and the parse a third more.
-_POSTING = (
-    "SELECT group_concat(i.doc), CAST(group_concat(d.sz, '') AS BLOB), "
-    "group_concat(length(d.sz)) "
-    "FROM temp.facts_fts_instances AS i CROSS JOIN facts_fts_docsize AS d ON d.id = i.doc"
-    "{scoped} WHERE i.term = ?"
-)
-_LENGTHS = (
-    "SELECT group_concat(d.id), CAST(group_concat(d.sz, '') AS BLOB), "
-    "group_concat(length(d.sz)) "
-    "FROM facts AS f CROSS JOIN facts_fts_docsize AS d ON d.id = f.seq WHERE f.scope = ?"
-)
-_IN_SCOPE = " CROSS JOIN facts AS f ON f.seq = i.doc AND f.scope = ?"
-if [w for w in WEIGHTS.values() if w == 0.0] != [WEIGHTS["scope_token"]]:
-    raise ValueError("the postings read assume scope_token is the one column of weight zero")
 
 R = TypeVar("R")
-Ints = npt.NDArray[np.int64]
+Ints = postings.Ints
 Floats = npt.NDArray[np.float64]
-Counts = npt.NDArray[np.float32]  # whole numbers, exact in float32 below 2**24
-
-
-@dataclass(frozen=True)
-class _Posting:
-    """A term in a scope: the rows (seqs) holding it, its weighted count in each, and each
-    row's length in tokens over every column."""
-
-    seqs: Ints
-    counts: Counts
-    sizes: Counts
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.seqs.nbytes + self.counts.nbytes + self.sizes.nbytes) + 120
-
-    def without(self, gone: Ints) -> _Posting:
-        keep = ~np.isin(self.seqs, gone)
-        return (
-            self if keep.all() else _Posting(self.seqs[keep], self.counts[keep], self.sizes[keep])
-        )
-
-    def plus(self, seqs: Ints, counts: Counts, sizes: Counts) -> _Posting:
-        return _Posting(
-            np.concatenate([self.seqs, seqs]),
-            np.concatenate([self.counts, counts]),
-            np.concatenate([self.sizes, sizes]),
-        )
-
-
-@dataclass(frozen=True)
-class _Lengths:
-    """Each fact's length in tokens over every column, by seq (ascending): with them a
-    term's posting is read from its instances alone, without a docsize record a row."""
-
-    seqs: Ints
-    sizes: Counts
-
-    @property
-    def nbytes(self) -> int:
-        positions = self.__dict__.get("_positions")  # once computed
-        held = 0 if positions is None else positions.nbytes
-        return int(self.seqs.nbytes + self.sizes.nbytes + held) + 120
-
-    def where(self, seqs: Ints) -> tuple[npt.NDArray[np.bool_], Ints]:
-        """Which of ``seqs`` are the scope's, and their positions here: looked up by seq
-        where the scope's seqs lie close together (a binary search of a million seqs for
-        each of a common term's 50k rows cost 3 ms, its first query's slowest part)."""
-        dense = self._positions
-        if dense is not None:
-            offsets = seqs - self.seqs[0]
-            inside = (offsets >= 0) & (offsets < dense.shape[0])
-            at = np.zeros(seqs.shape, np.int64)
-            at[inside] = dense[offsets[inside]]
-            held = inside & (at >= 0)
-            at[~held] = 0
-            return held, at
-        at = np.minimum(np.searchsorted(self.seqs, seqs), max(self.seqs.shape[0] - 1, 0))
-        held = self.seqs[at] == seqs if self.seqs.shape[0] else np.zeros(seqs.shape, np.bool_)
-        return held, at
-
-    @cached_property
-    def _positions(self) -> npt.NDArray[np.int32] | None:
-        """Each seq's position here, by its offset from the first (-1: not the scope's),
-        where that array is at most ``DENSE_SPAN`` times the seqs held; else None."""
-        count = self.seqs.shape[0]
-        if count == 0 or count >= 1 << 31:
-            return None
-        span = int(self.seqs[-1] - self.seqs[0]) + 1
-        if span > DENSE_SPAN * count:
-            return None
-        positions = np.full(span, -1, np.int32)
-        positions[self.seqs - self.seqs[0]] = np.arange(count, dtype=np.int32)
-        return positions
-
-    def without(self, gone: Ints) -> _Lengths:
-        keep = ~np.isin(self.seqs, gone)
-        return self if keep.all() else _Lengths(self.seqs[keep], self.sizes[keep])
-
-    def then(self, newer: _Lengths) -> _Lengths:
-        """These, then ``newer``'s, whose seqs all follow these."""
-        return _Lengths(
-            np.concatenate([self.seqs, newer.seqs]), np.concatenate([self.sizes, newer.sizes])
-        )
-
-    def plus(self, seqs: Ints, sizes: Counts) -> _Lengths:
-        """With ``seqs`` (not held: a changed fact is taken out first) added."""
-        merged, lengths = np.concatenate([self.seqs, seqs]), np.concatenate([self.sizes, sizes])
-        order = np.argsort(merged, kind="stable")
-        return _Lengths(merged[order], lengths[order])
 
 
 @dataclass
@@ -199,20 +86,20 @@ class _ScopeTerms:
     epoch: int
     mark: int  # how far into the change log the terms held have read (revision.py)
     last_seq: int  # the newest fact they hold, or would hold had they its words
-    terms: OrderedDict[str, _Posting] = field(default_factory=OrderedDict)
-    lengths: _Lengths | None = None  # read by the scope's first query
+    terms: OrderedDict[str, postings.Posting] = field(default_factory=OrderedDict)
+    lengths: postings.Lengths | None = None  # read by the scope's first query
     term_bytes: int = 0  # kept as terms come and go: summing them per search would cost
 
     @property
     def nbytes(self) -> int:
         return self.term_bytes + (0 if self.lengths is None else self.lengths.nbytes)
 
-    def put(self, token: str, posting: _Posting) -> None:
+    def put(self, token: str, posting: postings.Posting) -> None:
         held = self.terms.pop(token, None)
         self.term_bytes += posting.nbytes - (0 if held is None else held.nbytes)
         self.terms[token] = posting
 
-    def get(self, token: str) -> _Posting:
+    def get(self, token: str) -> postings.Posting:
         self.terms.move_to_end(token)
         return self.terms[token]
 
@@ -259,7 +146,7 @@ class TextIndex:
         self.split_lengths_above = SPLIT_LENGTHS_ABOVE
         self._copies: ScopeCopies[_ScopeTerms] = ScopeCopies(budget_bytes)
         self._tokenizer = Tokenizer()
-        self._counts = _DocumentCounts()
+        self._counts = postings.DocumentCounts()
         self._run = run
         self._loader = self._new_loader()
         self._second = None if run is None else _SecondReader(run)
@@ -309,7 +196,7 @@ class TextIndex:
 
             def read(held: _ScopeTerms) -> None:
                 if held.version == version and token not in held.terms:
-                    held.put(token, _read(conn, scope, token, held.lengths)[0])
+                    held.put(token, postings.read(conn, scope, token, held.lengths)[0])
 
             self._use(conn, scope, version, epoch, read)
 
@@ -333,7 +220,7 @@ class TextIndex:
         tokens = [p[0] for p in phrases]  # a token twice is two phrases, scored twice
         unique = list(dict.fromkeys(tokens))
         version, epoch = state[0], state[1]
-        rows, total = _averages(conn)
+        rows, total = postings.averages(conn)
         own = state[2] >= rows * OWN_SHARE
         beside = None if own else self._loader  # long postings read so
         # Each term's count of rows in the whole file (bm25()'s document frequency): held
@@ -346,7 +233,7 @@ class TextIndex:
 
         def count(token: str, documents: int | None = None) -> int:
             if token not in rows_with:
-                found = _documents_with(conn, token) if documents is None else documents
+                found = postings.documents_with(conn, token) if documents is None else documents
                 rows_with[token] = counted[token] = found
             return rows_with[token]
 
@@ -354,7 +241,7 @@ class TextIndex:
             for token in unique:
                 count(token)
 
-        def read(held: _ScopeTerms) -> dict[str, _Posting] | None:
+        def read(held: _ScopeTerms) -> dict[str, postings.Posting] | None:
             if held.version != version:  # held terms are newer than this snapshot
                 return None
             deferred = False
@@ -381,16 +268,16 @@ class TextIndex:
                 return None
             return {t: held.get(t) for t in unique if rows_with[t]}
 
-        postings = self._use(conn, scope, version, epoch, read)
+        asked = self._use(conn, scope, version, epoch, read)
         self._counts.put(at, counted)
-        if postings is None:
+        if asked is None:
             return None
         if rows == 0:
             return []
         average = total / rows
         parts: list[tuple[Ints, Floats]] = []
         for token in tokens:
-            posting = postings.get(token)
+            posting = asked.get(token)
             if posting is None or posting.seqs.shape[0] == 0:
                 continue
             hits = rows_with[token]
@@ -412,17 +299,19 @@ class TextIndex:
         conn: sqlite3.Connection,
         scope: str,
         tokens: list[str],
-        lengths: _Lengths,
+        lengths: postings.Lengths,
         state: tuple[int, int, tuple[int, int]],
         known: dict[str, int],
-    ) -> list[tuple[str, tuple[_Posting, int | None]]]:
+    ) -> list[tuple[str, tuple[postings.Posting, int | None]]]:
         """``tokens``' postings, in their order: two or more read half on ``conn``, half
         on a second connection at once, where its snapshot holds the same facts as
         ``conn``'s (``state``: the scope's version and epoch, the file's mark); else, or
         while another query has it, all on ``conn``."""
 
-        def read(on: sqlite3.Connection, some: list[str]) -> dict[str, tuple[_Posting, int | None]]:
-            return {t: _read(on, scope, t, lengths) for t in some}
+        def read(
+            on: sqlite3.Connection, some: list[str]
+        ) -> dict[str, tuple[postings.Posting, int | None]]:
+            return {t: postings.read(on, scope, t, lengths) for t in some}
 
         theirs = _shared(tokens, known)
         started = self._beside(scope, state, lambda other: read(other, theirs)) if theirs else None
@@ -436,21 +325,23 @@ class TextIndex:
 
     def _lengths(
         self, conn: sqlite3.Connection, scope: str, state: tuple[int, int, tuple[int, int]]
-    ) -> _Lengths:
-        """The scope's lengths (:func:`_read_lengths`): those of its older half of seqs
+    ) -> postings.Lengths:
+        """The scope's lengths (:func:`postings.read_lengths`): those of its older half of seqs
         on ``conn`` and of its newer half on the second connection at once, where it can
         (as :meth:`_read_all`); else all on ``conn``."""
         ends = conn.execute("SELECT min(seq), max(seq) FROM facts WHERE scope = ?", (scope,))
         low, high = ends.fetchone()
         if low is None or high - low < self.split_lengths_above:
-            return _read_lengths(conn, scope)
+            return postings.read_lengths(conn, scope)
         middle = (low + high) // 2 + 1
-        started = self._beside(scope, state, lambda other: _read_lengths(other, scope, middle))
+        started = self._beside(
+            scope, state, lambda other: postings.read_lengths(other, scope, middle)
+        )
         if started is None:
-            return _read_lengths(conn, scope)
-        older = _read_lengths(conn, scope, below=middle)
+            return postings.read_lengths(conn, scope)
+        older = postings.read_lengths(conn, scope, below=middle)
         newer = _result(started)
-        return older.then(_read_lengths(conn, scope, middle) if newer is None else newer)
+        return older.then(postings.read_lengths(conn, scope, middle) if newer is None else newer)
 
     def _beside(
         self,
@@ -635,94 +526,6 @@ class _SecondReader:
             self._threads.shutdown()
 
 
-def _read(
-    conn: sqlite3.Connection, scope: str, token: str, lengths: _Lengths | None
-) -> tuple[_Posting, int | None]:
-    """``token``'s posting in ``scope``, from the file's full-text index: its instances,
-    with each row's length from ``lengths`` (which also tell the scope's rows) where held,
-    else from the row's docsize record; and how many rows of the whole file hold it, where
-    the instances read were the whole file's (else None)."""
-    empty = _Posting(np.empty(0, np.int64), np.empty(0, np.float32), np.empty(0, np.float32))
-    if lengths is not None:
-        row = _vocabulary(conn, _INSTANCES, (token,))
-        if row is None or row[0] is None:
-            return empty, 0
-        seqs, _, counts = _runs(np.fromstring(row[0], np.int64, sep=","))
-        held, at = lengths.where(seqs)
-        posting = _Posting(seqs[held], counts[held].astype(np.float32), lengths.sizes[at[held]])
-        return posting, int(seqs.shape[0])
-    outside = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM scope_state WHERE scope != ? AND facts > 0)", (scope,)
-    ).fetchone()[0]
-    sql = _POSTING.format(scoped=_IN_SCOPE if outside else "")
-    row = _vocabulary(conn, sql, (scope, token) if outside else (token,))
-    whole = None if outside else 0  # the file's rows are the scope's alone
-    if row is None or row[0] is None:
-        return empty, whole
-    instances = np.fromstring(row[0], np.int64, sep=",")  # parsed in one C pass
-    sizes = _sizes(row[1], np.fromstring(row[2], np.int64, sep=","))
-    seqs, first, counts = _runs(instances)
-    posting = _Posting(seqs, counts.astype(np.float32), sizes[first])
-    return posting, None if outside else int(seqs.shape[0])
-
-
-def _runs(instances: Ints) -> tuple[Ints, Ints, Ints]:
-    """The distinct rows of a term's instances, where each one's first is, and how many
-    each holds, as ``np.unique`` gives them: read off the runs where the instances come
-    in row order, as FTS5 gives a term's (0.65 against 1.65 ms for 38,558 instances),
-    sorted again where they do not."""
-    if instances.shape[0] == 0 or bool((instances[1:] < instances[:-1]).any()):
-        seqs, first, counts = np.unique(instances, return_index=True, return_counts=True)
-        return seqs, first, counts
-    starts = np.empty(instances.shape[0], np.bool_)
-    starts[0] = True
-    np.not_equal(instances[1:], instances[:-1], out=starts[1:])
-    first = np.flatnonzero(starts)
-    return instances[first], first, np.diff(first, append=instances.shape[0])
-
-
-def _read_lengths(
-    conn: sqlite3.Connection, scope: str, since: int | None = None, below: int | None = None
-) -> _Lengths:
-    """Every fact of ``scope``'s length (those with seqs from ``since`` and below
-    ``below``, where given), from the docsize records."""
-    sql = _LENGTHS
-    params: list[object] = [scope]
-    if since is not None:
-        sql, params = sql + " AND f.seq >= ?", [*params, since]
-    if below is not None:
-        sql, params = sql + " AND f.seq < ?", [*params, below]
-    row = conn.execute(sql, params).fetchone()
-    if row is None or row[0] is None:
-        return _Lengths(np.empty(0, np.int64), np.empty(0, np.float32))
-    seqs = np.fromstring(row[0], np.int64, sep=",")
-    sizes = _sizes(row[1], np.fromstring(row[2], np.int64, sep=","))
-    order = np.argsort(seqs, kind="stable")
-    return _Lengths(seqs[order], sizes[order])
-
-
-def _vocabulary(
-    conn: sqlite3.Connection, sql: str, params: tuple[str, ...]
-) -> tuple[Any, ...] | None:
-    """``sql``'s one row, made with ``temp.facts_fts_instances`` (FTS5's instances of each
-    term, :data:`~engram.storage.sqlite.fulltext.VOCABULARIES`)."""
-    row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
-    return row
-
-
-def _sizes(records: bytes, lengths: Ints) -> Counts:
-    """Each row's length from its docsize records (one after another, and their lengths
-    in bytes): the sum of its varints, one per column."""
-    raw = np.frombuffer(records, np.uint8)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    sizes = np.add.reduceat(raw.astype(np.int64), starts).astype(np.float32)
-    longer = np.add.reduceat((raw >= 0x80).astype(np.int64), starts) > 0  # a varint > 127
-    for i in np.flatnonzero(longer).tolist():
-        blob = raw[starts[i] : starts[i] + lengths[i]].tobytes()
-        sizes[i] = sum(_varints(blob, len(COLUMNS)))
-    return sizes
-
-
 def _best(
     conn: sqlite3.Connection, scope: str, parts: list[tuple[Ints, Floats]], limit: int
 ) -> list[Candidate]:
@@ -743,74 +546,3 @@ def _best(
         for seq, score in zip(seqs.tolist(), scores.tolist(), strict=True)
         if seq in ids
     ]
-
-
-def _averages(conn: sqlite3.Connection) -> tuple[int, int]:
-    """FTS5's row count and total length over every column, from its averages record
-    (``%_data`` row 1: a varint row count, then one varint total per column)."""
-    row = conn.execute("SELECT block FROM facts_fts_data WHERE id = 1").fetchone()
-    if row is None:
-        return 0, 0
-    values = _varints(bytes(row[0]), 1 + len(COLUMNS))
-    return values[0], sum(values[1:])
-
-
-def _varints(blob: bytes, wanted: int) -> list[int]:
-    """SQLite's variable-length integers (big-endian groups of 7 bits, the 9th byte whole)."""
-    out: list[int] = []
-    at = 0
-    while len(out) < wanted and at < len(blob):
-        value = 0
-        for i in range(9):
-            byte = blob[at]
-            at += 1
-            if i == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out + [0] * (wanted - len(out))
-
-
-class _DocumentCounts:
-    """Each term's document count in the whole index, kept while the file's facts stay as
-    they are: fts5vocab counts them by walking the term's whole doclist (0.6 to 2.3 ms a
-    term at 1M facts, more than the rest of a query). The facts are as they were while
-    the change log's newest id and the newest seq both stand: any delete or rewrite
-    moves the first, and without one an insert can only raise the second."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._at: tuple[int, int] | None = None
-        self._counts: dict[str, int] = {}
-
-    def mark(self, conn: sqlite3.Connection) -> tuple[int, int]:
-        """Where the file's facts stand in ``conn``'s snapshot."""
-        newest = conn.execute("SELECT max(seq) FROM facts").fetchone()[0]
-        return change_mark(conn), -1 if newest is None else int(newest)
-
-    def held(self, at: tuple[int, int], tokens: Sequence[str]) -> dict[str, int]:
-        """The counts held of ``tokens`` while the facts stand ``at``."""
-        with self._lock:
-            if at != self._at:
-                return {}
-            return {t: self._counts[t] for t in tokens if t in self._counts}
-
-    def put(self, at: tuple[int, int], counts: dict[str, int]) -> None:
-        """Keeps ``counts``, read while the facts stood ``at``."""
-        if not counts:
-            return
-        with self._lock:
-            if at != self._at:  # newer or older: the last snapshot asked for is kept
-                self._at, self._counts = at, {}
-            if len(self._counts) > WORDS_COUNTED:
-                self._counts.clear()
-            self._counts.update(counts)
-
-
-def _documents_with(conn: sqlite3.Connection, token: str) -> int:
-    """How many rows of the whole index hold ``token`` (bm25()'s document frequency)."""
-    row = conn.execute("SELECT doc FROM temp.facts_fts_rows WHERE term = ?", (token,)).fetchone()
-    return int(row[0]) if row else 0

@@ -17,6 +17,7 @@ import pytest
 import engram
 import stores
 from engram import Fact, Note, ResourceRef
+from engram.core.models import Filters
 from engram.storage.sqlite import database
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import approximate
@@ -151,6 +152,27 @@ def test_facts_of_one_vector_tie_alike_in_the_index_and_in_exact_search(
         indexed.recall(REF, "lantern", top_k=12, mode="vector"),
         exact.recall(REF, "lantern", top_k=12, mode="vector"),
     )
+
+
+def test_the_file_s_candidates_carry_what_recall_reads_of_their_rows(
+    pair: tuple[engram.Memory, engram.Memory],
+) -> None:
+    # A hybrid recall reads each candidate's traits for the lists beside its halves; the
+    # file's candidates bring them from the rows their ids and vectors are read from.
+    indexed, _ = pair
+    said = indexed.remember_many(
+        REF, [Note(sentence(i), metadata={"speaker": "Ana Reis"}) for i in range(300)]
+    )
+    built(indexed)
+    store = store_of(indexed)
+    assert indexed.embedder is not None
+    vector = indexed.embedder.embed([sentence(7)], "query")[0]
+    found = stores.vector_candidates(store, REF, vector, Filters(), 10)
+    assert store.index.approximate._opened and found[0].id == said[7].id  # from the file
+    ids = [c.id for c in found]
+    read = store.run(lambda tx: store.facts.traits(tx, REF, ids), write=False)
+    assert {c.id: c.traits for c in found} == read
+    assert {t.speaker for t in read.values()} == {"Ana Reis"}
 
 
 def test_the_index_answers_as_exact_search_and_follows_appends_and_forgets(

@@ -89,6 +89,24 @@ def test_the_index_ranks_as_the_statement(
     assert fast.texts.held(BIG.key) is not held
 
 
+def test_the_index_s_candidates_carry_what_recall_reads_of_their_rows(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore],
+) -> None:
+    # A hybrid recall reads each candidate's traits for the lists beside its halves; the
+    # index's candidates bring them from the rows their ids are read from, so none is
+    # read again by its id.
+    mem, fast, _ = indexed_and_plain
+    rng = random.Random(8)
+    said = mem.remember(BIG, "camera report flight", metadata={"speaker": "Ana Reis"})
+    mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
+    found = ranked(fast, BIG, "camera report flight", 20)
+    assert fast.texts.held(BIG.key) is not None and found  # the index answered
+    ids = [c.id for c in found]
+    read = fast.run(lambda tx: fast.facts.traits(tx, BIG, ids), write=False)
+    assert {c.id: c.traits for c in found} == read
+    assert read[said.id].speaker == "Ana Reis"
+
+
 def test_another_process_writes_are_seen(
     indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
 ) -> None:

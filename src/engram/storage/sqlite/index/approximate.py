@@ -54,6 +54,7 @@ import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.background import Worker
+from engram.storage.rows import TRAITS, to_traits
 from engram.storage.sql.dialect import SQLITE_VECTOR, cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
@@ -248,13 +249,13 @@ class ApproximateIndex:
         keys = [k for k in found.keys.tolist() if k not in delta.excluded]
         if allowed is not None:
             keys = [k for k in keys if k in allowed]
-        scored = {c.seq: (c.id, c.score) for c in _read(conn, scope, keys, query)}
+        scored = {r.seq: r for r in _read(conn, scope, keys, query, traits=True)}
         for seq, fact_id, score in delta.best(query, allowed, limit):
-            scored[seq] = (fact_id, score)
+            scored[seq] = _Row(seq, fact_id, score)
         if allowed is not None and len(scored) < min(limit, len(allowed)):
             return _scored(conn, scope, sorted(allowed), query, limit)
-        best = sorted(scored.items(), key=lambda kv: (-kv[1][1], kv[0]))[:limit]
-        return [Candidate(fact_id, score) for _, (fact_id, score) in best]
+        best = sorted(scored.values(), key=lambda r: (-r.score, r.seq))[:limit]
+        return [r.candidate() for r in best]
 
     def _open(self, scope: str, file: str, size: int, built_with: int) -> _Opened | None:
         with self._lock:
@@ -635,6 +636,12 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
 _AMONG = "+f.scope = ? AND f.seq IN (SELECT value FROM json_each(?))"
 _AFTER = "f.scope = ? AND f.seq > ? ORDER BY f.seq LIMIT ?"
 _NEWER = "f.scope = ? AND f.seq > ?"
+# A candidate's row as ROWS reads it, with what recall reads of it (its traits).
+_WITH_TRAITS = (
+    "SELECT f.seq, f.id, v.vector, "
+    + ", ".join(f"f.{column}" for column in TRAITS.split(", "))
+    + " FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+)
 
 
 def _rows(conn: sqlite3.Connection, scope: str, where: str, *args: object) -> list[Any]:
@@ -691,15 +698,30 @@ class _Row:
     seq: int
     id: str
     score: float
+    traits: tuple[Any, ...] | None = None  # the TRAITS columns, where they were read
+
+    def candidate(self) -> Candidate:
+        traits = None if self.traits is None else to_traits((self.id, *self.traits))
+        return Candidate(self.id, self.score, traits)
 
 
-def _read(conn: sqlite3.Connection, scope: str, seqs: list[int], query: Floats) -> list[_Row]:
-    """The scope's rows among ``seqs`` still present, with their exact cosines."""
-    rows = _rows(conn, scope, _AMONG, json.dumps(seqs)) if seqs else []
+def _read(
+    conn: sqlite3.Connection, scope: str, seqs: list[int], query: Floats, *, traits: bool = False
+) -> list[_Row]:
+    """The scope's rows among ``seqs`` still present, with their exact cosines (and,
+    with ``traits``, what recall reads of them for its lists: from the row each id is
+    read from, so that it reads them no more, as PostgreSQL's vector half gives them)."""
+    if not seqs:
+        return []
+    select = _WITH_TRAITS if traits else ROWS
+    rows = conn.execute(f"{select}WHERE {_AMONG}", (scope, json.dumps(seqs))).fetchall()
     if not rows:
         return []
     scores = cosines(_arrays(rows)[1], query).tolist()
-    return [_Row(int(r[0]), str(r[1]), x) for r, x in zip(rows, scores, strict=True)]
+    return [
+        _Row(int(r[0]), str(r[1]), x, r[3:] if traits else None)
+        for r, x in zip(rows, scores, strict=True)
+    ]
 
 
 def _scored(

@@ -58,6 +58,7 @@ from engram.core.ranking import Candidate
 from engram.storage import summed
 from engram.storage.background import Worker
 from engram.storage.copies import ScopeCopies
+from engram.storage.rows import TRAITS, to_traits
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import SCOPE_TOKEN
 from engram.storage.sqlite.index import postings
@@ -530,19 +531,22 @@ def _best(
     conn: sqlite3.Connection, scope: str, parts: list[tuple[Ints, Floats]], limit: int
 ) -> list[Candidate]:
     """The ``limit`` best rows by summed score (:func:`engram.storage.summed.best`), as
-    candidates named by their facts' ids."""
+    candidates named by their facts' ids, with their traits (read from the row the id is
+    read from, so that recall reads them no more)."""
     seqs, scores = summed.best(parts, limit)
     if not seqs.shape[0]:
         return []
-    ids = dict(
-        conn.execute(
-            "SELECT seq, id FROM facts WHERE seq IN (SELECT value FROM json_each(?)) "
+    rows = {
+        int(r[0]): r[1:]
+        for r in conn.execute(
+            f"SELECT seq, id, {TRAITS} FROM facts "
+            "WHERE seq IN (SELECT value FROM json_each(?)) "
             "AND +scope = ?",  # by the seqs, never a walk of the scope's index
             (json.dumps(seqs.tolist()), scope),
-        ).fetchall()
-    )
+        )
+    }
     return [
-        Candidate(ids[seq], score)
+        Candidate(str(rows[seq][0]), score, to_traits(rows[seq]))
         for seq, score in zip(seqs.tolist(), scores.tolist(), strict=True)
-        if seq in ids
+        if seq in rows
     ]

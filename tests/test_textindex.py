@@ -514,10 +514,13 @@ def test_the_scope_s_rows_are_found_by_offset_as_by_search() -> None:
         seqs = np.sort(rng.choice(5_000 * spread, 5_000, replace=False)).astype(np.int64) + 7
         lengths = postings.Lengths(seqs, rng.random(seqs.shape[0]).astype(np.float32))
         assert (lengths._positions is None) == (spread > postings.DENSE_SPAN)
-        asked = np.unique(rng.integers(0, 5_000 * spread + 20, 3_000)).astype(np.int64)
-        held, at = lengths.where(asked)
-        assert held.tolist() == np.isin(asked, seqs).tolist()
-        assert (lengths.seqs[at[held]] == asked[held]).all()
+        before_and_after = rng.integers(0, 5_000 * spread + 20, 3_000)
+        among = rng.integers(seqs[0], seqs[-1] + 1, 3_000)  # within the scope's span
+        for asked in (before_and_after, among, rng.choice(seqs, 3_000)):  # the last all held
+            asked = np.unique(asked).astype(np.int64)
+            held, at = lengths.where(asked)
+            assert held.tolist() == np.isin(asked, seqs).tolist()
+            assert (lengths.seqs[at[held]] == asked[held]).all()
         assert lengths.where(np.empty(0, np.int64))[0].shape == (0,)
 
 

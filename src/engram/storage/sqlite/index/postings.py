@@ -98,6 +98,12 @@ class Lengths:
         dense = self._positions
         if dense is not None:
             offsets = seqs - self.seqs[0]
+            if offsets.shape[0] and offsets.min() >= 0 and offsets.max() < dense.shape[0]:
+                # all within the scope's span, as a one-scope file's are: no mask to index by
+                at = dense[offsets].astype(np.int64)
+                held = at >= 0
+                at[~held] = 0
+                return held, at
             inside = (offsets >= 0) & (offsets < dense.shape[0])
             at = np.zeros(seqs.shape, np.int64)
             at[inside] = dense[offsets[inside]]
@@ -152,9 +158,11 @@ def read(
         if row is None or row[0] is None:
             return empty, 0
         seqs, _, counts = runs(np.fromstring(row[0], np.int64, sep=","))
+        rows = int(seqs.shape[0])
         held, at = lengths.where(seqs)
-        posting = Posting(seqs[held], counts[held].astype(np.float32), lengths.sizes[at[held]])
-        return posting, int(seqs.shape[0])
+        if not held.all():  # the file's rows of other scopes left out
+            seqs, counts, at = seqs[held], counts[held], at[held]
+        return Posting(seqs, counts.astype(np.float32), lengths.sizes[at]), rows
     outside = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM scope_state WHERE scope != ? AND facts > 0)", (scope,)
     ).fetchone()[0]

@@ -213,6 +213,11 @@ TRAITS = "content, context, created_at, metadata, strength"
 """A fact's columns that :func:`to_traits` reads, after its id."""
 
 
+def traits_columns(prefix: str) -> str:
+    """:data:`TRAITS`, each name led by ``prefix`` (a table's alias and a dot)."""
+    return ", ".join(prefix + column for column in TRAITS.split(", "))
+
+
 def to_traits(row: tuple[Any, ...]) -> Traits:
     """A row of ``id`` and the :data:`TRAITS` columns as a candidate's traits."""
     _id, content, context, created, metadata, strength = row

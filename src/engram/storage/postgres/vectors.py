@@ -39,7 +39,7 @@ from engram.core.models import Filters
 from engram.core.ports import Vectors
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
-from engram.storage.rows import TRAITS, to_traits
+from engram.storage.rows import to_traits, traits_columns
 
 # A scope above this many facts gets its own HNSW index (built once, after the write
 # that crossed it). Below it, exact search over the scope's rows costs under ~10 ms
@@ -227,7 +227,7 @@ def _approximate(
 
 # Each candidate's traits are read with it, from the row its id is read from: recall
 # reads them for the lists beside the two halves, and would read them again otherwise.
-_TRAITS = ", ".join(f"f.{column}" for column in TRAITS.split(", "))
+_TRAITS = traits_columns("f.")
 
 
 def _candidates(rows: list[Any]) -> list[Candidate]:

@@ -54,7 +54,7 @@ import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.background import Worker
-from engram.storage.rows import TRAITS, to_traits
+from engram.storage.rows import to_traits, traits_columns
 from engram.storage.sql.dialect import SQLITE_VECTOR, cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
@@ -638,9 +638,8 @@ _AFTER = "f.scope = ? AND f.seq > ? ORDER BY f.seq LIMIT ?"
 _NEWER = "f.scope = ? AND f.seq > ?"
 # A candidate's row as ROWS reads it, with what recall reads of it (its traits).
 _WITH_TRAITS = (
-    "SELECT f.seq, f.id, v.vector, "
-    + ", ".join(f"f.{column}" for column in TRAITS.split(", "))
-    + " FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
+    f"SELECT f.seq, f.id, v.vector, {traits_columns('f.')} "
+    "FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
 )
 
 

@@ -79,6 +79,8 @@ _COLUMNS = "seq, content, scope_token, context"
 R = TypeVar("R")
 Ints = postings.Ints
 Floats = npt.NDArray[np.float64]
+# What a snapshot holds of a scope: its version and epoch, and the file's change mark.
+Snapshot = tuple[int, int, tuple[int, int]]
 
 
 @dataclass
@@ -301,7 +303,7 @@ class TextIndex:
         scope: str,
         tokens: list[str],
         lengths: postings.Lengths,
-        state: tuple[int, int, tuple[int, int]],
+        state: Snapshot,
         known: dict[str, int],
     ) -> list[tuple[str, tuple[postings.Posting, int | None]]]:
         """``tokens``' postings, in their order: two or more read half on ``conn``, half
@@ -324,9 +326,7 @@ class TextIndex:
             found.update(read(conn, theirs) if there is None else there)
         return [(t, found[t]) for t in tokens]
 
-    def _lengths(
-        self, conn: sqlite3.Connection, scope: str, state: tuple[int, int, tuple[int, int]]
-    ) -> postings.Lengths:
+    def _lengths(self, conn: sqlite3.Connection, scope: str, state: Snapshot) -> postings.Lengths:
         """The scope's lengths (:func:`postings.read_lengths`): those of its older half of seqs
         on ``conn`` and of its newer half on the second connection at once, where it can
         (as :meth:`_read_all`); else all on ``conn``."""
@@ -347,7 +347,7 @@ class TextIndex:
     def _beside(
         self,
         scope: str,
-        state: tuple[int, int, tuple[int, int]],
+        state: Snapshot,
         work: Callable[[sqlite3.Connection], R],
     ) -> Future[R | None] | None:
         """``work`` begun on the second connection, done only where its snapshot holds

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -475,6 +476,44 @@ def test_statements_are_prepared_and_still_planned_for_their_values(postgres_url
             assert tx.conn.prepare_threshold == PREPARE_AFTER
             shown = tx.conn.execute("SHOW plan_cache_mode").fetchone()
             assert shown == ("force_custom_plan",)
+
+
+def test_a_pooled_connection_is_pinged_only_once_the_server_ended_or_wrote_to_it(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Handing out an idle pooled connection costs no round trip; one whose backend the
+    server ended is found so before it is used, and replaced: the next call answers."""
+    from engram.storage.postgres import database
+
+    pinged: list[object] = []
+    ping = database.ConnectionPool.check_connection
+
+    def counted(conn: Any) -> None:
+        pinged.append(conn)
+        ping(conn)
+
+    monkeypatch.setattr(database.ConnectionPool, "check_connection", staticmethod(counted))
+    ours = database.APPLICATION.format(pid=os.getpid())
+    backends = "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
+    with engram.open(postgres_url, embedder=engram.HashingEmbedder(64)) as memory:
+        texts = _sentences(60, 6)
+        memory.remember_many(REF, texts)
+        for text in texts[:5]:  # hybrid: two connections each
+            assert memory.recall(REF, text, top_k=1)[0].fact.content == text
+        assert pinged == []
+        ended = stores.rows(
+            postgres_url,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?",
+            (ours,),
+        )
+        assert ended and all(done for (done,) in ended)
+        deadline = time.monotonic() + 30
+        while stores.rows(postgres_url, backends, (ours,)) != [(0,)]:
+            assert time.monotonic() < deadline, "the terminated backends did not end"
+            time.sleep(0.01)
+        assert memory.recall(REF, texts[7], top_k=1)[0].fact.content == texts[7]
+        assert pinged  # the ended ones, pinged and given up
+        assert stores.rows(postgres_url, backends, (ours,))[0][0] >= 1  # new ones
 
 
 def _wait_for_a_free_connection(store: PostgresStore, timeout_s: float = 30.0) -> None:

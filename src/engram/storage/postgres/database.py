@@ -6,6 +6,7 @@ retryable); anything else is StorageFailure."""
 from __future__ import annotations
 
 import os
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -103,7 +104,7 @@ class Database:
                 "application_name": APPLICATION.format(pid=os.getpid()),
             },
             configure=_configure,
-            check=ConnectionPool.check_connection,
+            check=_alive,
             open=False,
         )
         try:
@@ -295,6 +296,18 @@ def _configure(conn: Conn) -> None:
     # generic plan cached by another scope's.
     conn.execute("SET plan_cache_mode = force_custom_plan")
     conn.commit()
+
+
+def _alive(conn: Conn) -> None:
+    """The pool's check of a connection before it hands it out, without a round trip
+    where none is needed: a pooled connection is idle, so the server has sent it nothing
+    unless it closed it (a terminated backend, a restart: its last message and its end
+    wait on the socket) or has something to say. Only then is it pinged, which raises
+    where it is dead and the pool opens another. Pinged every time, a hybrid recall's two
+    connections cost it two round trips before its first statement."""
+    waiting, _, _ = select.select([conn.fileno()], [], [], 0)
+    if waiting:
+        ConnectionPool.check_connection(conn)
 
 
 def _first_line(exc: BaseException) -> str:

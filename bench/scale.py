@@ -50,6 +50,9 @@ from engram import ResourceRef  # noqa: E402
 DIMENSION, TOP_K, SEED, BATCH = 384, 10, 20240501, 10_000
 MODES = ("text", "vector", "hybrid")
 CORRECTED = "after-correction"  # a measuring child's: recalls after one correction
+# ... and this one's: every mode asked again, question by question in turn, so that the
+# hybrid's ratio to its slower half is read from one process at one moment
+INTERLEAVED = "interleaved"
 REF = ResourceRef("scale")
 
 
@@ -217,6 +220,30 @@ def after_correction(target: str, queries: int, scopes: int = 1) -> dict[str, An
     }
 
 
+def interleaved(target: str, queries: int, scopes: int = 1) -> dict[str, Any]:
+    """In this process (run as a child): each question asked once in every mode (what
+    they read is then held), then again, each question in the three modes one after the
+    other, the order turning from one question to the next. Separate processes run
+    minutes apart on this machine, which moves every mode by a third from one minute to
+    the next; asked in turn, the modes share each moment."""
+    asked = sentences.questions(queries, SEED + 1)
+    refs = scopes_of(scopes)
+    embedder = TimedEmbedder(engram.HashingEmbedder(DIMENSION))
+    times: dict[str, list[float]] = {mode: [] for mode in MODES}
+    with engram.open(target, embedder=embedder) as mem:
+        for i, question in enumerate(asked):
+            for mode in MODES:
+                mem.recall(asked_of(i, refs), question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
+        for i, question in enumerate(asked):
+            for mode in MODES[i % 3 :] + MODES[: i % 3]:
+                before, at = embedder.spent_ms, time.perf_counter()
+                mem.recall(asked_of(i, refs), question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
+                times[mode].append((time.perf_counter() - at) * 1000 - (embedder.spent_ms - before))
+    summary = {mode: latency_summary(t) for mode, t in times.items()}
+    slower = max(summary["text"]["p50_ms"], summary["vector"]["p50_ms"])
+    return {**summary, "hybrid_over_slower_half": round(summary["hybrid"]["p50_ms"] / slower, 2)}
+
+
 def peak_rss_kib() -> int:
     """This process's peak resident memory. Not getrusage's ru_maxrss: Linux carries the
     parent's peak into a child started by fork and exec, so every child reported the
@@ -315,6 +342,7 @@ def run(
         print(f"fill: {out['fill']}", flush=True)
         measured = {mode: child(target, mode, queries, scopes) for mode in MODES}
         exact = exact_vector_hits(target, queries, scopes)
+        out["interleaved"] = child(target, INTERLEAVED, queries, scopes)
         out["after_correction"] = child(target, CORRECTED, min(queries, 30), scopes)
     vector_hits = measured["vector"].pop("hits")
     for mode in ("text", "hybrid"):
@@ -360,6 +388,12 @@ def report(out: dict[str, Any]) -> str:
         f"vector recall@10 against exact: {out['vector_recall_at_10']}; "
         f"hybrid p50 / slower half's p50: {out['hybrid_over_slower_half']}"
     )
+    if "interleaved" in out:
+        turns = out["interleaved"]
+        tail += "\nasked again in turn in one process, p50 ms: " + ", ".join(
+            f"{mode} {turns[mode]['p50_ms']}" for mode in MODES
+        )
+        tail += f"; hybrid over its slower half {turns['hybrid_over_slower_half']}"
     if "after_correction" in out:
         fixed = out["after_correction"]
         tail += (
@@ -392,8 +426,11 @@ def main() -> None:
         "--store", help="a SQLite file to keep: filled on the first run, measured after"
     )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=(*MODES, CORRECTED), help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=(*MODES, CORRECTED, INTERLEAVED), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure and args.mode == INTERLEAVED:
+        print(json.dumps(interleaved(args.measure, args.queries, args.scopes)))
+        return
     if args.measure and args.mode == CORRECTED:
         print(json.dumps(after_correction(args.measure, args.queries, args.scopes)))
         return

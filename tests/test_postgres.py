@@ -516,6 +516,48 @@ def test_a_pooled_connection_is_pinged_only_once_the_server_ended_or_wrote_to_it
         assert stores.rows(postgres_url, backends, (ours,))[0][0] >= 1  # new ones
 
 
+def test_a_connection_past_the_thousandth_descriptor_is_checked_as_well(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process holding many files gets connections whose descriptors ``select`` cannot
+    watch (past 1023): the pool's check still answers without a round trip, and still
+    finds one the server ended."""
+    import resource
+
+    from engram.storage.postgres import database
+
+    pinged: list[object] = []
+    ping = database.ConnectionPool.check_connection
+
+    def counted(conn: Any) -> None:
+        pinged.append(conn)
+        ping(conn)
+
+    monkeypatch.setattr(database.ConnectionPool, "check_connection", staticmethod(counted))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2048:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(2048, hard), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            assert conn.fileno() > 1023
+            database._alive(conn)
+            assert pinged == []
+            stores.rows(postgres_url, "SELECT pg_terminate_backend(?)", (conn.info.backend_pid,))
+            alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = ?"
+            deadline = time.monotonic() + 30
+            while stores.rows(postgres_url, alive, (conn.info.backend_pid,)) != [(0,)]:
+                assert time.monotonic() < deadline, "the terminated backend did not end"
+                time.sleep(0.01)
+            with pytest.raises(psycopg.OperationalError):
+                database._alive(conn)
+            assert pinged == [conn]
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 def _wait_for_a_free_connection(store: PostgresStore, timeout_s: float = 30.0) -> None:
     """Until the store's pool holds an idle connection (one given back by work started
     beside a transaction, after its answer)."""

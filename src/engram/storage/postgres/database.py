@@ -305,9 +305,19 @@ def _alive(conn: Conn) -> None:
     wait on the socket) or has something to say. Only then is it pinged, which raises
     where it is dead and the pool opens another. Pinged every time, a hybrid recall's two
     connections cost it two round trips before its first statement."""
-    waiting, _, _ = select.select([conn.fileno()], [], [], 0)
-    if waiting:
+    if _waiting(conn.fileno()):
         ConnectionPool.check_connection(conn)
+
+
+def _waiting(fd: int) -> bool:
+    """Whether anything (bytes, an end, an error) waits on ``fd``, without waiting for
+    it. ``poll`` where the platform has it: ``select`` cannot watch a descriptor past
+    1023, which a service holding many files hands its connections."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def _first_line(exc: BaseException) -> str:

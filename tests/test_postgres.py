@@ -621,6 +621,39 @@ def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_ur
         one.close()
 
 
+def test_the_vector_half_s_first_statement_exports_the_snapshot_beside_it(
+    postgres_url: str,
+) -> None:
+    """The statement that reads how a scope's vectors are searched also exports the
+    transaction's snapshot, which work beside it imports (no round trip of its own); a
+    savepoint, which cannot export one, plans without it and runs the halves in turn."""
+    embedder = engram.HashingEmbedder(64)
+    with engram.open(postgres_url, embedder=embedder) as memory:
+        memory.remember_many(REF, _sentences(50, 6))
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        with store.pg.transaction(write=False) as tx:
+            planned = vectors.plan(tx.conn, REF.key, 10, export=True)
+            assert planned.dimension == 64 and planned.snapshot
+            with engram.open(postgres_url, embedder=embedder) as other:
+                other.remember(REF, "written after the snapshot")
+            _wait_for_a_free_connection(store)
+            started = store.pg.beside(
+                tx,
+                lambda conn: conn.execute("SELECT count(*) FROM facts").fetchone(),
+                planned.snapshot,
+            )
+            assert started is not None and store.pg.joined(started) == (50,)
+            assert vectors.plan(tx.conn, REF.key, 10).snapshot is None
+        text = "w1 w2 w3 late"
+        vector = embedder.embed([text], "query")[0]
+        with store.pg.transaction(write=False) as tx, tx.nested(write=False):
+            assert not store.pg.may_beside(tx)
+            lexical, semantic = store.candidates.both(tx, REF, text.split(), vector, Filters(), 10)
+            assert semantic == store.candidates.vector(tx, REF, vector, Filters(), 10)
+            assert lexical == store.candidates.text(tx, REF, text.split(), Filters(), 10)
+
+
 # -- backups ------------------------------------------------------------------------------
 def test_a_pg_dump_backup_under_concurrent_writes_is_one_verified_snapshot(
     postgres_url: str, tmp_path: Path

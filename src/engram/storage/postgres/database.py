@@ -160,25 +160,36 @@ class Database:
                 self._local.tx = None
         tx.committed()
 
-    def beside(self, tx: SQLTx, work: Callable[[Conn], T]) -> Future[T] | None:
+    @staticmethod
+    def may_beside(tx: SQLTx) -> bool:
+        """Whether work may run :meth:`beside` ``tx``: it reads, and is no savepoint
+        (whose snapshot cannot be exported)."""
+        return not tx.write and not tx.depth
+
+    def beside(
+        self, tx: SQLTx, work: Callable[[Conn], T], exported: str | None = None
+    ) -> Future[T] | None:
         """Starts ``work`` on a thread, on another pooled connection in a read-only
-        transaction that sees ``tx``'s snapshot (exported, then imported): the server
-        does both at once. None where that cannot be: ``tx`` writes or is a savepoint, or
-        no pooled connection is free at once (waiting for one while holding ``tx``'s
-        could deadlock a full pool); the caller then does ``work`` in ``tx``."""
-        if tx.write or tx.depth:
+        transaction that sees ``tx``'s snapshot (``exported`` by a statement of ``tx``
+        already, else exported here, then imported): the server does both at once. None
+        where that cannot be: not :meth:`may_beside`, or no pooled connection is free at
+        once (waiting for one while holding ``tx``'s could deadlock a full pool); the
+        caller then does ``work`` in ``tx``."""
+        if not self.may_beside(tx):
             return None
         try:
             conn = self._pool.getconn(timeout=BESIDE_WAIT_S)
         except PoolTimeout:
             return None
-        try:
-            row = tx.conn.execute("SELECT pg_export_snapshot()").fetchone()
-        except BaseException:
-            self._pool.putconn(conn)
-            raise
-        assert row is not None
-        snapshot = str(row[0])
+        snapshot = exported
+        if snapshot is None:
+            try:
+                row = tx.conn.execute("SELECT pg_export_snapshot()").fetchone()
+            except BaseException:
+                self._pool.putconn(conn)
+                raise
+            assert row is not None
+            snapshot = str(row[0])
         answer: Future[T] = Future()
 
         def run() -> None:

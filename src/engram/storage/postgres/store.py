@@ -325,7 +325,9 @@ class PostgresCandidates:
         """The text half (and ``then``) on another connection sharing the snapshot, the
         vector half on this one, at once: each is the server's work. The vector half is
         the longer (at 100k facts its graph's search 5.4 ms, the text half 2 to 3), so it
-        starts at once on this connection, and the text half waits for the other."""
+        starts at once on this connection: its first statement reads how to search and
+        exports the snapshot, the text half starts on the other connection with it, and
+        the graph is searched meanwhile."""
 
         def text_half(on: Tx) -> list[Candidate]:
             found = self.text(on, scope, terms, filters, limit)
@@ -336,9 +338,12 @@ class PostgresCandidates:
         def on_the_other(conn: Conn) -> list[Candidate]:
             return text_half(PostgresTx(self._db.dialect, conn, write=False))
 
-        started = self._db.beside(sql(tx), on_the_other) if terms else None
+        above, conn = self._store.ann_above, sql(tx).conn
+        export = bool(terms) and self._db.may_beside(sql(tx))
+        planned = vectors.plan(conn, scope.key, limit, above, export=export)
+        started = self._db.beside(sql(tx), on_the_other, planned.snapshot) if terms else None
         try:
-            found = self.vector(tx, scope, vector, filters, limit)
+            found = vectors.search(conn, scope.key, vector, filters, limit, above, planned)
         except BaseException:
             if started is not None:
                 started.exception()  # waited for; the vector half's error is the one raised

@@ -186,7 +186,8 @@ def measure(target: str, mode: str, queries: int, scopes: int = 1) -> dict[str, 
         "peak_rss_mib": round(rss / 1024, 1),
         # of that, after both passes: the process's own memory, and the pages of files
         # it maps (the vector index file: the OS's cache, shared and given back under
-        # pressure, which a first search maps whole in reading its nodes' headers)
+        # pressure; opening it reads every node's header, and the first search maps
+        # most of the rest)
         "own_mib": round(resident["RssAnon"] / 1024, 1),
         "mapped_files_mib": round(resident["RssFile"] / 1024, 1),
         "hits": found,
@@ -235,7 +236,8 @@ def interleaved(target: str, queries: int, scopes: int = 1) -> dict[str, Any]:
             for mode in MODES:
                 mem.recall(asked_of(i, refs), question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
         for i, question in enumerate(asked):
-            for mode in MODES[i % 3 :] + MODES[: i % 3]:
+            turn = i % len(MODES)
+            for mode in MODES[turn:] + MODES[:turn]:
                 before, at = embedder.spent_ms, time.perf_counter()
                 mem.recall(asked_of(i, refs), question, top_k=TOP_K, mode=mode)  # type: ignore[arg-type]
                 times[mode].append((time.perf_counter() - at) * 1000 - (embedder.spent_ms - before))

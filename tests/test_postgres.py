@@ -478,23 +478,41 @@ def test_statements_are_prepared_and_still_planned_for_their_values(postgres_url
             assert shown == ("force_custom_plan",)
 
 
+@pytest.fixture
+def pinged(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The connections the pool's check pings (the driver's own ping, counted)."""
+    from engram.storage.postgres import database
+
+    seen: list[object] = []
+    ping = database.ConnectionPool.check_connection
+
+    def counted(conn: Any) -> None:
+        seen.append(conn)
+        ping(conn)
+
+    monkeypatch.setattr(database.ConnectionPool, "check_connection", staticmethod(counted))
+    return seen
+
+
+def _until_none(postgres_url: str, where: str, params: tuple[Any, ...]) -> None:
+    """Until the server lists no backend ``where`` says (a terminated one ends a moment
+    after it is told to)."""
+    deadline = time.monotonic() + 30
+    while stores.rows(
+        postgres_url, f"SELECT count(*) FROM pg_stat_activity WHERE {where}", params
+    ) != [(0,)]:
+        assert time.monotonic() < deadline, "the terminated backends did not end"
+        time.sleep(0.01)
+
+
 def test_a_pooled_connection_is_pinged_only_once_the_server_ended_or_wrote_to_it(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str, pinged: list[object]
 ) -> None:
     """Handing out an idle pooled connection costs no round trip; one whose backend the
     server ended is found so before it is used, and replaced: the next call answers."""
     from engram.storage.postgres import database
 
-    pinged: list[object] = []
-    ping = database.ConnectionPool.check_connection
-
-    def counted(conn: Any) -> None:
-        pinged.append(conn)
-        ping(conn)
-
-    monkeypatch.setattr(database.ConnectionPool, "check_connection", staticmethod(counted))
     ours = database.APPLICATION.format(pid=os.getpid())
-    backends = "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
     with engram.open(postgres_url, embedder=engram.HashingEmbedder(64)) as memory:
         texts = _sentences(60, 6)
         memory.remember_many(REF, texts)
@@ -507,17 +525,15 @@ def test_a_pooled_connection_is_pinged_only_once_the_server_ended_or_wrote_to_it
             (ours,),
         )
         assert ended and all(done for (done,) in ended)
-        deadline = time.monotonic() + 30
-        while stores.rows(postgres_url, backends, (ours,)) != [(0,)]:
-            assert time.monotonic() < deadline, "the terminated backends did not end"
-            time.sleep(0.01)
+        _until_none(postgres_url, "application_name = ?", (ours,))
         assert memory.recall(REF, texts[7], top_k=1)[0].fact.content == texts[7]
         assert pinged  # the ended ones, pinged and given up
-        assert stores.rows(postgres_url, backends, (ours,))[0][0] >= 1  # new ones
+        mine = "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?"
+        assert stores.rows(postgres_url, mine, (ours,))[0][0] >= 1  # new ones
 
 
 def test_a_connection_past_the_thousandth_descriptor_is_checked_as_well(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str, pinged: list[object]
 ) -> None:
     """A process holding many files gets connections whose descriptors ``select`` cannot
     watch (past 1023): the pool's check still answers without a round trip, and still
@@ -526,14 +542,6 @@ def test_a_connection_past_the_thousandth_descriptor_is_checked_as_well(
 
     from engram.storage.postgres import database
 
-    pinged: list[object] = []
-    ping = database.ConnectionPool.check_connection
-
-    def counted(conn: Any) -> None:
-        pinged.append(conn)
-        ping(conn)
-
-    monkeypatch.setattr(database.ConnectionPool, "check_connection", staticmethod(counted))
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 2048:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(2048, hard), hard))
@@ -544,11 +552,7 @@ def test_a_connection_past_the_thousandth_descriptor_is_checked_as_well(
             database._alive(conn)
             assert pinged == []
             stores.rows(postgres_url, "SELECT pg_terminate_backend(?)", (conn.info.backend_pid,))
-            alive = "SELECT count(*) FROM pg_stat_activity WHERE pid = ?"
-            deadline = time.monotonic() + 30
-            while stores.rows(postgres_url, alive, (conn.info.backend_pid,)) != [(0,)]:
-                assert time.monotonic() < deadline, "the terminated backend did not end"
-                time.sleep(0.01)
+            _until_none(postgres_url, "pid = ?", (conn.info.backend_pid,))
             with pytest.raises(psycopg.OperationalError):
                 database._alive(conn)
             assert pinged == [conn]

@@ -338,12 +338,12 @@ class PostgresCandidates:
         def on_the_other(conn: Conn) -> list[Candidate]:
             return text_half(PostgresTx(self._db.dialect, conn, write=False))
 
-        above, conn = self._store.ann_above, sql(tx).conn
-        export = bool(terms) and self._db.may_beside(sql(tx))
-        planned = vectors.plan(conn, scope.key, limit, above, export=export)
-        started = self._db.beside(sql(tx), on_the_other, planned.snapshot) if terms else None
+        above, read = self._store.ann_above, sql(tx)
+        export = bool(terms) and self._db.may_beside(read)
+        planned = vectors.plan(read.conn, scope.key, limit, above, export=export)
+        started = self._db.beside(read, on_the_other, planned.snapshot) if terms else None
         try:
-            found = vectors.search(conn, scope.key, vector, filters, limit, above, planned)
+            found = vectors.search(read.conn, scope.key, vector, filters, limit, above, planned)
         except BaseException:
             if started is not None:
                 started.exception()  # waited for; the vector half's error is the one raised

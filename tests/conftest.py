@@ -145,3 +145,15 @@ def indexed_and_plain(
         fast.texts.load_inline = True  # the first search loads them: tests see it answer
         slow.texts.index_above = 1 << 62
         yield indexed, fast, slow
+
+
+@pytest.fixture
+def based(
+    indexed_and_plain: tuple[engram.Memory, SQLiteStore, SQLiteStore],
+) -> tuple[engram.Memory, SQLiteStore, SQLiteStore]:
+    """:func:`indexed_and_plain`, the first store saving a base for scopes from 100 facts
+    on (every term ten of them hold)."""
+    fast = indexed_and_plain[1]
+    assert fast.texts.bases is not None
+    fast.texts.bases.above, fast.texts.bases.term_rows = 100, 10
+    return indexed_and_plain

@@ -86,9 +86,19 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
-# Migration 27 undone (SQLite, to schema 26): the facts in the trash that may be in their
-# scope's index file are named in ``vector_trash_held``, and their purge drops the file.
+# Migration 28 undone (SQLite): no text bases, nor the triggers that drop them.
+BEFORE_TEXT_BASES = (
+    "DROP TRIGGER facts_ad_text_base",
+    "DROP TRIGGER facts_au_text_base",
+    "DROP TRIGGER fact_trash_ad_text_base",
+    "DROP TABLE text_base_terms",
+    "DROP TABLE text_bases",
+)
+# Migrations 28 and 27 undone (SQLite, to schema 26): the facts in the trash that may be
+# in their scope's index file are named in ``vector_trash_held``, and their purge drops
+# the file.
 BEFORE_TRASH_SCRUBS = (
+    *BEFORE_TEXT_BASES,
     "CREATE TABLE vector_trash_held (id TEXT PRIMARY KEY) WITHOUT ROWID",
     "DROP TRIGGER fact_trash_ad_erased",
     "CREATE TRIGGER fact_trash_ad_erased AFTER DELETE ON fact_trash "
@@ -102,9 +112,10 @@ BEFORE_TRASH_SCRUBS = (
     "DELETE FROM vector_trash_held WHERE id = old.id; END",
 )
 # Migrations 25 and 26's overwrites of erased and trashed vectors in their index files
-# (SQLite), undone before going further back: the erasing triggers drop the file's row
-# again, and a fact moved to the trash stays in it.
+# (SQLite), undone before going further back (28's text bases first): the erasing
+# triggers drop the file's row again, and a fact moved to the trash stays in it.
 BEFORE_SCRUBS = (
+    *BEFORE_TEXT_BASES,
     "DROP TRIGGER fact_trash_ad_erased",
     "CREATE TRIGGER fact_trash_ad_erased AFTER DELETE ON fact_trash "
     "WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN "

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import engram
+import stores
 from engram import ResourceRef
 from engram.core.scopes import PersonAppRef
 from engram.storage.sqlite import forgetting
@@ -164,3 +165,26 @@ def test_names_a_relation_was_read_from_leave_the_file_with_their_fact(db_path: 
         assert mem.graph.search(REF, person) == [] and mem.graph.search(REF, company) == []
         assert not any(found(db_path, word) for word in probes)
     assert not any(found(db_path, word) for word in probes)
+
+
+def test_a_common_word_saved_in_its_scope_s_text_base_leaves_with_its_facts(
+    db_path: Path,
+) -> None:
+    """A large scope's text base saves its common terms' postings, each under its word:
+    the base goes with the first fact erased from it (its postings would tell which
+    common words that fact held), and with it every word it saved."""
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        bases = mem._store.texts.bases  # type: ignore[attr-defined]  # SQLite's
+        bases.above, bases.term_rows = 100, 5
+        mem.remember_many(REF, _filler(random.Random(4), 200))
+        planted = mem.remember_many(REF, [f"{PLANTED} note {i}" for i in range(6)])
+        assert bases.build(REF.key)
+        saved = "SELECT count(*) FROM text_base_terms WHERE term = ?"
+        assert stores.rows(db_path, saved, (PLANTED,)) == [(1,)]
+        assert mem.forget(REF, planted[0].id, hard=True)
+        assert stores.rows(db_path, "SELECT count(*) FROM text_base_terms") == [(0,)]
+        for fact in planted[1:]:
+            assert mem.forget(REF, fact.id, hard=True)
+        assert mem.recall(REF, PLANTED, mode="text") == []
+        assert found(db_path, PLANTED) == []
+    assert found(db_path, PLANTED) == []

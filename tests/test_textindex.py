@@ -19,7 +19,7 @@ from engram.core.ranking import Candidate
 from engram.storage import summed
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import COLUMNS, SCOPE_TOKEN, TOKENIZE, scope_token
-from engram.storage.sqlite.index import postings, textindex
+from engram.storage.sqlite.index import postings, textbase, textindex
 from engram.storage.sqlite.index.tokens import Tokenizer
 from engram.storage.sqlite.store import SQLiteStore
 
@@ -575,3 +575,142 @@ def test_the_floor_of_a_query_s_best_lets_every_one_of_them_through() -> None:
         wanted = min(kept, values.shape[0])
         assert np.count_nonzero(values >= floor) >= wanted
         assert floor <= np.sort(values)[-wanted]
+
+
+def _reads_of_instances(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The terms whose postings are read from FTS5's instances from now on."""
+    read: list[str] = []
+    original = postings.read
+
+    def counted(conn: Any, scope: str, token: str, lengths: Any) -> Any:
+        read.append(token)
+        return original(conn, scope, token, lengths)
+
+    monkeypatch.setattr(postings, "read", counted)
+    return read
+
+
+def _base(db_path: Path, ref: ResourceRef) -> tuple[int | None, int]:
+    """The scope's base as the file holds it: its build (None: none), and its terms."""
+    build = stores.rows(db_path, "SELECT build FROM text_bases WHERE scope = ?", (ref.key,))
+    terms = stores.rows(db_path, "SELECT count(*) FROM text_base_terms WHERE scope = ?", (ref.key,))
+    return (build[0][0] if build else None), terms[0][0]
+
+
+def test_a_large_scope_s_common_terms_are_read_from_its_base(
+    based: tuple[Memory, SQLiteStore, SQLiteStore],
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mem, fast, slow = based
+    rng = random.Random(21)
+    notes = [Note(sentence(rng), context=sentence(rng) if rng.random() < 0.3 else None)]
+    mem.remember_many(BIG, notes + [Note(sentence(rng)) for _ in range(400)])
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(20)])
+    queries = [" ".join(rng.sample(WORDS, rng.randint(1, 4))) for _ in range(20)]
+    queries += ["running cafe résumé", "invoices invoiced invoice", "camera n12 zzz"]
+    assert _base(db_path, BIG) == (None, 0)
+    assert_same_ranking(fast, slow, queries)  # from the instances, a base asked for
+    assert fast.texts.settle(30)
+    build, terms = _base(db_path, BIG)
+    tokens = {t for word in Tokenizer().words(WORDS) for t in word}
+    assert build is not None and terms == len(tokens)  # each held by about 70 facts
+    assert _base(db_path, OTHER) == (None, 0)  # under 100 facts
+
+    def fresh() -> list[str]:
+        """The words of ``WORDS`` a new process reads from the instances (the rest are
+        held by too few facts to be saved)."""
+        fast.texts.forget(BIG.key)
+        read = _reads_of_instances(monkeypatch)
+        assert_same_ranking(fast, slow, queries)
+        monkeypatch.undo()
+        return [t for t in read if t in tokens]
+
+    assert fresh() == []  # every word from the base
+    mem.remember_many(BIG, [sentence(rng) for _ in range(30)])  # appended since the base
+    assert_same_ranking(fast, slow, queries)
+    assert fresh() == []
+    facts = mem.facts(BIG, limit=200).facts
+    for fact in facts[::7]:  # to the trash: the words stay in the store, the base too
+        mem.forget(BIG, fact.id)
+    assert _base(db_path, BIG) == (build, terms)
+    assert fresh() == []
+    assert mem.restore(BIG, facts[0].id)
+    assert fresh() == []
+
+    mem.correct(BIG, facts[1].id, "camera camera hotel")  # its old words leave the store
+    assert _base(db_path, BIG) == (None, 0)
+    assert fresh() != []  # read from the instances again, the same ranking
+    assert fast.texts.settle(30)
+    rebuilt, _ = _base(db_path, BIG)
+    assert rebuilt not in (None, build)
+    assert fresh() == []
+    mem.forget(BIG, facts[2].id, hard=True)
+    assert _base(db_path, BIG) == (None, 0)
+    assert fresh() != []
+    assert fast.texts.settle(30)
+    mem.forget(BIG, facts[7].id)  # in the trash, then purged from it for good
+    assert _base(db_path, BIG)[0] is not None
+    mem.forget(BIG, facts[7].id, hard=True)
+    assert _base(db_path, BIG) == (None, 0)
+    assert_same_ranking(fast, slow, queries)
+
+
+def test_a_base_read_before_a_fact_left_for_good_is_not_saved(
+    based: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+) -> None:
+    mem, fast, _ = based
+    rng = random.Random(22)
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
+    read = fast.db.run(lambda tx: textbase._read(tx.conn, BIG.key, 100, 10), write=False)
+    assert read is not None and read.terms
+    mem.forget(BIG, facts[0].id, hard=True)  # its words were read into ``read``
+    assert not fast.db.run(lambda tx: textbase._install(tx.conn, BIG.key, read))
+    assert _base(db_path, BIG) == (None, 0)
+    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    assert _base(db_path, BIG)[1] == len(read.terms)
+
+
+def test_a_base_followed_too_far_is_built_again(
+    based: tuple[Memory, SQLiteStore, SQLiteStore],
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mem, fast, slow = based
+    rng = random.Random(23)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    build, _ = _base(db_path, BIG)
+    fast.texts.followed = 5
+    mem.remember_many(BIG, [sentence(rng) for _ in range(3)])
+    assert_same_ranking(fast, slow, ["camera hotel"])  # three facts beside the base
+    held = fast.texts.held(BIG.key)
+    assert held is not None and held.base is not None and held.base.followed == 3
+    for _ in range(3):
+        mem.remember(BIG, sentence(rng))
+        assert_same_ranking(fast, slow, ["camera hotel", "garden"])
+    assert held.base is None and held.refused == build  # six: let go, asked for again
+    assert fast.texts.settle(30)
+    assert _base(db_path, BIG)[0] not in (None, build)
+    fast.texts.forget(BIG.key)
+    read = _reads_of_instances(monkeypatch)
+    assert_same_ranking(fast, slow, ["camera hotel", "garden"])
+    assert read == []
+
+
+def test_a_new_fact_taking_a_row_number_its_base_holds_is_read_beside_it(
+    based: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem, fast, slow = based
+    rng = random.Random(24)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
+    newest = mem.remember(BIG, "camera alpha hotel")
+    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    mem.forget(BIG, newest.id)  # to the trash: the base stays, the row number is free
+    again = mem.remember(BIG, "camera beta")
+    fast.texts.forget(BIG.key)  # as a new process: the base and what changed since
+    read = _reads_of_instances(monkeypatch)
+    found = ranked(fast, BIG, "camera hotel", 500)
+    assert found == ranked(slow, BIG, "camera hotel", 500)
+    assert again.id in [c.id for c in found] and newest.id not in [c.id for c in found]
+    assert read == []

@@ -801,6 +801,44 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     DROP TABLE vector_trash_held;
     """,
+    # 28: a large scope's common terms' postings saved as its text base
+    # (storage/sqlite/index/textbase.py): ``text_bases`` names the build, the change-log
+    # mark it was read at and the newest fact it holds; ``text_base_terms`` holds each
+    # term's facts and its count in each. A fact whose words leave the store for good
+    # (erased, not trashed; purged from the trash; its words rewritten) takes its scope's
+    # base with it: the postings would still tell which common words it held.
+    """
+    CREATE TABLE text_bases (
+        scope TEXT PRIMARY KEY,
+        build INTEGER NOT NULL,
+        mark INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE text_base_terms (
+        scope TEXT NOT NULL,
+        term TEXT NOT NULL,
+        seqs BLOB NOT NULL,
+        counts BLOB NOT NULL,
+        PRIMARY KEY (scope, term)
+    );
+    CREATE TRIGGER facts_ad_text_base AFTER DELETE ON facts
+    WHEN EXISTS (SELECT 1 FROM text_bases WHERE scope = old.scope)
+        AND NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN
+        DELETE FROM text_base_terms WHERE scope = old.scope;
+        DELETE FROM text_bases WHERE scope = old.scope;
+    END;
+    CREATE TRIGGER facts_au_text_base AFTER UPDATE OF content, context ON facts
+    WHEN EXISTS (SELECT 1 FROM text_bases WHERE scope = old.scope) BEGIN
+        DELETE FROM text_base_terms WHERE scope = old.scope;
+        DELETE FROM text_bases WHERE scope = old.scope;
+    END;
+    CREATE TRIGGER fact_trash_ad_text_base AFTER DELETE ON fact_trash
+    WHEN EXISTS (SELECT 1 FROM text_bases WHERE scope = old.scope)
+        AND NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
+        DELETE FROM text_base_terms WHERE scope = old.scope;
+        DELETE FROM text_bases WHERE scope = old.scope;
+    END;
+    """,
 )
 
 

@@ -2,19 +2,20 @@
 
 FTS5's ``bm25()`` scores every row a query matches, about a microsecond each: a query
 whose words are common in a scope of a million facts pays for hundreds of thousands of
-rows. For scopes of at least ``INDEX_ABOVE`` facts, this index holds, for each term a
-query has asked for, the term's posting in the scope: the facts holding it, its weighted
-count in each, and each one's length (what ``bm25()`` reads per row). A posting is read
-from FTS5's own index (``fts5vocab``'s instances) the first time a query asks for its
-term; nothing tokenizes or loads a whole scope's postings. The rows' lengths come from
-the scope's lengths (every fact's, 12 bytes each, read from the ``docsize`` table by the
-scope's first query, before its postings: at 1.15M facts 250 to 490 ms, under the first
-query's second, where a posting read meanwhile from each row's own docsize record took
-four times as long, 11 to 14 ms, for every question asked until they were held). Per
-query it reads
-the row count and total length (FTS5's averages record) and each term's document count.
-The arithmetic is ``bm25()``'s, in its order, so scores and order are the statement's (a
-test compares them); only the per-row work moves to numpy.
+rows. For scopes of at least ``INDEX_ABOVE`` facts, this index holds, for each term a query
+has asked for, the term's posting in the scope: the facts holding it, its weighted count
+in each, and each one's length (what ``bm25()`` reads per row). A posting is read from
+FTS5's own index (``fts5vocab``'s instances) the first time a query asks for its term,
+or from the scope's text base where it saved the term (:mod:`.textbase`, scopes of
+``textbase.BASE_ABOVE`` facts); nothing tokenizes or loads a whole scope's postings. The
+rows' lengths come from the scope's lengths (every fact's, 12 bytes each, read from the
+``docsize`` table by the scope's first query, before its postings: at 1.15M facts 250 to
+490 ms, under the first query's second, where a posting read meanwhile from each row's
+own docsize record took four times as long, 11 to 14 ms, for every question asked until
+they were held). Per query it reads the row count and total length (FTS5's averages
+record) and each term's document count. The arithmetic is ``bm25()``'s, in its order, so
+scores and order are the statement's (a test compares them); only the per-row work moves
+to numpy.
 
 A query asking for two or more terms not held reads about half of them on a second
 connection at once, on its own thread, where that connection's snapshot holds the same
@@ -61,7 +62,7 @@ from engram.storage.copies import ScopeCopies
 from engram.storage.rows import TRAITS, to_traits
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import SCOPE_TOKEN
-from engram.storage.sqlite.index import postings
+from engram.storage.sqlite.index import postings, textbase
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer
 from engram.storage.sqlite.schema import change_mark
@@ -92,6 +93,8 @@ class _ScopeTerms:
     terms: OrderedDict[str, postings.Posting] = field(default_factory=OrderedDict)
     lengths: postings.Lengths | None = None  # read by the scope's first query
     term_bytes: int = 0  # kept as terms come and go: summing them per search would cost
+    base: textbase.View | None = None  # the scope's saved base, followed as the terms are
+    refused: int | None = None  # a build of it too far behind to follow
 
     @property
     def nbytes(self) -> int:
@@ -117,9 +120,14 @@ class _ScopeTerms:
             self.put(token, posting.without(gone))
         if self.lengths is not None:
             self.lengths = self.lengths.without(gone)
+        if self.base is not None:
+            self.base.remove(gone)
 
-    def add(self, tokenized: Tokenized) -> None:
-        """Adds facts' tokens to the terms held (other terms are read when asked for)."""
+    def add(self, tokenized: Tokenized, facts: int) -> None:
+        """Adds ``facts`` facts' tokens to the terms held (other terms are read when asked
+        for) and to what the base's view holds beside it."""
+        if self.base is not None:
+            self.base.add(tokenized, facts)
         docs, sizes = tokenized.lengths
         if self.lengths is not None:
             self.lengths = self.lengths.plus(docs, sizes.astype(np.float32))
@@ -153,6 +161,8 @@ class TextIndex:
         self._run = run
         self._loader = self._new_loader()
         self._second = None if run is None else _SecondReader(run)
+        # Builds the largest scopes' bases (their common terms saved in the file).
+        self.bases = None if run is None else textbase.Builder(run)
 
     @property
     def budget_bytes(self) -> int:
@@ -177,12 +187,16 @@ class TextIndex:
         return None if self._run is None else Worker("engram-text-index", self._load)
 
     def settle(self, timeout: float | None = None) -> bool:
-        """Waits until no posting is being read on the side; False when ``timeout`` passed."""
-        return True if self._loader is None else self._loader.settle(timeout)
+        """Waits until no posting is being read on the side and no base is being built;
+        False when ``timeout`` passed."""
+        loaded = True if self._loader is None else self._loader.settle(timeout)
+        return loaded and (self.bases is None or self.bases.settle(timeout))
 
     def close(self) -> None:
         if self._loader is not None:
             self._loader.close()
+        if self.bases is not None:
+            self.bases.close()
         if self._second is not None:
             self._second.close()
 
@@ -222,9 +236,9 @@ class TextIndex:
             return None
         tokens = [p[0] for p in phrases]  # a token twice is two phrases, scored twice
         unique = list(dict.fromkeys(tokens))
-        version, epoch = state[0], state[1]
+        version, epoch, facts = state
         rows, total = postings.averages(conn)
-        own = state[2] >= rows * OWN_SHARE
+        own = facts >= rows * OWN_SHARE
         beside = None if own else self._loader  # long postings read so
         # Each term's count of rows in the whole file (bm25()'s document frequency): held
         # while the file is unchanged; else, where a term's posting is read from the whole
@@ -251,10 +265,19 @@ class TextIndex:
             state = (version, epoch, at)
             if held.lengths is None:
                 held.lengths = self._lengths(conn, scope, state)
+            view = self._base(conn, scope, held, facts)
+            whole = rows == facts  # the scope's rows are the file's: its postings count them
             inline: list[str] = []
             for token in unique:
                 if token in held.terms:
                     count(token)
+                elif (
+                    view is not None
+                    and token in view.terms
+                    and (saved := view.posting(conn, scope, token, held.lengths)) is not None
+                ):
+                    if count(token, saved.seqs.shape[0] if whole else None):
+                        held.put(token, saved)
                 elif token in rows_with and rows_with[token] == 0:
                     continue  # no row holds it
                 elif beside is not None and rows_with[token] >= self.read_inline_below:
@@ -296,6 +319,28 @@ class TextIndex:
                 )
             )
         return _best(conn, scope, parts, limit)
+
+    def _base(
+        self, conn: sqlite3.Connection, scope: str, held: _ScopeTerms, facts: int
+    ) -> textbase.View | None:
+        """The scope's base as ``held`` follows it, loaded where the snapshot has a new
+        one; None where it has none, or one this process would follow too far: then it
+        is asked for (built again)."""
+        if self.bases is None or facts < self.bases.above:
+            held.base = None
+            return None
+        build = textbase.build_number(conn, scope)
+        view = held.base
+        if view is not None and view.build == build and view.followed <= self.followed:
+            return view
+        held.base = None
+        if build is not None and build != held.refused:
+            held.base = textbase.load(conn, scope, self._tokenizer, self.followed)
+            if held.base is None:
+                held.refused = build  # not loaded again: the next build is
+        if held.base is None:
+            self.bases.want(scope)
+        return held.base
 
     def _read_all(
         self,
@@ -427,7 +472,7 @@ class TextIndex:
                 "AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
                 (scope, entry.last_seq, json.dumps(touched)),
             ).fetchall()
-            entry.add(self._tokenizer.facts(again))
+            entry.add(self._tokenizer.facts(again), len(again))
             # SQLite gives a deleted newest row's seq to the next insert: appends are read
             # from the newest seq still present.
             newest = conn.execute(
@@ -442,7 +487,7 @@ class TextIndex:
         if len(appended) > self.followed:
             return anew()
         if appended:
-            entry.add(self._tokenizer.facts(appended))
+            entry.add(self._tokenizer.facts(appended), len(appended))
             entry.last_seq = int(appended[-1][0])
         entry.version = version
         return entry

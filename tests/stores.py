@@ -91,6 +91,8 @@ BEFORE_TEXT_BASES = (
     "DROP TRIGGER facts_ad_text_base",
     "DROP TRIGGER facts_au_text_base",
     "DROP TRIGGER fact_trash_ad_text_base",
+    "DROP TRIGGER ledger_items_au_text_base",
+    "DROP TRIGGER ledger_items_ad_text_base",
     "DROP TABLE text_base_terms",
     "DROP TABLE text_bases",
 )

@@ -638,13 +638,27 @@ def test_a_large_scope_s_common_terms_are_read_from_its_base(
     assert mem.restore(BIG, facts[0].id)
     assert fresh() == []
 
-    mem.correct(BIG, facts[1].id, "camera camera hotel")  # its old words leave the store
+    mem.correct(BIG, facts[1].id, "camera camera hotel")  # the ledger keeps the old words
+    assert _base(db_path, BIG) == (build, terms)
+    assert fresh() == []
+    fast.run(lambda tx: fast.ledger.delete_before(tx, BIG, 1 << 62))  # retention: gone
     assert _base(db_path, BIG) == (None, 0)
     assert fresh() != []  # read from the instances again, the same ranking
     assert fast.texts.settle(30)
     rebuilt, _ = _base(db_path, BIG)
     assert rebuilt not in (None, build)
     assert fresh() == []
+    mem.correct(BIG, facts[3].id, "camera garden")
+    fast.run(lambda tx: fast.ledger.scrub(tx, BIG, [facts[3].id]))  # old words scrubbed
+    assert _base(db_path, BIG) == (None, 0)
+    assert fresh() != []
+    assert fast.texts.settle(30)
+    assert _base(db_path, BIG)[0] is not None
+    # a context rewritten (a neighbour's erased words leave it): raw SQL as any write
+    stores.rows(db_path, "UPDATE facts SET context = 'hotel' WHERE id = ?", (facts[4].id,))
+    assert _base(db_path, BIG) == (None, 0)
+    assert fresh() != []
+    assert fast.texts.settle(30)
     mem.forget(BIG, facts[2].id, hard=True)
     assert _base(db_path, BIG) == (None, 0)
     assert fresh() != []

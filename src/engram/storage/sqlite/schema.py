@@ -804,9 +804,11 @@ MIGRATIONS: tuple[str, ...] = (
     # 28: a large scope's common terms' postings saved as its text base
     # (storage/sqlite/index/textbase.py): ``text_bases`` names the build, the change-log
     # mark it was read at and the newest fact it holds; ``text_base_terms`` holds each
-    # term's facts and its count in each. A fact whose words leave the store for good
-    # (erased, not trashed; purged from the trash; its words rewritten) takes its scope's
-    # base with it: the postings would still tell which common words it held.
+    # term's facts and its count in each. Words that leave the store for good take their
+    # scope's base with them (the postings would still tell which common words a fact
+    # held): a fact erased (not trashed) or purged from the trash, a context rewritten,
+    # and a before-state erased from the ledger or dropped by its retention (a corrected
+    # fact's old words stay there, for a revert, until then).
     """
     CREATE TABLE text_bases (
         scope TEXT PRIMARY KEY,
@@ -827,10 +829,23 @@ MIGRATIONS: tuple[str, ...] = (
         DELETE FROM text_base_terms WHERE scope = old.scope;
         DELETE FROM text_bases WHERE scope = old.scope;
     END;
-    CREATE TRIGGER facts_au_text_base AFTER UPDATE OF content, context ON facts
+    CREATE TRIGGER facts_au_text_base AFTER UPDATE OF context ON facts
     WHEN EXISTS (SELECT 1 FROM text_bases WHERE scope = old.scope) BEGIN
         DELETE FROM text_base_terms WHERE scope = old.scope;
         DELETE FROM text_bases WHERE scope = old.scope;
+    END;
+    CREATE TRIGGER ledger_items_au_text_base AFTER UPDATE OF before ON ledger_items
+    WHEN old.before IS NOT NULL AND old.before != '' AND new.before IS NULL
+        AND EXISTS (SELECT 1 FROM text_bases) BEGIN
+        DELETE FROM text_base_terms
+        WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
+        DELETE FROM text_bases WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
+    END;
+    CREATE TRIGGER ledger_items_ad_text_base AFTER DELETE ON ledger_items
+    WHEN old.before IS NOT NULL AND old.before != '' AND EXISTS (SELECT 1 FROM text_bases) BEGIN
+        DELETE FROM text_base_terms
+        WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
+        DELETE FROM text_bases WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
     END;
     CREATE TRIGGER fact_trash_ad_text_base AFTER DELETE ON fact_trash
     WHEN EXISTS (SELECT 1 FROM text_bases WHERE scope = old.scope)

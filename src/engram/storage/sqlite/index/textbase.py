@@ -3,12 +3,12 @@ query of such a term reads one row instead of FTS5's instances of it.
 
 Reading a term's posting from ``fts5vocab``'s instances costs about 57 ns an instance:
 at a million facts a common word's 40k rows take 2.3 ms, and a question's first pass
-reads three or four of them (BENCHMARKS.md, "A large scope's common terms saved"). A
-scope of at least ``BASE_ABOVE`` facts gets a base, built on a thread of its own
-(:class:`Builder`): every term at least ``TERM_ROWS`` of its facts hold, as two arrays a
-term (its facts' seqs, and its weighted count in each), in ``text_base_terms`` under the
-build named in ``text_bases`` with the change-log mark it was read at and the newest fact
-it holds (schema migration 28).
+reads three or four of them (BENCHMARKS.md, "A large scope's common terms saved in the
+file"). A scope of at least ``BASE_ABOVE`` facts gets a base, built on a thread of its
+own (:class:`Builder`): every term at least ``TERM_ROWS`` of its facts hold, as two
+arrays a term (its facts' seqs, and its weighted count in each), in ``text_base_terms``
+under the build named in ``text_bases`` with the change-log mark it was read at and the
+newest fact it holds (schema migration 28).
 
 The rows stay the one source of truth and FTS5's index the one ranking; the base is a
 copy that follows them as the in-memory terms do (:class:`View`): the facts the change
@@ -16,10 +16,12 @@ log names since its mark are never taken from it, and those still present, with 
 facts appended since, are tokenized once per process and held beside it. A view that
 would follow more than ``FOLLOWED`` facts is let go and the base built again.
 
-A fact whose words leave the store for good (erased, purged from the trash, its words
-rewritten) takes its scope's base with it, in the same transaction (the schema's
-triggers): the postings would still tell which common words it held. A build that read
-the scope before such a change (``scope_state.erasures`` moved) is not installed.
+Words that leave the store for good take their scope's base with them, in the same
+transaction (the schema's triggers), since its postings would still tell which common
+words a fact held: a fact erased (not trashed) or purged from the trash, a context
+rewritten, a before-state erased from the ledger or dropped by its retention. A
+correction does not: the ledger keeps the old words, for a revert, until then. A build
+that read the scope before an erasure (``scope_state.erasures`` moved) is not installed.
 """
 
 from __future__ import annotations

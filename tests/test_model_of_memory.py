@@ -35,13 +35,17 @@ class MemoryModel(RuleBasedStateMachine):
         super().__init__()
         target, self.cleanup = type(self).fresh_store()
         self.mem = engram.open(target, embedder=engram.HashingEmbedder(16))
-        # On SQLite, rank full text from memory and search vectors through the approximate
-        # index (built in the background as the steps run) from the first fact on, and
-        # keep a second store on the file that always runs the FTS5 statement and exact
-        # search: every check compares them.
+        # On SQLite, rank full text from memory (every term saved in the scope's text
+        # base) and search vectors through the approximate index (both built in the
+        # background as the steps run) from the first fact on, and keep a second store on
+        # the file that always runs the FTS5 statement and exact search: every check
+        # compares them.
         self.plain: engram.Memory | None = None
         if isinstance(self.mem._store, SQLiteStore):
             self.mem._store.texts.index_above = 1
+            bases = self.mem._store.texts.bases
+            assert bases is not None
+            bases.above, bases.term_rows = 1, 1
             self.mem._store.index.approximate.above = 1
             self.plain = engram.open(target, embedder=engram.HashingEmbedder(16))
             assert isinstance(self.plain._store, SQLiteStore)

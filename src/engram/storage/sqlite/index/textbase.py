@@ -216,7 +216,8 @@ def _read(conn: sqlite3.Connection, scope: str, above: int, term_rows: int) -> _
     terms = []
     for token in common:
         posting, _ = postings.read(conn, scope, token, lengths)
-        if posting.seqs.shape[0] < term_rows or posting.counts.max() > np.iinfo(_COUNTS).max:
+        held = posting.seqs.shape[0]
+        if not held or held < term_rows or posting.counts.max() > np.iinfo(_COUNTS).max:
             continue
         terms.append(
             (token, posting.seqs.astype(_SEQS).tobytes(), posting.counts.astype(_COUNTS).tobytes())

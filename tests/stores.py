@@ -95,6 +95,7 @@ BEFORE_TEXT_BASES = (
     "DROP TRIGGER ledger_items_ad_text_base",
     "DROP TABLE text_base_terms",
     "DROP TABLE text_bases",
+    "ALTER TABLE scope_state DROP COLUMN words_erased",
 )
 # Migrations 28 and 27 undone (SQLite, to schema 26): the facts in the trash that may be
 # in their scope's index file are named in ``vector_trash_held``, and their purge drops

@@ -728,3 +728,23 @@ def test_a_new_fact_taking_a_row_number_its_base_holds_is_read_beside_it(
     assert found == ranked(slow, BIG, "camera hotel", 500)
     assert again.id in [c.id for c in found] and newest.id not in [c.id for c in found]
     assert read == []
+
+
+def test_a_base_read_before_appends_and_trashing_follows_them(
+    based: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A build reads in one snapshot and installs later: what was written meanwhile (but
+    # erased nothing) is after its mark, and the searches read it beside the base.
+    mem, fast, slow = based
+    rng = random.Random(25)
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
+    read = fast.db.run(lambda tx: textbase._read(tx.conn, BIG.key, 100, 10), write=False)
+    assert read is not None
+    mem.remember_many(BIG, [sentence(rng) for _ in range(20)])
+    for fact in facts[:5]:
+        mem.forget(BIG, fact.id)  # to the trash: no words leave the store
+    assert fast.db.run(lambda tx: textbase._install(tx.conn, BIG.key, read))
+    fast.texts.forget(BIG.key)
+    read_from_instances = _reads_of_instances(monkeypatch)
+    assert_same_ranking(fast, slow, ["camera hotel", "garden server", "budget"])
+    assert read_from_instances == []

@@ -21,7 +21,8 @@ transaction (the schema's triggers), since its postings would still tell which c
 words a fact held: a fact erased (not trashed) or purged from the trash, a context
 rewritten, a before-state erased from the ledger or dropped by its retention. A
 correction does not: the ledger keeps the old words, for a revert, until then. A build
-that read the scope before an erasure (``scope_state.erasures`` moved) is not installed.
+that read the scope before such an erasure (``scope_state.words_erased`` moved) is not
+installed.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ class Builder:
 
 @dataclass(frozen=True)
 class _Read:
-    erasures: int
+    erased: int  # the scope's words erased for good, as counted when it was read
     mark: int
     last_seq: int
     terms: list[tuple[str, bytes, bytes]]
@@ -192,7 +193,7 @@ class _Read:
 
 def _read(conn: sqlite3.Connection, scope: str, above: int, term_rows: int) -> _Read | None:
     state = conn.execute(
-        "SELECT facts, erasures FROM scope_state WHERE scope = ?", (scope,)
+        "SELECT facts, words_erased FROM scope_state WHERE scope = ?", (scope,)
     ).fetchone()
     if state is None or int(state[0]) < above:
         return None
@@ -228,8 +229,8 @@ def _read(conn: sqlite3.Connection, scope: str, above: int, term_rows: int) -> _
 def _install(conn: sqlite3.Connection, scope: str, read: _Read) -> bool:
     """Saves ``read`` as the scope's base, in place of any it had, unless a fact's words
     left the store for good since it was read."""
-    now = conn.execute("SELECT erasures FROM scope_state WHERE scope = ?", (scope,)).fetchone()
-    if now is None or int(now[0]) != read.erasures:
+    now = conn.execute("SELECT words_erased FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+    if now is None or int(now[0]) != read.erased:
         return False
     conn.execute("DELETE FROM text_base_terms WHERE scope = ?", (scope,))
     conn.execute(

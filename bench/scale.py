@@ -413,9 +413,10 @@ def report(out: dict[str, Any]) -> str:
         f"({fill_['bytes_per_fact_with_index']} a fact with it)"
     )
     based = fill_.get("text_base")
-    if based:
+    if based and based["terms"]:  # a scope under the base's size has none
+        built = f"built in {based['seconds']} s" if based["built"] else "held already"
         head += (
-            f"; text base built in {based['seconds']} s, {based['terms']:,} terms, "
+            f"; text base {built}, {based['terms']:,} terms, "
             f"{based['bytes']:,} bytes in the database"
         )
     tail = (

@@ -606,7 +606,6 @@ def test_a_large_scope_s_common_terms_are_read_from_its_base(
     rng = random.Random(21)
     notes = [Note(sentence(rng), context=sentence(rng) if rng.random() < 0.3 else None)]
     mem.remember_many(BIG, notes + [Note(sentence(rng)) for _ in range(400)])
-    mem.remember_many(OTHER, [sentence(rng) for _ in range(20)])
     queries = [" ".join(rng.sample(WORDS, rng.randint(1, 4))) for _ in range(20)]
     queries += ["running cafe résumé", "invoices invoiced invoice", "camera n12 zzz"]
     assert _base(db_path, BIG) == (None, 0)
@@ -615,7 +614,6 @@ def test_a_large_scope_s_common_terms_are_read_from_its_base(
     build, terms = _base(db_path, BIG)
     tokens = {t for word in Tokenizer().words(WORDS) for t in word}
     assert build is not None and terms == len(tokens)  # each held by about 70 facts
-    assert _base(db_path, OTHER) == (None, 0)  # under 100 facts
 
     def fresh() -> list[str]:
         """The words of ``WORDS`` a new process reads from the instances (the rest are
@@ -748,3 +746,27 @@ def test_a_base_read_before_appends_and_trashing_follows_them(
     read_from_instances = _reads_of_instances(monkeypatch)
     assert_same_ranking(fast, slow, ["camera hotel", "garden server", "budget"])
     assert read_from_instances == []
+
+
+def test_a_scope_beside_others_reads_its_base_where_the_terms_are_counted(
+    based: tuple[Memory, SQLiteStore, SQLiteStore],
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # BM25 counts a term's rows in the whole file: a saved posting holds its scope's
+    # alone, so where other scopes share the file it is read once that count is known;
+    # until then the term's instances are read, which count every scope's rows.
+    mem, fast, slow = based
+    rng = random.Random(26)
+    mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    mem.remember_many(OTHER, [sentence(rng) for _ in range(60)])  # under 100: no base
+    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    assert _base(db_path, OTHER) == (None, 0)
+    queries = ["camera hotel", "garden server budget"]
+    tokens = {t for word in Tokenizer().words(WORDS) for t in word}
+    for counted in (False, True):  # the file unchanged: the second pass knows the counts
+        fast.texts.forget(BIG.key)
+        read = _reads_of_instances(monkeypatch)
+        assert_same_ranking(fast, slow, queries)
+        monkeypatch.undo()
+        assert ([t for t in read if t in tokens] == []) is counted

@@ -266,7 +266,10 @@ class TextIndex:
             if held.lengths is None:
                 held.lengths = self._lengths(conn, scope, state)
             view = self._base(conn, scope, held, facts)
-            whole = rows == facts  # the scope's rows are the file's: its postings count them
+            # A saved posting counts the term's rows in the file only where the scope's
+            # rows are the file's; else it is read where the count is known already (a
+            # term's instances, read instead, count every scope's rows as they come).
+            whole = rows == facts
             inline: list[str] = []
             for token in unique:
                 if token in held.terms:
@@ -274,6 +277,7 @@ class TextIndex:
                 elif (
                     view is not None
                     and token in view.terms
+                    and (whole or token in rows_with)
                     and (saved := view.posting(conn, scope, token, held.lengths)) is not None
                 ):
                     if count(token, saved.seqs.shape[0] if whole else None):

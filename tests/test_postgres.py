@@ -107,6 +107,19 @@ def _sentences(n: int, seed: int) -> list[str]:
     return [" ".join(rng.choice(words, size=8)) for _ in range(n)]
 
 
+def test_a_text_base_threshold_is_taken_and_keeps_no_copy(postgres_url: str) -> None:
+    # The setting is SQLite's (a copy of common words' postings in the file): a
+    # PostgreSQL store opened with it answers as any other and writes no such copy.
+    with engram.open(postgres_url, embedder=engram.HashingEmbedder(16), text_base_above=5) as mem:
+        ref = ResourceRef("text-base")
+        mem.remember_many(ref, [f"camera report {i}" for i in range(20)])
+        assert len(mem.recall(ref, "camera", mode="text", top_k=20)) == 20
+    tables = stores.rows(
+        postgres_url, "SELECT tablename FROM pg_tables WHERE tablename LIKE ?", ("text_base%",)
+    )
+    assert tables == []
+
+
 def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) -> None:
     embedder = engram.HashingEmbedder(64)
     # From 400 facts (small, so the test stays quick; the default is 10,000), as

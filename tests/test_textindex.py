@@ -770,3 +770,39 @@ def test_a_scope_beside_others_reads_its_base_where_the_terms_are_counted(
         assert_same_ranking(fast, slow, queries)
         monkeypatch.undo()
         assert ([t for t in read if t in tokens] == []) is counted
+
+
+@pytest.mark.parametrize("bad", [0, -1, "100", True, 2**70])
+def test_a_text_base_s_threshold_is_checked(db_path: Path, bad: Any) -> None:
+    with pytest.raises(engram.InvalidInput, match="text_base_above"):
+        engram.open(db_path, embedder=engram.HashingEmbedder(16), text_base_above=bad)
+
+
+def test_the_text_base_s_threshold_is_a_setting(db_path: Path) -> None:
+    """``ENGRAM_TEXT_BASE_ABOVE`` reaches the store the service opens, and a scope that
+    size gets a base."""
+    from engram.api.app import create_app
+    from engram.settings import Settings
+
+    env = {
+        "ENGRAM_DB_PATH": str(db_path),
+        "ENGRAM_EMBEDDER": "none",
+        "ENGRAM_TEXT_BASE_ABOVE": "150",
+    }
+    settings = Settings.from_env(env)
+    assert settings.text_base_above == 150
+    rng = random.Random(27)
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as writer:
+        writer.remember_many(BIG, [sentence(rng) for _ in range(160)])
+    app = create_app(settings)
+    mem = app.state.memory
+    try:
+        store = mem._store
+        assert isinstance(store, SQLiteStore) and store.texts.bases is not None
+        assert store.texts.bases.above == 150
+        store.texts.index_above = 100
+        assert mem.recall(BIG, "camera hotel", mode="text")
+        assert store.texts.settle(30)
+        assert _base(db_path, BIG)[0] is not None
+    finally:
+        mem.close()

@@ -54,6 +54,7 @@ def open(
     self_improve: bool | Policy = True,
     fetcher: Fetcher | None = None,
     vector_index_above: int | None = None,
+    text_base_above: int | None = None,
 ) -> Memory:
     """Opens (creating if absent) the store at ``path`` with an embedder.
 
@@ -101,6 +102,10 @@ def open(
     in the background; PostgreSQL: an HNSW index of the scope); exact search below. None
     keeps the backend's default (SQLite 50,000, PostgreSQL 10,000).
 
+    ``text_base_above`` (SQLite): scopes of at least this many facts save their common
+    words' postings in the file, built in the background, so a process that starts reads
+    such a word as one row. None keeps the default (100,000); PostgreSQL keeps none.
+
     ``fetcher`` fetches the URLs ``mem.ingest`` is given; by default
     :class:`engram.fetching.HttpFetcher` (httpx, private addresses refused unless the
     call allows them).
@@ -123,10 +128,8 @@ def open(
     _check_recogniser(recogniser)
     policy = _policy(self_improve)
     reads = check_extractor(extractor)
-    if vector_index_above is not None:
-        vector_index_above = limits.check_count(vector_index_above, "vector_index_above")
-        if vector_index_above < 1:
-            raise InvalidInput(f"vector_index_above must be at least 1, got {vector_index_above}")
+    vector_index_above = _threshold(vector_index_above, "vector_index_above")
+    text_base_above = _threshold(text_base_above, "text_base_above")
     store = open_store(path)
     try:
         if chosen is not None:
@@ -142,6 +145,8 @@ def open(
         store.graph.reads_facts = reads
         if vector_index_above is not None:
             store.search_approximately_from(vector_index_above)
+        if text_base_above is not None:
+            store.keep_text_bases_from(text_base_above)
         if chosen is not None:
             reconcile_model(store, chosen, reembed=reembed)
     except BaseException:
@@ -190,6 +195,16 @@ def describe(target: str | os.PathLike[str]) -> str:
     """Where the store is, as it may be shown: an absolute path, or a URL without its
     password."""
     return backend_for(target).describe(target)
+
+
+def _threshold(facts: int | None, name: str) -> int | None:
+    """A scope size from which a store keeps an index, checked; None: its default."""
+    if facts is None:
+        return None
+    facts = limits.check_count(facts, name)
+    if facts < 1:
+        raise InvalidInput(f"{name} must be at least 1, got {facts}")
+    return facts
 
 
 def _embedder(choice: EmbedderChoice) -> Embedder | None:

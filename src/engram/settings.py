@@ -79,6 +79,7 @@ class Settings:
     spacy_model: str = ""
     max_facts: int = 0
     vector_index_above: int = 0  # 0: the backend's own threshold
+    text_base_above: int = 0  # 0: the backend's own threshold
     max_age_ms: int = 0
     trash_retention_days: int = 30
     ledger_retention_days: int = 90
@@ -483,6 +484,15 @@ SETTINGS: tuple[Setting, ...] = (
         "index (SQLite: a graph file beside the database, `<file>-vectors/`, built in the "
         "background; PostgreSQL: an HNSW index of the scope); exact search below (0: the "
         "backend's own, SQLite 50,000, PostgreSQL 10,000)",
+    ),
+    Setting(
+        "ENGRAM_TEXT_BASE_ABOVE",
+        "text_base_above",
+        _integer(),
+        "0",
+        "SQLite: scopes of at least this many facts save their common words' postings in "
+        "the file, built in the background, so a new process reads such a word as one row "
+        "(0: 100,000); PostgreSQL keeps none",
     ),
     Setting(
         "ENGRAM_MAX_AGE_MS",

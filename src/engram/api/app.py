@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         recogniser=settings.make_recogniser(),
         max_facts=settings.max_facts,
         vector_index_above=settings.vector_index_above or None,
+        text_base_above=settings.text_base_above or None,
         max_age=settings.max_age,
         trash_retention=settings.trash_retention,
         ledger_retention=settings.ledger_retention,

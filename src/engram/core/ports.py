@@ -1074,6 +1074,12 @@ class Store(Protocol):
         index from now on (the backend's own default until this is called)."""
         ...
 
+    def keep_text_bases_from(self, facts: int) -> None:
+        """Scopes of at least ``facts`` facts save their common words' postings beside
+        the full-text index from now on, where the backend keeps such a copy (SQLite);
+        elsewhere nothing changes."""
+        ...
+
     def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
         """Brings the scope's approximate vector index up to date now, returning once it
         is: built where the scope has reached the threshold and has none, or built again

@@ -71,6 +71,9 @@ class PostgresStore(SQLStore):
     def search_approximately_from(self, facts: int) -> None:
         self.ann_above = facts
 
+    def keep_text_bases_from(self, facts: int) -> None:
+        """No text base here: a question reads its words' postings from ``fact_terms``."""
+
     def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
         def build(conn: psycopg.Connection[Any]) -> bool:
             if not vectors.due(conn, scope.key, self.ann_above, current=True):

@@ -60,6 +60,10 @@ class SQLiteStore(SQLStore):
     def search_approximately_from(self, facts: int) -> None:
         self.index.approximate.above = facts
 
+    def keep_text_bases_from(self, facts: int) -> None:
+        if self.texts.bases is not None:
+            self.texts.bases.above = facts
+
     def index_vectors(self, scope: Scope, *, dry_run: bool = False) -> bool:
         approximate = self.index.approximate
         if not approximate.available:

@@ -701,7 +701,7 @@ def test_a_base_followed_too_far_is_built_again(
     for _ in range(3):
         mem.remember(BIG, sentence(rng))
         assert_same_ranking(fast, slow, ["camera hotel", "garden"])
-    assert held.base is None and held.refused == build  # six: let go, asked for again
+    assert held.refused == build  # six: let go and asked for again (built meanwhile, maybe)
     assert fast.texts.settle(30)
     assert _base(db_path, BIG)[0] not in (None, build)
     fast.texts.forget(BIG.key)

@@ -27,6 +27,7 @@ from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.schema import change_mark
 
 Mask = npt.NDArray[np.bool_]
+Row = tuple[int, str, str, str | None]  # seq, content, scope token, context
 
 
 class Copy(Protocol):
@@ -73,6 +74,29 @@ def follow(
     copy.last_seq = max(int(held[alive].max()) if alive.any() else -1, max(present, default=-1))
     reread(present)
     return True
+
+
+# A fact as the tokenizer reads it (:meth:`.tokens.Tokenizer.facts`).
+_WORDS = "SELECT seq, content, scope_token, context FROM facts WHERE scope = ?"
+
+
+def appended(conn: sqlite3.Connection, scope: str, after: int, limit: int) -> list[Row]:
+    """The scope's facts after seq ``after`` (at most ``limit``), in seq order, as the
+    tokenizer reads them."""
+    rows: list[Row] = conn.execute(
+        f"{_WORDS} AND seq > ? ORDER BY seq LIMIT ?", (scope, after, limit)
+    ).fetchall()
+    return rows
+
+
+def present(conn: sqlite3.Connection, scope: str, upto: int, seqs: Sequence[int]) -> list[Row]:
+    """Those of ``seqs`` up to ``upto`` whose facts the scope still holds, in seq order, as
+    the tokenizer reads them (a copy reads a changed fact's words again)."""
+    rows: list[Row] = conn.execute(
+        f"{_WORDS} AND seq <= ? AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
+        (scope, upto, json.dumps(list(seqs))),
+    ).fetchall()
+    return rows
 
 
 def logged_since(conn: sqlite3.Connection, scope: str, mark: int) -> list[int] | None:

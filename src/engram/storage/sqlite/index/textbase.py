@@ -38,7 +38,7 @@ import numpy as np
 from engram.storage.background import Worker
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import SCOPE_TOKEN
-from engram.storage.sqlite.index import postings
+from engram.storage.sqlite.index import postings, revision
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer
 from engram.storage.sqlite.schema import change_mark
@@ -50,7 +50,6 @@ TERM_ROWS = 1_000  # facts of the scope holding a term, for the term to be saved
 FOLLOWED = 2_000  # facts changed or appended since a base that a view holds beside it
 _SEQS = np.dtype("<u4")  # a saved term's facts (a scope with a seq past 2**32 gets no base)
 _COUNTS = np.dtype("<u2")  # its weighted count in each (a term counted more is not saved)
-_COLUMNS = "seq, content, scope_token, context"
 
 Ints = postings.Ints
 
@@ -125,15 +124,8 @@ def load(
     touched = logged_since(conn, scope, mark)
     if touched is None or len(touched) > followed:
         return None
-    appended = conn.execute(
-        f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq > ? ORDER BY seq LIMIT ?",
-        (scope, last_seq, followed + 1),
-    ).fetchall()
-    again = conn.execute(
-        f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq <= ? "
-        "AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
-        (scope, last_seq, _json(touched)),
-    ).fetchall()
+    appended = revision.appended(conn, scope, last_seq, followed + 1)
+    again = revision.present(conn, scope, last_seq, touched)
     if len(appended) + len(again) > followed:
         return None
     terms = frozenset(
@@ -244,7 +236,3 @@ def _install(conn: sqlite3.Connection, scope: str, read: _Read) -> bool:
         [(scope, *term) for term in read.terms],
     )
     return True
-
-
-def _json(seqs: list[int]) -> str:
-    return "[" + ",".join(map(str, seqs)) + "]"

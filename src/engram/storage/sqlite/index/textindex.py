@@ -62,7 +62,7 @@ from engram.storage.copies import ScopeCopies
 from engram.storage.rows import TRAITS, to_traits
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import SCOPE_TOKEN
-from engram.storage.sqlite.index import postings, textbase
+from engram.storage.sqlite.index import postings, revision, textbase
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer
 from engram.storage.sqlite.schema import change_mark
@@ -75,7 +75,6 @@ FOLLOWED = 2_000  # appended or changed facts followed in place; more drop the t
 SPLIT_LENGTHS_ABOVE = 40_000  # seqs a scope spans: its lengths are read in two halves at once
 K1 = 1.2  # bm25()'s constants
 B = 0.75
-_COLUMNS = "seq, content, scope_token, context"
 
 R = TypeVar("R")
 Ints = postings.Ints
@@ -471,11 +470,7 @@ class TextIndex:
             if touched is None or len(touched) > self.followed:
                 return anew()
             entry.remove(np.asarray(touched, np.int64))
-            again = conn.execute(
-                f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq <= ? "
-                "AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq",
-                (scope, entry.last_seq, json.dumps(touched)),
-            ).fetchall()
+            again = revision.present(conn, scope, entry.last_seq, touched)
             entry.add(self._tokenizer.facts(again), len(again))
             # SQLite gives a deleted newest row's seq to the next insert: appends are read
             # from the newest seq still present.
@@ -484,10 +479,7 @@ class TextIndex:
             ).fetchone()[0]
             entry.last_seq = -1 if newest is None else int(newest)
             entry.mark, entry.epoch = mark, epoch
-        appended = conn.execute(
-            f"SELECT {_COLUMNS} FROM facts WHERE scope = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (scope, entry.last_seq, self.followed + 1),
-        ).fetchall()
+        appended = revision.appended(conn, scope, entry.last_seq, self.followed + 1)
         if len(appended) > self.followed:
             return anew()
         if appended:

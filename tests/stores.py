@@ -93,6 +93,7 @@ BEFORE_TEXT_BASES = (
     "DROP TRIGGER fact_trash_ad_text_base",
     "DROP TRIGGER ledger_items_au_text_base",
     "DROP TRIGGER ledger_items_ad_text_base",
+    "DROP TRIGGER scope_state_au_text_base",
     "DROP TABLE text_base_terms",
     "DROP TABLE text_bases",
     "ALTER TABLE scope_state DROP COLUMN words_erased",

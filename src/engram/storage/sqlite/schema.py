@@ -806,10 +806,11 @@ MIGRATIONS: tuple[str, ...] = (
     # mark it was read at and the newest fact it holds; ``text_base_terms`` holds each
     # term's facts and its count in each. Words that leave the store for good take their
     # scope's base with them (the postings would still tell which common words a fact
-    # held), and count in ``scope_state.words_erased``, so that a build that read before
-    # is not installed: a fact erased (not trashed) or purged from the trash, a context
-    # rewritten, and a before-state erased from the ledger or dropped by its retention (a
-    # corrected fact's old words stay there, for a revert, until then).
+    # held): each such change counts in ``scope_state.words_erased``, whose change drops
+    # the base and refuses a build that read before it. They are a fact erased (not
+    # trashed) or purged from the trash, a context rewritten, and a before-state erased
+    # from the ledger or dropped by its retention (a corrected fact's old words stay
+    # there, for a revert, until then).
     """
     CREATE TABLE text_bases (
         scope TEXT PRIMARY KEY,
@@ -825,38 +826,30 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope, term)
     );
     ALTER TABLE scope_state ADD COLUMN words_erased INTEGER NOT NULL DEFAULT 0;
+    CREATE TRIGGER scope_state_au_text_base AFTER UPDATE OF words_erased ON scope_state BEGIN
+        DELETE FROM text_base_terms WHERE scope = new.scope;
+        DELETE FROM text_bases WHERE scope = new.scope;
+    END;
     CREATE TRIGGER facts_ad_text_base AFTER DELETE ON facts
     WHEN NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = old.id) BEGIN
         UPDATE scope_state SET words_erased = words_erased + 1 WHERE scope = old.scope;
-        DELETE FROM text_base_terms WHERE scope = old.scope;
-        DELETE FROM text_bases WHERE scope = old.scope;
     END;
     CREATE TRIGGER facts_au_text_base AFTER UPDATE OF context ON facts BEGIN
         UPDATE scope_state SET words_erased = words_erased + 1 WHERE scope = old.scope;
-        DELETE FROM text_base_terms WHERE scope = old.scope;
-        DELETE FROM text_bases WHERE scope = old.scope;
     END;
     CREATE TRIGGER ledger_items_au_text_base AFTER UPDATE OF before ON ledger_items
     WHEN old.before IS NOT NULL AND old.before != '' AND new.before IS NULL BEGIN
         UPDATE scope_state SET words_erased = words_erased + 1
         WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
-        DELETE FROM text_base_terms
-        WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
-        DELETE FROM text_bases WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
     END;
     CREATE TRIGGER ledger_items_ad_text_base AFTER DELETE ON ledger_items
     WHEN old.before IS NOT NULL AND old.before != '' BEGIN
         UPDATE scope_state SET words_erased = words_erased + 1
         WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
-        DELETE FROM text_base_terms
-        WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
-        DELETE FROM text_bases WHERE scope = (SELECT scope FROM ledger WHERE seq = old.entry);
     END;
     CREATE TRIGGER fact_trash_ad_text_base AFTER DELETE ON fact_trash
     WHEN NOT EXISTS (SELECT 1 FROM facts WHERE id = old.id) BEGIN
         UPDATE scope_state SET words_erased = words_erased + 1 WHERE scope = old.scope;
-        DELETE FROM text_base_terms WHERE scope = old.scope;
-        DELETE FROM text_bases WHERE scope = old.scope;
     END;
     """,
 )

@@ -577,8 +577,11 @@ def test_the_floor_of_a_query_s_best_lets_every_one_of_them_through() -> None:
         assert floor <= np.sort(values)[-wanted]
 
 
-def _reads_of_instances(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The terms whose postings are read from FTS5's instances from now on."""
+def _read_anew(
+    fast: SQLiteStore, slow: SQLiteStore, monkeypatch: pytest.MonkeyPatch, queries: list[str]
+) -> list[str]:
+    """``queries`` ranked as a new process ranks them (the scope's terms held dropped),
+    each as the statement ranks it; the terms read from FTS5's instances meanwhile."""
     read: list[str] = []
     original = postings.read
 
@@ -586,8 +589,19 @@ def _reads_of_instances(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         read.append(token)
         return original(conn, scope, token, lengths)
 
+    fast.texts.forget(BIG.key)
     monkeypatch.setattr(postings, "read", counted)
+    try:
+        assert_same_ranking(fast, slow, queries)
+    finally:
+        monkeypatch.undo()
     return read
+
+
+def _build(fast: SQLiteStore) -> bool:
+    """Builds ``BIG``'s base now; whether one was installed."""
+    assert fast.texts.bases is not None
+    return fast.texts.bases.build(BIG.key)
 
 
 def _base(db_path: Path, ref: ResourceRef) -> tuple[int | None, int]:
@@ -618,11 +632,7 @@ def test_a_large_scope_s_common_terms_are_read_from_its_base(
     def fresh() -> list[str]:
         """The words of ``WORDS`` a new process reads from the instances (the rest are
         held by too few facts to be saved)."""
-        fast.texts.forget(BIG.key)
-        read = _reads_of_instances(monkeypatch)
-        assert_same_ranking(fast, slow, queries)
-        monkeypatch.undo()
-        return [t for t in read if t in tokens]
+        return [t for t in _read_anew(fast, slow, monkeypatch, queries) if t in tokens]
 
     assert fresh() == []  # every word from the base
     mem.remember_many(BIG, [sentence(rng) for _ in range(30)])  # appended since the base
@@ -679,7 +689,7 @@ def test_a_base_read_before_a_fact_left_for_good_is_not_saved(
     mem.forget(BIG, facts[0].id, hard=True)  # its words were read into ``read``
     assert not fast.db.run(lambda tx: textbase._install(tx.conn, BIG.key, read))
     assert _base(db_path, BIG) == (None, 0)
-    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    assert _build(fast)
     assert _base(db_path, BIG)[1] == len(read.terms)
 
 
@@ -691,7 +701,7 @@ def test_a_base_followed_too_far_is_built_again(
     mem, fast, slow = based
     rng = random.Random(23)
     mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
-    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    assert _build(fast)
     build, _ = _base(db_path, BIG)
     fast.texts.followed = 5
     mem.remember_many(BIG, [sentence(rng) for _ in range(3)])
@@ -704,10 +714,7 @@ def test_a_base_followed_too_far_is_built_again(
     assert held.refused == build  # six: let go and asked for again (built meanwhile, maybe)
     assert fast.texts.settle(30)
     assert _base(db_path, BIG)[0] not in (None, build)
-    fast.texts.forget(BIG.key)
-    read = _reads_of_instances(monkeypatch)
-    assert_same_ranking(fast, slow, ["camera hotel", "garden"])
-    assert read == []
+    assert _read_anew(fast, slow, monkeypatch, ["camera hotel", "garden"]) == []
 
 
 def test_a_new_fact_taking_a_row_number_its_base_holds_is_read_beside_it(
@@ -717,15 +724,13 @@ def test_a_new_fact_taking_a_row_number_its_base_holds_is_read_beside_it(
     rng = random.Random(24)
     mem.remember_many(BIG, [sentence(rng) for _ in range(150)])
     newest = mem.remember(BIG, "camera alpha hotel")
-    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    assert _build(fast)
     mem.forget(BIG, newest.id)  # to the trash: the base stays, the row number is free
     again = mem.remember(BIG, "camera beta")
-    fast.texts.forget(BIG.key)  # as a new process: the base and what changed since
-    read = _reads_of_instances(monkeypatch)
-    found = ranked(fast, BIG, "camera hotel", 500)
-    assert found == ranked(slow, BIG, "camera hotel", 500)
-    assert again.id in [c.id for c in found] and newest.id not in [c.id for c in found]
-    assert read == []
+    # as a new process: the base and what changed since
+    assert _read_anew(fast, slow, monkeypatch, ["camera hotel"]) == []
+    found = [c.id for c in ranked(fast, BIG, "camera hotel", 500)]
+    assert again.id in found and newest.id not in found
 
 
 def test_a_base_read_before_appends_and_trashing_follows_them(
@@ -742,10 +747,7 @@ def test_a_base_read_before_appends_and_trashing_follows_them(
     for fact in facts[:5]:
         mem.forget(BIG, fact.id)  # to the trash: no words leave the store
     assert fast.db.run(lambda tx: textbase._install(tx.conn, BIG.key, read))
-    fast.texts.forget(BIG.key)
-    read_from_instances = _reads_of_instances(monkeypatch)
-    assert_same_ranking(fast, slow, ["camera hotel", "garden server", "budget"])
-    assert read_from_instances == []
+    assert _read_anew(fast, slow, monkeypatch, ["camera hotel", "garden server", "budget"]) == []
 
 
 def test_a_scope_beside_others_reads_its_base_where_the_terms_are_counted(
@@ -760,15 +762,12 @@ def test_a_scope_beside_others_reads_its_base_where_the_terms_are_counted(
     rng = random.Random(26)
     mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
     mem.remember_many(OTHER, [sentence(rng) for _ in range(60)])  # under 100: no base
-    assert fast.texts.bases is not None and fast.texts.bases.build(BIG.key)
+    assert _build(fast)
     assert _base(db_path, OTHER) == (None, 0)
     queries = ["camera hotel", "garden server budget"]
     tokens = {t for word in Tokenizer().words(WORDS) for t in word}
     for counted in (False, True):  # the file unchanged: the second pass knows the counts
-        fast.texts.forget(BIG.key)
-        read = _reads_of_instances(monkeypatch)
-        assert_same_ranking(fast, slow, queries)
-        monkeypatch.undo()
+        read = _read_anew(fast, slow, monkeypatch, queries)
         assert ([t for t in read if t in tokens] == []) is counted
 
 

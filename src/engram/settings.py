@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from engram import generated
 from engram.backends import is_url
@@ -39,6 +39,21 @@ DEFAULT_DB_PATH = "./engram.db"
 DEFAULT_PORT = 4600
 MAX_PORT = 65535
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+class StoreOptions(TypedDict):
+    """What every surface that opens a store (the service, the CLI) passes
+    :func:`engram.open` from the settings, by its parameters' names."""
+
+    max_facts: int
+    vector_index_above: int | None
+    text_base_above: int | None
+    max_age: timedelta | None
+    trash_retention: timedelta | None
+    ledger_retention: timedelta | None
+    extractor: str
+    self_improve: bool | Policy
+
 
 Parser = Callable[[str, str], object]
 """``(value, name)``: the value of a set variable (stripped), or InvalidInput naming ``name``."""
@@ -141,6 +156,19 @@ class Settings:
     @property
     def ledger_retention(self) -> timedelta | None:
         return timedelta(days=self.ledger_retention_days) if self.ledger_retention_days else None
+
+    def store_options(self) -> StoreOptions:
+        """The store's bounds and thresholds these settings give (0: the default)."""
+        return StoreOptions(
+            max_facts=self.max_facts,
+            vector_index_above=self.vector_index_above or None,
+            text_base_above=self.text_base_above or None,
+            max_age=self.max_age,
+            trash_retention=self.trash_retention,
+            ledger_retention=self.ledger_retention,
+            extractor=self.extractor,
+            self_improve=self.consolidation() or False,
+        )
 
     def consolidation(self) -> Policy | None:
         """What consolidation prunes; None when self-improvement is off."""

@@ -70,14 +70,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         reranker=settings.make_reranker(),
         chat=settings.make_chat(),
         recogniser=settings.make_recogniser(),
-        max_facts=settings.max_facts,
-        vector_index_above=settings.vector_index_above or None,
-        text_base_above=settings.text_base_above or None,
-        max_age=settings.max_age,
-        trash_retention=settings.trash_retention,
-        ledger_retention=settings.ledger_retention,
-        extractor=settings.extractor,
-        self_improve=settings.consolidation() or False,
+        **settings.store_options(),
     )
 
     @asynccontextmanager

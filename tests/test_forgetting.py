@@ -188,3 +188,25 @@ def test_a_common_word_saved_in_its_scope_s_text_base_leaves_with_its_facts(
         assert mem.recall(REF, PLANTED, mode="text") == []
         assert found(db_path, PLANTED) == []
     assert found(db_path, PLANTED) == []
+
+
+def test_old_words_the_ledger_s_retention_drops_leave_the_file_and_its_log(
+    db_path: Path, clock: stores.ManualClock
+) -> None:
+    """A correction keeps the old words in the ledger, for a revert; its retention drops
+    them at a compaction, and with them every copy in the file and its log."""
+    with engram.open(
+        db_path,
+        embedder=engram.HashingEmbedder(16),
+        clock=clock,
+        ledger_retention=timedelta(days=1),
+    ) as mem:
+        mem.remember_many(REF, _filler(random.Random(5), 300))
+        planted = mem.remember(REF, f"the door code is {PLANTED} 4711")
+        mem.correct(REF, planted.id, "the door code changed")
+        assert mem.recall(REF, PLANTED, mode="text") == []
+        assert found(db_path, PLANTED)  # the ledger's before-state
+        clock.advance(timedelta(days=2))
+        mem.compact(REF)
+        assert found(db_path, PLANTED) == []
+    assert found(db_path, PLANTED) == []

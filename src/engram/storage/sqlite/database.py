@@ -29,7 +29,13 @@ from engram.storage.sql.tx import SQLTx
 from engram.storage.sqlite import forgetting, owner
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import VOCABULARIES
-from engram.storage.sqlite.schema import MIGRATIONS, change_mark, check_ours, migrate
+from engram.storage.sqlite.schema import (
+    MIGRATIONS,
+    WORDS_LEFT,
+    change_mark,
+    check_ours,
+    migrate,
+)
 
 T = TypeVar("T")
 
@@ -70,6 +76,7 @@ class Database:
         try:
             conn = self.connection()
             self.schema_version = migrate(conn, self.path)
+            self._watch(conn)
         except sqlite3.Error as exc:
             self.close()
             raise failure(exc, f"cannot open the store at {self.path}") from exc
@@ -98,6 +105,8 @@ class Database:
         conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         for vocabulary in VOCABULARIES:  # this connection's own (temp), before any read
             conn.execute(vocabulary)
+        if hasattr(self, "schema_version"):  # else once the file is migrated (__init__)
+            self._watch(conn)
         self._local.conn = conn
         with self._guard:
             self._all.append(conn)
@@ -176,7 +185,8 @@ class Database:
         conn = tx.conn
         try:
             tx.committing()
-            forgot = tx.write and (tx.erased or change_mark(conn) != mark)
+            erased = tx.write and tx.erased
+            forgot = erased or (tx.write and change_mark(conn) != mark)
             conn.execute("COMMIT")
         except BaseException:
             self._abort(tx)
@@ -185,7 +195,8 @@ class Database:
         try:
             try:
                 if forgot:
-                    _retry(lambda: forgetting.purge(conn))
+                    scrub = self.path if erased else None
+                    _retry(lambda: forgetting.purge(conn, scrub=scrub))
             finally:
                 if tx.write:
                     self._writer.release()
@@ -209,6 +220,17 @@ class Database:
         finally:
             if tx.write:
                 self._writer.release()
+
+    def _watch(self, conn: sqlite3.Connection) -> None:
+        """The connection tells its transaction when words leave the store for good
+        (the schema's own triggers count them): that commit's file is then scrubbed."""
+        conn.create_function("engram_words_left", 0, self._words_left)
+        conn.execute(WORDS_LEFT)
+
+    def _words_left(self) -> None:
+        tx: SQLTx | None = getattr(self._local, "tx", None)
+        if tx is not None:
+            tx.erasing()
 
     def _take_writer(self) -> None:
         """This process's turn to write; Unavailable when another of its writes keeps it

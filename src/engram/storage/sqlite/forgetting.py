@@ -6,7 +6,10 @@ were on, the full-text index's segments, and the frames of the write-ahead log.
 ``secure-delete`` option removes a deleted fact's terms from the segments that hold them
 (where the driver's SQLite has it: see :mod:`driver`; below 3.44 the whole index is
 merged instead, which drops every deleted entry); and after each write that deleted or
-rewrote facts, the log is checkpointed into the file and truncated.
+rewrote facts, the log is checkpointed into the file and truncated. A page SQLite lays
+out again keeps old copies of rows in its unused space, which ``secure_delete`` does not
+reach: after a write that erased words for good, that space is zeroed too
+(:mod:`freespace`).
 
 A checkpoint waits for readers that still use the log at most ``CHECKPOINT_WAIT_MS``; if
 one outlasts it, the log is truncated by the next forgetting write or when the last
@@ -20,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from engram.core.errors import StorageFailure
+from engram.storage.sqlite import freespace
 from engram.storage.sqlite.driver import SECURE_FTS, sqlite3
 
 log = logging.getLogger("engram.storage")
@@ -90,9 +94,11 @@ def deleting(conn: sqlite3.Connection, count: int) -> Iterator[None]:
     conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
 
 
-def purge(conn: sqlite3.Connection) -> None:
+def purge(conn: sqlite3.Connection, *, scrub: str | None = None) -> None:
     """After a committed write that deleted or rewrote facts: merges the full-text index
-    where FTS5 cannot delete securely, then checkpoints the log and truncates it."""
+    where FTS5 cannot delete securely, then checkpoints the log and truncates it. For a
+    write that erased words for good, ``scrub`` is the file whose pages' unused space is
+    then zeroed (:mod:`freespace`), and the log truncated again after the scrub's write."""
     if not SECURE_FTS:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -101,11 +107,18 @@ def purge(conn: sqlite3.Connection) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-    busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    busy = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    if _checkpoint(conn, busy):
+        log.info("a reader held the log past a forget; it is truncated at the next one")
+    elif scrub is not None and freespace.scrub(scrub, busy_ms=busy) is not None:
+        _checkpoint(conn, busy)
+
+
+def _checkpoint(conn: sqlite3.Connection, busy: int) -> bool:
+    """Checkpoints the log into the file and truncates it, waiting for readers that
+    still use it at most ``CHECKPOINT_WAIT_MS``; True when one held it past that."""
     conn.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
     try:
-        blocked = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return bool(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0])
     finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy)}")
-    if blocked:
-        log.info("a reader held the log past a forget; it is truncated at the next one")
+        conn.execute(f"PRAGMA busy_timeout = {busy}")

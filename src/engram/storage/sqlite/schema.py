@@ -862,6 +862,16 @@ APPLICATION_ID = 0x656E6772  # "engr", in the file's header
 ENGRAM_TABLES = frozenset({"meta", "working", "facts"})
 
 
+# Each connection's own trigger (temporary, so no other program writing the file needs
+# the function): the words of a scope that leave the store for good are counted in
+# ``scope_state.words_erased`` (migration 28), and each count calls the connection's
+# ``engram_words_left()``, which marks its transaction as erasing.
+WORDS_LEFT = """
+CREATE TEMP TRIGGER IF NOT EXISTS engram_words_left
+AFTER UPDATE OF words_erased ON main.scope_state BEGIN SELECT engram_words_left(); END
+"""
+
+
 def change_mark(conn: sqlite3.Connection) -> int:
     """The newest change-log id ever given (0 before the first; ids are never reused): a
     copy read in the same transaction has seen every change up to it, and a write that

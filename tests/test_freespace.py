@@ -1,0 +1,148 @@
+"""Old copies of rows that a rebuilt page keeps in its unused space: zeroed after a write
+that erased words, without touching what the file holds (storage/sqlite/freespace.py)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import engram
+from engram import ResourceRef
+from engram.storage.sqlite import freespace
+from engram.storage.sqlite.driver import sqlite3
+
+REF = ResourceRef("user-42")
+BUSY_MS = 5_000
+
+
+def _word(rng: random.Random) -> str:
+    return "zq" + "".join(rng.choice("bcdfghjkmnpvwx") for _ in range(10))
+
+
+def _churned(path: Path, steps: int = 1_500) -> tuple[dict[int, str], set[str]]:
+    """A file of rows inserted and deleted at random (as SQLite would lay out a store's
+    pages): the rows left, and the words of those deleted that no row left holds."""
+    rng = random.Random(11)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA page_size = 8192")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA secure_delete = ON")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, tag BLOB, body TEXT)")
+    conn.execute("CREATE TABLE k (word TEXT PRIMARY KEY) WITHOUT ROWID")
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+    rows: dict[int, str] = {}
+    deleted: set[str] = set()
+    for _ in range(steps):
+        if rng.random() < 0.6 or not rows:
+            body = " ".join(_word(rng) for _ in range(rng.randint(3, 40)))
+            rowid = conn.execute(
+                "INSERT INTO t (tag, body) VALUES (randomblob(8), ?)", (body,)
+            ).lastrowid
+            conn.execute("INSERT OR IGNORE INTO k VALUES (?)", (body.split()[0],))
+            rows[int(rowid or 0)] = body
+        else:
+            body = rows.pop(rng.choice(list(rows)))
+            conn.execute("DELETE FROM t WHERE body = ?", (body,))
+            conn.execute("DELETE FROM k WHERE word = ?", (body.split()[0],))
+            deleted.update(body.split())
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return rows, deleted - {word for body in rows.values() for word in body.split()}
+
+
+def _checkpoint(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+    conn.close()
+
+
+def _left(path: Path, words: set[str]) -> list[str]:
+    data = path.read_bytes()
+    return [word for word in words if word.encode() in data]
+
+
+def test_a_scrub_zeroes_old_copies_and_nothing_a_row_holds(tmp_path: Path) -> None:
+    path = tmp_path / "churned.db"
+    rows, deleted = _churned(path)
+    assert _left(path, deleted)  # secure_delete alone leaves some behind
+    dirty = freespace.dirty_pages(str(path))
+    assert dirty
+    assert freespace.scrub(str(path), busy_ms=BUSY_MS) == len(dirty)
+    _checkpoint(path)
+    assert freespace.dirty_pages(str(path)) == []
+    assert _left(path, deleted) == []
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert dict(conn.execute("SELECT id, body FROM t").fetchall()) == rows
+    assert {w for (w,) in conn.execute("SELECT word FROM k")} == {
+        body.split()[0] for body in rows.values()
+    }
+    conn.close()
+    assert freespace.scrub(str(path), busy_ms=BUSY_MS) == 0  # nothing left to zero
+    _checkpoint(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'scrubs'").fetchall() == [("2",)]
+    conn.close()
+
+
+def test_a_connection_that_read_pages_before_a_scrub_does_not_write_them_back(
+    tmp_path: Path,
+) -> None:
+    """Its cached pages still hold what the scrub zeroed: the scrub's own commit, before
+    the next writer can come, makes it read them again before it changes one."""
+    path = tmp_path / "churned.db"
+    _churned(path)
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("PRAGMA secure_delete = ON")
+    assert reader.execute("SELECT count(*), sum(length(body)) FROM t").fetchone()[0]
+    assert freespace.scrub(str(path), busy_ms=BUSY_MS)
+    # Same-sized values are written over in place: no page is laid out again.
+    reader.execute("UPDATE t SET tag = randomblob(8)")
+    reader.close()
+    _checkpoint(path)
+    assert freespace.dirty_pages(str(path)) == []
+
+
+def test_a_scrub_leaves_the_file_alone_while_its_log_holds_a_write(tmp_path: Path) -> None:
+    """Pages still in the log would be copied into the file beside the zeroing: the
+    next erasing write scrubs instead."""
+    path = tmp_path / "churned.db"
+    _churned(path)
+    dirty = freespace.dirty_pages(str(path))
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("INSERT INTO t (tag, body) VALUES (randomblob(8), 'one more')")
+    assert freespace.scrub(str(path), busy_ms=BUSY_MS) is None
+    assert freespace.dirty_pages(str(path)) == dirty
+    writer.close()
+
+
+def _hard(mem: engram.Memory, fact: engram.Fact) -> None:
+    assert mem.forget(REF, fact.id, hard=True)
+
+
+def _from_trash(mem: engram.Memory, fact: engram.Fact) -> None:
+    assert mem.forget(REF, fact.id)
+    assert mem.delete_traces(REF, [fact.id]).trashed == 1
+
+
+@pytest.mark.parametrize("way", [_hard, _from_trash], ids=["forget-hard", "trash-then-delete"])
+def test_words_a_store_erased_leave_no_old_copy_in_its_pages(db_path: Path, way: object) -> None:
+    """Facts remembered and erased in turn, as a store lives: their rows are moved
+    between pages while they live, and no copy of an erased fact's words stays."""
+    rng = random.Random(5)
+    erased: set[str] = set()
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        live: list[engram.Fact] = []
+        for _ in range(25):
+            said = [" ".join(_word(rng) for _ in range(rng.randint(2, 12))) for _ in range(40)]
+            live += mem.remember_many(REF, said)
+            for fact in rng.sample(live, 10):
+                live.remove(fact)
+                way(mem, fact)  # type: ignore[operator]
+                erased.update(fact.content.split())
+        erased -= {word for fact in live for word in fact.content.split()}
+        assert _left(db_path, erased) == []
+        assert freespace.dirty_pages(str(db_path)) == []

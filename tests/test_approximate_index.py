@@ -531,7 +531,7 @@ def test_what_follows_a_commit_in_the_process_follows_it_where_its_purge_fails(
     recalled(indexed, QUERIES[0])
     assert file.name in store.index.approximate._opened
 
-    def failing(*args: object) -> None:
+    def failing(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(database.forgetting, "purge", failing)
@@ -842,9 +842,9 @@ def test_a_forget_does_not_hold_its_turn_to_write_while_a_build_installs(
     purging, done = threading.Event(), threading.Event()
     purge = forgetting.purge
 
-    def purged(conn: object) -> None:  # the forget's commit, inside its turn to write
-        purging.set()
-        purge(conn)  # type: ignore[arg-type]
+    def purged(conn: object, *, scrub: str | None = None) -> None:  # the forget's commit,
+        purging.set()  # inside its turn to write
+        purge(conn, scrub=scrub)  # type: ignore[arg-type]
 
     monkeypatch.setattr(forgetting, "purge", purged)
     took: list[bool] = []

@@ -19,9 +19,9 @@ scrubs, a row of ``meta``, whose page it reads after the zeroing), and every con
 in this process or another, drops its cached pages at its next transaction, as it does
 after any other connection's commit.
 
-The pages are read from the operating system's cache through a memory map, a block at a
-time, with numpy: 0.28 s for a 1.75 GB file, where a ``VACUUM`` of the 1.15M-fact store
-took 23.1 s.
+The pages are read through a memory map, only their headers and those regions: 0.16 s
+for a 1.75 GB file in the operating system's cache (4.6 ms at 27.5 MB), where a
+``VACUUM`` of the 1.15M-fact store took 23.1 s.
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-
-import numpy as np
+import struct
 
 from engram.storage.sqlite.driver import sqlite3
 
@@ -38,15 +37,15 @@ log = logging.getLogger("engram.storage")
 
 # The page types of a b-tree page (interior and leaf, index and table), from the first
 # byte of its header; any other first byte (an overflow or free page) is passed over.
-_BTREE = np.zeros(256, dtype=bool)
-_BTREE[[2, 5, 10, 13]] = True
+_BTREE = (2, 5, 10, 13)
 _INTERIOR = (2, 5)  # their headers are 12 bytes, the leaves' 8
 _FILE_HEADER = 100  # the first page's b-tree header follows the file's header
 _COUNTED = (
     "INSERT INTO meta (key, value) VALUES ('scrubs', '1') "
     "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
 )
-_BLOCK_PAGES = 8192  # pages read at a time (64 MiB of 8 KiB pages)
+# A b-tree page's header: its kind, its first free block, its cells, where they start.
+_PAGE_HEADER = struct.Struct(">BHHH")
 # An overflow or free-list page starts with a page number, whose first byte is 0 or 1
 # below this many pages (268 GB at 8 KiB): no such page passes for a b-tree page.
 _PAGES_AT_MOST = 2**25
@@ -85,9 +84,9 @@ def dirty_pages(path: str) -> list[tuple[int, int, int]]:
     found: list[tuple[int, int, int]] = []
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size
-        if size < _FILE_HEADER:
-            return found
         header = file.read(_FILE_HEADER)
+        if len(header) < _FILE_HEADER:
+            return found
         page = _page_bytes(header)
         pages = size // page
         if not pages or pages >= _PAGES_AT_MOST or header[52:56] != bytes(4):
@@ -95,41 +94,19 @@ def dirty_pages(path: str) -> list[tuple[int, int, int]]:
             # too large to tell a b-tree page by its first byte is not read this way
             log.warning("the pages of %s were not scrubbed: not a layout this reads", path)
             return found
+        zeros = bytes(page)
         with mmap.mmap(file.fileno(), pages * page, access=mmap.ACCESS_READ) as view:
-            whole = np.frombuffer(view, dtype=np.uint8).reshape(pages, page)
-            for first in range(0, pages, _BLOCK_PAGES):
-                block = whole[first : first + _BLOCK_PAGES]
-                found += _dirty_in(block, first, page)
-            del whole, block  # the map closes only once no array views it
+            for number in range(pages):
+                at = number * page
+                head = at + _FILE_HEADER if number == 0 else at  # the b-tree page's header
+                kind, _, cells, start = _PAGE_HEADER.unpack_from(view, head)
+                if kind not in _BTREE:
+                    continue
+                low = head - at + (12 if kind in _INTERIOR else 8) + 2 * cells
+                high = start or 65_536  # 0: the format's spelling of a 64 KiB page's end
+                if low < high <= page and view[at + low : at + high] != zeros[: high - low]:
+                    found.append((at, low, high))
     return found
-
-
-def _dirty_in(block: np.ndarray, first: int, page: int) -> list[tuple[int, int, int]]:
-    header = block[:, :12].astype(np.int64)
-    start = np.zeros(len(block), dtype=np.int64)  # where each page's b-tree header is
-    if first == 0:
-        header[0] = block[0, _FILE_HEADER : _FILE_HEADER + 12]
-        start[0] = _FILE_HEADER
-    kind = header[:, 0]
-    cells = header[:, 3] * 256 + header[:, 4]
-    low = start + np.where(np.isin(kind, _INTERIOR), 12, 8) + 2 * cells
-    high = header[:, 5] * 256 + header[:, 6]
-    high[high == 0] = 65_536  # the format's spelling of a 64 KiB page's end
-    rows = np.flatnonzero(_BTREE[kind] & (low < high) & (high <= page))
-    if not len(rows):
-        return []
-    # One pass over the block: OR-reduce each region [low, high) and the span between it
-    # and the next (which starts further on, so every span is non-empty); keep the first.
-    flat = block.reshape(-1)
-    bounds = np.empty(2 * len(rows), dtype=np.int64)
-    bounds[0::2] = rows * page + low[rows]
-    bounds[1::2] = rows * page + high[rows]
-    if bounds[-1] == len(flat):  # the last region runs to the block's end
-        bounds = bounds[:-1]
-    held = np.bitwise_or.reduceat(flat, bounds)[0::2]
-    return [
-        ((first + int(r)) * page, int(low[r]), int(high[r])) for r in rows[np.flatnonzero(held)]
-    ]
 
 
 def _zero(path: str, regions: list[tuple[int, int, int]]) -> int:

@@ -86,8 +86,11 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
+# Migration 29 undone (SQLite): no count of the pages' scrubs.
+BEFORE_PAGE_SCRUBS = ("DELETE FROM meta WHERE key = 'scrubs'",)
 # Migration 28 undone (SQLite): no text bases, nor the triggers that drop them.
 BEFORE_TEXT_BASES = (
+    *BEFORE_PAGE_SCRUBS,
     "DROP TRIGGER facts_ad_text_base",
     "DROP TRIGGER facts_au_text_base",
     "DROP TRIGGER fact_trash_ad_text_base",

@@ -852,7 +852,15 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE scope_state SET words_erased = words_erased + 1 WHERE scope = old.scope;
     END;
     """,
+    # 29: a write that erases words zeroes the unused space of the file's pages, where
+    # rows moved while they lived left old copies (storage/sqlite/freespace.py), and
+    # counts it in ``meta``; a store from before is scrubbed once as it opens (migrate).
+    """
+    INSERT INTO meta (key, value) VALUES ('scrubs', '0') ON CONFLICT (key) DO NOTHING;
+    """,
 )
+# The first schema whose erasures scrub the pages (migration 29).
+PAGES_SCRUBBED = 29
 
 
 # A scope's change log may always hold this many rows, however small the scope
@@ -928,6 +936,8 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
         raise
     if secured and version > 0:  # a store from before: what it forgot goes for good
         forgetting.rewrite(conn)
+    if 0 < version < PAGES_SCRUBBED:  # and what its pages kept of rows moved, too
+        forgetting.purge(conn, scrub=path)
     return len(MIGRATIONS)
 
 

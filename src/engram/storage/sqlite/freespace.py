@@ -44,6 +44,10 @@ _COUNTED = (
     "INSERT INTO meta (key, value) VALUES ('scrubs', '1') "
     "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
 )
+# The file is mapped this much at a time: what the scan holds in memory stays this, not
+# the file's size (a whole 1.7 GB file mapped at once raised the process's peak resident
+# memory by as much).
+_WINDOW_BYTES = 64 << 20
 # A b-tree page's header: its kind, its first free block, its cells, where they start.
 _PAGE_HEADER = struct.Struct(">BHHH")
 # An overflow or free-list page starts with a page number, whose first byte is 0 or 1
@@ -95,17 +99,22 @@ def dirty_pages(path: str) -> list[tuple[int, int, int]]:
             log.warning("the pages of %s were not scrubbed: not a layout this reads", path)
             return found
         zeros = bytes(page)
-        with mmap.mmap(file.fileno(), pages * page, access=mmap.ACCESS_READ) as view:
-            for number in range(pages):
-                at = number * page
-                head = at + _FILE_HEADER if number == 0 else at  # the b-tree page's header
-                kind, _, cells, start = _PAGE_HEADER.unpack_from(view, head)
-                if kind not in _BTREE:
-                    continue
-                low = head - at + (12 if kind in _INTERIOR else 8) + 2 * cells
-                high = start or 65_536  # 0: the format's spelling of a 64 KiB page's end
-                if low < high <= page and view[at + low : at + high] != zeros[: high - low]:
-                    found.append((at, low, high))
+        window = max(_WINDOW_BYTES // page, 1)  # pages mapped at a time
+        for first in range(0, pages, window):
+            count = min(window, pages - first)
+            with mmap.mmap(
+                file.fileno(), count * page, access=mmap.ACCESS_READ, offset=first * page
+            ) as view:
+                for number in range(first, first + count):
+                    at = (number - first) * page
+                    head = at + _FILE_HEADER if number == 0 else at  # its b-tree header
+                    kind, _, cells, start = _PAGE_HEADER.unpack_from(view, head)
+                    if kind not in _BTREE:
+                        continue
+                    low = head - at + (12 if kind in _INTERIOR else 8) + 2 * cells
+                    high = start or 65_536  # 0: the format's spelling of a 64 KiB page's end
+                    if low < high <= page and view[at + low : at + high] != zeros[: high - low]:
+                        found.append((number * page, low, high))
     return found
 
 

@@ -1,9 +1,17 @@
 """Old copies of rows that a rebuilt page keeps in its unused space: zeroed after a write
-that erased words, without touching what the file holds (storage/sqlite/freespace.py)."""
+that erased words, without touching what the file holds (storage/sqlite/freespace.py).
+
+``ENGRAM_SCRUB_STRESS_S`` sets how long two processes write and scrub one store at once
+(3 seconds in the suite)."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,10 +26,15 @@ from engram.storage.sqlite.schema import PAGES_SCRUBBED
 
 REF = ResourceRef("user-42")
 BUSY_MS = 5_000
+STRESS_S = float(os.environ.get("ENGRAM_SCRUB_STRESS_S", "3"))
+
+
+LETTERS = "bcdfghjkmnpvwx"
+_WORDS = re.compile(f"zq[{LETTERS}]{{10}}".encode())
 
 
 def _word(rng: random.Random) -> str:
-    return "zq" + "".join(rng.choice("bcdfghjkmnpvwx") for _ in range(10))
+    return "zq" + "".join(rng.choice(LETTERS) for _ in range(10))
 
 
 def _churned(path: Path, steps: int = 1_500) -> tuple[dict[int, str], set[str]]:
@@ -62,8 +75,10 @@ def _checkpoint(path: Path) -> None:
 
 
 def _left(path: Path, words: set[str]) -> list[str]:
-    data = path.read_bytes()
-    return [word for word in words if word.encode() in data]
+    """The words (each made by :func:`_word`) found in the file's bytes: every such word
+    the file holds, read in one pass, then those asked for."""
+    held = {found.decode() for found in _WORDS.findall(path.read_bytes())}
+    return sorted(words & held)
 
 
 def test_a_scrub_zeroes_old_copies_and_nothing_a_row_holds(tmp_path: Path) -> None:
@@ -173,3 +188,79 @@ def test_a_store_from_before_the_scrubs_is_scrubbed_as_it_opens(
     with engram.open(db_path, embedder=engram.HashingEmbedder(16)):
         assert _left(db_path, erased) == []
     assert stores.rows(db_path, "SELECT value FROM meta WHERE key = 'scrubs'") == [("1",)]
+
+
+# Two processes on one store: ``eraser`` remembers and forgets for good (each forget
+# scrubs the file's pages) until ``other`` has finished, then forgets once more alone;
+# ``other`` remembers, corrects, trashes and recalls meanwhile, its connections caching
+# pages across the scrubs. Each prints what it did as JSON.
+_TWO = """
+import json, random, sys, time
+import engram
+from engram import ResourceRef
+from engram.storage.sqlite import freespace
+role, path, seconds, done = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+rng = random.Random(role)
+head = "zq" if role == "eraser" else "qz"  # no word of one is the other's
+word = lambda: head + "".join(rng.choice("bcdfghjkmnpvwx") for _ in range(10))
+with engram.open(path, embedder=engram.HashingEmbedder(16)) as mem:
+    ref, live, out = ResourceRef(role), [], {"writes": 0}
+    end = time.monotonic() + seconds
+    if role == "other":
+        while time.monotonic() < end:
+            live += mem.remember_many(ref, [f"plain {word()} " + "ab" * rng.randint(1, 60)])
+            fact = rng.choice(live)
+            mem.correct(ref, fact.id, f"plain {word()} " + "cd" * rng.randint(1, 60))
+            mem.recall(ref, "plain", mode="text")
+            if len(live) > 5:
+                mem.forget(ref, live.pop(0).id)
+            out["writes"] += 1
+        open(done, "w").close()
+    else:
+        real, erased = freespace.scrub, set()
+        out["skipped"] = 0
+        def counted(p, busy_ms):
+            zeroed = real(p, busy_ms=busy_ms)
+            out["skipped"] += zeroed is None
+            return zeroed
+        freespace.scrub = counted
+        alone = False
+        while not alone:
+            alone = time.monotonic() > end and __import__("os").path.exists(done)
+            said = [" ".join(word() for _ in range(rng.randint(2, 12))) for _ in range(20)]
+            live += mem.remember_many(ref, said)
+            for fact in rng.sample(live, 5):
+                live.remove(fact)
+                assert mem.forget(ref, fact.id, hard=True)
+                erased.update(fact.content.split())
+                out["writes"] += 1
+        out["erased"] = sorted(erased - {w for f in live for w in f.content.split()})
+print(json.dumps(out))
+"""
+
+
+def test_two_processes_writing_and_scrubbing_one_store_leave_it_sound(tmp_path: Path) -> None:
+    """The scrub writes the file beside SQLite: with another process writing at once
+    (its cached pages, its checkpoints), the file stays sound and its full-text index
+    whole, and no word erased is left."""
+    path, done = tmp_path / "engram.db", tmp_path / "other-done"
+    engram.open(path, embedder=engram.HashingEmbedder(16)).close()  # created, migrated
+    started = {
+        role: subprocess.Popen(
+            [sys.executable, "-c", _TWO, role, str(path), str(STRESS_S), str(done)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for role in ("eraser", "other")
+    }
+    said = {}
+    for role, process in started.items():
+        out, _ = process.communicate(timeout=STRESS_S + 120)
+        assert process.returncode == 0, role
+        said[role] = json.loads(out.splitlines()[-1])
+    assert said["eraser"]["writes"] > 0 and said["other"]["writes"] > 0
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('integrity-check')")
+    conn.close()
+    assert _left(path, set(said["eraser"]["erased"])) == []

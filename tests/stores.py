@@ -86,8 +86,8 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
-# Migration 29 undone (SQLite): no count of the pages' scrubs.
-BEFORE_PAGE_SCRUBS = ("DELETE FROM meta WHERE key = 'scrubs'",)
+# Migration 29 undone (SQLite): no row telling whether a scrub of the pages is due.
+BEFORE_PAGE_SCRUBS = ("DELETE FROM meta WHERE key = 'scrub_due'",)
 # Migration 28 undone (SQLite): no text bases, nor the triggers that drop them.
 BEFORE_TEXT_BASES = (
     *BEFORE_PAGE_SCRUBS,

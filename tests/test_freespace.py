@@ -101,7 +101,7 @@ def test_a_scrub_zeroes_old_copies_and_nothing_a_row_holds(tmp_path: Path) -> No
     assert freespace.scrub(str(path), busy_ms=BUSY_MS) == 0  # nothing left to zero
     _checkpoint(path)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'scrubs'").fetchall() == [("2",)]
+    assert not freespace.due(conn)  # the scrub's own write says so
     conn.close()
 
 
@@ -187,7 +187,23 @@ def test_a_store_from_before_the_scrubs_is_scrubbed_as_it_opens(
         stores.rows(db_path, statement)
     with engram.open(db_path, embedder=engram.HashingEmbedder(16)):
         assert _left(db_path, erased) == []
-    assert stores.rows(db_path, "SELECT value FROM meta WHERE key = 'scrubs'") == [("1",)]
+    assert stores.rows(db_path, "SELECT value FROM meta WHERE key = 'scrub_due'") == [("0",)]
+
+
+def test_a_scrub_that_did_not_run_after_its_erasure_runs_when_the_store_opens(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its erasing write said a scrub is due; the scrub never came (a reader held the
+    log, another write came first, the process ended): the next open runs it."""
+    with monkeypatch.context() as skipped:
+        skipped.setattr(freespace, "scrub", lambda path, busy_ms: None)
+        with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+            erased = _lived(mem, _hard)
+    assert _left(db_path, erased)
+    assert stores.rows(db_path, "SELECT value FROM meta WHERE key = 'scrub_due'") == [("1",)]
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)):
+        assert _left(db_path, erased) == []
+    assert stores.rows(db_path, "SELECT value FROM meta WHERE key = 'scrub_due'") == [("0",)]
 
 
 # Two processes on one store: ``eraser`` remembers and forgets for good (each forget

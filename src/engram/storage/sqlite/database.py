@@ -26,7 +26,7 @@ from urllib.parse import quote
 from engram.core.errors import EngramError, StorageFailure, Unavailable
 from engram.storage.sql.dialect import SQLITE
 from engram.storage.sql.tx import SQLTx
-from engram.storage.sqlite import forgetting, owner
+from engram.storage.sqlite import forgetting, freespace, owner
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import VOCABULARIES
 from engram.storage.sqlite.schema import (
@@ -77,12 +77,19 @@ class Database:
             conn = self.connection()
             self.schema_version = migrate(conn, self.path)
             self._watch(conn)
+            if freespace.due(conn):  # an erasure's scrub that did not run, nor since
+                forgetting.purge(conn, scrub=self.path)
         except sqlite3.Error as exc:
             self.close()
             raise failure(exc, f"cannot open the store at {self.path}") from exc
         except EngramError:
             self.close()
             raise
+        except OSError as exc:  # a scrub due that cannot write the file
+            self.close()
+            raise StorageFailure(
+                f"cannot open the store at {self.path}: {exc.strerror or exc}"
+            ) from exc
 
     def connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -187,6 +194,8 @@ class Database:
             tx.committing()
             erased = tx.write and tx.erased
             forgot = erased or (tx.write and change_mark(conn) != mark)
+            if erased:
+                conn.execute(freespace.DUE)  # until its scrub has run
             conn.execute("COMMIT")
         except BaseException:
             self._abort(tx)

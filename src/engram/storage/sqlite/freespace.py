@@ -14,8 +14,8 @@ log is checkpointed into the file and empty, :func:`scrub` reads every b-tree pa
 header and writes zeros over that region where it holds anything, holding the write lock
 so no page changes meanwhile (an empty log means no checkpoint copies a page either).
 A connection that read a page before it is zeroed could write its old image back with
-a later change; the scrub therefore commits one small write of its own (the count of
-scrubs, a row of ``meta``, whose page it reads after the zeroing), and every connection,
+a later change; the scrub therefore commits one small write of its own (that no scrub
+is due, a row of ``meta``, whose page it reads after the zeroing), and every connection,
 in this process or another, drops its cached pages at its next transaction, as it does
 after any other connection's commit.
 
@@ -40,9 +40,17 @@ log = logging.getLogger("engram.storage")
 _BTREE = (2, 5, 10, 13)
 _INTERIOR = (2, 5)  # their headers are 12 bytes, the leaves' 8
 _FILE_HEADER = 100  # the first page's b-tree header follows the file's header
-_COUNTED = (  # the scrub's own write: a count of the scrubs
-    "INSERT INTO meta (key, value) VALUES ('scrubs', '1') "
-    "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+# Whether a scrub is due: set by each write that erased words, in its own transaction,
+# and cleared by the scrub's own write. A scrub that could not run after its write (the
+# log held, another write came first, the process ended) runs at the next erasing
+# write's or when a store next opens the file.
+DUE = (
+    "INSERT INTO meta (key, value) VALUES ('scrub_due', '1') "
+    "ON CONFLICT (key) DO UPDATE SET value = '1'"
+)
+_DONE = (
+    "INSERT INTO meta (key, value) VALUES ('scrub_due', '0') "
+    "ON CONFLICT (key) DO UPDATE SET value = '0'"
 )
 # The file is mapped this much at a time: what the scan holds in memory stays this, not
 # the file's size (a whole 1.7 GB file mapped at once raised the process's peak resident
@@ -71,7 +79,7 @@ def scrub(path: str, *, busy_ms: int) -> int | None:
                 log.info("a write came between a forget and its scrub; the next one scrubs")
                 return None
             zeroed = _zero(path, dirty_pages(path))
-            conn.execute(_COUNTED)  # a commit: the other connections' caches go
+            conn.execute(_DONE)  # a commit: the other connections' caches go
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -80,6 +88,12 @@ def scrub(path: str, *, busy_ms: int) -> int | None:
         return zeroed
     finally:
         conn.close()
+
+
+def due(conn: sqlite3.Connection) -> bool:
+    """Whether a write erased words since the file's last scrub (:data:`DUE`)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'scrub_due'").fetchone()
+    return row is not None and row[0] == "1"
 
 
 def dirty_pages(path: str) -> list[tuple[int, int, int]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from engram.core.errors import StorageFailure
 from engram.storage.rows import stored_digest
 from engram.storage.sql.dialect import sqlite_vector
-from engram.storage.sqlite import forgetting
+from engram.storage.sqlite import forgetting, freespace
 from engram.storage.sqlite.driver import sqlite3
 
 MIGRATIONS: tuple[str, ...] = (
@@ -853,10 +853,10 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     """,
     # 29: a write that erases words zeroes the unused space of the file's pages, where
-    # rows moved while they lived left old copies (storage/sqlite/freespace.py), and
-    # counts it in ``meta``; a store from before is scrubbed once as it opens (migrate).
+    # rows moved while they lived left old copies (storage/sqlite/freespace.py); whether
+    # a scrub is due is a row of ``meta``, due at once for a store from before (migrate).
     """
-    INSERT INTO meta (key, value) VALUES ('scrubs', '0') ON CONFLICT (key) DO NOTHING;
+    INSERT INTO meta (key, value) VALUES ('scrub_due', '0') ON CONFLICT (key) DO NOTHING;
     """,
 )
 # The first schema whose erasures scrub the pages (migration 29).
@@ -930,14 +930,14 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         secured = forgetting.secure_index(conn, path)
+        if 0 < version < PAGES_SCRUBBED:  # what its pages kept of rows moved goes too
+            conn.execute(freespace.DUE)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     if secured and version > 0:  # a store from before: what it forgot goes for good
         forgetting.rewrite(conn)
-    if 0 < version < PAGES_SCRUBBED:  # and what its pages kept of rows moved, too
-        forgetting.purge(conn, scrub=path)
     return len(MIGRATIONS)
 
 

@@ -135,13 +135,12 @@ def dirty_pages(path: str) -> list[tuple[int, int, int]]:
 def _zero(path: str, regions: list[tuple[int, int, int]]) -> int:
     if not regions:
         return 0
-    fd = os.open(path, os.O_WRONLY)
-    try:
+    with open(path, "r+b") as file:  # buffered writes, flushed and synced once
         for offset, low, high in regions:
-            os.pwrite(fd, bytes(high - low), offset + low)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+            file.seek(offset + low)
+            file.write(bytes(high - low))
+        file.flush()
+        os.fsync(file.fileno())
     return len(regions)
 
 

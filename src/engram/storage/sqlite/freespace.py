@@ -74,7 +74,7 @@ def scrub(path: str, *, busy_ms: int) -> int | None:
         conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
         conn.execute("BEGIN IMMEDIATE")
         try:
-            if _log_bytes(path):
+            if log_bytes(path):
                 conn.execute("ROLLBACK")
                 log.info("a write came between a forget and its scrub; the next one scrubs")
                 return None
@@ -149,7 +149,8 @@ def _page_bytes(header: bytes) -> int:
     return 65_536 if size == 1 else size
 
 
-def _log_bytes(path: str) -> int:
+def log_bytes(path: str) -> int:
+    """The bytes of the write-ahead log of the store at ``path`` (0: none yet)."""
     try:
         return os.stat(path + "-wal").st_size
     except FileNotFoundError:

@@ -21,6 +21,7 @@ from engram.core.health import StorageHealth, VectorIndexHealth
 from engram.core.scopes import Scope
 from engram.storage.sql.health import HealthTable, scoped
 from engram.storage.sql.tx import SQLTx
+from engram.storage.sqlite import freespace
 from engram.storage.sqlite.fulltext import scope_token
 from engram.storage.sqlite.index import vectorfiles
 
@@ -77,7 +78,7 @@ class SQLiteHealth(HealthTable):
     def storage(self, t: SQLTx) -> StorageHealth:
         page = int(t.one("PRAGMA page_size"))
         pages, free = int(t.one("PRAGMA page_count")), int(t.one("PRAGMA freelist_count"))
-        wal = _size(self._path + "-wal")
+        wal = freespace.log_bytes(self._path)
         return StorageHealth("sqlite", bytes=pages * page, wal_bytes=wal, free_bytes=free * page)
 
 

@@ -86,8 +86,16 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
+# Migration 30 undone (SQLite): an erasure drops its scope's text base whole.
+BEFORE_BASE_STRIPS = (
+    "DROP TRIGGER scope_state_au_text_base",
+    "ALTER TABLE text_bases DROP COLUMN strip_due",
+    "CREATE TRIGGER scope_state_au_text_base AFTER UPDATE OF words_erased ON scope_state "
+    "BEGIN DELETE FROM text_base_terms WHERE scope = new.scope; "
+    "DELETE FROM text_bases WHERE scope = new.scope; END",
+)
 # Migration 29 undone (SQLite): no row telling whether a scrub of the pages is due.
-BEFORE_PAGE_SCRUBS = ("DELETE FROM meta WHERE key = 'scrub_due'",)
+BEFORE_PAGE_SCRUBS = (*BEFORE_BASE_STRIPS, "DELETE FROM meta WHERE key = 'scrub_due'")
 # Migration 28 undone (SQLite): no text bases, nor the triggers that drop them.
 BEFORE_TEXT_BASES = (
     *BEFORE_PAGE_SCRUBS,

@@ -171,8 +171,8 @@ def test_a_common_word_saved_in_its_scope_s_text_base_leaves_with_its_facts(
     db_path: Path,
 ) -> None:
     """A large scope's text base saves its common terms' postings, each under its word:
-    the base goes with the first fact erased from it (its postings would tell which
-    common words that fact held), and with it every word it saved."""
+    a fact erased leaves every posting in the same write (they would tell which common
+    words it held), and a word whose facts are all erased leaves the base."""
     with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
         bases = mem._store.texts.bases  # type: ignore[attr-defined]  # SQLite's
         bases.above, bases.term_rows = 100, 5
@@ -181,10 +181,12 @@ def test_a_common_word_saved_in_its_scope_s_text_base_leaves_with_its_facts(
         assert bases.build(REF.key)
         saved = "SELECT count(*) FROM text_base_terms WHERE term = ?"
         assert stores.rows(db_path, saved, (PLANTED,)) == [(1,)]
-        assert mem.forget(REF, planted[0].id, hard=True)
-        assert stores.rows(db_path, "SELECT count(*) FROM text_base_terms") == [(0,)]
-        for fact in planted[1:]:
+        held = "SELECT length(seqs) / 4 FROM text_base_terms WHERE term = ?"
+        for left, fact in enumerate(reversed(planted)):
+            assert stores.rows(db_path, held, (PLANTED,)) == [(len(planted) - left,)]
             assert mem.forget(REF, fact.id, hard=True)
+        assert stores.rows(db_path, saved, (PLANTED,)) == [(0,)]
+        assert stores.rows(db_path, "SELECT count(*) FROM text_base_terms") != [(0,)]
         assert mem.recall(REF, PLANTED, mode="text") == []
         assert found(db_path, PLANTED) == []
     assert found(db_path, PLANTED) == []

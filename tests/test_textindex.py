@@ -611,6 +611,24 @@ def _base(db_path: Path, ref: ResourceRef) -> tuple[int | None, int]:
     return (build[0][0] if build else None), terms[0][0]
 
 
+def _seqs(db_path: Path, ids: list[str]) -> list[int]:
+    """The row numbers of the facts ``ids``, in their order."""
+    found = dict(
+        stores.rows(
+            db_path,
+            f"SELECT id, seq FROM facts WHERE id IN ({','.join('?' * len(ids))})",
+            tuple(ids),
+        )
+    )
+    return [int(found[i]) for i in ids]
+
+
+def _saved(db_path: Path, ref: ResourceRef) -> set[int]:
+    """Every fact a saved posting of the scope's base holds."""
+    blobs = stores.rows(db_path, "SELECT seqs FROM text_base_terms WHERE scope = ?", (ref.key,))
+    return {int(s) for (blob,) in blobs for s in np.frombuffer(blob, "<u4")}
+
+
 def test_a_large_scope_s_common_terms_are_read_from_its_base(
     based: tuple[Memory, SQLiteStore, SQLiteStore],
     db_path: Path,
@@ -646,36 +664,90 @@ def test_a_large_scope_s_common_terms_are_read_from_its_base(
     assert mem.restore(BIG, facts[0].id)
     assert fresh() == []
 
-    mem.correct(BIG, facts[1].id, "camera camera hotel")  # the ledger keeps the old words
+    # in the base (the newest 30 came after it), none of them in the trash
+    used = [facts[i].id for i in (31, 32, 33, 34, 36)]
+    seqs = dict(zip(used, _seqs(db_path, used), strict=True))
+    corrected = seqs[facts[31].id]
+    mem.correct(BIG, facts[31].id, "camera camera hotel")  # the ledger keeps the old words
     assert _base(db_path, BIG) == (build, terms)
+    assert _saved(db_path, BIG) & {corrected}
     assert fresh() == []
+    # the words leaving for good leave the base in the same write: the base is kept
     fast.run(lambda tx: fast.ledger.delete_before(tx, BIG, 1 << 62))  # retention: gone
-    assert _base(db_path, BIG) == (None, 0)
-    assert fresh() != []  # read from the instances again, the same ranking
-    assert fast.texts.settle(30)
-    rebuilt, _ = _base(db_path, BIG)
-    assert rebuilt not in (None, build)
+    assert _base(db_path, BIG)[0] == build and not _saved(db_path, BIG) & {corrected}
+    assert fresh() == []  # read from the base still, the same ranking
+    mem.correct(BIG, facts[33].id, "camera garden")
+    fast.run(lambda tx: fast.ledger.scrub(tx, BIG, [facts[33].id]))  # old words scrubbed
+    assert _base(db_path, BIG)[0] == build and not _saved(db_path, BIG) & {seqs[facts[33].id]}
     assert fresh() == []
-    mem.correct(BIG, facts[3].id, "camera garden")
-    fast.run(lambda tx: fast.ledger.scrub(tx, BIG, [facts[3].id]))  # old words scrubbed
-    assert _base(db_path, BIG) == (None, 0)
-    assert fresh() != []
+    mem.forget(BIG, facts[32].id, hard=True)
+    assert _base(db_path, BIG)[0] == build and not _saved(db_path, BIG) & {seqs[facts[32].id]}
+    assert fresh() == []
+    mem.forget(BIG, facts[36].id)  # in the trash, then purged from it for good
+    assert _saved(db_path, BIG) & {seqs[facts[36].id]}
+    mem.forget(BIG, facts[36].id, hard=True)
+    assert _base(db_path, BIG)[0] == build and not _saved(db_path, BIG) & {seqs[facts[36].id]}
+    assert fresh() == []
+    # a context rewritten (a neighbour's erased words leave it) by another program: no
+    # search reads the base it marked until a store strips it, at its next erasing write
+    stores.rows(db_path, "UPDATE facts SET context = 'hotel' WHERE id = ?", (facts[34].id,))
+    assert _base(db_path, BIG)[0] == build and _saved(db_path, BIG) & {seqs[facts[34].id]}
+    assert fresh() != []  # read from the instances, the same ranking; a build asked for
     assert fast.texts.settle(30)
-    assert _base(db_path, BIG)[0] is not None
-    # a context rewritten (a neighbour's erased words leave it): raw SQL as any write
-    stores.rows(db_path, "UPDATE facts SET context = 'hotel' WHERE id = ?", (facts[4].id,))
-    assert _base(db_path, BIG) == (None, 0)
-    assert fresh() != []
-    assert fast.texts.settle(30)
-    mem.forget(BIG, facts[2].id, hard=True)
-    assert _base(db_path, BIG) == (None, 0)
-    assert fresh() != []
-    assert fast.texts.settle(30)
-    mem.forget(BIG, facts[7].id)  # in the trash, then purged from it for good
-    assert _base(db_path, BIG)[0] is not None
-    mem.forget(BIG, facts[7].id, hard=True)
-    assert _base(db_path, BIG) == (None, 0)
+    assert stores.rows(db_path, "SELECT build = ?, strip_due FROM text_bases", (build,)) == [
+        (0, 0)
+    ]  # built anew, in its place
+    assert fresh() == []
     assert_same_ranking(fast, slow, queries)
+
+
+def test_a_base_marked_by_another_program_s_erasure_is_stripped_by_the_next_erasing_write(
+    based: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+) -> None:
+    mem, fast, slow = based
+    rng = random.Random(24)
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    queries = [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(12)]
+    assert _build(fast)
+    build, _ = _base(db_path, BIG)
+    first, second = _seqs(db_path, [facts[0].id, facts[1].id])
+    assert _saved(db_path, BIG) >= {first, second}
+    stores.rows(db_path, "DELETE FROM facts WHERE id = ?", (facts[0].id,))  # not by a store
+    assert stores.rows(db_path, "SELECT strip_due FROM text_bases") == [(1,)]
+    assert _saved(db_path, BIG) & {first}  # marked, not stripped: read by no search
+    mem.forget(BIG, facts[1].id, hard=True)
+    assert stores.rows(db_path, "SELECT build, strip_due FROM text_bases") == [(build, 0)]
+    assert not _saved(db_path, BIG) & {first, second}
+    assert_same_ranking(fast, slow, queries)
+
+
+def test_a_store_opened_on_a_marked_base_strips_it(
+    based: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+) -> None:
+    mem, fast, _ = based
+    rng = random.Random(25)
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    assert _build(fast)
+    build, _ = _base(db_path, BIG)
+    (gone,) = _seqs(db_path, [facts[0].id])
+    stores.rows(db_path, "DELETE FROM facts WHERE id = ?", (facts[0].id,))
+    assert _saved(db_path, BIG) & {gone}
+    with engram.open(db_path, embedder=None):
+        pass
+    assert stores.rows(db_path, "SELECT build, strip_due FROM text_bases") == [(build, 0)]
+    assert not _saved(db_path, BIG) & {gone}
+
+
+def test_a_base_the_change_log_no_longer_reaches_back_to_goes_whole(
+    based: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
+) -> None:
+    mem, fast, _ = based
+    rng = random.Random(26)
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    assert _build(fast)
+    stores.rows(db_path, "UPDATE scope_state SET changes_from = changes_from + 1000000")
+    mem.forget(BIG, facts[0].id, hard=True)
+    assert _base(db_path, BIG) == (None, 0)
 
 
 def test_a_base_read_before_a_fact_left_for_good_is_not_saved(

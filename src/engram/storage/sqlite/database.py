@@ -31,6 +31,7 @@ from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import VOCABULARIES
 from engram.storage.sqlite.schema import (
     MIGRATIONS,
+    STRIP_DUE,
     WORDS_LEFT,
     change_mark,
     check_ours,
@@ -77,6 +78,8 @@ class Database:
             conn = self.connection()
             self.schema_version = migrate(conn, self.path)
             self._watch(conn)
+            if conn.execute(STRIP_DUE).fetchone() is not None:  # marked by another program
+                self.run(lambda tx: _strip_text_bases(tx.erasing().conn))
             if freespace.due(conn):  # an erasure's scrub that did not run, nor since
                 forgetting.purge(conn, scrub=self.path)
         except sqlite3.Error as exc:
@@ -195,6 +198,7 @@ class Database:
             erased = tx.write and tx.erased
             forgot = erased or (tx.write and change_mark(conn) != mark)
             if erased:
+                _strip_text_bases(conn)
                 conn.execute(freespace.DUE)  # until its scrub has run
             conn.execute("COMMIT")
         except BaseException:
@@ -273,6 +277,15 @@ class Database:
             with suppress(sqlite3.Error):
                 conn.close()
         self._local = threading.local()
+
+
+def _strip_text_bases(conn: sqlite3.Connection) -> None:
+    """The words an erasing write took from a large scope leave its text base in the
+    same write (index/textbase.py); numpy loads only where a base is marked."""
+    if conn.execute(STRIP_DUE).fetchone() is not None:
+        from engram.storage.sqlite.index import textbase
+
+        textbase.strip(conn)
 
 
 def _retry(attempt: Callable[[], T]) -> T:

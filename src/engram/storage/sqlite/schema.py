@@ -858,9 +858,23 @@ MIGRATIONS: tuple[str, ...] = (
     """
     INSERT INTO meta (key, value) VALUES ('scrub_due', '0') ON CONFLICT (key) DO NOTHING;
     """,
+    # 30: a scope's text base follows its words leaving for good instead of going with
+    # them: the change marks it ``strip_due``, and the erasing write's commit takes the
+    # facts changed since the base's mark out of its postings (textbase.strip); until
+    # then no search reads it (a write by another program: the next erasing write of a
+    # store, or its next open, strips it).
+    """
+    ALTER TABLE text_bases ADD COLUMN strip_due INTEGER NOT NULL DEFAULT 0;
+    DROP TRIGGER scope_state_au_text_base;
+    CREATE TRIGGER scope_state_au_text_base AFTER UPDATE OF words_erased ON scope_state BEGIN
+        UPDATE text_bases SET strip_due = 1 WHERE scope = new.scope AND strip_due = 0;
+    END;
+    """,
 )
 # The first schema whose erasures scrub the pages (migration 29).
 PAGES_SCRUBBED = 29
+# The scopes whose text base an erasure marked, to be stripped by the write (migration 30).
+STRIP_DUE = "SELECT scope FROM text_bases WHERE strip_due = 1"
 
 
 # A scope's change log may always hold this many rows, however small the scope

@@ -16,13 +16,15 @@ log names since its mark are never taken from it, and those still present, with 
 facts appended since, are tokenized once per process and held beside it. A view that
 would follow more than ``FOLLOWED`` facts is let go and the base built again.
 
-Words that leave the store for good take their scope's base with them, in the same
-transaction (the schema's triggers), since its postings would still tell which common
-words a fact held: a fact erased (not trashed) or purged from the trash, a context
-rewritten, a before-state erased from the ledger or dropped by its retention. A
-correction does not: the ledger keeps the old words, for a revert, until then. A build
-that read the scope before such an erasure (``scope_state.words_erased`` moved) is not
-installed.
+Words that leave the store for good leave the base too, in the same transaction, since
+its postings would still tell which common words a fact held: a fact erased (not
+trashed) or purged from the trash, a context rewritten, a before-state erased from the
+ledger or dropped by its retention (a correction alone does not: the ledger keeps the old
+words, for a revert, until then). The schema's triggers mark the base ``strip_due``, and
+the erasing write's commit (:func:`strip`) takes out of its postings every fact the
+change log names since its mark: those a view never takes from it. A marked base is read
+by no search until then. A build that read the scope before such an erasure
+(``scope_state.words_erased`` moved) is not installed.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from engram.storage.sqlite.fulltext import SCOPE_TOKEN
 from engram.storage.sqlite.index import postings, revision
 from engram.storage.sqlite.index.revision import logged_since
 from engram.storage.sqlite.index.tokens import Tokenized, Tokenizer
-from engram.storage.sqlite.schema import change_mark
+from engram.storage.sqlite.schema import STRIP_DUE, change_mark
 
 log = logging.getLogger("engram.storage")
 
@@ -116,7 +118,8 @@ def load(
     has none, or following it would read more than ``followed`` facts (or the change log
     no longer reaches back to it)."""
     row = conn.execute(
-        "SELECT build, mark, last_seq FROM text_bases WHERE scope = ?", (scope,)
+        "SELECT build, mark, last_seq FROM text_bases WHERE scope = ? AND strip_due = 0",
+        (scope,),
     ).fetchone()
     if row is None:
         return None
@@ -135,6 +138,48 @@ def load(
     if appended or again:
         view.add(tokenizer.facts(again + appended), len(again) + len(appended))
     return view
+
+
+def strip(conn: sqlite3.Connection) -> None:
+    """Takes out of each base marked ``strip_due`` every fact its scope's change log names
+    since the base's mark (a term left with none goes), inside the write that marked it;
+    a base the log no longer reaches back from goes whole."""
+    for (scope,) in conn.execute(STRIP_DUE).fetchall():
+        (mark,) = conn.execute("SELECT mark FROM text_bases WHERE scope = ?", (scope,)).fetchone()
+        touched = logged_since(conn, scope, int(mark))
+        if touched is None:
+            conn.execute("DELETE FROM text_base_terms WHERE scope = ?", (scope,))
+            conn.execute("DELETE FROM text_bases WHERE scope = ?", (scope,))
+            continue
+        if touched:
+            gone = np.asarray(touched, np.int64)
+            held = conn.execute("SELECT term, seqs FROM text_base_terms WHERE scope = ?", (scope,))
+            changed = [
+                (term, keep)
+                for term, seqs in held
+                if not (keep := ~np.isin(np.frombuffer(seqs, _SEQS), gone)).all()
+            ]
+            for term, keep in changed:
+                _strip_term(conn, scope, term, keep)
+        conn.execute("UPDATE text_bases SET strip_due = 0 WHERE scope = ?", (scope,))
+
+
+def _strip_term(conn: sqlite3.Connection, scope: str, term: str, keep: np.ndarray) -> None:
+    if not keep.any():
+        conn.execute("DELETE FROM text_base_terms WHERE scope = ? AND term = ?", (scope, term))
+        return
+    seqs, counts = conn.execute(
+        "SELECT seqs, counts FROM text_base_terms WHERE scope = ? AND term = ?", (scope, term)
+    ).fetchone()
+    conn.execute(
+        "UPDATE text_base_terms SET seqs = ?, counts = ? WHERE scope = ? AND term = ?",
+        (
+            np.frombuffer(seqs, _SEQS)[keep].tobytes(),
+            np.frombuffer(counts, _COUNTS)[keep].tobytes(),
+            scope,
+            term,
+        ),
+    )
 
 
 def build_number(conn: sqlite3.Connection, scope: str) -> int | None:
@@ -194,7 +239,8 @@ def _read(conn: sqlite3.Connection, scope: str, above: int, term_rows: int) -> _
     if last_seq is None or last_seq >= 1 << 32:
         return None
     saved = conn.execute(
-        "SELECT build, mark, last_seq FROM text_bases WHERE scope = ?", (scope,)
+        "SELECT build, mark, last_seq FROM text_bases WHERE scope = ? AND strip_due = 0",
+        (scope,),
     ).fetchone()
     if saved is not None and (int(saved[1]), int(saved[2])) == (mark, int(last_seq)):
         return None  # the base holds this snapshot already
@@ -228,7 +274,7 @@ def _install(conn: sqlite3.Connection, scope: str, read: _Read) -> bool:
     conn.execute(
         "INSERT INTO text_bases (scope, build, mark, last_seq) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (scope) DO UPDATE SET build = excluded.build, mark = excluded.mark, "
-        "last_seq = excluded.last_seq",
+        "last_seq = excluded.last_seq, strip_due = 0",
         (scope, random.getrandbits(62), read.mark, read.last_seq),
     )
     conn.executemany(

@@ -98,7 +98,9 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
             history.forget(rec, document, hard=True, action=ledger.DROP)
     kept = live.keys() | store.facts.trashed(tx, scope, follow).keys()
     if any(i not in kept for i in follow) and (trashed := store.facts.wiki_trash(tx, scope)):
-        store.ledger.scrub(tx, scope, sorted(set(trashed.values())), kind="document")
+        store.ledger.scrub(
+            tx, scope, sorted(set(trashed.values())), kind="document", sparing=rec.seq
+        )
         rules.erase(rec, list(trashed), action=ledger.DROP)
 
 
@@ -152,7 +154,7 @@ def _chunks(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
                 _set_context(rec, scope, fact, context, fact.id in live, bool(erased))
     if erased:
         store.documents.unname(tx, erased)
-        store.ledger.scrub(tx, scope, near, action="context")
+        store.ledger.scrub(tx, scope, near, action="context", sparing=rec.seq)
 
 
 def _set_context(
@@ -224,7 +226,7 @@ def _follow(rec: Entry, scope: Scope, session_id: str, changed: Sequence[int]) -
     if erased:  # earlier entries may hold its words in a neighbour's context before
         near_erased = {i for c in erased for i in range(c - MAX_WIDTH, c + MAX_WIDTH + 1)}
         ids = [f.id for i in near_erased for f in (live.get(i), trashed.get(i)) if f]
-        store.ledger.scrub(tx, scope, ids, action="context")
+        store.ledger.scrub(tx, scope, ids, action="context", sparing=rec.seq)
 
 
 def _settle_entry(

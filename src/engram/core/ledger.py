@@ -44,10 +44,15 @@ UNSET = json.dumps({"unset": True})
 DROP = "drop"
 
 
+# The items an entry holds before it writes them: a write that changes more objects (an
+# import of a million facts) writes them as it goes, so it holds a batch, not the write.
+HELD_ITEMS = 10_000
+
+
 class Entry:
     """One ledger entry being written in ``tx``: ``record`` each object changed; the
-    items are written by :func:`write` once the work is done (an entry that changed
-    nothing is dropped)."""
+    items are written as they pass ``HELD_ITEMS``, and the rest once the work is done
+    (an entry that changed nothing is dropped)."""
 
     def __init__(
         self,
@@ -63,6 +68,7 @@ class Entry:
         self.writer, self.reverts = writer, reverts
         self.seq = store.ledger.begin(tx, scope, op, writer, now_us, reverts)
         self._changes: dict[tuple[str, str], Change] = {}
+        self._written = False  # items written already (an object's first before-state kept)
 
     def record(
         self,
@@ -80,23 +86,34 @@ class Entry:
         self._changes[key] = Change(
             kind, object_id, action, kept, self.seq if token == OWN else token
         )
+        if len(self._changes) >= HELD_ITEMS:
+            self._write()
 
     def holds(self, kind: str, object_id: str) -> bool:
         """Whether this entry has recorded a change of the object already."""
-        return (kind, object_id) in self._changes
+        if (kind, object_id) in self._changes:
+            return True
+        return self._written and self.store.ledger.holds(self.tx, self.seq, kind, object_id)
 
     @property
     def changed(self) -> bool:
         """Whether the work recorded a change so far: an entry that records none is
         dropped as it closes, so no report may name it."""
-        return bool(self._changes)
+        return self._written or bool(self._changes)
 
     def close(self) -> None:
         """Writes the entry's items (see :func:`engram.core.recording.write`)."""
-        if self._changes:
-            self.store.ledger.add(self.tx, self.seq, list(self._changes.values()))
+        if self.changed:
+            self._write()
         else:
             self.store.ledger.drop(self.tx, self.seq)
+
+    def _write(self) -> None:
+        """The items held, written; an object written before keeps its first
+        before-state and takes the new action and token."""
+        if self._changes:
+            self.store.ledger.add(self.tx, self.seq, list(self._changes.values()))
+            self._changes, self._written = {}, True
 
 
 def words(fact: Fact, content_hash: str, vector: Vectors | None) -> str:

@@ -544,7 +544,12 @@ class LedgerRows(Protocol):
         ...
 
     def add(self, tx: Tx, entry: int, changes: Sequence[Change]) -> None:
-        """Records the entry's items (one per kind and object)."""
+        """Records the entry's items (one per kind and object); an object the entry
+        holds already keeps its first before-state and takes the new action and token."""
+        ...
+
+    def holds(self, tx: Tx, entry: int, kind: str, object_id: str) -> bool:
+        """Whether the entry holds an item of the object."""
         ...
 
     def drop(self, tx: Tx, entry: int) -> None:
@@ -600,10 +605,13 @@ class LedgerRows(Protocol):
         *,
         kind: str = "fact",
         action: str | None = None,
+        sparing: int | None = None,
     ) -> int:
         """Erases the before-states of every item naming these objects of ``kind`` in the
         scope (for None, every item of the scope's ledger, whatever it names), only those
-        of ``action`` if given, and marks their entries scrubbed; how many were erased."""
+        of ``action`` if given, and marks their entries scrubbed; how many were erased.
+        ``sparing``: the entry being written, whose items (some written already, past
+        what it holds) its own scrubs leave, as they leave those it holds."""
         ...
 
     def delete_before(self, tx: Tx, scope: Scope, cutoff_us: int) -> int:

@@ -89,7 +89,7 @@ def erase(rec: ledger.Entry, ids: Sequence[str], *, action: str = "erase") -> De
     the entry with ``action`` (:data:`engram.core.ledger.DROP` for a derived copy)."""
     live, trashed = rec.store.facts.erase(rec.tx, rec.scope, ids)
     gone = [*live, *trashed]
-    scrubbed = rec.store.ledger.scrub(rec.tx, rec.scope, gone)
+    scrubbed = rec.store.ledger.scrub(rec.tx, rec.scope, gone, sparing=rec.seq)
     for fact_id in gone:
         rec.record("fact", fact_id, action)
     return DeletionReceipt(len(live), len(trashed), scrubbed)
@@ -112,7 +112,7 @@ def erase_scope(rec: ledger.Entry, turn_user: str | None) -> DeletionReceipt:
     store.sessions.erase_scope(tx, scope)
     _erase_documents(rec)
     store.graph.erase_scope(tx, scope)
-    scrubbed = store.ledger.scrub(tx, scope, None)
+    scrubbed = store.ledger.scrub(tx, scope, None, sparing=rec.seq)
     for fact_id in ids:
         rec.record("fact", fact_id, "erase")
     return DeletionReceipt(live, trashed, scrubbed)

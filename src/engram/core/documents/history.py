@@ -71,7 +71,7 @@ def forget(rec: ledger.Entry, document: Document, *, hard: bool, action: str = "
     named = store.documents.naming(tx, scope, ids)
     unnamed = [i for i in ids if i not in named]
     if hard:
-        store.ledger.scrub(tx, scope, [document.id], kind="document")
+        store.ledger.scrub(tx, scope, [document.id], kind="document", sparing=rec.seq)
         rec.record("document", document.id, action)
         rules.erase(rec, unnamed, action=action)
     else:

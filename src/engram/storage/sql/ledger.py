@@ -50,9 +50,14 @@ class LedgerTable:
     def add(self, tx: Tx, entry: int, changes: Sequence[Change]) -> None:
         sql(tx).executemany(
             "INSERT INTO ledger_items (entry, kind, object_id, action, token, before) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (entry, kind, object_id) "
+            "DO UPDATE SET action = excluded.action, token = excluded.token",
             [(entry, c.kind, c.object_id, c.action, c.token, _stored(c.before)) for c in changes],
         )
+
+    def holds(self, tx: Tx, entry: int, kind: str, object_id: str) -> bool:
+        found = "SELECT 1 FROM ledger_items WHERE entry = ? AND kind = ? AND object_id = ?"
+        return bool(sql(tx).rows(found, (entry, kind, object_id)))
 
     def drop(self, tx: Tx, entry: int) -> None:
         sql(tx).execute("DELETE FROM ledger WHERE seq = ?", (entry,))
@@ -153,6 +158,7 @@ class LedgerTable:
         *,
         kind: str = "fact",
         action: str | None = None,
+        sparing: int | None = None,
     ) -> int:
         """Erases the before-states of the items that name these objects of ``kind`` in
         the scope (or every item of the scope, for None), only those of ``action`` if
@@ -170,6 +176,9 @@ class LedgerTable:
         if action is not None:
             named += " AND action = ?"
             params.append(action)
+        if sparing is not None:
+            named += " AND entry <> ?"
+            params.append(sparing)
         t.execute(
             f"UPDATE ledger SET scrubbed = 1 WHERE seq IN (SELECT entry FROM ledger_items "
             f"WHERE {named})",

@@ -225,11 +225,16 @@ def test_postgres_postings_rank_as_the_statement(
                 by_score[round(c.score, 12)].add(c.id)
             for c in fast:  # ties may fall either way where sums differ in the last bit
                 assert c.id in by_score[round(c.score, 12)], terms
+
             # every fact holding a word, from the postings and through the GIN index
-            held = set(fulltext.holding(conn, ref.key, terms))
+            def holding(terms: list[str]) -> set[str]:
+                select, params = fulltext.holding(conn, ref.key, terms)
+                return {str(r[0]) for r in conn.execute(select, params)}
+
+            held = holding(terms)
             lexemes = fulltext._lexemes
             monkeypatch.setattr(fulltext, "_lexemes", lambda *a: None)
-            assert held == set(fulltext.holding(conn, ref.key, terms)), terms
+            assert held == holding(terms), terms
             monkeypatch.setattr(fulltext, "_lexemes", lexemes)
         # a word of several lexemes is left to the statement
         for word in ("e-mail", "o'brien"):
@@ -349,3 +354,30 @@ def test_a_write_reads_no_count_of_the_whole_store(db_path: Path) -> None:
             conn.set_trace_callback(None)
     whole = [s for s in read if "sum(facts)" in s and "WHERE scope =" not in s]
     assert read and not whole, whole
+
+
+def test_the_facts_holding_a_name_are_queued_by_the_store(target: Target) -> None:
+    """A name new to a scope queues every fact holding its words for the graph to read
+    again, but those being read: in one statement, with no list of them in the process."""
+    from engram.core import ledger, recording
+    from engram.core.models import Writer
+
+    ref = ResourceRef("holders")
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        texts = ["Felix went home", "felix again", "nothing here", "Ana and Felix", "Felixstowe"]
+        facts = mem.remember_many(ref, texts)
+        store = mem._store
+
+        def work(rec: ledger.Entry) -> list[list[str]]:
+            assert store.graph.queued(rec.tx, 100) == []  # read before the last commit
+            store.candidates.queue_holding(rec.tx, ref, ["felix"], exclude={facts[0].id})
+            first = sorted(f for _, f in store.graph.queued(rec.tx, 100))
+            store.candidates.queue_holding(rec.tx, ref, ["felix", "home"])  # queued again
+            store.candidates.queue_holding(rec.tx, ref, [])
+            return [first, sorted(f for _, f in store.graph.queued(rec.tx, 100))]
+
+        first, then = store.run(
+            lambda tx: recording.write(store, tx, ref, "test", Writer(), 1, work), lock=[ref]
+        )
+    assert first == sorted(facts[i].id for i in (1, 3))
+    assert then == sorted(facts[i].id for i in (0, 1, 3))

@@ -14,7 +14,7 @@ is given in the query itself. All times are integer microseconds
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -497,9 +497,13 @@ class CandidateRows(Protocol):
         better); none without terms."""
         ...
 
-    def holding(self, tx: Tx, scope: Scope, terms: Sequence[str]) -> list[str]:
-        """Every fact of the scope whose words (or context) hold any of ``terms``, as the
-        full-text match finds them, in no order; none without terms."""
+    def queue_holding(
+        self, tx: Tx, scope: Scope, terms: Sequence[str], exclude: Collection[str] = ()
+    ) -> None:
+        """Queues for the graph's reading (as :meth:`GraphRows.queue` does) every fact of
+        the scope whose words (or context) hold any of ``terms``, as the full-text match
+        finds them, but those in ``exclude``; in the store, so a name held by a million
+        facts puts none of them in the process. None without terms."""
         ...
 
     def vector(

@@ -228,11 +228,8 @@ def queue_holders(
     """Queues the scope's live facts whose words hold any of ``names`` (found by full
     text: every fact holding one of a name's words, read again by the rules)."""
     terms = sorted({t for name in names for t in query.terms(name)})
-    if not terms:
-        return
-    holders = sorted(set(store.candidates.holding(tx, scope, terms)) - set(exclude))
-    if holders:
-        store.graph.queue(tx, scope, holders)
+    if terms:
+        store.candidates.queue_holding(tx, scope, terms, exclude)
 
 
 def readable(

@@ -190,22 +190,23 @@ _RANKED = """
 """
 
 
-def holding(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[str]:
-    """Every fact of ``scope`` matching any of ``terms``, unranked: from the scope's
-    postings where each word is one lexeme, else through the GIN index."""
+def holding(
+    conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]
+) -> tuple[str, list[Any]]:
+    """The statement selecting the ``id`` of every fact of ``scope`` matching any of
+    ``terms``, unranked, with its parameters: from the scope's postings where each word
+    is one lexeme, else through the GIN index."""
     words = _lexemes(_counted(conn, scope, terms))  # its counts unread: one parse for both
     if words is not None:
-        rows = conn.execute(
+        return (
             "SELECT f.id FROM facts f WHERE f.seq IN (SELECT fact FROM fact_terms "
             "WHERE scope = %s AND term = ANY(%s::text[]))",
-            (scope, list(words)),
-        ).fetchall()
-        return [str(r[0]) for r in rows]
-    rows = conn.execute(
-        f"SELECT id FROM facts WHERE scope = %s AND words @@ ({_any_term(terms)})",
-        (scope, *terms),
-    ).fetchall()
-    return [str(r[0]) for r in rows]
+            [scope, list(words)],
+        )
+    return f"SELECT id FROM facts WHERE scope = %s AND words @@ ({_any_term(terms)})", [
+        scope,
+        *terms,
+    ]
 
 
 def _any_term(terms: Sequence[str]) -> str:

@@ -10,7 +10,7 @@ deduplication never interleave across processes; scopes never wait for one anoth
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -306,8 +306,18 @@ class PostgresCandidates:
         conn = sql(tx).conn
         return fulltext.candidates(conn, scope.key, terms, filters, limit, self._store.postings)
 
-    def holding(self, tx: Tx, scope: Scope, terms: Sequence[str]) -> list[str]:
-        return fulltext.holding(sql(tx).conn, scope.key, terms) if terms else []
+    def queue_holding(
+        self, tx: Tx, scope: Scope, terms: Sequence[str], exclude: Collection[str] = ()
+    ) -> None:
+        if not terms:
+            return
+        t = sql(tx).recorded()
+        select, params = fulltext.holding(t.conn, scope.key, terms)
+        t.conn.execute(
+            f"INSERT INTO graph_dirty (scope, fact_id) SELECT %s, h.id FROM ({select}) AS h "
+            "WHERE NOT (h.id = ANY(%s::text[])) ON CONFLICT DO NOTHING",
+            (scope.key, *params, sorted(exclude)),
+        )
 
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from engram.core.models import Fact, Filters
@@ -248,13 +248,21 @@ class SQLiteCandidates:
         rows = conn.execute(statement, params).fetchall()
         return [Candidate(r[0], -float(r[1])) for r in rows]  # bm25(): lower is better
 
-    def holding(self, tx: Tx, scope: Scope, terms: Sequence[str]) -> list[str]:
+    def queue_holding(
+        self, tx: Tx, scope: Scope, terms: Sequence[str], exclude: Collection[str] = ()
+    ) -> None:
         if not terms:
-            return []
+            return
         # FTS5 itself, not the in-process postings: a write asks this inside its
         # transaction, and loading a large scope's postings there costs it their memory.
         statement, params = holding_sql(terms, scope.key)
-        return [str(r[0]) for r in sql(tx).conn.execute(statement, params)]
+        t = sql(tx).recorded()
+        member, listed = t.dialect.in_list("h.id", sorted(exclude))
+        t.conn.execute(
+            f"INSERT INTO graph_dirty (scope, fact_id) SELECT ?, h.id FROM ({statement}) AS h "
+            f"WHERE NOT {member} ON CONFLICT DO NOTHING",
+            (scope.key, *params, *listed),
+        )
 
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int

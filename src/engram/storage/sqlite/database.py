@@ -199,7 +199,7 @@ class Database:
             forgot = erased or (tx.write and change_mark(conn) != mark)
             if erased:
                 _strip_text_bases(conn)
-                conn.execute(freespace.DUE)  # until its scrub has run
+                freespace.mark(conn, due=True)  # until its scrub has run
             conn.execute("COMMIT")
         except BaseException:
             self._abort(tx)

@@ -44,13 +44,9 @@ _FILE_HEADER = 100  # the first page's b-tree header follows the file's header
 # and cleared by the scrub's own write. A scrub that could not run after its write (the
 # log held, another write came first, the process ended) runs at the next erasing
 # write's or when a store next opens the file.
-DUE = (
-    "INSERT INTO meta (key, value) VALUES ('scrub_due', '1') "
-    "ON CONFLICT (key) DO UPDATE SET value = '1'"
-)
-_DONE = (
-    "INSERT INTO meta (key, value) VALUES ('scrub_due', '0') "
-    "ON CONFLICT (key) DO UPDATE SET value = '0'"
+_MARK = (
+    "INSERT INTO meta (key, value) VALUES ('scrub_due', ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 )
 # The file is mapped this much at a time: what the scan holds in memory stays this, not
 # the file's size (a whole 1.7 GB file mapped at once raised the process's peak resident
@@ -79,7 +75,7 @@ def scrub(path: str, *, busy_ms: int) -> int | None:
                 log.info("a write came between a forget and its scrub; the next one scrubs")
                 return None
             zeroed = _zero(path, dirty_pages(path))
-            conn.execute(_DONE)  # a commit: the other connections' caches go
+            mark(conn, due=False)  # a commit: the other connections' caches go
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -90,8 +86,13 @@ def scrub(path: str, *, busy_ms: int) -> int | None:
         conn.close()
 
 
+def mark(conn: sqlite3.Connection, *, due: bool) -> None:
+    """Says, in ``conn``'s transaction, whether a scrub is due."""
+    conn.execute(_MARK, ("1" if due else "0",))
+
+
 def due(conn: sqlite3.Connection) -> bool:
-    """Whether a write erased words since the file's last scrub (:data:`DUE`)."""
+    """Whether a write erased words since the file's last scrub (:func:`mark`)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'scrub_due'").fetchone()
     return row is not None and row[0] == "1"
 

@@ -945,7 +945,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> int:
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         secured = forgetting.secure_index(conn, path)
         if 0 < version < PAGES_SCRUBBED:  # what its pages kept of rows moved goes too
-            conn.execute(freespace.DUE)
+            freespace.mark(conn, due=True)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -14,7 +14,7 @@ import engram
 import stores
 from engram import Memory, Note, ResourceRef
 from engram.core import query
-from engram.core.models import Filters
+from engram.core.models import Fact, Filters
 from engram.core.ranking import Candidate
 from engram.storage import summed
 from engram.storage.sqlite.driver import sqlite3
@@ -701,18 +701,32 @@ def test_a_large_scope_s_common_terms_are_read_from_its_base(
     assert_same_ranking(fast, slow, queries)
 
 
+def _based_scope(
+    mem: Memory, fast: SQLiteStore, db_path: Path, rng: random.Random
+) -> tuple[list[Fact], int]:
+    """300 facts of ``BIG`` and its base, built now: the facts, and the base's build."""
+    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    assert _build(fast)
+    build, _ = _base(db_path, BIG)
+    assert build is not None
+    return facts, build
+
+
+def _deleted_by_another_program(db_path: Path, fact_id: str) -> None:
+    """The fact deleted by raw SQL: no store's commit follows it."""
+    stores.rows(db_path, "DELETE FROM facts WHERE id = ?", (fact_id,))
+
+
 def test_a_base_marked_by_another_program_s_erasure_is_stripped_by_the_next_erasing_write(
     based: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
 ) -> None:
     mem, fast, slow = based
     rng = random.Random(24)
-    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
+    facts, build = _based_scope(mem, fast, db_path, rng)
     queries = [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(12)]
-    assert _build(fast)
-    build, _ = _base(db_path, BIG)
     first, second = _seqs(db_path, [facts[0].id, facts[1].id])
     assert _saved(db_path, BIG) >= {first, second}
-    stores.rows(db_path, "DELETE FROM facts WHERE id = ?", (facts[0].id,))  # not by a store
+    _deleted_by_another_program(db_path, facts[0].id)
     assert stores.rows(db_path, "SELECT strip_due FROM text_bases") == [(1,)]
     assert _saved(db_path, BIG) & {first}  # marked, not stripped: read by no search
     mem.forget(BIG, facts[1].id, hard=True)
@@ -725,12 +739,9 @@ def test_a_store_opened_on_a_marked_base_strips_it(
     based: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
 ) -> None:
     mem, fast, _ = based
-    rng = random.Random(25)
-    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
-    assert _build(fast)
-    build, _ = _base(db_path, BIG)
+    facts, build = _based_scope(mem, fast, db_path, random.Random(25))
     (gone,) = _seqs(db_path, [facts[0].id])
-    stores.rows(db_path, "DELETE FROM facts WHERE id = ?", (facts[0].id,))
+    _deleted_by_another_program(db_path, facts[0].id)
     assert _saved(db_path, BIG) & {gone}
     with engram.open(db_path, embedder=None):
         pass
@@ -742,9 +753,7 @@ def test_a_base_the_change_log_no_longer_reaches_back_to_goes_whole(
     based: tuple[Memory, SQLiteStore, SQLiteStore], db_path: Path
 ) -> None:
     mem, fast, _ = based
-    rng = random.Random(26)
-    facts = mem.remember_many(BIG, [sentence(rng) for _ in range(300)])
-    assert _build(fast)
+    facts, _ = _based_scope(mem, fast, db_path, random.Random(26))
     stores.rows(db_path, "UPDATE scope_state SET changes_from = changes_from + 1000000")
     mem.forget(BIG, facts[0].id, hard=True)
     assert _base(db_path, BIG) == (None, 0)

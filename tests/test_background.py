@@ -72,3 +72,26 @@ def test_work_that_asks_for_itself_as_it_runs_runs_again() -> None:
         assert done == ["scope", "scope"]
     finally:
         worker.close()
+
+
+def test_closing_interrupts_the_work_at_hand_until_it_ends() -> None:
+    """An interrupt that lands before the step it stops (the work had not yet begun it)
+    is sent again until the work ends; close waits for that, not for the step run whole."""
+    interrupts: list[None] = []
+    started, stopped = threading.Event(), threading.Event()
+
+    def work(key: str) -> None:
+        started.set()
+        assert stopped.wait(30), "never interrupted"  # a step that only an interrupt ends
+
+    def interrupt() -> None:
+        interrupts.append(None)
+        if len(interrupts) == 3:  # the first two find the step not yet begun
+            stopped.set()
+
+    worker: Worker[str] = Worker("test", work)
+    worker.want("scope")
+    assert started.wait(30), "the work never started"
+    worker.close(interrupt=interrupt)
+    assert len(interrupts) == 3
+    assert worker.settle(0)

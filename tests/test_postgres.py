@@ -800,6 +800,60 @@ def test_closing_cancels_an_index_build_in_progress_without_a_failure(
     assert stores.rows(postgres_url, _BUILDING) == [(0,)]
 
 
+def test_closing_before_the_build_reaches_its_index_stops_it_there(postgres_url: str) -> None:
+    """A store closed while its index build is still on a statement before the index (here
+    its first look at the scope, held by a lock) stops the build there: the close does not
+    wait for that statement and then for the whole build after it."""
+    memory = engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=10**9
+    )
+    store = memory._store
+    assert isinstance(store, PostgresStore)
+    memory.remember_many(REF, [f"fact {i} " + s for i, s in enumerate(_sentences(1_500, 12))])
+    closing = threading.Thread(target=memory.close)
+    with psycopg.connect(postgres_url) as holding:
+        holding.execute("LOCK TABLE scope_state IN ACCESS EXCLUSIVE MODE")
+        try:
+            store.ann_above = 1_000
+            store.builder.want(REF.key)
+            deadline = time.monotonic() + 60
+            while stores.rows(postgres_url, _WAITING_ON_A_LOCK) != [(1,)]:
+                assert time.monotonic() < deadline, "the build never reached the lock"
+            closing.start()
+            closing.join(60)
+            assert not closing.is_alive(), "the close waited for the build"
+        finally:
+            holding.rollback()
+            closing.join(600)
+    assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(None,)]
+    indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+    assert stores.rows(postgres_url, indexes) == []
+
+
+def test_a_build_drops_an_index_its_scope_does_not_name(postgres_url: str) -> None:
+    """A build stopped after its index was made but before the scope named it leaves a
+    valid index nothing reads; the scope's next build drops it."""
+    with engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=1_000
+    ) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        memory.remember_many(REF, [f"fact {i} " + s for i, s in enumerate(_sentences(1_500, 12))])
+        assert store.builder.settle(120)
+        (named,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        stray = vectors.index_name(REF.key) + "_1_e1"
+        create = (
+            f'CREATE INDEX "{stray}" ON fact_vectors USING hnsw '
+            "((vector::vector(64)) vector_cosine_ops) WHERE fact <= 1"
+        )
+        stores.rows(postgres_url, "SELECT 1", setup=(create,))
+        memory.remember_many(REF, [f"more {i} " + s for i, s in enumerate(_sentences(600, 13))])
+        assert store.builder.settle(120)
+    indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+    kept = [name for (name,) in stores.rows(postgres_url, indexes)]
+    assert stray not in kept and named not in kept and len(kept) == 1, kept
+
+
 def test_a_write_during_its_scopes_index_build_asks_for_the_next_build(
     postgres_url: str,
 ) -> None:
@@ -835,6 +889,10 @@ def test_a_write_during_its_scopes_index_build_asks_for_the_next_build(
         memory.close()
 
 
+_WAITING_ON_A_LOCK = (
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE wait_event_type = 'Lock' AND query LIKE '%%scope_state%%' AND state = 'active'"
+)
 _BUILDING = (
     "SELECT count(*) FROM pg_stat_activity "
     "WHERE starts_with(query, 'CREATE INDEX CONCURRENTLY') AND state = 'active'"

@@ -8,7 +8,7 @@ the work asks for itself (it found it must start over), or when the worker is ma
 ``again=True``: the ask saw a state the running work may not have read (a write
 committed while a scope's index was being built). ``settle`` waits
 for the queue to empty (benchmarks, tests); ``close`` stops the thread after the work at
-hand, which checks ``closed``.
+hand, which checks ``closed`` (or is interrupted: see :meth:`Worker.close`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 log = logging.getLogger("engram.storage")
+
+# How often ``close`` interrupts work that has not yet ended: an interrupt can land just
+# before the work's next step, which then runs whole unless it is interrupted again.
+INTERRUPT_EVERY = 0.05
 
 
 K = TypeVar("K", bound=Hashable)  # what work is asked for: a scope, a scope's term
@@ -56,14 +60,24 @@ class Worker(Generic[K]):
         with self._wake:
             return self._wake.wait_for(lambda: not self._wanted and self._busy is None, timeout)
 
-    def close(self) -> None:
+    def close(self, interrupt: Callable[[], object] | None = None) -> None:
+        """Stops the thread once the work at hand ends. ``interrupt`` (a server-side
+        statement's cancel) is called until it has: work that checked ``closed`` before it
+        was set and had not yet started the step the interrupt stops would otherwise run
+        that step whole."""
         with self._wake:
             self.closed = True
             self._wanted.clear()
             self._wake.notify_all()
             thread = self._thread
-        if thread is not None:
+        if thread is None:
+            return
+        if interrupt is None:
             thread.join()
+            return
+        while thread.is_alive():
+            interrupt()
+            thread.join(INTERRUPT_EVERY)
 
     def _run(self) -> None:
         while True:

@@ -258,17 +258,21 @@ class IndexBuilder:
         return self._worker.settle(timeout)
 
     def close(self) -> None:
+        self._worker.close(interrupt=self._cancel)
+
+    def _cancel(self) -> None:
         building = self._building
         if building is not None:
             building.cancel_safe()
-        self._worker.close()
 
     def _build(self, scope: str) -> None:
         def build(conn: Conn) -> bool:
-            if not vectors.due(conn, scope, self._above()):
-                return False
             self._building = conn
             try:
+                # Set before this check, so a close after it cancels this connection's
+                # statements until the build ends (the index's, or one before it).
+                if self._worker.closed or not vectors.due(conn, scope, self._above()):
+                    return False
                 return vectors.build_index(conn, scope)
             finally:
                 self._building = None

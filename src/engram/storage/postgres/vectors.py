@@ -302,11 +302,14 @@ def build_index(conn: psycopg.Connection[Any], scope: str) -> bool:
         if dimension > WIDEST[half]:
             return False
         name = index_name(scope, through, half=half)
-        # An interrupted concurrent build leaves an invalid index behind; start over.
+        # An interrupted concurrent build leaves an invalid index behind, and one stopped
+        # after its index was built (a close cancels every statement until it ends) an
+        # index the scope does not name; start over without them.
         for (left,) in conn.execute(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            "WHERE NOT i.indisvalid AND starts_with(c.relname, %s)",
-            (index_name(scope),),
+            "WHERE (NOT i.indisvalid OR c.relname IS DISTINCT FROM %s) "
+            "AND starts_with(c.relname, %s)",
+            (before, index_name(scope)),
         ).fetchall():
             conn.execute(
                 sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(left))

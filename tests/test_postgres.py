@@ -438,8 +438,8 @@ def test_reindex_builds_the_scope_s_index_and_brings_it_up_to_date(postgres_url:
 
 def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str) -> None:
     """An index covering every row (as built before indexes covered a range) is searched
-    alone, then replaced at the scope's next write; an invalid index an interrupted build
-    left behind is dropped by the next build."""
+    alone, then replaced once the scope is next searched (or written); an invalid index
+    an interrupted build left behind is dropped by the next build."""
     embedder = engram.HashingEmbedder(64)
     memory = engram.open(postgres_url, embedder=embedder, vector_index_above=100)
     store = memory._store
@@ -465,10 +465,10 @@ def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str)
         ):
             conn.execute(f'CREATE UNIQUE INDEX CONCURRENTLY "{broken}" ON fact_vectors (scope)')
         text = _sentences(300, 5)[7]
-        assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
-        memory.remember(REF, "one more fact")
-        assert store.builder.settle(timeout=120)
         (through,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
+        assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
+        assert store.builder.settle(timeout=120)
+        memory.remember(REF, "one more fact")  # searched exactly beside the new index
         indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
         assert stores.rows(postgres_url, indexes) == [(index_name(REF.key, through, half=True),)]
         assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
@@ -828,6 +828,31 @@ def test_closing_before_the_build_reaches_its_index_stops_it_there(postgres_url:
     assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(None,)]
     indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
     assert stores.rows(postgres_url, indexes) == []
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_a_process_that_only_reads_asks_for_the_index_its_scope_wants(
+    postgres_url: str, mode: str
+) -> None:
+    """A scope filled by a process that closed before its index was built (an import from
+    the command line) gets its index from the next process that searches it, not only
+    from the next that writes: a service that only reads would search it exactly for
+    good."""
+    with engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=10**9
+    ) as memory:
+        memory.remember_many(REF, [f"fact {i} " + s for i, s in enumerate(_sentences(1_500, 12))])
+    with engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=1_000
+    ) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        wanted = "fact 7 " + _sentences(1_500, 12)[7]
+        assert memory.recall(REF, wanted, top_k=1, mode=mode)[0].fact.content == wanted
+        assert store.builder.settle(120)
+        (built,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        assert built is not None
+        assert memory.recall(REF, wanted, top_k=1, mode=mode)[0].fact.content == wanted
 
 
 def test_a_build_drops_an_index_its_scope_does_not_name(postgres_url: str) -> None:

@@ -326,8 +326,19 @@ class PostgresCandidates:
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:
-        above = self._store.ann_above
-        return vectors.search(sql(tx).conn, scope.key, vector, filters, limit, above)
+        conn, above = sql(tx).conn, self._store.ann_above
+        planned = self._planned(conn, scope, limit, above)
+        return vectors.search(conn, scope.key, vector, filters, limit, above, planned)
+
+    def _planned(
+        self, conn: Conn, scope: Scope, limit: int, above: int, *, export: bool = False
+    ) -> vectors.Plan:
+        """How the scope's vectors are searched; where it wants its next index (a process
+        that only reads, after another's import, meets it here), the index is asked for."""
+        planned = vectors.plan(conn, scope.key, limit, above, export=export)
+        if planned.due:
+            self._store.builder.want(scope.key)
+        return planned
 
     def both(
         self,
@@ -357,7 +368,7 @@ class PostgresCandidates:
 
         above, read = self._store.ann_above, sql(tx)
         export = bool(terms) and self._db.may_beside(read)
-        planned = vectors.plan(read.conn, scope.key, limit, above, export=export)
+        planned = self._planned(read.conn, scope, limit, above, export=export)
         started = self._db.beside(read, on_the_other, planned.snapshot) if terms else None
         try:
             found = vectors.search(read.conn, scope.key, vector, filters, limit, above, planned)

@@ -106,17 +106,25 @@ def halves(conn: psycopg.Connection[Any]) -> bool:
     return tuple(parts) >= HALVES_FROM
 
 
+# Whether the scope ``s`` (a ``scope_state`` row) wants its next index: past ``above``
+# facts, with none, one from before, or more vectors outside it than ``share`` of those in it.
+_OUTGROWN = (
+    "(s.facts > %(above)s AND (s.ann_index IS NULL OR s.ann_through IS NULL "
+    "OR s.facts - s.ann_rows > s.ann_rows * %(share)s))"
+)
+
+
 def due(conn: psycopg.Connection[Any], scope: str, above: int, *, current: bool = False) -> bool:
     """Whether ``scope`` wants a new index: past ``above`` facts, of vectors a graph holds,
     and with none, one from before, or too many vectors outside it (more than
     ``DELTA_SHARE`` of those in it; with ``current``, any, or a graph built narrower than
     graphs are built now: :func:`build_index` then covers every vector the scope has)."""
     row = conn.execute(
-        "SELECT CASE WHEN s.facts > %(above)s AND (s.ann_index IS NULL OR s.ann_through IS NULL "
-        "OR CASE WHEN %(current)s THEN EXISTS (SELECT 1 FROM fact_vectors v "
+        "SELECT CASE WHEN CASE WHEN %(current)s THEN s.facts > %(above)s AND (s.ann_index IS NULL "
+        "OR s.ann_through IS NULL OR EXISTS (SELECT 1 FROM fact_vectors v "
         "WHERE v.scope = s.scope AND v.fact > s.ann_through) "
-        "OR coalesce(substring(s.ann_index FROM %(pattern)s)::int, 0) < %(built)s "
-        "ELSE s.facts - s.ann_rows > s.ann_rows * %(share)s END) "
+        "OR coalesce(substring(s.ann_index FROM %(pattern)s)::int, 0) < %(built)s) "
+        f"ELSE {_OUTGROWN} END "
         "THEN (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = s.scope LIMIT 1) END "
         "FROM scope_state s WHERE s.scope = %(scope)s",
         {
@@ -137,12 +145,15 @@ def due(conn: psycopg.Connection[Any], scope: str, above: int, *, current: bool 
 class Plan:
     """How a search of a scope's vectors goes, read in one statement: the width of its
     vectors (None: it has none), its index where the search takes it, the last fact the
-    index covers, and, where asked for, the transaction's snapshot exported by the same
-    statement (for work beside it: one round trip less before the graph's search)."""
+    index covers, whether the scope wants its next index (as :func:`due` reads it, but
+    for the vectors' width), and, where asked for, the transaction's snapshot exported by
+    the same statement (for work beside it: one round trip less before the graph's
+    search)."""
 
     dimension: int | None
     index: str | None
     through: int | None
+    due: bool = False
     snapshot: str | None = None
 
 
@@ -159,13 +170,23 @@ def plan(
     an index): as wide as its build asks. ``export``: the snapshot too, which a
     subtransaction cannot export."""
     row = conn.execute(
-        "SELECT (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s LIMIT 1), "
-        "CASE WHEN s.facts > %s THEN s.ann_index END, s.ann_through, "
-        "set_config('hnsw.ef_search', greatest(%s, CASE WHEN coalesce(substring(s.ann_index "
-        "FROM %s)::int, 0) >= %s THEN %s ELSE %s END)::text, true)"
+        "SELECT (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %(scope)s LIMIT 1), "
+        "CASE WHEN s.facts > %(above)s THEN s.ann_index END, s.ann_through, "
+        "set_config('hnsw.ef_search', greatest(%(limit)s, CASE WHEN coalesce(substring("
+        "s.ann_index FROM %(pattern)s)::int, 0) >= %(built)s THEN %(wide)s ELSE %(wider)s END)"
+        f"::text, true), coalesce({_OUTGROWN}, false)"
         + (", pg_export_snapshot() " if export else " ")
-        + "FROM (SELECT 1) AS one LEFT JOIN scope_state s ON s.scope = %s",
-        (scope, above, limit, BUILT, HNSW_EF_CONSTRUCTION, EF_SEARCH, NARROW_EF_SEARCH, scope),
+        + "FROM (SELECT 1) AS one LEFT JOIN scope_state s ON s.scope = %(scope)s",
+        {
+            "scope": scope,
+            "above": above,
+            "limit": limit,
+            "pattern": BUILT,
+            "built": HNSW_EF_CONSTRUCTION,
+            "wide": EF_SEARCH,
+            "wider": NARROW_EF_SEARCH,
+            "share": DELTA_SHARE,
+        },
     ).fetchone()
     assert row is not None  # one row, from the one-row join
     dimension, index, through = row[0], row[1], row[2]
@@ -173,7 +194,8 @@ def plan(
         None if dimension is None else int(dimension),
         None if index is None else str(index),
         None if through is None else int(through),
-        str(row[4]) if export else None,
+        bool(row[4]),
+        str(row[5]) if export else None,
     )
 
 

@@ -973,3 +973,36 @@ def test_a_new_connection_s_first_hybrid_recall_reads_both_halves_at_once(
             store.texts.load_inline = True  # by this first search
             for query in QUERIES:
                 assert fresh.recall(REF, query, top_k=10, mode="hybrid")
+
+
+def test_a_build_looks_at_closed_between_its_adds(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store closed while its index is being built waits for one add of a few rows, not
+    for a batch read whole (at 1M rows, seconds each); the build installs nothing."""
+    usearch = approximate._usearch()
+    added: list[int] = []
+    builder: list[Any] = []
+
+    class Index(usearch.Index):  # type: ignore[misc,name-defined]
+        def add(self, keys: Any, vectors: Any, **kw: Any) -> Any:
+            added.append(len(keys))
+            builder[0].closed = True  # as a close does while this add runs
+            return super().add(keys, vectors, **kw)
+
+    monkeypatch.setattr(approximate, "ADD_AT_ONCE", 10, raising=False)
+    module = type("usearch", (), {"Index": Index})
+    monkeypatch.setattr(approximate, "_usearch", lambda: module)
+    with engram.open(
+        db_path, embedder=engram.HashingEmbedder(DIMENSION), vector_index_above=ABOVE
+    ) as mem:
+        builder.append(store_of(mem).index.approximate._builder)
+        mem.remember_many(REF, [sentence(i) for i in range(ABOVE + 100)])
+        mem.recall(REF, QUERIES[0], top_k=5, mode="vector")  # asks for the build
+        assert store_of(mem).index.approximate.settle(timeout=120)
+        installed = store_of(mem).db.run(
+            lambda tx: tx.conn.execute("SELECT count(*) FROM vector_indexes").fetchone(),
+            write=False,
+        )
+    assert added == [10]
+    assert installed == (0,)

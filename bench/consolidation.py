@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -64,6 +65,37 @@ def notes(count: int) -> list[Note]:
     return made[:count]
 
 
+class Beside:
+    """Another store on the same file writing one fact at a time to the scope for as long
+    as the run lasts: how long a write waits for the run (the scope's lock)."""
+
+    def __init__(self, db: Path) -> None:
+        self._mem = engram.open(db, embedder=engram.HashingEmbedder(64))
+        self._took: list[float] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._write)
+        self._thread.start()
+
+    def _write(self) -> None:
+        n = 0
+        while not self._done.is_set():
+            start = time.perf_counter()
+            self._mem.remember(REF, f"written beside the run, number {n}")
+            self._took.append(time.perf_counter() - start)
+            n += 1
+
+    def stop(self) -> dict[str, float]:
+        self._done.set()
+        self._thread.join()
+        self._mem.close()
+        took = sorted(self._took)
+        return {
+            "writes": len(took),
+            "p50_ms": round(took[len(took) // 2] * 1000, 1),
+            "max_s": round(took[-1], 2),
+        }
+
+
 def steps_row(name: str, report: ConsolidationReport, took: float) -> list[object]:
     by_step = {s.step: s.changed for s in report.steps}
     return [name, f"{took:.2f}", report.changed, *by_step.values()]
@@ -98,10 +130,14 @@ def main() -> None:
 
     results: dict[str, Any] = {}
     rows = []
+    beside: dict[str, float] = {}
     for name, dry in (("dry run", True), ("run", False), ("second run", False)):
+        writer = Beside(db) if name == "run" else None
         start = time.perf_counter()
         report = mem.consolidate(REF, dry_run=dry)
         took = time.perf_counter() - start
+        if writer is not None:
+            beside = writer.stop()
         rows.append(steps_row(name, report, took))
         results[name] = {
             "seconds": round(took, 3),
@@ -119,6 +155,7 @@ def main() -> None:
     steps = ["reindex", "strengthen", "prune", "merge", "derive", "compact"]
     print(table(["run", "seconds", "changed", *steps], rows))
     print("one step alone, planned (dry run), seconds:", step_times)
+    print("a writer beside the run, one fact a write:", beside)
     write_json(
         RESULTS_DIR / "consolidation.json",
         {
@@ -128,6 +165,7 @@ def main() -> None:
             "signals": SIGNALS,
             "runs": results,
             "dry_run_step_seconds": step_times,
+            "writer_beside_the_run": beside,
             "environment": environment(),
         },
     )

@@ -72,6 +72,35 @@ def test_merge_folds_near_duplicates_into_the_oldest_and_never_across_specifics(
     assert twin.id in _live(mem) and _live(mem)[kept.id] == (kept.content, 1.0)
 
 
+def test_merge_compares_without_the_scopes_lock_and_merges_the_groups_still_as_compared(
+    target: Target, hashing: engram.HashingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Comparing a large scope's facts takes minutes: writes to the scope go on meanwhile
+    (here another store's, made while the facts are compared), and a group whose fact one
+    of them changed is left for the next run."""
+    with (
+        engram.open(target, embedder=hashing) as mem,
+        engram.open(target, embedder=hashing) as other,
+    ):
+        kept = mem.remember(REF, "We met Caroline at the park on the 3rd of May.")
+        twin = mem.remember(REF, "we met Caroline at the park on the 3rd of May!")
+        band = mem.remember(REF, "The band plays at the pub on Friday night")
+        band_twin = mem.remember(REF, "the band plays at the pub on Friday night!")
+        compare = consolidation.candidate_pairs
+
+        def comparing(facts: Any) -> list[tuple[str, str]]:
+            other.forget(REF, band_twin.id)
+            other.remember(REF, "Written while the facts were compared")
+            return compare(facts)
+
+        monkeypatch.setattr(consolidation, "candidate_pairs", comparing)
+        done = mem.consolidate(REF, steps=["merge"]).step("merge")
+        assert done is not None and done.merged == {kept.id: (twin.id,)}
+        live = _live(mem)
+        assert band.id in live and band_twin.id not in live and twin.id not in live
+        assert "Written while the facts were compared" in {c for c, _ in live.values()}
+
+
 def test_merge_never_folds_away_a_fact_with_a_source_or_a_document_chunk(
     local_mem: engram.Memory,
 ) -> None:
@@ -296,6 +325,31 @@ def test_a_dry_run_writes_nothing_and_a_second_run_changes_nothing(
         if step.entry is not None:
             mem.revert(REF, step.entry)
     assert _live(mem) == before
+
+
+def test_a_second_run_over_a_scope_with_its_index_of_vectors_changes_nothing(
+    target: Target, hashing: engram.HashingEmbedder, clock: ManualClock
+) -> None:
+    """reindex brings the scope's index of vectors up to date after the run's other
+    steps: built before prune and merge had trashed facts, it was stale again at once,
+    and every second run built it again."""
+    with engram.open(target, embedder=hashing, clock=clock, vector_index_above=20) as mem:
+        mem.remember_many(REF, [f"fact {i} about the garden's {i} roses" for i in range(30)])
+        mem.remember_many(
+            REF,
+            [
+                Note("a weak guess", strength=0.1),
+                "Ann moved to Lisbon in 2021.",
+                "ann moved to Lisbon in 2021!",
+            ],
+        )
+        clock.advance(timedelta(days=40))
+        done = mem.consolidate(REF)
+        reindex, prune, merge = (done.step(s) for s in ("reindex", "prune", "merge"))
+        assert reindex is not None and reindex.counts["vector_index_built"] == 1
+        assert prune is not None and prune.changed == 1 and merge is not None and merge.changed
+        again = mem.consolidate(REF)
+        assert again.changed == 0, [(s.step, s.counts) for s in again.steps if s.changed]
 
 
 def test_bad_steps_and_a_memory_that_does_not_self_improve(

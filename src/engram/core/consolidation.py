@@ -6,9 +6,9 @@ one sees what the steps before it left):
 1. **reindex**: the store's full-text index checked against its facts (FTS5's
    ``integrity-check``; rebuilt when it fails), facts that have no vector given one, and
    the scope's approximate vector index brought up to date (built, or built again with
-   what was written beside it), waited for: a process that answers a question and exits
-   leaves that to a long-lived one, so this is how a store used from the command line
-   gets it.
+   what was written beside it) once the run's other steps are done, waited for: a
+   process that answers a question and exits leaves that to a long-lived one, so this is
+   how a store used from the command line gets it.
 2. **strengthen**: retrieval feedback not yet applied (:mod:`engram.core.usage`) moves
    its facts' strengths. A use adds 0.1, never past 2.0 (a fact already stronger keeps
    its strength); an ignore multiplies by 0.95, never under 0.05, but only from the
@@ -32,9 +32,11 @@ one sees what the steps before it left):
 6. **compact**: the memory's caps (``max_facts``, ``max_age``) applied.
 
 Each step that changes something is one ledger entry (``consolidate.<step>``) written
-under the scope's lock while it runs. prune, merge, strengthen and compact are reverted
-like any write (a reverted strengthen marks its signals unapplied again). reindex
-repairs and derive's extraction follow from the facts and are not reverted. A run
+under the scope's lock while it runs; merge compares the facts in a snapshot before it
+takes the lock, and merges only the groups still as compared. prune, merge, strengthen
+and compact are reverted like any write (a reverted strengthen marks its signals
+unapplied again). reindex repairs and derive's extraction follow from the facts and are
+not reverted. A run
 changes nothing when nothing calls for it: run twice, the second changes nothing.
 ``dry_run`` plans each step in a snapshot and writes nothing.
 """
@@ -144,7 +146,10 @@ class Consolidation:
             "derive": self._derive,
             "compact": self._compact,
         }
-        return ConsolidationReport(dry_run, tuple(runs[s](ref, dry_run) for s in chosen))
+        reports = [runs[s](ref, dry_run) for s in chosen]
+        if chosen[0] == "reindex":  # its index of vectors last, over what the others left
+            reports[0] = self._index_vectors(ref, dry_run, reports[0])
+        return ConsolidationReport(dry_run, tuple(reports))
 
     # -- running a step --------------------------------------------------------------
     def _step(
@@ -205,8 +210,14 @@ class Consolidation:
             report = store.run(lambda tx: work(tx, None))
         else:
             report = self._step(ref, "reindex", False, work)
-        # Outside the step's transaction and the scope's lock: writes go on meanwhile.
-        built = int(store.index_vectors(ref, dry_run=dry_run))
+        return report
+
+    def _index_vectors(self, ref: Scope, dry_run: bool, report: StepReport) -> StepReport:
+        """reindex's last part, run after every other step: the scope's index of vectors
+        built where it is missing or stale. Built before prune and merge, it would be
+        stale again once they had trashed facts, and a second run would build it again.
+        Outside any step's transaction and the scope's lock: writes go on meanwhile."""
+        built = int(self._store.index_vectors(ref, dry_run=dry_run))
         counts = {**report.counts, "vector_index_built": built}
         return replace(report, changed=report.changed + built, counts=counts)
 
@@ -263,26 +274,32 @@ class Consolidation:
 
     # -- merge -------------------------------------------------------------------------
     def _merge(self, ref: Scope, dry_run: bool) -> StepReport:
+        """Planned in a snapshot of its own, without the scope's lock (comparing a large
+        scope's facts takes minutes, which no write should wait for), then done under
+        the lock to the groups whose facts are still as planned; a group a write changed
+        meanwhile waits for the next run."""
         store = self._store
+        planned, seen = store.run(lambda tx: _merges(store, tx, ref), write=False)
 
         def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
-            facts = [f for f, _ in store.facts.page(tx, ref, None, _ALL)]
-            pairs = candidate_pairs(facts)
-            ids = sorted({i for pair in pairs for i in pair})
-            vectors = store.facts.vectors(tx, ref, ids) if ids else {}
-            near = [p for p in pairs if _cosine(vectors.get(p[0]), vectors.get(p[1])) >= COSINE]
-            named = store.documents.naming(tx, ref, ids) if ids else set()
-            groups = fold(facts, near, named)
-            by_id = {f.id: f for f in facts}
+            ids = [i for keep, others in planned.items() for i in (keep, *others)]
+            now = store.facts.by_ids(tx, ref, ids)
+            named = store.documents.naming(tx, ref, ids)
+            groups = {
+                keep: others
+                for keep, others in planned.items()
+                if all(_unchanged(seen[i], now.get(i)) for i in (keep, *others))
+                and named.isdisjoint(others)
+            }
             gone: list[str] = []
             for keep, others in groups.items():
                 gone.extend(others)
                 if rec is None:
                     continue
-                top = max(by_id[i].strength for i in (keep, *others))
-                if top > by_id[keep].strength:
+                top = max(now[i].strength for i in (keep, *others))
+                if top > now[keep].strength:
                     store.facts.set_strength(tx, ref, keep, top)
-                    rec.record("fact", keep, "strength", strength_state(by_id[keep].strength))
+                    rec.record("fact", keep, "strength", strength_state(now[keep].strength))
                 rules.trash(rec, list(others))
             counts = {"merged": len(gone), "kept": len(groups)}
             report = StepReport("merge", len(gone), counts, tuple(gone), merged=groups)
@@ -394,6 +411,31 @@ def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
         older, newer = sorted((facts[i], facts[j]), key=_age)
         pairs.append((older.id, newer.id))
     return pairs
+
+
+def _merges(store: Store, tx: Tx, ref: Scope) -> tuple[dict[str, tuple[str, ...]], dict[str, Fact]]:
+    """The scope's groups to merge as its facts stand in ``tx``, and those facts as read."""
+    facts = [f for f, _ in store.facts.page(tx, ref, None, _ALL)]
+    pairs = candidate_pairs(facts)
+    ids = sorted({i for pair in pairs for i in pair})
+    vectors = store.facts.vectors(tx, ref, ids) if ids else {}
+    near = [p for p in pairs if _cosine(vectors.get(p[0]), vectors.get(p[1])) >= COSINE]
+    named = store.documents.naming(tx, ref, ids) if ids else set()
+    groups = fold(facts, near, named)
+    members = {i for keep, others in groups.items() for i in (keep, *others)}
+    return groups, {f.id: f for f in facts if f.id in members}
+
+
+def _unchanged(planned: Fact, now: Fact | None) -> bool:
+    """Whether a fact is still what a merge was planned from: live, with the words,
+    kind, tags, speaker and source it was compared by."""
+    return now is not None and (
+        now.content,
+        now.type,
+        now.tags,
+        now.metadata,
+        now.source_ref,
+    ) == (planned.content, planned.type, planned.tags, planned.metadata, planned.source_ref)
 
 
 def _age(fact: Fact) -> tuple[Any, str]:

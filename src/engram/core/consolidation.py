@@ -36,9 +36,8 @@ under the scope's lock while it runs; merge compares the facts in a snapshot bef
 takes the lock, and merges only the groups still as compared. prune, merge, strengthen
 and compact are reverted like any write (a reverted strengthen marks its signals
 unapplied again). reindex repairs and derive's extraction follow from the facts and are
-not reverted. A run
-changes nothing when nothing calls for it: run twice, the second changes nothing.
-``dry_run`` plans each step in a snapshot and writes nothing.
+not reverted. A run changes nothing when nothing calls for it: run twice, the second
+changes nothing. ``dry_run`` plans each step in a snapshot and writes nothing.
 """
 
 from __future__ import annotations
@@ -429,13 +428,11 @@ def _merges(store: Store, tx: Tx, ref: Scope) -> tuple[dict[str, tuple[str, ...]
 def _unchanged(planned: Fact, now: Fact | None) -> bool:
     """Whether a fact is still what a merge was planned from: live, with the words,
     kind, tags, speaker and source it was compared by."""
-    return now is not None and (
-        now.content,
-        now.type,
-        now.tags,
-        now.metadata,
-        now.source_ref,
-    ) == (planned.content, planned.type, planned.tags, planned.metadata, planned.source_ref)
+    return now is not None and _compared(now) == _compared(planned)
+
+
+def _compared(fact: Fact) -> tuple[Any, ...]:
+    return fact.content, fact.type, fact.tags, fact.metadata, fact.source_ref
 
 
 def _age(fact: Fact) -> tuple[Any, str]:

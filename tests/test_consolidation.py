@@ -86,19 +86,30 @@ def test_merge_compares_without_the_scopes_lock_and_merges_the_groups_still_as_c
         twin = mem.remember(REF, "we met Caroline at the park on the 3rd of May!")
         band = mem.remember(REF, "The band plays at the pub on Friday night")
         band_twin = mem.remember(REF, "the band plays at the pub on Friday night!")
-        compare = consolidation.candidate_pairs
+        compare = consolidation._pairs
 
         def comparing(facts: Any) -> list[tuple[str, str]]:
             other.forget(REF, band_twin.id)
             other.remember(REF, "Written while the facts were compared")
             return compare(facts)
 
-        monkeypatch.setattr(consolidation, "candidate_pairs", comparing)
+        monkeypatch.setattr(consolidation, "_pairs", comparing)
         done = mem.consolidate(REF, steps=["merge"]).step("merge")
         assert done is not None and done.merged == {kept.id: (twin.id,)}
         live = _live(mem)
         assert band.id in live and band_twin.id not in live and twin.id not in live
         assert "Written while the facts were compared" in {c for c, _ in live.values()}
+
+
+def test_merge_reads_the_scope_a_page_at_a_time_and_misses_no_pair(
+    mem: engram.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consolidation, "READ_PAGE", 2)
+    kept = mem.remember(REF, "Ann moved to Lisbon in 2021.")
+    mem.remember_many(REF, [f"Filler number {i} about nothing alike" for i in range(5)])
+    twin = mem.remember(REF, "ann moved to Lisbon in 2021!")
+    done = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
+    assert done is not None and done.merged == {kept.id: (twin.id,)}
 
 
 def test_merge_never_folds_away_a_fact_with_a_source_or_a_document_chunk(

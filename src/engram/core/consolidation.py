@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -75,6 +76,7 @@ INDEXED = 2 * JACCARD / (1 + JACCARD)
 DERIVE_LIMIT = 1000
 EMBED_BATCH = 256
 _ALL = 1 << 40  # every row a step reads (a step is bounded by the scope's size)
+READ_PAGE = 2_000  # facts merge reads at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,7 +366,7 @@ def strength_state(strength: float) -> str:
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(t.lower() for t in specifics.TOKEN.findall(text))
+    return frozenset(sys.intern(t.lower()) for t in specifics.TOKEN.findall(text))
 
 
 def _kin(fact: Fact) -> tuple[Any, ...]:
@@ -374,31 +376,57 @@ def _kin(fact: Fact) -> tuple[Any, ...]:
     return fact.type, tuple(sorted(fact.tags)), speaker, specifics.of(fact.content)
 
 
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """What merge compares of a fact, and no more (a large scope's facts are all held at
+    once): its id, age, whether it has a source, its words and its kin (numbered)."""
+
+    id: str
+    age: tuple[Any, str]
+    sourced: bool
+    words: frozenset[str]
+    kin: int
+
+
+class _Reading:
+    """Facts read as :class:`Compared`, their kins numbered as they come."""
+
+    def __init__(self) -> None:
+        self._kins: dict[tuple[Any, ...], int] = {}
+
+    def __call__(self, fact: Fact) -> Compared:
+        kin = self._kins.setdefault(_kin(fact), len(self._kins))
+        return Compared(fact.id, _age(fact), fact.source_ref is not None, _words(fact.content), kin)
+
+
 def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
     """The pairs of kindred facts (same type, tags, speaker) whose words' Jaccard
     similarity is at least 0.6 and that state the same specifics, as (older, newer)
-    ids. Prefix filtering: with each fact's words ordered rarest first, two sets at
-    Jaccard >= t share one of the first ``n - ceil(t n) + 1`` words of each."""
-    words = [_words(f.content) for f in facts]
-    kins = [_kin(f) for f in facts]
+    ids."""
+    read = _Reading()
+    return _pairs([read(f) for f in facts])
+
+
+def _pairs(facts: Sequence[Compared]) -> list[tuple[str, str]]:
+    """:func:`candidate_pairs` over facts as compared. Prefix filtering: with each fact's
+    words ordered rarest first, two sets at Jaccard >= t share one of the first
+    ``n - ceil(t n) + 1`` words of each."""
     # Rarity is counted among kindred facts, the only ones ever compared: a word every
     # one of them holds (their shared figure, say) never picks candidates.
-    pairs_of = zip(kins, words, strict=True)
-    seen: Counter[tuple[Any, str]] = Counter((k, w) for k, ws in pairs_of for w in ws)
-    index: dict[tuple[Any, str], list[int]] = defaultdict(list)
-    order = sorted((i for i, ws in enumerate(words) if ws), key=lambda i: len(words[i]))
+    seen: Counter[tuple[int, str]] = Counter((f.kin, w) for f in facts for w in f.words)
+    index: dict[tuple[int, str], list[int]] = defaultdict(list)
+    order = sorted((i for i, f in enumerate(facts) if f.words), key=lambda i: len(facts[i].words))
     found: set[tuple[int, int]] = set()
     for i in order:
-        kin = kins[i]
-        mine = sorted(words[i], key=lambda w: (seen[(kin, w)], w))
+        kin, a = facts[i].kin, facts[i].words
+        mine = sorted(a, key=lambda w: (seen[(kin, w)], w))
         prefix = mine[: len(mine) - math.ceil(JACCARD * len(mine)) + 1]
         near: set[int] = set()
         for word in prefix:
             near.update(index[(kin, word)])
-        a = words[i]
         shortest = JACCARD * len(a)  # facts come shortest first: j is no longer than i
         for j in near:
-            b = words[j]
+            b = facts[j].words
             if len(b) >= shortest and len(a & b) >= JACCARD * len(a | b):
                 found.add((min(i, j), max(i, j)))
         # Indexed under a shorter prefix: a longer fact probing it later still meets it
@@ -407,22 +435,30 @@ def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
             index[(kin, word)].append(i)
     pairs = []
     for i, j in sorted(found):
-        older, newer = sorted((facts[i], facts[j]), key=_age)
+        older, newer = sorted((facts[i], facts[j]), key=lambda f: f.age)
         pairs.append((older.id, newer.id))
     return pairs
 
 
 def _merges(store: Store, tx: Tx, ref: Scope) -> tuple[dict[str, tuple[str, ...]], dict[str, Fact]]:
-    """The scope's groups to merge as its facts stand in ``tx``, and those facts as read."""
-    facts = [f for f, _ in store.facts.page(tx, ref, None, _ALL)]
-    pairs = candidate_pairs(facts)
+    """The scope's groups to merge as its facts stand in ``tx``, and their facts as read.
+    The scope's facts are read a page at a time and held only as compared."""
+    read, facts = _Reading(), list[Compared]()
+    before: tuple[int, int] | None = None
+    while True:
+        page = store.facts.page(tx, ref, before, READ_PAGE)
+        facts.extend(read(fact) for fact, _ in page)
+        if len(page) < READ_PAGE:
+            break
+        before = page[-1][1]
+    pairs = _pairs(facts)
     ids = sorted({i for pair in pairs for i in pair})
     vectors = store.facts.vectors(tx, ref, ids) if ids else {}
     near = [p for p in pairs if _cosine(vectors.get(p[0]), vectors.get(p[1])) >= COSINE]
     named = store.documents.naming(tx, ref, ids) if ids else set()
     groups = fold(facts, near, named)
-    members = {i for keep, others in groups.items() for i in (keep, *others)}
-    return groups, {f.id: f for f in facts if f.id in members}
+    members = sorted({i for keep, others in groups.items() for i in (keep, *others)})
+    return groups, store.facts.by_ids(tx, ref, members)
 
 
 def _unchanged(planned: Fact, now: Fact | None) -> bool:
@@ -440,7 +476,7 @@ def _age(fact: Fact) -> tuple[Any, str]:
 
 
 def fold(
-    facts: Sequence[Fact], pairs: Sequence[tuple[str, str]], protected: set[str]
+    facts: Sequence[Compared], pairs: Sequence[tuple[str, str]], protected: set[str]
 ) -> dict[str, tuple[str, ...]]:
     """The groups to merge: each kept fact with the newer facts folding into it. A fact
     folds into the oldest fact it pairs with that stays; a fact with a source, or one in
@@ -448,18 +484,19 @@ def fold(
     partners: dict[str, list[str]] = defaultdict(list)
     for older, newer in pairs:
         partners[newer].append(older)
-    ages = {f.id: _age(f) for f in facts}
-    fixed = protected | {f.id for f in facts if f.source_ref is not None}
+    paired = {i for pair in pairs for i in pair}
+    ages = {f.id: f.age for f in facts if f.id in paired}
+    fixed = protected | {f.id for f in facts if f.sourced and f.id in paired}
     into: dict[str, str] = {}
     groups: dict[str, list[str]] = defaultdict(list)
-    for fact in sorted(facts, key=_age):
-        if fact.id in fixed or fact.id not in partners:
+    for fact_id in sorted(ages, key=ages.__getitem__):
+        if fact_id in fixed or fact_id not in partners:
             continue
-        staying = [o for o in partners[fact.id] if o not in into]
+        staying = [o for o in partners[fact_id] if o not in into]
         if staying:
             keep = min(staying, key=ages.__getitem__)
-            into[fact.id] = keep
-            groups[keep].append(fact.id)
+            into[fact_id] = keep
+            groups[keep].append(fact_id)
     return {keep: tuple(others) for keep, others in groups.items()}
 
 

@@ -93,5 +93,5 @@ def test_closing_interrupts_the_work_at_hand_until_it_ends() -> None:
     worker.want("scope")
     assert started.wait(30), "the work never started"
     worker.close(interrupt=interrupt)
-    assert len(interrupts) == 3
+    assert len(interrupts) >= 3  # more only where the thread was slow to end after
     assert worker.settle(0)

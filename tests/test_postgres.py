@@ -855,6 +855,44 @@ def test_a_process_that_only_reads_asks_for_the_index_its_scope_wants(
         assert memory.recall(REF, wanted, top_k=1, mode=mode)[0].fact.content == wanted
 
 
+def test_a_scope_another_process_is_indexing_is_left_to_it_for_a_while(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While another process builds a scope's index (here: holds the build's lock), every
+    search here finds the scope wanting one; the first ask finds the build elsewhere and
+    the next are not sent, until ``ELSEWHERE_FOR`` has passed."""
+    from engram.storage.postgres import store as pg_store
+
+    with engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=10**9
+    ) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        texts = [f"fact {i} " + s for i, s in enumerate(_sentences(1_500, 12))]
+        memory.remember_many(REF, texts)
+        store.ann_above = 1_000
+        tried: list[bool | None] = []
+        build = vectors.build_index
+
+        def counted(conn: Any, scope: str) -> bool | None:
+            tried.append(build(conn, scope))
+            return tried[-1]
+
+        monkeypatch.setattr(vectors, "build_index", counted)
+        clock = [0.0]
+        store.builder.now = lambda: clock[0]
+        with psycopg.connect(postgres_url, autocommit=True) as elsewhere:
+            elsewhere.execute("SELECT pg_advisory_lock(%s)", (vectors.build_lock(REF.key),))
+            for text in texts[:5]:
+                assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
+                assert store.builder.settle(120)
+            assert tried == [None]
+        clock[0] += pg_store.ELSEWHERE_FOR
+        memory.recall(REF, texts[0], top_k=1, mode="vector")
+        assert store.builder.settle(120)
+        assert tried == [None, True]
+
+
 def test_a_build_drops_an_index_its_scope_does_not_name(postgres_url: str) -> None:
     """A build stopped after its index was made but before the scope named it leaves a
     valid index nothing reads; the scope's next build drops it."""

@@ -10,6 +10,7 @@ deduplication never interleave across processes; scopes never wait for one anoth
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +79,7 @@ class PostgresStore(SQLStore):
         def build(conn: psycopg.Connection[Any]) -> bool:
             if not vectors.due(conn, scope.key, self.ann_above, current=True):
                 return False
-            return True if dry_run else vectors.build_index(conn, scope.key)
+            return True if dry_run else bool(vectors.build_index(conn, scope.key))
 
         return bool(self.pg.autocommit(build))
 
@@ -236,6 +237,11 @@ class PostgresFacts(FactTable):
             tx.after_commit(lambda: builder.want(scope.key))
 
 
+# How long a process leaves a scope's index to another process it found building it:
+# a build of 100k vectors takes minutes; one whose process died is asked for again after.
+ELSEWHERE_FOR = 30.0
+
+
 class IndexBuilder:
     """Builds scopes' HNSW indexes one at a time on a thread of its own, so no write
     waits for one (a 100k-vector scope's takes half a minute). A write that asks for a
@@ -249,8 +255,17 @@ class IndexBuilder:
         self._above = above
         self._building: psycopg.Connection[Any] | None = None
         self._worker: Worker[str] = Worker("engram-hnsw", self._build, again=True)
+        self._elsewhere: dict[str, float] = {}  # scope -> when another process held its build
+        self.now: Callable[[], float] = time.monotonic
 
     def want(self, scope: str) -> None:
+        """Asks for ``scope``'s next build, unless another process was found building it
+        less than ``ELSEWHERE_FOR`` seconds ago: every search and write of the scope asks
+        while that build runs (minutes), and each ask would read the scope's state and
+        try the build's lock in vain."""
+        found = self._elsewhere.get(scope)
+        if found is not None and self.now() - found < ELSEWHERE_FOR:
+            return
         self._worker.want(scope)
 
     def settle(self, timeout: float | None = None) -> bool:
@@ -273,7 +288,12 @@ class IndexBuilder:
                 # statements until the build ends (the index's, or one before it).
                 if self._worker.closed or not vectors.due(conn, scope, self._above()):
                     return False
-                return vectors.build_index(conn, scope)
+                built = vectors.build_index(conn, scope)
+                if built is None:
+                    self._elsewhere[scope] = self.now()
+                else:
+                    self._elsewhere.pop(scope, None)
+                return bool(built)
             finally:
                 self._building = None
 

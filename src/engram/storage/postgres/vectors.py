@@ -296,16 +296,21 @@ def _candidates(rows: list[Any]) -> list[Candidate]:
     return [Candidate(str(r[0]), float(r[1]), to_traits((r[0], *r[2:]))) for r in rows]
 
 
-def build_index(conn: psycopg.Connection[Any], scope: str) -> bool:
+def build_lock(scope: str) -> int:
+    """The session advisory lock a build of ``scope``'s index holds."""
+    digest = hashlib.blake2b(index_name(scope).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def build_index(conn: psycopg.Connection[Any], scope: str) -> bool | None:
     """On an autocommit connection: builds the scope's next HNSW index, covering its
     vectors up to the newest, unless another process is building one; then records it
-    and drops the one it replaces. Returns whether this call built one."""
-    lock = int.from_bytes(
-        hashlib.blake2b(index_name(scope).encode(), digest_size=8).digest(), "big"
-    )
-    got = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock >> 1,)).fetchone()
+    and drops the one it replaces. Returns whether this call built one, None where
+    another process holds the build's lock."""
+    lock = build_lock(scope)
+    got = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
     if not got or not got[0]:
-        return False
+        return None
     try:
         newest = conn.execute(
             "SELECT max(fact), (SELECT vector_dims(vector) FROM fact_vectors WHERE scope = %s "
@@ -365,7 +370,7 @@ def build_index(conn: psycopg.Connection[Any], scope: str) -> bool:
             )
         return True
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (lock >> 1,))
+        conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
 
 
 def cancel_builds(conn: psycopg.Connection[Any], scope: str) -> None:

@@ -36,6 +36,7 @@ from engram.storage.rows import (
     stored_digest,
     to_fact,
 )
+from engram.storage.sql.graph import queue_selected
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable, ModelTable
@@ -335,13 +336,8 @@ class PostgresCandidates:
     ) -> None:
         if not terms:
             return
-        t = sql(tx).recorded()
-        select, params = fulltext.holding(t.conn, scope.key, terms)
-        t.conn.execute(
-            f"INSERT INTO graph_dirty (scope, fact_id) SELECT %s, h.id FROM ({select}) AS h "
-            "WHERE NOT (h.id = ANY(%s::text[])) ON CONFLICT DO NOTHING",
-            (scope.key, *params, sorted(exclude)),
-        )
+        select, params = fulltext.holding(sql(tx).conn, scope.key, terms)
+        queue_selected(tx, scope, select, params, sorted(exclude))
 
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int

@@ -60,6 +60,21 @@ def grounding_pairs(entities: str, *, rules_only: bool = False) -> str:
     )
 
 
+def queue_selected(
+    tx: Tx, scope: Scope, select: str, params: Sequence[Any], exclude: Sequence[str]
+) -> None:
+    """Queues for the graph's reading, as :meth:`GraphTable.queue` does, the facts whose
+    ``id`` the statement ``select`` (with ``params``) gives, but those in ``exclude``: in
+    the store, however many it selects."""
+    t = sql(tx).recorded()
+    member, listed = t.dialect.in_list("h.id", exclude)
+    t.execute(
+        f"INSERT INTO graph_dirty (scope, fact_id) SELECT ?, h.id FROM ({select}) AS h "
+        f"WHERE NOT {member} ON CONFLICT DO NOTHING",
+        (scope.key, *params, *listed),
+    )
+
+
 class GraphTable:
     def __init__(self) -> None:
         self.reads_facts = True

@@ -23,6 +23,7 @@ from engram.storage.rows import (
     to_fact,
 )
 from engram.storage.sql.dialect import sqlite_vector
+from engram.storage.sql.graph import queue_selected
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable
@@ -256,13 +257,7 @@ class SQLiteCandidates:
         # FTS5 itself, not the in-process postings: a write asks this inside its
         # transaction, and loading a large scope's postings there costs it their memory.
         statement, params = holding_sql(terms, scope.key)
-        t = sql(tx).recorded()
-        member, listed = t.dialect.in_list("h.id", sorted(exclude))
-        t.conn.execute(
-            f"INSERT INTO graph_dirty (scope, fact_id) SELECT ?, h.id FROM ({statement}) AS h "
-            f"WHERE NOT {member} ON CONFLICT DO NOTHING",
-            (scope.key, *params, *listed),
-        )
+        queue_selected(tx, scope, statement, params, sorted(exclude))
 
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int

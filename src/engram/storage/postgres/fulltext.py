@@ -203,10 +203,8 @@ def holding(
             "WHERE scope = %s AND term = ANY(%s::text[]))",
             [scope, list(words)],
         )
-    return f"SELECT id FROM facts WHERE scope = %s AND words @@ ({_any_term(terms)})", [
-        scope,
-        *terms,
-    ]
+    matched = f"SELECT id FROM facts WHERE scope = %s AND words @@ ({_any_term(terms)})"
+    return matched, [scope, *terms]
 
 
 def _any_term(terms: Sequence[str]) -> str:

@@ -281,8 +281,11 @@ class Consolidation:
         meanwhile waits for the next run."""
         store = self._store
         planned, seen = store.run(lambda tx: _merges(store, tx, ref), write=False)
+        if dry_run:  # planned in a snapshot already: what a run would merge now
+            return _merged(planned, None)
 
         def work(tx: Tx, rec: ledger.Entry | None) -> StepReport:
+            assert rec is not None
             ids = [i for keep, others in planned.items() for i in (keep, *others)]
             now = store.facts.by_ids(tx, ref, ids)
             named = store.documents.naming(tx, ref, ids)
@@ -292,21 +295,15 @@ class Consolidation:
                 if all(_unchanged(seen[i], now.get(i)) for i in (keep, *others))
                 and named.isdisjoint(others)
             }
-            gone: list[str] = []
             for keep, others in groups.items():
-                gone.extend(others)
-                if rec is None:
-                    continue
                 top = max(now[i].strength for i in (keep, *others))
                 if top > now[keep].strength:
                     store.facts.set_strength(tx, ref, keep, top)
                     rec.record("fact", keep, "strength", strength_state(now[keep].strength))
                 rules.trash(rec, list(others))
-            counts = {"merged": len(gone), "kept": len(groups)}
-            report = StepReport("merge", len(gone), counts, tuple(gone), merged=groups)
-            return _entered(report, rec)
+            return _merged(groups, rec)
 
-        return self._step(ref, "merge", dry_run, work)
+        return self._step(ref, "merge", False, work)
 
     # -- derive ------------------------------------------------------------------------
     def _derive(self, ref: Scope, dry_run: bool) -> StepReport:
@@ -438,6 +435,12 @@ def _pairs(facts: Sequence[Compared]) -> list[tuple[str, str]]:
         older, newer = sorted((facts[i], facts[j]), key=lambda f: f.age)
         pairs.append((older.id, newer.id))
     return pairs
+
+
+def _merged(groups: dict[str, tuple[str, ...]], rec: ledger.Entry | None) -> StepReport:
+    gone = tuple(i for others in groups.values() for i in others)
+    counts = {"merged": len(gone), "kept": len(groups)}
+    return _entered(StepReport("merge", len(gone), counts, gone, merged=groups), rec)
 
 
 def _merges(store: Store, tx: Tx, ref: Scope) -> tuple[dict[str, tuple[str, ...]], dict[str, Fact]]:

@@ -980,7 +980,7 @@ def test_a_build_looks_at_closed_between_its_adds(
 ) -> None:
     """A store closed while its index is being built waits for one add of a few rows, not
     for a batch read whole (at 1M rows, seconds each); the build installs nothing."""
-    usearch = approximate._usearch()
+    usearch = approximate.usearch_module()
     added: list[int] = []
     builder: list[Any] = []
 
@@ -992,7 +992,7 @@ def test_a_build_looks_at_closed_between_its_adds(
 
     monkeypatch.setattr(approximate, "ADD_AT_ONCE", 10, raising=False)
     module = type("usearch", (), {"Index": Index})
-    monkeypatch.setattr(approximate, "_usearch", lambda: module)
+    monkeypatch.setattr(approximate, "usearch_module", lambda: module)
     with engram.open(
         db_path, embedder=engram.HashingEmbedder(DIMENSION), vector_index_above=ABOVE
     ) as mem:

@@ -88,10 +88,10 @@ def test_merge_compares_without_the_scopes_lock_and_merges_the_groups_still_as_c
         band_twin = mem.remember(REF, "the band plays at the pub on Friday night!")
         compare = consolidation._pairs
 
-        def comparing(facts: Any) -> list[tuple[str, str]]:
+        def comparing(facts: Any, *rest: Any) -> Any:
             other.forget(REF, band_twin.id)
             other.remember(REF, "Written while the facts were compared")
-            return compare(facts)
+            return compare(facts, *rest)
 
         monkeypatch.setattr(consolidation, "_pairs", comparing)
         done = mem.consolidate(REF, steps=["merge"]).step("merge")
@@ -110,6 +110,64 @@ def test_merge_reads_the_scope_a_page_at_a_time_and_misses_no_pair(
     twin = mem.remember(REF, "ann moved to Lisbon in 2021!")
     done = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
     assert done is not None and done.merged == {kept.id: (twin.id,)}
+
+
+def _templated(count: int) -> list[str]:
+    """Short facts of one template: most share most of their words with many others
+    (so comparing words costs the square of their number), few are near in meaning."""
+    names, things = ("Ann", "Bo", "Cy", "Di", "Ed"), ("budget", "invoice", "laptop", "lease")
+    states = ("too expensive", "finally done", "delayed again", "worth it", "over budget")
+    found = [
+        f"{n} said the {c} {t} was {s}."
+        for n in names
+        for c in ("blue", "old", "new")
+        for t in things
+        for s in states
+    ]
+    return found[:count]
+
+
+def test_merge_past_its_budget_compares_each_fact_with_its_nearest_and_merges_the_same(
+    mem: engram.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past what comparing words may cost, merge compares each fact with its nearest by
+    vector, which the store finds (a graph built for the asking); its groups are those
+    of the comparison of every two."""
+    texts = _templated(300)
+    mem.remember_many(REF, texts)
+    twins = [t.lower().rstrip(".") + "!" for t in texts[::40]]  # the same words, so near
+    written = mem.remember_many(REF, twins)
+    exact = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
+    assert exact is not None and exact.merged is not None
+    assert sorted(i for others in exact.merged.values() for i in others) == sorted(
+        f.id for f in written
+    )
+
+    asked: list[int] = []
+    search = mem._store.facts.near_pairs
+
+    def near_pairs(tx: Any, scope: Any, ids: Any, count: int, at_least: float) -> Any:
+        asked.append(len(ids))
+        return search(tx, scope, ids, count, at_least)
+
+    monkeypatch.setattr(mem._store.facts, "near_pairs", near_pairs)
+    monkeypatch.setattr(consolidation, "EXACT_FLOOR", 1000)
+    monkeypatch.setattr(consolidation, "EXACT_CHECKS", 1)
+    near = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
+    assert asked == [len(texts) + len(twins)]
+    assert near is not None and near.merged == exact.merged
+
+
+def test_merge_checks_no_more_pairs_than_its_budget() -> None:
+    read, clock = consolidation._Reading(), ManualClock()
+    facts = [
+        read(engram.Fact(f"f{i}", REF, t, engram_time(clock), engram_time(clock)))
+        for i, t in enumerate(_templated(60))
+    ]
+    checked = len(facts) * (len(facts) - 1) // 2  # at most: every two
+    found = consolidation._pairs(facts, checked)
+    assert found is not None and found == consolidation._pairs(facts)
+    assert consolidation._pairs(facts, 100) is None
 
 
 def test_merge_never_folds_away_a_fact_with_a_source_or_a_document_chunk(

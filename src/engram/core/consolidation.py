@@ -25,7 +25,11 @@ one sees what the steps before it left):
    4th" never merge. A fact with a source, or one a document's chunk names, is never
    merged away (it may be the one that stays). Pairs are found without comparing every
    two facts: only facts sharing one of their rarest words are compared (prefix
-   filtering, which misses no pair at the Jaccard threshold).
+   filtering, which misses no pair at the Jaccard threshold). Where that would compare
+   more than 128 pairs a fact (short facts sharing most of their words, whose pairs
+   grow with the square of the scope), each fact is compared with its 16 nearest by
+   vector instead (:mod:`engram.storage.neighbours`, in work that grows with the
+   scope): a fact with more near-duplicates than that keeps some for a later run.
 5. **derive**: the graph's model extractors (``llm``, ``spacy``; those the memory has)
    read their backlog, up to 1000 facts each (:meth:`engram.core.graph.graph.Graph.extract`).
    The rules read every fact as it is written and need no step.
@@ -77,6 +81,10 @@ DERIVE_LIMIT = 1000
 EMBED_BATCH = 256
 _ALL = 1 << 40  # every row a step reads (a step is bounded by the scope's size)
 READ_PAGE = 2_000  # facts merge reads at a time
+# Merge compares every two facts sharing a rare word while that costs no more than
+# finding each fact's nearest by vector (about 130 comparisons a fact, measured); past
+# it, it compares each fact with its NEIGHBOURS nearest.
+EXACT_CHECKS, EXACT_FLOOR, NEIGHBOURS = 128, 1_000_000, 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,19 +409,21 @@ def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
     similarity is at least 0.6 and that state the same specifics, as (older, newer)
     ids."""
     read = _Reading()
-    return _pairs([read(f) for f in facts])
+    return _pairs([read(f) for f in facts]) or []
 
 
-def _pairs(facts: Sequence[Compared]) -> list[tuple[str, str]]:
-    """:func:`candidate_pairs` over facts as compared. Prefix filtering: with each fact's
-    words ordered rarest first, two sets at Jaccard >= t share one of the first
-    ``n - ceil(t n) + 1`` words of each."""
+def _pairs(facts: Sequence[Compared], budget: int | None = None) -> list[tuple[str, str]] | None:
+    """:func:`candidate_pairs` over facts as compared; None once more than ``budget``
+    pairs have been checked. Prefix filtering: with each fact's words ordered rarest
+    first, two sets at Jaccard >= t share one of the first ``n - ceil(t n) + 1`` words
+    of each."""
     # Rarity is counted among kindred facts, the only ones ever compared: a word every
     # one of them holds (their shared figure, say) never picks candidates.
     seen: Counter[tuple[int, str]] = Counter((f.kin, w) for f in facts for w in f.words)
     index: dict[tuple[int, str], list[int]] = defaultdict(list)
     order = sorted((i for i, f in enumerate(facts) if f.words), key=lambda i: len(facts[i].words))
     found: set[tuple[int, int]] = set()
+    checked = 0
     for i in order:
         kin, a = facts[i].kin, facts[i].words
         mine = sorted(a, key=lambda w: (seen[(kin, w)], w))
@@ -421,20 +431,48 @@ def _pairs(facts: Sequence[Compared]) -> list[tuple[str, str]]:
         near: set[int] = set()
         for word in prefix:
             near.update(index[(kin, word)])
+        checked += len(near)
+        if budget is not None and checked > budget:
+            return None
         shortest = JACCARD * len(a)  # facts come shortest first: j is no longer than i
         for j in near:
             b = facts[j].words
-            if len(b) >= shortest and len(a & b) >= JACCARD * len(a | b):
+            if len(b) >= shortest and _alike(a, b):
                 found.add((min(i, j), max(i, j)))
         # Indexed under a shorter prefix: a longer fact probing it later still meets it
         # (an index prefix of n - ceil(2t/(1+t) n) + 1 words, as PPJoin proves).
         for word in mine[: len(mine) - math.ceil(INDEXED * len(mine)) + 1]:
             index[(kin, word)].append(i)
+    return [_ordered(facts[i], facts[j]) for i, j in sorted(found)]
+
+
+def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
+    return len(a & b) >= JACCARD * len(a | b)
+
+
+def _ordered(a: Compared, b: Compared) -> tuple[str, str]:
+    """The pair as (older, newer) ids."""
+    older, newer = sorted((a, b), key=lambda f: f.age)
+    return older.id, newer.id
+
+
+def _near_pairs(
+    store: Store, tx: Tx, ref: Scope, facts: Sequence[Compared]
+) -> list[tuple[str, str]]:
+    """The pairs of kindred facts at Jaccard >= 0.6 among each fact's nearest by vector:
+    the pairs :func:`_pairs` finds where a fact has no more than NEIGHBOURS facts that
+    near (a pair the search misses is left for a later run), in work that grows with the
+    scope, not its square. Every two facts are compared where the store cannot search."""
+    compared = {f.id: f for f in facts if f.words}
+    near = store.facts.near_pairs(tx, ref, list(compared), NEIGHBOURS, COSINE)
+    if near is None:
+        return _pairs(facts) or []
     pairs = []
-    for i, j in sorted(found):
-        older, newer = sorted((facts[i], facts[j]), key=lambda f: f.age)
-        pairs.append((older.id, newer.id))
-    return pairs
+    for x, y in near:
+        a, b = compared[x], compared[y]
+        if a.kin == b.kin and _alike(a.words, b.words):
+            pairs.append(_ordered(a, b))
+    return sorted(pairs)
 
 
 def _merged(groups: dict[str, tuple[str, ...]], rec: ledger.Entry | None) -> StepReport:
@@ -454,7 +492,9 @@ def _merges(store: Store, tx: Tx, ref: Scope) -> tuple[dict[str, tuple[str, ...]
         if len(page) < READ_PAGE:
             break
         before = page[-1][1]
-    pairs = _pairs(facts)
+    pairs = _pairs(facts, max(EXACT_FLOOR, EXACT_CHECKS * len(facts)))
+    if pairs is None:  # a scope whose facts share most of their words
+        pairs = _near_pairs(store, tx, ref, facts)
     ids = sorted({i for pair in pairs for i in pair})
     vectors = store.facts.vectors(tx, ref, ids) if ids else {}
     near = [p for p in pairs if _cosine(vectors.get(p[0]), vectors.get(p[1])) >= COSINE]

@@ -408,6 +408,15 @@ class FactRows(Protocol):
         """The fact's vector, or None."""
         ...
 
+    def near_pairs(
+        self, tx: Tx, scope: Scope, ids: Sequence[str], count: int, at_least: float
+    ) -> list[tuple[str, str]] | None:
+        """Pairs of the scope's facts among ``ids``, each once, where one is among the
+        other's ``count`` nearest by vector with a cosine of about ``at_least`` or more.
+        Found approximately: a pair may be missed and one a little under may come (the
+        caller checks). None where the store cannot search so."""
+        ...
+
     def ids(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> list[str]:
         """The ids of the scope's facts (only those written for ``turn_user``, if
         given), oldest row first."""

@@ -6,7 +6,7 @@ vectors, and recall's candidates."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from engram.core.ports import NewEntry, Vectors
 
 _NEVER = (1 << 62, 1 << 62)  # a position after every fact
+VECTORS_AT_ONCE = 2_000  # vectors read in one statement when many are read
 
 
 class WorkingTable:
@@ -305,6 +306,21 @@ class FactTable:
         t = sql(tx)
         rows = t.rows(*q.vectors_of(t.dialect, scope.key, ids))
         return {str(i): t.dialect.unvector(raw) for i, raw in rows}
+
+    def near_pairs(
+        self, tx: Tx, scope: Scope, ids: Sequence[str], count: int, at_least: float
+    ) -> list[tuple[str, str]] | None:
+        import numpy as np  # only vector reads need it
+
+        from engram.storage import neighbours
+
+        def pages() -> Iterator[tuple[list[str], Any]]:
+            for start in range(0, len(ids), VECTORS_AT_ONCE):
+                found = self.vectors(tx, scope, ids[start : start + VECTORS_AT_ONCE])
+                if found:
+                    yield list(found), np.vstack(list(found.values()))
+
+        return neighbours.near_pairs(pages(), count, at_least)
 
     def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
         t = sql(tx)

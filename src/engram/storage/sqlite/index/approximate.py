@@ -36,7 +36,6 @@ The rows stay the one source of truth, and the file is only ever a hint about th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import math
@@ -54,6 +53,7 @@ import numpy.typing as npt
 
 from engram.core.ranking import Candidate
 from engram.storage.background import Worker
+from engram.storage.neighbours import usearch_module
 from engram.storage.rows import to_traits, traits_columns
 from engram.storage.sql.dialect import SQLITE_VECTOR, cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
@@ -179,7 +179,7 @@ class ApproximateIndex:
 
     @property
     def available(self) -> bool:
-        return self.directory is not None and self._run is not None and _usearch() is not None
+        return self.directory is not None and self._run is not None and usearch_module() is not None
 
     # -- searching ---------------------------------------------------------------------
 
@@ -266,7 +266,7 @@ class ApproximateIndex:
         if opened is not None:
             return opened
         assert self.directory is not None
-        index = _restored(_usearch(), self.directory / file, size, view=True)
+        index = _restored(usearch_module(), self.directory / file, size, view=True)
         if index is None:
             return None
         index.expansion_search = search_width(size, built_with)  # type: ignore[misc]  # settable
@@ -383,7 +383,7 @@ class ApproximateIndex:
 
     def _build(self, scope: str) -> bool:
         assert self.directory is not None and self._run is not None
-        usearch = _usearch()
+        usearch = usearch_module()
         start = self._start(scope)
         if start is None:  # nothing written since a whole file: not the same file again
             return False
@@ -542,7 +542,7 @@ def _overwrite(path: Path, seqs: list[int], size: int, view: Index | None = None
     order of their slots, which is not the order of the keys: a vector is found among
     them by its bytes, and read back as zeros after."""
     if view is None and path.exists():
-        view = _restored(_usearch(), path, size, view=True)
+        view = _restored(usearch_module(), path, size, view=True)
     if view is None or not path.exists():
         return False
     count, width = (int(x) for x in np.fromfile(path, np.uint32, 2))
@@ -585,7 +585,7 @@ def _stale(directory: Path, start: dict[str, Any]) -> bool:
     base = start["index"]
     if base is None or not base["current"]:
         return True
-    return _restored(_usearch(), directory / base["file"], base["size"], view=True) is None
+    return _restored(usearch_module(), directory / base["file"], base["size"], view=True) is None
 
 
 def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
@@ -770,19 +770,3 @@ def _restored(usearch: Any, path: Path, size: int, *, view: bool = False) -> Ind
 def _fsync(path: Path) -> None:
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
-
-
-def _usearch() -> Any:
-    """usearch's index module; None where it is not installed.
-
-    onnxruntime's native library is loaded first where it is installed: loaded after
-    usearch's, onnxruntime crashes the process (a segmentation fault) at its first
-    session, which is the local model's (``tests/test_approximate_index.py`` runs the
-    two in that order)."""
-    if importlib.util.find_spec("onnxruntime") is not None:
-        import onnxruntime  # noqa: F401
-    try:
-        import usearch.index
-    except ImportError:
-        return None
-    return usearch.index

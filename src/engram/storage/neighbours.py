@@ -1,0 +1,96 @@
+"""Pairs of near vectors among many, found through a graph built for the asking.
+
+Consolidation's merge compares facts by their words, which costs the square of a scope
+whose facts share most of their words (short facts of a few templates). It then asks
+this instead: each fact's nearest facts by vector, which costs a graph's build and one
+search a fact, whatever the words. Both backends answer it here, from the vectors they
+read; the graph lives for the one question (a scope's own index, where it has one, is
+searched for recall at a width this does not need).
+
+The graph holds int8 copies and is searched approximately: a pair may be missed, and a
+pair a little under the cosine asked may come. The caller checks each pair it is given
+against the stored vectors.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+CONNECTIVITY = 16  # a node's links: a narrower graph than recall's, built in a fifth of the time
+EXPANSION_ADD = 64  # candidates explored while adding a vector
+EXPANSION_SEARCH = 64  # and while searching one: 0.998 of vectors find themselves first at 1M
+SLACK = 0.02  # int8 copies move a cosine of unit vectors by less than this
+
+
+def usearch_module() -> Any:
+    """usearch's index module; None where it is not installed.
+
+    onnxruntime's native library is loaded first where it is installed: loaded after
+    usearch's, onnxruntime crashes the process (a segmentation fault) at its first
+    session, which is the local model's (``tests/test_approximate_index.py`` runs the
+    two in that order)."""
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+    try:
+        import usearch.index
+    except ImportError:
+        return None
+    return usearch.index
+
+
+def near_pairs(
+    pages: Iterable[tuple[list[str], npt.NDArray[Any]]], count: int, at_least: float
+) -> list[tuple[str, str]] | None:
+    """Pairs of ids, each once and the smaller first, where one's vector is among the
+    ``count`` nearest of the other's and their cosine is at least about ``at_least``.
+    ``pages`` gives ids with their vectors (one row each, of one dimension; a row of
+    another dimension is left out). None where usearch is not installed.
+
+    Each page is searched as soon as it is in the graph, among the vectors given so far:
+    a pair is found by the later of its two, among fewer than all."""
+    usearch = usearch_module()
+    if usearch is None:
+        return None
+    ids: list[str] = []
+    graph: Any = None
+    found: set[tuple[int, int]] = set()
+    for page_ids, matrix in pages:
+        vectors = np.ascontiguousarray(matrix, dtype=np.float32)
+        if graph is None:
+            graph = usearch.Index(
+                ndim=vectors.shape[1],
+                metric="cos",
+                dtype="i8",
+                connectivity=CONNECTIVITY,
+                expansion_add=EXPANSION_ADD,
+                expansion_search=EXPANSION_SEARCH,
+            )
+        elif vectors.shape[1] != graph.ndim:
+            continue
+        own = np.arange(len(ids), len(ids) + len(page_ids), dtype=np.uint64)
+        graph.add(own, vectors, threads=0)
+        ids.extend(page_ids)
+        found.update(_near(graph.search(vectors, count + 1, threads=0), own, at_least))
+    return [(ids[a], ids[b]) for a, b in sorted(found)]
+
+
+def _near(matches: Any, own: npt.NDArray[np.uint64], at_least: float) -> Iterator[tuple[int, int]]:
+    """The pairs of ``own`` keys with their matches at ``at_least`` or more (less the
+    slack), the smaller key first; a vector's match with itself (one more than asked)
+    is not one."""
+    # One vector's search answers its matches found, not a matrix of one row.
+    others = np.atleast_2d(np.asarray(matches.keys, dtype=np.uint64))
+    counts = getattr(matches, "counts", [others.shape[1]])
+    # A row with fewer matches than asked is padded (key 0, distance NaN) past its count.
+    real = np.arange(others.shape[1]) < np.asarray(counts)[:, None]
+    distances = np.atleast_2d(np.asarray(matches.distances, dtype=np.float32))
+    distances = np.where(real, distances, 2.0)
+    mine = np.broadcast_to(own[:, None], others.shape)
+    keep = real & (others != mine) & (1.0 - distances >= at_least - SLACK)
+    low, high = np.minimum(mine[keep], others[keep]), np.maximum(mine[keep], others[keep])
+    return zip(low.tolist(), high.tolist(), strict=True)

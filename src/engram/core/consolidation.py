@@ -413,37 +413,59 @@ def candidate_pairs(facts: Sequence[Fact]) -> list[tuple[str, str]]:
 
 
 def _pairs(facts: Sequence[Compared], budget: int | None = None) -> list[tuple[str, str]] | None:
-    """:func:`candidate_pairs` over facts as compared; None once more than ``budget``
-    pairs have been checked. Prefix filtering: with each fact's words ordered rarest
-    first, two sets at Jaccard >= t share one of the first ``n - ceil(t n) + 1`` words
-    of each."""
+    """:func:`candidate_pairs` over facts as compared; None, before any is compared,
+    when that would compare more than ``budget`` pairs. Prefix filtering: with each
+    fact's words ordered rarest first, two sets at Jaccard >= t share one of the first
+    ``n - ceil(t n) + 1`` words of each."""
     # Rarity is counted among kindred facts, the only ones ever compared: a word every
     # one of them holds (their shared figure, say) never picks candidates.
     seen: Counter[tuple[int, str]] = Counter((f.kin, w) for f in facts for w in f.words)
-    index: dict[tuple[int, str], list[int]] = defaultdict(list)
     order = sorted((i for i, f in enumerate(facts) if f.words), key=lambda i: len(facts[i].words))
+    if budget is not None and _comparisons(facts, order, seen, budget) > budget:
+        return None
+    index: dict[tuple[int, str], list[int]] = defaultdict(list)
     found: set[tuple[int, int]] = set()
-    checked = 0
     for i in order:
         kin, a = facts[i].kin, facts[i].words
-        mine = sorted(a, key=lambda w: (seen[(kin, w)], w))
-        prefix = mine[: len(mine) - math.ceil(JACCARD * len(mine)) + 1]
+        probed, indexed = _prefixes(facts[i], seen)
         near: set[int] = set()
-        for word in prefix:
+        for word in probed:
             near.update(index[(kin, word)])
-        checked += len(near)
-        if budget is not None and checked > budget:
-            return None
         shortest = JACCARD * len(a)  # facts come shortest first: j is no longer than i
         for j in near:
             b = facts[j].words
             if len(b) >= shortest and _alike(a, b):
                 found.add((min(i, j), max(i, j)))
-        # Indexed under a shorter prefix: a longer fact probing it later still meets it
-        # (an index prefix of n - ceil(2t/(1+t) n) + 1 words, as PPJoin proves).
-        for word in mine[: len(mine) - math.ceil(INDEXED * len(mine)) + 1]:
+        for word in indexed:
             index[(kin, word)].append(i)
     return [_ordered(facts[i], facts[j]) for i, j in sorted(found)]
+
+
+def _prefixes(fact: Compared, seen: Counter[tuple[int, str]]) -> tuple[list[str], list[str]]:
+    """The words a fact's pairs are looked up by, and those it is filed under: its first
+    ``n - ceil(t n) + 1`` rarest, and a shorter prefix for filing, so that a longer fact
+    looking later still meets it (``n - ceil(2t/(1+t) n) + 1`` words, as PPJoin proves)."""
+    mine = sorted(fact.words, key=lambda w: (seen[(fact.kin, w)], w))
+    n = len(mine)
+    return mine[: n - math.ceil(JACCARD * n) + 1], mine[: n - math.ceil(INDEXED * n) + 1]
+
+
+def _comparisons(
+    facts: Sequence[Compared], order: Sequence[int], seen: Counter[tuple[int, str]], budget: int
+) -> int:
+    """How many pairs :func:`_pairs` would compare, at most (a pair met by two of its
+    words counted twice), counted from how many facts each word files, up to past
+    ``budget``: the cost of comparing, known before any comparison."""
+    filed: Counter[tuple[int, str]] = Counter()
+    count = 0
+    for i in order:
+        kin = facts[i].kin
+        probed, indexed = _prefixes(facts[i], seen)
+        count += sum(filed[(kin, w)] for w in probed)
+        if count > budget:
+            break
+        filed.update((kin, w) for w in indexed)
+    return count
 
 
 def _alike(a: frozenset[str], b: frozenset[str]) -> bool:

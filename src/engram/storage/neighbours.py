@@ -25,6 +25,7 @@ CONNECTIVITY = 16  # a node's links: a narrower graph than recall's, built in a 
 EXPANSION_ADD = 64  # candidates explored while adding a vector
 EXPANSION_SEARCH = 64  # and while searching one: 0.998 of vectors find themselves first at 1M
 SLACK = 0.02  # int8 copies move a cosine of unit vectors by less than this
+SEARCH_AT_ONCE = 10_000  # vectors searched in one call
 
 
 def usearch_module() -> Any:
@@ -51,8 +52,8 @@ def near_pairs(
     ``pages`` gives ids with their vectors (one row each, of one dimension; a row of
     another dimension is left out). None where usearch is not installed.
 
-    Each page is searched as soon as it is in the graph, among the vectors given so far:
-    a pair is found by the later of its two, among fewer than all."""
+    Every vector is searched once all are in the graph (its int8 copy, read back from
+    the graph): a pair has two chances, one from each of its vectors."""
     usearch = usearch_module()
     if usearch is None:
         return None
@@ -72,10 +73,14 @@ def near_pairs(
             )
         elif vectors.shape[1] != graph.ndim:
             continue
-        own = np.arange(len(ids), len(ids) + len(page_ids), dtype=np.uint64)
-        graph.add(own, vectors, threads=0)
+        graph.add(
+            np.arange(len(ids), len(ids) + len(page_ids), dtype=np.uint64), vectors, threads=0
+        )
         ids.extend(page_ids)
-        found.update(_near(graph.search(vectors, count + 1, threads=0), own, at_least))
+    for start in range(0, len(ids), SEARCH_AT_ONCE):
+        own = np.arange(start, min(start + SEARCH_AT_ONCE, len(ids)), dtype=np.uint64)
+        copies = np.asarray(graph.get(own, dtype=np.float32), dtype=np.float32)
+        found.update(_near(graph.search(copies, count + 1, threads=0), own, at_least))
     return [(ids[a], ids[b]) for a, b in sorted(found)]
 
 

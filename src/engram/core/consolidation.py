@@ -29,7 +29,8 @@ one sees what the steps before it left):
    more than 128 pairs a fact (short facts sharing most of their words, whose pairs
    grow with the square of the scope), each fact is compared with its 16 nearest by
    vector instead (:mod:`engram.storage.neighbours`, in work that grows with the
-   scope): a fact with more near-duplicates than that keeps some for a later run.
+   scope). That search is approximate: a fold it misses (1 in 200 in ``bench/merge.py``)
+   may come in a later run.
 5. **derive**: the graph's model extractors (``llm``, ``spacy``; those the memory has)
    read their backlog, up to 1000 facts each (:meth:`engram.core.graph.graph.Graph.extract`).
    The rules read every fact as it is written and need no step.
@@ -481,10 +482,9 @@ def _ordered(a: Compared, b: Compared) -> tuple[str, str]:
 def _near_pairs(
     store: Store, tx: Tx, ref: Scope, facts: Sequence[Compared]
 ) -> list[tuple[str, str]]:
-    """The pairs of kindred facts at Jaccard >= 0.6 among each fact's nearest by vector:
-    the pairs :func:`_pairs` finds where a fact has no more than NEIGHBOURS facts that
-    near (a pair the search misses is left for a later run), in work that grows with the
-    scope, not its square. Every two facts are compared where the store cannot search."""
+    """The pairs of kindred facts at Jaccard >= 0.6 among each fact's NEIGHBOURS nearest
+    by vector, found approximately, in work that grows with the scope, not its square.
+    Every two facts are compared where the store cannot search so."""
     compared = {f.id: f for f in facts if f.words}
     near = store.facts.near_pairs(tx, ref, list(compared), NEIGHBOURS, COSINE)
     if near is None:

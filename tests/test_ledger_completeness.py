@@ -266,6 +266,7 @@ ROW_READS = {
     "taken",
     "words",
     "vector_of",
+    "near_pairs",
     "by_source",
     "trashed_by_source",
     "departed",

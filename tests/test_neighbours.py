@@ -40,3 +40,21 @@ def test_near_pairs_leave_out_a_row_of_another_dimension_and_need_two_rows() -> 
     other = np.ones((1, 3), dtype=np.float32)
     found = neighbours.near_pairs([(["a", "b"], twin), (["c"], other)], 4, 0.9)
     assert found == [("a", "b")]
+
+
+def test_vectors_with_the_same_int8_copy_are_all_pairs_however_few_are_asked() -> None:
+    """Equal copies go in the graph once: every two of them are a pair, and each is a
+    pair with the nearest of the copy they share (here one asked, where four equal
+    vectors searched one by one could give no more than four of their six pairs)."""
+    rng = np.random.default_rng(3)
+    others = _unit(rng.normal(size=(500, 32)).astype(np.float32))
+    same = np.repeat(others[:1], 4, axis=0) * np.array([[1.0], [2.0], [0.5], [1.0]])
+    near = _unit(others[:1] + 0.01 * rng.normal(size=(1, 32)).astype(np.float32))
+    vectors = np.vstack([same, near, others[1:]]).astype(np.float32)
+    ids = [f"v{i:04d}" for i in range(len(vectors))]
+
+    found = set(neighbours.near_pairs([(ids, vectors)], 1, 0.95) or [])
+
+    assert {("v0000", "v0001"), ("v0000", "v0002"), ("v0000", "v0003")} <= found
+    assert {("v0001", "v0002"), ("v0001", "v0003"), ("v0002", "v0003")} <= found
+    assert {(f"v000{i}", "v0004") for i in range(4)} <= found  # the near one, to each

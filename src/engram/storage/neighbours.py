@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-CONNECTIVITY = 16  # a node's links: a narrower graph than recall's, built in a fifth of the time
-EXPANSION_ADD = 64  # candidates explored while adding a vector
-EXPANSION_SEARCH = 64  # and while searching one: 0.998 of vectors find themselves first at 1M
+# A node's links (half those of recall's graph) and the candidates explored adding and
+# searching a vector: every pair at cosine 0.95 of a 100k template corpus found, in
+# three runs of 68 (BENCHMARKS.md, "Merge past its budget").
+CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH = 16, 64, 64
 SLACK = 0.02  # int8 copies move a cosine of unit vectors by less than this
 SEARCH_AT_ONCE = 10_000  # vectors searched in one call
 

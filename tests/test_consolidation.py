@@ -156,6 +156,9 @@ def test_merge_past_its_budget_compares_each_fact_with_its_nearest_and_merges_th
     near = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
     assert asked == [len(texts) + len(twins)]
     assert near is not None and near.merged == exact.merged
+    done = mem.consolidate(REF, steps=["merge"]).step("merge")
+    assert done is not None and done.merged == exact.merged and done.entry is not None
+    assert mem.count(REF) == len(texts)  # the twins folded away
 
 
 def test_merge_compares_no_pair_when_that_would_compare_more_than_its_budget() -> None:

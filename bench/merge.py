@@ -5,7 +5,7 @@ each fact's nearest vectors.
 Fills one scope with ``--facts`` of ``bench/sentences.py``'s sentences (short, from a
 small vocabulary: most share most of their words with many others) and, one in fifty, a
 twin (its words in lower case, other punctuation), with the hashing embedder (384
-dimensions). Then plans merge (a dry run) in a new store each way:
+dimensions). Then plans merge (a dry run) in a new process each way:
 
 - ``words``: every two facts sharing a rare word compared (exact; its work grows with
   the square of such a scope), however long it takes;

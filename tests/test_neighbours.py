@@ -26,7 +26,7 @@ def test_near_pairs_are_each_vectors_nearest_over_the_cosine_and_none_under() ->
     assert found is not None
     cosine = {(a, b): float(vectors[int(a[1:])] @ vectors[int(b[1:])]) for a, b in found}
     planted = {(f"v{i:05d}", f"v{3000 + i:05d}") for i in range(50)}
-    assert planted <= set(found)  # every near twin, the smaller id first
+    assert planted <= set(found)  # every near twin, in the order given (here the ids')
     assert all(c >= 0.95 - neighbours.SLACK for c in cosine.values())
     assert len(found) == len(set(found)) and all(a < b for a, b in found)
     assert not {(f"v{50 + i:05d}", f"v{3050 + i:05d}") for i in range(50)} & set(found)

@@ -48,8 +48,9 @@ def usearch_module() -> Any:
 def near_pairs(
     pages: Iterable[tuple[list[str], npt.NDArray[Any]]], count: int, at_least: float
 ) -> list[tuple[str, str]] | None:
-    """Pairs of ids, each once and the smaller first, where one's vector is among the
-    ``count`` nearest of the other's and their cosine is at least about ``at_least``.
+    """Pairs of ids, each once and in the order ``pages`` gives them (not the ids'
+    order), where one's vector is among the ``count`` nearest of the other's and their
+    cosine is at least about ``at_least``.
     ``pages`` gives ids with their vectors (one row each, of one dimension; a row of
     another dimension is left out). None where usearch is not installed.
 
@@ -64,7 +65,10 @@ def near_pairs(
         return None
     ids: list[str] = []
     graph: Any = None
-    first_of: dict[int, int] = {}  # an int8 copy's hash: the first key with that copy
+    # An int8 copy's hash: the first key with that copy. Two copies sharing a hash (odds
+    # of about 2^-64 a pair) would pair falsely, which the caller's check of the stored
+    # vectors refuses, and the second would go unsearched.
+    first_of: dict[int, int] = {}
     alike: dict[int, list[int]] = {}  # a key in the graph: the later keys of its copy
     placed: list[int] = []  # the keys in the graph
     for page_ids, matrix in pages:

@@ -137,12 +137,6 @@ def test_merge_past_its_budget_compares_each_fact_with_its_nearest_and_merges_th
     mem.remember_many(REF, texts)
     twins = [t.lower().rstrip(".") + "!" for t in texts[::40]]  # the same words, so near
     written = mem.remember_many(REF, twins)
-    exact = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
-    assert exact is not None and exact.merged is not None
-    assert sorted(i for others in exact.merged.values() for i in others) == sorted(
-        f.id for f in written
-    )
-
     asked: list[int] = []
     search = mem._store.facts.near_pairs
 
@@ -151,8 +145,15 @@ def test_merge_past_its_budget_compares_each_fact_with_its_nearest_and_merges_th
         return search(tx, scope, ids, count, at_least)
 
     monkeypatch.setattr(mem._store.facts, "near_pairs", near_pairs)
-    monkeypatch.setattr(consolidation, "EXACT_FLOOR", 1000)
     monkeypatch.setattr(consolidation, "EXACT_CHECKS", 1)
+    exact = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
+    assert asked == []  # past its comparisons a fact, but under the floor: compared exactly
+    assert exact is not None and exact.merged is not None
+    assert sorted(i for others in exact.merged.values() for i in others) == sorted(
+        f.id for f in written
+    )
+
+    monkeypatch.setattr(consolidation, "EXACT_FLOOR", 1000)
     near = mem.consolidate(REF, steps=["merge"], dry_run=True).step("merge")
     assert asked == [len(texts) + len(twins)]
     assert near is not None and near.merged == exact.merged

@@ -26,6 +26,7 @@ from engram.core.ranking import Candidate
 from engram.storage import staging
 from engram.storage.postgres import PostgresStore, fulltext, vectors
 from engram.storage.postgres import backup as pg_backups
+from engram.storage.postgres.database import Database
 from engram.storage.postgres.schema import MIGRATIONS
 from engram.storage.postgres.vectors import index_name
 
@@ -578,8 +579,12 @@ def test_a_connection_past_the_thousandth_descriptor_is_checked_as_well(
 def _wait_for_a_free_connection(store: PostgresStore, timeout_s: float = 30.0) -> None:
     """Until the store's pool holds an idle connection (one given back by work started
     beside a transaction, after its answer)."""
+    _wait_for_a_free_connection_in(store.pg, timeout_s)
+
+
+def _wait_for_a_free_connection_in(db: Database, timeout_s: float = 30.0) -> None:
     deadline = time.monotonic() + timeout_s
-    while store.pg._pool.get_stats().get("pool_available", 0) < 1:
+    while db._pool.get_stats().get("pool_available", 0) < 1:
         assert time.monotonic() < deadline, "no pooled connection was given back"
         time.sleep(0.001)
 
@@ -588,8 +593,6 @@ def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_ur
     """The vector half on another pooled connection sharing the transaction's snapshot:
     the same lists as one after the other, nothing written after the snapshot, and one
     after the other where no connection is free."""
-    from engram.storage.postgres.database import Database
-
     embedder = engram.HashingEmbedder(64)
     with engram.open(postgres_url, embedder=embedder) as memory:
         memory.remember_many(REF, _sentences(200, 6))
@@ -636,6 +639,33 @@ def test_the_halves_of_a_hybrid_recall_run_at_once_from_one_snapshot(postgres_ur
             assert one.beside(tx, lambda conn: None) is None  # a write keeps to itself
     finally:
         one.close()
+
+
+def test_work_beside_takes_a_free_connection_though_its_thread_was_descheduled(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread descheduled between asking the pool and taking from it (a busy machine,
+    another thread holding the interpreter) still gets the connection that waits there:
+    the pool's clock here moves 10 ms each time it is read."""
+    import psycopg_pool.pool
+
+    db = Database(postgres_url, pool_size=2)
+    try:
+        with db.transaction(write=False) as tx:
+            tx.conn.execute("SELECT 1")
+            _wait_for_a_free_connection_in(db)
+            clock = [time.monotonic()]
+
+            def descheduled() -> float:
+                clock[0] += 0.01
+                return clock[0]
+
+            monkeypatch.setattr(psycopg_pool.pool, "monotonic", descheduled)
+            started = db.beside(tx, lambda conn: conn.execute("SELECT 2").fetchone())
+            monkeypatch.undo()
+            assert started is not None and db.joined(started) == (2,)
+    finally:
+        db.close()
 
 
 def test_the_vector_half_s_first_statement_exports_the_snapshot_beside_it(

@@ -37,8 +37,12 @@ POOL_SIZE = 8
 POOL_TIMEOUT_S = 30.0
 CONNECT_TIMEOUT_S = 10
 PREPARE_AFTER = 5
-# Work beside a transaction takes a pooled connection only if one is free at once.
+# Work beside a transaction takes a pooled connection only if one is free at once: where
+# none is, it waits BESIDE_WAIT_S (the pool grows meanwhile, for the next); where one is,
+# BESIDE_READY_S bounds the taking, which a descheduled thread may begin past a deadline
+# of 1 ms (the pool then refuses at once, though a connection waits in it).
 BESIDE_WAIT_S = 0.001
+BESIDE_READY_S = 0.05
 # A transaction that lost a race (serialization failure, deadlock) runs again, whole.
 RETRIES = 8
 # Each process's pooled connections say whose they are, so maintenance can find the other
@@ -177,8 +181,9 @@ class Database:
         caller then does ``work`` in ``tx``."""
         if not self.may_beside(tx):
             return None
+        free = self._pool.get_stats().get("pool_available", 0) > 0
         try:
-            conn = self._pool.getconn(timeout=BESIDE_WAIT_S)
+            conn = self._pool.getconn(timeout=BESIDE_READY_S if free else BESIDE_WAIT_S)
         except PoolTimeout:
             return None
         snapshot = exported

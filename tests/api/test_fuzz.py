@@ -1,7 +1,8 @@
 """Generated requests from the service's own OpenAPI schema, valid and invalid, on every
 route: no input is a 5xx, every answer matches its documented status, content type and
 schema (schemathesis' checks), and a refused request stores nothing. On both backends
-(PostgreSQL refuses some text SQLite would take, so both are fuzzed)."""
+(PostgreSQL refuses some text SQLite would take, so both are fuzzed, with the same
+requests)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import hashlib
 import json
 import os
 import time
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import jwt
@@ -75,34 +78,53 @@ class Offline:
 SHARDS = 4  # the routes, dealt into this many tests: a worker is never left with them all
 
 
+@dataclass
+class _Service:
+    """One backend's store, seeded, and the service over it."""
+
+    name: str
+    memory: engram.Memory
+    known: dict[str, list[str]]
+    app: Any
+
+    @classmethod
+    def over(cls, name: str, target: Target) -> _Service:
+        memory = engram.open(
+            target,
+            embedder=engram.HashingEmbedder(16),
+            chat=ReadsNothing(),
+            recogniser=engram.SpacyRecogniser(spacy.blank("en")),  # finds nothing
+            fetcher=Offline(),
+        )
+        settings_ = Settings(
+            db_path=str(target),
+            jwt_secret=SECRET,
+            service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
+        )
+        known = _seed(memory)
+        return cls(name, memory, known, create_app(settings_, memory_store=memory))
+
+
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_no_input_is_a_server_error_and_a_refusal_stores_nothing(
-    target: Target, shard: int
+    shard: int, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    memory = engram.open(
-        target,
-        embedder=engram.HashingEmbedder(16),
-        chat=ReadsNothing(),
-        recogniser=engram.SpacyRecogniser(spacy.blank("en")),  # finds nothing
-        fetcher=Offline(),
-    )
-    known = _seed(memory)
-    settings_ = Settings(
-        db_path=str(target),
-        jwt_secret=SECRET,
-        service_token_hashes=(hashlib.sha256(SERVICE.encode()).hexdigest(),),
-    )
-    app = create_app(settings_, memory_store=memory)
-    schema = schemathesis.openapi.from_dict(_published(app))
-    schema.app, schema.location = app, "/openapi.json"  # as from_asgi leaves it
-    operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) > 25
+    """Each generated request goes to both backends' services in turn: they are drawn
+    once (building a route's strategies costs most of a run), and each store sees the
+    same requests, its own ids put in the same places."""
+    services = [_Service.over("sqlite", tmp_path / "engram.db")]
     try:
+        services.append(_Service.over("postgres", request.getfixturevalue("postgres_store_url")))
+        schema = schemathesis.openapi.from_dict(_published(services[0].app))
+        schema.location = "/openapi.json"  # as from_asgi leaves it
+        operations = [result.ok() for result in schema.get_all_operations()]
+        assert len(operations) > 25
         for operation in operations[shard::SHARDS]:
             for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-                _fuzz(operation, mode, known, memory)
+                _fuzz(operation, mode, services)
     finally:
-        memory.close()
+        for service in services:
+            service.memory.close()
 
 
 def _published(app: Any) -> dict[str, Any]:
@@ -146,12 +168,7 @@ def _seed(memory: engram.Memory) -> dict[str, list[str]]:
     }
 
 
-def _fuzz(
-    operation: Any,
-    mode: GenerationMode,
-    known: dict[str, list[str]],
-    memory: engram.Memory,
-) -> None:
+def _fuzz(operation: Any, mode: GenerationMode, services: list[_Service]) -> None:
     @given(case=operation.as_strategy(generation_mode=mode), data=st.data())
     @settings(
         max_examples=EXAMPLES,
@@ -164,39 +181,57 @@ def _fuzz(
             assume(_in_order(case, operation.definition.raw.get("x-order", [])))
             assume(_different(case, operation.definition.raw.get("x-different", [])))
             assume(_not_both(case, operation.definition.raw.get("x-not-both", [])))
-        for name in list(case.path_parameters or {}):
-            if name in known and data.draw(st.booleans()):
-                case.path_parameters[name] = data.draw(st.sampled_from(known[name]))
-        before = rows_through(memory, SNAPSHOT)
-        headers = _headers(case.path)
-        response = case.call(headers=headers)
-        where = (case.method, case.formatted_path, case.query, response.text[:300])
-        # A URL to ingest is never fetched here (Offline): a 502 says so, as an
-        # unreachable host's would; any other 5xx is engram's own failure.
-        offline = response.status_code == 502 and "not fetched while fuzzing" in response.text
-        assert response.status_code < 500 or offline, where
-        if response.status_code >= 400:
-            assert rows_through(memory, SNAPSHOT) == before, where
-        # What engram answers must be what its schema says. Whether a request was the
-        # schema's to refuse is not checked here: engram refuses some text a schema cannot
-        # describe (NUL characters, words that are only whitespace, a cursor no page gave),
-        # and the checks take some valid requests for invalid ones (a known id put in the
-        # path, one value of a repeatable parameter, text measured in surrogate halves).
-        excluded = [positive_data_acceptance, negative_data_rejection]
-        if offline:
-            excluded.append(not_a_server_error)
-        case.validate_response(response, headers=headers, excluded_checks=excluded)
-        # The schema is the truth: a request it allows is never refused as malformed
-        # (400, 413, 422); it may still meet a state the request cannot know (no such
-        # agent or fact: 404, an ended agent: 409, no model: 5xx). Files are the
-        # exception: what a document's or an import's bytes hold is not a schema's to say.
-        if mode is GenerationMode.POSITIVE and (case.method, case.path) not in FILES:
-            assert response.status_code not in (400, 413, 422), where
+        known = services[0].known  # each service's lists are as long, in the same order
+        chosen = {
+            name: data.draw(st.integers(0, len(known[name]) - 1))
+            for name in list(case.path_parameters or {})
+            if name in known and data.draw(st.booleans())
+        }
+        drawn = dict(case.path_parameters or {})
+        for service in services:
+            if drawn:
+                case.path_parameters = {
+                    **drawn,
+                    **{name: service.known[name][at] for name, at in chosen.items()},
+                }
+            # the call, and the probes of the checks after it, go to this service
+            operation.app = operation.schema.app = service.app
+            _send(case, mode, operation, service)
 
     try:
         check()
     except Unsatisfiable:
         assert mode is GenerationMode.NEGATIVE  # a route with nothing to get wrong
+
+
+def _send(case: Any, mode: GenerationMode, operation: Any, service: _Service) -> None:
+    """``case`` sent to ``service``: no 5xx, an answer as documented, a refusal that
+    stores nothing, and a request the schema allows never refused as malformed."""
+    before = rows_through(service.memory, SNAPSHOT)
+    headers = _headers(case.path)
+    response = case.call(headers=headers)
+    where = (service.name, case.method, case.formatted_path, case.query, response.text[:300])
+    # A URL to ingest is never fetched here (Offline): a 502 says so, as an
+    # unreachable host's would; any other 5xx is engram's own failure.
+    offline = response.status_code == 502 and "not fetched while fuzzing" in response.text
+    assert response.status_code < 500 or offline, where
+    if response.status_code >= 400:
+        assert rows_through(service.memory, SNAPSHOT) == before, where
+    # What engram answers must be what its schema says. Whether a request was the
+    # schema's to refuse is not checked here: engram refuses some text a schema cannot
+    # describe (NUL characters, words that are only whitespace, a cursor no page gave),
+    # and the checks take some valid requests for invalid ones (a known id put in the
+    # path, one value of a repeatable parameter, text measured in surrogate halves).
+    excluded = [positive_data_acceptance, negative_data_rejection]
+    if offline:
+        excluded.append(not_a_server_error)
+    case.validate_response(response, headers=headers, excluded_checks=excluded)
+    # The schema is the truth: a request it allows is never refused as malformed
+    # (400, 413, 422); it may still meet a state the request cannot know (no such
+    # agent or fact: 404, an ended agent: 409, no model: 5xx). Files are the
+    # exception: what a document's or an import's bytes hold is not a schema's to say.
+    if mode is GenerationMode.POSITIVE and (case.method, case.path) not in FILES:
+        assert response.status_code not in (400, 413, 422), where
 
 
 def _different(case: Any, pairs: list[list[str]]) -> bool:

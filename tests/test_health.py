@@ -133,6 +133,10 @@ def test_strengths_are_summarised(mem: engram.Memory, ref: engram.ResourceRef) -
     assert mem.health(ref).facts.strength == StrengthSummary(0.5, 1.0, 9.0, 4)
     mem.remember(OTHER, "elsewhere", strength=10.0)
     assert mem.health().facts.strength == StrengthSummary(0.5, 3.0, 10.0, 5)
+    weak = engram.ResourceRef("mostly-weak")  # the middle one under the default
+    for i, strength in enumerate([0.2, 0.3, 0.4, 1.0]):
+        mem.remember(weak, f"weak fact {i}", strength=strength)
+    assert mem.health(weak).facts.strength == StrengthSummary(0.2, 0.3, 1.0, 3)
 
 
 def test_a_fact_without_a_vector_is_counted(
@@ -418,6 +422,37 @@ def test_a_store_of_known_contents_is_counted_exactly(
     assert store.stale.ledger_past_retention == built.ledger_at_start + len(
         mem.ledger(OTHER, limit=1000).entries
     )
+
+
+def test_an_orphan_is_an_extracted_entity_no_live_fact_grounds(
+    known: tuple[engram.Memory, Known], target: Target
+) -> None:
+    """Grounded by a row of either table, each only by a fact that is not live (a
+    trashed one's id, a gone one's), an extracted entity is an orphan still; grounded by
+    a live fact through either table, it is not."""
+    mem, built = known
+    trashed = stores.rows(target, "SELECT id FROM fact_trash LIMIT 1")[0][0]
+    stores.rows(
+        target,
+        "INSERT INTO entities (id, scope, name, norm, type, summary, attributes, origin, "
+        "created_at, updated_at) VALUES ('e_stray', ?, 'Stray', 'stray', NULL, NULL, '{}', "
+        "'extracted', 0, 0)",
+        (KNOWN.key,),
+    )
+    groundings = "INSERT INTO groundings (fact_id, entity, extractor) VALUES (?, 'e_stray', 'llm')"
+    mentions = (
+        'INSERT INTO mentions (fact_id, start, "end", entity, type, scope, grounds) '
+        "VALUES (?, 900, 905, 'e_stray', NULL, ?, 1)"
+    )
+    stores.rows(target, groundings, (trashed,))
+    stores.rows(target, mentions, ("f_gone", KNOWN.key))
+    assert (mem.health(KNOWN).graph.orphans, mem.health().graph.orphans) == (1, 1)
+    stores.rows(target, groundings, (built.lisbon,))
+    assert mem.health(KNOWN).graph.orphans == 0
+    stores.rows(target, "DELETE FROM groundings WHERE entity = 'e_stray'")
+    assert mem.health(KNOWN).graph.orphans == 1
+    stores.rows(target, mentions, (built.lisbon, KNOWN.key))
+    assert mem.health(KNOWN).graph.orphans == 0
 
 
 def test_a_healthy_graph_has_no_drift_and_a_broken_one_shows(

@@ -47,16 +47,23 @@ RELATION_COLUMNS = (
 )
 
 
+def grounding_sources(*, rules_only: bool = False) -> tuple[tuple[str, str], ...]:
+    """Where a fact's grounding of an entity is stored, each as its table aliased ``x``
+    (``x.fact_id``, ``x.entity``) and the condition its rows meet: the groundings table's
+    rows (the rules' alone, with ``rules_only``), and the mentions flagged as grounding
+    their entity (the rules' groundings a mention carries are stored so)."""
+    only = " AND x.extractor = 'rules'" if rules_only else ""
+    return (("groundings x", f"1 = 1{only}"), ("mentions x", "x.grounds = 1"))
+
+
 def grounding_pairs(entities: str, *, rules_only: bool = False) -> str:
     """The statement of the (fact, entity) pairs grounding the entities ``e`` for which
-    the condition ``entities`` holds (its parameters given twice): the groundings table's
-    rows (the rules' alone, with ``rules_only``) and the mentions flagged as grounding
-    their entity (the rules' groundings a mention carries are stored so)."""
-    only = " AND g.extractor = 'rules'" if rules_only else ""
-    return (
-        "SELECT g.fact_id, g.entity FROM groundings g JOIN entities e ON e.id = g.entity "
-        f"WHERE {entities}{only} UNION SELECT m.fact_id, m.entity FROM mentions m "
-        f"JOIN entities e ON e.id = m.entity WHERE {entities} AND m.grounds = 1"
+    the condition ``entities`` holds (its parameters given twice), from every one of
+    :func:`grounding_sources`."""
+    return " UNION ".join(
+        f"SELECT x.fact_id, x.entity FROM {table} JOIN entities e ON e.id = x.entity "
+        f"WHERE {entities} AND {held}"
+        for table, held in grounding_sources(rules_only=rules_only)
     )
 
 

@@ -250,6 +250,36 @@ def test_a_neighbourhood_grows_with_depth(mem: engram.Memory) -> None:
     assert small.truncated and len(small.entities) == 2
 
 
+def test_a_neighbourhood_holds_the_newest_live_facts_naming_its_entities(
+    target: Target,
+) -> None:
+    """The facts of a neighbourhood are the newest of those that mention its entities,
+    made by ``as_of`` where given, live ones only, at most ``limit``; more left says it
+    is cut short."""
+    clock = stores.ManualClock()
+    with engram.open(target, embedder=engram.HashingEmbedder(16), clock=clock) as mem:
+        made = []
+        for day in range(6):
+            clock.advance(timedelta(days=1))
+            made.append(mem.remember(REF, f"Ana Lima walked to the harbour on day {day}"))
+        times = [f.created_at for f in made]
+        mem.forget(REF, made[4].id)  # to the trash: no longer a fact of hers
+        ids = [f.id for f in made]
+
+        def facts(**asked: object) -> tuple[list[str], bool]:
+            found = mem.graph.neighbourhood(REF, "Ana Lima", **asked)  # type: ignore[arg-type]
+            return [f.id for f in found.facts], found.truncated
+
+        assert facts() == ([ids[5], ids[3], ids[2], ids[1], ids[0]], False)
+        assert facts(limit=3) == ([ids[5], ids[3], ids[2]], True)
+        assert facts(as_of=times[3]) == ([ids[3], ids[2], ids[1], ids[0]], False)
+        assert facts(as_of=times[3] - timedelta(microseconds=1), limit=2) == (
+            [ids[2], ids[1]],
+            True,
+        )
+        assert facts(as_of=times[0], limit=1) == ([ids[0]], False)
+
+
 def test_a_retired_relation_leaves_the_walks_but_not_history(mem: engram.Memory) -> None:
     _chain(mem)
     g = mem.graph

@@ -267,6 +267,7 @@ ROW_READS = {
     "words",
     "vector_of",
     "near_pairs",
+    "mentioning",
     "by_source",
     "trashed_by_source",
     "departed",

@@ -772,6 +772,14 @@ class GraphRows(Protocol):
         """The scope's mentions in ``facts`` or of ``entities``, by fact then start."""
         ...
 
+    def mentioning(
+        self, tx: Tx, scope: Scope, entities: Sequence[str], *, until_us: int | None, limit: int
+    ) -> list[str]:
+        """The ids of the newest ``limit`` live facts of the scope that mention
+        ``entities`` (made at or before ``until_us``, where given): newest first, ties by
+        id, highest first. The store orders them; no fact row is read for it."""
+        ...
+
     def groundings(
         self, tx: Tx, scope: Scope, entities: Sequence[str] = ()
     ) -> dict[str, list[str]]:

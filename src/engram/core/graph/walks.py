@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from engram.core.clock import to_us
 from engram.core.errors import InvalidInput
 from engram.core.graph import models
 from engram.core.graph.models import Entity, Relation
@@ -139,14 +140,15 @@ def _facts(
     as_of: datetime | None,
     room: int,
 ) -> _Mentioned:
-    """The newest ``room`` facts that mention ``entities`` (created by ``as_of``)."""
+    """The newest ``room`` facts that mention ``entities`` (created by ``as_of``): one
+    more asked of the store, to know whether more are left, and only those read."""
     if room <= 0 or not entities:
         return _Mentioned([], bool(entities) and room <= 0)
-    ids = list(dict.fromkeys(m.fact_id for m in store.graph.mentions(tx, scope, entities=entities)))
-    rows = store.facts.by_ids(tx, scope, ids)
-    found = [f for f in rows.values() if as_of is None or f.created_at <= as_of]
-    found.sort(key=lambda f: (f.created_at, f.id), reverse=True)
-    return _Mentioned(found[:room], len(found) > room)
+    until = None if as_of is None else to_us(as_of)
+    ids = store.graph.mentioning(tx, scope, entities, until_us=until, limit=room + 1)
+    rows = store.facts.by_ids(tx, scope, ids[:room])
+    found = [rows[i] for i in ids[:room] if i in rows]
+    return _Mentioned(found, len(ids) > room)
 
 
 def traverse(

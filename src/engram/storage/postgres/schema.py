@@ -788,6 +788,12 @@ MIGRATIONS: tuple[str, ...] = (
             OR NEW.scope IS DISTINCT FROM OLD.scope)
         EXECUTE FUNCTION engram_words_rewritten();
     """,
+    # 23: an entity's mentions by entity with their types (as SQLite's migration 31): an
+    # untyped extracted entity's type, its mentions' most frequent, counted from the index.
+    """
+    DROP INDEX mentions_by_entity;
+    CREATE INDEX mentions_by_entity ON mentions (entity, type);
+    """,
 )
 
 

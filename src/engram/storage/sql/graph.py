@@ -335,6 +335,22 @@ class GraphTable:
             for _, r in sorted(unique.items())
         ]
 
+    def mentioning(
+        self, tx: Tx, scope: Scope, entities: Sequence[str], *, until_us: int | None, limit: int
+    ) -> list[str]:
+        if not entities or limit <= 0:
+            return []
+        t = sql(tx)
+        member, params = t.dialect.in_list("m.entity", entities)
+        until = "" if until_us is None else " AND f.created_at <= ?"
+        rows = t.rows(
+            "SELECT f.id FROM facts f WHERE f.id IN (SELECT m.fact_id FROM mentions m "
+            f"WHERE {member} AND m.scope = ?) AND f.scope = ?{until} "
+            "ORDER BY f.created_at DESC, f.id DESC LIMIT ?",
+            (*params, scope.key, scope.key, *(() if until_us is None else (until_us,)), limit),
+        )
+        return [str(r[0]) for r in rows]
+
     def groundings(
         self, tx: Tx, scope: Scope, entities: Sequence[str] = ()
     ) -> dict[str, list[str]]:

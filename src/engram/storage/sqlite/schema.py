@@ -870,6 +870,14 @@ MIGRATIONS: tuple[str, ...] = (
         UPDATE text_bases SET strip_due = 1 WHERE scope = new.scope AND strip_due = 0;
     END;
     """,
+    # 31: an entity's mentions by entity with their types: an untyped extracted entity
+    # reads its type as its mentions' most frequent (ENTITY_READ), counted in the index
+    # alone instead of in every mention's row (30 entities of 29k mentions each: 1.7 s
+    # to 0.1 s at a million facts).
+    """
+    DROP INDEX mentions_by_entity;
+    CREATE INDEX mentions_by_entity ON mentions (entity, type);
+    """,
 )
 # The first schema whose erasures scrub the pages (migration 29).
 PAGES_SCRUBBED = 29

@@ -86,8 +86,14 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
+# SQLite's migration 31 and PostgreSQL's 23 undone: mentions indexed by entity alone.
+BEFORE_TYPED_MENTION_INDEX = (
+    "DROP INDEX mentions_by_entity",
+    "CREATE INDEX mentions_by_entity ON mentions (entity)",
+)
 # Migration 30 undone (SQLite): an erasure drops its scope's text base whole.
 BEFORE_BASE_STRIPS = (
+    *BEFORE_TYPED_MENTION_INDEX,
     "DROP TRIGGER scope_state_au_text_base",
     "ALTER TABLE text_bases DROP COLUMN strip_due",
     "CREATE TRIGGER scope_state_au_text_base AFTER UPDATE OF words_erased ON scope_state "
@@ -165,6 +171,7 @@ BEFORE_GROUNDING_FLAGS = (
 )
 # Migration 22's words versions (PostgreSQL), undone before going further back.
 POSTGRES_BEFORE_WORDS_VERSIONS = (
+    *BEFORE_TYPED_MENTION_INDEX,
     "DROP TRIGGER facts_words_in ON facts",
     "DROP TRIGGER facts_words_out ON facts",
     "DROP TRIGGER facts_words_rewritten ON facts",

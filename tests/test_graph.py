@@ -493,3 +493,22 @@ def test_the_rules_groundings_are_flags_on_their_mentions_and_keep_an_entity(
     with pytest.raises(NotFound):
         mem.graph.entity(REF, "Ana Lima")
     assert mem.health(REF, graph_drift=True).graph.drift.in_step
+
+
+def test_a_store_from_before_indexes_its_mentions_with_their_types(target: Target) -> None:
+    """SQLite's migration 31 and PostgreSQL's 23: the mentions' index by entity holds
+    their types, so an untyped entity's most frequent type is counted from it alone."""
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember(REF, "Ana Lima moved to Porto")
+    for statement in stores.BEFORE_TYPED_MENTION_INDEX:
+        stores.rows(target, statement)
+    if stores.is_postgres(target):
+        stores.rows(target, "DELETE FROM engram_schema WHERE version >= 23")
+        indexed = "SELECT indexdef FROM pg_indexes WHERE indexname = 'mentions_by_entity'"
+    else:
+        stores.rows(target, "PRAGMA user_version = 30")
+        indexed = "SELECT group_concat(name) FROM pragma_index_info('mentions_by_entity')"
+    assert "type" not in str(stores.rows(target, indexed))
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        assert mem.graph.entity(REF, "Ana Lima").type == "person"
+    assert "type" in str(stores.rows(target, indexed))

@@ -791,7 +791,7 @@ MIGRATIONS: tuple[str, ...] = (
     # 23: an entity's mentions by entity with their types (as SQLite's migration 31): an
     # untyped extracted entity's type, its mentions' most frequent, counted from the index.
     """
-    DROP INDEX mentions_by_entity;
+    DROP INDEX IF EXISTS mentions_by_entity;
     CREATE INDEX mentions_by_entity ON mentions (entity, type);
     """,
 )

@@ -13,6 +13,7 @@ import engram
 import engram.settings
 from engram import Conflict, InvalidInput, NotFound, PersonAppRef, ResourceRef
 from engram.core import ledger
+from engram.core.limits import CHANGES_SHOWN
 from stores import ManualClock, Target, is_postgres, rows
 
 REF = ResourceRef("history")
@@ -281,3 +282,47 @@ def test_what_did_not_exist_before_is_stored_empty_and_read_whole(target: Target
         assert raw == [("",)]
         mem.revert(REF, entry.seq)  # undone as an add is: the fact leaves
         assert mem.count(REF) == 0
+
+
+def test_a_listing_shows_an_entrys_first_changes_and_the_rest_are_paged(
+    target: Target,
+) -> None:
+    """A batch of 250 is one entry of 250 changes: a listing of the ledger shows its
+    first CHANGES_SHOWN (in kind, object order) and how many it made; ledger_changes
+    reads them all, a page at a time; a listing for one object, and a fact's history,
+    show that object's change; an entry another scope holds, or none does, is not found."""
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        batch = mem.remember_many(REF, [f"fact number {i}" for i in range(250)])
+        mem.remember(REF, "one more")
+        mem.remember(ResourceRef("elsewhere"), "not here")
+        newest, big = mem.ledger(REF, limit=2).entries
+        assert (newest.change_count, len(newest.changes)) == (1, 1)
+        assert big.change_count == 250 and len(big.changes) == CHANGES_SHOWN
+        ordered = sorted(f.id for f in batch)
+        assert [c.object_id for c in big.changes] == ordered[:CHANGES_SHOWN]
+
+        seen, after, pages = [], None, 0
+        while True:
+            page = mem.ledger_changes(REF, big.seq, limit=100, after=after)
+            seen += [c.object_id for c in page.changes]
+            pages += 1
+            if page.next_after is None:
+                break
+            after = page.next_after
+        assert seen == ordered and pages == 3
+        assert {c.action for c in mem.ledger_changes(REF, big.seq).changes} == {"add"}
+        assert mem.ledger_changes(REF, big.seq, after=250).changes == []
+
+        one = batch[137].id
+        [entry] = mem.ledger(REF, object_id=one).entries
+        assert [c.object_id for c in entry.changes] == [one] and entry.change_count == 250
+        [entry] = mem.history(REF, one)
+        assert [c.object_id for c in entry.changes] == [one] and entry.change_count == 250
+
+        elsewhere = mem.ledger(ResourceRef("elsewhere"), limit=1).entries[0].seq
+        for missing in (elsewhere, elsewhere + 100):
+            with pytest.raises(NotFound):
+                mem.ledger_changes(REF, missing)
+        for bad in ({"limit": 0}, {"limit": 1001}, {"after": -1}):
+            with pytest.raises(InvalidInput):
+                mem.ledger_changes(REF, big.seq, **bad)  # type: ignore[arg-type]

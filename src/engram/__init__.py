@@ -34,6 +34,7 @@ from engram.core.errors import (
 )
 from engram.core.models import (
     Change,
+    ChangesPage,
     Compaction,
     DeletionReceipt,
     Fact,
@@ -129,6 +130,7 @@ __all__ = [
     "BadRecords",
     "CapabilityMissing",
     "Change",
+    "ChangesPage",
     "Client",
     "Compaction",
     "Conflict",

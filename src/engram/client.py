@@ -313,6 +313,13 @@ class Client:
         agent never held it."""
         return list(self.run(agent_id, ops.History(fact_id))["entries"])
 
+    def ledger_changes(
+        self, agent_id: str, entry_id: int, *, limit: int | None = None, after: int | None = None
+    ) -> JSON:
+        """What one ledger entry changed, a page at a time (``nextAfter`` when more
+        follow): all of them, where a listing shows an entry's first 100."""
+        return self.run(agent_id, ops.LedgerChanges(entry_id, limit, after))
+
     def revert(self, agent_id: str, entry_id: int) -> JSON:
         """Undoes one ledger entry as a new one, which it answers. RevertBlocked (its
         ``later`` names the later entries) when later writes changed the same objects;

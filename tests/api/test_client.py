@@ -333,7 +333,9 @@ def test_every_route_has_a_client_method(app_client: TestClient) -> None:
     client.restore(agent, three)
     client.history(agent, three)
     client.ledger(agent)
-    client.revert(agent, client.ledger(agent, limit=1)["entries"][0]["seq"])
+    newest = client.ledger(agent, limit=1)["entries"][0]
+    assert client.ledger_changes(agent, newest["seq"])["changes"] == newest["changes"]
+    client.revert(agent, newest["seq"])
     client.compact(agent, max_facts=100)
     session = client.sessions.start(agent)["id"]
     client.sessions.append(session, [engram.Entry("note", "a step")])

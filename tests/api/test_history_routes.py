@@ -381,6 +381,29 @@ def test_the_ledger_pages_and_filters(client: TestClient) -> None:
     _error(client.get("/agents/nobody/ledger"), 404, "not_found")
 
 
+def test_an_entry_s_changes_are_paged_and_a_listing_counts_them(
+    client: TestClient, library: engram.Memory
+) -> None:
+    agent = _agent(client)
+    base = f"/agents/{agent}"
+    ref = engram.ResourceRef("planner")
+    made = library.remember_many(ref, [f"fact number {i}" for i in range(130)])
+    [entry] = _ok(client.get(f"{base}/ledger", params={"limit": 1}))["entries"]
+    assert entry["changeCount"] == 130 and len(entry["changes"]) == 100
+    seq = entry["seq"]
+    first = _ok(client.get(f"{base}/ledger/{seq}/changes", params={"limit": 120}))
+    assert first["nextAfter"] == 120 and len(first["changes"]) == 120
+    rest = _ok(client.get(f"{base}/ledger/{seq}/changes", params={"after": 120}))
+    assert "nextAfter" not in rest
+    ids = [c["objectId"] for c in first["changes"] + rest["changes"]]
+    assert ids == sorted(f.id for f in made)
+    assert first["changes"][0] == {"kind": "fact", "objectId": ids[0], "action": "add"}
+    other = _agent(client, "other")
+    _error(client.get(f"/agents/{other}/ledger/{seq}/changes"), 404, "not_found")
+    for bad in ({"limit": "0"}, {"after": "-1"}, {"after": "x"}):
+        _error(client.get(f"{base}/ledger/{seq}/changes", params=bad), 400, "invalid_input")
+
+
 def test_revert_undoes_each_kind_of_write(client: TestClient) -> None:
     agent = _agent(client)
     base = f"/agents/{agent}"

@@ -191,6 +191,7 @@ def _render(op: OpType, made: Any, result: Any) -> Output:
         ops.Trash: lambda: render.trash(result),
         ops.Ledger: lambda: render.ledger(result),
         ops.History: lambda: render.ledger(LedgerPage(result, None)),
+        ops.LedgerChanges: lambda: render.changes(result),
         ops.Revert: lambda: render.ledger_entry(result),
         ops.Documents: lambda: render.documents(result),
         ops.GetDocument: lambda: render.document(result),

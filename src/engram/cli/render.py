@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram import wire
 from engram.core.models import (
+    ChangesPage,
     Compaction,
     DeletionReceipt,
     Fact,
@@ -225,8 +226,8 @@ def deleted(receipt: DeletionReceipt) -> Output:
 def entry_line(entry: LedgerEntry) -> str:
     """``#12  2026-11-30 14:03:44  forget  by alice via cli  fact f_…: trash``"""
     changes = ", ".join(f"{c.kind} {c.object_id}: {c.action}" for c in entry.changes[:3])
-    if len(entry.changes) > 3:
-        changes += f" and {len(entry.changes) - 3} more"
+    if entry.change_count > 3:
+        changes += f" and {entry.change_count - 3} more"
     marks = [m for m, on in (("reverted", entry.reverted_by), ("scrubbed", entry.scrubbed)) if on]
     shown = f"#{entry.seq}  {entry.at:%Y-%m-%d %H:%M:%S}  {entry.op}  by {entry.actor} via "
     shown += entry.via + (f"  [{', '.join(marks)}]" if marks else "")
@@ -236,6 +237,14 @@ def entry_line(entry: LedgerEntry) -> str:
 def ledger_entry(entry: LedgerEntry) -> Output:
     data = wire.LedgerEntryOut.of(entry).model_dump(mode="json", by_alias=False)
     return Output(data, [entry_line(entry)])
+
+
+def changes(page: ChangesPage) -> Output:
+    data = wire.ChangesOut.of(page).model_dump(mode="json", by_alias=False)
+    lines = [f"{c.kind} {c.object_id}: {c.action}" for c in page.changes] or ["no changes"]
+    if page.next_after is not None:
+        lines.append(f"more follow: --after {page.next_after}")
+    return Output(data, lines)
 
 
 def ledger(page: LedgerPage) -> Output:

@@ -17,6 +17,9 @@ MAX_SOURCE_CHARS = 1024  # a document's name: a file's path or a URL
 MAX_VALUE_BYTES = 64 * 1024
 DEFAULT_PAGE = 100
 MAX_PAGE = 1000
+# The changes of each entry a listing of the ledger shows: a remember_many of N made N, and
+# a page of batches would otherwise carry them all (the rest: Memory.ledger_changes).
+CHANGES_SHOWN = 100
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 100
 MAX_FACT_CHARS = 2000

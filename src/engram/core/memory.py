@@ -50,6 +50,7 @@ from engram.core.models import (
     LIBRARY,
     VIAS,
     Caps,
+    ChangesPage,
     Compaction,
     DeletionReceipt,
     Fact,
@@ -835,6 +836,25 @@ class Memory:
         rows = rows[:size]
         return LedgerPage(rows, rows[-1].seq if more else None)
 
+    def ledger_changes(
+        self, ref: Scope, entry_id: int, *, limit: int | None = None, after: int | None = None
+    ) -> ChangesPage:
+        """What one entry of the scope's ledger changed, in (kind, object) order, a page at
+        a time (default 100, max 1000): all of them, where a listing shows an entry's
+        first 100 (``change_count`` says how many). Pass ``next_after`` back as
+        ``after``. Raises NotFound for an entry the scope does not have."""
+        return self.run(ref, ops.LedgerChanges(entry_id, limit, after))
+
+    def _ledger_changes(self, ref: Scope, op: ops.LedgerChanges) -> ChangesPage:
+        size, offset, store = op.limit or limits.DEFAULT_PAGE, op.after or 0, self._store
+        found = store.run(
+            lambda tx: store.ledger.changes(tx, ref, op.entry_id, offset, size + 1), write=False
+        )
+        if found is None:
+            raise NotFound(f"no ledger entry {op.entry_id} in this scope")
+        more = len(found) > size
+        return ChangesPage(found[:size], offset + size if more else None)
+
     def history(self, ref: Scope, fact_id: str) -> list[LedgerEntry]:
         """Every entry of the scope's ledger that changed the fact, newest first (up to
         1,000): a fact deleted for good keeps its entries, one whose entries the ledger's
@@ -1032,6 +1052,7 @@ _RUNS: dict[type, Callable[[Memory, Scope, Any], Any]] = {
     ops.Trash: Memory._trash,
     ops.Ledger: Memory._ledger,
     ops.History: Memory._history,
+    ops.LedgerChanges: Memory._ledger_changes,
     ops.Revert: Memory._revert,
     ops.Documents: lambda m, ref, op: m._documents.documents(ref, limit=op.limit, after=op.after),
     ops.GetDocument: lambda m, ref, op: m._documents.document(ref, op.document_id),

@@ -236,6 +236,18 @@ class LedgerEntry:
     reverted_by: int | None
     scrubbed: bool
     changes: tuple[Change, ...] = ()
+    # how many objects it changed: a listing shows the first CHANGES_SHOWN of them in
+    # ``changes`` (those of the object asked for, where one is)
+    change_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesPage:
+    """What one entry changed, in (kind, object) order; ``next_after`` is set when more
+    follow."""
+
+    changes: list[Change]
+    next_after: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ from engram.core.fields import (
 )
 from engram.core.health import HealthReport
 from engram.core.models import (
+    ChangesPage,
     Compaction,
     DeletionReceipt,
     Fact,
@@ -554,9 +555,10 @@ class Trash(Op[TrashPage]):
 class Ledger(Op[LedgerPage]):
     """List every write to the scope, newest first.
 
-    Who, through what, when and what it changed (not the before-states); ``object_id``
-    keeps the entries that changed that fact or key. Pass ``next_before`` back as
-    ``before``."""
+    Who, through what, when and what it changed (not the before-states): each entry's
+    first 100 changes and how many it made (the rest: ledger-changes); ``object_id``
+    keeps the entries that changed that fact or key, each with that object's changes.
+    Pass ``next_before`` back as ``before``."""
 
     surface: ClassVar[Surface] = Surface("GET", "/ledger", cli="ledger", tag="history", facts=False)
 
@@ -612,6 +614,30 @@ class Revert(Op[LedgerEntry]):
     )
 
     entry_id: Annotated[int, Whole(1, limits.MAX_COUNT), Path(), Help("a ledger entry")]
+
+
+@dataclass(frozen=True)
+class LedgerChanges(Op[ChangesPage]):
+    """List what one ledger entry changed, a page at a time.
+
+    In (kind, object) order, all of them (a listing of the ledger shows an entry's first
+    100). Pass ``next_after`` back as ``after``. Not found when the scope has no such
+    entry."""
+
+    surface: ClassVar[Surface] = Surface(
+        "GET",
+        "/ledger/{entry_id}/changes",
+        errors=(NotFound,),
+        cli="ledger-changes",
+        tag="history",
+        facts=False,
+    )
+
+    entry_id: Annotated[int, Whole(1, limits.MAX_COUNT), Path(), Help("a ledger entry")]
+    limit: PageSize = None
+    after: Annotated[
+        int | None, Whole(0, limits.MAX_COUNT), Help("next_after of the previous page")
+    ] = None
 
 
 # -- documents --------------------------------------------------------------------------
@@ -1022,6 +1048,7 @@ OPS: tuple[type[Op[object]], ...] = (
     Trash,
     Ledger,
     History,
+    LedgerChanges,
     Revert,
     Documents,
     GetDocument,

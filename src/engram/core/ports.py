@@ -574,6 +574,14 @@ class LedgerRows(Protocol):
         has no such entry."""
         ...
 
+    def changes(
+        self, tx: Tx, scope: Scope, seq: int, offset: int, limit: int
+    ) -> list[Change] | None:
+        """Up to ``limit`` of the entry's items past the first ``offset``, in (kind,
+        object) order, without their before-states; None when the scope has no such
+        entry."""
+        ...
+
     def tokens(
         self,
         tx: Tx,
@@ -606,8 +614,9 @@ class LedgerRows(Protocol):
         object_id: str | None = None,
     ) -> list[LedgerEntry]:
         """Up to ``limit`` of the scope's entries numbered below ``before``, newest first
-        (only those that changed ``object_id``, if given), with their items but not their
-        before-states."""
+        (only those that changed ``object_id``, if given), each with how many items it
+        has and the first CHANGES_SHOWN of them in (kind, object) order (those of
+        ``object_id``, if given), without their before-states."""
         ...
 
     def scrub(

@@ -36,6 +36,8 @@ from engram.core.errors import InvalidInput
 from engram.core.graph.rebuild import Difference, GraphDrift
 from engram.core.health import HealthReport
 from engram.core.models import (
+    Change,
+    ChangesPage,
     Compaction,
     DeletionReceipt,
     Fact,
@@ -578,6 +580,21 @@ class ChangeOut(Answer):
     object_id: str
     action: str
 
+    @classmethod
+    def of(cls, change: Change) -> ChangeOut:
+        return cls(kind=change.kind, object_id=change.object_id, action=change.action)
+
+
+class ChangesOut(Answer):
+    """What one ledger entry changed, a page of it (``nextAfter`` when more follow)."""
+
+    changes: list[ChangeOut]
+    next_after: int | None = _unset_when_none()
+
+    @classmethod
+    def of(cls, page: ChangesPage) -> ChangesOut:
+        return cls(changes=[ChangeOut.of(c) for c in page.changes], next_after=page.next_after)
+
 
 class LedgerEntryOut(Answer):
     """One write: what (``op``), who (``actor``) and through what (``via``), when, what it
@@ -594,6 +611,7 @@ class LedgerEntryOut(Answer):
     reverted_by: int | None
     scrubbed: bool
     changes: list[ChangeOut]
+    change_count: int
 
     @classmethod
     def of(cls, entry: LedgerEntry) -> LedgerEntryOut:
@@ -608,10 +626,8 @@ class LedgerEntryOut(Answer):
             reverts=entry.reverts,
             reverted_by=entry.reverted_by,
             scrubbed=entry.scrubbed,
-            changes=[
-                ChangeOut(kind=c.kind, object_id=c.object_id, action=c.action)
-                for c in entry.changes
-            ],
+            changes=[ChangeOut.of(c) for c in entry.changes],
+            change_count=entry.change_count,
         )
 
 

@@ -27,6 +27,7 @@ from engram.core.graph import ops as graph_ops
 from engram.core.models import SourceRef, WorkingPage
 from engram.core.scopes import ResourceRef, Scope
 from engram.wire import (
+    ChangesOut,
     CompactionOut,
     DeletionOut,
     EntryOut,
@@ -156,6 +157,7 @@ ANSWERS: dict[OpType, Answer] = {
     ops.History: Answer(
         LedgerOut, lambda op, found: LedgerOut(entries=[LedgerEntryOut.of(e) for e in found])
     ),
+    ops.LedgerChanges: Answer(ChangesOut, lambda op, page: ChangesOut.of(page)),
     ops.Revert: Answer(LedgerEntryOut, lambda op, entry: LedgerEntryOut.of(entry)),
     ops.Documents: Answer(
         DocumentsOut, lambda op, found: DocumentsOut(documents=[DocumentOut.of(d) for d in found])

@@ -8,6 +8,7 @@ from typing import Any
 
 from engram.core.clock import from_us
 from engram.core.ledger import ABSENT
+from engram.core.limits import CHANGES_SHOWN
 from engram.core.models import Change, LedgerEntry, Writer
 from engram.core.ports import Tx
 from engram.core.scopes import Scope, parse_key
@@ -74,7 +75,25 @@ class LedgerTable:
             "ORDER BY kind, object_id",
             (seq,),
         )
-        return _entry(row, [_change(r) for r in items])
+        return _entry(row, [_change(r) for r in items], len(items))
+
+    def changes(
+        self, tx: Tx, scope: Scope, seq: int, offset: int, limit: int
+    ) -> list[Change] | None:
+        t = sql(tx)
+        if (
+            t.execute(
+                "SELECT 1 FROM ledger WHERE seq = ? AND scope = ?", (seq, scope.key)
+            ).fetchone()
+            is None
+        ):
+            return None
+        rows = t.rows(
+            "SELECT kind, object_id, action, NULL, token FROM ledger_items WHERE entry = ? "
+            "ORDER BY kind, object_id LIMIT ? OFFSET ?",
+            (seq, limit, offset),
+        )
+        return [_change(r) for r in rows]
 
     def tokens(
         self,
@@ -133,22 +152,47 @@ class LedgerTable:
             )
         else:
             rows = t.rows(
-                f"SELECT {ENTRY_COLUMNS} FROM ledger WHERE scope = ? AND seq < ? AND seq IN "
-                "(SELECT entry FROM ledger_items WHERE object_id = ?) "
+                f"{_KINDS}SELECT {ENTRY_COLUMNS} FROM ledger WHERE scope = ? AND seq < ? "
+                "AND seq IN (SELECT entry FROM ledger_items "
+                "WHERE kind IN (SELECT k FROM kinds) AND object_id = ?) "
                 "ORDER BY seq DESC LIMIT ?",
                 (scope.key, top, object_id, limit),
             )
         if not rows:
             return []
-        member, params = t.dialect.in_list("entry", [int(r[0]) for r in rows])
+        seqs = [int(r[0]) for r in rows]
+        member, params = t.dialect.in_list("entry", seqs)
+        counts = {
+            int(e): int(n)
+            for e, n in t.rows(
+                f"SELECT entry, count(*) FROM ledger_items WHERE {member} GROUP BY entry", params
+            )
+        }
+        # Each entry's first CHANGES_SHOWN items (or the object's): those of small entries
+        # in one statement, each larger one's by a statement of its own that stops there
+        # (a 10k batch's items are 10k; numbering every item of a page in one statement
+        # took 0.7 s for 50 such entries).
         items: dict[int, list[Change]] = {}
-        for r in t.rows(
-            "SELECT entry, kind, object_id, action, NULL, token FROM ledger_items "
-            f"WHERE {member} ORDER BY entry, kind, object_id",
-            params,
-        ):
-            items.setdefault(int(r[0]), []).append(_change(r[1:]))
-        return [_entry(r, items.get(int(r[0]), [])) for r in rows]
+        everything = len(seqs) * CHANGES_SHOWN  # no more than that where each has at most
+        if object_id is not None:
+            wanted: list[tuple[str, tuple[Any, ...], int]] = [
+                (f"{member} AND object_id = ?", (*params, object_id), everything)
+            ]
+        else:
+            small = [q for q in seqs if counts.get(q, 0) <= CHANGES_SHOWN]
+            listed, held = t.dialect.in_list("entry", small)
+            wanted = [(listed, tuple(held), everything)] if small else []
+            wanted += [
+                ("entry = ?", (q,), CHANGES_SHOWN) for q in seqs if counts.get(q, 0) > CHANGES_SHOWN
+            ]
+        for where, values, most in wanted:
+            for r in t.rows(
+                "SELECT entry, kind, object_id, action, NULL, token FROM ledger_items "
+                f"WHERE {where} ORDER BY entry, kind, object_id LIMIT ?",
+                (*values, most),
+            ):
+                items.setdefault(int(r[0]), []).append(_change(r[1:]))
+        return [_entry(r, items.get(int(r[0]), []), counts.get(int(r[0]), 0)) for r in rows]
 
     def scrub(
         self,
@@ -204,6 +248,16 @@ class LedgerTable:
         return int(sql(tx).one("SELECT count(*) FROM ledger WHERE scope = ?", (scope.key,)))
 
 
+# The kinds of object the ledger's items name, read from their index (kind, object_id,
+# entry) a kind at a time: an object's items are then sought by (kind, object_id) under
+# each, where the object alone would scan every item (0.3 s at a million facts).
+_KINDS = (
+    "WITH RECURSIVE kinds(k) AS (SELECT min(kind) FROM ledger_items UNION ALL "
+    "SELECT (SELECT min(kind) FROM ledger_items WHERE kind > k) FROM kinds "
+    "WHERE k IS NOT NULL) "
+)
+
+
 def _stored(before: str | None) -> str | None:
     """A before-state as a row holds it: what did not exist before (:data:`ABSENT`, the
     before-state of every add: a write's item, a fact's) as the empty string, which no
@@ -222,7 +276,7 @@ def _change(row: Sequence[Any]) -> Change:
     )
 
 
-def _entry(row: Sequence[Any], changes: list[Change]) -> LedgerEntry:
+def _entry(row: Sequence[Any], changes: list[Change], count: int) -> LedgerEntry:
     seq, scope, op, at, actor, via, turn_user, request_id, reverts, reverted_by, scrubbed = row
     return LedgerEntry(
         seq=int(seq),
@@ -237,4 +291,5 @@ def _entry(row: Sequence[Any], changes: list[Change]) -> LedgerEntry:
         reverted_by=None if reverted_by is None else int(reverted_by),
         scrubbed=bool(scrubbed),
         changes=tuple(changes),
+        change_count=count,
     )

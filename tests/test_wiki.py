@@ -13,6 +13,7 @@ import pytest
 
 import engram
 from engram import InvalidInput, ResourceRef, UpstreamFailure
+from engram.core import wiki as engram_wiki
 from engram.core.ports import Vectors
 from stores import Target
 
@@ -171,3 +172,30 @@ def test_a_pipe_where_the_folder_s_index_goes_is_never_waited_on(tmp_path: Path)
         mem.wiki.attach(REF, wiki)
         report = mem.wiki.compile(REF)
         assert ("index.md", "a special file is in the way; left as it is") in report.left_out
+
+
+def test_a_page_lists_its_newest_facts_and_counts_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entity's and a type's page list their newest PAGE_FACTS facts, newest first, a
+    day's its latest in order, each saying how many older ones it leaves out; the index
+    counts them all. Compiled in batches of three, the pages are the same."""
+    monkeypatch.setattr(engram_wiki, "PAGE_FACTS", 5)
+    for batch in (500, 3):
+        folder = tmp_path / f"wiki-{batch}"
+        with engram.open(tmp_path / f"{batch}.db", embedder=engram.HashingEmbedder(16)) as mem:
+            for i in range(8):
+                mem.remember(REF, f"Caroline walked the dog on lap {i}", type="event")
+            mem.wiki.attach(REF, folder)
+            assert mem.wiki.compile(REF, batch=batch).facts == 8
+        entity = next(folder.glob("entities/Caroline-*.md")).read_text().splitlines()
+        laps = [f"lap {i} " for i in range(7, 2, -1)]
+        assert [next(n for n in laps if n in line) for line in entity[2:7]] == laps
+        assert entity[7] == "(3 older facts not listed)"
+        kind = (folder / "types/event.md").read_text().splitlines()
+        assert kind[2:] == entity[2:8]
+        day = next(folder.glob("log/*.md")).read_text().splitlines()
+        assert day[2] == "(3 older facts not listed)"
+        assert day[3:] == list(reversed(entity[2:7]))
+        index = (folder / "index.md").read_text()
+        assert "types/event.md (8)" in index and "entities/Caroline-" in index

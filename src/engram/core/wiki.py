@@ -26,7 +26,8 @@ import hashlib
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -47,6 +48,11 @@ WIKI_TYPE = "wiki"
 PREFIX = "wiki:"
 INDEX = "index.md"
 MAX_BATCH = limits.MAX_WIKI_BATCH
+# The facts a page lists: an entity's or a type's newest, a day's latest (the index counts
+# them all). A scope filled in bulk names one person in 29k facts and holds a million in
+# one day; each page is a document whose chunks are facts, so a page listing them all
+# copied the scope into itself.
+PAGE_FACTS = 200
 _UNSAFE = re.compile(r"[^\w\- ]+", re.UNICODE)
 
 
@@ -104,7 +110,7 @@ class Wiki:
         facts, naming, entities, relations = self._store.run(
             lambda tx: _snapshot(self._store, tx, ref), write=False
         )  # read once: facts written meanwhile are the next compile's
-        everything = [f for f, _ in facts]
+        grouped = _Grouped.of([f for f, _ in facts], naming)  # once: each batch reads it
         pending = [(f, p) for f, p in facts if mark is None or p > mark]
         folded, written, left = 0, [], dict[str, str]()
         mirror = self._folders.get(ref.key)
@@ -114,7 +120,7 @@ class Wiki:
             fresh = [f for f, _ in part]
             wanted = touched(fresh, naming) - done
             done |= wanted
-            pages = render(everything, naming, entities, relations, wanted)
+            pages = render(grouped, entities, relations, wanted)
             last = part[-1][1]
             pages[INDEX] = _with_mark(pages[INDEX], f"{last[0]}.{last[1]}")
             paths = sorted(pages)
@@ -206,38 +212,52 @@ def touched(fresh: Sequence[Fact], naming: dict[str, list[str]]) -> set[str]:
     return pages
 
 
+@dataclass(frozen=True)
+class _Grouped:
+    """The facts by the pages that list them, oldest first."""
+
+    by_entity: dict[str, list[Fact]]
+    by_type: dict[str, list[Fact]]
+    by_day: dict[str, list[Fact]]
+
+    @classmethod
+    def of(cls, facts: Sequence[Fact], naming: dict[str, list[str]]) -> _Grouped:
+        by_entity: dict[str, list[Fact]] = defaultdict(list)
+        by_type: dict[str, list[Fact]] = defaultdict(list)
+        by_day: dict[str, list[Fact]] = defaultdict(list)
+        for fact in facts:
+            for entity_id in naming.get(fact.id, []):
+                by_entity[entity_id].append(fact)
+            if fact.type:
+                by_type[type_page(fact.type)].append(fact)
+            by_day[day_page(fact)].append(fact)
+        return cls(dict(by_entity), dict(by_type), dict(by_day))
+
+
 def render(
-    facts: Sequence[Fact],
-    naming: dict[str, list[str]],
+    grouped: _Grouped,
     entities: dict[str, Entity],
     relations: Sequence[Relation],
     wanted: set[str],
 ) -> dict[str, str]:
     """The pages ``wanted`` (entity pages as ``entity:<id>``), by path, and the index."""
-    by_entity: dict[str, list[Fact]] = defaultdict(list)
-    by_type: dict[str, list[Fact]] = defaultdict(list)
-    by_day: dict[str, list[Fact]] = defaultdict(list)
-    for fact in facts:
-        for entity_id in naming.get(fact.id, []):
-            by_entity[entity_id].append(fact)
-        if fact.type:
-            by_type[type_page(fact.type)].append(fact)
-        by_day[day_page(fact)].append(fact)
     pages: dict[str, str] = {}
     for key in sorted(wanted):
         if key.startswith("entity:"):
             entity = entities.get(key.removeprefix("entity:"))
             if entity is not None:
                 pages[entity_page(entity)] = _entity(
-                    entity, by_entity[entity.id], relations, entities
+                    entity, grouped.by_entity.get(entity.id, []), relations, entities
                 )
         elif key.startswith("types/"):
-            pages[key] = _listing(f"Type: {key[6:-3]}", reversed(by_type[key]))
+            pages[key] = _listing(f"Type: {key[6:-3]}", grouped.by_type.get(key, []), newest=True)
         elif key.startswith("log/"):
-            pages[key] = _listing(f"Log: {key[4:-3]}", by_day[key])
-    listed = {entity_page(entities[e]): len(v) for e, v in by_entity.items() if e in entities}
-    listed |= {path: len(v) for path, v in by_type.items()}
-    listed |= {path: len(v) for path, v in by_day.items()}
+            pages[key] = _listing(f"Log: {key[4:-3]}", grouped.by_day.get(key, []), newest=False)
+    listed = {
+        entity_page(entities[e]): len(v) for e, v in grouped.by_entity.items() if e in entities
+    }
+    listed |= {path: len(v) for path, v in grouped.by_type.items()}
+    listed |= {path: len(v) for path, v in grouped.by_day.items()}
     pages[INDEX] = _index(listed)
     return pages
 
@@ -267,9 +287,20 @@ def _line(fact: Fact) -> str:
     return f"- {words} ({when}, [{fact.id}])"
 
 
-def _listing(title: str, facts: Iterable[Fact]) -> str:
-    lines = [f"# {title}", ""] + [_line(f) for f in facts]
-    return "\n".join(lines) + "\n"
+def _listing(title: str, facts: Sequence[Fact], *, newest: bool) -> str:
+    """The page's facts (given oldest first): its newest PAGE_FACTS, newest first, or
+    its latest PAGE_FACTS in order, after a line counting those left out."""
+    return "\n".join([f"# {title}", "", *_lines(facts, newest=newest)]) + "\n"
+
+
+def _lines(facts: Sequence[Fact], *, newest: bool) -> list[str]:
+    shown = facts[-PAGE_FACTS:]
+    older = len(facts) - len(shown)
+    lines = [_line(f) for f in (reversed(shown) if newest else shown)]
+    if not older:
+        return lines
+    said = f"({older} older {'fact' if older == 1 else 'facts'} not listed)"
+    return [*lines, said] if newest else [said, *lines]
 
 
 def _entity(
@@ -279,8 +310,7 @@ def _entity(
     entities: dict[str, Entity],
 ) -> str:
     title = entity.name + (f" ({entity.type})" if entity.type else "")
-    lines = [f"# {title}", ""]
-    lines += [_line(f) for f in reversed(facts)]
+    lines = [f"# {title}", "", *_lines(facts, newest=True)]
     mine = sorted(
         (r for r in relations if entity.id in (r.source, r.target)),
         key=lambda r: (r.type, r.source, r.target),

@@ -107,6 +107,11 @@ class Wiki:
         if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_BATCH:
             raise InvalidInput(f"batch must be an integer from 1 to {MAX_BATCH}, got {batch!r}")
         mark = self._watermark(ref)
+        store = self._store
+        if mark is not None:
+            held = mark
+            if not store.run(lambda tx: _past(store, tx, ref, held), write=False):
+                return WikiReport(0, (), f"{held[0]}.{held[1]}", ())  # the scope left unread
         facts, naming, entities, relations = self._store.run(
             lambda tx: _snapshot(self._store, tx, ref), write=False
         )  # read once: facts written meanwhile are the next compile's
@@ -199,6 +204,24 @@ def _snapshot(
         else []
     )
     return found, dict(naming), entities, relations
+
+
+def _past(store: Store, tx: Tx, ref: Scope, mark: tuple[int, int]) -> bool:
+    """Whether the newest fact that is no wiki page lies past the watermark: read newest
+    first past the pages' own facts (a compile with nothing new read every fact of the
+    scope, 69 s at 1.15M)."""
+    before = None
+    while True:
+        page = store.facts.page(tx, ref, before, _NEWEST_AT_ONCE)
+        for fact, position in page:
+            if fact.type != WIKI_TYPE:
+                return position > mark
+        if len(page) < _NEWEST_AT_ONCE:
+            return False
+        before = page[-1][1]
+
+
+_NEWEST_AT_ONCE = 1000
 
 
 def touched(fresh: Sequence[Fact], naming: dict[str, list[str]]) -> set[str]:

@@ -183,6 +183,7 @@ def _samples(mem: engram.Memory, ref: engram.ResourceRef) -> dict[type, Callable
         ops.Trash: lambda: ops.Trash(limit=5),
         ops.Ledger: lambda: ops.Ledger(limit=5),
         ops.History: lambda: ops.History(first),
+        ops.LedgerChanges: lambda: ops.LedgerChanges(mem.ledger(ref, limit=1).entries[0].seq),
         ops.Revert: lambda: ops.Revert(mem.ledger(ref, limit=1).entries[0].seq),
         ops.Documents: lambda: ops.Documents(limit=5),
         ops.GetDocument: lambda: ops.GetDocument(doc),

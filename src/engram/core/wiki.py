@@ -53,6 +53,7 @@ MAX_BATCH = limits.MAX_WIKI_BATCH
 # one day; each page is a document whose chunks are facts, so a page listing them all
 # copied the scope into itself.
 PAGE_FACTS = 200
+NEWEST_AT_ONCE = 1000  # facts read at a time, newest first, for one past the watermark
 _UNSAFE = re.compile(r"[^\w\- ]+", re.UNICODE)
 
 
@@ -112,8 +113,8 @@ class Wiki:
             held = mark
             if not store.run(lambda tx: _past(store, tx, ref, held), write=False):
                 return WikiReport(0, (), f"{held[0]}.{held[1]}", ())  # the scope left unread
-        facts, naming, entities, relations = self._store.run(
-            lambda tx: _snapshot(self._store, tx, ref), write=False
+        facts, naming, entities, relations = store.run(
+            lambda tx: _snapshot(store, tx, ref), write=False
         )  # read once: facts written meanwhile are the next compile's
         grouped = _Grouped.of([f for f, _ in facts], naming)  # once: each batch reads it
         pending = [(f, p) for f, p in facts if mark is None or p > mark]
@@ -212,16 +213,13 @@ def _past(store: Store, tx: Tx, ref: Scope, mark: tuple[int, int]) -> bool:
     scope, 69 s at 1.15M)."""
     before = None
     while True:
-        page = store.facts.page(tx, ref, before, _NEWEST_AT_ONCE)
+        page = store.facts.page(tx, ref, before, NEWEST_AT_ONCE)
         for fact, position in page:
             if fact.type != WIKI_TYPE:
                 return position > mark
-        if len(page) < _NEWEST_AT_ONCE:
+        if len(page) < NEWEST_AT_ONCE:
             return False
         before = page[-1][1]
-
-
-_NEWEST_AT_ONCE = 1000
 
 
 def touched(fresh: Sequence[Fact], naming: dict[str, list[str]]) -> set[str]:

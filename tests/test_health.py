@@ -424,6 +424,17 @@ def test_a_store_of_known_contents_is_counted_exactly(
     )
 
 
+def _stray(target: Target) -> None:
+    """An extracted entity, ``e_stray``, that no fact names."""
+    stores.rows(
+        target,
+        "INSERT INTO entities (id, scope, name, norm, type, summary, attributes, origin, "
+        "created_at, updated_at) VALUES ('e_stray', ?, 'Stray', 'stray', NULL, NULL, '{}', "
+        "'extracted', 0, 0)",
+        (KNOWN.key,),
+    )
+
+
 def test_an_orphan_is_an_extracted_entity_no_live_fact_grounds(
     known: tuple[engram.Memory, Known], target: Target
 ) -> None:
@@ -432,13 +443,7 @@ def test_an_orphan_is_an_extracted_entity_no_live_fact_grounds(
     a live fact through either table, it is not."""
     mem, built = known
     trashed = stores.rows(target, "SELECT id FROM fact_trash LIMIT 1")[0][0]
-    stores.rows(
-        target,
-        "INSERT INTO entities (id, scope, name, norm, type, summary, attributes, origin, "
-        "created_at, updated_at) VALUES ('e_stray', ?, 'Stray', 'stray', NULL, NULL, '{}', "
-        "'extracted', 0, 0)",
-        (KNOWN.key,),
-    )
+    _stray(target)
     groundings = "INSERT INTO groundings (fact_id, entity, extractor) VALUES (?, 'e_stray', 'llm')"
     mentions = (
         'INSERT INTO mentions (fact_id, start, "end", entity, type, scope, grounds) '
@@ -475,13 +480,7 @@ def test_a_healthy_graph_has_no_drift_and_a_broken_one_shows(
         (built.lisbon,),
     )
     stores.rows(target, "DELETE FROM mentions WHERE fact_id = ?", (built.lisbon,))
-    stores.rows(
-        target,
-        "INSERT INTO entities (id, scope, name, norm, type, summary, attributes, origin, "
-        "created_at, updated_at) VALUES ('e_stray', ?, 'Stray', 'stray', NULL, NULL, '{}', "
-        "'extracted', 0, 0)",
-        (KNOWN.key,),
-    )
+    _stray(target)
     stores.rows(
         target, "UPDATE mentions SET grounds = 0 WHERE fact_id = ?", (built.ana,)
     )  # the database drops Ana Lima (no grounding left) and queues the fact

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram import wire
 from engram.core.models import (
+    Change,
     ChangesPage,
     Compaction,
     DeletionReceipt,
@@ -225,7 +226,7 @@ def deleted(receipt: DeletionReceipt) -> Output:
 
 def entry_line(entry: LedgerEntry) -> str:
     """``#12  2026-11-30 14:03:44  forget  by alice via cli  fact f_…: trash``"""
-    changes = ", ".join(f"{c.kind} {c.object_id}: {c.action}" for c in entry.changes[:3])
+    changes = ", ".join(_change_line(c) for c in entry.changes[:3])
     if entry.change_count > 3:
         changes += f" and {entry.change_count - 3} more"
     marks = [m for m, on in (("reverted", entry.reverted_by), ("scrubbed", entry.scrubbed)) if on]
@@ -239,9 +240,13 @@ def ledger_entry(entry: LedgerEntry) -> Output:
     return Output(data, [entry_line(entry)])
 
 
+def _change_line(change: Change) -> str:
+    return f"{change.kind} {change.object_id}: {change.action}"
+
+
 def changes(page: ChangesPage) -> Output:
     data = wire.ChangesOut.of(page).model_dump(mode="json", by_alias=False)
-    lines = [f"{c.kind} {c.object_id}: {c.action}" for c in page.changes] or ["no changes"]
+    lines = [_change_line(c) for c in page.changes] or ["no changes"]
     if page.next_after is not None:
         lines.append(f"more follow: --after {page.next_after}")
     return Output(data, lines)

@@ -593,6 +593,9 @@ class History(Op[list[LedgerEntry]]):
     fact_id: FactId
 
 
+EntryId = Annotated[int, Whole(1, limits.MAX_COUNT), Path(), Help("a ledger entry")]
+
+
 @dataclass(frozen=True)
 class Revert(Op[LedgerEntry]):
     """Undo one ledger entry, as a new entry.
@@ -613,7 +616,7 @@ class Revert(Op[LedgerEntry]):
         facts=False,
     )
 
-    entry_id: Annotated[int, Whole(1, limits.MAX_COUNT), Path(), Help("a ledger entry")]
+    entry_id: EntryId
 
 
 @dataclass(frozen=True)
@@ -633,7 +636,7 @@ class LedgerChanges(Op[ChangesPage]):
         facts=False,
     )
 
-    entry_id: Annotated[int, Whole(1, limits.MAX_COUNT), Path(), Help("a ledger entry")]
+    entry_id: EntryId
     limit: PageSize = None
     after: Annotated[
         int | None, Whole(0, limits.MAX_COUNT), Help("next_after of the previous page")

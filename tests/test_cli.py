@@ -621,6 +621,39 @@ print(json.dumps({"codes": codes, "loaded": [m for m in heavy if m in sys.module
     assert report == {"codes": [0, 0, 0, 2], "loaded": []}
 
 
+def test_reading_commands_load_none_of_the_rules_and_a_write_loads_them(tmp_path: Path) -> None:
+    """The rules that read names (their lists and patterns, 0.15 to 0.3 s to load) load
+    where a fact is first read, not in a process that only lists, counts or checks."""
+    db = str(tmp_path / "engram.db")
+    probe = f"""
+import json, sys
+from engram.cli.main import main
+scope = ["--db", {db!r}, "--resource", "r"]
+rules = ("engram.core.graph.extraction", "engram.core.graph.entity_types",
+         "engram.core.graph.relations")
+codes = [main([*scope, "working", "set", "plan", "[1]"]), main([*scope, "facts"]),
+         main([*scope, "ledger"]), main([*scope, "health"]), main([*scope, "trash"])]
+before = [m for m in rules if m in sys.modules]
+codes.append(main([*scope, "remember", "Ana Reis moved to Porto"]))
+after = [m for m in rules if m in sys.modules]
+print(json.dumps({{"codes": codes, "before": before, "after": after}}), file=sys.stderr)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report == {
+        "codes": [0] * 6,
+        "before": [],
+        "after": [
+            "engram.core.graph.extraction",
+            "engram.core.graph.entity_types",
+            "engram.core.graph.relations",
+        ],
+    }
+
+
 def test_working_memory_and_listing_commands_load_neither_numpy_nor_a_model(
     tmp_path: Path,
 ) -> None:

@@ -8,7 +8,7 @@ Recall favours the candidates whose own words hold a name of that kind
 for a place; "who", "whom" and "whose" for a person; "what" and "which" for the kind of
 the nouns between them and the question's verb ("which US states", "what video games
 does"), by the words that name places and organisations in entity names
-(:data:`~engram.core.graph.entity_types.PLACE_WORDS`,
+(:data:`~engram.core.graph.places.PLACE_WORDS`,
 :data:`~engram.core.graph.organisations.WORDS`) and a few more of each, and
 titled works' nouns. Anything else ("when", "how many", "what kind of art") asks for no
 kind of name: None. :func:`wh` is that first wh-word.
@@ -19,13 +19,8 @@ from __future__ import annotations
 import re
 
 from engram.core.graph import organisations
-from engram.core.graph.entity_types import (
-    ORGANISATION,
-    PERSON,
-    PLACE,
-    PLACE_WORDS,
-    WORK,
-)
+from engram.core.graph.models import ORGANISATION, PERSON, PLACE, WORK
+from engram.core.graph.places import PLACE_WORDS
 from engram.core.query import WORD
 
 _NOUNS = {

@@ -131,15 +131,21 @@ from engram.core.graph.extraction import (
     STAFF,
     Mention,
 )
+from engram.core.graph.models import (
+    EVENT,
+    GROUP,
+    LANGUAGE,
+    ORDER,
+    ORGANISATION,
+    PERSON,
+    PLACE,
+    PRODUCT,
+    WORK,
+)
 from engram.core.graph.names import normalise
 from engram.core.graph.ordinary import ADDRESS, KIN, NAMED_TIMES, PARTICLES, PERSONAL
+from engram.core.graph.places import PLACE_WORDS
 from engram.core.graph.relations import Stated, list_goes_on
-
-PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
-GROUP, WORK = "group", "work"
-# A fixed order of types, for ties between the types an entity's mentions were read with.
-EVENT, PRODUCT = "event", "product"
-ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, PRODUCT, EVENT)
 
 # Words that end an event's name: "Shanghai Biology Forum", "FIFA World Cup", "Web Summit",
 # "Glastonbury Festival" (names only, as the organisations' words above).
@@ -147,15 +153,6 @@ _NAMING_EVENTS = frozenset(
     """forum summit festival conference convention expo marathon olympics olympiad cup
     championship championships tournament carnival gala parade prix biennale awards
     hackathon""".split()
-)
-PLACE_WORDS = frozenset(
-    """street st road rd avenue ave boulevard lane square park lake river mountain
-    mountains mount mt beach island islands bay valley county city town village state
-    province region canyon forest falls desert coast harbor harbour peninsula airport
-    station theatre theater teatr teatro cafe café bridge plaza market cathedral palace
-    castle tower rue calle via piazza platz strasse straße grove terrace mews wharf quay
-    embankment promenade esplanade gardens heights gare bahnhof estación estacion
-    stazione stadium arena ballpark hall centre center pavilion auditorium""".split()
 )
 LANGUAGES = peoples.LANGUAGES
 # A place's last word that is a common surname too: after a given name, a person's.

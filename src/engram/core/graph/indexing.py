@@ -14,7 +14,7 @@ can always be rebuilt and the incremental one must equal the rebuilt one:
   (:mod:`engram.core.graph.entity_types`, from its words and the relations its sentence
   states, :mod:`engram.core.graph.relations`); an extracted entity with no type of its
   own is read with its mentions' most frequent type, ties broken by
-  :data:`engram.core.graph.entity_types.ORDER` (the store computes it as it reads the
+  :data:`engram.core.graph.models.ORDER` (the store computes it as it reads the
   entity, so it follows the facts that come and go). An asserted entity's type is the
   caller's, None included;
 - a fact's **relations** are those its sentences state between its mentions
@@ -44,18 +44,23 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from itertools import groupby
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from engram.core import query
 from engram.core.clock import from_us
-from engram.core.graph import entity_types, models, relations
-from engram.core.graph.extraction import Kind, Reading, read
-from engram.core.graph.extraction import Mention as Said
+from engram.core.graph import models
 from engram.core.graph.models import Entity, FactReading, Mention, Relation
 from engram.core.models import JSONValue
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope, parse_key
 from engram.core.wiki import WIKI_TYPE
+
+# The rules (extraction, entity_types, relations) are imported where a fact is first read:
+# their lists and patterns take 0.15 to 0.3 s to load, which a process that only reads
+# (the command line's `facts`, `health`, an export, a service's start) never needs.
+if TYPE_CHECKING:
+    from engram.core.graph.extraction import Kind, Reading
+    from engram.core.graph.extraction import Mention as Said
 
 BATCH = 500  # queued facts read at a time
 LOOKUPS = 5000  # names asked of the store at a time
@@ -131,7 +136,7 @@ def read_facts(store: Store, tx: Tx, scope: Scope, facts: Sequence[Readable], no
     new to it; the number of entities created."""
     if not facts:
         return 0
-    readings = [(fact, read(fact.content, speaker=_speaker(fact))) for fact in facts]
+    readings = [(fact, reading_of(fact)) for fact in facts]
     alone = {fact.id: reading.mentions({}) for fact, reading in readings}
     wanted = sorted(
         {key for _, reading in readings for key in reading.lookups}
@@ -190,6 +195,8 @@ def stated(
     (:func:`engram.core.graph.entity_types.types`, the sentence's relations counted), the
     entities its words ground alone (``alone``: ``reading.mentions({})``, which the
     caller has read already), and the relations it states (created ``now``)."""
+    from engram.core.graph import entity_types, relations
+
     found = [m for m in reading.mentions(known) if m.name in known]
     said = relations.relations(fact.content, found)
     kinds = entity_types.types(fact.content, found, said)
@@ -258,4 +265,6 @@ def _speaker(fact: Readable) -> str | None:
 
 def reading_of(fact: Readable) -> Reading:
     """The rules' reading of a fact, as :func:`read_facts` reads it."""
+    from engram.core.graph.extraction import read
+
     return read(fact.content, speaker=_speaker(fact))

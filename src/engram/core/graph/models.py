@@ -29,6 +29,13 @@ ORIGINS: tuple[Origin, ...] = ("asserted", "extracted", "imported")
 Extractor = Literal["rules", "llm", "spacy"]
 EXTRACTORS: tuple[Extractor, ...] = ("rules", "llm", "spacy")
 
+# The types an entity is read as (:mod:`engram.core.graph.entity_types` reads them), and a
+# fixed order of them, for ties between the types an entity's mentions were read with.
+# Here, apart from the rules, so that what names a type loads none of the rules' lists.
+PERSON, PLACE, ORGANISATION, LANGUAGE = "person", "place", "organisation", "language"
+GROUP, WORK, EVENT, PRODUCT = "group", "work", "event", "product"
+ORDER = (PERSON, ORGANISATION, PLACE, LANGUAGE, GROUP, WORK, PRODUCT, EVENT)
+
 MAX_NAME_CHARS = 256
 MAX_TYPE_CHARS = 128
 MAX_ALIASES = 64

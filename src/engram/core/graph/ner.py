@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from engram.core import ledger
 from engram.core.errors import UpstreamFailure
 from engram.core.graph.backlog import Named, Names
-from engram.core.graph.extraction import trim
 from engram.core.graph.models import MAX_NAME_CHARS, ExtractionReport, Extractor
 from engram.core.graph.names import body, normalise, occurs
 from engram.core.graph.ordinary import HOLIDAYS
@@ -120,6 +119,8 @@ def found(text: str, spans: Iterable[Span]) -> Found:
 def span(text: str, start: int, end: int, words: str) -> tuple[int, int] | None:
     """What the name ``text[start:end]`` keeps: its span trimmed as the rules read words,
     or None when the rules' hygiene refuses it. ``words`` is ``normalise(text)``."""
+    from engram.core.graph.extraction import trim  # the rules load when first used
+
     kept = trim(text, start, end)
     if kept is None or normalise(text[start:end]) in HOLIDAYS:  # before "Christmas" goes
         return None

@@ -107,3 +107,14 @@ KNOWN = frozenset(_ONE_WORD.split()) | frozenset(
 IN_LOWERCASE = frozenset(_ONE_WORD.split()) - frozenset(
     "us turkey chile china guinea niger japan cork fez".split()
 )
+
+# Words that end a place's name ("Kestrel Hall", "Elm Street"), each a kind of place.
+PLACE_WORDS = frozenset(
+    """street st road rd avenue ave boulevard lane square park lake river mountain
+    mountains mount mt beach island islands bay valley county city town village state
+    province region canyon forest falls desert coast harbor harbour peninsula airport
+    station theatre theater teatr teatro cafe café bridge plaza market cathedral palace
+    castle tower rue calle via piazza platz strasse straße grove terrace mews wharf quay
+    embankment promenade esplanade gardens heights gare bahnhof estación estacion
+    stazione stadium arena ballpark hall centre center pavilion auditorium""".split()
+)

@@ -26,16 +26,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING
 
 from engram.core.clock import from_us, to_us
 from engram.core.graph import indexing
-from engram.core.graph.extraction import Reading
 from engram.core.graph.models import Difference as Difference  # re-exported
 from engram.core.graph.models import GraphDrift as GraphDrift
 from engram.core.graph.models import Relation, entity_id
 from engram.core.graph.models import StoredGraph as StoredGraph
 from engram.core.ports import Store, Tx
 from engram.core.scopes import Scope
+
+if TYPE_CHECKING:
+    from engram.core.graph.extraction import Reading
 
 BATCH = indexing.BATCH  # facts' words read at a time
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from engram.core.clock import from_us, to_us
 from engram.core.errors import StorageFailure
-from engram.core.graph.entity_types import ORDER
 from engram.core.graph.models import (
     EXTRACTORS,
+    ORDER,
     ORIGINS,
     Entity,
     Extractor,
@@ -31,7 +31,7 @@ from engram.storage.sql.tx import SQLTx, sql
 
 ENTITY_COLUMNS = "id, name, norm, type, summary, attributes, origin, created_at, updated_at"
 # An extracted entity with no type of its own takes the type its mentions were read with
-# most often, ties broken by entity_types.ORDER, then by name.
+# most often, ties broken by models.ORDER, then by name.
 _RANK = " ".join(f"WHEN '{t}' THEN {n}" for n, t in enumerate(ORDER))
 ENTITY_READ = ENTITY_COLUMNS.replace(
     "type",

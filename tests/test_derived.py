@@ -12,6 +12,7 @@ import pytest
 
 import engram
 from engram import ResourceRef, Turn
+from engram.core import derived
 from stores import Target
 from traces import traces
 
@@ -158,9 +159,18 @@ def test_a_hard_document_forget_leaves_no_title_in_the_ledger(
     assert traces(target, title) == []
 
 
+@pytest.fixture(params=["asked", "read"], ids=["pages-asked", "pages-read"])
+def pages(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """How a write finds the wiki's pages listing the facts it made leave: a statement
+    for a few, or the pages read once and the ids they list indexed (for more than
+    ``derived.LISTED`` at once; here for every write)."""
+    if request.param == "read":
+        monkeypatch.setattr(derived, "LISTED", 0)
+
+
 @pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
 def test_the_wiki_lets_go_of_a_forgotten_fact_at_once_and_compiles_without_it(
-    mem: engram.Memory, target: Target, hard: bool
+    mem: engram.Memory, target: Target, hard: bool, pages: None
 ) -> None:
     gone, kept = _word(), _word()
     fact = mem.remember(REF, f"Ana Lima likes {gone}", type="note")
@@ -209,7 +219,7 @@ def test_a_document_chunk_leaves_the_context_of_the_chunks_beside_it(
 
 
 def test_no_wiki_page_waits_in_the_trash_to_hold_a_name_deleted_later(
-    mem: engram.Memory, target: Target
+    mem: engram.Memory, target: Target, pages: None
 ) -> None:
     # The index page names the entity pages (their slugs hold the entity's name). It
     # went with a document's pages; had it gone to the trash, it would hold the name
@@ -229,7 +239,7 @@ def test_no_wiki_page_waits_in_the_trash_to_hold_a_name_deleted_later(
 
 
 def test_a_fact_back_from_the_trash_is_on_the_wiki_after_the_next_compile(
-    mem: engram.Memory,
+    mem: engram.Memory, pages: None
 ) -> None:
     # The compile between the forget and the restore moved the watermark past the fact:
     # only its coming back tells the next compile to fold it again.
@@ -274,7 +284,9 @@ def test_a_turn_repeating_stored_words_follows_the_fact_holding_them(
     assert mem.episodic_recall(REF).entries == entries
 
 
-def test_a_forget_is_reverted_after_the_wiki_was_compiled_again(mem: engram.Memory) -> None:
+def test_a_forget_is_reverted_after_the_wiki_was_compiled_again(
+    mem: engram.Memory, pages: None
+) -> None:
     # The pages the forget took were written again by the compile after it: putting the
     # old ones back would give two pages one name (it failed as a storage error).
     word = _word()
@@ -290,3 +302,30 @@ def test_a_forget_is_reverted_after_the_wiki_was_compiled_again(mem: engram.Memo
     assert {h.fact.type for h in mem.recall(REF, word, mode="text")} == {"note", "wiki"}
     sources = [d.source for d in mem.documents(REF)]
     assert len(sources) == len(set(sources)) and "wiki:index.md" in sources
+
+
+def test_many_facts_leaving_at_once_take_exactly_the_pages_listing_them(
+    mem: engram.Memory, target: Target
+) -> None:
+    # More than LISTED facts leave in one write: the pages are read once and the ids
+    # they list indexed. The pages listing them go, the page listing only the fact that
+    # stays does not.
+    gone = [_word() for _ in range(derived.LISTED + 20)]
+    kept = _word()
+    facts = mem.remember_many(REF, [f"Ana Lima likes {w}" for w in gone])
+    mem.remember(REF, f"Bruno Costa likes {kept}")
+    mem.wiki.compile(REF)
+    assert _holders(mem, gone[-1]) == {"the fact", "a page"}
+    mem.delete_traces(REF, [f.id for f in facts])
+    for word in (gone[0], gone[-1]):
+        assert mem.recall(REF, word, mode="text") == []
+    assert _holders(mem, kept) == {"the fact", "a page"}
+    mem.close()
+    assert traces(target, gone[0]) == [] and traces(target, gone[-1]) == []
+
+
+def _holders(mem: engram.Memory, word: str) -> set[str]:
+    return {
+        "a page" if h.fact.type == "wiki" else "the fact"
+        for h in mem.recall(REF, word, mode="text")
+    }

@@ -34,6 +34,7 @@ earlier context items are scrubbed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import groupby
@@ -51,17 +52,19 @@ if TYPE_CHECKING:
 
 BATCH = 500  # queued facts read at a time
 GROUP = 200  # changed entries of one session followed at a time
-LISTED = 100  # facts looked for in the wiki's pages at a time
+LISTED = 100  # facts looked for in the wiki's pages by statement at a time
 WIKI_INDEX = wiki.PREFIX + wiki.INDEX  # the wiki's index page, as a document
+_LISTED = re.compile(r"\[([^\[\]\s]+)\]")  # how a page lists a fact: [<id>]
 
 
 def settle(rec: Entry) -> None:
     """Follows every queued fact until the queue is empty."""
     store, tx = rec.store, rec.tx
+    listings = _Listings(rec)
     while queued := store.facts.departed(tx, BATCH):
         for key, items in groupby(queued, key=lambda d: d.scope):
             scope, departed = parse_key(key), list(items)
-            _wiki(rec, scope, [d.fact_id for d in departed])
+            _wiki(rec, scope, [d.fact_id for d in departed], listings)
             _chunks(rec, scope, [d.fact_id for d in departed])
             sourced = [(d.source.sandbox_id, d.source.entry_index) for d in departed if d.source]
             ids = [d.fact_id for d in departed]
@@ -73,7 +76,41 @@ def settle(rec: Entry) -> None:
         store.facts.settled(tx, queued)
 
 
-def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
+class _Listings:
+    """Which of the wiki's pages list which facts, for one settle. A few facts are looked
+    for by statement, each a pattern matched against every page of the scope; where more
+    leave at once (a forget of a whole scope: a million), the pages are read once and
+    the ids they list indexed, until a page goes (0.07 s a statement for 100 facts against
+    3,015 wiki facts at 1.15M: 13 minutes for the million)."""
+
+    def __init__(self, rec: Entry) -> None:
+        self._rec = rec
+        self._read: dict[str, dict[str, dict[str, str]]] = {}
+
+    def of(self, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
+        """The pages (live or in the trash) listing any of these facts: each page fact's
+        id, with its document's."""
+        rec, listed = self._rec, self._read.get(scope.key)
+        if not fact_ids:
+            return {}
+        if listed is None and len(fact_ids) <= LISTED:
+            return rec.store.facts.wiki_listing(rec.tx, scope, fact_ids)
+        if listed is None:
+            listed = self._read[scope.key] = {}
+            for page, document, text in rec.store.facts.wiki_listings(rec.tx, scope):
+                for fact_id in _LISTED.findall(text):
+                    listed.setdefault(fact_id, {})[page] = document
+        pages: dict[str, str] = {}
+        for fact_id in fact_ids:
+            pages.update(listed.get(fact_id, {}))
+        return pages
+
+    def changed(self, scope: Scope) -> None:
+        """The scope's pages changed (some went): read again when next asked."""
+        self._read.pop(scope.key, None)
+
+
+def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str], listings: _Listings) -> None:
     """The wiki's pages listing these facts go for good, with its index (which names
     pages and holds the watermark, so the next compile writes every page again from the
     facts there). A page is a view the next compile writes again: none waits in the
@@ -85,12 +122,13 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
     their names) go for good with the first fact deleted for good."""
     store, tx = rec.store, rec.tx
     live = store.facts.by_ids(tx, scope, fact_ids)
-    listing = _listing(rec, scope, fact_ids)
+    listing = listings.of(scope, fact_ids)
     shown = _listed(rec, scope, list(live), listing) if live and listing else set()
     follow = [i for i in fact_ids if i not in live or (i in shown and rec.reverts is None)]
-    pages = listing if len(follow) == len(fact_ids) else _listing(rec, scope, follow)
+    pages = listing if len(follow) == len(fact_ids) else listings.of(scope, follow)
     if not pages and live.keys() <= shown:
         return
+    listings.changed(scope)
     index = store.documents.by_source(tx, scope, WIKI_INDEX)
     for document_id in sorted({*pages.values(), *([index.id] if index else [])}):
         document = store.documents.get(tx, scope, document_id)
@@ -102,16 +140,6 @@ def _wiki(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> None:
             tx, scope, sorted(set(trashed.values())), kind="document", sparing=rec.seq
         )
         rules.erase(rec, list(trashed), action=ledger.DROP)
-
-
-def _listing(rec: Entry, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
-    """The wiki's pages (live or in the trash) listing any of these facts: each page
-    fact's id, with its document's."""
-    pages: dict[str, str] = {}
-    for start in range(0, len(fact_ids), LISTED):
-        part = fact_ids[start : start + LISTED]
-        pages.update(rec.store.facts.wiki_listing(rec.tx, scope, part))
-    return pages
 
 
 def _listed(rec: Entry, scope: Scope, fact_ids: Sequence[str], listing: dict[str, str]) -> set[str]:

@@ -583,6 +583,18 @@ def wiki_trash(scope: str) -> Query:
     return "SELECT id, metadata FROM fact_trash WHERE scope = ? AND type = 'wiki'", (scope,)
 
 
+def wiki_listings(scope: str) -> Query:
+    """Every wiki fact of the scope, live and in the trash, with its metadata (the page
+    it is a chunk of), its words and its context."""
+    return (
+        " UNION ALL ".join(
+            f"SELECT id, metadata, content, context FROM {table} WHERE scope = ? AND type = 'wiki'"
+            for table in ("facts", "fact_trash")
+        ),
+        (scope, scope),
+    )
+
+
 def wiki_listing(d: Dialect, scope: str, fact_ids: Sequence[str], trash: bool) -> Query:
     """The scope's wiki facts (live, or in the trash) whose words or context (a
     neighbouring chunk's words) name any of these facts, as a wiki page lists one:

@@ -259,6 +259,15 @@ class FactTable:
     def wiki_trash(self, tx: Tx, scope: Scope) -> dict[str, str]:
         return _pages(sql(tx).rows(*q.wiki_trash(scope.key)))
 
+    def wiki_listings(self, tx: Tx, scope: Scope) -> list[tuple[str, str, str]]:
+        rows = sql(tx).rows(*q.wiki_listings(scope.key))
+        pages = _pages([(r[0], r[1]) for r in rows])
+        return [
+            (str(r[0]), pages[str(r[0])], f"{r[2]}\n{r[3] or ''}")
+            for r in rows
+            if str(r[0]) in pages
+        ]
+
     def set_strength(self, tx: Tx, scope: Scope, fact_id: str, strength: float) -> bool:
         t = sql(tx).recorded()
         return t.execute(*q.fact_set_strength(t.dialect, scope.key, fact_id, strength)).rowcount > 0

@@ -81,7 +81,7 @@ class _Listings:
     for by statement, each a pattern matched against every page of the scope; where more
     leave at once (a forget of a whole scope: a million), the pages are read once and
     the ids they list indexed, until a page goes (0.07 s a statement for 100 facts against
-    3,015 wiki facts at 1.15M: 13 minutes for the million)."""
+    3,015 wiki facts: a soft forget of a 1.15M-fact scope took 1,002 s, 102 s now)."""
 
     def __init__(self, rec: Entry) -> None:
         self._rec = rec

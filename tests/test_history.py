@@ -326,3 +326,26 @@ def test_a_listing_shows_an_entrys_first_changes_and_the_rest_are_paged(
         for bad in ({"limit": 0}, {"limit": 1001}, {"after": -1}):
             with pytest.raises(InvalidInput):
                 mem.ledger_changes(REF, big.seq, **bad)  # type: ignore[arg-type]
+
+
+def test_a_reverts_tokens_are_sought_by_object_not_by_entry(target: Target) -> None:
+    """A revert reads the newest item of each object it changed. SQLite walked the
+    scope's entries and sought every object in each (a 10k batch's revert read them in
+    3.3 s among 2,500 entries); the items are sought by their object instead. On both
+    backends the statement reads each object's items."""
+    import stores
+    from engram.storage.sql.dialect import SQLITE, postgres_dialect
+    from engram.storage.sql.ledger import tokens_of
+
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        for n in range(20):
+            mem.remember(REF, f"an entry of its own {n}")
+        facts = mem.remember_many(REF, [f"a batch fact {n}" for n in range(30)])
+        dialect = postgres_dialect(lambda v: v) if is_postgres(target) else SQLITE
+        ids = [f.id for f in facts]
+        sql, params = tokens_of(dialect, REF.key, "fact", ids, None)
+        if not is_postgres(target):  # PostgreSQL's plan follows its statistics
+            shown = stores.plan(target, sql, params)
+            assert "ledger_items_by_object" in shown, shown
+        got = rows(target, sql, params)
+        assert sorted(str(r[0]) for r in got) == sorted(ids)

@@ -12,6 +12,7 @@ from engram.core.limits import CHANGES_SHOWN
 from engram.core.models import Change, LedgerEntry, Writer
 from engram.core.ports import Tx
 from engram.core.scopes import Scope, parse_key
+from engram.storage.sql.dialect import Dialect
 from engram.storage.sql.tx import sql
 
 ENTRY_COLUMNS = (
@@ -106,13 +107,7 @@ class LedgerTable:
         if not ids:
             return {}
         t = sql(tx)
-        member, params = t.dialect.in_list("i.object_id", ids)
-        rows = t.rows(
-            "SELECT i.object_id, i.entry, i.token FROM ledger_items i JOIN ledger l "
-            "ON l.seq = i.entry WHERE i.kind = ? AND l.scope = ? AND "
-            f"{member} AND i.entry < ? ORDER BY i.entry",
-            (kind, scope.key, *params, before_entry if before_entry is not None else 1 << 62),
-        )
+        rows = t.rows(*tokens_of(t.dialect, scope.key, kind, ids, before_entry))
         latest: dict[str, tuple[int, int | None]] = {}
         for object_id, entry, token in rows:  # ascending: the last one stays
             latest[str(object_id)] = (int(entry), None if token is None else int(token))
@@ -246,6 +241,23 @@ class LedgerTable:
 
     def count(self, tx: Tx, scope: Scope) -> int:
         return int(sql(tx).one("SELECT count(*) FROM ledger WHERE scope = ?", (scope.key,)))
+
+
+def tokens_of(
+    d: Dialect, scope: str, kind: str, ids: Sequence[str], before_entry: int | None
+) -> tuple[str, tuple[Any, ...]]:
+    """Every item naming these objects of ``kind`` in the scope's entries before
+    ``before_entry``: (object, entry, token), oldest first. The items are sought by
+    object (``+i.entry`` keeps the entry off the join's keys): SQLite otherwise walked the
+    scope's entries and sought every object in each, 2,500 entries times the objects (a
+    revert of a 10k batch read its tokens in 3.3 s, 0.02 s sought by object)."""
+    member, params = d.in_list("i.object_id", ids)
+    return (
+        "SELECT i.object_id, i.entry, i.token FROM ledger_items i JOIN ledger l "
+        f"ON l.seq = +i.entry WHERE i.kind = ? AND l.scope = ? AND {member} "
+        "AND i.entry < ? ORDER BY i.entry",
+        (kind, scope, *params, before_entry if before_entry is not None else 1 << 62),
+    )
 
 
 # The kinds of object the ledger's items name, read from their index (kind, object_id,

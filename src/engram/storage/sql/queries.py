@@ -349,7 +349,7 @@ def facts_delete_scope(scope: str) -> Query:
 def trash_get(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     member, params = d.in_list("id", ids)
     return (
-        f"SELECT {TRASHED_FACT} FROM fact_trash WHERE {member} AND scope = ?",
+        f"SELECT {TRASHED_FACT} FROM fact_trash WHERE {member} AND {d.scope_by_id}",
         (*params, scope),
     )
 
@@ -378,7 +378,10 @@ def trash_expired(scope: str, cutoff_us: int) -> Query:
 
 def trash_erase(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     member, params = d.in_list("id", ids)
-    return f"DELETE FROM fact_trash WHERE {member} AND scope = ? RETURNING id", (*params, scope)
+    return (
+        f"DELETE FROM fact_trash WHERE {member} AND {d.scope_by_id} RETURNING id",
+        (*params, scope),
+    )
 
 
 def trash_erase_scope(scope: str, turn_user: str | None) -> Query:

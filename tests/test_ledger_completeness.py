@@ -275,7 +275,7 @@ ROW_READS = {
     "departed",
     "gone",
     "wiki_listing",
-    "wiki_listings",
+    "wiki_texts",
     "wiki_trash",
     "holding",
     "traits",

@@ -97,7 +97,7 @@ class _Listings:
             return rec.store.facts.wiki_listing(rec.tx, scope, fact_ids)
         if listed is None:
             listed = self._read[scope.key] = {}
-            for page, document, text in rec.store.facts.wiki_listings(rec.tx, scope):
+            for page, document, text in rec.store.facts.wiki_texts(rec.tx, scope):
                 for fact_id in _LISTED.findall(text):
                     listed.setdefault(fact_id, {})[page] = document
         pages: dict[str, str] = {}

@@ -362,7 +362,7 @@ class FactRows(Protocol):
         of these facts, with the id of the page (document) each is a chunk of."""
         ...
 
-    def wiki_listings(self, tx: Tx, scope: Scope) -> list[tuple[str, str, str]]:
+    def wiki_texts(self, tx: Tx, scope: Scope) -> list[tuple[str, str, str]]:
         """Every wiki fact of the scope, live or in the trash: its id, the id of the page
         (document) it is a chunk of, and its words with its context (where a page lists
         a fact, as ``[<id>]``)."""

@@ -249,8 +249,8 @@ def tokens_of(
     """Every item naming these objects of ``kind`` in the scope's entries before
     ``before_entry``: (object, entry, token), oldest first. The items are sought by
     object (``+i.entry`` keeps the entry off the join's keys): SQLite otherwise walked the
-    scope's entries and sought every object in each, 2,500 entries times the objects (a
-    revert of a 10k batch read its tokens in 3.3 s, 0.02 s sought by object)."""
+    scope's entries and sought every object in each, 2,500 entries times the objects (one
+    read of a 10k batch's items took 3.3 s, 0.02 s sought by object)."""
     member, params = d.in_list("i.object_id", ids)
     return (
         "SELECT i.object_id, i.entry, i.token FROM ledger_items i JOIN ledger l "

@@ -586,7 +586,7 @@ def wiki_trash(scope: str) -> Query:
     return "SELECT id, metadata FROM fact_trash WHERE scope = ? AND type = 'wiki'", (scope,)
 
 
-def wiki_listings(scope: str) -> Query:
+def wiki_texts(scope: str) -> Query:
     """Every wiki fact of the scope, live and in the trash, with its metadata (the page
     it is a chunk of), its words and its context."""
     return (

@@ -259,8 +259,8 @@ class FactTable:
     def wiki_trash(self, tx: Tx, scope: Scope) -> dict[str, str]:
         return _pages(sql(tx).rows(*q.wiki_trash(scope.key)))
 
-    def wiki_listings(self, tx: Tx, scope: Scope) -> list[tuple[str, str, str]]:
-        rows = sql(tx).rows(*q.wiki_listings(scope.key))
+    def wiki_texts(self, tx: Tx, scope: Scope) -> list[tuple[str, str, str]]:
+        rows = sql(tx).rows(*q.wiki_texts(scope.key))
         pages = _pages([(r[0], r[1]) for r in rows])
         return [
             (str(r[0]), pages[str(r[0])], f"{r[2]}\n{r[3] or ''}")

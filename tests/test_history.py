@@ -128,6 +128,26 @@ def test_forget_all_is_soft_unless_hard(target: Target) -> None:
         assert mem.trash(REF).facts == [] and mem.count(REF) == 0
 
 
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_a_whole_scope_goes_a_chunk_at_a_time_and_all_of_it(
+    target: Target, monkeypatch: pytest.MonkeyPatch, hard: bool
+) -> None:
+    """A scope's facts are moved or deleted by statements of SCOPE_CHUNK rows (one
+    statement's journal over a 1.15M-fact scope held 1.8 GB); every one of them goes."""
+    from engram.storage.sql import queries
+
+    monkeypatch.setattr(queries, "SCOPE_CHUNK", 3)
+    with _open(target) as mem:
+        facts = mem.remember_many(REF, [f"fact number {n}" for n in range(10)])
+        mem.forget(REF, facts[0].id)  # one in the trash already
+        assert mem.forget_all(REF, expected_count=9, hard=hard) == 9
+        assert mem.count(REF) == 0 and mem.facts(REF).facts == []
+        trashed = {t.fact.id for t in mem.trash(REF).facts}
+        assert trashed == (set() if hard else {f.id for f in facts})
+        entry = mem.ledger(REF, limit=1).entries[0]
+        assert entry.change_count == (10 if hard else 9)
+
+
 def test_deletion_for_good_refuses_what_it_cannot_do_and_writes_nothing(
     target: Target,
 ) -> None:

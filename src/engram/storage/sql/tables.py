@@ -28,7 +28,7 @@ from engram.storage.rows import (
     to_traits,
 )
 from engram.storage.sql import queries as q
-from engram.storage.sql.tx import KEYS, MODEL, SESSIONS, sql
+from engram.storage.sql.tx import KEYS, MODEL, SESSIONS, SQLTx, sql
 
 if TYPE_CHECKING:
     from engram.core.ports import NewEntry, Vectors
@@ -352,11 +352,12 @@ class FactTable:
         t = sql(tx).recorded()
         if ids is not None and not ids:
             return []
-        t.execute(*q.trash_move(t.dialect, scope.key, ids, now_us))
-        if ids is None:
-            return [str(r[0]) for r in t.rows(*q.facts_delete_scope(scope.key))]
-        gone = {str(r[0]) for r in t.rows(*q.facts_erase(t.dialect, scope.key, ids))}
-        return [i for i in dict.fromkeys(ids) if i in gone]
+        if ids is not None:
+            return _moved(t, scope, ids, now_us)
+        moved: list[str] = []  # the whole scope, a chunk at a time (q.SCOPE_CHUNK)
+        while chunk := [str(r[0]) for r in t.rows(*q.facts_first(scope.key))]:
+            moved += _moved(t, scope, chunk, now_us)
+        return moved
 
     def trashed(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[Fact, int]]:
         if not ids:
@@ -393,9 +394,13 @@ class FactTable:
 
     def erase_scope(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> tuple[int, int]:
         t = sql(tx).recorded()
-        live = t.execute(*q.facts_erase_scope(scope.key, turn_user)).rowcount
-        trashed = t.execute(*q.trash_erase_scope(scope.key, turn_user)).rowcount
-        return int(live), int(trashed)
+        counts = []
+        for erase in (q.facts_erase_scope, q.trash_erase_scope):  # a chunk at a time
+            count = 0
+            while (gone := t.execute(*erase(scope.key, turn_user)).rowcount) > 0:
+                count += gone
+            counts.append(count)
+        return counts[0], counts[1]
 
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         raise NotImplementedError
@@ -573,6 +578,13 @@ class SessionTable:
             for query in q.sessions_erase(t.dialect, ids[start : start + 500]):
                 t.execute(*query)
         return len(ids)
+
+
+def _moved(t: SQLTx, scope: Scope, ids: Sequence[str], now_us: int) -> list[str]:
+    """Moves the scope's live facts among ``ids`` to the trash; those moved, in order."""
+    t.execute(*q.trash_move(t.dialect, scope.key, ids, now_us))
+    gone = {str(r[0]) for r in t.rows(*q.facts_erase(t.dialect, scope.key, ids))}
+    return [i for i in dict.fromkeys(ids) if i in gone]
 
 
 def _pages(rows: Sequence[Any]) -> dict[str, str]:

@@ -344,17 +344,15 @@ TRASH_COLUMNS = f"id, scope, {PLAIN_COLUMNS}"
 TRASHED_FACT = f"{FACT_FIELDS}, 0, deleted_at"
 
 
-def trash_move(d: Dialect, scope: str, ids: Sequence[str] | None, now_us: int) -> Query:
-    """Copies the scope's facts among ``ids`` (every one, for None) into the trash."""
-    which, params = "scope = ?", list[object]([scope])
-    if ids is not None:
-        member, listed = d.in_list("id", ids)
-        which, params = f"{member} AND {d.scope_by_id}", [*listed, scope]
+def trash_move(d: Dialect, scope: str, ids: Sequence[str], now_us: int) -> Query:
+    """Copies the scope's facts among ``ids`` into the trash (a whole scope's go a chunk
+    of :func:`facts_first` at a time)."""
+    member, listed = d.in_list("id", ids)
     return (
         f"INSERT INTO fact_trash ({TRASH_COLUMNS}, vector, deleted_at) "
         f"SELECT {TRASH_COLUMNS}, (SELECT v.vector FROM fact_vectors v WHERE v.fact = f.seq), "
-        f"? FROM facts f WHERE {which} ORDER BY seq",
-        (now_us, *params),
+        f"? FROM facts f WHERE {member} AND {d.scope_by_id} ORDER BY seq",
+        (now_us, *listed, scope),
     )
 
 

@@ -4,6 +4,7 @@ every change of the rows, and an erased fact's vector leaves its files at the co
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import textwrap
@@ -689,6 +690,29 @@ def test_a_missing_or_damaged_file_is_rebuilt(pair: tuple[engram.Memory, engram.
         store_of(fresh).index.approximate.above = ABOVE
         file.write_bytes(file.read_bytes()[:100])  # cut short
         same_hits(recalled(fresh, QUERIES[0]), before)  # exact search answers meanwhile
+        assert built(fresh) != file
+        same_hits(recalled(fresh, QUERIES[0]), before)
+
+
+def test_a_missing_file_is_said_once_and_exact_search_answers_until_it_is_built(
+    pair: tuple[engram.Memory, engram.Memory],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    indexed, exact = pair
+    indexed.remember_many(REF, [sentence(i) for i in range(300)])
+    file = built(indexed)
+    before = recalled(exact, QUERIES[0])
+    with engram.open(store_of(indexed).path, embedder=engram.HashingEmbedder(DIMENSION)) as fresh:
+        store_of(fresh).index.approximate.above = ABOVE
+        with monkeypatch.context() as held:  # no build yet: the file stays missing
+            held.setattr(approximate.ApproximateIndex, "want", lambda self, scope: None)
+            file.unlink()
+            with caplog.at_level(logging.WARNING, logger="engram.storage"):
+                for _ in range(3):
+                    same_hits(recalled(fresh, QUERIES[0]), before)
+        said = [r.getMessage() for r in caplog.records if "vector index" in r.getMessage()]
+        assert len(said) == 1 and "is missing" in said[0], said
         assert built(fresh) != file
         same_hits(recalled(fresh, QUERIES[0]), before)
 

@@ -14,6 +14,7 @@ import engram
 from engram import Note, ResourceRef
 from engram.core.ports import EmbedKind
 from engram.storage.sqlite.index import projection as projection_module
+from engram.storage.sqlite.index import vectors as vectors_module
 from engram.storage.sqlite.index.projection import Projection
 from engram.storage.sqlite.store import SQLiteStore
 from stores import all_facts
@@ -111,22 +112,32 @@ class LowRankEmbedder:
         return out
 
 
+def numbered(count: int) -> list[Note]:
+    return [Note(f"fact number {i}", tags=("even",) if i % 2 == 0 else ()) for i in range(count)]
+
+
+def exact_answer(mem: engram.Memory, ref: ResourceRef, query: str, **filters: object) -> None:
+    """The scope's vector recall is what a product over every fact's vector ranks first."""
+    assert mem.embedder is not None
+    allowed = [f for f in all_facts(mem, ref) if not filters or "even" in f.tags]
+    matrix = mem.embedder.embed([f.content for f in allowed], "passage")
+    scores = matrix @ mem.embedder.embed([query], "query")[0]
+    want = [allowed[i].content for i in np.argsort(-scores)[:10]]
+    hits = mem.recall(ref, query, top_k=10, mode="vector", **filters)  # type: ignore[arg-type]
+    assert [h.fact.content for h in hits] == want
+
+
 def test_a_large_scope_recalls_exactly_through_the_store(db_path: Path) -> None:
     embedder = LowRankEmbedder()
     ref = ResourceRef("big")
-    notes = [Note(f"fact number {i}", tags=("even",) if i % 2 == 0 else ()) for i in range(1_500)]
+    notes = numbered(1_500)
     with engram.open(db_path, embedder=embedder) as mem:
         store = mem._store
         assert isinstance(store, SQLiteStore)
         store.vectors.project_above = 500
 
         def check(query: str, **filters: object) -> None:
-            allowed = [f for f in all_facts(mem, ref) if not filters or "even" in f.tags]
-            matrix = embedder.embed([f.content for f in allowed], "passage")
-            scores = matrix @ embedder.embed([query], "query")[0]
-            want = [allowed[i].content for i in np.argsort(-scores)[:10]]
-            hits = mem.recall(ref, query, top_k=10, mode="vector", **filters)  # type: ignore[arg-type]
-            assert [h.fact.content for h in hits] == want
+            exact_answer(mem, ref, query, **filters)
 
         mem.remember_many(ref, notes[:1_000])
         check("fact number 7")
@@ -146,3 +157,39 @@ def test_a_large_scope_recalls_exactly_through_the_store(db_path: Path) -> None:
         # Forgotten facts were masked and the corrected one read again, in place.
         assert store.vectors.held(ref.key) is entry
         assert entry.projection is not None
+
+
+def test_a_scope_past_the_copies_budget_is_searched_from_its_rows_and_never_copied(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope whose copy alone would pass the budget (a large scope while its index file
+    is built) is read a chunk at a time for each search: the same exact answers, filters,
+    forgets and corrections followed, and no copy held; a scope within it is copied, a
+    chunk at a time, and projected once read."""
+    monkeypatch.setattr(vectors_module, "CHUNK_ROWS", 64)  # many chunks, a best across them
+    ref = ResourceRef("big")
+    with engram.open(db_path, embedder=LowRankEmbedder()) as mem:
+        store = mem._store
+        assert isinstance(store, SQLiteStore)
+        store.vectors.project_above = 500
+        mem.remember_many(ref, numbered(600))
+        exact_answer(mem, ref, "fact number 7")
+        copy = store.vectors.held(ref.key)
+        assert copy is not None and copy.count == 600 and copy.projection is not None
+        store.vectors.budget_bytes = vectors_module.copy_bytes(399, DIMENSION, 500)
+        for query in ("fact number 7", "fact number 421", "fact number 599"):
+            exact_answer(mem, ref, query)
+        assert store.vectors.held(ref.key) is None  # let go, and never read again
+        exact_answer(mem, ref, "fact number 3", tags=["even"])
+        for fact in all_facts(mem, ref)[:150]:
+            mem.forget(ref, fact.id)
+        exact_answer(mem, ref, "fact number 100")
+        changed = mem.correct(ref, all_facts(mem, ref)[0].id, "fact number 99999")
+        exact_answer(mem, ref, "fact number 99999")
+        assert mem.recall(ref, "fact number 99999", top_k=1, mode="vector")[0].fact == changed
+        assert store.vectors.held(ref.key) is None
+        wrong = np.ones(8, np.float32)
+        with pytest.raises(engram.EmbedderMismatch, match="384 dimensions"):
+            store.db.run(
+                lambda tx: store.vectors.search(tx.conn, ref.key, wrong, None, 5, 450), write=False
+            )

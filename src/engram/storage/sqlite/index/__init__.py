@@ -61,11 +61,12 @@ class RecallIndex:
         """The ``limit`` facts of ``scope`` nearest ``vector`` (among the row numbers
         ``allowed``, when given), best first. ``conn`` is inside a read transaction."""
         row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+        facts = 0 if row is None else int(row[0])
         if row is not None:
-            found = self.approximate.search(conn, scope, vector, allowed, limit, int(row[0]))
+            found = self.approximate.search(conn, scope, vector, allowed, limit, facts)
             if found is not None:
                 return found
-        return self.vectors.search(conn, scope, vector, allowed, limit)
+        return self.vectors.search(conn, scope, vector, allowed, limit, facts)
 
     def by_graph(self, facts: int) -> bool:
         """Whether a scope of ``facts`` facts is searched through its graph (once built)."""

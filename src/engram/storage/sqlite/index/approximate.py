@@ -55,11 +55,11 @@ from engram.core.ranking import Candidate
 from engram.storage.background import Worker
 from engram.storage.neighbours import usearch_module
 from engram.storage.rows import to_traits, traits_columns
-from engram.storage.sql.dialect import SQLITE_VECTOR, cosines, sqlite_matrix
+from engram.storage.sql.dialect import SQLITE_VECTOR, cosines
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
 from engram.storage.sqlite.index.revision import logged_since
-from engram.storage.sqlite.index.vectors import ROWS
+from engram.storage.sqlite.index.vectors import AMONG, ROWS, Floats, arrays, scanned
 from engram.storage.sqlite.schema import change_mark
 
 if TYPE_CHECKING:
@@ -96,7 +96,6 @@ BUILD_BATCH = 20_000  # rows read at a time by a build
 ADD_AT_ONCE = 2_000
 EXACT_ROWS = 20_000  # a filter that leaves at most this many rows: scored exactly
 
-Floats = npt.NDArray[np.float32]
 VALUE_BYTES = np.dtype(SQLITE_VECTOR).itemsize  # of a stored vector
 
 
@@ -175,6 +174,7 @@ class ApproximateIndex:
         self._opened: dict[str, _Opened] = {}
         self._deltas: dict[str, _Delta] = {}
         self._searches: dict[str, int] = {}  # of each scope past MERGE_ROWS, this file
+        self._unusable: set[str] = set()  # files found missing or damaged (names are unique)
         self._builder: Worker[str] = Worker("engram-vector-index", self.build)
 
     @property
@@ -243,7 +243,7 @@ class ApproximateIndex:
         limit: int,
     ) -> list[Candidate] | None:
         if allowed is not None and len(allowed) <= EXACT_ROWS:
-            return _scored(conn, scope, sorted(allowed), query, limit)
+            return scanned(conn, scope, query, limit, sorted(allowed))
         count = min(opened.size, max(OVERSAMPLE, limit) + len(delta.excluded))
         if allowed is not None:  # a filter: as many more as it is narrow
             count = min(opened.size, count * -(-opened.size // len(allowed)))
@@ -256,7 +256,7 @@ class ApproximateIndex:
         for seq, fact_id, score in delta.best(query, allowed, limit):
             scored[seq] = _Row(seq, fact_id, score)
         if allowed is not None and len(scored) < min(limit, len(allowed)):
-            return _scored(conn, scope, sorted(allowed), query, limit)
+            return scanned(conn, scope, query, limit, sorted(allowed))
         best = sorted(scored.values(), key=lambda r: (-r.score, r.seq))[:limit]
         return [r.candidate() for r in best]
 
@@ -266,8 +266,12 @@ class ApproximateIndex:
         if opened is not None:
             return opened
         assert self.directory is not None
+        if file in self._unusable:
+            return None
         index = _restored(usearch_module(), self.directory / file, size, view=True)
-        if index is None:
+        if index is None:  # said once: each search until the build ends would say it again
+            with self._lock:
+                self._unusable.add(file)
             return None
         index.expansion_search = search_width(size, built_with)  # type: ignore[misc]  # settable
         opened = _Opened(index, size)
@@ -323,7 +327,7 @@ class ApproximateIndex:
                     (scope, delta.last_seq),
                 ).fetchone()[0]
                 delta.last_seq = int(newest)
-            _add(conn, scope, delta, _AMONG, json.dumps(touched))
+            _add(conn, scope, delta, AMONG, json.dumps(touched))
         delta.mark = now
         _add(conn, scope, delta, _NEWER, delta.last_seq)
         delta.version, delta.epoch = state[0], state[1]
@@ -452,9 +456,9 @@ class ApproximateIndex:
         assert self._run is not None
         for at in range(0, len(rewritten), BUILD_BATCH):
             chunk = json.dumps(rewritten[at : at + BUILD_BATCH])
-            rows = self._run(lambda tx, c=chunk: _rows(tx.conn, scope, _AMONG, c), write=False)
+            rows = self._run(lambda tx, c=chunk: _rows(tx.conn, scope, AMONG, c), write=False)
             if rows:
-                yield _arrays(rows)
+                yield arrays(rows)
         while True:
             rows = self._run(
                 lambda tx, a=after: _rows(tx.conn, scope, _AFTER, a, BUILD_BATCH), write=False
@@ -462,7 +466,7 @@ class ApproximateIndex:
             if not rows:
                 return
             after = int(rows[-1][0])
-            yield _arrays(rows)
+            yield arrays(rows)
 
     def sweep(self) -> None:
         """Deletes the files no row names (:func:`vectorfiles.sweep`), and lets go of
@@ -634,10 +638,8 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
     }
 
 
-# What a scope's rows are read by: seqs given as a JSON array, each found by its rowid and
-# its scope checked (the unary + keeps SQLite from walking the scope's index instead: 0.8
-# against 1.1 ms for a graph's best 100 at 1M), or those after a seq, in order.
-_AMONG = "+f.scope = ? AND f.seq IN (SELECT value FROM json_each(?))"
+# What a scope's rows are read by besides given seqs (vectors.AMONG): those after a seq,
+# in order, or all of them.
 _AFTER = "f.scope = ? AND f.seq > ? ORDER BY f.seq LIMIT ?"
 _NEWER = "f.scope = ? AND f.seq > ?"
 # A candidate's row as ROWS reads it, with what recall reads of it (its traits).
@@ -657,7 +659,7 @@ def _add(conn: sqlite3.Connection, scope: str, delta: _Delta, where: str, arg: o
     rows = _rows(conn, scope, where, arg)
     if not rows:
         return
-    seqs, matrix = _arrays(rows)  # one matrix: a row at a time cost 20 us each
+    seqs, matrix = arrays(rows)  # one matrix: a row at a time cost 20 us each
     for at, (seq, fact_id, _) in enumerate(rows):
         delta.rows[int(seq)] = (str(fact_id), matrix[at])
     delta.last_seq = max(delta.last_seq, int(seqs.max()))
@@ -717,32 +719,14 @@ def _read(
     if not seqs:
         return []
     select = _WITH_TRAITS if traits else ROWS
-    rows = conn.execute(f"{select}WHERE {_AMONG}", (scope, json.dumps(seqs))).fetchall()
+    rows = conn.execute(f"{select}WHERE {AMONG}", (scope, json.dumps(seqs))).fetchall()
     if not rows:
         return []
-    scores = cosines(_arrays(rows)[1], query).tolist()
+    scores = cosines(arrays(rows)[1], query).tolist()
     return [
         _Row(int(r[0]), str(r[1]), x, r[3:] if traits else None)
         for r, x in zip(rows, scores, strict=True)
     ]
-
-
-def _scored(
-    conn: sqlite3.Connection, scope: str, seqs: list[int], query: Floats, limit: int
-) -> list[Candidate]:
-    """Exact search over the rows ``seqs``, read from the file."""
-    found: list[_Row] = []
-    for at in range(0, len(seqs), BUILD_BATCH):
-        found.extend(_read(conn, scope, seqs[at : at + BUILD_BATCH], query))
-    found.sort(key=lambda r: (-r.score, r.seq))
-    return [Candidate(r.id, r.score) for r in found[:limit]]
-
-
-def _arrays(rows: list[Any]) -> tuple[npt.NDArray[np.int64], Floats]:
-    """(seq, id, vector) rows as their seqs and their vectors' matrix."""
-    seqs = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-    matrix = sqlite_matrix([r[2] for r in rows])
-    return seqs, matrix
 
 
 def search_width(size: int, built_with: int = EXPANSION_ADD) -> int:
@@ -756,6 +740,9 @@ def search_width(size: int, built_with: int = EXPANSION_ADD) -> int:
 def _restored(usearch: Any, path: Path, size: int, *, view: bool = False) -> Index | None:
     """The index file at ``path`` (memory-mapped for a ``view``); None, and logged, when
     it is missing, cut short or not the ``size`` its row says: it is then built again."""
+    if not path.exists():
+        log.warning("a scope's vector index %s is missing; it is built again", path)
+        return None
     try:
         index = usearch.Index.restore(str(path), view=view)
     except Exception as exc:  # usearch raises ValueError and RuntimeError alike

@@ -924,7 +924,7 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     indexed, exact = pair
     indexed.remember_many(REF, [sentence(i) for i in range(600)])
     built(indexed)
-    text_half, both = SQLiteCandidates.text, SQLiteCandidates.both
+    text_half, both = SQLiteCandidates._text, SQLiteCandidates.both
     traits = FactTable.traits
     ran_on: list[str] = []
     traits_on: list[str] = []
@@ -937,7 +937,7 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
         traits_on.append(threading.current_thread().name)
         return traits(self, *args, **kwargs)
 
-    monkeypatch.setattr(SQLiteCandidates, "text", watched)
+    monkeypatch.setattr(SQLiteCandidates, "_text", watched)
     monkeypatch.setattr(FactTable, "traits", traits_watched)
     beside = {q: indexed.recall(REF, q, top_k=10, mode="hybrid") for q in QUERIES}
     assert set(ran_on) == {"engram-text-half"}, ran_on
@@ -970,10 +970,10 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     def broken(self: SQLiteCandidates, *args: Any, **kwargs: Any) -> Any:
         raise engram.StorageFailure("the full-text half failed")
 
-    monkeypatch.setattr(SQLiteCandidates, "text", broken)
+    monkeypatch.setattr(SQLiteCandidates, "_text", broken)
     with pytest.raises(engram.StorageFailure, match="full-text half failed"):
         indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid")
-    monkeypatch.setattr(SQLiteCandidates, "text", text_half)
+    monkeypatch.setattr(SQLiteCandidates, "_text", text_half)
     assert indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid")
 
 

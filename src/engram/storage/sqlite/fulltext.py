@@ -75,9 +75,13 @@ def text_candidates_sql(
         )
         return sql, [match, cut, scope, limit]
     where, params = filter_sql(filters)
+    # CROSS JOIN keeps the match as the outer loop: SQLite's planner would otherwise walk
+    # the filter's facts (a time range, a type) and run the match again for each one, a
+    # whole doclist read a fact (a type filter at 1.15M facts did not end in 20 s; 0.66 s
+    # with the match run once).
     sql = (
         f"SELECT f.id, {_BM25} AS score "
-        "FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid "
+        "FROM facts_fts CROSS JOIN facts f ON f.seq = facts_fts.rowid "
         f"WHERE facts_fts MATCH ? AND f.scope = ?{where} ORDER BY score, f.seq LIMIT ?"
     )
     return sql, [narrowed, scope, *params, limit]

@@ -240,10 +240,24 @@ class SQLiteCandidates:
         if not terms:
             return []
         conn = sql(tx).conn
-        if filters.empty:  # large scopes rank from memory, exactly as the statement
-            ranked = self._index.ranked(conn, scope.key, terms, limit)
-            if ranked is not None:
-                return ranked
+        return self._text(conn, scope, terms, filters, limit, _allowed(conn, scope, filters))
+
+    def _text(
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        terms: Sequence[str],
+        filters: Filters,
+        limit: int,
+        allowed: set[int] | None,
+    ) -> list[Candidate]:
+        """The full-text half; ``allowed``: the filters' row numbers (None: no filter)."""
+        if not terms:
+            return []
+        # large scopes rank from memory, exactly as the statement, a filter's rows only
+        ranked = self._index.ranked(conn, scope.key, terms, limit, allowed)
+        if ranked is not None:
+            return ranked
         outside = _facts_outside(conn, scope.key)
         statement, params = text_candidates_sql(terms, scope.key, filters, limit, outside)
         rows = conn.execute(statement, params).fetchall()
@@ -263,16 +277,7 @@ class SQLiteCandidates:
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:
         conn = sql(tx).conn
-        allowed = None
-        if not filters.empty:
-            where, params = filter_sql(filters)
-            allowed = {
-                r[0]
-                for r in conn.execute(
-                    f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}", (scope.key, *params)
-                )
-            }
-        return self._index.nearest(conn, scope.key, vector, allowed, limit)
+        return self._index.nearest(conn, scope.key, vector, _allowed(conn, scope, filters), limit)
 
     def both(
         self,
@@ -286,16 +291,18 @@ class SQLiteCandidates:
     ) -> tuple[list[Candidate], list[Candidate]]:
         conn = sql(tx).conn
 
-        def text_half() -> list[Candidate]:
-            found = self.text(tx, scope, terms, filters, limit)
+        def text_half(allowed: set[int] | None = None) -> list[Candidate]:
+            found = self._text(conn, scope, terms, filters, limit, allowed)
             if then is not None:
                 then(tx, found)
             return found
 
         if not filters.empty or not self._index.by_graph(_facts_in(conn, scope.key)):
-            # One after the other: exact search's product uses every core already.
-            text = text_half()
-            return text, self.vector(tx, scope, vector, filters, limit)
+            # One after the other: exact search's product uses every core already. A
+            # filter's rows are read once, for both halves.
+            allowed = _allowed(conn, scope, filters)
+            text = text_half(allowed)
+            return text, self._index.nearest(conn, scope.key, vector, allowed, limit)
         # usearch lets go of the GIL while it searches the graph, and SQLite while it
         # steps: started first on a thread of its own, on the same connection and read
         # (SQLite serializes the calls), the text half and ``then`` run beside the
@@ -324,6 +331,15 @@ def _drop_index_file(tx: Tx, scope: Scope) -> None:
     """Drops the scope's approximate index file (the commit's sweep deletes it) before
     every one of its facts leaves: the file goes whole, not a row overwritten at a time."""
     sql(tx).recorded().execute("DELETE FROM vector_indexes WHERE scope = ?", (scope.key,))
+
+
+def _allowed(conn: sqlite3.Connection, scope: Scope, filters: Filters) -> set[int] | None:
+    """The row numbers of the scope's facts that pass ``filters``; None for no filter."""
+    if filters.empty:
+        return None
+    where, params = filter_sql(filters)
+    statement = f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}"
+    return {r[0] for r in conn.execute(statement, (scope.key, *params))}
 
 
 def _facts_in(conn: sqlite3.Connection, scope: str) -> int:

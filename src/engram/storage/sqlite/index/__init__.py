@@ -73,12 +73,18 @@ class RecallIndex:
         return facts >= self.approximate.above and self.approximate.available
 
     def ranked(
-        self, conn: sqlite3.Connection, scope: str, terms: Sequence[str], limit: int
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        terms: Sequence[str],
+        limit: int,
+        allowed: set[int] | None = None,
     ) -> list[Candidate] | None:
-        """The ``limit`` best full-text matches of ``terms`` in ``scope``, ranked exactly as
-        FTS5's statement ranks them; None when the scope is too small to keep postings
-        for (or the terms need the statement)."""
-        return self.texts.search(conn, scope, terms, limit)
+        """The ``limit`` best full-text matches of ``terms`` in ``scope`` (among the row
+        numbers ``allowed``, when given), ranked exactly as FTS5's statement ranks them;
+        None when the scope is too small to keep postings for (or the terms need the
+        statement)."""
+        return self.texts.search(conn, scope, terms, limit, allowed)
 
     def forget(self, scope: str) -> None:
         """Drops the scope's copies (an emptied scope), where loaded."""

@@ -47,7 +47,7 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -219,10 +219,16 @@ class TextIndex:
         self._run(lambda tx: load(tx.conn), write=False)
 
     def search(
-        self, conn: sqlite3.Connection, scope: str, words: Sequence[str], limit: int
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        words: Sequence[str],
+        limit: int,
+        allowed: Collection[int] | None = None,
     ) -> list[Candidate] | None:
-        """The ``limit`` best facts of ``scope`` for any of ``words``, scored and ordered
-        as the full-text statement would; None when this index does not answer.
+        """The ``limit`` best facts of ``scope`` for any of ``words`` (among the row numbers
+        ``allowed``, when given: a filter's), scored and ordered as the full-text statement
+        would; None when this index does not answer.
 
         ``conn`` must be inside a read transaction, so the state and rows agree.
         """
@@ -321,6 +327,8 @@ class TextIndex:
                     idf * ((counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * size / average))),
                 )
             )
+        if allowed is not None:  # a filter narrows which rows answer, not their scores
+            parts = _among(parts, np.fromiter(allowed, np.int64, len(allowed)))
         return _best(conn, scope, parts, limit)
 
     def _base(
@@ -566,6 +574,15 @@ class _SecondReader:
         self._closed = True
         if self._threads is not None:
             self._threads.shutdown()
+
+
+def _among(parts: list[tuple[Ints, Floats]], allowed: Ints) -> list[tuple[Ints, Floats]]:
+    """Each term's rows and scores among the ``allowed`` rows, terms left with none
+    dropped."""
+    if not allowed.shape[0]:
+        return []
+    kept = [(seqs, scores, np.isin(seqs, allowed, kind="table")) for seqs, scores in parts]
+    return [(seqs[k], scores[k]) for seqs, scores, k in kept if k.any()]
 
 
 def _best(

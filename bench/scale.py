@@ -33,6 +33,7 @@ import resource
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ CORRECTED = "after-correction"  # a measuring child's: recalls after one correct
 # ... and this one's: every mode asked again, question by question in turn, so that the
 # hybrid's ratio to its slower half is read from one process at one moment
 INTERLEAVED = "interleaved"
+FILTERED = "filtered"  # a measuring child's: hybrid recalls under filters
 REF = ResourceRef("scale")
 
 
@@ -253,6 +255,47 @@ def after_correction(target: str, queries: int, scopes: int = 1) -> dict[str, An
     }
 
 
+def filtered(target: str, queries: int, scopes: int = 1) -> dict[str, Any]:
+    """In this process (run as a child): hybrid questions under each of a few filters,
+    wide (the newer or older half of the scope's time, a strength floor every fact
+    passes) and narrow (its newest thousandth of that time, a type and a tag no fact
+    has). A filter narrows which facts answer, and both halves rank only those."""
+    asked = sentences.questions(queries, SEED + 1)
+    refs = scopes_of(scopes)
+    embedder = TimedEmbedder(engram.HashingEmbedder(DIMENSION))
+    out: dict[str, Any] = {}
+    with engram.open(target, embedder=embedder) as mem:
+        oldest, newest = time_span(mem, refs[0])
+        middle = oldest + (newest - oldest) / 2
+        kinds: dict[str, dict[str, Any]] = {
+            "the newer half": {"created_after": middle},
+            "the older half": {"created_before": middle},
+            "strength at least 0.5": {"min_strength": 0.5},
+            "the newest thousandth": {"created_after": newest - (newest - oldest) / 1000},
+            "a type none has": {"type": "none such"},
+            "a tag none has": {"tags": ["none such"]},
+        }
+        mem.recall(refs[0], asked[0], top_k=TOP_K, mode="hybrid")  # open, as a service is
+        for name, kind in kinds.items():
+            times = []
+            for i, question in enumerate(asked):
+                before, at = embedder.spent_ms, time.perf_counter()
+                mem.recall(asked_of(i, refs), question, top_k=TOP_K, mode="hybrid", **kind)
+                times.append((time.perf_counter() - at) * 1000 - (embedder.spent_ms - before))
+            out[name] = latency_summary(times)
+    return {"hybrid": out, "peak_rss_mib": round(peak_rss_kib() / 1024, 1)}
+
+
+def time_span(mem: engram.Memory, ref: ResourceRef) -> tuple[datetime, datetime]:
+    """When the scope's oldest and newest facts were made (both stores keep microseconds)."""
+    from engram.storage.sql.tx import sql
+
+    statement = "SELECT min(created_at), max(created_at) FROM facts WHERE scope = ?"
+    rows = mem._store.run(lambda tx: sql(tx).rows(statement, (ref.key,)), write=False)
+    low, high = (datetime.fromtimestamp(int(us) / 1e6, UTC) for us in rows[0])
+    return low, high
+
+
 def interleaved(target: str, queries: int, scopes: int = 1) -> dict[str, Any]:
     """In this process (run as a child): each question asked once in every mode (what
     they read is then held), then again, each question in the three modes one after the
@@ -377,6 +420,7 @@ def run(
         measured = {mode: child(target, mode, queries, scopes) for mode in MODES}
         exact = exact_vector_hits(target, queries, scopes)
         out["interleaved"] = child(target, INTERLEAVED, queries, scopes)
+        out["filtered"] = child(target, FILTERED, min(queries, 30), scopes)
         out["after_correction"] = child(target, CORRECTED, min(queries, 30), scopes)
     vector_hits = measured["vector"].pop("hits")
     for mode in ("text", "hybrid"):
@@ -435,6 +479,11 @@ def report(out: dict[str, Any]) -> str:
             f"{mode} {turns[mode]['p50_ms']}" for mode in MODES
         )
         tail += f"; hybrid over its slower half {turns['hybrid_over_slower_half']}"
+    if "filtered" in out:
+        kinds = out["filtered"]["hybrid"]
+        tail += "\nhybrid under a filter, p50 ms: " + ", ".join(
+            f"{name} {times['p50_ms']}" for name, times in kinds.items()
+        )
     if "after_correction" in out:
         fixed = out["after_correction"]
         tail += (
@@ -468,8 +517,13 @@ def main() -> None:
         "--store", help="a SQLite file to keep: filled on the first run, measured after"
     )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=(*MODES, CORRECTED, INTERLEAVED), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--mode", choices=(*MODES, CORRECTED, INTERLEAVED, FILTERED), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
+    if args.measure and args.mode == FILTERED:
+        print(json.dumps(filtered(args.measure, args.queries, args.scopes)))
+        return
     if args.measure and args.mode == INTERLEAVED:
         print(json.dumps(interleaved(args.measure, args.queries, args.scopes)))
         return

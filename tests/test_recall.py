@@ -52,6 +52,41 @@ def test_filters_bind_both_halves_before_fusion(mem: engram.Memory, ref: Resourc
     assert mem.recall(ref, "invoice", tags=["paid", "missing"]) == []
 
 
+@pytest.mark.parametrize("share", [1 << 30, 1], ids=["every vector", "the filter's"])
+def test_a_filter_s_vectors_are_ranked_exactly_read_whole_or_by_the_filter_s_rows(
+    mem: engram.Memory, ref: ResourceRef, share: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL reads a narrow filter's vectors by key and a wide one's with the whole
+    scope's: the same exact ranking either way, with a tag (given the scope as a value,
+    another scope's tagged facts never pass) and a time window."""
+    from engram.storage.postgres import vectors
+
+    monkeypatch.setattr(vectors, "FILTER_BY_KEY_SHARE", share)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    words = "apple pear plum fig lime kiwi".split()
+    notes = [
+        Note(
+            f"{words[i % 6]} {words[i * 7 % 6]} note {i}",
+            tags=("even",) if i % 2 == 0 else (),
+            created_at=start + timedelta(hours=i),
+        )
+        for i in range(120)
+    ]
+    mem.remember_many(ref, notes)
+    mem.remember_many(ResourceRef("elsewhere"), [Note("apple pear", tags=("even",))])
+    assert mem.embedder is not None
+    question = mem.embedder.embed(["apple pear"], "query")[0]
+    kept = [n for n in notes if "even" in n.tags and n.created_at and n.created_at > start]
+    vectors_of = mem.embedder.embed([n.content for n in kept], "passage")
+    scores = vectors_of @ question
+    want = [kept[i].content for i in sorted(range(len(kept)), key=lambda i: (-scores[i], i))]
+    hits = mem.recall(
+        ref, "apple pear", top_k=20, mode="vector", tags=["even"], created_after=start
+    )
+    assert [h.fact.content for h in hits] == want[:20]
+    assert mem.recall(ref, "apple pear", mode="vector", tags=["missing"]) == []
+
+
 def test_time_window_filters(mem: engram.Memory, ref: ResourceRef) -> None:
     start = datetime(2023, 5, 1, tzinfo=UTC)
     mem.remember_many(

@@ -6,9 +6,11 @@ from engram.core.clock import to_us
 from engram.core.models import Filters
 
 
-def filter_sql(filters: Filters, alias: str = "f", mark: str = "?") -> tuple[str, list[object]]:
-    """A conjunction (starting with AND) restricting facts ``alias`` to ``filters``;
-    ``mark`` is the driver's parameter placeholder."""
+def filter_sql(
+    filters: Filters, scope: str, alias: str = "f", mark: str = "?"
+) -> tuple[str, list[object]]:
+    """A conjunction (starting with AND) restricting facts ``alias`` of ``scope`` to
+    ``filters``; ``mark`` is the driver's parameter placeholder."""
     clauses: list[str] = []
     params: list[object] = []
     if filters.type is not None:
@@ -27,9 +29,11 @@ def filter_sql(filters: Filters, alias: str = "f", mark: str = "?") -> tuple[str
         params.append(to_us(filters.created_before))
     if filters.tags:
         marks = ", ".join(mark for _ in filters.tags)
+        # The scope as a value, not the outer row's: PostgreSQL ran a subquery tied to
+        # the row once a fact (100,000 times in a 100k scope, 46 ms for no tagged fact).
         clauses.append(
-            f"{alias}.seq IN (SELECT fact FROM fact_tags WHERE scope = {alias}.scope "
+            f"{alias}.seq IN (SELECT fact FROM fact_tags WHERE scope = {mark} "
             f"AND tag IN ({marks}) GROUP BY fact HAVING count(*) = {mark})"
         )
-        params.extend([*filters.tags, len(filters.tags)])
+        params.extend([scope, *filters.tags, len(filters.tags)])
     return "".join(f" AND {c}" for c in clauses), params

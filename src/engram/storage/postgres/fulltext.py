@@ -62,7 +62,7 @@ def candidates(
         " true) FROM scope_state WHERE scope = %s",
         (WALK_SCOPES_UP_TO, scope),
     )
-    where, params = filter_sql(filters, mark="%s")
+    where, params = filter_sql(filters, scope, mark="%s")
     any_term = _any_term(terms)
     statement = f"""
         WITH terms AS MATERIALIZED (

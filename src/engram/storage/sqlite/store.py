@@ -337,7 +337,7 @@ def _allowed(conn: sqlite3.Connection, scope: Scope, filters: Filters) -> set[in
     """The row numbers of the scope's facts that pass ``filters``; None for no filter."""
     if filters.empty:
         return None
-    where, params = filter_sql(filters)
+    where, params = filter_sql(filters, scope.key)
     statement = f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}"
     return {r[0] for r in conn.execute(statement, (scope.key, *params))}
 

@@ -244,6 +244,57 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         same(indexed, exact)
 
 
+def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_facts(
+    postgres_url: str,
+) -> None:
+    """A filter that more than one in FILTER_BY_KEY_SHARE facts pass is searched through
+    the scope's graph, on past its width until enough pass (pgvector's iterative scan);
+    a narrower one reads the passing facts' vectors: both answer as exact search does
+    (a graph of 400 vectors searched 200 wide finds what exact search finds), facts
+    written after the graph and another scope's tagged facts included."""
+    embedder = engram.HashingEmbedder(64)
+    tagged = [
+        Note(text, tags=("t",) if i % 3 == 0 else ()) for i, text in enumerate(_sentences(400, 21))
+    ]
+    with (
+        engram.open(postgres_url, embedder=embedder, vector_index_above=100) as indexed,
+        engram.open(postgres_url, embedder=embedder, vector_index_above=1 << 52) as exact,
+    ):
+        store = indexed._store
+        assert isinstance(store, PostgresStore)
+        indexed.remember_many(REF, tagged)
+        assert store.builder.settle(timeout=120)
+        later = [Note(t, tags=("t",) if i % 2 else ()) for i, t in enumerate(_sentences(12, 22))]
+        indexed.remember_many(REF, later)  # outside the graph
+        indexed.remember_many(
+            ResourceRef("other"), [Note(t, tags=("t",)) for t in _sentences(5, 23)]
+        )
+        assert stores.rows(
+            postgres_url, "SELECT ann_index FROM scope_state WHERE scope = ?", (REF.key,)
+        )[0][0]
+        wide, narrow = Filters(tags=("t",)), Filters(tags=("t",), type="none such")
+        for text in _sentences(8, 24):
+            got, want = (
+                [
+                    (h.fact.id, round(h.score, 5))
+                    for h in m.recall(REF, text, top_k=20, mode="vector", tags=["t"])
+                ]
+                for m in (indexed, exact)
+            )
+            assert got == want and len(got) == 20, text
+        query = np.asarray(embedder.embed(["w1 w2 w3"], "query")[0], np.float32)
+
+        def iterated(filters: Filters) -> str:
+            with psycopg.connect(postgres_url) as conn, conn.transaction():
+                register_vector(conn)
+                vectors.search(conn, REF.key, query, filters, 10, above=100)
+                (shown,) = conn.execute("SHOW hnsw.iterative_scan").fetchone() or ("",)
+                return str(shown)
+
+        assert iterated(wide) == "strict_order"
+        assert iterated(narrow) == "off"
+
+
 def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> None:
     """A graph built exploring HNSW_EF_CONSTRUCTION is searched EF_SEARCH wide; one built
     before, exploring 200 (named without ``_e``), NARROW_EF_SEARCH wide, as it was; a

@@ -47,9 +47,11 @@ from engram.storage.rows import to_traits, traits_columns
 # (about 1 µs a row at 384 dimensions, measured here).
 ANN_ABOVE = 10_000
 # A filter that at most one in this many of a scope's facts pass has their vectors read
-# by key and ordered exactly; a wider one reads every vector of the scope and tests the
-# filter on each. At 100k facts a vector read by key cost about 18 us and one read in
-# the scope's scan about 1 (a filter passing 10,000: 206 ms by key, 125 by the scan).
+# by key and ordered exactly; a wider one is searched through the scope's graph, which
+# tests the filter on each fact it gives (or, with no graph, on every vector of the
+# scope). At 100k facts a vector read by key cost about 18 us and one read in the
+# scope's scan about 1 (a filter passing 10,000: 206 ms by key, 125 by the scan); the
+# graph with the filter, half the scope passing: 13.7 ms, recall@10 0.97 against exact.
 FILTER_BY_KEY_SHARE = 20
 # The graph: 16 links a node, 400 candidates explored a node added, 200 a query
 # (pgvector's hnsw.ef_search). On 100k hashed 384-dimension vectors (the hardest case: no
@@ -72,6 +74,7 @@ BUILT = r"_[0-9]+(?:_half)?_e([0-9]+)$"
 DELTA_SHARE = 0.25
 HALF = "_half"  # ends the name of an index of half-precision copies
 HALVES_FROM = (0, 7)  # the pgvector version that brought halfvec
+ITERATES_FROM = (0, 8)  # ... and the one that brought iterative scans
 # The widest vectors pgvector's graph holds, of float32 and of half precision: a scope of
 # wider ones stays searched exactly (a build would fail on every write past the line).
 WIDEST = {False: 2_000, True: 4_000}
@@ -101,6 +104,16 @@ def is_half(name: str) -> bool:
 
 def halves(conn: psycopg.Connection[Any]) -> bool:
     """Whether this database's pgvector indexes half-precision vectors (0.7 and later)."""
+    return _pgvector_from(conn, HALVES_FROM)
+
+
+def iterates(conn: psycopg.Connection[Any]) -> bool:
+    """Whether this database's pgvector searches a graph on past its width while a
+    filter lets too few through (0.8 and later's iterative scans)."""
+    return _pgvector_from(conn, ITERATES_FROM)
+
+
+def _pgvector_from(conn: psycopg.Connection[Any], version: tuple[int, ...]) -> bool:
     row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
     if row is None:
         return False
@@ -108,7 +121,7 @@ def halves(conn: psycopg.Connection[Any]) -> bool:
     for part in str(row[0]).split("."):
         digits = "".join(c for c in part if c.isdigit())
         parts.append(int(digits) if digits else 0)
-    return tuple(parts) >= HALVES_FROM
+    return tuple(parts) >= version
 
 
 # Whether the scope ``s`` (a ``scope_state`` row) wants its next index: past ``above``
@@ -243,6 +256,9 @@ def search(
         f"SELECT f.seq FROM facts f WHERE f.scope = %s{where} LIMIT %s",
         (scope, *params, by_key + 1),
     ).fetchall()
+    if len(passing) > by_key and ann_index is not None and iterates(conn):
+        half = is_half(str(ann_index))
+        return _approximate(conn, scope, query, limit, through, half, (where, params))
     among: tuple[object, ...]
     if len(passing) <= by_key:  # the filter's own vectors, each read by its key
         if not passing:
@@ -269,40 +285,49 @@ def _approximate(
     limit: int,
     through: int | None,
     half: bool = False,
+    filtered: tuple[str, list[object]] | None = None,
 ) -> list[Candidate]:
     """Through the scope's partial index (searched as wide as :func:`search` set): the
     scope (and the last fact covered) are literals, so the planner can prove the index's
     predicate, and the order is the indexed expression's (``half``: of half-precision
     copies), each candidate scored exactly; the vectors after ``through`` exactly,
-    beside it."""
+    beside it. ``filtered``: a filter's SQL (of facts ``f``) and its parameters, tested
+    on each fact the graph gives, the graph searched on until ``limit`` pass."""
     dim = sql.SQL(str(int(query.shape[0])))
     kind = sql.SQL("halfvec" if half else "vector")
+    where, kept = filtered or ("", [])
+    if filtered is not None:  # pgvector 0.8's iterative scan: on past ef_search
+        conn.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
+    # The facts each part reads, a filter's tested on each.
+    facts = sql.SQL("fact_vectors v" + (" JOIN facts f ON f.seq = v.fact" if filtered else ""))
     if through is None:  # an index from before, covering every row
         statement = sql.SQL(
             "SELECT f.id, 1 - (v.vector::vector({dim}) <=> %s::vector({dim})) AS score, "
             "{traits} FROM fact_vectors v JOIN facts f ON f.seq = v.fact "
-            "WHERE v.scope = {scope} ORDER BY v.vector::vector({dim}) <=> %s::vector({dim}) "
-            "LIMIT %s"
-        ).format(dim=dim, scope=sql.Literal(scope), traits=sql.SQL(_TRAITS))
-        rows = conn.execute(statement, (query, query, limit)).fetchall()
+            "WHERE v.scope = {scope}{where} "
+            "ORDER BY v.vector::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
+        ).format(dim=dim, scope=sql.Literal(scope), traits=sql.SQL(_TRAITS), where=sql.SQL(where))
+        rows = conn.execute(statement, (query, *kept, query, limit)).fetchall()
         return _candidates(rows)
     statement = sql.SQL(
         "SELECT f.id, n.score, {traits} FROM ("
         " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score"
-        "  FROM fact_vectors v WHERE v.scope = {scope} AND v.fact <= {through}"
+        "  FROM {facts} WHERE v.scope = {scope} AND v.fact <= {through}{where}"
         "  ORDER BY v.vector::{kind}({dim}) <=> %s::{kind}({dim}) LIMIT %s)"
         " UNION ALL"
-        " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score FROM fact_vectors v"
-        "  WHERE v.scope = %s AND v.fact > %s ORDER BY v.vector::vector <=> %s LIMIT %s)"
+        " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score FROM {facts}"
+        "  WHERE v.scope = %s AND v.fact > %s{where} ORDER BY v.vector::vector <=> %s LIMIT %s)"
         ") AS n JOIN facts f ON f.seq = n.fact ORDER BY n.score DESC, f.seq LIMIT %s"
     ).format(
         dim=dim,
         kind=kind,
+        facts=facts,
         scope=sql.Literal(scope),
         through=sql.Literal(int(through)),
         traits=sql.SQL(_TRAITS),
+        where=sql.SQL(where),
     )
-    params = (query, query, limit, query, scope, through, query, limit, limit)
+    params = (query, *kept, query, limit, query, scope, through, *kept, query, limit, limit)
     rows = conn.execute(statement, params).fetchall()
     return _candidates(rows)
 

@@ -317,6 +317,29 @@ def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory])
     )
     built(indexed)
     same_answers(indexed, exact, tags=["t"])
+    # Wide (300 of 703 pass): the first passing of the graph's best, no row numbers
+    # read; three, more than FEW but none among the best: every passing row number.
+    from engram.storage.sqlite import store as store_module
+
+    reads: list[object] = []
+    whole = store_module._Passing.rows
+
+    def counted(self: Any) -> set[int]:
+        reads.append(self)
+        return whole.func(self)
+
+    later = indexed.remember_many(
+        REF, [Note(sentence(i) + " few", tags=("few",)) for i in range(3)]
+    )
+    with pytest.MonkeyPatch.context() as watched:
+        watched.setattr(store_module._Passing, "rows", property(counted))
+        watched.setattr(store_module, "FEW", 2)
+        answers = {query: recalled(indexed, query, tags=["t"]) for query in QUERIES}
+        assert reads == []
+        hits = recalled(indexed, QUERIES[0], tags=["few"])
+        assert {h.fact.id for h in hits} == {f.id for f in later} and len(reads) == 1
+    for query, found in answers.items():
+        same_hits(found, recalled(exact, query, tags=["t"]))
 
 
 def _scrubs(db_path: Path) -> list[Any]:

@@ -190,6 +190,27 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
     hits = mem.recall(BIG, "camera", tags=["x"], mode="text", top_k=50)
     assert len(hits) == 30 + sum("camera" in n.content.split() for n in notes[::3])
 
+    # A filter more than FEW facts pass keeps the first passing rows of the best; it
+    # reads the row number of every fact it passes only where too few of the best pass.
+    reads: list[Filters] = []
+    whole = store_module._Passing.rows
+
+    def counted(self: Any) -> set[int]:
+        reads.append(self)
+        return whole.func(self)
+
+    monkeypatch.setattr(store_module._Passing, "rows", property(counted))
+    monkeypatch.setattr(store_module, "FEW", 50)
+    for kept, read in (
+        (Filters(min_strength=0.8), 0),  # 320 pass, most of the best
+        (Filters(type="plan"), 1),  # 100 pass; the best are the untyped camera reports
+        (Filters(created_before=start + timedelta(hours=40)), 0),  # 40: few
+    ):
+        reads.clear()
+        got = stores.text_candidates(fast, BIG, ["camera"], kept, 10)
+        assert got == stores.text_candidates(slow, BIG, ["camera"], kept, 10)
+        assert got and len(reads) == read, kept
+
 
 def test_a_filtered_statement_runs_its_match_once_before_the_filter_s_facts(
     db_path: Path,

@@ -8,7 +8,7 @@ import logging
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -704,38 +704,38 @@ def test_a_build_that_overlapped_forgets_is_installed_without_their_vectors(
     same_answers(indexed, exact)
 
 
-def test_a_missing_or_damaged_file_is_rebuilt(pair: tuple[engram.Memory, engram.Memory]) -> None:
-    indexed, exact = pair
-    indexed.remember_many(REF, [sentence(i) for i in range(300)])
-    file = built(indexed)
-    before = recalled(exact, QUERIES[0])
-    with engram.open(store_of(indexed).path, embedder=engram.HashingEmbedder(DIMENSION)) as fresh:
-        store_of(fresh).index.approximate.above = ABOVE
-        file.write_bytes(file.read_bytes()[:100])  # cut short
-        same_hits(recalled(fresh, QUERIES[0]), before)  # exact search answers meanwhile
-        assert built(fresh) != file
-        same_hits(recalled(fresh, QUERIES[0]), before)
+def _cut_short(file: Path) -> None:
+    file.write_bytes(file.read_bytes()[:100])
 
 
-def test_a_missing_file_is_said_once_and_exact_search_answers_until_it_is_built(
+@pytest.mark.parametrize(
+    ("damage", "said_as"),
+    [(_cut_short, ""), (Path.unlink, "is missing")],
+    ids=["cut short", "missing"],
+)
+def test_a_missing_or_damaged_file_is_said_once_and_rebuilt(
     pair: tuple[engram.Memory, engram.Memory],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    damage: Callable[[Path], None],
+    said_as: str,
 ) -> None:
+    """Exact search answers until the build ends, and the file's state is logged once,
+    not at every search meanwhile."""
     indexed, exact = pair
     indexed.remember_many(REF, [sentence(i) for i in range(300)])
     file = built(indexed)
     before = recalled(exact, QUERIES[0])
     with engram.open(store_of(indexed).path, embedder=engram.HashingEmbedder(DIMENSION)) as fresh:
         store_of(fresh).index.approximate.above = ABOVE
-        with monkeypatch.context() as held:  # no build yet: the file stays missing
+        with monkeypatch.context() as held:  # no build yet: the file stays as it is
             held.setattr(approximate.ApproximateIndex, "want", lambda self, scope: None)
-            file.unlink()
+            damage(file)
             with caplog.at_level(logging.WARNING, logger="engram.storage"):
                 for _ in range(3):
                     same_hits(recalled(fresh, QUERIES[0]), before)
         said = [r.getMessage() for r in caplog.records if "vector index" in r.getMessage()]
-        assert len(said) == 1 and "is missing" in said[0], said
+        assert len(said) == 1 and said_as in said[0], said
         assert built(fresh) != file
         same_hits(recalled(fresh, QUERIES[0]), before)
 

@@ -319,10 +319,10 @@ def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory])
     same_answers(indexed, exact, tags=["t"])
     # Wide (300 of 703 pass): the first passing of the graph's best, no row numbers
     # read; three, more than FEW but none among the best: every passing row number.
-    from engram.storage.sqlite import store as store_module
+    from engram.storage.sql import passing
 
     reads: list[object] = []
-    whole = store_module._Passing.rows
+    whole = passing.Passing.rows
 
     def counted(self: Any) -> set[int]:
         reads.append(self)
@@ -332,8 +332,8 @@ def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory])
         REF, [Note(sentence(i) + " few", tags=("few",)) for i in range(3)]
     )
     with pytest.MonkeyPatch.context() as watched:
-        watched.setattr(store_module._Passing, "rows", property(counted))
-        watched.setattr(store_module, "FEW", 2)
+        watched.setattr(passing.Passing, "rows", property(counted))
+        watched.setattr(passing, "FEW", 2)
         answers = {query: recalled(indexed, query, tags=["t"]) for query in QUERIES}
         assert reads == []
         hits = recalled(indexed, QUERIES[0], tags=["few"])

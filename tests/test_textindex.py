@@ -148,6 +148,7 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
 ) -> None:
     """Each filter narrows which rows answer, never how they score: the index ranks the
     filter's rows alone, exactly as the statement does, without it."""
+    from engram.storage.sql import passing
     from engram.storage.sqlite import store as store_module
 
     mem, fast, slow = indexed_and_plain
@@ -193,14 +194,14 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
     # A filter more than FEW facts pass keeps the first passing rows of the best; it
     # reads the row number of every fact it passes only where too few of the best pass.
     reads: list[Filters] = []
-    whole = store_module._Passing.rows
+    whole = passing.Passing.rows
 
     def counted(self: Any) -> set[int]:
         reads.append(self)
         return whole.func(self)
 
-    monkeypatch.setattr(store_module._Passing, "rows", property(counted))
-    monkeypatch.setattr(store_module, "FEW", 50)
+    monkeypatch.setattr(passing.Passing, "rows", property(counted))
+    monkeypatch.setattr(passing, "FEW", 50)
     for kept, read in (
         (Filters(min_strength=0.8), 0),  # 320 pass, most of the best
         (Filters(type="plan"), 1),  # 100 pass; the best are the untyped camera reports

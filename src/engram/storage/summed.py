@@ -8,7 +8,7 @@ ties to the older row. SQLite's text index and PostgreSQL's copies of postings r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +50,21 @@ def best(parts: Sequence[tuple[Ints, Floats]], limit: int) -> tuple[Ints, Floats
     order = chosen[np.lexsort((chosen, -scores[chosen]))][:limit]
     seqs = order + low if rows is None else rows[order]
     return seqs.astype(np.int64), scores[order]
+
+
+def among(
+    parts: Sequence[tuple[Ints, Floats]], allowed: Collection[int]
+) -> list[tuple[Ints, Floats]]:
+    """Each part's rows and scores among the ``allowed`` rows, parts left with none
+    dropped (a filter narrows which rows answer, not their scores)."""
+    if not len(allowed):
+        return []
+    if isinstance(allowed, np.ndarray):
+        rows = allowed
+    else:
+        rows = np.fromiter(allowed, np.int64, len(allowed))
+    kept = [(seqs, scores, np.isin(seqs, rows, kind="table")) for seqs, scores in parts]
+    return [(seqs[k], scores[k]) for seqs, scores, k in kept if k.any()]
 
 
 def floor(values: Floats, kept: int) -> float:

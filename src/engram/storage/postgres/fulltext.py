@@ -25,6 +25,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import psycopg
 
 from engram.core.models import Filters
@@ -32,6 +33,9 @@ from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 from engram.storage.postgres.postings import Postings
 from engram.storage.rows import TRAITS, to_traits
+from engram.storage.sql.passing import Passing
+from engram.storage.sql.tx import SQLTx
+from engram.storage.summed import Ints
 
 WALK_SCOPES_UP_TO = 5_000
 
@@ -43,17 +47,25 @@ def candidates(
     filters: Filters,
     limit: int,
     postings: Postings | None = None,
+    passing: Passing[Ints] | None = None,
 ) -> list[Candidate]:
     """The best ``limit`` facts of ``scope`` matching any of ``terms`` after ``filters``;
     ``postings``: this process's copies of the postings it has read, summed here instead
-    of in the server.
+    of in the server; ``passing``: the filters' facts, read as :mod:`~engram.storage.sql.
+    passing` reads them (a filter's facts ranked from the copies, as the statement ranks
+    them).
 
     Document frequencies count the scope's matches before filtering (a filter narrows
     which facts may answer, not how rare a word is)."""
+    ranked: list[Candidate] | None = None
     if filters.empty:
         ranked = _from_postings(conn, scope, terms, limit, postings)
-        if ranked is not None:
-            return ranked
+    elif passing is not None and postings is not None:
+        ranked = passing.ranked(
+            lambda n, among: _from_postings(conn, scope, terms, n, postings, among), limit
+        )
+    if ranked is not None:
+        return ranked
     # A small scope is walked through its own index, each fact tested against the query:
     # cheaper than intersecting the GIN posting lists of common words, which grow with
     # the whole store (1.9 against 5.9 ms per query for a 1,000-fact scope in 300k rows).
@@ -103,9 +115,11 @@ def _from_postings(
     terms: Sequence[str],
     limit: int,
     postings: Postings | None = None,
+    among: Ints | None = None,
 ) -> list[Candidate] | None:
-    """Ranked from the scope's postings (summed by ``postings`` where given), or None
-    where a word is more than one lexeme."""
+    """Ranked from the scope's postings (summed by ``postings`` where given; ``among``:
+    only these facts, by sequence number, with ``postings``), or None where a word is
+    more than one lexeme."""
     parsed = _counted(conn, scope, terms)
     weights = _lexemes(parsed)
     if weights is None:
@@ -124,7 +138,7 @@ def _from_postings(
     if not words:
         return []
     if postings is not None:
-        best = postings.best(conn, scope, int(parsed[0][4]), weights, limit)
+        best = postings.best(conn, scope, int(parsed[0][4]), weights, limit, among)
         if not best:
             return []
         rows = conn.execute(
@@ -139,6 +153,14 @@ def _from_postings(
         ]
     rows = conn.execute(_RANKED, (words, [weights[w] for w in words], scope, limit)).fetchall()
     return [Candidate(str(r[0]), float(r[1])) for r in rows]
+
+
+def seqs(t: SQLTx, statement: str, params: Sequence[object]) -> Ints:
+    """The row numbers ``statement`` (of one column, ``seq``) selects, sent as one string
+    of their binary forms: 20,001 of them in 2.8 ms, against 6.8 as rows."""
+    sent = f"SELECT string_agg(int8send(seq), ''::bytea) FROM ({statement}) AS passing"
+    raw = t.conn.execute(t.dialect.sql(sent), params, binary=True).fetchone()[0]
+    return np.frombuffer(raw or b"", ">i8").astype(np.int64)
 
 
 def _counted(conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]) -> list[Any]:

@@ -18,7 +18,7 @@ at its next question.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,11 +72,13 @@ class Postings:
         version: int,
         weights: dict[str, float],
         limit: int,
+        among: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
         """The ``limit`` facts (sequence numbers) scoring most over ``weights``' words
         (each fact's sum of its postings' impacts times their word's weight), best first,
         ties by sequence number; ``version``: the scope's ``words_version`` in ``conn``'s
-        snapshot."""
+        snapshot; ``among``: only these facts (a filter's: it narrows which facts answer,
+        not their scores)."""
 
         def read(held: _Words) -> dict[str, tuple[Ints, Floats]]:
             missing = [w for w in weights if w not in held.words]
@@ -91,6 +93,8 @@ class Postings:
         )
         self._copies.evict()
         parts = [(held[w][0], held[w][1] * weights[w]) for w in weights if held[w][0].shape[0]]
+        if among is not None:
+            parts = summed.among(parts, among)
         seqs, scores = summed.best(parts, limit)
         return list(zip(seqs.tolist(), scores.tolist(), strict=True))
 

@@ -37,6 +37,7 @@ from engram.storage.rows import (
     to_fact,
 )
 from engram.storage.sql.graph import queue_selected
+from engram.storage.sql.passing import Passing
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable, ModelTable
@@ -328,8 +329,9 @@ class PostgresCandidates:
     ) -> list[Candidate]:
         if not terms:
             return []
-        conn = sql(tx).conn
-        return fulltext.candidates(conn, scope.key, terms, filters, limit, self._store.postings)
+        t, postings = sql(tx), self._store.postings
+        passing = Passing.of(t, scope, filters, fulltext.seqs)
+        return fulltext.candidates(t.conn, scope.key, terms, filters, limit, postings, passing)
 
     def queue_holding(
         self, tx: Tx, scope: Scope, terms: Sequence[str], exclude: Collection[str] = ()

@@ -7,14 +7,12 @@ import json
 import os
 import threading
 from collections.abc import Callable, Collection, Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 from engram.core.models import Fact, Filters
 from engram.core.ports import NewFact, Tx
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
-from engram.storage.filters import filter_sql
 from engram.storage.rows import (
     FACT_COLUMNS,
     PLAIN,
@@ -25,6 +23,7 @@ from engram.storage.rows import (
 )
 from engram.storage.sql.dialect import sqlite_vector
 from engram.storage.sql.graph import queue_selected
+from engram.storage.sql.passing import FIRST_BEST, Passing, as_set
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable
@@ -238,8 +237,10 @@ class SQLiteCandidates:
     def text(
         self, tx: Tx, scope: Scope, terms: Sequence[str], filters: Filters, limit: int
     ) -> list[Candidate]:
-        conn = sql(tx).conn
-        return self._text(conn, scope, terms, filters, limit, _Passing.of(conn, scope, filters))
+        t = sql(tx)
+        return self._text(
+            t.conn, scope, terms, filters, limit, Passing.of(t, scope, filters, as_set)
+        )
 
     def _text(
         self,
@@ -248,24 +249,19 @@ class SQLiteCandidates:
         terms: Sequence[str],
         filters: Filters,
         limit: int,
-        passing: _Passing | None,
+        passing: Passing[set[int]] | None,
     ) -> list[Candidate]:
         """The full-text half; ``passing``: the filters' facts (None: no filter)."""
         if not terms:
             return []
-        # Large scopes rank from memory, exactly as the statement: under a filter, its
-        # first passing rows of the best; where too few of those pass, the filter's rows.
+        # Large scopes rank from memory, exactly as the statement (under a filter, as
+        # ``passing`` reads it); the statement answers the rest.
         if passing is None:
             ranked = self._index.ranked(conn, scope.key, terms, limit)
-        elif passing.few is not None:
-            ranked = self._index.ranked(conn, scope.key, terms, limit, passing.few)
         else:
-            asked = FIRST_BEST * limit
-            ranked = self._index.ranked(conn, scope.key, terms, asked)
-            if ranked is not None:
-                ranked = passing.first(ranked, asked, limit)
-                if ranked is None:
-                    ranked = self._index.ranked(conn, scope.key, terms, limit, passing.rows)
+            ranked = passing.ranked(
+                lambda n, among: self._index.ranked(conn, scope.key, terms, n, among), limit
+            )
         if ranked is not None:
             return ranked
         outside = _facts_outside(conn, scope.key)
@@ -286,8 +282,8 @@ class SQLiteCandidates:
     def vector(
         self, tx: Tx, scope: Scope, vector: Vectors, filters: Filters, limit: int
     ) -> list[Candidate]:
-        conn = sql(tx).conn
-        return self._vector(conn, scope, vector, limit, _Passing.of(conn, scope, filters))
+        t = sql(tx)
+        return self._vector(t.conn, scope, vector, limit, Passing.of(t, scope, filters, as_set))
 
     def _vector(
         self,
@@ -295,7 +291,7 @@ class SQLiteCandidates:
         scope: Scope,
         vector: Vectors,
         limit: int,
-        passing: _Passing | None,
+        passing: Passing[set[int]] | None,
     ) -> list[Candidate]:
         """The vector half; ``passing``: the filters' facts (None: no filter). A scope
         searched through its graph keeps the first passing facts of its best, and reads
@@ -322,7 +318,7 @@ class SQLiteCandidates:
     ) -> tuple[list[Candidate], list[Candidate]]:
         conn = sql(tx).conn
 
-        def text_half(passing: _Passing | None = None) -> list[Candidate]:
+        def text_half(passing: Passing[set[int]] | None = None) -> list[Candidate]:
             found = self._text(conn, scope, terms, filters, limit, passing)
             if then is not None:
                 then(tx, found)
@@ -331,7 +327,7 @@ class SQLiteCandidates:
         if not filters.empty or not self._index.by_graph(_facts_in(conn, scope.key)):
             # One after the other: exact search's product uses every core already. A
             # filter's rows are read at most once, for both halves.
-            passing = _Passing.of(conn, scope, filters)
+            passing = Passing.of(sql(tx), scope, filters, as_set)
             text = text_half(passing)
             return text, self._vector(conn, scope, vector, limit, passing)
         # usearch lets go of the GIL while it searches the graph, and SQLite while it
@@ -362,56 +358,6 @@ def _drop_index_file(tx: Tx, scope: Scope) -> None:
     """Drops the scope's approximate index file (the commit's sweep deletes it) before
     every one of its facts leaves: the file goes whole, not a row overwritten at a time."""
     sql(tx).recorded().execute("DELETE FROM vector_indexes WHERE scope = ?", (scope.key,))
-
-
-# A filter that more than FEW facts pass is wide: a half asks its best FIRST_BEST times
-# as many as it wants and keeps those that pass, where enough do. Reading every passing
-# row number first cost a wide filter (a strength floor all 1.15M facts pass) 470 ms of
-# a 500 ms recall; asking the best first cost a narrow one 20 to 35 ms more than its
-# few rows do, hence the count.
-FEW = 20_000
-FIRST_BEST = 4
-
-
-class _Passing:
-    """A filter's facts in one scope, read as a half asks: their row numbers where they
-    are ``few``; else among a half's best candidates, or (``rows``) every one."""
-
-    def __init__(self, conn: sqlite3.Connection, scope: Scope, filters: Filters) -> None:
-        self._conn, self._scope = conn, scope.key
-        self._where, self._params = filter_sql(filters, scope.key)
-
-    @classmethod
-    def of(cls, conn: sqlite3.Connection, scope: Scope, filters: Filters) -> _Passing | None:
-        return None if filters.empty else cls(conn, scope, filters)
-
-    def first(self, best: list[Candidate], asked: int, limit: int) -> list[Candidate] | None:
-        """The first ``limit`` of ``best`` (a half's first ``asked``, in order) that pass;
-        None where fewer pass and ``best`` is cut short (more may follow)."""
-        ids = json.dumps([c.id for c in best])
-        statement = (
-            "SELECT f.id FROM facts f WHERE f.id IN (SELECT value FROM json_each(?)) "
-            f"AND +f.scope = ?{self._where}"
-        )
-        kept = {r[0] for r in self._conn.execute(statement, (ids, self._scope, *self._params))}
-        found = [c for c in best if c.id in kept]
-        return found[:limit] if len(found) >= limit or len(best) < asked else None
-
-    @cached_property
-    def few(self) -> set[int] | None:
-        """The row numbers of the facts that pass, where no more than FEW do."""
-        found = self._read(FEW + 1)
-        return found if len(found) <= FEW else None
-
-    @cached_property
-    def rows(self) -> set[int]:
-        """The row numbers of every fact that passes."""
-        return self.few if self.few is not None else self._read(None)
-
-    def _read(self, limit: int | None) -> set[int]:
-        statement = f"SELECT f.seq FROM facts f WHERE f.scope = ?{self._where} LIMIT ?"
-        rows = self._conn.execute(statement, (self._scope, *self._params, limit or -1))
-        return {r[0] for r in rows}
 
 
 def _facts_in(conn: sqlite3.Connection, scope: str) -> int:

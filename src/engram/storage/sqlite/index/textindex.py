@@ -328,7 +328,7 @@ class TextIndex:
                 )
             )
         if allowed is not None:  # a filter narrows which rows answer, not their scores
-            parts = _among(parts, np.fromiter(allowed, np.int64, len(allowed)))
+            parts = summed.among(parts, allowed)
         return _best(conn, scope, parts, limit)
 
     def _base(
@@ -574,15 +574,6 @@ class _SecondReader:
         self._closed = True
         if self._threads is not None:
             self._threads.shutdown()
-
-
-def _among(parts: list[tuple[Ints, Floats]], allowed: Ints) -> list[tuple[Ints, Floats]]:
-    """Each term's rows and scores among the ``allowed`` rows, terms left with none
-    dropped."""
-    if not allowed.shape[0]:
-        return []
-    kept = [(seqs, scores, np.isin(seqs, allowed, kind="table")) for seqs, scores in parts]
-    return [(seqs[k], scores[k]) for seqs, scores, k in kept if k.any()]
 
 
 def _best(

@@ -86,8 +86,11 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
+# SQLite's migration 32 and PostgreSQL's 24 undone: no index of a type or of verified facts.
+BEFORE_FILTER_INDEXES = ("DROP INDEX facts_by_type", "DROP INDEX facts_verified")
 # SQLite's migration 31 and PostgreSQL's 23 undone: mentions indexed by entity alone.
 BEFORE_TYPED_MENTION_INDEX = (
+    *BEFORE_FILTER_INDEXES,
     "DROP INDEX mentions_by_entity",
     "CREATE INDEX mentions_by_entity ON mentions (entity)",
 )

@@ -794,6 +794,12 @@ MIGRATIONS: tuple[str, ...] = (
     DROP INDEX IF EXISTS mentions_by_entity;
     CREATE INDEX mentions_by_entity ON mentions (entity, type);
     """,
+    # 24: a scope's facts of a type, and its verified facts (as SQLite's migration 32):
+    # filters that read every row of the scope to find none pass.
+    """
+    CREATE INDEX facts_by_type ON facts (scope, type) WHERE type IS NOT NULL;
+    CREATE INDEX facts_verified ON facts (scope, seq) WHERE source_sandbox IS NOT NULL;
+    """,
 )
 
 

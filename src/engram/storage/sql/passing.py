@@ -30,6 +30,14 @@ R = TypeVar("R", bound=Collection[int])
 Read = Callable[[SQLTx, str, Sequence[object]], R]
 
 
+def selected(filters: Filters, scope: str) -> tuple[str, list[object]]:
+    """The statement selecting the row numbers (``seq``) of ``scope``'s facts that pass
+    ``filters``, with its parameters: each filter's own index serves it (a type, verified
+    facts, a time, tags), but a strength floor's, which is read with the scope's rows."""
+    where, params = filter_sql(filters, scope)
+    return f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}", [scope, *params]
+
+
 def as_set(t: SQLTx, statement: str, params: Sequence[object]) -> set[int]:
     """The row numbers ``statement`` selects, as a set."""
     return {r[0] for r in t.rows(statement, params)}
@@ -43,6 +51,7 @@ class Passing(Generic[R]):
     def __init__(self, t: SQLTx, scope: Scope, filters: Filters, read: Read[R]) -> None:
         self._t, self._scope, self._read_rows = t, scope.key, read
         self._where, self._params = filter_sql(filters, scope.key)
+        self._selected = selected(filters, scope.key)
 
     @classmethod
     def of(cls, t: SQLTx, scope: Scope, filters: Filters, read: Read[R]) -> Passing[R] | None:
@@ -87,8 +96,7 @@ class Passing(Generic[R]):
         return self.few if self.few is not None else self._read(None)
 
     def _read(self, limit: int | None) -> R:
-        statement = f"SELECT f.seq FROM facts f WHERE f.scope = ?{self._where}"
+        statement, params = self._selected
         if limit is None:
-            return self._read_rows(self._t, statement, (self._scope, *self._params))
-        params = (self._scope, *self._params, limit)
-        return self._read_rows(self._t, f"{statement} LIMIT ?", params)
+            return self._read_rows(self._t, statement, params)
+        return self._read_rows(self._t, f"{statement} LIMIT ?", [*params, limit])

@@ -878,6 +878,14 @@ MIGRATIONS: tuple[str, ...] = (
     DROP INDEX IF EXISTS mentions_by_entity;
     CREATE INDEX mentions_by_entity ON mentions (entity, type);
     """,
+    # 32: a scope's facts of a type, and its verified facts (the filters a recall takes
+    # that no index served): a filter no fact passes read every row of the scope to find
+    # that out (130 ms at 1.15M facts). Partial, so an untyped or unverified fact costs
+    # no byte (an entry's row number is its rowid).
+    """
+    CREATE INDEX facts_by_type ON facts (scope, type) WHERE type IS NOT NULL;
+    CREATE INDEX facts_verified ON facts (scope) WHERE source_sandbox IS NOT NULL;
+    """,
 )
 # The first schema whose erasures scrub the pages (migration 29).
 PAGES_SCRUBBED = 29

@@ -368,3 +368,61 @@ def test_a_reverts_tokens_are_sought_by_object_not_by_entry(target: Target) -> N
             assert "ledger_items_by_object" in shown, shown
         got = rows(target, sql, params)
         assert sorted(str(r[0]) for r in got) == sorted(ids)
+
+
+def test_a_revert_brings_a_forgotten_scope_back_a_chunk_at_a_time(
+    target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The facts a soft forget took come back by a few statements a chunk, not one fact
+    at a time (the revert of a 100k-fact forget spent 18.5 of its 40 s restoring one by
+    one): the same facts, tags and vectors, in the same order, the trash empty; a fact
+    whose words are live again stops the revert before any comes back."""
+    from engram import Note
+    from engram.core import rules, undo
+
+    with engram.open(target, embedder=engram.HashingEmbedder(32)) as mem:
+        notes = [
+            Note(f"remembered fact {n} of ten", tags=("t",) if n % 2 else ()) for n in range(10)
+        ]
+        made = mem.remember_many(REF, notes)
+        listed = [f.id for f in mem.facts(REF).facts]
+        mem.forget_all(REF, expected_count=10)
+        entry = mem.ledger(REF, limit=1).entries[0]
+        store = mem._store
+        moved: list[int] = []
+        restore = store.facts.restore
+
+        def counted(tx: object, scope: object, ids: list[str]) -> object:
+            moved.append(len(ids))
+            return restore(tx, scope, ids)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(undo, "RESTORED_AT_ONCE", 3)
+        monkeypatch.setattr(store.facts, "restore", counted)
+        mem.revert(REF, entry.seq)
+        assert moved == [3, 3, 3, 1]
+        assert [f.id for f in mem.facts(REF).facts] == listed  # new positions, in order
+        assert [mem.fact(REF, f.id) for f in made] == made
+        assert mem.trash(REF).facts == []
+        tagged = mem.recall(REF, "remembered fact", tags=["t"], top_k=10)
+        assert {h.fact.id for h in tagged} == {f.id for f in made[1::2]}
+        for fact in made:  # each vector back with its fact
+            assert mem.recall(REF, fact.content, mode="vector", top_k=1)[0].fact.id == fact.id
+        reverted = mem.ledger(REF, limit=1).entries[0]
+        assert [c.action for c in reverted.changes] == ["restore"] * 10
+
+        # words live again: nothing comes back, and the revert is refused
+        mem.forget_all(REF, expected_count=10)
+        again = mem.ledger(REF, limit=1).entries[0]
+        mem.remember(REF, made[7].content)
+        moved.clear()
+        with pytest.raises(Conflict, match=made[7].id):
+            mem.revert(REF, again.seq)
+        assert mem.count(REF) == 1 and len(mem.trash(REF).facts) == 10
+
+        # two facts of the same words in the trash cannot come back together
+        mem.forget(REF, mem.facts(REF).facts[0].id)
+        twins = [t.fact.id for t in mem.trash(REF).facts if t.fact.content == made[7].content]
+        assert len(twins) == 2
+        with pytest.raises(Conflict, match="the same words"):
+            store.run(lambda tx: rules.restore_many(store, tx, REF, twins))
+        assert len(mem.trash(REF).facts) == 11

@@ -470,10 +470,11 @@ class FactRows(Protocol):
         """How many facts the scope's trash holds."""
         ...
 
-    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
-        """Moves a trashed fact back (same id and times, a new position) with its vector
-        and tags; None when the trash has no such fact of the scope. The caller checks
-        that no live fact of the scope holds its words."""
+    def restore(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[Fact]:
+        """Moves trashed facts back (same ids and times, new positions in the order of
+        ``ids``) with their vectors and tags; the facts moved, in that order (an id the
+        scope's trash does not hold is skipped). The caller checks that no live fact of
+        the scope holds their words, nor two of them the same."""
         ...
 
     def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:

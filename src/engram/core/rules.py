@@ -69,17 +69,38 @@ def trash(rec: ledger.Entry, ids: Sequence[str] | None) -> list[str]:
 def restore(store: Store, tx: Tx, scope: Scope, fact_id: str) -> Fact:
     """Brings a trashed fact back. Raises NotFound (not in the scope's trash) and
     Conflict (the scope holds its words again, as another fact)."""
-    found = store.facts.trashed(tx, scope, [fact_id]).get(fact_id)
-    if found is None:
-        raise NotFound(f"no fact {fact_id!r} in this scope's trash")
-    digest = content_hash(found[0].content)
-    other = store.facts.by_hashes(tx, scope, [digest]).get(digest)
-    if other is not None:
-        raise Conflict(
-            f"fact {fact_id} cannot come back: this scope holds its words again as fact {other.id}"
-        )
-    restored = store.facts.restore(tx, scope, fact_id)
-    assert restored is not None
+    return restore_many(store, tx, scope, [fact_id])[0]
+
+
+def restore_many(store: Store, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[Fact]:
+    """Brings trashed facts back (distinct ids), in the order given, each in a new
+    position after the scope's others. Raises NotFound (one not in the scope's trash)
+    and Conflict (the scope holds one's words again, as another fact, or two of them
+    hold the same words), before any comes back."""
+    if not ids:
+        return []
+    found = store.facts.trashed(tx, scope, ids)
+    for fact_id in ids:
+        if fact_id not in found:
+            raise NotFound(f"no fact {fact_id!r} in this scope's trash")
+    digests = {fact_id: content_hash(found[fact_id][0].content) for fact_id in ids}
+    held = store.facts.by_hashes(tx, scope, list(dict.fromkeys(digests.values())))
+    coming: dict[str, str] = {}
+    for fact_id, digest in digests.items():
+        other = held.get(digest)
+        if other is not None:
+            raise Conflict(
+                f"fact {fact_id} cannot come back: this scope holds its words again as "
+                f"fact {other.id}"
+            )
+        if digest in coming:
+            raise Conflict(
+                f"fact {fact_id} cannot come back with fact {coming[digest]}: they hold "
+                "the same words"
+            )
+        coming[digest] = fact_id
+    restored = store.facts.restore(tx, scope, ids)
+    assert [f.id for f in restored] == list(ids)
     return restored
 
 

@@ -76,9 +76,17 @@ def revert(
         )
 
     def undo(rec: ledger.Entry) -> int:
+        restoring: list[Change] = []  # a run of facts coming back from the trash, in order
         for change in kept:
+            if _restores(change):
+                restoring.append(change)
+                if len(restoring) == RESTORED_AT_ONCE:
+                    _restore(store, tx, scope, restoring, rec, prior)
+                continue
+            _restore(store, tx, scope, restoring, rec, prior)
             token = prior[(change.kind, change.object_id)]
             UNDO[change.kind](store, tx, scope, change, rec, token)
+        _restore(store, tx, scope, restoring, rec, prior)
         return rec.seq
 
     new = recording.write(store, tx, scope, "revert", writer, now_us, undo, reverts=seq)
@@ -93,6 +101,41 @@ def revert(
 def _revertible(change: Change) -> bool:
     # A feedback row is only added; consolidation applying it to a strength is undone.
     return change.kind in REVERTIBLE or (change.kind, change.action) == ("feedback", "apply")
+
+
+# Facts brought back from the trash by one read and one write each, rather than one
+# fact at a time: the revert of a 100k-fact soft forget spent 18.5 of its 40 s
+# (profiled) restoring its facts one by one.
+RESTORED_AT_ONCE = 1_000
+
+
+def _restores(change: Change) -> bool:
+    """Whether undoing ``change`` brings a fact back from the trash as it is there."""
+    if change.kind != "fact":
+        return False
+    target = ledger.decode(change.before)
+    return target.get("state") == "live" and not {"strength", "context", "words"} & set(target)
+
+
+def _restore(
+    store: Store,
+    tx: Tx,
+    scope: Scope,
+    changes: list[Change],
+    rec: ledger.Entry,
+    prior: dict[tuple[str, str], int | None],
+) -> None:
+    """Undoes ``changes`` (each :func:`_restores`), then empties the list: the facts not
+    live come back at once."""
+    if not changes:
+        return
+    ids = [c.object_id for c in changes]
+    live = store.facts.by_ids(tx, scope, ids)
+    rules.restore_many(store, tx, scope, [i for i in ids if i not in live])
+    for fact_id in ids:
+        before = ledger.LIVE if fact_id in live else ledger.TRASHED
+        rec.record("fact", fact_id, "restore", before, prior[("fact", fact_id)])
+    changes.clear()
 
 
 def _fact(
@@ -119,14 +162,7 @@ def _fact(
         before = json.dumps({"state": "live", "context": live.context})
         rec.record("fact", fact_id, "context", before, token)
         return
-    words = target.get("words")
-    if words is None:  # it was live as the trash holds it now: restore it
-        if live is None:
-            rules.restore(store, tx, scope, fact_id)
-        rec.record(
-            "fact", fact_id, "restore", ledger.TRASHED if live is None else ledger.LIVE, token
-        )
-        return
+    words = target["words"]  # it was live with other words (a restore is _restore's)
     if live is None:
         raise Conflict(f"fact {fact_id} is no longer live; nothing was changed")
     other = store.facts.by_hashes(tx, scope, [words["content_hash"]]).get(words["content_hash"])

@@ -440,8 +440,8 @@ def _revive(rec: ledger.Entry, batch: Batch) -> None:
     trashed = store.facts.trashed(tx, ref, gone) if gone else {}
     if len(trashed) < len(gone):
         raise Stale()
+    rules.restore_many(store, tx, ref, gone)
     for fact_id in gone:
-        rules.restore(store, tx, ref, fact_id)
         rec.record("fact", fact_id, "restore", ledger.TRASHED)
 
 

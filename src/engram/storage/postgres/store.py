@@ -162,29 +162,34 @@ class PostgresFacts(FactTable):
             vectors.drop_indexes(sql(tx).conn, scope.key)
         return gone
 
-    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+    def restore(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[Fact]:
+        if not ids:
+            return []
         conn: Conn = sql(tx).recorded().conn
-        row = conn.execute(
+        # In the order given (new rows numbered as they come), looked up by id.
+        rows = conn.execute(
             f"INSERT INTO facts ({TRASH_COLUMNS}) SELECT {TRASH_COLUMNS} "
-            "FROM fact_trash WHERE id = %s AND scope = %s ON CONFLICT DO NOTHING "
-            f"RETURNING {FACT_COLUMNS}",
-            (fact_id, scope.key),
-        ).fetchone()
-        if row is None:
-            return None
-        seq = row[-1]
+            "FROM (SELECT t.*, j.position FROM unnest(%s::text[]) WITH ORDINALITY "
+            "AS j (id, position) JOIN fact_trash t ON t.id = j.id WHERE t.scope = %s) AS t "
+            f"ORDER BY position ON CONFLICT DO NOTHING RETURNING {FACT_COLUMNS}",
+            (list(ids), scope.key),
+        ).fetchall()
+        facts = {fact.id: fact for fact in map(to_fact, rows)}
+        moved = list(facts)
         conn.execute(
-            "INSERT INTO fact_vectors (fact, scope, vector) SELECT %s, scope, vector "
-            "FROM fact_trash WHERE id = %s AND vector IS NOT NULL",
-            (seq, fact_id),
+            "INSERT INTO fact_vectors (fact, scope, vector) SELECT f.seq, t.scope, t.vector "
+            "FROM fact_trash t JOIN facts f ON f.id = t.id "
+            "WHERE t.id = ANY(%s) AND t.vector IS NOT NULL ORDER BY f.seq",
+            (moved,),
         )
         conn.execute(
-            "INSERT INTO fact_tags (fact, scope, tag) SELECT DISTINCT %s, scope, t.tag "
-            "FROM fact_trash, jsonb_array_elements_text(tags::jsonb) AS t(tag) WHERE id = %s",
-            (seq, fact_id),
+            "INSERT INTO fact_tags (fact, scope, tag) SELECT DISTINCT f.seq, t.scope, x.tag "
+            "FROM fact_trash t JOIN facts f ON f.id = t.id, "
+            "jsonb_array_elements_text(t.tags::jsonb) AS x (tag) WHERE t.id = ANY(%s)",
+            (moved,),
         )
-        conn.execute("DELETE FROM fact_trash WHERE id = %s", (fact_id,))
-        return to_fact(row)
+        conn.execute("DELETE FROM fact_trash WHERE id = ANY(%s)", (moved,))
+        return [facts[i] for i in ids if i in facts]
 
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         conn: Conn = sql(tx).recorded().conn

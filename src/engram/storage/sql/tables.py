@@ -381,7 +381,7 @@ class FactTable:
     def trash_count(self, tx: Tx, scope: Scope) -> int:
         return int(sql(tx).one(*q.trash_count(scope.key)))
 
-    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+    def restore(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[Fact]:
         raise NotImplementedError
 
     def erase(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> tuple[list[str], list[str]]:

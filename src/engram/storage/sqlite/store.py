@@ -180,29 +180,37 @@ class SQLiteFacts(FactTable):
     def rebuild_fulltext(self, tx: Tx) -> None:
         sql(tx).recorded().conn.execute("INSERT INTO facts_fts (facts_fts) VALUES ('rebuild')")
 
-    def restore(self, tx: Tx, scope: Scope, fact_id: str) -> Fact | None:
+    def restore(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[Fact]:
+        if not ids:
+            return []
         conn = sql(tx).recorded().conn
-        row = conn.execute(
+        listed = json.dumps(list(ids), ensure_ascii=False)
+        # In the order given (new rows numbered as they come), looked up by id.
+        rows = conn.execute(
             f"INSERT INTO facts ({TRASH_COLUMNS}, scope_token) SELECT {TRASH_COLUMNS}, ? "
-            "FROM fact_trash WHERE id = ? AND scope = ? ON CONFLICT DO NOTHING "
-            f"RETURNING {FACT_COLUMNS}",
-            (scope_token(scope.key), fact_id, scope.key),
-        ).fetchone()
-        if row is None:
-            return None
-        seq = row[-1]
+            "FROM (SELECT t.*, j.key AS position FROM json_each(?) AS j "
+            "JOIN fact_trash AS t ON t.id = j.value WHERE +t.scope = ?) "
+            f"WHERE true ORDER BY position ON CONFLICT DO NOTHING RETURNING {FACT_COLUMNS}",
+            (scope_token(scope.key), listed, scope.key),
+        ).fetchall()
+        facts = {str(r[0]): to_fact(r) for r in rows}  # tags read by Python
+        seqs = {str(r[0]): int(r[-1]) for r in rows}
+        moved = json.dumps(list(facts), ensure_ascii=False)
         conn.execute(
-            "INSERT INTO fact_vectors (fact, vector) SELECT ?, vector FROM fact_trash "
-            "WHERE id = ? AND vector IS NOT NULL",
-            (seq, fact_id),
+            "INSERT INTO fact_vectors (fact, vector) SELECT f.seq, t.vector "
+            "FROM fact_trash t JOIN facts f ON f.id = t.id "
+            "WHERE t.id IN (SELECT value FROM json_each(?)) AND t.vector IS NOT NULL "
+            "ORDER BY f.seq",
+            (moved,),
         )
-        fact = to_fact(row)  # its tags read by Python: a store's JSON of before holds escapes
         conn.executemany(
             "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
-            [(seq, scope.key, tag) for tag in dict.fromkeys(fact.tags)],
+            [(seqs[i], scope.key, tag) for i, f in facts.items() for tag in dict.fromkeys(f.tags)],
         )
-        conn.execute("DELETE FROM fact_trash WHERE id = ?", (fact_id,))
-        return fact
+        conn.execute(
+            "DELETE FROM fact_trash WHERE id IN (SELECT value FROM json_each(?))", (moved,)
+        )
+        return [facts[i] for i in ids if i in facts]
 
     def copy_scope(self, tx: Tx, parent: Scope, child: Scope, ids: Sequence[str]) -> list[str]:
         conn = sql(tx).recorded().conn

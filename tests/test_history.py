@@ -295,8 +295,8 @@ def test_what_did_not_exist_before_is_stored_empty_and_read_whole(target: Target
         fact = mem.remember(REF, "the invoice is due friday")
         (entry,) = mem.history(REF, fact.id)
         store = mem._store
-        held = store.run(lambda tx: store.ledger.entry(tx, REF, entry.seq), write=False)
-        assert held is not None and [c.before for c in held.changes] == [ledger.ABSENT]
+        held = store.run(lambda tx: store.ledger.items(tx, entry.seq, None, 10), write=False)
+        assert [c.before for c in held] == [ledger.ABSENT]
         # the row holds no JSON for it: 19 bytes a remembered fact
         raw = rows(target, "SELECT before FROM ledger_items WHERE object_id = ?", (fact.id,))
         assert raw == [("",)]

@@ -577,8 +577,14 @@ class LedgerRows(Protocol):
         ...
 
     def entry(self, tx: Tx, scope: Scope, seq: int) -> LedgerEntry | None:
-        """The scope's entry with its items and their before-states; None when the scope
+        """The scope's entry with how many items it has and the first CHANGES_SHOWN of
+        them in (kind, object) order, without their before-states; None when the scope
         has no such entry."""
+        ...
+
+    def items(self, tx: Tx, seq: int, after: tuple[str, str] | None, limit: int) -> list[Change]:
+        """Up to ``limit`` of entry ``seq``'s items after the (kind, object) ``after``
+        (None: from the first), in (kind, object) order, with their before-states."""
         ...
 
     def changes(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from engram.core import ledger, recording, rules
@@ -35,9 +35,13 @@ REVERTIBLE = ("document", "entity", "fact", "relation", "relation_type", "share"
 def revert(
     store: Store, tx: Tx, scope: Scope, seq: int, writer: Writer, now_us: int
 ) -> LedgerEntry:
-    """Reverts entry ``seq`` of the scope's ledger; the new entry. Raises NotFound, and
-    Conflict (changing nothing) for an entry whose before-states were erased, one that
-    cannot be undone, or one blocked by later changes (RevertBlocked names them)."""
+    """Reverts entry ``seq`` of the scope's ledger; the new entry (its first changes, as
+    a listing shows them). Raises NotFound, and Conflict (changing nothing) for an entry
+    whose before-states were erased, one that cannot be undone, or one blocked by later
+    changes (RevertBlocked names them).
+
+    The entry's items are read a page at a time, twice: once to check them all, once to
+    undo them, so memory holds a page however many objects the entry changed."""
     entry = store.ledger.entry(tx, scope, seq)
     if entry is None:
         raise NotFound(f"no ledger entry {seq} in this scope")
@@ -45,26 +49,23 @@ def revert(
         raise Conflict(
             f"entry {seq} cannot be reverted: its before-state was erased by a deletion for good"
         )
-    kept = [c for c in entry.changes if c.action != ledger.DROP]  # derived, written again
-    fixed = sorted({c.kind for c in kept if not _revertible(c)})
-    if fixed or any(c.action == "erase" for c in kept):
-        what = ", ".join(fixed) if fixed else "a deletion for good"
-        raise Conflict(f"entry {seq} ({entry.op}) cannot be reverted: it changed {what}")
-    by_kind: dict[str, list[Change]] = defaultdict(list)
-    for change in kept:
-        by_kind[change.kind].append(change)
+    fixed: set[str] = set()
+    erased = False
     blocked: list[tuple[str, str]] = []
-    prior: dict[tuple[str, str], int | None] = {}
-    for kind, changes in by_kind.items():
-        ids = [c.object_id for c in changes]
-        now = store.ledger.tokens(tx, scope, kind, ids)
-        before = store.ledger.tokens(tx, scope, kind, ids, before_entry=seq)
-        for change in changes:
-            newest = now.get(change.object_id)
-            if newest is None or newest[1] != change.token:
-                blocked.append((kind, change.object_id))
-            found = before.get(change.object_id)
-            prior[(kind, change.object_id)] = None if found is None else found[1]
+    for page in _pages(store, tx, seq):
+        fixed.update(c.kind for c in page if not _revertible(c))
+        erased = erased or any(c.action == "erase" for c in page)
+        if fixed or erased:
+            continue
+        for kind, changes in _by_kind(page).items():
+            now = store.ledger.tokens(tx, scope, kind, [c.object_id for c in changes])
+            for change in changes:
+                newest = now.get(change.object_id)
+                if newest is None or newest[1] != change.token:
+                    blocked.append((kind, change.object_id))
+    if fixed or erased:
+        what = ", ".join(sorted(fixed)) if fixed else "a deletion for good"
+        raise Conflict(f"entry {seq} ({entry.op}) cannot be reverted: it changed {what}")
     if blocked:
         later = store.ledger.later(tx, scope, blocked, seq)
         shown = ", ".join(str(n) for n in later) or "none left in the ledger"
@@ -76,17 +77,25 @@ def revert(
         )
 
     def undo(rec: ledger.Entry) -> int:
-        restoring: list[Change] = []  # a run of facts coming back from the trash, in order
-        for change in kept:
-            if _restores(change):
-                restoring.append(change)
-                if len(restoring) == RESTORED_AT_ONCE:
-                    _restore(store, tx, scope, restoring, rec, prior)
-                continue
-            _restore(store, tx, scope, restoring, rec, prior)
-            token = prior[(change.kind, change.object_id)]
-            UNDO[change.kind](store, tx, scope, change, rec, token)
-        _restore(store, tx, scope, restoring, rec, prior)
+        restoring: list[tuple[Change, int | None]] = []  # facts back from the trash, in order
+        for page in _pages(store, tx, seq):
+            prior: dict[tuple[str, str], int | None] = {}
+            for kind, changes in _by_kind(page).items():
+                ids = [c.object_id for c in changes]
+                before = store.ledger.tokens(tx, scope, kind, ids, before_entry=seq)
+                for object_id in ids:
+                    found = before.get(object_id)
+                    prior[(kind, object_id)] = None if found is None else found[1]
+            for change in page:
+                token = prior[(change.kind, change.object_id)]
+                if _restores(change):
+                    restoring.append((change, token))
+                    if len(restoring) == RESTORED_AT_ONCE:
+                        _restore(store, tx, scope, restoring, rec)
+                    continue
+                _restore(store, tx, scope, restoring, rec)
+                UNDO[change.kind](store, tx, scope, change, rec, token)
+        _restore(store, tx, scope, restoring, rec)
         return rec.seq
 
     new = recording.write(store, tx, scope, "revert", writer, now_us, undo, reverts=seq)
@@ -96,6 +105,27 @@ def revert(
     reverted = store.ledger.entry(tx, scope, new)
     assert reverted is not None
     return reverted
+
+
+# An entry's items read at once: reverting the soft forget of a 1.15M-fact scope held
+# every one of its items, their tokens and before-states in memory (1.7 GB at its peak).
+PAGE = 10_000
+
+
+def _pages(store: Store, tx: Tx, seq: int) -> Iterator[list[Change]]:
+    """Entry ``seq``'s items but the derived copies' (written again, not undone), a
+    page at a time, in (kind, object) order."""
+    after: tuple[str, str] | None = None
+    while page := store.ledger.items(tx, seq, after, PAGE):
+        after = (page[-1].kind, page[-1].object_id)
+        yield [c for c in page if c.action != ledger.DROP]
+
+
+def _by_kind(changes: list[Change]) -> dict[str, list[Change]]:
+    by_kind: dict[str, list[Change]] = defaultdict(list)
+    for change in changes:
+        by_kind[change.kind].append(change)
+    return by_kind
 
 
 def _revertible(change: Change) -> bool:
@@ -121,21 +151,20 @@ def _restore(
     store: Store,
     tx: Tx,
     scope: Scope,
-    changes: list[Change],
+    run: list[tuple[Change, int | None]],
     rec: ledger.Entry,
-    prior: dict[tuple[str, str], int | None],
 ) -> None:
-    """Undoes ``changes`` (each :func:`_restores`), then empties the list: the facts not
-    live come back at once."""
-    if not changes:
+    """Undoes the changes of ``run`` (each :func:`_restores`, with the token its object
+    had before), then empties it: the facts not live come back at once."""
+    if not run:
         return
-    ids = [c.object_id for c in changes]
+    ids = [change.object_id for change, _ in run]
     live = store.facts.by_ids(tx, scope, ids)
     rules.restore_many(store, tx, scope, [i for i in ids if i not in live])
-    for fact_id in ids:
+    for fact_id, (_, token) in zip(ids, run, strict=True):
         before = ledger.LIVE if fact_id in live else ledger.TRASHED
-        rec.record("fact", fact_id, "restore", before, prior[("fact", fact_id)])
-    changes.clear()
+        rec.record("fact", fact_id, "restore", before, token)
+    run.clear()
 
 
 def _fact(

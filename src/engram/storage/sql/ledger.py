@@ -71,12 +71,23 @@ class LedgerTable:
         ).fetchone()
         if row is None:
             return None
+        count = int(t.one("SELECT count(*) FROM ledger_items WHERE entry = ?", (seq,)))
         items = t.rows(
-            "SELECT kind, object_id, action, before, token FROM ledger_items WHERE entry = ? "
-            "ORDER BY kind, object_id",
-            (seq,),
+            "SELECT kind, object_id, action, NULL, token FROM ledger_items WHERE entry = ? "
+            "ORDER BY kind, object_id LIMIT ?",
+            (seq, CHANGES_SHOWN),
         )
-        return _entry(row, [_change(r) for r in items], len(items))
+        return _entry(row, [_change(r) for r in items], count)
+
+    def items(self, tx: Tx, seq: int, after: tuple[str, str] | None, limit: int) -> list[Change]:
+        t = sql(tx)
+        kind, object_id = after or ("", "")
+        rows = t.rows(
+            "SELECT kind, object_id, action, before, token FROM ledger_items "
+            "WHERE entry = ? AND (kind, object_id) > (?, ?) ORDER BY kind, object_id LIMIT ?",
+            (seq, kind, object_id, limit),
+        )
+        return [_change(r) for r in rows]
 
     def changes(
         self, tx: Tx, scope: Scope, seq: int, offset: int, limit: int

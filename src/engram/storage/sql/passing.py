@@ -32,8 +32,8 @@ Read = Callable[[SQLTx, str, Sequence[object]], R]
 
 def selected(filters: Filters, scope: str) -> tuple[str, list[object]]:
     """The statement selecting the row numbers (``seq``) of ``scope``'s facts that pass
-    ``filters``, with its parameters: each filter's own index serves it (a type, verified
-    facts, a time, tags), but a strength floor's, which is read with the scope's rows."""
+    ``filters``, with its parameters. Each filter is read through an index of its own (a
+    type, verified facts, a time, tags) but a strength floor, read with the scope's rows."""
     where, params = filter_sql(filters, scope)
     return f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}", [scope, *params]
 
@@ -51,7 +51,7 @@ class Passing(Generic[R]):
     def __init__(self, t: SQLTx, scope: Scope, filters: Filters, read: Read[R]) -> None:
         self._t, self._scope, self._read_rows = t, scope.key, read
         self._where, self._params = filter_sql(filters, scope.key)
-        self._selected = selected(filters, scope.key)
+        self._selected = selected(filters, scope.key)  # the statement the tests read
 
     @classmethod
     def of(cls, t: SQLTx, scope: Scope, filters: Filters, read: Read[R]) -> Passing[R] | None:

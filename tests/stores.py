@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -86,6 +86,25 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
+# PostgreSQL's migration 25 undone: a fact's leaving takes its graph rows, and each
+# mention's its entity, row by row.
+POSTGRES_BEFORE_GRAPH_STATEMENTS = (
+    "DROP TRIGGER facts_ad_graph ON facts",
+    "DROP FUNCTION engram_facts_left_graph()",
+    "CREATE FUNCTION engram_fact_left_graph() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "DELETE FROM mentions WHERE fact_id = OLD.id; "
+    "DELETE FROM groundings WHERE fact_id = OLD.id; "
+    "DELETE FROM relation_support WHERE fact_id = OLD.id; "
+    "DELETE FROM graph_reads WHERE fact_id = OLD.id; "
+    "DELETE FROM graph_dirty WHERE scope = OLD.scope AND fact_id = OLD.id; "
+    "RETURN NULL; END $$",
+    "CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts "
+    "FOR EACH ROW EXECUTE FUNCTION engram_fact_left_graph()",
+    "DROP TRIGGER mentions_ad_graph ON mentions",
+    "DROP FUNCTION engram_mentions_left()",
+    "CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions "
+    "FOR EACH ROW WHEN (OLD.grounds = 1) EXECUTE FUNCTION engram_grounding_left()",
+)
 # SQLite's migration 32 and PostgreSQL's 24 undone: no index of a type or of verified facts.
 BEFORE_FILTER_INDEXES = ("DROP INDEX facts_by_type", "DROP INDEX facts_verified")
 # SQLite's migration 31 and PostgreSQL's 23 undone: mentions indexed by entity alone.
@@ -174,6 +193,7 @@ BEFORE_GROUNDING_FLAGS = (
 )
 # Migration 22's words versions (PostgreSQL), undone before going further back.
 POSTGRES_BEFORE_WORDS_VERSIONS = (
+    *POSTGRES_BEFORE_GRAPH_STATEMENTS,
     *BEFORE_TYPED_MENTION_INDEX,
     "DROP TRIGGER facts_words_in ON facts",
     "DROP TRIGGER facts_words_out ON facts",
@@ -470,3 +490,12 @@ def groundings(target: Target, extractor: str) -> set[tuple[str, str]]:
         (extractor, extractor),
     )
     return {(str(f), str(e)) for f, e in found}
+
+
+def undo(target: Target, statements: Sequence[str]) -> None:
+    """Runs ``statements`` (a chain above, shared by both backends) to take a store back
+    to an older schema; on PostgreSQL, after undoing its migrations past them."""
+    for statement in (
+        (*POSTGRES_BEFORE_GRAPH_STATEMENTS, *statements) if is_postgres(target) else statements
+    ):
+        rows(target, statement)

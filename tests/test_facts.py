@@ -276,8 +276,7 @@ def test_a_filter_s_facts_are_read_through_its_own_index(ref: ResourceRef, targe
 
     read_through_indexes()
     # a store from before these indexes (SQLite's migration 32, PostgreSQL's 24) gets them
-    for statement in stores.BEFORE_FILTER_INDEXES:
-        stores.rows(target, statement)
+    stores.undo(target, stores.BEFORE_FILTER_INDEXES)
     if stores.is_postgres(target):
         stores.rows(target, "DELETE FROM engram_schema WHERE version >= 24")
     else:

@@ -500,8 +500,7 @@ def test_a_store_from_before_indexes_its_mentions_with_their_types(target: Targe
     their types, so an untyped entity's most frequent type is counted from it alone."""
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         mem.remember(REF, "Ana Lima moved to Porto")
-    for statement in stores.BEFORE_TYPED_MENTION_INDEX:
-        stores.rows(target, statement)
+    stores.undo(target, stores.BEFORE_TYPED_MENTION_INDEX)
     if stores.is_postgres(target):
         stores.rows(target, "DELETE FROM engram_schema WHERE version >= 23")
         indexed = "SELECT indexdef FROM pg_indexes WHERE indexname = 'mentions_by_entity'"

@@ -800,6 +800,37 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX facts_by_type ON facts (scope, type) WHERE type IS NOT NULL;
     CREATE INDEX facts_verified ON facts (scope, seq) WHERE source_sandbox IS NOT NULL;
     """,
+    # 25: what a fact's leaving takes from the graph, once a statement: row by row, each
+    # mention that left asked whether another still grounds its entity, and that walked
+    # the entity's mentions the same transaction had deleted (an index keeps them until
+    # vacuum), so a soft forget of a 100k-fact scope took each chunk of 10,000 longer
+    # than the last: 3.3 s for the first, 13.8 for the sixth.
+    """
+    CREATE FUNCTION engram_facts_left_graph() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM mentions WHERE fact_id IN (SELECT id FROM removed);
+        DELETE FROM groundings WHERE fact_id IN (SELECT id FROM removed);
+        DELETE FROM relation_support WHERE fact_id IN (SELECT id FROM removed);
+        DELETE FROM graph_reads WHERE fact_id IN (SELECT id FROM removed);
+        DELETE FROM graph_dirty d USING removed r WHERE d.scope = r.scope AND d.fact_id = r.id;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER facts_ad_graph ON facts;
+    DROP FUNCTION engram_fact_left_graph();
+    CREATE TRIGGER facts_ad_graph AFTER DELETE ON facts REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_facts_left_graph();
+    CREATE FUNCTION engram_mentions_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM entities e
+        WHERE e.id IN (SELECT entity FROM gone WHERE grounds = 1) AND e.origin = 'extracted'
+            AND NOT EXISTS (SELECT 1 FROM groundings g WHERE g.entity = e.id)
+            AND NOT EXISTS (SELECT 1 FROM mentions m WHERE m.entity = e.id AND m.grounds = 1);
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER mentions_ad_graph ON mentions;
+    CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_mentions_left();
+    """,
 )
 
 

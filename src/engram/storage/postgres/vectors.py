@@ -41,6 +41,7 @@ from engram.core.ports import Vectors
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 from engram.storage.rows import to_traits, traits_columns
+from engram.storage.sql.passing import selected
 
 # A scope above this many facts gets its own HNSW index (built once, after the write
 # that crossed it). Below it, exact search over the scope's rows costs under ~10 ms
@@ -252,10 +253,8 @@ def search(
     where, params = filter_sql(filters, scope, mark="%s")
     held = conn.execute("SELECT facts FROM scope_state WHERE scope = %s", (scope,)).fetchone()
     by_key = (int(held[0]) if held else 0) // FILTER_BY_KEY_SHARE
-    passing = conn.execute(
-        f"SELECT f.seq FROM facts f WHERE f.scope = %s{where} LIMIT %s",
-        (scope, *params, by_key + 1),
-    ).fetchall()
+    statement, selecting = selected(filters, scope, mark="%s")
+    passing = conn.execute(f"{statement} LIMIT %s", (*selecting, by_key + 1)).fetchall()
     if len(passing) > by_key and ann_index is not None and iterates(conn):
         half = is_half(str(ann_index))
         return _approximate(conn, scope, query, limit, through, half, (where, params))

@@ -30,12 +30,13 @@ R = TypeVar("R", bound=Collection[int])
 Read = Callable[[SQLTx, str, Sequence[object]], R]
 
 
-def selected(filters: Filters, scope: str) -> tuple[str, list[object]]:
+def selected(filters: Filters, scope: str, mark: str = "?") -> tuple[str, list[object]]:
     """The statement selecting the row numbers (``seq``) of ``scope``'s facts that pass
-    ``filters``, with its parameters. Each filter is read through an index of its own (a
-    type, verified facts, a time, tags) but a strength floor, read with the scope's rows."""
-    where, params = filter_sql(filters, scope)
-    return f"SELECT f.seq FROM facts f WHERE f.scope = ?{where}", [scope, *params]
+    ``filters``, with its parameters (``mark``: the driver's placeholder). Each filter is
+    read through an index of its own (a type, verified facts, a time, tags) but a strength
+    floor, read with the scope's rows."""
+    where, params = filter_sql(filters, scope, mark=mark)
+    return f"SELECT f.seq FROM facts f WHERE f.scope = {mark}{where}", [scope, *params]
 
 
 def as_set(t: SQLTx, statement: str, params: Sequence[object]) -> set[int]:

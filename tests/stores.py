@@ -9,13 +9,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from engram import Note
+from engram.core.models import Filters
 from engram.storage.sql.dialect import SQLITE, postgres_dialect
 
 POSTGRES = postgres_dialect(lambda v: v)  # only its reading of stored vectors is used
@@ -499,3 +501,63 @@ def undo(target: Target, statements: Sequence[str]) -> None:
         (*POSTGRES_BEFORE_GRAPH_STATEMENTS, *statements) if is_postgres(target) else statements
     ):
         rows(target, statement)
+
+
+# Notes and filters the filtered full-text tests of both backends rank under.
+FILTERED_FROM = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def filtered_notes(texts: Sequence[str]) -> list[Note]:
+    """``texts`` as notes an hour apart from FILTERED_FROM: every third tagged "x", every
+    fourth of type "plan", every fifth of strength 0.5."""
+    return [
+        Note(
+            text,
+            tags=("x",) if i % 3 == 0 else (),
+            type="plan" if i % 4 == 0 else None,
+            created_at=FILTERED_FROM + timedelta(hours=i),
+            strength=0.5 if i % 5 == 0 else 1.0,
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+def six_filters() -> list[Filters]:
+    """A tag, a type, after a time, before a time with a tag, a strength floor, and a
+    tag no note has, over :func:`filtered_notes`."""
+    return [
+        Filters(tags=("x",)),
+        Filters(type="plan"),
+        Filters(created_after=FILTERED_FROM + timedelta(hours=100)),
+        Filters(created_before=FILTERED_FROM + timedelta(hours=50), tags=("x",)),
+        Filters(min_strength=0.8),
+        Filters(tags=("none such",)),
+    ]
+
+
+# With FEW at 50, over :func:`filtered_notes` and 30 tagged "camera report" notes: each
+# filter and how often it reads every passing row number for the best of "camera": a
+# strength floor most pass (never), a type whose passing facts are not among the best
+# (once), 40 before a time (never: they are few, the set).
+FEW_CASES = (
+    (Filters(min_strength=0.8), 0),
+    (Filters(type="plan"), 1),
+    (Filters(created_before=FILTERED_FROM + timedelta(hours=40)), 0),
+)
+
+
+def count_passing_rows(monkeypatch: pytest.MonkeyPatch, few: int) -> list[object]:
+    """Sets the filters' FEW to ``few``; each read of every passing row number is then
+    appended to the list returned."""
+    from engram.storage.sql import passing
+
+    reads: list[object] = []
+    whole = passing.Passing.rows
+
+    def counted(self: Any) -> Any:
+        reads.append(self)
+        return whole.func(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(passing.Passing, "rows", property(counted))
+    monkeypatch.setattr(passing, "FEW", few)
+    return reads

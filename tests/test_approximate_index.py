@@ -319,21 +319,11 @@ def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory])
     same_answers(indexed, exact, tags=["t"])
     # Wide (300 of 703 pass): the first passing of the graph's best, no row numbers
     # read; three, more than FEW but none among the best: every passing row number.
-    from engram.storage.sql import passing
-
-    reads: list[object] = []
-    whole = passing.Passing.rows
-
-    def counted(self: Any) -> set[int]:
-        reads.append(self)
-        return whole.func(self)
-
     later = indexed.remember_many(
         REF, [Note(sentence(i) + " few", tags=("few",)) for i in range(3)]
     )
     with pytest.MonkeyPatch.context() as watched:
-        watched.setattr(passing.Passing, "rows", property(counted))
-        watched.setattr(passing, "FEW", 2)
+        reads = stores.count_passing_rows(watched, 2)
         answers = {query: recalled(indexed, query, tags=["t"]) for query in QUERIES}
         assert reads == []
         hits = recalled(indexed, QUERIES[0], tags=["few"])

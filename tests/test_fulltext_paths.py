@@ -253,22 +253,12 @@ def test_postgres_postings_rank_a_filter_s_facts_as_the_statement(
 
     from engram.core import query
     from engram.storage.postgres import fulltext
-    from engram.storage.sql import passing
 
     rng = random.Random(8)
     words = ["camera", "flight", "river", "stone", "apple", "report", "harbour", "violin"]
-    start = datetime(2026, 1, 1, tzinfo=UTC)
     ref, other = ResourceRef("filtered"), ResourceRef("filtered-other")
-    notes = [
-        Note(
-            " ".join(rng.choices(words, k=rng.randint(2, 7))) + f" n{i}",
-            tags=("x",) if i % 3 == 0 else (),
-            type="plan" if i % 4 == 0 else None,
-            created_at=start + timedelta(hours=i),
-            strength=0.5 if i % 5 == 0 else 1.0,
-        )
-        for i in range(300)
-    ]
+    texts = [" ".join(rng.choices(words, k=rng.randint(2, 7))) + f" n{i}" for i in range(300)]
+    notes = stores.filtered_notes(texts)
     with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(64)) as mem:
         store = mem._store
         assert isinstance(store, PostgresStore)
@@ -293,38 +283,19 @@ def test_postgres_postings_rank_a_filter_s_facts_as_the_statement(
                 assert c.id in tied[round(c.score, 12)], why
             assert all(c.traits is not None for c in fast), why  # not the statement's
 
-        filters = [
-            Filters(tags=("x",)),
-            Filters(type="plan"),
-            Filters(created_after=start + timedelta(hours=100)),
-            Filters(created_before=start + timedelta(hours=50), tags=("x",)),
-            Filters(min_strength=0.8),
-            Filters(tags=("none such",)),
-        ]
         queries = [" ".join(rng.sample(words, rng.randint(1, 4))) for _ in range(8)]
         queries += ["camera report", "camera"]
-        for kept in filters:
+        for kept in stores.six_filters():
             for text in queries:
                 terms = query.terms(text)
                 for limit in (1000, 10):
                     same(*both(terms, kept, limit), (kept, text, limit))
         held = 30 + sum("camera" in n.content.split() for n in notes[::3])
-        assert len(stores.text_candidates(store, ref, ["camera"], filters[0], 1000)) == held
+        tagged = stores.text_candidates(store, ref, ["camera"], Filters(tags=("x",)), 1000)
+        assert len(tagged) == held
 
-        reads: list[object] = []
-        whole = passing.Passing.rows
-
-        def counted(self: Any) -> set[int]:
-            reads.append(self)
-            return whole.func(self)  # type: ignore[attr-defined, no-any-return]
-
-        monkeypatch.setattr(passing.Passing, "rows", property(counted))
-        monkeypatch.setattr(passing, "FEW", 50)
-        for kept, read in (
-            (Filters(min_strength=0.8), 0),  # 270 of 330 pass, most of the best
-            (Filters(type="plan"), 1),  # 75 pass; the best are the untyped camera reports
-            (Filters(created_before=start + timedelta(hours=40)), 0),  # 40: few
-        ):
+        reads = stores.count_passing_rows(monkeypatch, 50)
+        for kept, read in stores.FEW_CASES:
             reads.clear()
             fast, slow = both(["camera"], kept, 10)
             same(fast, slow, kept)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -148,37 +148,18 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
 ) -> None:
     """Each filter narrows which rows answer, never how they score: the index ranks the
     filter's rows alone, exactly as the statement does, without it."""
-    from engram.storage.sql import passing
     from engram.storage.sqlite import store as store_module
 
     mem, fast, slow = indexed_and_plain
     rng = random.Random(8)
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    notes = [
-        Note(
-            sentence(rng),
-            tags=("x",) if i % 3 == 0 else (),
-            type="plan" if i % 4 == 0 else None,
-            created_at=start + timedelta(hours=i),
-            strength=0.5 if i % 5 == 0 else 1.0,
-        )
-        for i in range(400)
-    ]
+    notes = stores.filtered_notes([sentence(rng) for _ in range(400)])
     mem.remember_many(BIG, notes)
     mem.remember_many(BIG, [Note(f"camera report n{i}", tags=("x",)) for i in range(30)])  # ties
     mem.remember_many(OTHER, [Note(sentence(rng), tags=("x",)) for _ in range(100)])
-    filters = [
-        Filters(tags=("x",)),
-        Filters(type="plan"),
-        Filters(created_after=start + timedelta(hours=100)),
-        Filters(created_before=start + timedelta(hours=50), tags=("x",)),
-        Filters(min_strength=0.8),
-        Filters(tags=("none such",)),
-    ]
     queries = [" ".join(rng.sample(WORDS, rng.randint(1, 4))) for _ in range(12)]
     queries += ["camera report", "camera"]
     statement = store_module.text_candidates_sql
-    for kept in filters:
+    for kept in stores.six_filters():
         for text in queries:
             terms = query.terms(text)
             every = stores.text_candidates(slow, BIG, terms, kept, 1000)
@@ -193,20 +174,8 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
 
     # A filter more than FEW facts pass keeps the first passing rows of the best; it
     # reads the row number of every fact it passes only where too few of the best pass.
-    reads: list[Filters] = []
-    whole = passing.Passing.rows
-
-    def counted(self: Any) -> set[int]:
-        reads.append(self)
-        return whole.func(self)
-
-    monkeypatch.setattr(passing.Passing, "rows", property(counted))
-    monkeypatch.setattr(passing, "FEW", 50)
-    for kept, read in (
-        (Filters(min_strength=0.8), 0),  # 320 pass, most of the best
-        (Filters(type="plan"), 1),  # 100 pass; the best are the untyped camera reports
-        (Filters(created_before=start + timedelta(hours=40)), 0),  # 40: few
-    ):
+    reads = stores.count_passing_rows(monkeypatch, 50)
+    for kept, read in stores.FEW_CASES:
         reads.clear()
         got = stores.text_candidates(fast, BIG, ["camera"], kept, 10)
         assert got == stores.text_candidates(slow, BIG, ["camera"], kept, 10)

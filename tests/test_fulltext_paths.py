@@ -441,3 +441,48 @@ def test_the_facts_holding_a_name_are_queued_by_the_store(target: Target) -> Non
         )
     assert first == sorted(facts[i].id for i in (1, 3))
     assert then == sorted(facts[i].id for i in (0, 1, 3))
+
+
+def _tables_read(node: dict[str, object], seen: list[dict[str, object]]) -> None:
+    if "Relation Name" in node:
+        seen.append(node)
+    for child in node.get("Plans", []):  # type: ignore[attr-defined]
+        _tables_read(child, seen)
+
+
+@pytest.mark.parametrize("statistics", ["as analysed", "analysed empty"])
+def test_postgres_facts_holding_words_are_read_one_by_one_whatever_the_statistics(
+    postgres_store_url: str, statistics: str
+) -> None:
+    """The facts holding a name's words are found from the postings, each then read by its
+    row number, however stale the planner's statistics: a revert brings a whole scope
+    back into a table last analysed empty (as the autovacuum does after its forget), and
+    a statement the planner may turn round then reads every fact for each posting."""
+    import psycopg
+
+    from engram.storage.postgres import fulltext
+
+    ref = ResourceRef("holders")
+    with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem:
+        mem.remember_many(ref, [f"Felix said {i} things to Ana" for i in range(300)])
+    with psycopg.connect(postgres_store_url) as conn:
+        conn.execute("ANALYZE")
+        if statistics == "analysed empty":
+            # as an analyse of the tables between a forget of the scope and its revert
+            conn.execute(
+                "UPDATE pg_class SET reltuples = 0 WHERE oid IN "
+                "('facts'::regclass, 'fact_terms'::regclass)"
+            )
+        conn.execute("SET enable_seqscan = off")  # tiny tables: an index shows which
+        select, params = fulltext.holding(conn, ref.key, ["felix", "ana"])
+        found = conn.execute(select.encode(), params).fetchall()
+        explained = conn.execute(f"EXPLAIN (FORMAT JSON) {select}".encode(), params)
+        plan = explained.fetchone()[0][0]["Plan"]  # type: ignore[index]
+        conn.rollback()
+    assert len(found) == 300
+    seen: list[dict[str, object]] = []
+    _tables_read(plan, seen)
+    facts = [n for n in seen if n["Relation Name"] == "facts"]
+    assert facts, seen
+    for node in facts:  # each a lookup of one row number, never a scan of the scope
+        assert str(node.get("Index Cond", "")).startswith("(seq = "), node

@@ -88,9 +88,38 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
-# PostgreSQL's migration 25 undone: a fact's leaving takes its graph rows, and each
-# mention's its entity, row by row.
+# PostgreSQL's migration 26 undone: a fact's leaving the table or the trash takes its
+# feedback and queues what is derived from it, row by row.
+_POSTGRES_ROW_LEFT = "AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()"
+POSTGRES_BEFORE_FACTS_LEFT = (
+    "DROP TRIGGER facts_ad_left ON facts",
+    "DROP TRIGGER fact_trash_ad_left ON fact_trash",
+    "DROP FUNCTION engram_facts_left()",
+    "CREATE FUNCTION engram_fact_left_feedback() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    "BEGIN IF NOT EXISTS (SELECT 1 FROM facts WHERE id = OLD.id) "
+    "AND NOT EXISTS (SELECT 1 FROM fact_trash WHERE id = OLD.id) THEN "
+    "DELETE FROM retrieval_feedback WHERE fact_id = OLD.id; END IF; RETURN NULL; END $$",
+    "CREATE FUNCTION engram_fact_left_documents() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    "BEGIN IF TG_TABLE_NAME = 'fact_trash' AND EXISTS (SELECT 1 FROM facts WHERE id = OLD.id) "
+    "OR NOT EXISTS (SELECT 1 FROM document_chunks WHERE fact_id = OLD.id) THEN RETURN NULL; "
+    "END IF; INSERT INTO derived_dirty (scope, fact_id, session_id, idx) "
+    "VALUES (OLD.scope, OLD.id, OLD.source_sandbox, OLD.source_entry) "
+    "ON CONFLICT DO NOTHING; RETURN NULL; END $$",
+    *(
+        f"CREATE TRIGGER {prefix}_ad_{what} "
+        + _POSTGRES_ROW_LEFT.format(table=table, function=function)
+        for prefix, table in (("facts", "facts"), ("fact_trash", "fact_trash"))
+        for what, function in (
+            ("feedback", "engram_fact_left_feedback"),
+            ("derived", "engram_fact_derived"),
+            ("documents", "engram_fact_left_documents"),
+        )
+    ),
+)
+# PostgreSQL's migration 25 undone (and 26 before it): a fact's leaving takes its graph
+# rows, and each mention's its entity, row by row.
 POSTGRES_BEFORE_GRAPH_STATEMENTS = (
+    *POSTGRES_BEFORE_FACTS_LEFT,
     "DROP TRIGGER facts_ad_graph ON facts",
     "DROP FUNCTION engram_facts_left_graph()",
     "CREATE FUNCTION engram_fact_left_graph() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "

@@ -831,6 +831,57 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions REFERENCING OLD TABLE AS gone
         FOR EACH STATEMENT EXECUTE FUNCTION engram_mentions_left();
     """,
+    # 26: what a fact's leaving the table or the trash queues or deletes beside it, once a
+    # statement: row by row, three triggers each asked about every row, 150 ms a thousand
+    # of a revert's 100k (15 s of its 46) and as much of a forget's. Each question is
+    # still asked of one row by its key (a LATERAL lookup with a LIMIT), which no
+    # statistics can turn into a scan of a whole table for each row. A fact left for
+    # good loses its feedback; one whose neighbours' context, session entry, chunk or
+    # the scope's wiki pages hold its words is queued for what is derived from it (the
+    # trash's rows that leave as their fact comes back follow it back, as before).
+    """
+    DROP TRIGGER facts_ad_feedback ON facts;
+    DROP TRIGGER fact_trash_ad_feedback ON fact_trash;
+    DROP TRIGGER facts_ad_derived ON facts;
+    DROP TRIGGER fact_trash_ad_derived ON fact_trash;
+    DROP TRIGGER facts_ad_documents ON facts;
+    DROP TRIGGER fact_trash_ad_documents ON fact_trash;
+    DROP FUNCTION engram_fact_left_feedback();
+    DROP FUNCTION engram_fact_left_documents();
+    CREATE FUNCTION engram_facts_left() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM retrieval_feedback WHERE fact_id = ANY(ARRAY(
+            SELECT o.id FROM gone o
+            CROSS JOIN LATERAL (SELECT 1 FROM retrieval_feedback x
+                WHERE x.fact_id = o.id LIMIT 1) AS fed
+            LEFT JOIN LATERAL (SELECT true AS held FROM facts f
+                WHERE f.id = o.id LIMIT 1) AS live ON true
+            LEFT JOIN LATERAL (SELECT true AS held FROM fact_trash t
+                WHERE t.id = o.id LIMIT 1) AS trashed ON true
+            WHERE live.held IS NULL AND trashed.held IS NULL));
+        INSERT INTO derived_dirty (scope, fact_id, session_id, idx)
+        SELECT o.scope, o.id, o.source_sandbox, o.source_entry FROM gone o
+        LEFT JOIN LATERAL (SELECT true AS held FROM facts f
+            WHERE TG_TABLE_NAME = 'fact_trash' AND f.id = o.id LIMIT 1) AS back ON true
+        LEFT JOIN LATERAL (SELECT true AS held FROM document_chunks c
+            WHERE c.fact_id = o.id LIMIT 1) AS chunk ON true
+        LEFT JOIN LATERAL (SELECT true AS held FROM session_entries e
+            WHERE e.repeats = o.id LIMIT 1) AS repeated ON true
+        WHERE CASE WHEN back.held  -- a restore (the live row first): what follows it
+            THEN o.source_sandbox IS NOT NULL OR chunk.held OR repeated.held
+                OR (o.type IS DISTINCT FROM 'wiki' AND engram_has_wiki(o.scope))
+            ELSE coalesce(chunk.held, false)
+                OR (o.type IS DISTINCT FROM 'wiki' AND (o.source_sandbox IS NOT NULL
+                    OR coalesce(repeated.held, false) OR engram_has_wiki(o.scope)))
+            END
+        ON CONFLICT DO NOTHING;
+        RETURN NULL;
+    END $$;
+    CREATE TRIGGER facts_ad_left AFTER DELETE ON facts REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_facts_left();
+    CREATE TRIGGER fact_trash_ad_left AFTER DELETE ON fact_trash REFERENCING OLD TABLE AS gone
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_facts_left();
+    """,
 )
 
 

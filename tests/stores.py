@@ -88,10 +88,16 @@ _FLAGS_TO_ROWS = (
     "SELECT fact_id, entity, 'rules' FROM mentions WHERE grounds = 1 ON CONFLICT DO NOTHING"
 )
 _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope}; "
-# PostgreSQL's migration 26 undone: a fact's leaving the table or the trash takes its
-# feedback and queues what is derived from it, row by row.
+# PostgreSQL's migrations 27 and 26 undone: a fact's coming queues it for the graph, and
+# its leaving the table or the trash takes its feedback and queues what is derived from
+# it, row by row.
 _POSTGRES_ROW_LEFT = "AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()"
 POSTGRES_BEFORE_FACTS_LEFT = (
+    # migration 27 undone first: a fact that comes is queued for the graph row by row
+    "DROP TRIGGER facts_ai_graph ON facts",
+    "DROP FUNCTION engram_facts_came()",
+    "CREATE TRIGGER facts_ai_graph AFTER INSERT ON facts "
+    "FOR EACH ROW EXECUTE FUNCTION engram_fact_came()",
     "DROP TRIGGER facts_ad_left ON facts",
     "DROP TRIGGER fact_trash_ad_left ON fact_trash",
     "DROP FUNCTION engram_facts_left()",

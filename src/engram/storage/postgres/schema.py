@@ -882,6 +882,19 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER fact_trash_ad_left AFTER DELETE ON fact_trash REFERENCING OLD TABLE AS gone
         FOR EACH STATEMENT EXECUTE FUNCTION engram_facts_left();
     """,
+    # 27: a fact that comes is queued for the graph's reading once a statement: row by
+    # row, the restore of each thousand and every batch written called a trigger a fact.
+    """
+    CREATE FUNCTION engram_facts_came() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO graph_dirty (scope, fact_id) SELECT scope, id FROM added
+            ON CONFLICT DO NOTHING;
+        RETURN NULL;
+    END $$;
+    DROP TRIGGER facts_ai_graph ON facts;
+    CREATE TRIGGER facts_ai_graph AFTER INSERT ON facts REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION engram_facts_came();
+    """,
 )
 
 

@@ -92,7 +92,7 @@ _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope};
 # its leaving the table or the trash takes its feedback and queues what is derived from
 # it, row by row.
 _POSTGRES_ROW_LEFT = "AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()"
-POSTGRES_BEFORE_FACTS_LEFT = (
+POSTGRES_BEFORE_FACT_TRIGGERS = (
     # migration 27 undone first: a fact that comes is queued for the graph row by row
     "DROP TRIGGER facts_ai_graph ON facts",
     "DROP FUNCTION engram_facts_came()",
@@ -125,7 +125,7 @@ POSTGRES_BEFORE_FACTS_LEFT = (
 # PostgreSQL's migration 25 undone (and 26 before it): a fact's leaving takes its graph
 # rows, and each mention's its entity, row by row.
 POSTGRES_BEFORE_GRAPH_STATEMENTS = (
-    *POSTGRES_BEFORE_FACTS_LEFT,
+    *POSTGRES_BEFORE_FACT_TRIGGERS,
     "DROP TRIGGER facts_ad_graph ON facts",
     "DROP FUNCTION engram_facts_left_graph()",
     "CREATE FUNCTION engram_fact_left_graph() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "

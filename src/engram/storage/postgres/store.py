@@ -166,7 +166,7 @@ class PostgresFacts(FactTable):
         if not ids:
             return []
         conn: Conn = sql(tx).recorded().conn
-        _counted(conn, "fact_trash", len(ids))
+        _recounted(conn, "fact_trash", len(ids))
         # Each trash row is sought by its id, one lookup each (`_TRASHED`), in the order
         # given: the new rows are numbered as they come.
         rows = conn.execute(
@@ -176,7 +176,7 @@ class PostgresFacts(FactTable):
             f"ORDER BY position ON CONFLICT DO NOTHING RETURNING {FACT_COLUMNS}",
             (list(ids), scope.key),
         ).fetchall()
-        _counted(conn, "facts", len(rows))
+        _recounted(conn, "facts", len(rows))
         facts = {str(r[0]): to_fact(r) for r in rows}
         moved = ([str(r[0]) for r in rows], [int(r[-1]) for r in rows])
         listed = f"unnest(%s::text[], %s::bigint[]) AS m (id, seq) {_TRASHED.format(key='m.id')}"
@@ -340,7 +340,7 @@ class PostgresModels(ModelTable):
 _TRASHED = "CROSS JOIN LATERAL (SELECT *, ctid FROM fact_trash WHERE id = {key} LIMIT 1) AS t"
 
 
-def _counted(conn: Conn, table: str, at_least: int) -> None:
+def _recounted(conn: Conn, table: str, at_least: int) -> None:
     """Analyses ``table`` where its statistics count fewer rows than ``at_least``, a
     number this transaction knows it holds. Analysed empty, every index holding an id
     looks as cheap to search as its key, and a lookup by id may scan a whole one: the

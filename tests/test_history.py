@@ -451,3 +451,49 @@ def test_postgres_a_table_analysed_empty_is_counted_as_facts_come_back(
         assert [mem.fact(REF, f.id) for f in made] == made
         assert mem.trash(REF).facts == []
     assert rows(postgres_store_url, counted)[0][0] >= 40  # counted while it held them
+
+
+def test_postgres_a_revert_does_not_wait_to_analyse_a_table_another_holds(
+    postgres_store_url: str,
+) -> None:
+    """Where another holds the trash as an analysis or a vacuum does, the revert leaves
+    the trash's statistics as they are rather than wait: two reverts each holding one
+    table and waiting for the other's would deadlock."""
+    import threading
+
+    import psycopg
+
+    counted = "SELECT reltuples FROM pg_class WHERE oid = 'fact_trash'::regclass"
+    waiting = (
+        "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'fact_trash'::regclass"
+    )
+    with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem:
+        made = mem.remember_many(REF, [f"fact {n} to come back" for n in range(40)])
+        mem.forget_all(REF, expected_count=40)
+        entry = mem.ledger(REF, limit=1).entries[0]
+        with psycopg.connect(postgres_store_url) as holder:
+            holder.execute("UPDATE pg_class SET reltuples = 0 WHERE oid = 'fact_trash'::regclass")
+            holder.commit()
+            holder.execute("LOCK TABLE fact_trash IN SHARE UPDATE EXCLUSIVE MODE")
+            done, failed = threading.Event(), []
+
+            def revert() -> None:
+                try:
+                    mem.revert(REF, entry.seq)
+                except Exception as exc:  # reported below
+                    failed.append(exc)
+                finally:
+                    done.set()
+
+            thread = threading.Thread(target=revert)
+            thread.start()
+            blocked = False
+            while not done.wait(0.05):
+                if rows(postgres_store_url, waiting) != [(0,)]:
+                    blocked = True  # the revert waits for the holder
+                    break
+            holder.rollback()
+            thread.join()
+        assert not blocked and not failed, failed
+        assert [mem.fact(REF, f.id) for f in made] == made
+        assert rows(postgres_store_url, counted) == [(0.0,)]  # left as it was

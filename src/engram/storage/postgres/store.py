@@ -348,12 +348,14 @@ def _recounted(conn: Conn, table: str, at_least: int) -> None:
     a thousand restored at 100,000); the facts analysed by the autovacuum after a forget
     committed, while its revert was bringing them back (19 ms to read 500 facts' words by
     id where 1.5 did). Analysed in the transaction, the rows it wrote count, and the
-    autovacuum leaves the table alone until it commits."""
+    autovacuum leaves the table alone until it commits. Where another holds the table
+    (the autovacuum, or another revert analysing it), it is not waited for: two reverts
+    each holding one table and waiting for the other's would deadlock."""
     counted = conn.execute(
         "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (table,)
     ).fetchone()
     if counted is not None and counted[0] < at_least:
-        conn.execute(f"ANALYZE {table}")
+        conn.execute(f"ANALYZE (SKIP_LOCKED) {table}")
 
 
 class PostgresCandidates:

@@ -260,6 +260,11 @@ def test_a_filter_s_facts_are_read_through_its_own_index(ref: ResourceRef, targe
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
         typed = [Note(f"fact number {i}", type="plan" if i % 9 else None) for i in range(50)]
         mem.remember_many(ref, typed)
+        # tags in another scope: with no tag stored at all, PostgreSQL's planner found the
+        # tag's facts as cheap to seek through every tag of the store (the tags' primary
+        # key, led by the fact) as through the scope's tags, and took either
+        tagged = [Note(f"tagged elsewhere {i}", tags=("x", "y")) for i in range(300)]
+        mem.remember_many(ResourceRef("tags-elsewhere"), tagged)
     when = datetime.now(UTC) + timedelta(days=1)  # no fact passes: each filter is narrow
 
     def read_through_indexes() -> None:

@@ -18,6 +18,7 @@ from engram.core import query
 from engram.core.models import Fact, Filters
 from engram.core.ranking import Candidate
 from engram.storage import summed
+from engram.storage.sql import passing
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import (
     COLUMNS,
@@ -174,10 +175,23 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
 
     # A filter more than FEW facts pass keeps the first passing rows of the best; it
     # reads the row number of every fact it passes only where too few of the best pass.
+    # SQLite counts a filter's facts before it reads any row number: one more than FEW
+    # read into a set only to learn that more pass cost nine times their count.
     reads = stores.count_passing_rows(monkeypatch, 50)
-    for kept, read in stores.FEW_CASES:
+    row_reads: list[str] = []
+
+    def read_as_set(t: Any, statement: str, params: Any) -> set[int]:
+        row_reads.append(statement)
+        return passing.as_set(t, statement, params)
+
+    monkeypatch.setattr(store_module, "as_set", read_as_set)
+    # most pass a strength floor (none read); too few of the best are of the type (every
+    # passing row read once); 40 come before hour 40, few (read once, as the set)
+    for (kept, read), rows_read in zip(stores.FEW_CASES, (0, 1, 1), strict=True):
         reads.clear()
+        row_reads.clear()
         got = stores.text_candidates(fast, BIG, ["camera"], kept, 10)
+        assert len(row_reads) == rows_read, (kept, row_reads)
         assert got == stores.text_candidates(slow, BIG, ["camera"], kept, 10)
         assert got and len(reads) == read, kept
 

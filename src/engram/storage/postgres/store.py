@@ -369,7 +369,7 @@ class PostgresCandidates:
         if not terms:
             return []
         t, postings = sql(tx), self._store.postings
-        passing = Passing.of(t, scope, filters, fulltext.seqs)
+        passing = Passing.of(t, scope, filters, fulltext.seqs, count_first=False)
         return fulltext.candidates(t.conn, scope.key, terms, filters, limit, postings, passing)
 
     def queue_holding(

@@ -49,14 +49,22 @@ class Passing(Generic[R]):
     among a half's best candidates, or (:attr:`rows`) every one; row numbers are read by
     ``read``."""
 
-    def __init__(self, t: SQLTx, scope: Scope, filters: Filters, read: Read[R]) -> None:
+    def __init__(
+        self, t: SQLTx, scope: Scope, filters: Filters, read: Read[R], *, count_first: bool
+    ) -> None:
         self._t, self._scope, self._read_rows = t, scope.key, read
+        self._count_first = count_first
         self._where, self._params = filter_sql(filters, scope.key)
         self._selected = selected(filters, scope.key)  # the statement the tests read
 
     @classmethod
-    def of(cls, t: SQLTx, scope: Scope, filters: Filters, read: Read[R]) -> Passing[R] | None:
-        return None if filters.empty else cls(t, scope, filters, read)
+    def of(
+        cls, t: SQLTx, scope: Scope, filters: Filters, read: Read[R], *, count_first: bool
+    ) -> Passing[R] | None:
+        """The filter's facts, or None for no filter. ``count_first``: whether they are
+        counted before their row numbers are read, where reading rows costs more than
+        the statement (see :attr:`few`)."""
+        return None if filters.empty else cls(t, scope, filters, read, count_first=count_first)
 
     def ranked(
         self, rank: Callable[[int, R | None], list[Candidate] | None], limit: int
@@ -87,17 +95,25 @@ class Passing(Generic[R]):
 
     @cached_property
     def few(self) -> R | None:
-        """The row numbers of the facts that pass, where no more than :data:`FEW` do."""
-        found = self._read(FEW + 1)
+        """The row numbers of the facts that pass, where no more than :data:`FEW` do.
+        Counted first where the backend asks (SQLite: reading 20,001 row numbers into a
+        set to learn that more pass took 6.3 ms of a 100k scope's filtered recall,
+        counting them 0.7; PostgreSQL reads them as one string, 2.8 ms, where counting
+        took 3.3)."""
+        statement, params = self._selected
+        if self._count_first:
+            counted = self._t.rows(
+                f"SELECT count(*) FROM ({statement} LIMIT ?) AS p", [*params, FEW + 1]
+            )
+            return self._read() if counted[0][0] <= FEW else None
+        found = self._read_rows(self._t, f"{statement} LIMIT ?", [*params, FEW + 1])
         return found if len(found) <= FEW else None
 
     @cached_property
     def rows(self) -> R:
         """The row numbers of every fact that passes."""
-        return self.few if self.few is not None else self._read(None)
+        return self.few if self.few is not None else self._read()
 
-    def _read(self, limit: int | None) -> R:
+    def _read(self) -> R:
         statement, params = self._selected
-        if limit is None:
-            return self._read_rows(self._t, statement, params)
-        return self._read_rows(self._t, f"{statement} LIMIT ?", [*params, limit])
+        return self._read_rows(self._t, statement, params)

@@ -926,7 +926,8 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where the graph serves the vector half, the full-text half runs on a thread of
-    its own beside it (the same connection and read), and so does the reading of its
+    its own beside it (the same connection and read; under a filter too, whose facts
+    are counted or read first, once), and so does the reading of its
     candidates' traits: the same hits as the halves one after the other with every
     trait read after both, and a failure of that half reaches the caller."""
     import threading
@@ -953,7 +954,8 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     monkeypatch.setattr(SQLiteCandidates, "_text", watched)
     monkeypatch.setattr(FactTable, "traits", traits_watched)
     beside = {q: indexed.recall(REF, q, top_k=10, mode="hybrid") for q in QUERIES}
-    assert set(ran_on) == {"engram-text-half"}, ran_on
+    floor = {q: indexed.recall(REF, q, top_k=10, mode="hybrid", min_strength=0.5) for q in QUERIES}
+    assert set(ran_on) == {"engram-text-half"}, ran_on  # under a filter too
     assert "engram-text-half" in traits_on, traits_on
     ran_on.clear()
     traits_on.clear()
@@ -978,6 +980,8 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     monkeypatch.setattr(SQLiteCandidates, "both", in_turn)
     for query in QUERIES:
         same_hits(beside[query], indexed.recall(REF, query, top_k=10, mode="hybrid"))
+        in_order = indexed.recall(REF, query, top_k=10, mode="hybrid", min_strength=0.5)
+        same_hits(floor[query], in_order)
     monkeypatch.setattr(SQLiteCandidates, "both", both)
 
     def broken(self: SQLiteCandidates, *args: Any, **kwargs: Any) -> Any:

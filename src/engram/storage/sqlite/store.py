@@ -330,29 +330,31 @@ class SQLiteCandidates:
                 then(tx, found)
             return found
 
-        if not filters.empty or not self._index.by_graph(_facts_in(conn, scope.key)):
-            # One after the other: exact search's product uses every core already. A
-            # filter's rows are read at most once, for both halves.
-            passing = _passing(sql(tx), scope, filters)
+        # A filter's facts are read at most once, for both halves.
+        passing = _passing(sql(tx), scope, filters)
+        if not self._index.by_graph(_facts_in(conn, scope.key)):
+            # One after the other: exact search's product uses every core already.
             text = text_half(passing)
             return text, self._vector(conn, scope, vector, limit, passing)
+        if passing is not None:
+            _ = passing.few  # counted (or read) before the halves part
         # usearch lets go of the GIL while it searches the graph, and SQLite while it
         # steps: started first on a thread of its own, on the same connection and read
         # (SQLite serializes the calls), the text half and ``then`` run beside the
-        # search (BENCHMARKS.md, "SQLite's halves beside each other").
+        # search (BENCHMARKS.md, "SQLite's halves beside each other"), under a filter too.
         found: list[list[Candidate]] = []
         failed: list[BaseException] = []
 
         def beside() -> None:
             try:
-                found.append(text_half())
+                found.append(text_half(passing))
             except BaseException as exc:  # raised again in the caller's thread
                 failed.append(exc)
 
         thread = threading.Thread(target=beside, name="engram-text-half")
         thread.start()
         try:
-            semantic = self.vector(tx, scope, vector, filters, limit)
+            semantic = self._vector(conn, scope, vector, limit, passing)
         finally:
             thread.join()
         if failed:

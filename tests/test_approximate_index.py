@@ -926,12 +926,13 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
     pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where the graph serves the vector half, the full-text half runs on a thread of
-    its own beside it (the same connection and read; under a filter too, whose facts
-    are counted or read first, once), and so does the reading of its
+    its own beside it (the same connection and read; under a filter many facts pass
+    too, once they are counted), and so does the reading of its
     candidates' traits: the same hits as the halves one after the other with every
     trait read after both, and a failure of that half reaches the caller."""
     import threading
 
+    from engram.storage.sql import passing
     from engram.storage.sql.tables import FactTable
     from engram.storage.sqlite.store import SQLiteCandidates
 
@@ -953,10 +954,15 @@ def test_hybrid_reads_its_full_text_half_beside_the_graph_search_and_answers_ali
 
     monkeypatch.setattr(SQLiteCandidates, "_text", watched)
     monkeypatch.setattr(FactTable, "traits", traits_watched)
+    monkeypatch.setattr(passing, "FEW", 100)  # more pass the strength floor below
     beside = {q: indexed.recall(REF, q, top_k=10, mode="hybrid") for q in QUERIES}
     floor = {q: indexed.recall(REF, q, top_k=10, mode="hybrid", min_strength=0.5) for q in QUERIES}
     assert set(ran_on) == {"engram-text-half"}, ran_on  # under a filter too
     assert "engram-text-half" in traits_on, traits_on
+    ran_on.clear()
+    monkeypatch.setattr(passing, "FEW", 1_000)  # a few facts: searched before a thread starts
+    indexed.recall(REF, QUERIES[0], top_k=10, mode="hybrid", min_strength=0.5)
+    assert set(ran_on) == {threading.current_thread().name}, ran_on
     ran_on.clear()
     traits_on.clear()
     for query in QUERIES:  # below the graph's threshold: one after the other

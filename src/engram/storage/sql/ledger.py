@@ -13,7 +13,7 @@ from engram.core.models import Change, LedgerEntry, Writer
 from engram.core.ports import Tx
 from engram.core.scopes import Scope, parse_key
 from engram.storage.sql.dialect import Dialect
-from engram.storage.sql.tx import sql
+from engram.storage.sql.tx import SQLTx, sql
 
 ENTRY_COLUMNS = (
     "seq, scope, op, at, actor, via, turn_user, request_id, reverts, reverted_by, scrubbed"
@@ -69,15 +69,7 @@ class LedgerTable:
         row = t.execute(
             f"SELECT {ENTRY_COLUMNS} FROM ledger WHERE seq = ? AND scope = ?", (seq, scope.key)
         ).fetchone()
-        if row is None:
-            return None
-        count = int(t.one("SELECT count(*) FROM ledger_items WHERE entry = ?", (seq,)))
-        items = t.rows(
-            "SELECT kind, object_id, action, NULL, token FROM ledger_items WHERE entry = ? "
-            "ORDER BY kind, object_id LIMIT ?",
-            (seq, CHANGES_SHOWN),
-        )
-        return _entry(row, [_change(r) for r in items], count)
+        return None if row is None else _shown(t, [row])[0]
 
     def items(self, tx: Tx, seq: int, after: tuple[str, str] | None, limit: int) -> list[Change]:
         t = sql(tx)
@@ -164,41 +156,7 @@ class LedgerTable:
                 "ORDER BY seq DESC LIMIT ?",
                 (scope.key, top, object_id, limit),
             )
-        if not rows:
-            return []
-        seqs = [int(r[0]) for r in rows]
-        member, params = t.dialect.in_list("entry", seqs)
-        counts = {
-            int(e): int(n)
-            for e, n in t.rows(
-                f"SELECT entry, count(*) FROM ledger_items WHERE {member} GROUP BY entry", params
-            )
-        }
-        # Each entry's first CHANGES_SHOWN items (or the object's): those of small entries
-        # in one statement, each larger one's by a statement of its own that stops there
-        # (a 10k batch's items are 10k; numbering every item of a page in one statement
-        # took 0.7 s for 50 such entries).
-        items: dict[int, list[Change]] = {}
-        everything = len(seqs) * CHANGES_SHOWN  # no more than that where each has at most
-        if object_id is not None:
-            wanted: list[tuple[str, tuple[Any, ...], int]] = [
-                (f"{member} AND object_id = ?", (*params, object_id), everything)
-            ]
-        else:
-            small = [q for q in seqs if counts.get(q, 0) <= CHANGES_SHOWN]
-            listed, held = t.dialect.in_list("entry", small)
-            wanted = [(listed, tuple(held), everything)] if small else []
-            wanted += [
-                ("entry = ?", (q,), CHANGES_SHOWN) for q in seqs if counts.get(q, 0) > CHANGES_SHOWN
-            ]
-        for where, values, most in wanted:
-            for r in t.rows(
-                "SELECT entry, kind, object_id, action, NULL, token FROM ledger_items "
-                f"WHERE {where} ORDER BY entry, kind, object_id LIMIT ?",
-                (*values, most),
-            ):
-                items.setdefault(int(r[0]), []).append(_change(r[1:]))
-        return [_entry(r, items.get(int(r[0]), []), counts.get(int(r[0]), 0)) for r in rows]
+        return _shown(t, rows, object_id)
 
     def scrub(
         self,
@@ -297,6 +255,47 @@ def _change(row: Sequence[Any]) -> Change:
         None if before is None else (str(before) or ABSENT),
         None if token is None else int(token),
     )
+
+
+def _shown(t: SQLTx, rows: Sequence[Any], object_id: str | None = None) -> list[LedgerEntry]:
+    """The entries of ``rows`` (ENTRY_COLUMNS) as a listing shows them: how many items
+    each has, and its first CHANGES_SHOWN of them (only those naming ``object_id``, when
+    given) in (kind, object) order, without their before-states."""
+    if not rows:
+        return []
+    seqs = [int(r[0]) for r in rows]
+    member, params = t.dialect.in_list("entry", seqs)
+    counts = {
+        int(e): int(n)
+        for e, n in t.rows(
+            f"SELECT entry, count(*) FROM ledger_items WHERE {member} GROUP BY entry", params
+        )
+    }
+    # Each entry's first CHANGES_SHOWN items (or the object's): those of small entries
+    # in one statement, each larger one's by a statement of its own that stops there
+    # (a 10k batch's items are 10k; numbering every item of a page in one statement
+    # took 0.7 s for 50 such entries).
+    items: dict[int, list[Change]] = {}
+    everything = len(seqs) * CHANGES_SHOWN  # no more than that where each has at most
+    if object_id is not None:
+        wanted: list[tuple[str, tuple[Any, ...], int]] = [
+            (f"{member} AND object_id = ?", (*params, object_id), everything)
+        ]
+    else:
+        small = [q for q in seqs if counts.get(q, 0) <= CHANGES_SHOWN]
+        listed, held = t.dialect.in_list("entry", small)
+        wanted = [(listed, tuple(held), everything)] if small else []
+        wanted += [
+            ("entry = ?", (q,), CHANGES_SHOWN) for q in seqs if counts.get(q, 0) > CHANGES_SHOWN
+        ]
+    for where, values, most in wanted:
+        for r in t.rows(
+            "SELECT entry, kind, object_id, action, NULL, token FROM ledger_items "
+            f"WHERE {where} ORDER BY entry, kind, object_id LIMIT ?",
+            (*values, most),
+        ):
+            items.setdefault(int(r[0]), []).append(_change(r[1:]))
+    return [_entry(r, items.get(int(r[0]), []), counts.get(int(r[0]), 0)) for r in rows]
 
 
 def _entry(row: Sequence[Any], changes: list[Change], count: int) -> LedgerEntry:

@@ -11,7 +11,7 @@ import pytest
 
 import engram
 import engram.settings
-from engram import Conflict, InvalidInput, NotFound, PersonAppRef, ResourceRef
+from engram import Conflict, Fact, InvalidInput, NotFound, PersonAppRef, ResourceRef
 from engram.core import ledger
 from engram.core.limits import CHANGES_SHOWN
 from stores import ManualClock, Target, is_postgres, plan, rows
@@ -428,6 +428,19 @@ def test_a_revert_brings_a_forgotten_scope_back_a_chunk_at_a_time(
         assert len(mem.trash(REF).facts) == 11
 
 
+def _uncounted(mem: engram.Memory, url: str, table: str) -> tuple[list[Fact], int]:
+    """Forty facts of REF forgotten softly, and ``table``'s statistics then set as an
+    analysis of it empty leaves them; the facts and the forget's entry."""
+    made = mem.remember_many(REF, [f"fact {n} to come back" for n in range(40)])
+    mem.forget_all(REF, expected_count=40)
+    rows(url, f"UPDATE pg_class SET reltuples = 0 WHERE oid = '{table}'::regclass")
+    assert rows(url, _COUNTED.format(table=table)) == [(0.0,)]
+    return made, mem.ledger(REF, limit=1).entries[0].seq
+
+
+_COUNTED = "SELECT reltuples FROM pg_class WHERE oid = '{table}'::regclass"
+
+
 @pytest.mark.parametrize("table", ["fact_trash", "facts"])
 def test_postgres_a_table_analysed_empty_is_counted_as_facts_come_back(
     postgres_store_url: str, table: str
@@ -437,20 +450,13 @@ def test_postgres_a_table_analysed_empty_is_counted_as_facts_come_back(
     revert, before the forget that filled it again; the facts analysed by the autovacuum
     mid-revert), every index holding an id looks as cheap to search as its key, and a
     lookup may scan one whole: the table is analysed as the facts come back."""
-    import psycopg
-
-    counted = f"SELECT reltuples FROM pg_class WHERE oid = '{table}'::regclass"
     with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem:
-        made = mem.remember_many(REF, [f"fact {n} to come back" for n in range(40)])
-        mem.forget_all(REF, expected_count=40)
-        entry = mem.ledger(REF, limit=1).entries[0]
-        with psycopg.connect(postgres_store_url, autocommit=True) as conn:
-            conn.execute(f"UPDATE pg_class SET reltuples = 0 WHERE oid = '{table}'::regclass")
-        assert rows(postgres_store_url, counted) == [(0.0,)]
-        mem.revert(REF, entry.seq)
+        made, forgot = _uncounted(mem, postgres_store_url, table)
+        mem.revert(REF, forgot)
         assert [mem.fact(REF, f.id) for f in made] == made
         assert mem.trash(REF).facts == []
-    assert rows(postgres_store_url, counted)[0][0] >= 40  # counted while it held them
+    counted = rows(postgres_store_url, _COUNTED.format(table=table))
+    assert counted[0][0] >= 40  # counted while it held them
 
 
 def test_postgres_a_revert_does_not_wait_to_analyse_a_table_another_holds(
@@ -463,23 +469,18 @@ def test_postgres_a_revert_does_not_wait_to_analyse_a_table_another_holds(
 
     import psycopg
 
-    counted = "SELECT reltuples FROM pg_class WHERE oid = 'fact_trash'::regclass"
     waiting = (
         "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'fact_trash'::regclass"
     )
     with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem:
-        made = mem.remember_many(REF, [f"fact {n} to come back" for n in range(40)])
-        mem.forget_all(REF, expected_count=40)
-        entry = mem.ledger(REF, limit=1).entries[0]
+        made, forgot = _uncounted(mem, postgres_store_url, "fact_trash")
         with psycopg.connect(postgres_store_url) as holder:
-            holder.execute("UPDATE pg_class SET reltuples = 0 WHERE oid = 'fact_trash'::regclass")
-            holder.commit()
             holder.execute("LOCK TABLE fact_trash IN SHARE UPDATE EXCLUSIVE MODE")
             done, failed = threading.Event(), []
 
             def revert() -> None:
                 try:
-                    mem.revert(REF, entry.seq)
+                    mem.revert(REF, forgot)
                 except Exception as exc:  # reported below
                     failed.append(exc)
                 finally:
@@ -496,4 +497,5 @@ def test_postgres_a_revert_does_not_wait_to_analyse_a_table_another_holds(
             thread.join()
         assert not blocked and not failed, failed
         assert [mem.fact(REF, f.id) for f in made] == made
-        assert rows(postgres_store_url, counted) == [(0.0,)]  # left as it was
+        # left as it was
+        assert rows(postgres_store_url, _COUNTED.format(table="fact_trash")) == [(0.0,)]

@@ -94,7 +94,9 @@ BUILD_BATCH = 20_000  # rows read at a time by a build
 # ... and added at a time, the build looking at ``closed`` before each: a close waits
 # for one such add (a whole batch took about 18 s into a 1M-row graph).
 ADD_AT_ONCE = 2_000
-EXACT_ROWS = 20_000  # a filter that leaves at most this many rows: scored exactly
+# A filter that leaves no more rows than the graph would give, and at most this many, is
+# scored exactly from its rows.
+EXACT_ROWS = 20_000
 
 VALUE_BYTES = np.dtype(SQLITE_VECTOR).itemsize  # of a stored vector
 
@@ -242,11 +244,13 @@ class ApproximateIndex:
         allowed: set[int] | None,
         limit: int,
     ) -> list[Candidate] | None:
-        if allowed is not None and len(allowed) <= EXACT_ROWS:
-            return scanned(conn, scope, query, limit, sorted(allowed))
         count = min(opened.size, max(OVERSAMPLE, limit) + len(delta.excluded))
         if allowed is not None:  # a filter: as many more as it is narrow
             count = min(opened.size, count * -(-opened.size // len(allowed)))
+            # Its rows read and scored cost about what as many of the graph's results do
+            # (BENCHMARKS.md, "A filter's rows or the graph"): whichever is fewer.
+            if len(allowed) <= min(count, EXACT_ROWS):
+                return scanned(conn, scope, query, limit, sorted(allowed))
         # Asked for the whole file (a small scope, or a wide filter): every row, exactly.
         found = opened.index.search(query, count, threads=1, exact=count >= opened.size)
         keys = [k for k in found.keys.tolist() if k not in delta.excluded]

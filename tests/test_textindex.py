@@ -18,7 +18,6 @@ from engram.core import query
 from engram.core.models import Fact, Filters
 from engram.core.ranking import Candidate
 from engram.storage import summed
-from engram.storage.sql import passing
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import (
     COLUMNS,
@@ -180,9 +179,11 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
     reads = stores.count_passing_rows(monkeypatch, 50)
     row_reads: list[str] = []
 
+    as_set = store_module.as_set
+
     def read_as_set(t: Any, statement: str, params: Any) -> set[int]:
         row_reads.append(statement)
-        return passing.as_set(t, statement, params)
+        return as_set(t, statement, params)
 
     monkeypatch.setattr(store_module, "as_set", read_as_set)
     # most pass a strength floor (none read); too few of the best are of the type (every

@@ -39,11 +39,6 @@ def selected(filters: Filters, scope: str, mark: str = "?") -> tuple[str, list[o
     return f"SELECT f.seq FROM facts f WHERE f.scope = {mark}{where}", [scope, *params]
 
 
-def as_set(t: SQLTx, statement: str, params: Sequence[object]) -> set[int]:
-    """The row numbers ``statement`` selects, as a set."""
-    return {r[0] for r in t.rows(statement, params)}
-
-
 class Passing(Generic[R]):
     """A filter's facts of one scope: their row numbers where they are :attr:`few`; else
     among a half's best candidates, or (:attr:`rows`) every one; row numbers are read by

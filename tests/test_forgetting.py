@@ -181,7 +181,7 @@ def test_a_common_word_saved_in_its_scope_s_text_base_leaves_with_its_facts(
         assert bases.build(REF.key)
         saved = "SELECT count(*) FROM text_base_terms WHERE term = ?"
         assert stores.rows(db_path, saved, (PLANTED,)) == [(1,)]
-        held = "SELECT length(seqs) / 4 FROM text_base_terms WHERE term = ?"
+        held = "SELECT length(counts) FROM text_base_terms WHERE term = ?"
         for left, fact in enumerate(reversed(planted)):
             assert stores.rows(db_path, held, (PLANTED,)) == [(len(planted) - left,)]
             assert mem.forget(REF, fact.id, hard=True)

@@ -700,7 +700,7 @@ def _seqs(db_path: Path, ids: list[str]) -> list[int]:
 def _saved(db_path: Path, ref: ResourceRef) -> set[int]:
     """Every fact a saved posting of the scope's base holds."""
     blobs = stores.rows(db_path, "SELECT seqs FROM text_base_terms WHERE scope = ?", (ref.key,))
-    return {int(s) for (blob,) in blobs for s in np.frombuffer(blob, "<u4")}
+    return {int(s) for (blob,) in blobs for s in textbase.unpacked(blob)}
 
 
 def test_a_large_scope_s_common_terms_are_read_from_its_base(
@@ -924,6 +924,34 @@ def test_a_scope_beside_others_reads_its_base_where_the_terms_are_counted(
     for counted in (False, True):  # the file unchanged: the second pass knows the counts
         read = _read_anew(fast, slow, monkeypatch, queries)
         assert ([t for t in read if t in tokens] == []) is counted
+
+
+def test_a_base_s_seqs_are_saved_as_their_gaps() -> None:
+    """Two bytes a fact where every gap between a term's facts fits, four where one does
+    not; read back as they were."""
+    rng = np.random.default_rng(31)
+    near = np.cumsum(rng.integers(1, 65_536, 1_000))
+    far = np.concatenate([near, [near[-1] + 65_536, 2**32 - 1]])
+    for seqs, width in ((near, 2), (far, 4), (np.array([7]), 2)):
+        blob = textbase.packed(seqs)
+        assert len(blob) == 1 + width * seqs.shape[0]
+        assert textbase.unpacked(blob).tolist() == seqs.tolist()
+
+
+def test_bases_saved_before_their_seqs_were_packed_are_dropped_as_the_store_opens(
+    db_path: Path,
+) -> None:
+    rng = random.Random(32)
+    with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+        bases = mem._store.texts.bases  # type: ignore[attr-defined]  # SQLite's
+        bases.above, bases.term_rows = 100, 5
+        mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
+        assert bases.build(BIG.key)
+    assert _base(db_path, BIG)[1] > 0
+    stores.rows(db_path, "PRAGMA user_version = 32")  # saved by the format before
+    with engram.open(db_path, embedder=None):
+        pass
+    assert _base(db_path, BIG) == (None, 0)
 
 
 @pytest.mark.parametrize("bad", [0, -1, "100", True, 2**70])

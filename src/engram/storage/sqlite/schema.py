@@ -886,6 +886,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX facts_by_type ON facts (scope, type) WHERE type IS NOT NULL;
     CREATE INDEX facts_verified ON facts (scope) WHERE source_sandbox IS NOT NULL;
     """,
+    # 33: a text base's postings packed, each seq as its gap from the one before and each
+    # count in one byte (textbase.packed); the bases saved before, four bytes a seq and
+    # two a count, are dropped, and a search of their scope builds them again.
+    """
+    DELETE FROM text_base_terms;
+    DELETE FROM text_bases;
+    """,
 )
 # The first schema whose erasures scrub the pages (migration 29).
 PAGES_SCRUBBED = 29

@@ -6,9 +6,9 @@ at a million facts a common word's 40k rows take 2.3 ms, and a question's first 
 reads three or four of them (BENCHMARKS.md, "A large scope's common terms saved in the
 file"). A scope of at least ``BASE_ABOVE`` facts gets a base, built on a thread of its
 own (:class:`Builder`): every term at least ``TERM_ROWS`` of its facts hold, as two
-arrays a term (its facts' seqs, and its weighted count in each), in ``text_base_terms``
-under the build named in ``text_bases`` with the change-log mark it was read at and the
-newest fact it holds (schema migration 28).
+arrays a term (its facts' seqs, packed as the gaps between them, and its count in each:
+:func:`packed`), in ``text_base_terms`` under the build named in ``text_bases`` with the
+change-log mark it was read at and the newest fact it holds (schema migrations 28, 33).
 
 The rows stay the one source of truth and FTS5's index the one ranking; the base is a
 copy that follows them as the in-memory terms do (:class:`View`): the facts the change
@@ -50,8 +50,14 @@ log = logging.getLogger("engram.storage")
 BASE_ABOVE = 100_000  # facts in a scope
 TERM_ROWS = 1_000  # facts of the scope holding a term, for the term to be saved
 FOLLOWED = 2_000  # facts changed or appended since a base that a view holds beside it
-_SEQS = np.dtype("<u4")  # a saved term's facts (a scope with a seq past 2**32 gets no base)
-_COUNTS = np.dtype("<u2")  # its weighted count in each (a term counted more is not saved)
+# A saved term's facts, as the gaps between their seqs (the first from 0): two bytes a
+# fact where every gap fits, as it nearly always does for a term at least TERM_ROWS facts
+# hold, else four (a scope with a seq past 2**32 gets no base); the blob's first byte says
+# which. Its count in each, one byte (a term counted more in a fact is not saved). A seq
+# and a count took six bytes before, 50 a fact at 100k (BENCHMARKS.md, "A text base's
+# postings as gaps").
+_GAPS = (np.dtype("<u2"), np.dtype("<u4"))
+_COUNTS = np.dtype("u1")
 
 Ints = postings.Ints
 
@@ -96,7 +102,7 @@ class View:
         ).fetchone()
         if row is None:
             return None
-        seqs = np.frombuffer(row[0], _SEQS).astype(np.int64)
+        seqs = unpacked(row[0])
         counts = np.frombuffer(row[1], _COUNTS).astype(np.int64)
         if self.excluded:
             keep = ~np.isin(seqs, np.fromiter(self.excluded, np.int64, len(self.excluded)))
@@ -157,7 +163,7 @@ def strip(conn: sqlite3.Connection) -> None:
             changed = [
                 (term, keep)
                 for term, seqs in held
-                if not (keep := ~np.isin(np.frombuffer(seqs, _SEQS), gone)).all()
+                if not (keep := ~np.isin(unpacked(seqs), gone)).all()
             ]
             for term, keep in changed:
                 _strip_term(conn, scope, term, keep)
@@ -174,12 +180,26 @@ def _strip_term(conn: sqlite3.Connection, scope: str, term: str, keep: np.ndarra
     conn.execute(
         "UPDATE text_base_terms SET seqs = ?, counts = ? WHERE scope = ? AND term = ?",
         (
-            np.frombuffer(seqs, _SEQS)[keep].tobytes(),
+            packed(unpacked(seqs)[keep]),
             np.frombuffer(counts, _COUNTS)[keep].tobytes(),
             scope,
             term,
         ),
     )
+
+
+def packed(seqs: Ints) -> bytes:
+    """A saved term's seqs (ascending, below 2**32) as the gaps between them, after a
+    byte saying their width."""
+    gaps = np.diff(seqs, prepend=0)
+    width = _GAPS[0] if gaps.shape[0] and gaps.max() <= np.iinfo(_GAPS[0]).max else _GAPS[1]
+    return bytes([width.itemsize]) + gaps.astype(width).tobytes()
+
+
+def unpacked(blob: bytes) -> Ints:
+    """The seqs :func:`packed` saved."""
+    width = _GAPS[0] if blob[0] == _GAPS[0].itemsize else _GAPS[1]
+    return np.cumsum(np.frombuffer(blob, width, offset=1), dtype=np.int64)
 
 
 def build_number(conn: sqlite3.Connection, scope: str) -> int | None:
@@ -258,9 +278,9 @@ def _read(conn: sqlite3.Connection, scope: str, above: int, term_rows: int) -> _
         held = posting.seqs.shape[0]
         if not held or held < term_rows or posting.counts.max() > np.iinfo(_COUNTS).max:
             continue
-        terms.append(
-            (token, posting.seqs.astype(_SEQS).tobytes(), posting.counts.astype(_COUNTS).tobytes())
-        )
+        order = np.argsort(posting.seqs, kind="stable")
+        counts = posting.counts[order].astype(_COUNTS).tobytes()
+        terms.append((token, packed(posting.seqs[order]), counts))
     return _Read(int(state[1]), mark, int(last_seq), terms)
 
 

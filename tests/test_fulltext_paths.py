@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -249,7 +250,6 @@ def test_postgres_postings_rank_a_filter_s_facts_as_the_statement(
     statement does (it scores every match, then keeps those that pass): the few that pass,
     the first passing of the best, or, where too few of those pass, every passing fact."""
     import random
-    from typing import Any
 
     from engram.core import query
     from engram.storage.postgres import fulltext
@@ -444,45 +444,95 @@ def test_the_facts_holding_a_name_are_queued_by_the_store(target: Target) -> Non
 
 
 def _tables_read(node: dict[str, object], seen: list[dict[str, object]]) -> None:
+    """The nodes of a plan that read a table, a bitmap scan's with its index's name and
+    condition."""
+    children: list[dict[str, object]] = node.get("Plans", [])  # type: ignore[assignment]
     if "Relation Name" in node:
-        seen.append(node)
-    for child in node.get("Plans", []):  # type: ignore[attr-defined]
+        by_bitmap = [c for c in children if c["Node Type"] == "Bitmap Index Scan"]
+        seen.append(
+            {**node, **{k: by_bitmap[0][k] for k in ("Index Name", "Index Cond")}}
+            if len(by_bitmap) == 1
+            else node
+        )
+    for child in children:
         _tables_read(child, seen)
 
 
-@pytest.mark.parametrize("statistics", ["as analysed", "analysed empty"])
-def test_postgres_facts_holding_words_are_read_one_by_one_whatever_the_statistics(
-    postgres_store_url: str, statistics: str
+def test_postgres_a_write_of_a_few_facts_leaves_the_statistics_to_the_autovacuum(
+    postgres_store_url: str,
 ) -> None:
-    """The facts holding a name's words are found from the postings, each then read by its
-    row number, however stale the planner's statistics: a revert brings a whole scope
-    back into a table last analysed empty (as the autovacuum does after its forget), and
-    a statement the planner may turn round then reads every fact for each posting."""
+    """Fewer facts than ``RECOUNT_FROM`` written into a table counted empty read no
+    catalog and analyse nothing: their own lookups are few, and the autovacuum counts
+    the table again soon; as many as that are counted in the write."""
+    import psycopg
+
+    from engram.storage.postgres.store import RECOUNT_FROM
+
+    ref = ResourceRef("few")
+    counted = "SELECT reltuples FROM pg_class WHERE oid = 'facts'::regclass"
+    with (
+        engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem,
+        psycopg.connect(postgres_store_url, autocommit=True) as conn,
+    ):
+        conn.execute("ALTER TABLE facts SET (autovacuum_enabled = false)")  # no count but ours
+        try:
+            mem.remember_many(ref, [f"note {i}" for i in range(RECOUNT_FROM)])
+            mem.forget_all(ref, expected_count=RECOUNT_FROM, hard=True)
+            conn.execute("ANALYZE facts")
+            mem.remember_many(ref, [f"again {i}" for i in range(RECOUNT_FROM - 1)])
+            assert conn.execute(counted).fetchall() == [(0.0,)]
+            mem.remember_many(ref, [f"more {i}" for i in range(RECOUNT_FROM)])
+            assert conn.execute(counted).fetchone()[0] >= RECOUNT_FROM  # type: ignore[index]
+        finally:
+            conn.execute("ALTER TABLE facts RESET (autovacuum_enabled)")
+
+
+@pytest.mark.parametrize("statistics", ["as analysed", "analysed empty"])
+def test_postgres_facts_holding_a_new_name_are_read_by_key_after_a_scope_is_refilled(
+    postgres_store_url: str, monkeypatch: pytest.MonkeyPatch, statistics: str
+) -> None:
+    """The facts holding a name new to the scope are found from its words' postings, each
+    then read by its row number through the key, as the write that brought the name plans
+    it. A scope forgotten for good and analysed (as the autovacuum does after it), then
+    filled again in one write, left both tables counted empty: the planner then read every
+    posting to find the name's, and sought each holder through the index by age."""
     import psycopg
 
     from engram.storage.postgres import fulltext
 
     ref = ResourceRef("holders")
+    rows = 2_000
     with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem:
-        mem.remember_many(ref, [f"Felix said {i} things to Ana" for i in range(300)])
-    with psycopg.connect(postgres_store_url) as conn:
-        conn.execute("ANALYZE")
+        mem.remember_many(ref, [f"Felix said {i} things to Ana" for i in range(rows)])
         if statistics == "analysed empty":
-            # as an analyse of the tables between a forget of the scope and its revert
-            conn.execute(
-                "UPDATE pg_class SET reltuples = 0 WHERE oid IN "
-                "('facts'::regclass, 'fact_terms'::regclass)"
-            )
-        conn.execute("SET enable_seqscan = off")  # tiny tables: an index shows which
-        select, params = fulltext.holding(conn, ref.key, ["felix", "ana"])
-        found = conn.execute(select.encode(), params).fetchall()
-        explained = conn.execute(f"EXPLAIN (FORMAT JSON) {select}".encode(), params)
-        plan = explained.fetchone()[0][0]["Plan"]  # type: ignore[index]
-        conn.rollback()
-    assert len(found) == 300
+            mem.forget_all(ref, expected_count=rows, hard=True)
+    with psycopg.connect(postgres_store_url, autocommit=True) as conn:
+        conn.execute("ANALYZE facts, fact_terms")
+    plans: list[dict[str, object]] = []
+    holding = fulltext.holding
+
+    def explained(conn: Any, scope: str, terms: list[str]) -> Any:
+        select, params = holding(conn, scope, terms)
+        conn.execute("SET enable_seqscan = off")  # which index, where one is used
+        plan = conn.execute(f"EXPLAIN (FORMAT JSON) {select}".encode(), params).fetchone()
+        conn.execute("RESET enable_seqscan")
+        plans.append(plan[0][0]["Plan"])
+        return select, params
+
+    monkeypatch.setattr(fulltext, "holding", explained)
+    with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem:
+        filler = [f"the weather was fine on day {i}" for i in range(rows - 10)]
+        mem.remember_many(ref, [*filler, *(f"Marta met {i} friends in Braga" for i in range(10))])
+    assert plans
     seen: list[dict[str, object]] = []
-    _tables_read(plan, seen)
-    facts = [n for n in seen if n["Relation Name"] == "facts"]
-    assert facts, seen
-    for node in facts:  # each a lookup of one row number, never a scan of the scope
-        assert str(node.get("Index Cond", "")).startswith("(seq = "), node
+    for plan in plans:
+        _tables_read(plan, seen)
+    read = {node["Relation Name"]: node for node in seen}
+    assert set(read) == {"facts", "fact_terms"}, seen
+    for node in seen:  # a key's lookup, never a walk of another index
+        if node["Relation Name"] == "facts":
+            assert node.get("Index Name") == "facts_pkey", node
+            assert str(node.get("Index Cond", "")).startswith("(seq = "), node
+        else:
+            assert node.get("Index Name") == "fact_terms_by_impact", node
+            assert "term = ANY" in str(node.get("Index Cond", "")), node

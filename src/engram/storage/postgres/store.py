@@ -129,6 +129,7 @@ class PostgresFacts(FactTable):
         rows = conn.execute(_INSERT, (scope.key, ids, *[list(c) for c in columns])).fetchall()
         by_hash = {stored_digest(new.content_hash): new for new in facts}
         if rows:
+            _recounted(conn, len(rows), "facts", "fact_terms")
             with conn.cursor() as cursor:
                 cursor.executemany(
                     "INSERT INTO fact_vectors (fact, scope, vector) VALUES (%s, %s, %s)",
@@ -166,7 +167,7 @@ class PostgresFacts(FactTable):
         if not ids:
             return []
         conn: Conn = sql(tx).recorded().conn
-        _recounted(conn, "fact_trash", len(ids))
+        _recounted(conn, len(ids), "fact_trash")
         # Each trash row is sought by its id, one lookup each (`_TRASHED`), in the order
         # given: the new rows are numbered as they come.
         rows = conn.execute(
@@ -176,7 +177,7 @@ class PostgresFacts(FactTable):
             f"ORDER BY position ON CONFLICT DO NOTHING RETURNING {FACT_COLUMNS}",
             (list(ids), scope.key),
         ).fetchall()
-        _recounted(conn, "facts", len(rows))
+        _recounted(conn, len(rows), "facts", "fact_terms")
         facts = {str(r[0]): to_fact(r) for r in rows}
         moved = ([str(r[0]) for r in rows], [int(r[-1]) for r in rows])
         listed = f"unnest(%s::text[], %s::bigint[]) AS m (id, seq) {_TRASHED.format(key='m.id')}"
@@ -340,22 +341,43 @@ class PostgresModels(ModelTable):
 _TRASHED = "CROSS JOIN LATERAL (SELECT *, ctid FROM fact_trash WHERE id = {key} LIMIT 1) AS t"
 
 
-def _recounted(conn: Conn, table: str, at_least: int) -> None:
-    """Analyses ``table`` where its statistics count fewer rows than ``at_least``, a
-    number this transaction knows it holds. Analysed empty, every index holding an id
-    looks as cheap to search as its key, and a lookup by id may scan a whole one: the
-    trash analysed after a revert emptied it, before the forget that filled it again (2 s
-    a thousand restored at 100,000); the facts analysed by the autovacuum after a forget
+# The tables the planner counts fewer than %s rows: as it does, by the rows the last
+# analysis counted a page, times the pages the table has now (one never analysed, or
+# analysed with no page, it counts by its rows' width instead).
+_UNDERCOUNTED = (
+    "SELECT relname FROM pg_class WHERE oid = ANY(%s::regclass[]) AND relpages > 0 "
+    "AND reltuples >= 0 AND reltuples / relpages "
+    "* (pg_relation_size(oid) / current_setting('block_size')::int) < %s"
+)
+
+
+# Fewer rows than this, written in one transaction, are not checked (a read of the
+# catalog, 0.45 ms a write): their own lookups are few, and the autovacuum counts a table
+# counted empty again once 50 of its rows have changed (its threshold's default).
+RECOUNT_FROM = 50
+
+
+def _recounted(conn: Conn, at_least: int, *tables: str) -> None:
+    """Analyses each of ``tables`` the planner counts fewer rows in than ``at_least``, a
+    number this transaction knows it holds (the facts it wrote; their postings, one or
+    more a fact). Analysed empty after a mass delete (its pages still there), a table
+    counts empty however many rows it holds, and every index holding a key looks as cheap
+    to search as the key's own: a lookup by key may then scan a whole index. The trash
+    analysed after a revert emptied it, before the forget that filled it again (2 s a
+    thousand restored at 100,000); the facts analysed by the autovacuum after a forget
     committed, while its revert was bringing them back (19 ms to read 500 facts' words by
-    id where 1.5 did). Analysed in the transaction, the rows it wrote count, and the
-    autovacuum leaves the table alone until it commits. Where another holds the table
-    (the autovacuum, or another revert analysing it), it is not waited for: two reverts
-    each holding one table and waiting for the other's would deadlock."""
-    counted = conn.execute(
-        "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (table,)
-    ).fetchone()
-    if counted is not None and counted[0] < at_least:
-        conn.execute(f"ANALYZE (SKIP_LOCKED) {table}")
+    id where 1.5 did); both facts and postings analysed after a scope's forget for good,
+    then an import into it (each of a name's holders sought through the facts' index by
+    age, and every posting read to find a name's: over 90 s a statement at 100k). Analysed
+    in the transaction, the rows it wrote count, and the autovacuum leaves the table alone
+    until it commits. Where another holds the table (the autovacuum, or another write
+    analysing it), it is not waited for: two writes each holding one table and waiting for
+    the other's would deadlock."""
+    if at_least < RECOUNT_FROM:
+        return
+    stale = conn.execute(_UNDERCOUNTED, (list(tables), at_least)).fetchall()
+    if stale:
+        conn.execute(f"ANALYZE (SKIP_LOCKED) {', '.join(str(r[0]) for r in stale)}")
 
 
 class PostgresCandidates:

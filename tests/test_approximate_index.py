@@ -367,6 +367,7 @@ def test_a_filter_s_rows_are_scored_where_fewer_than_the_graph_would_give(
         overlap.append(len({h.fact.id for h in found} & {h.fact.id for h in expected}) / 10)
     assert scans == []
     assert sum(overlap) / len(overlap) >= 0.9, overlap
+    assert recalled(indexed, QUERIES[0], tags=["none such"]) == []  # none pass
 
 
 def _scrubs(db_path: Path) -> list[Any]:

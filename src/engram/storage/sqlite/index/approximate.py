@@ -244,6 +244,8 @@ class ApproximateIndex:
         allowed: set[int] | None,
         limit: int,
     ) -> list[Candidate] | None:
+        if allowed is not None and not allowed:
+            return []  # a filter no fact passes
         count = min(opened.size, max(OVERSAMPLE, limit) + len(delta.excluded))
         if allowed is not None:  # a filter: as many more as it is narrow
             count = min(opened.size, count * -(-opened.size // len(allowed)))

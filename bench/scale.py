@@ -108,7 +108,9 @@ def kept(target: str, facts: int) -> dict[str, Any]:
         held = mem.count(REF)
     if held == 0:
         return fill(target, facts)
-    assert held == facts, f"{target} holds {held} facts, not {facts}"
+    # Each run ends by forgetting one fact for good (after_correction; its correction keeps
+    # the fact's time), so a kept store holds one fewer for each run measured on it.
+    assert facts * 0.99 <= held <= facts, f"{target} holds {held} facts, not {facts}"
     with engram.open(target, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
         indexed = build_index(mem)
         based = build_text_base(mem)

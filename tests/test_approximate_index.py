@@ -324,8 +324,21 @@ def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory])
     )
     with pytest.MonkeyPatch.context() as watched:
         reads = stores.count_passing_rows(watched, 2)
+        read_from_file: list[int] = []
+        real = approximate._read
+
+        def read(conn: Any, scope: str, seqs: list[int], *args: Any, **kw: Any) -> Any:
+            read_from_file.extend(seqs)
+            return real(conn, scope, seqs, *args, **kw)
+
+        watched.setattr(approximate, "_read", read)
         answers = {query: recalled(indexed, query, tags=["t"]) for query in QUERIES}
         assert reads == []
+        # only the best that pass are read from the file: every one of them tagged
+        tagged = "SELECT fact FROM fact_tags WHERE tag = 't'"
+        assert read_from_file and set(read_from_file) <= {
+            r[0] for r in stores.rows(store_of(indexed).db.path, tagged)
+        }
         hits = recalled(indexed, QUERIES[0], tags=["few"])
         assert {h.fact.id for h in hits} == {f.id for f in later} and len(reads) == 1
     for query, found in answers.items():

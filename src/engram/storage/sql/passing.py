@@ -88,6 +88,15 @@ class Passing(Generic[R]):
         found = [c for c in best if c.id in kept]
         return found[:limit] if len(found) >= limit or len(best) < asked else None
 
+    def among(self, seqs: Sequence[int]) -> set[int]:
+        """Those of the scope's row numbers ``seqs`` that pass."""
+        member, listed = self._t.dialect.in_list("f.seq", seqs)
+        statement = (
+            f"SELECT f.seq FROM facts f WHERE {member} AND {self._t.dialect.scope_by_id}"
+            f"{self._where}"
+        )
+        return {int(r[0]) for r in self._t.rows(statement, (*listed, self._scope, *self._params))}
+
     @cached_property
     def few(self) -> R | None:
         """The row numbers of the facts that pass, where no more than :data:`FEW` do.

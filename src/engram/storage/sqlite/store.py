@@ -300,16 +300,21 @@ class SQLiteCandidates:
         passing: Passing[set[int]] | None,
     ) -> list[Candidate]:
         """The vector half; ``passing``: the filters' facts (None: no filter). A scope
-        searched through its graph keeps the first passing facts of its best, and reads
-        the filter's rows only where too few of those pass."""
+        searched through its graph keeps the first passing facts of its best (reading
+        only those from the file), and reads the filter's rows only where too few of
+        those pass."""
         if passing is None:
             return self._index.nearest(conn, scope.key, vector, None, limit)
         if passing.few is None and self._index.by_graph(_facts_in(conn, scope.key)):
             asked = FIRST_BEST * limit
-            best = self._index.nearest(conn, scope.key, vector, None, asked)
-            found = passing.first(best, asked, limit)
+            found = self._index.nearest_passing(conn, scope.key, vector, asked, passing.among)
+            if found is None:  # searched exactly: its best, then those that pass
+                best = self._index.nearest(conn, scope.key, vector, None, asked)
+                found = passing.first(best, asked, limit)
+            elif len(found) < limit:
+                found = None
             if found is not None:
-                return found
+                return found[:limit]
         return self._index.nearest(conn, scope.key, vector, passing.rows, limit)
 
     def both(

@@ -68,6 +68,22 @@ class RecallIndex:
                 return found
         return self.vectors.search(conn, scope, vector, allowed, limit, facts)
 
+    def nearest_passing(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        vector: Vectors,
+        limit: int,
+        passes: Callable[[list[int]], set[int]],
+    ) -> list[Candidate] | None:
+        """Those of the ``limit`` facts of ``scope`` nearest ``vector`` that pass a filter
+        (``passes``: of given row numbers, those that do), best first, read from the
+        file only once they pass; None where the scope's graph does not answer."""
+        row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+        if row is None:
+            return None
+        return self.approximate.search(conn, scope, vector, None, limit, int(row[0]), passes)
+
     def by_graph(self, facts: int) -> bool:
         """Whether a scope of ``facts`` facts is searched through its graph (once built)."""
         return facts >= self.approximate.above and self.approximate.available

@@ -193,10 +193,13 @@ class ApproximateIndex:
         allowed: set[int] | None,
         limit: int,
         facts: int,
+        passes: Callable[[list[int]], set[int]] | None = None,
     ) -> list[Candidate] | None:
         """The ``limit`` nearest facts of ``scope`` (``facts`` of them), exact cosines,
         best first; None when this scope is below ``above`` or has no usable index (exact
-        search answers). ``conn`` is inside a read transaction."""
+        search answers). ``passes``: of given row numbers, those that pass a filter many
+        facts pass; only those of the ``limit`` nearest are read and given. ``conn`` is
+        inside a read transaction."""
         if facts < self.above or not self.available:
             return None
         row = conn.execute(
@@ -225,7 +228,7 @@ class ApproximateIndex:
             beside > MERGE_ROWS and self._searched(scope) >= MERGE_AFTER
         ):
             self.want(scope)
-        return self._nearest(conn, scope, opened, delta, query, allowed, limit)
+        return self._nearest(conn, scope, opened, delta, query, allowed, limit, passes)
 
     def _searched(self, scope: str) -> int:
         """How many times this process has searched ``scope`` past MERGE_ROWS, this one
@@ -243,6 +246,7 @@ class ApproximateIndex:
         query: Floats,
         allowed: set[int] | None,
         limit: int,
+        passes: Callable[[list[int]], set[int]] | None,
     ) -> list[Candidate] | None:
         if allowed is not None and not allowed:
             return []  # a filter no fact passes
@@ -258,8 +262,12 @@ class ApproximateIndex:
         keys = [k for k in found.keys.tolist() if k not in delta.excluded]
         if allowed is not None:
             keys = [k for k in keys if k in allowed]
+        beside = list(delta.best(query, allowed, limit))
+        if passes is not None:  # only the best that pass are read
+            kept = passes(keys + [seq for seq, _, _ in beside])
+            keys, beside = [k for k in keys if k in kept], [r for r in beside if r[0] in kept]
         scored = {r.seq: r for r in _read(conn, scope, keys, query, traits=True)}
-        for seq, fact_id, score in delta.best(query, allowed, limit):
+        for seq, fact_id, score in beside:
             scored[seq] = _Row(seq, fact_id, score)
         if allowed is not None and len(scored) < min(limit, len(allowed)):
             return scanned(conn, scope, query, limit, sorted(allowed))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from functools import cached_property
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
@@ -79,23 +79,23 @@ class Passing(Generic[R]):
     def first(self, best: list[Candidate], asked: int, limit: int) -> list[Candidate] | None:
         """The first ``limit`` of ``best`` (a half's first ``asked``, in order) that pass;
         None where fewer pass and ``best`` is cut short (more may follow)."""
-        member, listed = self._t.dialect.in_list("f.id", [c.id for c in best])
-        statement = (
-            f"SELECT f.id FROM facts f WHERE {member} AND {self._t.dialect.scope_by_id}"
-            f"{self._where}"
-        )
-        kept = {r[0] for r in self._t.rows(statement, (*listed, self._scope, *self._params))}
+        kept = self._kept("id", [c.id for c in best])
         found = [c for c in best if c.id in kept]
         return found[:limit] if len(found) >= limit or len(best) < asked else None
 
     def among(self, seqs: Sequence[int]) -> set[int]:
         """Those of the scope's row numbers ``seqs`` that pass."""
-        member, listed = self._t.dialect.in_list("f.seq", seqs)
+        return {int(seq) for seq in self._kept("seq", seqs)}
+
+    def _kept(self, column: str, values: Sequence[object]) -> set[Any]:
+        """Those of ``values`` (the scope's facts' ``column``: id or seq) whose facts pass,
+        each sought by its value."""
+        member, listed = self._t.dialect.in_list(f"f.{column}", values)
         statement = (
-            f"SELECT f.seq FROM facts f WHERE {member} AND {self._t.dialect.scope_by_id}"
+            f"SELECT f.{column} FROM facts f WHERE {member} AND {self._t.dialect.scope_by_id}"
             f"{self._where}"
         )
-        return {int(r[0]) for r in self._t.rows(statement, (*listed, self._scope, *self._params))}
+        return {r[0] for r in self._t.rows(statement, (*listed, self._scope, *self._params))}
 
     @cached_property
     def few(self) -> R | None:

@@ -917,6 +917,13 @@ AFTER UPDATE OF words_erased ON main.scope_state BEGIN SELECT engram_words_left(
 """
 
 
+def scope_facts(conn: sqlite3.Connection, scope: str) -> int | None:
+    """How many facts ``scope`` holds, as the triggers count them; None where it has never
+    held one."""
+    row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
+    return None if row is None else int(row[0])
+
+
 def change_mark(conn: sqlite3.Connection) -> int:
     """The newest change-log id ever given (0 before the first; ids are never reused): a
     copy read in the same transaction has seen every change up to it, and a write that

@@ -39,6 +39,7 @@ from engram.storage.sqlite.fulltext import (
 )
 from engram.storage.sqlite.health import SQLiteHealth
 from engram.storage.sqlite.index import RecallIndex
+from engram.storage.sqlite.schema import scope_facts
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
@@ -390,8 +391,7 @@ def _drop_index_file(tx: Tx, scope: Scope) -> None:
 
 def _facts_in(conn: sqlite3.Connection, scope: str) -> int:
     """How many facts the scope holds, as the triggers count them."""
-    row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
-    return 0 if row is None else int(row[0])
+    return scope_facts(conn, scope) or 0
 
 
 def _facts_outside(conn: sqlite3.Connection, scope: str) -> int:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from engram.core.ranking import Candidate
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
+from engram.storage.sqlite.schema import scope_facts
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
@@ -60,13 +61,12 @@ class RecallIndex:
     ) -> list[Candidate]:
         """The ``limit`` facts of ``scope`` nearest ``vector`` (among the row numbers
         ``allowed``, when given), best first. ``conn`` is inside a read transaction."""
-        row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
-        facts = 0 if row is None else int(row[0])
-        if row is not None:
+        facts = scope_facts(conn, scope)
+        if facts is not None:
             found = self.approximate.search(conn, scope, vector, allowed, limit, facts)
             if found is not None:
                 return found
-        return self.vectors.search(conn, scope, vector, allowed, limit, facts)
+        return self.vectors.search(conn, scope, vector, allowed, limit, facts or 0)
 
     def nearest_passing(
         self,
@@ -79,10 +79,10 @@ class RecallIndex:
         """Those of the ``limit`` facts of ``scope`` nearest ``vector`` that pass a filter
         (``passes``: of given row numbers, those that do), best first, read from the
         file only once they pass; None where the scope's graph does not answer."""
-        row = conn.execute("SELECT facts FROM scope_state WHERE scope = ?", (scope,)).fetchone()
-        if row is None:
+        facts = scope_facts(conn, scope)
+        if facts is None:
             return None
-        return self.approximate.search(conn, scope, vector, None, limit, int(row[0]), passes)
+        return self.approximate.search(conn, scope, vector, None, limit, facts, passes)
 
     def by_graph(self, facts: int) -> bool:
         """Whether a scope of ``facts`` facts is searched through its graph (once built)."""

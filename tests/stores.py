@@ -93,7 +93,9 @@ _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope};
 # it, row by row.
 _POSTGRES_ROW_LEFT = "AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()"
 POSTGRES_BEFORE_FACT_TRIGGERS = (
-    # migration 27 undone first: a fact that comes is queued for the graph row by row
+    # migration 28 undone first (as SQLite's 34): no index of facts by strength
+    "DROP INDEX IF EXISTS facts_by_strength",
+    # then 27: a fact that comes is queued for the graph row by row
     "DROP TRIGGER facts_ai_graph ON facts",
     "DROP FUNCTION engram_facts_came()",
     "CREATE TRIGGER facts_ai_graph AFTER INSERT ON facts "
@@ -142,8 +144,15 @@ POSTGRES_BEFORE_GRAPH_STATEMENTS = (
     "CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions "
     "FOR EACH ROW WHEN (OLD.grounds = 1) EXECUTE FUNCTION engram_grounding_left()",
 )
+# SQLite's migration 34 and PostgreSQL's 28 undone: no index of facts by strength (on
+# PostgreSQL a chain's head drops it already, hence IF EXISTS).
+BEFORE_STRENGTH_INDEX = ("DROP INDEX IF EXISTS facts_by_strength",)
 # SQLite's migration 32 and PostgreSQL's 24 undone: no index of a type or of verified facts.
-BEFORE_FILTER_INDEXES = ("DROP INDEX facts_by_type", "DROP INDEX facts_verified")
+BEFORE_FILTER_INDEXES = (
+    *BEFORE_STRENGTH_INDEX,
+    "DROP INDEX facts_by_type",
+    "DROP INDEX facts_verified",
+)
 # SQLite's migration 31 and PostgreSQL's 23 undone: mentions indexed by entity alone.
 BEFORE_TYPED_MENTION_INDEX = (
     *BEFORE_FILTER_INDEXES,

@@ -254,7 +254,8 @@ def test_lookups_by_id_use_the_id_index(
 def test_a_filter_s_facts_are_read_through_its_own_index(ref: ResourceRef, target: Target) -> None:
     """A recall under a filter reads the row numbers of the facts that pass through the
     filter's index, not by walking the scope: a type or verified facts no fact has
-    read every row of a 1.15M-fact scope (130 ms)."""
+    read every row of a 1.15M-fact scope (130 ms), a strength floor above the default
+    every row of a 100k-fact scope (28 to 46 ms a recall)."""
     from engram.storage.sql.passing import selected
 
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
@@ -273,6 +274,7 @@ def test_a_filter_s_facts_are_read_through_its_own_index(ref: ResourceRef, targe
             (Filters(verified_only=True), "facts_verified"),
             (Filters(created_after=when), "facts_by_age"),
             (Filters(created_before=when, tags=("x",)), "fact_tags_by_scope"),
+            (Filters(min_strength=2.0), "facts_by_strength"),
         ):
             sql, params = selected(filters, ref.key)
             shown = stores.plan(target, f"{sql} LIMIT ?", (*params, 20_001))
@@ -289,6 +291,33 @@ def test_a_filter_s_facts_are_read_through_its_own_index(ref: ResourceRef, targe
     with engram.open(target, embedder=engram.HashingEmbedder(16)) as again:
         assert again.count(ref) == 50
     read_through_indexes()
+
+
+def test_a_strength_floor_is_counted_through_the_facts_of_other_strengths(
+    ref: ResourceRef, target: Target
+) -> None:
+    """Recall counts a filter's facts before it reads them; a floor at or under the
+    default strength, which most facts pass, is counted as the scope's facts less those
+    of other strengths under it: read row by row, it cost 4 ms of each recall at 100k
+    facts. The count is right on both sides of the default and at it."""
+    from engram.storage.sql.passing import FEW, counted, selected
+
+    strengths = (0.2, 0.5, 0.8, 1.0, 1.0, 1.0, 1.2, 1.5, 2.0)
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        notes = [Note(f"fact number {i}", strength=s) for i, s in enumerate(strengths * 7)]
+        mem.remember_many(ref, notes)
+        mem.remember_many(ResourceRef("weaker elsewhere"), [Note("other", strength=0.1)])
+    for floor in (0.0, 0.2, 0.5, 0.9, 1.0, 1.1, 1.5, 2.0, 3.0):
+        filters = Filters(min_strength=floor)
+        statement, params = selected(filters, ref.key)
+        passing = len(stores.rows(target, statement, tuple(params)))
+        assert passing == 7 * sum(s >= floor for s in strengths), floor
+        statement, params = counted(filters, ref.key, FEW)
+        assert stores.rows(target, statement, tuple(params)) == [(passing,)], floor
+    statement, params = counted(Filters(min_strength=0.5), ref.key, FEW)
+    shown = stores.plan(target, statement, tuple(params))
+    assert "facts_by_strength" in shown, shown
+    assert "facts_by_seq" not in shown and "SCAN f" not in shown, shown
 
 
 @pytest.mark.parametrize(

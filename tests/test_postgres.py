@@ -249,12 +249,14 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
 ) -> None:
     """A filter that more than one in FILTER_BY_KEY_SHARE facts pass is searched through
     the scope's graph, on past its width until enough pass (pgvector's iterative scan);
-    a narrower one reads the passing facts' vectors: both answer as exact search does
+    a narrower one reads the passing facts' vectors (a strength floor counted apart,
+    as most facts pass it): both answer as exact search does
     (a graph of 400 vectors searched 200 wide finds what exact search finds), facts
     written after the graph and another scope's tagged facts included."""
     embedder = engram.HashingEmbedder(64)
-    tagged = [
-        Note(text, tags=("t",) if i % 3 == 0 else ()) for i, text in enumerate(_sentences(400, 21))
+    tagged = [  # one in 40 of the default strength
+        Note(text, tags=("t",) if i % 3 == 0 else (), strength=0.5 if i % 40 else 1.0)
+        for i, text in enumerate(_sentences(400, 21))
     ]
     with (
         engram.open(postgres_url, embedder=embedder, vector_index_above=100) as indexed,
@@ -264,7 +266,10 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         assert isinstance(store, PostgresStore)
         indexed.remember_many(REF, tagged)
         assert store.builder.settle(timeout=120)
-        later = [Note(t, tags=("t",) if i % 2 else ()) for i, t in enumerate(_sentences(12, 22))]
+        later = [
+            Note(t, tags=("t",) if i % 2 else (), strength=0.5)
+            for i, t in enumerate(_sentences(12, 22))
+        ]
         indexed.remember_many(REF, later)  # outside the graph
         indexed.remember_many(
             ResourceRef("other"), [Note(t, tags=("t",)) for t in _sentences(5, 23)]
@@ -293,6 +298,10 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
 
         assert iterated(wide) == "strict_order"
         assert iterated(narrow) == "off"
+        # a floor at or under the default strength is counted apart (the scope's facts
+        # less those of other strengths under it): all 412 pass one, 10 the other
+        assert iterated(Filters(min_strength=0.5)) == "strict_order"
+        assert iterated(Filters(min_strength=0.9)) == "off"
 
 
 def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> None:

@@ -948,7 +948,8 @@ def test_bases_saved_before_their_seqs_were_packed_are_dropped_as_the_store_open
         mem.remember_many(BIG, [sentence(rng) for _ in range(200)])
         assert bases.build(BIG.key)
     assert _base(db_path, BIG)[1] > 0
-    stores.rows(db_path, "PRAGMA user_version = 32")  # saved by the format before
+    for statement in (*stores.BEFORE_STRENGTH_INDEX, "PRAGMA user_version = 32"):
+        stores.rows(db_path, statement)  # saved by the format before
     with engram.open(db_path, embedder=None):
         pass
     assert _base(db_path, BIG) == (None, 0)

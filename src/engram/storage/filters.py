@@ -5,6 +5,26 @@ from __future__ import annotations
 from engram.core.clock import to_us
 from engram.core.models import Filters
 
+# A fact's strength until feedback moves it: most facts keep it, and the index of a
+# scope's facts by strength (``facts_by_strength``) holds only the others.
+DEFAULT_STRENGTH = 1.0
+
+
+def floor_alone(filters: Filters) -> float | None:
+    """The strength floor where it is ``filters``' only one and at most
+    :data:`DEFAULT_STRENGTH`: it keeps every fact of the default strength, so those it
+    drops are among the few the index of other strengths holds; else None."""
+    floor = filters.min_strength
+    if floor is None or floor > DEFAULT_STRENGTH:
+        return None
+    return floor if filters == Filters(min_strength=floor) else None
+
+
+def other_strength(alias: str) -> str:
+    """The condition of the index of a scope's facts by strength (``facts_by_strength``,
+    of facts ``alias``), which a statement states for a planner to read through it."""
+    return f"{alias}.strength <> {DEFAULT_STRENGTH}"
+
 
 def filter_sql(
     filters: Filters, scope: str, alias: str = "f", mark: str = "?"
@@ -19,6 +39,8 @@ def filter_sql(
     if filters.min_strength is not None:
         clauses.append(f"{alias}.strength >= {mark}")
         params.append(filters.min_strength)
+        if filters.min_strength > DEFAULT_STRENGTH:  # implied; the index of those serves it
+            clauses.append(other_strength(alias))
     if filters.verified_only:
         clauses.append(f"{alias}.source_sandbox IS NOT NULL")
     if filters.created_after is not None:

@@ -895,6 +895,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER facts_ai_graph AFTER INSERT ON facts REFERENCING NEW TABLE AS added
         FOR EACH STATEMENT EXECUTE FUNCTION engram_facts_came();
     """,
+    # 28: a scope's facts of a strength other than the default (as SQLite's migration
+    # 34), the only ones a strength floor may drop.
+    """
+    CREATE INDEX facts_by_strength ON facts (scope, strength, seq) WHERE strength <> 1.0;
+    """,
 )
 
 

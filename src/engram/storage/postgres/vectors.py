@@ -39,9 +39,9 @@ from engram.core.errors import EmbedderMismatch
 from engram.core.models import Filters
 from engram.core.ports import Vectors
 from engram.core.ranking import Candidate
-from engram.storage.filters import filter_sql
+from engram.storage.filters import filter_sql, floor_alone
 from engram.storage.rows import to_traits, traits_columns
-from engram.storage.sql.passing import selected
+from engram.storage.sql.passing import counted, selected
 
 # A scope above this many facts gets its own HNSW index (built once, after the write
 # that crossed it). Below it, exact search over the scope's rows costs under ~10 ms
@@ -254,12 +254,17 @@ def search(
     held = conn.execute("SELECT facts FROM scope_state WHERE scope = %s", (scope,)).fetchone()
     by_key = (int(held[0]) if held else 0) // FILTER_BY_KEY_SHARE
     statement, selecting = selected(filters, scope, mark="%s")
-    passing = conn.execute(f"{statement} LIMIT %s", (*selecting, by_key + 1)).fetchall()
-    if len(passing) > by_key and ann_index is not None and iterates(conn):
+    passing: list[Any] = []
+    # a strength floor alone is counted: most facts pass it, each read with its row
+    wide = floor_alone(filters) is not None and _more_pass(conn, filters, scope, by_key)
+    if not wide:
+        passing = conn.execute(f"{statement} LIMIT %s", (*selecting, by_key + 1)).fetchall()
+        wide = len(passing) > by_key
+    if wide and ann_index is not None and iterates(conn):
         half = is_half(str(ann_index))
         return _approximate(conn, scope, query, limit, through, half, (where, params))
     among: tuple[object, ...]
-    if len(passing) <= by_key:  # the filter's own vectors, each read by its key
+    if not wide:  # the filter's own vectors, each read by its key
         if not passing:
             return []
         # Joined from the list: ``v.fact = ANY(list)`` was tested row by row against a
@@ -275,6 +280,12 @@ def search(
         (query, *among, query, limit),
     ).fetchall()
     return _candidates(rows)
+
+
+def _more_pass(conn: psycopg.Connection[Any], filters: Filters, scope: str, than: int) -> bool:
+    """Whether more than ``than`` of ``scope``'s facts pass ``filters``, counted."""
+    row = conn.execute(*counted(filters, scope, than, mark="%s")).fetchone()
+    return row is not None and int(row[0]) > than
 
 
 def _approximate(

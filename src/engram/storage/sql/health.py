@@ -35,11 +35,11 @@ from engram.core.health import (
 )
 from engram.core.ports import Tx
 from engram.core.scopes import Scope
+from engram.storage.filters import DEFAULT_STRENGTH
 from engram.storage.sql.graph import grounding_pairs, grounding_sources
 from engram.storage.sql.tx import SQLTx, sql
 
 Query = tuple[str, tuple[Any, ...]]
-DEFAULT_STRENGTH = 1.0
 
 
 def scoped(column: str, scope: str | None, joiner: str = "WHERE") -> Query:

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
-from engram.storage.filters import filter_sql
+from engram.storage.filters import filter_sql, floor_alone, other_strength
 from engram.storage.sql.tx import SQLTx
 
 FEW = 20_000
@@ -33,10 +33,30 @@ Read = Callable[[SQLTx, str, Sequence[object]], R]
 def selected(filters: Filters, scope: str, mark: str = "?") -> tuple[str, list[object]]:
     """The statement selecting the row numbers (``seq``) of ``scope``'s facts that pass
     ``filters``, with its parameters (``mark``: the driver's placeholder). Each filter is
-    read through an index of its own (a type, verified facts, a time, tags) but a strength
-    floor, read with the scope's rows."""
+    read through an index of its own (a type, verified facts, a time, tags, a strength
+    above the default) but a strength floor at or under the default, which most facts
+    pass, read with the scope's rows."""
     where, params = filter_sql(filters, scope, mark=mark)
     return f"SELECT f.seq FROM facts f WHERE f.scope = {mark}{where}", [scope, *params]
+
+
+def counted(
+    filters: Filters, scope: str, at_most: int, mark: str = "?"
+) -> tuple[str, list[object]]:
+    """The statement counting ``scope``'s facts that pass ``filters`` (at least up to
+    ``at_most`` + 1), with its parameters. A strength floor alone at or under the default
+    is the scope's count less the facts of other strengths under it (both read through
+    indexes: counting the 20,001 it keeps read as many rows, 4 ms at 100k facts)."""
+    floor = floor_alone(filters)
+    if floor is not None:
+        return (
+            f"SELECT coalesce((SELECT facts FROM scope_state WHERE scope = {mark}), 0) - "
+            f"(SELECT count(*) FROM facts f WHERE f.scope = {mark} AND {other_strength('f')} "
+            f"AND f.strength < {mark})",
+            [scope, scope, floor],
+        )
+    statement, params = selected(filters, scope, mark)
+    return f"SELECT count(*) FROM ({statement} LIMIT {mark}) AS p", [*params, at_most + 1]
 
 
 class Passing(Generic[R]):
@@ -48,9 +68,11 @@ class Passing(Generic[R]):
         self, t: SQLTx, scope: Scope, filters: Filters, read: Read[R], *, count_first: bool
     ) -> None:
         self._t, self._scope, self._read_rows = t, scope.key, read
-        self._count_first = count_first
+        # a count where it is cheaper than reading the row numbers that pass
+        self._count_first = count_first or floor_alone(filters) is not None
         self._where, self._params = filter_sql(filters, scope.key)
         self._selected = selected(filters, scope.key)  # the statement the tests read
+        self._counted = counted(filters, scope.key, FEW)
 
     @classmethod
     def of(
@@ -103,13 +125,10 @@ class Passing(Generic[R]):
         Counted first where the backend asks (SQLite: reading 20,001 row numbers into a
         set to learn that more pass took 6.3 ms of a 100k scope's filtered recall,
         counting them 0.7; PostgreSQL reads them as one string, 2.8 ms, where counting
-        took 3.3)."""
-        statement, params = self._selected
+        took 3.3), and for a strength floor the scope's count serves (:func:`counted`)."""
         if self._count_first:
-            counted = self._t.rows(
-                f"SELECT count(*) FROM ({statement} LIMIT ?) AS p", [*params, FEW + 1]
-            )
-            return self._read() if counted[0][0] <= FEW else None
+            return self._read() if self._t.one(*self._counted) <= FEW else None
+        statement, params = self._selected
         found = self._read_rows(self._t, f"{statement} LIMIT ?", [*params, FEW + 1])
         return found if len(found) <= FEW else None
 

@@ -154,11 +154,10 @@ def facts_by_hashes(d: Dialect, scope: str, hashes: Sequence[str]) -> Query:
 
 
 def facts_strengths(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    # every strength, the default too: stating ``strength <> 1.0`` let PostgreSQL's
+    # planner walk the scope's facts of other strengths (``facts_by_strength``)
     member, params = d.in_list("id", ids)
-    return (
-        f"SELECT id, strength FROM facts WHERE {member} AND {d.scope_by_id} AND strength <> 1.0",
-        (*params, scope),
-    )
+    return f"SELECT id, strength FROM facts WHERE {member} AND {d.scope_by_id}", (*params, scope)
 
 
 def facts_page(scope: str, before: tuple[int, int], limit: int) -> Query:

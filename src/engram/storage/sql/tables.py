@@ -17,6 +17,7 @@ from engram.core.ranking import Traits
 from engram.core.records import Agent, Entry, Session, Share
 from engram.core.scopes import Scope, parse_key
 from engram.core.sessions import MAX_FORK_DEPTH
+from engram.storage.filters import DEFAULT_STRENGTH
 from engram.storage.rows import (
     CREATED_AT,
     stored_digest,
@@ -143,7 +144,8 @@ class FactTable:
         if not ids:
             return {}
         t = sql(tx)
-        return {str(i): float(s) for i, s in t.rows(*q.facts_strengths(t.dialect, scope.key, ids))}
+        found = t.rows(*q.facts_strengths(t.dialect, scope.key, ids))
+        return {str(i): float(s) for i, s in found if s != DEFAULT_STRENGTH}
 
     def page(
         self, tx: Tx, scope: Scope, before: tuple[int, int] | None, limit: int

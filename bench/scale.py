@@ -260,8 +260,8 @@ def after_correction(target: str, queries: int, scopes: int = 1) -> dict[str, An
 def filtered(target: str, queries: int, scopes: int = 1) -> dict[str, Any]:
     """In this process (run as a child): hybrid questions under each of a few filters,
     wide (the newer or older half of the scope's time, a strength floor every fact
-    passes) and narrow (its newest thousandth of that time, a type and a tag no fact
-    has). A filter narrows which facts answer, and both halves rank only those."""
+    passes) and narrow (its newest thousandth of that time, a type, a tag and a strength
+    floor no fact has). A filter narrows which facts answer, and both halves rank only those."""
     asked = sentences.questions(queries, SEED + 1)
     refs = scopes_of(scopes)
     embedder = TimedEmbedder(engram.HashingEmbedder(DIMENSION))
@@ -276,6 +276,7 @@ def filtered(target: str, queries: int, scopes: int = 1) -> dict[str, Any]:
             "the newest thousandth": {"created_after": newest - (newest - oldest) / 1000},
             "a type none has": {"type": "none such"},
             "a tag none has": {"tags": ["none such"]},
+            "a strength none has": {"min_strength": 2.0},
         }
         mem.recall(refs[0], asked[0], top_k=TOP_K, mode="hybrid")  # open, as a service is
         for name, kind in kinds.items():

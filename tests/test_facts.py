@@ -320,6 +320,45 @@ def test_a_strength_floor_is_counted_through_the_facts_of_other_strengths(
     assert "facts_by_seq" not in shown and "SCAN f" not in shown, shown
 
 
+def test_a_time_or_strength_filter_on_a_candidate_s_traits_keeps_what_its_sql_keeps(
+    ref: ResourceRef, target: Target
+) -> None:
+    """Where a half's best are asked first, a time or a strength floor is tested on the
+    traits each candidate carries (no statement): it keeps exactly the facts the filter's
+    SQL keeps, a fact at a time bound or at the floor included; a filter the traits do
+    not carry (a type, tags, verified facts) is left to the SQL."""
+    from engram.storage.filters import filter_sql, on_traits
+
+    with engram.open(target, embedder=engram.HashingEmbedder(16)) as mem:
+        notes = stores.filtered_notes([f"fact number {i}" for i in range(120)])
+        facts = mem.remember_many(ref, notes)
+        store = mem._store
+        ids = [f.id for f in facts]
+        traits = store.run(lambda tx: store.facts.traits(tx, ref, ids), write=False)
+    hour = timedelta(hours=1)
+    kinds = [
+        *stores.six_filters(),
+        Filters(min_strength=0.5),  # the floor itself: those at 0.5 pass
+        Filters(created_after=stores.FILTERED_FROM + 30 * hour, min_strength=1.0),
+        Filters(created_after=stores.FILTERED_FROM, created_before=stores.FILTERED_FROM + 9 * hour),
+        Filters(verified_only=True),
+    ]
+    tested = 0
+    for filters in kinds:
+        test = on_traits(filters)
+        if filters.type is not None or filters.tags or filters.verified_only:
+            assert test is None, filters
+            continue
+        assert test is not None, filters
+        where, params = filter_sql(filters, ref.key)
+        kept = stores.rows(
+            target, f"SELECT f.id FROM facts f WHERE f.scope = ?{where}", (ref.key, *params)
+        )
+        assert {i for i, t in traits.items() if test(t)} == {r[0] for r in kept}, filters
+        tested += 1
+    assert tested == 5
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -186,13 +186,26 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
         return as_set(t, statement, params)
 
     monkeypatch.setattr(store_module, "as_set", read_as_set)
-    # most pass a strength floor (none read); too few of the best are of the type (every
-    # passing row read once); 40 come before hour 40, few (read once, as the set)
-    for (kept, read), rows_read in zip(stores.FEW_CASES, (0, 1, 1), strict=True):
+    from engram.storage.sql import passing
+
+    sought: list[str] = []  # the best sought by a statement to learn which pass
+    seek = passing.Passing._kept
+
+    def seeking(self: Any, column: str, values: Any) -> Any:
+        sought.append(column)
+        return seek(self, column, values)
+
+    monkeypatch.setattr(passing.Passing, "_kept", seeking)
+    # most pass a strength floor (none read; the best tested on their traits, not sought);
+    # too few of the best are of the type (sought; every passing row read once); 40 come
+    # before hour 40, few (read once, as the set)
+    for (kept, read), rows_read, seeks in zip(stores.FEW_CASES, (0, 1, 1), (0, 1, 0), strict=True):
         reads.clear()
         row_reads.clear()
+        sought.clear()
         got = stores.text_candidates(fast, BIG, ["camera"], kept, 10)
         assert len(row_reads) == rows_read, (kept, row_reads)
+        assert len(sought) == seeks, (kept, sought)
         assert got == stores.text_candidates(slow, BIG, ["camera"], kept, 10)
         assert got and len(reads) == read, kept
 

@@ -1,9 +1,13 @@
-"""Recall filters as SQL, shared by both backends (only the placeholder differs)."""
+"""Recall filters as SQL, shared by both backends (only the placeholder differs), and as
+a test of a candidate's traits where those carry every filter."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engram.core.clock import to_us
 from engram.core.models import Filters
+from engram.core.ranking import Traits
 
 # A fact's strength until feedback moves it: most facts keep it, and the index of a
 # scope's facts by strength (``facts_by_strength``) holds only the others.
@@ -18,6 +22,23 @@ def floor_alone(filters: Filters) -> float | None:
     if floor is None or floor > DEFAULT_STRENGTH:
         return None
     return floor if filters == Filters(min_strength=floor) else None
+
+
+def on_traits(filters: Filters) -> Callable[[Traits], bool] | None:
+    """Whether a candidate passes ``filters``, read from its traits (its time and its
+    strength, as its row holds them), where no other filter is set; else None."""
+    if filters.type is not None or filters.tags or filters.verified_only:
+        return None
+    after, before, floor = filters.created_after, filters.created_before, filters.min_strength
+
+    def passes(traits: Traits) -> bool:
+        return (
+            (after is None or traits.at > after)
+            and (before is None or traits.at < before)
+            and (floor is None or traits.strength >= floor)
+        )
+
+    return passes
 
 
 def other_strength(alias: str) -> str:

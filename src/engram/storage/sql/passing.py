@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
-from engram.storage.filters import filter_sql, floor_alone, other_strength
+from engram.storage.filters import filter_sql, floor_alone, on_traits, other_strength
 from engram.storage.sql.tx import SQLTx
 
 FEW = 20_000
@@ -73,6 +73,7 @@ class Passing(Generic[R]):
         self._where, self._params = filter_sql(filters, scope.key)
         self._selected = selected(filters, scope.key)  # the statement the tests read
         self._counted = counted(filters, scope.key, FEW)
+        self._on_traits = on_traits(filters)  # a candidate's traits tested, where they tell
 
     @classmethod
     def of(
@@ -100,9 +101,15 @@ class Passing(Generic[R]):
 
     def first(self, best: list[Candidate], asked: int, limit: int) -> list[Candidate] | None:
         """The first ``limit`` of ``best`` (a half's first ``asked``, in order) that pass;
-        None where fewer pass and ``best`` is cut short (more may follow)."""
-        kept = self._kept("id", [c.id for c in best])
-        found = [c for c in best if c.id in kept]
+        None where fewer pass and ``best`` is cut short (more may follow). A time or a
+        strength floor is tested on the candidates' traits where they carry them (a
+        statement by id took 1 ms of a SQLite recall, 2.4 of PostgreSQL's)."""
+        test = self._on_traits
+        if test is not None and all(c.traits is not None for c in best):
+            found = [c for c in best if c.traits is not None and test(c.traits)]
+        else:
+            kept = self._kept("id", [c.id for c in best])
+            found = [c for c in best if c.id in kept]
         return found[:limit] if len(found) >= limit or len(best) < asked else None
 
     def among(self, seqs: Sequence[int]) -> set[int]:

@@ -26,7 +26,8 @@ import numpy.typing as npt
 from engram.core.errors import EmbedderMismatch
 from engram.core.ranking import Candidate
 from engram.storage.copies import ScopeCopies
-from engram.storage.sql.dialect import cosines, sqlite_matrix
+from engram.storage.neighbours import usearch_module
+from engram.storage.sql.dialect import SQLITE_VECTOR, cosines, sqlite_matrix
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index.projection import PROJECT_ABOVE, Projection
 from engram.storage.sqlite.index.revision import follow
@@ -35,6 +36,10 @@ from engram.storage.sqlite.schema import change_mark
 DEFAULT_BUDGET_BYTES = 1 << 30
 CHUNK_ROWS = 20_000  # rows read, and scored, at a time
 ID_BYTES = 100  # what a copy counts for a fact's id
+# A scan scores exactly only what a search of the stored values shortlists, where its
+# rows are more than this many times the limit (and it asks this many times as many).
+SHORTLIST_FROM = 2
+SLACK = 1e-3  # a shortlist's cosine against the exact one: at most 2**-11 off, and sums'
 
 
 ROWS = "SELECT f.seq, f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
@@ -59,14 +64,18 @@ def scanned(
     among: list[int] | None = None,
 ) -> list[Candidate]:
     """The ``limit`` nearest of the scope's rows (those among the seqs ``among``, when
-    given), exact cosines, best first, ties by seq: read from the file ``CHUNK_ROWS`` at
-    a time, holding only the best, whose ids are read last. ``conn`` is inside a read
-    transaction."""
+    given: the scope's own, as a filter selected them), exact cosines, best first, ties
+    by seq: read from the file ``CHUNK_ROWS`` at a time, holding only the best, whose ids
+    are read last. ``conn`` is inside a read transaction."""
     seqs, scores = np.empty(0, np.int64), np.empty(0, np.float32)
     for rows in _chunks(conn, scope, among):
         found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        matrix = sqlite_matrix([r[1] for r in rows])
-        _same_width(matrix.shape[1], query)
+        blobs = [r[1] for r in rows]
+        _same_width(len(blobs[0]) // 2, query)
+        near = _shortlist(blobs, query, limit)
+        if near is not None:
+            found, blobs = found[near], [blobs[i] for i in near.tolist()]
+        matrix = sqlite_matrix(blobs)
         seqs = np.concatenate([seqs, found])
         scores = np.concatenate([scores, cosines(matrix, query)])
         best = np.lexsort((seqs, -scores))[:limit]
@@ -75,9 +84,38 @@ def scanned(
     return [Candidate(ids[s], float(x)) for s, x in zip(seqs.tolist(), scores, strict=True)]
 
 
+def _shortlist(blobs: list[bytes], query: Floats, limit: int) -> npt.NDArray[np.int64] | None:
+    """The positions in ``blobs`` (stored vectors) of every row that may be among the
+    ``limit`` nearest the query, found by usearch's exact search of the stored half
+    precision values (its SIMD kernels: 1.5 ms for 10,000 rows of 384 where converting
+    them to float32 and scoring took 5.4); None where every row is to be scored (few
+    rows, or no usearch). The query is rounded to half precision there, which moves a
+    unit row's cosine by at most 2**-11, so each row within twice :data:`SLACK` of the
+    ``limit``-th score found is kept: every row of the exact ``limit`` nearest is."""
+    if len(blobs) <= SHORTLIST_FROM * limit or (module := usearch_module()) is None:
+        return None
+    matrix = np.frombuffer(b"".join(blobs), SQLITE_VECTOR).reshape(len(blobs), -1)
+    half = query.astype(SQLITE_VECTOR)
+    count = SHORTLIST_FROM * limit
+    while True:
+        found = module.search(matrix, half, count, module.MetricKind.Cos, exact=True, threads=1)
+        scores = 1.0 - np.asarray(found.distances, np.float64)
+        floor = scores[limit - 1] - 2 * SLACK
+        if count >= len(blobs) or scores[-1] < floor:
+            near: npt.NDArray[np.int64] = np.asarray(found.keys, np.int64)[scores >= floor]
+            return near
+        count = min(len(blobs), count * SHORTLIST_FROM)
+
+
 # A scan's rows: their seqs and vectors (ids are read for the best only: a third less).
 _SCAN = "SELECT f.seq, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
 _IDS = "SELECT seq, id FROM facts WHERE seq IN (SELECT value FROM json_each(?))"
+# Given seqs (a filter's, selected in the scope), their vectors alone, each by its row
+# number: joined to the facts to check the scope again, 9,999 scattered rows of a 1M
+# scope took 71 to 79 ms, read alone 36 to 46.
+_GIVEN = (
+    "SELECT v.fact, v.vector FROM fact_vectors v WHERE v.fact IN (SELECT value FROM json_each(?))"
+)
 
 
 def _chunks(conn: sqlite3.Connection, scope: str, among: list[int] | None) -> Iterator[list[Any]]:
@@ -88,7 +126,7 @@ def _chunks(conn: sqlite3.Connection, scope: str, among: list[int] | None) -> It
         return
     for at in range(0, len(among), CHUNK_ROWS):
         chunk = json.dumps(among[at : at + CHUNK_ROWS])
-        if rows := conn.execute(f"{_SCAN}WHERE {AMONG}", (scope, chunk)).fetchall():
+        if rows := conn.execute(_GIVEN, (chunk,)).fetchall():
             yield rows
 
 

@@ -53,6 +53,7 @@ class MemoryModel(RuleBasedStateMachine):
             self.plain._store.index.approximate.above = 1 << 62
         self.scopes = list(BASE)  # forks add their children
         self.facts: dict[ResourceRef, dict[str, str]] = {s: {} for s in BASE}  # id -> text
+        self.strengths: dict[str, float] = {}  # id -> the strength it was first written with
         self.working: dict[ResourceRef, dict[str, int]] = {s: {} for s in BASE}
 
     def draw_fact(self, data: st.DataObject, scope: ResourceRef) -> str:
@@ -68,12 +69,13 @@ class MemoryModel(RuleBasedStateMachine):
             self.plain.close()
         self.cleanup()
 
-    @rule(scope=scopes, text=texts)
-    def remember(self, scope: ResourceRef, text: str) -> None:
-        fact = self.mem.remember(scope, text)
+    @rule(scope=scopes, text=texts, strength=st.sampled_from([0.5, 1.0, 1.0, 2.0]))
+    def remember(self, scope: ResourceRef, text: str, strength: float) -> None:
+        fact = self.mem.remember(scope, text, strength=strength)
         same = [i for i, t in self.facts[scope].items() if t == text]
         assert same == [] or same == [fact.id]  # the same text returns the stored fact
         self.facts[scope][fact.id] = text
+        self.strengths.setdefault(fact.id, strength)  # the stored fact keeps its own
 
     @precondition(lambda self: any(self.facts.values()))
     @rule(data=st.data())
@@ -123,9 +125,13 @@ class MemoryModel(RuleBasedStateMachine):
         have = set(self.facts[result.ref].values())
         assert result.facts_copied == len(set(self.facts[parent].values()) - have)
         texts_by_id = {f.content: f.id for f in self.mem.facts(result.ref, limit=1000).facts}
+        strength = {t: self.strengths[i] for i, t in self.facts[parent].items()}
+        strength.update({t: self.strengths[i] for i, t in self.facts[result.ref].items()})
         self.facts[result.ref] = {
             texts_by_id[t]: t for t in have | set(self.facts[parent].values())
         }
+        for fact_id, text in self.facts[result.ref].items():  # a copy keeps its strength
+            self.strengths[fact_id] = strength[text]
         self.working[result.ref].update(self.working[parent])
 
     @rule(scope=scopes, key=keys, value=st.integers(0, 9))
@@ -154,6 +160,14 @@ class MemoryModel(RuleBasedStateMachine):
                 assert {h.fact.id for h in hits} <= set(self.facts[scope])
                 if mode == "vector":
                     assert len(hits) == len(self.facts[scope])
+
+    @invariant()
+    def a_strength_floor_keeps_the_facts_at_or_above_it(self) -> None:
+        for scope in self.scopes:
+            for floor in (0.5, 0.8, 1.0, 1.5):
+                hits = self.mem.recall(scope, "red", top_k=100, mode="vector", min_strength=floor)
+                strong = {i for i in self.facts[scope] if self.strengths[i] >= floor}
+                assert {h.fact.id for h in hits} == strong, floor
 
     @invariant()
     def memory_ranks_as_the_statement(self) -> None:

@@ -92,9 +92,11 @@ _ERASED = "UPDATE scope_state SET erasures = erasures + 1 WHERE scope = {scope};
 # its leaving the table or the trash takes its feedback and queues what is derived from
 # it, row by row.
 _POSTGRES_ROW_LEFT = "AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {function}()"
+# SQLite's migration 34 and PostgreSQL's 28 undone: no index of facts by strength (on
+# PostgreSQL every chain starts with it, and some include it twice, hence IF EXISTS).
+BEFORE_STRENGTH_INDEX = ("DROP INDEX IF EXISTS facts_by_strength",)
 POSTGRES_BEFORE_FACT_TRIGGERS = (
-    # migration 28 undone first (as SQLite's 34): no index of facts by strength
-    "DROP INDEX IF EXISTS facts_by_strength",
+    *BEFORE_STRENGTH_INDEX,  # migration 28 undone first
     # then 27: a fact that comes is queued for the graph row by row
     "DROP TRIGGER facts_ai_graph ON facts",
     "DROP FUNCTION engram_facts_came()",
@@ -144,9 +146,6 @@ POSTGRES_BEFORE_GRAPH_STATEMENTS = (
     "CREATE TRIGGER mentions_ad_graph AFTER DELETE ON mentions "
     "FOR EACH ROW WHEN (OLD.grounds = 1) EXECUTE FUNCTION engram_grounding_left()",
 )
-# SQLite's migration 34 and PostgreSQL's 28 undone: no index of facts by strength (on
-# PostgreSQL a chain's head drops it already, hence IF EXISTS).
-BEFORE_STRENGTH_INDEX = ("DROP INDEX IF EXISTS facts_by_strength",)
 # SQLite's migration 32 and PostgreSQL's 24 undone: no index of a type or of verified facts.
 BEFORE_FILTER_INDEXES = (
     *BEFORE_STRENGTH_INDEX,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 import engram
 from engram import ResourceRef
+from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectors
 
 REF = ResourceRef("scanned")

@@ -197,17 +197,22 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
 
     monkeypatch.setattr(passing.Passing, "_kept", seeking)
     # most pass a strength floor (none read; the best tested on their traits, not sought);
-    # too few of the best are of the type (sought; every passing row read once); 40 come
+    # too few of the best are of the type (sought, then sought again among as many again:
+    # enough there, or, asked only twice as many, every passing row read once); 40 come
     # before hour 40, few (read once, as the set)
-    for (kept, read), rows_read, seeks in zip(stores.FEW_CASES, (0, 1, 1), (0, 1, 0), strict=True):
-        reads.clear()
-        row_reads.clear()
-        sought.clear()
-        got = stores.text_candidates(fast, BIG, ["camera"], kept, 10)
-        assert len(row_reads) == rows_read, (kept, row_reads)
-        assert len(sought) == seeks, (kept, sought)
-        assert got == stores.text_candidates(slow, BIG, ["camera"], kept, 10)
-        assert got and len(reads) == read, kept
+    rows_read = ((0, 0), (0, 1), (1, 1))
+    seeks = ((0, 0), (2, 2), (0, 0))
+    for (kept, *read), rows, seek_count in zip(stores.FEW_CASES, rows_read, seeks, strict=True):
+        for at, first_best in enumerate((4, 2)):
+            monkeypatch.setattr(passing, "FIRST_BEST", first_best)
+            reads.clear()
+            row_reads.clear()
+            sought.clear()
+            got = stores.text_candidates(fast, BIG, ["camera"], kept, 10)
+            assert len(row_reads) == rows[at], (kept, first_best, row_reads)
+            assert len(sought) == seek_count[at], (kept, first_best, sought)
+            assert got == stores.text_candidates(slow, BIG, ["camera"], kept, 10)
+            assert got and len(reads) == read[at], (kept, first_best)
 
 
 def test_a_filtered_statement_runs_its_match_once_before_the_filter_s_facts(

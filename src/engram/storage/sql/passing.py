@@ -4,9 +4,11 @@ A filter narrows which facts answer, never how they score. Where few facts pass,
 row numbers are read once and a half ranks among them. Where many pass, reading every
 row number costs more than the recall (a strength floor all 1.15M facts of a SQLite scope
 pass: 470 ms of a 500 ms recall), so a half asks for its best ``FIRST_BEST`` times as
-many as it wants and keeps those that pass, in its order; only where too few of those
-pass are the row numbers read. Asking the best first cost a narrow filter 20 to 35 ms
-more than its few rows (BENCHMARKS.md), hence the count first.
+many as it wants and keeps those that pass, in its order (a time or a strength floor
+tested on the traits the candidates carry); only where too few of those pass, even
+asked again as wide again, are the row numbers read. Asking the best first cost a
+narrow filter 20 to 35 ms more than its few rows (BENCHMARKS.md), hence the count first
+(a strength floor that keeps the default strength counted by the facts it drops).
 """
 
 from __future__ import annotations

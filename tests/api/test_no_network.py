@@ -64,6 +64,19 @@ with engram.open(sys.argv[1]) as mem:
 """
 
 
+# Another embedder than the local model, and a scope searched through its vector graph:
+# usearch's loading loads onnxruntime too (which must come first), and did so with its
+# telemetry on, writing its device id and session file.
+GRAPH = """
+import sys, engram
+with engram.open(sys.argv[1], embedder=engram.HashingEmbedder(64), vector_index_above=10) as mem:
+    ref = engram.ResourceRef("user-42")
+    mem.remember_many(ref, [f"Ana drank tea number {i} at {i * 7} past" for i in range(40)])
+    assert mem.recall(ref, "tea", mode="vector")
+    assert {"usearch.compiled", "onnxruntime"} <= set(sys.modules), "the graph was not read"
+"""
+
+
 def _work(http: httpx.Client) -> None:
     """Every kind of work the service does: working memory, facts, recall, conversations,
     documents (Markdown, HTML, a PDF upload), the graph, tools, MCP, health,
@@ -155,6 +168,10 @@ def test_nothing_is_written_outside_the_store_s_folder(tmp_path: Path) -> None:
         text=True,
         timeout=PATIENCE,
     )
+    assert done.returncode == 0, done.stderr
+    assert _written(home, temp) == []
+    searched = [sys.executable, "-c", GRAPH, str(store / "graph.db")]
+    done = subprocess.run(searched, env=env, capture_output=True, text=True, timeout=PATIENCE)
     assert done.returncode == 0, done.stderr
     assert _written(home, temp) == []
     env["ENGRAM_DB_PATH"] = str(store / "served.db")

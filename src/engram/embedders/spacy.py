@@ -6,7 +6,7 @@ Give it a loaded ``spacy.Language`` (used as it is: ``spacy.blank("en")`` with a
 of an installed pipeline package or a pipeline's directory, loaded with ``spacy.load``
 on first use. Nothing is ever downloaded: ``spacy.load`` reads only what is installed,
 engram never calls spaCy's download command, and a transformer pipeline's loading is
-kept off the Hugging Face Hub (``offline.py``). The official pipelines are not on PyPI:
+kept off the Hugging Face Hub (:mod:`engram.offline`). The official pipelines are not on PyPI:
 install one from spaCy's own releases, or pass a pipeline loaded from a directory.
 
 The name is checked when the recogniser is made, without importing spaCy (1.3 s here):
@@ -35,10 +35,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engram import offline
 from engram.core import installing
 from engram.core.errors import CapabilityMissing, InvalidInput, UpstreamFailure
 from engram.core.ports import Span
-from engram.embedders import offline
 
 if TYPE_CHECKING:
     from spacy.language import Language

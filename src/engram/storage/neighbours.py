@@ -14,12 +14,13 @@ against the stored vectors.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from engram import offline
 
 # A node's links (half those of recall's graph) and the candidates explored adding and
 # searching a vector: every pair at cosine 0.95 of a 100k template corpus found, in
@@ -30,14 +31,9 @@ SEARCH_AT_ONCE = 10_000  # vectors searched in one call
 
 
 def usearch_module() -> Any:
-    """usearch's index module; None where it is not installed.
-
-    onnxruntime's native library is loaded first where it is installed: loaded after
-    usearch's, onnxruntime crashes the process (a segmentation fault) at its first
-    session, which is the local model's (``tests/test_approximate_index.py`` runs the
-    two in that order)."""
-    if importlib.util.find_spec("onnxruntime") is not None:
-        import onnxruntime  # noqa: F401
+    """usearch's index module; None where it is not installed. onnxruntime is loaded
+    before it (:func:`engram.offline.before_usearch`)."""
+    offline.before_usearch()
     try:
         import usearch.index
     except ImportError:

@@ -580,9 +580,9 @@ def six_filters() -> list[Filters]:
 
 # With FEW at 50, over :func:`filtered_notes` and 30 tagged "camera report" notes: each
 # filter and how often it reads every passing row number for the best ten of "camera",
-# with the best asked FIRST_BEST (4) times as many and then as many again, and with
-# that 2: a strength floor most pass (never), a type none of the best 30 have (never:
-# enough of the best 160 have it; once where the best 40 are the widest asked), 40
+# with the best asked FIRST_BEST (4) times as many and then wider (ASKS 2), and asked
+# once (ASKS 1): a strength floor most pass (never), a type none of the best 30 have
+# (never: enough of a wider best have it; once where the best 40 are the only ask), 40
 # before a time (never: they are few, the set).
 FEW_CASES = (
     (Filters(min_strength=0.8), 0, 0),

@@ -345,6 +345,32 @@ def test_a_filter_is_answered_exactly(pair: tuple[engram.Memory, engram.Memory])
         same_hits(found, recalled(exact, query, tags=["t"]))
 
 
+def test_a_tag_a_twentieth_have_is_found_among_a_best_asked_as_wide_as_its_share_says(
+    pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recall's vector half wants 50; every twentieth of 1,000 facts is tagged. Its
+    best 200 hold about 10 of them, and four times as wide, 800, about 40: every passing
+    row number was read then. As wide as the share seen says holds 50 and half as many
+    again is the whole graph, which holds all 50: no row number read, and the answers
+    are exact search's."""
+    from engram.storage.sql import passing
+
+    indexed, exact = pair
+    indexed.remember_many(
+        REF, [Note(sentence(i), tags=("some",) if i % 20 == 0 else ()) for i in range(1_000)]
+    )
+    built(indexed)
+    monkeypatch.setattr(approximate, "OVERSAMPLE", 100)  # the graph's best, not the file
+    reads = stores.count_passing_rows(monkeypatch, 10)
+    for margin, read in ((passing.MARGIN, 0), (0.0, len(QUERIES))):  # 0: four times alone
+        monkeypatch.setattr(passing, "MARGIN", margin)
+        reads.clear()
+        answers = {query: recalled(indexed, query, tags=["some"]) for query in QUERIES}
+        assert len(reads) == read, margin
+        for query, found in answers.items():
+            same_hits(found, recalled(exact, query, tags=["some"]))
+
+
 def test_a_filter_s_rows_are_scored_where_fewer_than_the_graph_would_give(
     pair: tuple[engram.Memory, engram.Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -297,12 +297,44 @@ def test_postgres_postings_rank_a_filter_s_facts_as_the_statement(
 
         reads = stores.count_passing_rows(monkeypatch, 50)
         for kept, *read in stores.FEW_CASES:
-            for first_best, expected in zip((4, 2), read, strict=True):
-                monkeypatch.setattr(passing, "FIRST_BEST", first_best)
+            for asks, expected in zip((2, 1), read, strict=True):
+                monkeypatch.setattr(passing, "ASKS", asks)
                 reads.clear()
                 fast, slow = both(["camera"], kept, 10)
                 same(fast, slow, kept)
-                assert fast and len(reads) == expected, (kept, first_best)
+                assert fast and len(reads) == expected, (kept, asks)
+
+
+def test_postgres_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as_its_share_says(
+    postgres_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on SQLite (``test_textindex``): every note holds "camera" at one score, every
+    twentieth is a plan; 2 of the best 40 are, so the next ask is 300 (15 plans), where
+    four times as wide, 160, held 8 of the 10 wanted and every plan's row was read."""
+    from engram.storage.postgres import fulltext
+    from engram.storage.sql import passing
+
+    ref = ResourceRef("twentieth")
+    plans = Filters(type="plan")
+    with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(64)) as mem:
+        store = mem._store
+        assert isinstance(store, PostgresStore)
+        notes = [
+            Note(f"camera note {i}", type="plan" if i % 20 == 0 else None) for i in range(1000)
+        ]
+        mem.remember_many(ref, notes)
+        with monkeypatch.context() as statement:
+            statement.setattr(fulltext, "_from_postings", lambda *a: None)
+            expected = stores.text_candidates(store, ref, ["camera"], plans, 10)
+        assert len(expected) == 10
+        reads = stores.count_passing_rows(monkeypatch, 10)
+        for margin, rows in ((passing.MARGIN, 0), (0.0, 1)):  # 0: four times as wide alone
+            monkeypatch.setattr(passing, "MARGIN", margin)
+            reads.clear()
+            found = stores.text_candidates(store, ref, ["camera"], plans, 10)
+            assert [c.id for c in found] == [c.id for c in expected], margin
+            assert all(c.traits is not None for c in found)  # the postings', not the statement's
+            assert len(reads) == rows, margin
 
 
 def test_postgres_postings_copied_in_a_process_follow_every_change_to_the_scope(

@@ -197,22 +197,60 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
 
     monkeypatch.setattr(passing.Passing, "_kept", seeking)
     # most pass a strength floor (none read; the best tested on their traits, not sought);
-    # too few of the best are of the type (sought, then sought again among as many again:
-    # enough there, or, asked only twice as many, every passing row read once); 40 come
-    # before hour 40, few (read once, as the set)
+    # too few of the best are of the type (sought, then sought again among a wider best:
+    # enough there, or, asked only once, every passing row read once); 40 come before
+    # hour 40, few (read once, as the set)
     rows_read = ((0, 0), (0, 1), (1, 1))
-    seeks = ((0, 0), (2, 2), (0, 0))
+    seeks = ((0, 0), (2, 1), (0, 0))
     for (kept, *read), rows, seek_count in zip(stores.FEW_CASES, rows_read, seeks, strict=True):
-        for at, first_best in enumerate((4, 2)):
-            monkeypatch.setattr(passing, "FIRST_BEST", first_best)
+        for at, asks in enumerate((2, 1)):
+            monkeypatch.setattr(passing, "ASKS", asks)
             reads.clear()
             row_reads.clear()
             sought.clear()
             got = stores.text_candidates(fast, BIG, ["camera"], kept, 10)
-            assert len(row_reads) == rows[at], (kept, first_best, row_reads)
-            assert len(sought) == seek_count[at], (kept, first_best, sought)
+            assert len(row_reads) == rows[at], (kept, asks, row_reads)
+            assert len(sought) == seek_count[at], (kept, asks, sought)
             assert got == stores.text_candidates(slow, BIG, ["camera"], kept, 10)
-            assert got and len(reads) == read[at], (kept, first_best)
+            assert got and len(reads) == read[at], (kept, asks)
+
+
+def test_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as_its_share_says(
+    indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every note holds "camera" at one score, so the best are the oldest; every
+    twentieth is a plan. Of the best 40, 2 are plans; four times as wide, 160, hold 8
+    of the 10 wanted, where every passing row number was read; as wide as 2 in 40 says
+    holds 10 and half as many again, 300, hold 15. Only the plans' rows are read."""
+    from engram.storage.sql import passing
+
+    mem, fast, slow = indexed_and_plain
+    mem.remember_many(
+        BIG, [Note(f"camera note {i}", type="plan" if i % 20 == 0 else None) for i in range(1000)]
+    )
+    plans = Filters(type="plan")
+    reads = stores.count_passing_rows(monkeypatch, 10)  # 50 plans: more than few
+    read: list[int] = []
+    candidates = textindex._candidates
+
+    def reading(conn: Any, scope: str, seqs: list[int], scores: list[float]) -> Any:
+        read.extend(seqs)
+        return candidates(conn, scope, seqs, scores)
+
+    monkeypatch.setattr(textindex, "_candidates", reading)
+    expected = stores.text_candidates(slow, BIG, ["camera"], plans, 10)
+    assert len(expected) == 10
+    for margin, rows in ((passing.MARGIN, 0), (0.0, 1)):  # 0: four times as wide alone
+        monkeypatch.setattr(passing, "MARGIN", margin)
+        reads.clear()
+        read.clear()
+        assert stores.text_candidates(fast, BIG, ["camera"], plans, 10) == expected
+        assert len(reads) == rows, margin
+    monkeypatch.setattr(passing, "MARGIN", 1.5)
+    read.clear()
+    stores.text_candidates(fast, BIG, ["camera"], plans, 10)
+    typed = "SELECT seq FROM facts WHERE type = 'plan'"
+    assert read and set(read) <= {r[0] for r in stores.rows(fast.db.path, typed)}
 
 
 def test_a_filtered_statement_runs_its_match_once_before_the_filter_s_facts(

@@ -6,7 +6,8 @@ row number costs more than the recall (a strength floor all 1.15M facts of a SQL
 pass: 470 ms of a 500 ms recall), so a half asks for its best ``FIRST_BEST`` times as
 many as it wants and keeps those that pass, in its order (a time or a strength floor
 tested on the traits the candidates carry); only where too few of those pass, even
-asked again as wide again, are the row numbers read. Asking the best first cost a
+asked again as wide as the share that passed says (:func:`wider`), are the row numbers
+read. Asking the best first cost a
 narrow filter 20 to 35 ms more than its few rows (BENCHMARKS.md), hence the count first
 (a strength floor that keeps the default strength counted by the facts it drops).
 """
@@ -14,6 +15,7 @@ narrow filter 20 to 35 ms more than its few rows (BENCHMARKS.md), hence the coun
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Generic, TypeVar
 
@@ -25,6 +27,30 @@ from engram.storage.sql.tx import SQLTx
 
 FEW = 20_000
 FIRST_BEST = 4
+ASKS = 2  # how many times a half's best is asked for before every passing row is read
+MARGIN = 1.5  # the next ask holds this many times what the share seen passing says
+
+
+def wider(limit: int, asked: int, passed: int) -> int:
+    """How many of a half's best to ask for next, where ``passed`` of its best ``asked``
+    passed a filter and ``limit`` are wanted: ``FIRST_BEST`` times ``asked``, or more
+    where the share that passed says it holds fewer than ``limit`` (as many as that share
+    says hold them, half as many again). Four times as wide found enough under half a
+    100k scope's time (12 full-text questions of 100 read 50,000 row numbers after their
+    best 200; asked 800, none did), but not a type a twentieth of a 1M scope has (about
+    40 of 800), which then read its 50,000 rows."""
+    wide = FIRST_BEST * asked
+    return wide if passed == 0 else max(wide, -(-int(MARGIN * limit * asked) // passed))
+
+
+@dataclass(frozen=True, slots=True)
+class Sifted:
+    """Those of a half's best that pass a filter, in its order, and whether that best was
+    all the half has (fewer than were asked for: asking wider finds no more)."""
+
+    found: list[Candidate]
+    complete: bool
+
 
 # Row numbers as a backend holds them for its halves (SQLite: a set; PostgreSQL: an array).
 R = TypeVar("R", bound=Collection[int])
@@ -87,39 +113,47 @@ class Passing(Generic[R]):
         return None if filters.empty else cls(t, scope, filters, read, count_first=count_first)
 
     def ranked(
-        self, rank: Callable[[int, R | None], list[Candidate] | None], limit: int
+        self,
+        rank: Callable[[int, R | None], list[Candidate] | None],
+        limit: int,
+        sift: Callable[[int], Sifted | None] | None = None,
     ) -> list[Candidate] | None:
         """``rank``'s best ``limit`` that pass (``rank(n, among)``: a half's best ``n``
         among those row numbers, None for every row; None where it cannot answer): among
-        the few, else the first passing of its best, asked once more as wide again where
-        too few of those pass, else among every passing row (under half a 100k scope's
-        time, 12 questions of 100 found too few among their best 200 and read 50,000 row
-        numbers; asked 800, none did)."""
+        the few, else the first passing of its best, asked ``FIRST_BEST`` times ``limit``
+        and then as :func:`wider` says, else among every passing row. ``sift(n)``, where
+        the half has one: those of its best ``n`` that pass, sought before their rows are
+        read (None where it cannot answer), for a filter the candidates' traits cannot
+        test (a type, tags, verified facts: a 1M scope's best 1,500 read, then sought by
+        id, for the 75 of a type a twentieth has)."""
         if self.few is not None:
             return rank(limit, self.few)
+        if self._on_traits is not None:
+            sift = None  # its best read with their traits, and tested on them
         asked = FIRST_BEST * limit
-        for _ in range(2):
-            best = rank(asked, None)
-            if best is None:
+        for _ in range(ASKS):
+            if sift is not None:
+                sifted = sift(asked)
+            elif (best := rank(asked, None)) is not None:
+                sifted = Sifted(self.passed(best), complete=len(best) < asked)
+            else:
+                sifted = None
+            if sifted is None:
                 return None
-            found = self.first(best, asked, limit)
-            if found is not None:
-                return found
-            asked *= FIRST_BEST
+            if len(sifted.found) >= limit or sifted.complete:
+                return sifted.found[:limit]
+            asked = wider(limit, asked, len(sifted.found))
         return rank(limit, self.rows)
 
-    def first(self, best: list[Candidate], asked: int, limit: int) -> list[Candidate] | None:
-        """The first ``limit`` of ``best`` (a half's first ``asked``, in order) that pass;
-        None where fewer pass and ``best`` is cut short (more may follow). A time or a
-        strength floor is tested on the candidates' traits where they carry them (a
-        statement by id took 1 ms of a SQLite recall, 2.4 of PostgreSQL's)."""
+    def passed(self, best: list[Candidate]) -> list[Candidate]:
+        """Those of ``best`` that pass, in its order. A time or a strength floor is tested
+        on the candidates' traits where they carry them (a statement by id took 1 ms of a
+        SQLite recall, 2.4 of PostgreSQL's)."""
         test = self._on_traits
         if test is not None and all(c.traits is not None for c in best):
-            found = [c for c in best if c.traits is not None and test(c.traits)]
-        else:
-            kept = self._kept("id", [c.id for c in best])
-            found = [c for c in best if c.id in kept]
-        return found[:limit] if len(found) >= limit or len(best) < asked else None
+            return [c for c in best if c.traits is not None and test(c.traits)]
+        kept = self._kept("id", [c.id for c in best])
+        return [c for c in best if c.id in kept]
 
     def among(self, seqs: Sequence[int]) -> set[int]:
         """Those of the scope's row numbers ``seqs`` that pass."""

@@ -23,7 +23,7 @@ from engram.storage.rows import (
 )
 from engram.storage.sql.dialect import sqlite_vector
 from engram.storage.sql.graph import queue_selected
-from engram.storage.sql.passing import FIRST_BEST, Passing
+from engram.storage.sql.passing import ASKS, FIRST_BEST, Passing, wider
 from engram.storage.sql.queries import TRASH_COLUMNS
 from engram.storage.sql.store import SQLStore
 from engram.storage.sql.tables import FactTable
@@ -267,7 +267,9 @@ class SQLiteCandidates:
             ranked = self._index.ranked(conn, scope.key, terms, limit)
         else:
             ranked = passing.ranked(
-                lambda n, among: self._index.ranked(conn, scope.key, terms, n, among), limit
+                lambda n, among: self._index.ranked(conn, scope.key, terms, n, among),
+                limit,
+                lambda n: self._index.ranked_passing(conn, scope.key, terms, n, passing.among),
             )
         if ranked is not None:
             return ranked
@@ -302,20 +304,24 @@ class SQLiteCandidates:
     ) -> list[Candidate]:
         """The vector half; ``passing``: the filters' facts (None: no filter). A scope
         searched through its graph keeps the first passing facts of its best (reading
-        only those from the file), and reads the filter's rows only where too few of
+        only those from the file), asked as wide as the full-text half asks
+        (:meth:`Passing.ranked`), and reads the filter's rows only where too few of
         those pass."""
         if passing is None:
             return self._index.nearest(conn, scope.key, vector, None, limit)
         if passing.few is None and self._index.by_graph(_facts_in(conn, scope.key)):
             asked = FIRST_BEST * limit
-            found = self._index.nearest_passing(conn, scope.key, vector, asked, passing.among)
-            if found is None:  # searched exactly: its best, then those that pass
-                best = self._index.nearest(conn, scope.key, vector, None, asked)
-                found = passing.first(best, asked, limit)
-            elif len(found) < limit:
-                found = None
-            if found is not None:
-                return found[:limit]
+            for _ in range(ASKS):
+                found = self._index.nearest_passing(conn, scope.key, vector, asked, passing.among)
+                if found is None:  # searched exactly (no graph yet): once, then the rows
+                    best = self._index.nearest(conn, scope.key, vector, None, asked)
+                    found = passing.passed(best)
+                    if len(found) >= limit or len(best) < asked:
+                        return found[:limit]
+                    break
+                if len(found) >= limit:
+                    return found[:limit]
+                asked = wider(limit, asked, len(found))
         return self._index.nearest(conn, scope.key, vector, passing.rows, limit)
 
     def both(

@@ -22,6 +22,7 @@ from engram.storage.sqlite.schema import scope_facts
 
 if TYPE_CHECKING:
     from engram.core.ports import Vectors
+    from engram.storage.sql.passing import Sifted
     from engram.storage.sqlite.index.approximate import ApproximateIndex
     from engram.storage.sqlite.index.textindex import TextIndex
     from engram.storage.sqlite.index.vectors import VectorIndex
@@ -101,6 +102,18 @@ class RecallIndex:
         None when the scope is too small to keep postings for (or the terms need the
         statement)."""
         return self.texts.search(conn, scope, terms, limit, allowed)
+
+    def ranked_passing(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        terms: Sequence[str],
+        asked: int,
+        passes: Callable[[list[int]], set[int]],
+    ) -> Sifted | None:
+        """Those of the ``asked`` best full-text matches of ``terms`` in ``scope`` that
+        pass a filter (``passes``), only their rows read; None as :meth:`ranked`."""
+        return self.texts.search_passing(conn, scope, terms, asked, passes)
 
     def forget(self, scope: str) -> None:
         """Drops the scope's copies (an emptied scope), where loaded."""

@@ -60,6 +60,7 @@ from engram.storage import summed
 from engram.storage.background import Worker
 from engram.storage.copies import ScopeCopies
 from engram.storage.rows import TRAITS, to_traits
+from engram.storage.sql.passing import Sifted
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import SCOPE_TOKEN
 from engram.storage.sqlite.index import postings, revision, textbase
@@ -232,6 +233,40 @@ class TextIndex:
 
         ``conn`` must be inside a read transaction, so the state and rows agree.
         """
+        parts = self._parts(conn, scope, words)
+        if parts is None:
+            return None
+        if allowed is not None:  # a filter narrows which rows answer, not their scores
+            parts = summed.among(parts, allowed)
+        seqs, scores = summed.best(parts, limit)
+        return _candidates(conn, scope, seqs.tolist(), scores.tolist())
+
+    def search_passing(
+        self,
+        conn: sqlite3.Connection,
+        scope: str,
+        words: Sequence[str],
+        asked: int,
+        passes: Callable[[list[int]], Collection[int]],
+    ) -> Sifted | None:
+        """Those of the ``asked`` best facts of ``scope`` for ``words`` that pass a filter
+        (``passes``: of given row numbers, those that do), in order, only those rows read;
+        None when this index does not answer (as :meth:`search`)."""
+        parts = self._parts(conn, scope, words)
+        if parts is None:
+            return None
+        seqs, scores = summed.best(parts, asked)
+        best = seqs.tolist()
+        kept = passes(best) if best else set()
+        chosen = [(seq, x) for seq, x in zip(best, scores.tolist(), strict=True) if seq in kept]
+        found = _candidates(conn, scope, [seq for seq, _ in chosen], [x for _, x in chosen])
+        return Sifted(found, complete=len(best) < asked)
+
+    def _parts(
+        self, conn: sqlite3.Connection, scope: str, words: Sequence[str]
+    ) -> list[tuple[Ints, Floats]] | None:
+        """Each of ``words``' rows in ``scope`` and its score there, a part a word, as
+        :func:`engram.storage.summed.best` sums them; None when this index does not answer."""
         state = _state(conn, scope)
         if state is None or state[2] < self.index_above:
             self.forget(scope)
@@ -327,9 +362,7 @@ class TextIndex:
                     idf * ((counts * (K1 + 1.0)) / (counts + K1 * (1 - B + B * size / average))),
                 )
             )
-        if allowed is not None:  # a filter narrows which rows answer, not their scores
-            parts = summed.among(parts, allowed)
-        return _best(conn, scope, parts, limit)
+        return parts
 
     def _base(
         self, conn: sqlite3.Connection, scope: str, held: _ScopeTerms, facts: int
@@ -576,14 +609,13 @@ class _SecondReader:
             self._threads.shutdown()
 
 
-def _best(
-    conn: sqlite3.Connection, scope: str, parts: list[tuple[Ints, Floats]], limit: int
+def _candidates(
+    conn: sqlite3.Connection, scope: str, seqs: list[int], scores: list[float]
 ) -> list[Candidate]:
-    """The ``limit`` best rows by summed score (:func:`engram.storage.summed.best`), as
-    candidates named by their facts' ids, with their traits (read from the row the id is
-    read from, so that recall reads them no more)."""
-    seqs, scores = summed.best(parts, limit)
-    if not seqs.shape[0]:
+    """The rows ``seqs`` (scored ``scores``, in that order) as candidates named by their
+    facts' ids, with their traits (read from the row the id is read from, so that recall
+    reads them no more)."""
+    if not seqs:
         return []
     rows = {
         int(r[0]): r[1:]
@@ -591,11 +623,11 @@ def _best(
             f"SELECT seq, id, {TRAITS} FROM facts "
             "WHERE seq IN (SELECT value FROM json_each(?)) "
             "AND +scope = ?",  # by the seqs, never a walk of the scope's index
-            (json.dumps(seqs.tolist()), scope),
+            (json.dumps(seqs), scope),
         )
     }
     return [
         Candidate(str(rows[seq][0]), score, to_traits(rows[seq]))
-        for seq, score in zip(seqs.tolist(), scores.tolist(), strict=True)
+        for seq, score in zip(seqs, scores, strict=True)
         if seq in rows
     ]

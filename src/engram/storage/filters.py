@@ -3,7 +3,7 @@ a test of a candidate's traits where those carry every filter."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from engram.core.clock import to_us
 from engram.core.models import Filters
@@ -48,10 +48,12 @@ def other_strength(alias: str) -> str:
 
 
 def filter_sql(
-    filters: Filters, scope: str, alias: str = "f", mark: str = "?"
+    filters: Filters, scope: str, alias: str = "f", mark: str = "?", *, per_row: bool = False
 ) -> tuple[str, list[object]]:
     """A conjunction (starting with AND) restricting facts ``alias`` of ``scope`` to
-    ``filters``; ``mark`` is the driver's parameter placeholder."""
+    ``filters``; ``mark`` is the driver's parameter placeholder. ``per_row``: for given
+    rows (a half's best, by id), each tested by its own tags through their primary key;
+    else the scope's facts of the tags are gathered once (a statement over many facts)."""
     clauses: list[str] = []
     params: list[object] = []
     if filters.type is not None:
@@ -70,13 +72,32 @@ def filter_sql(
     if filters.created_before is not None:
         clauses.append(f"{alias}.created_at < {mark}")
         params.append(to_us(filters.created_before))
-    if filters.tags:
-        marks = ", ".join(mark for _ in filters.tags)
+    if filters.tags and per_row:
+        # Gathered once, a common tag's facts cost a 1M scope's recall 113 ms a test of
+        # its best 200; sought by each row, 0.35 ms.
+        clause, tagged = tags_of(f"{alias}.seq", filters.tags, mark)
+        clauses.append(clause)
+        params.extend(tagged)
+    elif filters.tags:
         # The scope as a value, not the outer row's: PostgreSQL ran a subquery tied to
         # the row once a fact (100,000 times in a 100k scope, 46 ms for no tagged fact).
         clauses.append(
             f"{alias}.seq IN (SELECT fact FROM fact_tags WHERE scope = {mark} "
-            f"AND tag IN ({marks}) GROUP BY fact HAVING count(*) = {mark})"
+            f"AND tag IN ({_marks(filters.tags, mark)}) GROUP BY fact HAVING count(*) = {mark})"
         )
         params.extend([scope, *filters.tags, len(filters.tags)])
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def tags_of(fact: str, tags: Sequence[str], mark: str = "?") -> tuple[str, list[object]]:
+    """The condition that the fact whose row number is ``fact`` (an expression) has
+    every one of ``tags`` (distinct), sought through the tags' key, and its parameters."""
+    clause = (
+        f"(SELECT count(*) FROM fact_tags u WHERE u.fact = {fact} "
+        f"AND u.tag IN ({_marks(tags, mark)})) = {mark}"
+    )
+    return clause, [*tags, len(tags)]
+
+
+def _marks(values: Sequence[str], mark: str) -> str:
+    return ", ".join(mark for _ in values)

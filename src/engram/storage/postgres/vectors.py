@@ -262,7 +262,8 @@ def search(
         wide = len(passing) > by_key
     if wide and ann_index is not None and iterates(conn):
         half = is_half(str(ann_index))
-        return _approximate(conn, scope, query, limit, through, half, (where, params))
+        tested = filter_sql(filters, scope, mark="%s", per_row=True)  # each fact it gives
+        return _approximate(conn, scope, query, limit, through, half, tested)
     among: tuple[object, ...]
     if not wide:  # the filter's own vectors, each read by its key
         if not passing:

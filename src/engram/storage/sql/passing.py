@@ -15,14 +15,14 @@ narrow filter 20 to 35 ms more than its few rows (BENCHMARKS.md), hence the coun
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
-from engram.storage.filters import filter_sql, floor_alone, on_traits, other_strength
+from engram.storage.filters import filter_sql, floor_alone, on_traits, other_strength, tags_of
 from engram.storage.sql.tx import SQLTx
 
 FEW = 20_000
@@ -64,6 +64,18 @@ def selected(filters: Filters, scope: str, mark: str = "?") -> tuple[str, list[o
     read through an index of its own (a type, verified facts, a time, tags, a strength
     above the default) but a strength floor at or under the default, which most facts
     pass, read with the scope's rows."""
+    if filters.tags:  # from the facts of its first tag, not each of the scope's tested
+        first, *rest = filters.tags
+        where, params = filter_sql(replace(filters, tags=()), scope, mark=mark)
+        also, tagged = tags_of("t.fact", rest, mark) if rest else ("", [])
+        return (
+            "SELECT t.fact AS seq FROM fact_tags t"
+            + (" JOIN facts f ON f.seq = t.fact" if where else "")  # the tags' index alone
+            + f" WHERE t.scope = {mark} AND t.tag = {mark}"
+            + (f" AND {also}" if also else "")
+            + where,
+            [scope, first, *tagged, *params],
+        )
     where, params = filter_sql(filters, scope, mark=mark)
     return f"SELECT f.seq FROM facts f WHERE f.scope = {mark}{where}", [scope, *params]
 
@@ -98,7 +110,7 @@ class Passing(Generic[R]):
         self._t, self._scope, self._read_rows = t, scope.key, read
         # a count where it is cheaper than reading the row numbers that pass
         self._count_first = count_first or floor_alone(filters) is not None
-        self._where, self._params = filter_sql(filters, scope.key)
+        self._where, self._params = filter_sql(filters, scope.key, per_row=True)  # by id
         self._selected = selected(filters, scope.key)  # the statement the tests read
         self._counted = counted(filters, scope.key, FEW)
         self._on_traits = on_traits(filters)  # a candidate's traits tested, where they tell

@@ -7,9 +7,9 @@ pass: 470 ms of a 500 ms recall), so a half asks for its best ``FIRST_BEST`` tim
 many as it wants and keeps those that pass, in its order (a time or a strength floor
 tested on the traits the candidates carry); only where too few of those pass, even
 asked again as wide as the share that passed says (:func:`wider`), are the row numbers
-read. Asking the best first cost a
-narrow filter 20 to 35 ms more than its few rows (BENCHMARKS.md), hence the count first
-(a strength floor that keeps the default strength counted by the facts it drops).
+read. Asking the best first cost a narrow filter 20 to 35 ms more than its few rows
+(BENCHMARKS.md), hence the count first (a strength floor that keeps the default
+strength counted by the facts it drops).
 """
 
 from __future__ import annotations

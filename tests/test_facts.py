@@ -294,14 +294,14 @@ def test_a_filter_s_facts_are_read_through_its_own_index(ref: ResourceRef, targe
     read_through_indexes()
 
 
-def test_a_filter_s_tags_are_read_from_the_first_tag_s_facts_and_sought_by_row(
+def test_a_filter_s_tags_are_read_from_the_tags_index_and_given_rows_by_their_own_key(
     ref: ResourceRef, target: Target
 ) -> None:
-    """Tags are read from the facts of the first tag (the tags' index alone where no
-    other filter is set), each further tag sought through the tags' key, and a half's
-    best are each tested through that key: gathered for the whole scope, a tag a fifth
-    of a 1M scope has cost 74 to 102 ms to count and 113 ms to test 200 candidates. Every
-    form keeps exactly the facts that have every tag and pass the rest."""
+    """The scope's facts of the tags are read from the tags' index (no fact row read
+    where tags are the only filter; several tags grouped there), and a half's best are
+    each tested through the tags' key: gathered for the whole scope, a tag a fifth of a
+    1M scope has cost 74 to 102 ms to count and 113 ms to test 200 candidates. Every form
+    keeps exactly the facts that have every tag and pass the rest."""
     from engram.storage.filters import filter_sql
     from engram.storage.sql.passing import FEW, counted, selected
 

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
-from engram.storage.filters import filter_sql, floor_alone, on_traits, other_strength, tags_of
+from engram.storage.filters import filter_sql, floor_alone, on_traits, other_strength
 from engram.storage.sql.tx import SQLTx
 
 FEW = 20_000
@@ -64,17 +64,19 @@ def selected(filters: Filters, scope: str, mark: str = "?") -> tuple[str, list[o
     read through an index of its own (a type, verified facts, a time, tags, a strength
     above the default) but a strength floor at or under the default, which most facts
     pass, read with the scope's rows."""
-    if filters.tags:  # from the facts of its first tag, not each of the scope's tested
-        first, *rest = filters.tags
+    if filters.tags:  # from the scope's facts of the tags, not each of the scope's tested
         where, params = filter_sql(replace(filters, tags=()), scope, mark=mark)
-        also, tagged = tags_of("t.fact", rest, mark) if rest else ("", [])
+        tags = list(filters.tags)
+        # one tag's facts come each once (its key), and stop at a count's limit; several
+        # are grouped (a further tag sought a row at a time cost PostgreSQL more)
+        every = "" if len(tags) == 1 else f" GROUP BY t.fact HAVING count(*) = {mark}"
         return (
             "SELECT t.fact AS seq FROM fact_tags t"
             + (" JOIN facts f ON f.seq = t.fact" if where else "")  # the tags' index alone
-            + f" WHERE t.scope = {mark} AND t.tag = {mark}"
-            + (f" AND {also}" if also else "")
-            + where,
-            [scope, first, *tagged, *params],
+            + f" WHERE t.scope = {mark} AND t.tag IN ({', '.join(mark for _ in tags)})"
+            + where
+            + every,
+            [scope, *tags, *params, *([len(tags)] if every else [])],
         )
     where, params = filter_sql(filters, scope, mark=mark)
     return f"SELECT f.seq FROM facts f WHERE f.scope = {mark}{where}", [scope, *params]

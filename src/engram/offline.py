@@ -54,7 +54,7 @@ def offline() -> None:
         os.environ.setdefault(name, value)
 
 
-def installed() -> bool:
+def has_onnxruntime() -> bool:
     """Whether onnxruntime is installed (found without importing it)."""
     return importlib.util.find_spec("onnxruntime") is not None
 
@@ -64,7 +64,7 @@ def onnxruntime_quiet() -> Any:
     not installed); CapabilityMissing where usearch's native library was loaded before
     it (by a program that imported usearch itself first), which would crash the process."""
     no_telemetry()
-    if USEARCH_NATIVE in sys.modules and "onnxruntime" not in sys.modules and installed():
+    if USEARCH_NATIVE in sys.modules and "onnxruntime" not in sys.modules and has_onnxruntime():
         raise CapabilityMissing(
             "the local embedding model cannot load in this process: usearch was imported "
             "before onnxruntime, and onnxruntime loaded after it crashes the process",
@@ -81,5 +81,5 @@ def before_usearch() -> None:
     """Called before usearch is imported: onnxruntime loaded first where it is installed
     (with its telemetry off), unless usearch's native library is loaded already, when
     loading it would crash the process."""
-    if USEARCH_NATIVE not in sys.modules and installed():
+    if USEARCH_NATIVE not in sys.modules and has_onnxruntime():
         onnxruntime_quiet()

@@ -266,13 +266,13 @@ def test_postgres_postings_rank_a_filter_s_facts_as_the_statement(
         mem.remember_many(ref, notes)
         mem.remember_many(ref, [Note(f"camera report t{i}", tags=("x",)) for i in range(30)])
         mem.remember_many(other, [Note(n.content, tags=("x",)) for n in notes[:80]])
-        ranked = fulltext._from_postings
 
         def both(terms: list[str], kept: Filters, limit: int) -> tuple[list[Any], list[Any]]:
             fast = stores.text_candidates(store, ref, terms, kept, limit)
-            monkeypatch.setattr(fulltext, "_from_postings", lambda *a: None)
-            slow = stores.text_candidates(store, ref, terms, kept, limit)
-            monkeypatch.setattr(fulltext, "_from_postings", ranked)
+            with monkeypatch.context() as statement:  # the postings answer nothing
+                statement.setattr(fulltext, "_from_postings", lambda *a: None)
+                statement.setattr(fulltext, "_passing_of_best", lambda *a: None)
+                slow = stores.text_candidates(store, ref, terms, kept, limit)
             return fast, slow
 
         def same(fast: list[Any], slow: list[Any], why: object) -> None:
@@ -310,7 +310,8 @@ def test_postgres_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as
 ) -> None:
     """As on SQLite (``test_textindex``): every note holds "camera" at one score, every
     twentieth is a plan; 2 of the best 40 are, so the next ask is 300 (15 plans), where
-    four times as wide, 160, held 8 of the 10 wanted and every plan's row was read."""
+    four times as wide, 160, held 8 of the 10 wanted and every plan's row was read. Only
+    the plans' rows are read."""
     from engram.storage.postgres import fulltext
     from engram.storage.sql import passing
 
@@ -323,10 +324,19 @@ def test_postgres_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as
             Note(f"camera note {i}", type="plan" if i % 20 == 0 else None) for i in range(1000)
         ]
         mem.remember_many(ref, notes)
-        with monkeypatch.context() as statement:
+        with monkeypatch.context() as statement:  # the postings answer nothing
             statement.setattr(fulltext, "_from_postings", lambda *a: None)
+            statement.setattr(fulltext, "_passing_of_best", lambda *a: None)
             expected = stores.text_candidates(store, ref, ["camera"], plans, 10)
         assert len(expected) == 10
+        read: list[int] = []
+        candidates = fulltext._candidates
+
+        def reading(conn: Any, best: list[tuple[int, float]]) -> Any:
+            read.extend(seq for seq, _ in best)
+            return candidates(conn, best)
+
+        monkeypatch.setattr(fulltext, "_candidates", reading)
         reads = stores.count_passing_rows(monkeypatch, 10)
         for margin, rows in ((passing.MARGIN, 0), (0.0, 1)):  # 0: four times as wide alone
             monkeypatch.setattr(passing, "MARGIN", margin)
@@ -335,6 +345,11 @@ def test_postgres_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as
             assert [c.id for c in found] == [c.id for c in expected], margin
             assert all(c.traits is not None for c in found)  # the postings', not the statement's
             assert len(reads) == rows, margin
+        monkeypatch.setattr(passing, "MARGIN", 1.5)
+        read.clear()
+        stores.text_candidates(store, ref, ["camera"], plans, 10)
+        typed = "SELECT seq FROM facts WHERE type = 'plan'"
+        assert read and set(read) <= {r[0] for r in stores.rows(postgres_store_url, typed)}
 
 
 def test_postgres_postings_copied_in_a_process_follow_every_change_to_the_scope(

@@ -22,7 +22,7 @@ are the statement's.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 from engram.storage.postgres.postings import Postings
 from engram.storage.rows import TRAITS, to_traits
-from engram.storage.sql.passing import Passing
+from engram.storage.sql.passing import Passing, Sifted
 from engram.storage.sql.tx import SQLTx
 from engram.storage.summed import Ints
 
@@ -62,7 +62,9 @@ def candidates(
         ranked = _from_postings(conn, scope, terms, limit, postings)
     elif passing is not None and postings is not None:
         ranked = passing.ranked(
-            lambda n, among: _from_postings(conn, scope, terms, n, postings, among), limit
+            lambda n, among: _from_postings(conn, scope, terms, n, postings, among),
+            limit,
+            lambda n: _passing_of_best(conn, scope, terms, n, postings, passing.among),
         )
     if ranked is not None:
         return ranked
@@ -120,12 +122,31 @@ def _from_postings(
     """Ranked from the scope's postings (summed by ``postings`` where given; ``among``:
     only these facts, by sequence number, with ``postings``), or None where a word is
     more than one lexeme."""
+    weighed = _weights(conn, scope, terms)
+    if weighed is None:
+        return None
+    weights, version = weighed
+    if not weights:
+        return []
+    if postings is not None:
+        return _candidates(conn, postings.best(conn, scope, version, weights, limit, among))
+    words = list(weights)
+    rows = conn.execute(_RANKED, (words, [weights[w] for w in words], scope, limit)).fetchall()
+    return [Candidate(str(r[0]), float(r[1])) for r in rows]
+
+
+def _weights(
+    conn: psycopg.Connection[Any], scope: str, terms: Sequence[str]
+) -> tuple[dict[str, float], int] | None:
+    """Each word of ``terms`` the scope holds with its weight (its count in the query
+    times the statement's BM25 inverse document frequency), and the scope's words'
+    version in this snapshot; None where a word is more than one lexeme."""
     parsed = _counted(conn, scope, terms)
     weights = _lexemes(parsed)
     if weights is None:
         return None
     if not weights:
-        return []
+        return {}, 0
     total = float(parsed[0][0])
     held = {lexemes[0]: int(counts[0]) for _, nodes, lexemes, counts, _ in parsed if nodes}
     for word in list(weights):
@@ -134,25 +155,44 @@ def _from_postings(
             del weights[word]
         else:  # the statement's BM25 inverse document frequency, in float8 as there
             weights[word] *= math.log(1 + (max(total, facts) - facts + 0.5) / (facts + 0.5))
-    words = list(weights)
-    if not words:
+    return weights, int(parsed[0][4])
+
+
+def _passing_of_best(
+    conn: psycopg.Connection[Any],
+    scope: str,
+    terms: Sequence[str],
+    asked: int,
+    postings: Postings,
+    passes: Callable[[list[int]], Collection[int]],
+) -> Sifted | None:
+    """Those of the ``asked`` best facts for ``terms`` (ranked from ``postings``) that
+    pass a filter (``passes``: of given row numbers, those that do), only their rows
+    read; None as :func:`_from_postings`."""
+    weighed = _weights(conn, scope, terms)
+    if weighed is None:
+        return None
+    weights, version = weighed
+    best = postings.best(conn, scope, version, weights, asked) if weights else []
+    kept = passes([seq for seq, _ in best]) if best else set()
+    return Sifted(_candidates(conn, [b for b in best if b[0] in kept]), len(best) < asked)
+
+
+def _candidates(conn: psycopg.Connection[Any], best: list[tuple[int, float]]) -> list[Candidate]:
+    """The facts ``best`` (row numbers and scores, in order) as candidates with their
+    traits, read from the rows their ids are read from."""
+    if not best:
         return []
-    if postings is not None:
-        best = postings.best(conn, scope, int(parsed[0][4]), weights, limit, among)
-        if not best:
-            return []
-        rows = conn.execute(
-            f"SELECT seq, id, {TRAITS} FROM facts WHERE seq = ANY(%s::bigint[])",
-            ([s for s, _ in best],),
-        ).fetchall()
-        read = {r[0]: r[1:] for r in rows}  # each id with its traits
-        return [
-            Candidate(str(read[seq][0]), score, to_traits(read[seq]))
-            for seq, score in best
-            if seq in read
-        ]
-    rows = conn.execute(_RANKED, (words, [weights[w] for w in words], scope, limit)).fetchall()
-    return [Candidate(str(r[0]), float(r[1])) for r in rows]
+    rows = conn.execute(
+        f"SELECT seq, id, {TRAITS} FROM facts WHERE seq = ANY(%s::bigint[])",
+        ([s for s, _ in best],),
+    ).fetchall()
+    read = {r[0]: r[1:] for r in rows}  # each id with its traits
+    return [
+        Candidate(str(read[seq][0]), score, to_traits(read[seq]))
+        for seq, score in best
+        if seq in read
+    ]
 
 
 def seqs(t: SQLTx, statement: str, params: Sequence[object]) -> Ints:

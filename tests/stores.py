@@ -591,6 +591,45 @@ FEW_CASES = (
 )
 
 
+# Every note holds "camera" at one score, so a full-text half's best are the oldest;
+# every twentieth is a plan (50: more than a FEW of 10).
+TWENTIETH = [Note(f"camera note {i}", type="plan" if i % 20 == 0 else None) for i in range(1000)]
+
+
+def a_twentieth_found_as_wide_as_its_share_says(
+    monkeypatch: pytest.MonkeyPatch,
+    target: Target,
+    store: Any,
+    scope: Any,
+    expected: list[Any],
+    read: list[int],
+) -> None:
+    """Over :data:`TWENTIETH`, the best ten plans of "camera": of the best 40, 2 are
+    plans; four times as wide, 160, hold 8 of the 10 wanted, and every passing row number
+    is read (MARGIN 0); as wide as 2 in 40 says holds 10 and half as many again, 300,
+    hold 15: none is. Each time the answer is ``expected`` (the statement's), and
+    ``read`` (the rows whose traits the half reads, as the caller records them) holds
+    plans only."""
+    from engram.storage.sql import passing
+
+    plans = Filters(type="plan")
+    assert len(expected) == 10
+    reads = count_passing_rows(monkeypatch, 10)
+    kept = passing.MARGIN
+    for margin, every_row in ((kept, 0), (0.0, 1)):
+        monkeypatch.setattr(passing, "MARGIN", margin)
+        reads.clear()
+        found = text_candidates(store, scope, ["camera"], plans, 10)
+        assert [c.id for c in found] == [c.id for c in expected], margin
+        assert all(c.traits is not None for c in found)  # the half's, not the statement's
+        assert len(reads) == every_row, margin
+    monkeypatch.setattr(passing, "MARGIN", kept)
+    read.clear()
+    text_candidates(store, scope, ["camera"], plans, 10)
+    typed = "SELECT seq FROM facts WHERE type = 'plan'"
+    assert read and set(read) <= {r[0] for r in rows(target, typed)}
+
+
 def count_passing_rows(monkeypatch: pytest.MonkeyPatch, few: int) -> list[object]:
     """Sets the filters' FEW to ``few``; each read of every passing row number is then
     appended to the list returned."""

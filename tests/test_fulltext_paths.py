@@ -308,27 +308,19 @@ def test_postgres_postings_rank_a_filter_s_facts_as_the_statement(
 def test_postgres_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as_its_share_says(
     postgres_store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """As on SQLite (``test_textindex``): every note holds "camera" at one score, every
-    twentieth is a plan; 2 of the best 40 are, so the next ask is 300 (15 plans), where
-    four times as wide, 160, held 8 of the 10 wanted and every plan's row was read. Only
-    the plans' rows are read."""
+    """As on SQLite (``test_textindex``), ranked from the process's postings
+    (:func:`stores.a_twentieth_found_as_wide_as_its_share_says`)."""
     from engram.storage.postgres import fulltext
-    from engram.storage.sql import passing
 
     ref = ResourceRef("twentieth")
-    plans = Filters(type="plan")
     with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(64)) as mem:
         store = mem._store
         assert isinstance(store, PostgresStore)
-        notes = [
-            Note(f"camera note {i}", type="plan" if i % 20 == 0 else None) for i in range(1000)
-        ]
-        mem.remember_many(ref, notes)
+        mem.remember_many(ref, stores.TWENTIETH)
         with monkeypatch.context() as statement:  # the postings answer nothing
             statement.setattr(fulltext, "_from_postings", lambda *a: None)
             statement.setattr(fulltext, "_passing_of_best", lambda *a: None)
-            expected = stores.text_candidates(store, ref, ["camera"], plans, 10)
-        assert len(expected) == 10
+            expected = stores.text_candidates(store, ref, ["camera"], Filters(type="plan"), 10)
         read: list[int] = []
         candidates = fulltext._candidates
 
@@ -337,19 +329,9 @@ def test_postgres_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as
             return candidates(conn, best)
 
         monkeypatch.setattr(fulltext, "_candidates", reading)
-        reads = stores.count_passing_rows(monkeypatch, 10)
-        for margin, rows in ((passing.MARGIN, 0), (0.0, 1)):  # 0: four times as wide alone
-            monkeypatch.setattr(passing, "MARGIN", margin)
-            reads.clear()
-            found = stores.text_candidates(store, ref, ["camera"], plans, 10)
-            assert [c.id for c in found] == [c.id for c in expected], margin
-            assert all(c.traits is not None for c in found)  # the postings', not the statement's
-            assert len(reads) == rows, margin
-        monkeypatch.setattr(passing, "MARGIN", 1.5)
-        read.clear()
-        stores.text_candidates(store, ref, ["camera"], plans, 10)
-        typed = "SELECT seq FROM facts WHERE type = 'plan'"
-        assert read and set(read) <= {r[0] for r in stores.rows(postgres_store_url, typed)}
+        stores.a_twentieth_found_as_wide_as_its_share_says(
+            monkeypatch, postgres_store_url, store, ref, expected, read
+        )
 
 
 def test_postgres_postings_copied_in_a_process_follow_every_change_to_the_scope(

@@ -218,18 +218,11 @@ def test_a_filtered_query_ranks_the_filter_s_rows_from_the_index_as_the_statemen
 def test_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as_its_share_says(
     indexed_and_plain: tuple[Memory, SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every note holds "camera" at one score, so the best are the oldest; every
-    twentieth is a plan. Of the best 40, 2 are plans; four times as wide, 160, hold 8
-    of the 10 wanted, where every passing row number was read; as wide as 2 in 40 says
-    holds 10 and half as many again, 300, hold 15. Only the plans' rows are read."""
-    from engram.storage.sql import passing
-
+    """A filter's best asked as wide as the share seen passing says, and only the rows
+    that pass read (:func:`stores.a_twentieth_found_as_wide_as_its_share_says`)."""
     mem, fast, slow = indexed_and_plain
-    mem.remember_many(
-        BIG, [Note(f"camera note {i}", type="plan" if i % 20 == 0 else None) for i in range(1000)]
-    )
-    plans = Filters(type="plan")
-    reads = stores.count_passing_rows(monkeypatch, 10)  # 50 plans: more than few
+    mem.remember_many(BIG, stores.TWENTIETH)
+    expected = stores.text_candidates(slow, BIG, ["camera"], Filters(type="plan"), 10)
     read: list[int] = []
     candidates = textindex._candidates
 
@@ -238,19 +231,9 @@ def test_a_type_a_twentieth_have_is_found_among_a_best_asked_as_wide_as_its_shar
         return candidates(conn, scope, seqs, scores)
 
     monkeypatch.setattr(textindex, "_candidates", reading)
-    expected = stores.text_candidates(slow, BIG, ["camera"], plans, 10)
-    assert len(expected) == 10
-    for margin, rows in ((passing.MARGIN, 0), (0.0, 1)):  # 0: four times as wide alone
-        monkeypatch.setattr(passing, "MARGIN", margin)
-        reads.clear()
-        read.clear()
-        assert stores.text_candidates(fast, BIG, ["camera"], plans, 10) == expected
-        assert len(reads) == rows, margin
-    monkeypatch.setattr(passing, "MARGIN", 1.5)
-    read.clear()
-    stores.text_candidates(fast, BIG, ["camera"], plans, 10)
-    typed = "SELECT seq FROM facts WHERE type = 'plan'"
-    assert read and set(read) <= {r[0] for r in stores.rows(fast.db.path, typed)}
+    stores.a_twentieth_found_as_wide_as_its_share_says(
+        monkeypatch, fast.db.path, fast, BIG, expected, read
+    )
 
 
 def test_a_filtered_statement_runs_its_match_once_before_the_filter_s_facts(

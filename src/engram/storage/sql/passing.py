@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.core.scopes import Scope
-from engram.storage.filters import filter_sql, floor_alone, on_traits, other_strength
+from engram.storage.filters import filter_sql, floor_alone, marks, on_traits, other_strength
 from engram.storage.sql.tx import SQLTx
 
 FEW = 20_000
@@ -73,7 +73,7 @@ def selected(filters: Filters, scope: str, mark: str = "?") -> tuple[str, list[o
         return (
             "SELECT t.fact AS seq FROM fact_tags t"
             + (" JOIN facts f ON f.seq = t.fact" if where else "")  # the tags' index alone
-            + f" WHERE t.scope = {mark} AND t.tag IN ({', '.join(mark for _ in tags)})"
+            + f" WHERE t.scope = {mark} AND t.tag IN ({marks(tags, mark)})"
             + where
             + every,
             [scope, *tags, *params, *([len(tags)] if every else [])],

@@ -24,6 +24,7 @@ from psycopg.sql import SQL, Literal
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engram.core.errors import Conflict, EngramError, StorageFailure, Unavailable
+from engram.storage.postgres import batched
 from engram.storage.postgres.schema import migrate
 from engram.storage.sql.dialect import postgres_dialect
 from engram.storage.sql.tx import SQLTx
@@ -77,7 +78,9 @@ class Database:
     ):
         self.url = url
         self.name = redact(url)
-        self.dialect = postgres_dialect(lambda v: np.asarray(v, dtype=np.float32))
+        self.dialect = postgres_dialect(
+            lambda v: np.asarray(v, dtype=np.float32), batched.Batcher().run
+        )
         self._local = threading.local()
         self._helping = threading.Lock()
         self._helpers: ThreadPoolExecutor | None = None

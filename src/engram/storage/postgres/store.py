@@ -121,7 +121,8 @@ class PostgresFacts(FactTable):
         self._store = store
 
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
-        conn: Conn = sql(tx).recorded().conn
+        t = sql(tx).recorded()
+        conn: Conn = t.conn
         if not facts:
             return set()
         columns = zip(*(plain_values(new) for new in facts), strict=True)
@@ -130,18 +131,14 @@ class PostgresFacts(FactTable):
         by_hash = {stored_digest(new.content_hash): new for new in facts}
         if rows:
             _recounted(conn, len(rows), "facts", "fact_terms")
-            with conn.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO fact_vectors (fact, scope, vector) VALUES (%s, %s, %s)",
-                    [(seq, scope.key, by_hash[h].vector.astype(np.float32)) for seq, h in rows],
-                )
-                tags = [(seq, scope.key, t) for seq, h in rows for t in by_hash[h].fact.tags]
-                if tags:
-                    cursor.executemany(
-                        "INSERT INTO fact_tags (fact, scope, tag) VALUES (%s, %s, %s) "
-                        "ON CONFLICT DO NOTHING",
-                        tags,
-                    )
+            t.executemany(
+                "INSERT INTO fact_vectors (fact, scope, vector) VALUES (?, ?, ?)",
+                [(seq, scope.key, by_hash[h].vector.astype(np.float32)) for seq, h in rows],
+            )
+            t.executemany(
+                "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                [(seq, scope.key, tag) for seq, h in rows for tag in by_hash[h].fact.tags],
+            )
             self._index_when_grown(tx, scope)
         return {by_hash[str(h)].content_hash for _, h in rows}
 

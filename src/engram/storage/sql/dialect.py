@@ -20,7 +20,9 @@ class Dialect:
     """``mark``: the driver's placeholder. ``scope_by_id``: how a lookup by id also checks
     the scope. ``vector``: a vector as the driver binds it; ``unvector``: a stored vector
     as float32, whatever precision the backend stores it at. ``listed``: a list as one
-    parameter; ``member``: the test that a column is in it (``{column}``, one ``?``)."""
+    parameter; ``member``: the test that a column is in it (``{column}``, one ``?``).
+    ``batched``: runs a statement (in the driver's spelling) over many rows as one
+    statement on a connection, and says whether it could (None: never)."""
 
     mark: str
     scope_by_id: str
@@ -28,6 +30,7 @@ class Dialect:
     unvector: Callable[[Any], Any]
     listed: Callable[[Sequence[Any]], object]
     member: str
+    batched: Callable[[Any, str, Sequence[Sequence[Any]]], bool] | None = None
 
     def sql(self, text: str) -> str:
         """``text`` (``?`` placeholders) in this driver's spelling."""
@@ -104,7 +107,10 @@ SQLITE = Dialect(
 )
 
 
-def postgres_dialect(vector: Callable[[Any], object]) -> Dialect:
+def postgres_dialect(
+    vector: Callable[[Any], object],
+    batched: Callable[[Any, str, Sequence[Sequence[Any]]], bool] | None = None,
+) -> Dialect:
     return Dialect(
         mark="%s",
         scope_by_id="scope = ?",
@@ -112,6 +118,7 @@ def postgres_dialect(vector: Callable[[Any], object]) -> Dialect:
         unvector=lambda raw: _floats(raw, None),
         listed=lambda values: values,
         member="{column} = ANY(?)",
+        batched=batched,
     )
 
 

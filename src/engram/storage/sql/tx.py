@@ -45,14 +45,15 @@ class SQLTx:
         return cursor
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        """One statement over many rows (none: nothing runs)."""
+        """One statement over many rows (none: nothing runs): as one statement where the
+        dialect can (PostgreSQL's arrays), else once a row."""
         if len(rows) == 1:
             self.execute(sql, rows[0])
         elif rows:
-            statement = self.dialect.sql(sql)
+            statement, batched = self.dialect.sql(sql), self.dialect.batched
             if hasattr(self.conn, "executemany"):  # sqlite3
                 self.conn.executemany(statement, rows)
-            else:  # psycopg: a cursor's
+            elif batched is None or not batched(self.conn, statement, rows):  # psycopg
                 with self.conn.cursor() as cursor:
                     cursor.executemany(statement, rows)
 

@@ -13,7 +13,7 @@ import pytest
 from pgvector.psycopg import register_vector
 
 import engram
-from engram import Note, ResourceRef
+from engram import Note, ResourceRef, Turn
 from engram.storage.postgres import batched
 from engram.storage.sql.dialect import postgres_dialect
 from engram.storage.sql.tx import SQLTx
@@ -170,15 +170,17 @@ def test_a_statement_of_another_shape_runs_a_row_at_a_time(
 def test_a_batch_of_facts_writes_what_it_wrote_a_row_a_statement(
     postgres_admin: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same batch into two stores, one with rows batched and one without: the same
-    vectors, tags, names (mentions, their types and groundings, entities), relations and
-    ledger items; and in the batched one no row of them a statement of its own."""
+    """The same batch and conversation into two stores, one with rows batched and one
+    without: the same session entries, vectors, tags, names (mentions, their types and
+    groundings, entities), relations and ledger items; and in the batched one no row of
+    them a statement of its own."""
     import postgres_server
 
     notes = [
         Note(f"Ana Reis moved to Porto in 2021 and works at Velmar, note {i}", tags=["t", f"n{i}"])
         for i in range(40)
     ] + [Note("Bruno Costa's sister Mia lives in Braga", tags=["t"])]
+    turns = [Turn("Ana", f"been to Lisbon {i} times?", metadata={"n": i}) for i in range(30)]
     urls = [postgres_server.store_database(postgres_admin) for _ in range(2)]
     try:
         written = []
@@ -197,6 +199,7 @@ def test_a_batch_of_facts_writes_what_it_wrote_a_row_a_statement(
                 monkeypatch.setattr(batched.Batcher, "run", lambda *a: False)
             with engram.open(url, embedder=engram.HashingEmbedder(32)) as mem:
                 mem.remember_many(ResourceRef("b"), notes)
+                mem.remember_conversation(ResourceRef("b"), turns, session_id="s")
             monkeypatch.undo()
             written.append(_written(url))
             assert (per_row == []) if batching else (len(per_row) > 100)
@@ -217,6 +220,9 @@ def _written(url: str) -> dict[str, Any]:
         return {
             "vectors": read(
                 "SELECT f.content, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq"
+            ),
+            "entries": read(
+                "SELECT session_id, idx, kind, role, content, data FROM session_entries"
             ),
             "tags": read("SELECT f.content, t.tag FROM facts f JOIN fact_tags t ON t.fact = f.seq"),
             "mentions": read(

@@ -243,13 +243,7 @@ class FactTable:
         ]
 
     def settled(self, tx: Tx, departures: Sequence[Departure]) -> None:
-        t = sql(tx)
-        cursor = t.conn.cursor()
-        try:
-            rows = [(d.scope, d.fact_id) for d in departures]
-            cursor.executemany(t.dialect.sql(q.DERIVED_SETTLED), rows)
-        finally:
-            cursor.close()
+        sql(tx).executemany(q.DERIVED_SETTLED, [(d.scope, d.fact_id) for d in departures])
 
     def wiki_listing(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> dict[str, str]:
         t = sql(tx)
@@ -497,11 +491,7 @@ class SessionTable:
     def append(self, tx: Tx, session_id: str, start: int, entries: Sequence[NewEntry]) -> None:
         t = sql(tx)
         rows = [_entry_row(new) for new in entries]
-        cursor = t.conn.cursor()  # both drivers batch a statement through a cursor
-        try:
-            cursor.executemany(t.dialect.sql(q.ENTRY_INSERT), rows)
-        finally:
-            cursor.close()
+        t.executemany(q.ENTRY_INSERT, rows)
         t.execute(*q.session_advance(session_id, start + len(rows)))
 
     def entries(self, tx: Tx, session_id: str, start: int, stop: int) -> list[Entry]:
@@ -549,13 +539,8 @@ class SessionTable:
         sql(tx).execute(*q.entries_width(session_id, start, stop, width))
 
     def set_repeats(self, tx: Tx, session_id: str, repeats: Sequence[tuple[int, str]]) -> None:
-        t = sql(tx)
-        cursor = t.conn.cursor()
-        try:
-            rows = [(fact_id, session_id, index) for index, fact_id in repeats]
-            cursor.executemany(t.dialect.sql(q.ENTRY_REPEATS), rows)
-        finally:
-            cursor.close()
+        rows = [(fact_id, session_id, index) for index, fact_id in repeats]
+        sql(tx).executemany(q.ENTRY_REPEATS, rows)
 
     def repeating(self, tx: Tx, fact_ids: Sequence[str]) -> list[tuple[str, int, str]]:
         if not fact_ids:

@@ -426,6 +426,42 @@ def test_vectors_are_stored_at_half_precision_and_an_older_store_is_migrated(
         assert memory.recall(REF, facts[0].content, top_k=1)[0].fact.id == facts[0].id
 
 
+def test_stored_vectors_are_read_back_in_binary(
+    postgres_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read as text, each stored vector was parsed number by number in Python (50 took
+    4.9 ms, an export of 100k facts 15 s); in binary they come as the stored halves. The
+    same values either way."""
+    with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(64)) as memory:
+        facts = memory.remember_many(REF, _sentences(40, 18))
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        reads: list[bool] = []
+        real = psycopg.Connection.execute
+
+        def spied(self: Any, statement: Any, params: Any = None, **kw: Any) -> Any:
+            if "v.vector FROM" in str(statement):
+                reads.append(bool(kw.get("binary")))
+            return real(self, statement, params, **kw)
+
+        monkeypatch.setattr(psycopg.Connection, "execute", spied)
+        ids = [f.id for f in facts]
+        found = store.run(lambda tx: store.facts.vectors(tx, REF, ids), write=False)
+        one = store.run(lambda tx: store.facts.vector_of(tx, REF, ids[0]), write=False)
+        monkeypatch.undo()
+        assert reads == [True, True]
+    as_text = stores.rows(
+        postgres_store_url,
+        "SELECT f.id, v.vector::text FROM facts f JOIN fact_vectors v ON v.fact = f.seq",
+    )
+    assert len(as_text) == len(found) == 40
+    for fact_id, text in as_text:
+        written = np.array(json.loads(text), dtype=np.float32)
+        written /= np.linalg.norm(written)
+        assert np.allclose(found[fact_id], written, atol=1e-6)
+    assert one is not None and np.allclose(one, found[ids[0]])
+
+
 def test_a_scope_of_wider_vectors_than_a_graph_of_float32_holds_is_indexed(
     postgres_url: str,
 ) -> None:

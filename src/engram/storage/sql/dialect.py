@@ -22,7 +22,8 @@ class Dialect:
     as float32, whatever precision the backend stores it at. ``listed``: a list as one
     parameter; ``member``: the test that a column is in it (``{column}``, one ``?``).
     ``batched``: runs a statement (in the driver's spelling) over many rows as one
-    statement on a connection, and says whether it could (None: never)."""
+    statement on a connection, and says whether it could (None: never).
+    ``binary_rows``: whether the driver reads rows in the server's binary form."""
 
     mark: str
     scope_by_id: str
@@ -31,6 +32,7 @@ class Dialect:
     listed: Callable[[Sequence[Any]], object]
     member: str
     batched: Callable[[Any, str, Sequence[Sequence[Any]]], bool] | None = None
+    binary_rows: bool = False
 
     def sql(self, text: str) -> str:
         """``text`` (``?`` placeholders) in this driver's spelling."""
@@ -119,6 +121,7 @@ def postgres_dialect(
         listed=lambda values: values,
         member="{column} = ANY(?)",
         batched=batched,
+        binary_rows=True,
     )
 
 

@@ -309,7 +309,7 @@ class FactTable:
         if not ids:
             return {}
         t = sql(tx)
-        rows = t.rows(*q.vectors_of(t.dialect, scope.key, ids))
+        rows = t.rows(*q.vectors_of(t.dialect, scope.key, ids), binary=True)
         return {str(i): t.dialect.unvector(raw) for i, raw in rows}
 
     def near_pairs(
@@ -329,8 +329,8 @@ class FactTable:
 
     def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
         t = sql(tx)
-        row = t.execute(*q.vector_of(t.dialect, scope.key, fact_id)).fetchone()
-        return None if row is None or row[0] is None else t.dialect.unvector(row[0])
+        rows = t.rows(*q.vector_of(t.dialect, scope.key, fact_id), binary=True)
+        return None if not rows or rows[0][0] is None else t.dialect.unvector(rows[0][0])
 
     def ids(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> list[str]:
         return [str(r[0]) for r in sql(tx).rows(*q.facts_ids(scope.key, turn_user))]

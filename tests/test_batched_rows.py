@@ -133,6 +133,24 @@ def test_an_upsert_whose_rows_share_a_key_is_written_a_row_at_a_time(
     assert counted.sent == {"one": 1} and _read(t)[3][0] == "first"
 
 
+def test_a_column_of_several_python_types_goes_as_the_server_takes_it(
+    held: tuple[SQLTx, Counted],
+) -> None:
+    """The driver types an array by its first value: integers among a float column's go
+    as floats in one statement; values of other mixed types go a row at a time, each
+    dumped on its own, as before."""
+    t, counted = held
+    t.conn.conn.execute("ALTER TABLE held ADD COLUMN score double precision")
+    scored = "INSERT INTO held (k, score) VALUES (?, ?)"
+    t.executemany(scored, [(1, 1), (2, 0.5), (3, None), (4, 2**53)])
+    assert counted.sent == {"one": 2}
+    counted.sent.clear()
+    t.executemany(scored, [(5, 0.25), (6, np.float32(0.75))])  # a float and numpy's
+    assert counted.sent == {"a row": 2}
+    found = dict(t.conn.conn.execute("SELECT k, score FROM held").fetchall())
+    assert found == {1: 1.0, 2: 0.5, 3: None, 4: float(2**53), 5: 0.25, 6: 0.75}
+
+
 def test_a_delete_by_equal_columns_goes_as_one_statement(held: tuple[SQLTx, Counted]) -> None:
     t, counted = held
     rows = _rows(100)

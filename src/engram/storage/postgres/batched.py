@@ -15,6 +15,9 @@ before):
   tables (the graph's, the change log) and read only the rows' final state.
 - ``ON CONFLICT (key) DO UPDATE`` cannot touch one row twice in one statement: rows that
   share their key among them are refused.
+- A column whose values are of several Python types is refused (the driver types an
+  array by its first value, and cannot dump the rest), but for integers among a float
+  column's values, which go as floats as the server would take them.
 - A statement of another shape (an ``INSERT ... SELECT``, a ``DELETE`` with another
   test) is refused.
 """
@@ -36,6 +39,7 @@ _DELETE = re.compile(r"DELETE FROM (\w+) WHERE ((?:\"?\w+\"? = %s AND )*\"?\w+\"
 # far under the server's 1 GB a value.
 AT_ONCE = 10_000
 BINARY = ("vector", "halfvec")  # columns whose arrays are sent in binary
+FLOATS = ("real", "double precision")  # columns an integer goes into as a float
 
 
 class Batcher:
@@ -55,39 +59,41 @@ class Batcher:
                 listed, _columns(inserting.group("key") or ""), rows
             ):
                 return False
-            arrays = self._arrays(conn, table, listed)
-            if arrays is None:
+            typed = self._typed(conn, table, listed)
+            if typed is None:
                 return False
             names = ", ".join(listed)
             one = (
-                f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})"
+                f"INSERT INTO {table} ({names}) SELECT * FROM unnest({_arrays(typed)})"
                 f"{inserting.group('rest') or ''}"
             )
         elif (deleting := _DELETE.fullmatch(statement)) is not None:
             table = deleting.group(1)
             listed = [part.split(" = ")[0] for part in deleting.group(2).split(" AND ")]
-            arrays = self._arrays(conn, table, listed)
-            if arrays is None:
+            typed = self._typed(conn, table, listed)
+            if typed is None:
                 return False
             names = ", ".join(listed)
-            one = f"DELETE FROM {table} WHERE ({names}) IN (SELECT * FROM unnest({arrays}))"
+            one = f"DELETE FROM {table} WHERE ({names}) IN (SELECT * FROM unnest({_arrays(typed)}))"
         else:
             return False
+        columns: list[list[Any]] = []
+        for values, kind in zip(zip(*rows, strict=True), typed, strict=True):
+            column = _alike(list(values), kind)
+            if column is None:
+                return False
+            columns.append(column)
         for start in range(0, len(rows), AT_ONCE):
-            part = rows[start : start + AT_ONCE]
-            conn.execute(one, [list(column) for column in zip(*part, strict=True)])
+            conn.execute(one, [column[start : start + AT_ONCE] for column in columns])
         return True
 
-    def _arrays(self, conn: Any, table: str, columns: Sequence[str]) -> str | None:
-        """``%s::type[]`` for each column, in order; None where one is not the table's.
-        Vectors go in binary (as text, 10,000 of them took 3.8 s to send where a
-        statement a row took 0.4)."""
+    def _typed(self, conn: Any, table: str, columns: Sequence[str]) -> list[str] | None:
+        """Each column's type, in order; None where one is not the table's."""
         types = self._types_of(conn, table)
         try:
-            kinds = [types[c.strip('"')] for c in columns]
+            return [types[c.strip('"')] for c in columns]
         except KeyError:
             return None
-        return ", ".join(f"%b::{k}[]" if k in BINARY else f"%s::{k}[]" for k in kinds)
 
     def _types_of(self, conn: Any, table: str) -> dict[str, str]:
         with self._lock:
@@ -102,6 +108,24 @@ class Batcher:
             with self._lock:
                 self._types[table] = known
         return known
+
+
+def _arrays(types: Sequence[str]) -> str:
+    """``%s::type[]`` for each column's type. Vectors go in binary (as text, 10,000 of
+    them took 3.8 s to send where a statement a row took 0.4)."""
+    return ", ".join(f"%b::{k}[]" if k in BINARY else f"%s::{k}[]" for k in types)
+
+
+def _alike(values: list[Any], kind: str) -> list[Any] | None:
+    """A column's values as one array takes them: of one Python type (the driver dumps
+    an array by its first value's), integers among a float column's as floats; None
+    where the types differ otherwise (each row's value is then dumped on its own)."""
+    types = {type(v) for v in values if v is not None}
+    if len(types) <= 1:
+        return values
+    if types <= {int, float} and kind in FLOATS:
+        return [None if v is None else float(v) for v in values]
+    return None
 
 
 def _columns(listed: str) -> list[str]:

@@ -10,9 +10,10 @@ and the statement reads them through ``unnest``: the same rows, in one statement
 What changes with it, and where it is refused (the rows then go one a statement, as
 before):
 
-- Row triggers fire as they would: BEFORE each row as it is written, AFTER at the end of
-  the statement rather than after each row. The store's AFTER triggers keep derived
-  tables (the graph's, the change log) and read only the rows' final state.
+- Row triggers fire for each row: BEFORE each as it is written, AFTER at the end of the
+  statement rather than after each row. What the store's triggers derive (the graph's
+  entities and groundings, the change log) comes out the same: a test writes one batch
+  both ways and compares every table it touches.
 - ``ON CONFLICT (key) DO UPDATE`` cannot touch one row twice in one statement: rows that
   share their key among them are refused.
 - A column whose values are of several Python types is refused (the driver types an

@@ -63,7 +63,10 @@ class SQLTx:
         where the driver can (stored vectors: PostgreSQL's text of 50 took 4.9 ms to read
         back, their binary 0.7)."""
         if binary and self.dialect.binary_rows:
-            return list(self.conn.execute(self.dialect.sql(sql), params, binary=True).fetchall())
+            rows: list[Any] = self.conn.execute(
+                self.dialect.sql(sql), params, binary=True
+            ).fetchall()
+            return rows
         return self.execute(sql, params).fetchall()
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:

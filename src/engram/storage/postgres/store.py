@@ -222,24 +222,21 @@ class PostgresFacts(FactTable):
         return [str(r[0]) for r in copied]
 
     def add_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
-        conn: Conn = sql(tx).recorded().conn
-        with conn.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO fact_vectors (fact, scope, vector) "
-                "SELECT seq, scope, %s FROM facts WHERE seq = %s",
-                [(np.asarray(v, dtype=np.float32), seq) for seq, v in rows],
-            )
+        sql(tx).recorded().executemany(
+            "INSERT INTO fact_vectors (fact, scope, vector) SELECT seq, scope, ? FROM facts "
+            "WHERE seq = ?",
+            [(np.asarray(v, dtype=np.float32), seq) for seq, v in rows],
+        )
 
     def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
-        conn: Conn = sql(tx).conn
+        t = sql(tx)
         stored = self._store.models.get(tx)
         if rows and stored is not None and stored.dimension != rows[0][1].shape[0]:
-            vectors.drop_indexes(conn)  # the new vectors would not fit their cast
-        with conn.cursor() as cursor:
-            cursor.executemany(
-                "UPDATE fact_vectors SET vector = %s WHERE fact = %s",
-                [(np.asarray(v, dtype=np.float32), seq) for seq, v in rows],
-            )
+            vectors.drop_indexes(t.conn)  # the new vectors would not fit their cast
+        t.executemany(
+            "UPDATE fact_vectors SET vector = ? WHERE fact = ?",
+            [(np.asarray(v, dtype=np.float32), seq) for seq, v in rows],
+        )
 
     def _index_when_grown(self, tx: Tx, scope: Scope) -> None:
         """Once the scope has grown past ``ann_above`` facts and its HNSW index is missing

@@ -117,11 +117,12 @@ class SQLiteFacts(FactTable):
     def insert(self, tx: Tx, scope: Scope, facts: Sequence[NewFact]) -> set[str]:
         if not facts:
             return set()
-        conn, token = sql(tx).recorded().conn, scope_token(scope.key)
+        t = sql(tx).recorded()
+        conn, token = t.conn, scope_token(scope.key)
         # Rows go in as one statement; those written are the rows above the highest
         # seq before it that carry these ids (a hash the scope holds is skipped).
         before = conn.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()[0]
-        conn.executemany(
+        t.executemany(
             _INSERT, [(new.fact.id, scope.key, token, *plain_values(new)) for new in facts]
         )
         by_id = {new.fact.id: new for new in facts}
@@ -133,11 +134,11 @@ class SQLiteFacts(FactTable):
             "ORDER BY seq",
             (before, json.dumps(list(by_id))),
         ).fetchall()
-        conn.executemany(
+        t.executemany(
             "INSERT INTO fact_vectors (fact, vector) VALUES (?, ?)",
             [(seq, sqlite_vector(by_id[fact_id].vector)) for seq, fact_id in landed],
         )
-        conn.executemany(
+        t.executemany(
             "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
             [(seq, scope.key, tag) for seq, fact_id in landed for tag in by_id[fact_id].fact.tags],
         )
@@ -184,7 +185,8 @@ class SQLiteFacts(FactTable):
     def restore(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> list[Fact]:
         if not ids:
             return []
-        conn = sql(tx).recorded().conn
+        t = sql(tx).recorded()
+        conn = t.conn
         listed = json.dumps(list(ids), ensure_ascii=False)
         # In the order given (new rows numbered as they come), looked up by id.
         rows = conn.execute(
@@ -204,7 +206,7 @@ class SQLiteFacts(FactTable):
             "ORDER BY f.seq",
             (moved,),
         )
-        conn.executemany(
+        t.executemany(
             "INSERT INTO fact_tags (fact, scope, tag) VALUES (?, ?, ?)",
             [(seqs[i], scope.key, tag) for i, f in facts.items() for tag in dict.fromkeys(f.tags)],
         )

@@ -96,8 +96,8 @@ _ARRAYS = {"text": "text[]", "integer": "bigint[]", "real": "float8[]"}
 # New facts' rows, one array a column: their ids and scope, then their plain columns.
 _INSERT = (
     f"INSERT INTO facts (id, scope, {PLAIN_COLUMNS}) "
-    f"SELECT n.id, %s, {plain_columns('n.')} FROM unnest(%s::text[], "
-    + ", ".join(f"%s::{_ARRAYS[c.kind.sql]}" for c in PLAIN)
+    f"SELECT n.id, %s, {plain_columns('n.')} FROM unnest(%b::text[], "
+    + ", ".join(f"%b::{_ARRAYS[c.kind.sql]}" for c in PLAIN)
     + f") AS n(id, {PLAIN_COLUMNS}) "
     "ON CONFLICT (scope, content_hash) DO NOTHING RETURNING seq, content_hash"
 )

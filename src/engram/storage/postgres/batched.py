@@ -2,10 +2,10 @@
 
 A write's rows of an ``INSERT ... VALUES`` (mentions, ledger items, tags) or of a
 ``DELETE`` by equal columns (a graph queue's items), run once a row as a pipeline,
-cost the server a statement each: 40,000 of them for a batch of 10,000 facts, about a
-quarter of the batch's time (BENCHMARKS.md, "PostgreSQL: a batch's rows in one
-statement"). Each column's values go instead as one array, typed as the table's column,
-and the statement reads them through ``unnest``: the same rows, in one statement.
+cost the server a statement each: 40,000 of them for a batch of 10,000 facts
+(BENCHMARKS.md, "PostgreSQL: a batch's rows in one statement"). Each column's values go
+instead as one array, typed as the table's column, and the statement reads them through
+``unnest``: the same rows, in one statement.
 
 What changes with it, and where it is refused (the rows then go one a statement, as
 before):

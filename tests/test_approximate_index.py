@@ -158,8 +158,9 @@ def test_facts_of_one_vector_tie_alike_in_the_index_and_in_exact_search(
 def test_the_file_s_candidates_carry_what_recall_reads_of_their_rows(
     pair: tuple[engram.Memory, engram.Memory],
 ) -> None:
-    # A hybrid recall reads each candidate's traits for the lists beside its halves; the
-    # file's candidates bring them from the rows their ids and vectors are read from.
+    # A hybrid recall reads each candidate's traits for the lists beside its halves, and
+    # its hits' facts; the file's candidates bring both from the rows their ids and
+    # vectors are read from.
     indexed, _ = pair
     said = indexed.remember_many(
         REF, [Note(sentence(i), metadata={"speaker": "Ana Reis"}) for i in range(300)]
@@ -174,6 +175,9 @@ def test_the_file_s_candidates_carry_what_recall_reads_of_their_rows(
     read = store.run(lambda tx: store.facts.traits(tx, REF, ids), write=False)
     assert {c.id: c.traits for c in found} == read
     assert {t.speaker for t in read.values()} == {"Ana Reis"}
+    # ... and the whole row: a hit's fact is built from it, not read again
+    facts = store.run(lambda tx: store.facts.by_ids(tx, REF, ids), write=False)
+    assert {c.id: c.traits.fact() for c in found if c.traits and c.traits.fact} == facts
 
 
 def test_the_index_answers_as_exact_search_and_follows_appends_and_forgets(

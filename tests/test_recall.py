@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -50,6 +51,43 @@ def test_filters_bind_both_halves_before_fusion(mem: engram.Memory, ref: Resourc
         "the invoice was paid"
     ]
     assert mem.recall(ref, "invoice", tags=["paid", "missing"]) == []
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "text"])
+def test_a_hit_is_its_fact_as_stored_and_a_hybrid_reads_no_row_again(
+    mem: engram.Memory, ref: ResourceRef, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The halves read their candidates' whole rows (their traits for the lists beside
+    # them, and a hit's fact): a hybrid recall, which reads every candidate's, reads no
+    # hit's row again, and every field of a hit is as stored, whichever read gave it.
+    later = datetime.now(UTC) + timedelta(days=3)
+    paid = Note(
+        "the invoice was paid by card",
+        type="billing",
+        tags=("paid", "q3"),
+        source_ref=SourceRef("sb", 3),
+        metadata={"speaker": "Ana Reis", "turn": 2},
+        context="said after the call about the invoice",
+        strength=2.5,
+        expires_at=later,
+    )
+    written = mem.remember_many(ref, [paid, Note("the invoice is overdue"), Note("lunch")])
+    mem.correct(ref, written[1].id, "the invoice is overdue again")
+    store = mem._store  # a test of the store's reads reaches inside on purpose
+    read, rows = store.facts.by_ids, []
+
+    def by_ids(tx: Any, scope: Any, ids: Any) -> Any:
+        rows.extend(ids)
+        return read(tx, scope, ids)
+
+    monkeypatch.setattr(store.facts, "by_ids", by_ids)
+    hits = mem.recall(ref, "invoice paid", mode=mode, top_k=5)  # type: ignore[arg-type]
+    if mode == "hybrid":
+        assert rows == []
+    monkeypatch.undo()
+    assert {h.fact.content for h in hits} >= {paid.content, "the invoice is overdue again"}
+    assert [h.fact for h in hits] == [mem.fact(ref, h.fact.id) for h in hits]
+    assert hits[0].fact.tags == ("paid", "q3") and hits[0].fact.expires_at == later
 
 
 @pytest.mark.parametrize("share", [1 << 30, 1], ids=["every vector", "the filter's"])

@@ -16,7 +16,7 @@ halves where rank fusion fell between them: 0.641 against 0.617 (full text) and 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -28,13 +28,17 @@ _FLAT = 0.5  # a list whose scores are all equal says nothing about their order
 class Traits:
     """What recall reads of a candidate beyond its scores: its words (``content``, and its
     ``context``), when it happened (``created_at``), who said it (its metadata's
-    ``speaker``, as a conversation's turns carry it), and its ``strength``."""
+    ``speaker``, as a conversation's turns carry it), and its ``strength``; ``fact``: the
+    whole fact (a :class:`~engram.core.models.Fact`, which this layer does not know),
+    built when called, where the read that found the candidate read its whole row (then
+    recall reads no row of it again, should it be a hit)."""
 
     content: str
     at: datetime
     speaker: str | None
     context: str | None = None
     strength: float = 1.0
+    fact: Callable[[], object] | None = field(default=None, compare=False, repr=False)
 
     @property
     def text(self) -> str:

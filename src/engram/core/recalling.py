@@ -8,7 +8,7 @@ for relevance (:mod:`engram.core.relevance`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from engram.core import (
     limits,
@@ -190,7 +190,7 @@ class Recaller:
             )
             if strengths:  # only facts off the default are read, and re-scored
                 fused = rank_by_strength(fused, strengths)
-            fused, found = _unexpired(store, tx, ref, fused, rows, now)
+            fused, found = _unexpired(store, tx, ref, fused, rows, now, known)
             cosines = {c.id: c.score for c in semantic + beyond}
             if vector is not None:
                 unseen = [f.id for f in fused if f.id not in cosines]
@@ -276,15 +276,27 @@ def _told(
 
 
 def _unexpired(
-    store: Store, tx: Tx, ref: Scope, fused: list[Fused], rows: int | None, at: int
+    store: Store,
+    tx: Tx,
+    ref: Scope,
+    fused: list[Fused],
+    rows: int | None,
+    at: int,
+    held: Mapping[str, Traits],
 ) -> tuple[list[Fused], dict[str, Fact]]:
     """The fused candidates whose rows are read (the first ``rows``, or all), with their
-    facts, passing over expired ones: the rows after them are read in their place."""
+    facts, passing over expired ones: the rows after them are read in their place. A
+    fact whose traits ``held`` carry its whole row is built from it, not read again."""
     found: dict[str, Fact] = {}
     while True:
         window = fused if rows is None else fused[:rows]
         unread = [f.id for f in window if f.id not in found]
-        found.update(store.facts.by_ids(tx, ref, unread))
+        for fact_id in unread:
+            if (traits := held.get(fact_id)) is not None and traits.fact is not None:
+                fact = traits.fact()
+                assert isinstance(fact, Fact)  # the store's rows are facts
+                found[fact_id] = fact
+        found.update(store.facts.by_ids(tx, ref, [i for i in unread if i not in found]))
         gone = {i for i in unread if i in found and expired(found[i], at)}
         if not gone:
             return window, found

@@ -16,6 +16,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from engram.core import limits
@@ -209,26 +210,29 @@ to_fact = _reader()
 """A row of :data:`FACT_COLUMNS` (or :data:`FACT_FIELDS` and one more) as a fact."""
 
 
-TRAITS = "content, context, created_at, metadata, strength"
-"""A fact's columns that :func:`to_traits` reads, after its id."""
+def fact_columns(prefix: str) -> str:
+    """:data:`FACT_COLUMNS`, each name led by ``prefix`` (a table's alias and a dot)."""
+    return ", ".join(prefix + column for column in FACT_COLUMNS.split(", "))
 
 
-def traits_columns(prefix: str) -> str:
-    """:data:`TRAITS`, each name led by ``prefix`` (a table's alias and a dot)."""
-    return ", ".join(prefix + column for column in TRAITS.split(", "))
+_CONTENT, _CONTEXT, _METADATA, _STRENGTH = (
+    _AT[name] for name in ("content", "context", "metadata", "strength")
+)
 
 
 def to_traits(row: tuple[Any, ...]) -> Traits:
-    """A row of ``id`` and the :data:`TRAITS` columns as a candidate's traits."""
-    _id, content, context, created, metadata, strength = row
-    held = str(metadata)  # parsed only where it names a speaker: most facts' is "{}"
+    """A row of :data:`FACT_COLUMNS` as a candidate's traits, the whole fact built from it
+    when asked."""
+    held = str(row[_METADATA])  # parsed only where it names a speaker: most facts' is "{}"
     speaker = json.loads(held).get("speaker") if '"speaker"' in held else None
+    context = row[_CONTEXT]
     return Traits(
-        content=str(content),
-        at=from_us(int(created)),
+        content=str(row[_CONTENT]),
+        at=from_us(int(row[CREATED_AT])),
         speaker=speaker if isinstance(speaker, str) else None,
         context=None if context is None else str(context),
-        strength=float(strength),
+        strength=float(row[_STRENGTH]),
+        fact=partial(to_fact, row),
     )
 
 

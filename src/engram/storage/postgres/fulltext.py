@@ -32,7 +32,7 @@ from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 from engram.storage.postgres.postings import Postings
-from engram.storage.rows import TRAITS, to_traits
+from engram.storage.rows import FACT_COLUMNS, to_traits
 from engram.storage.sql.passing import Passing, Sifted
 from engram.storage.sql.tx import SQLTx
 from engram.storage.summed import Ints
@@ -180,14 +180,15 @@ def _passing_of_best(
 
 def _candidates(conn: psycopg.Connection[Any], best: list[tuple[int, float]]) -> list[Candidate]:
     """The facts ``best`` (row numbers and scores, in order) as candidates with their
-    traits, read from the rows their ids are read from."""
+    traits, read from the rows their ids are read from (whole: a hit's fact is built from
+    it)."""
     if not best:
         return []
     rows = conn.execute(
-        f"SELECT seq, id, {TRAITS} FROM facts WHERE seq = ANY(%s::bigint[])",
+        f"SELECT {FACT_COLUMNS} FROM facts WHERE seq = ANY(%s::bigint[])",
         ([s for s, _ in best],),
     ).fetchall()
-    read = {r[0]: r[1:] for r in rows}  # each id with its traits
+    read = {r[-1]: r for r in rows}  # each row by its seq, its last column
     return [
         Candidate(str(read[seq][0]), score, to_traits(read[seq]))
         for seq, score in best

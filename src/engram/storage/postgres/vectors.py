@@ -40,7 +40,7 @@ from engram.core.models import Filters
 from engram.core.ports import Vectors
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql, floor_alone
-from engram.storage.rows import to_traits, traits_columns
+from engram.storage.rows import fact_columns, to_traits
 from engram.storage.sql.passing import counted, selected
 
 # A scope above this many facts gets its own HNSW index (built once, after the write
@@ -343,14 +343,15 @@ def _approximate(
     return _candidates(rows)
 
 
-# Each candidate's traits are read with it, from the row its id is read from: recall
-# reads them for the lists beside the two halves, and would read them again otherwise.
-_TRAITS = traits_columns("f.")
+# Each candidate's whole row is read with it, from the row its id is read from: recall
+# reads its traits for the lists beside the two halves, and a hit's fact, and would read
+# them again otherwise.
+_TRAITS = fact_columns("f.")
 
 
 def _candidates(rows: list[Any]) -> list[Candidate]:
-    """Rows of id, score and the :data:`~engram.storage.rows.TRAITS` as candidates."""
-    return [Candidate(str(r[0]), float(r[1]), to_traits((r[0], *r[2:]))) for r in rows]
+    """Rows of id, score and the :data:`~engram.storage.rows.FACT_COLUMNS` as candidates."""
+    return [Candidate(str(r[0]), float(r[1]), to_traits(r[2:])) for r in rows]
 
 
 def build_lock(scope: str) -> int:

@@ -14,7 +14,6 @@ from engram.storage.rows import (
     FACT_FIELDS,
     PLAIN_COLUMNS,
     SESSION_COLUMNS,
-    TRAITS,
     WORKING_COLUMNS,
     stored_digest,
 )
@@ -212,14 +211,6 @@ def fact_rewrite(
 
 def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
     return "UPDATE fact_vectors SET vector = ? WHERE fact = ?", (d.vector(vector), seq)
-
-
-def facts_traits(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
-    member, params = d.in_list("id", ids)
-    return (
-        f"SELECT id, {TRAITS} FROM facts WHERE {member} AND {d.scope_by_id}",
-        (*params, scope),
-    )
 
 
 def vectors_of(d: Dialect, scope: str, ids: Sequence[str]) -> Query:

@@ -303,7 +303,7 @@ class FactTable:
         if not ids:
             return {}
         t = sql(tx)
-        return {str(r[0]): to_traits(r) for r in t.rows(*q.facts_traits(t.dialect, scope.key, ids))}
+        return {str(r[0]): to_traits(r) for r in t.rows(*q.facts_by_ids(t.dialect, scope.key, ids))}
 
     def vectors(self, tx: Tx, scope: Scope, ids: Sequence[str]) -> dict[str, Vectors]:
         if not ids:

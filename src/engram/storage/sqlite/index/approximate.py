@@ -54,7 +54,7 @@ import numpy.typing as npt
 from engram.core.ranking import Candidate
 from engram.storage.background import Worker
 from engram.storage.neighbours import usearch_module
-from engram.storage.rows import to_traits, traits_columns
+from engram.storage.rows import fact_columns, to_traits
 from engram.storage.sql.dialect import SQLITE_VECTOR, cosines
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
@@ -656,9 +656,10 @@ def _state(conn: sqlite3.Connection, scope: str) -> dict[str, Any] | None:
 # in order, or all of them.
 _AFTER = "f.scope = ? AND f.seq > ? ORDER BY f.seq LIMIT ?"
 _NEWER = "f.scope = ? AND f.seq > ?"
-# A candidate's row as ROWS reads it, with what recall reads of it (its traits).
+# A candidate's row as ROWS reads it, with what recall reads of it (its traits, and a
+# hit's fact): its whole row.
 _WITH_TRAITS = (
-    f"SELECT f.seq, f.id, v.vector, {traits_columns('f.')} "
+    f"SELECT f.seq, f.id, v.vector, {fact_columns('f.')} "
     "FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
 )
 
@@ -717,10 +718,10 @@ class _Row:
     seq: int
     id: str
     score: float
-    traits: tuple[Any, ...] | None = None  # the TRAITS columns, where they were read
+    traits: tuple[Any, ...] | None = None  # its row of FACT_COLUMNS, where it was read
 
     def candidate(self) -> Candidate:
-        traits = None if self.traits is None else to_traits((self.id, *self.traits))
+        traits = None if self.traits is None else to_traits(self.traits)
         return Candidate(self.id, self.score, traits)
 
 

@@ -59,7 +59,7 @@ from engram.core.ranking import Candidate
 from engram.storage import summed
 from engram.storage.background import Worker
 from engram.storage.copies import ScopeCopies
-from engram.storage.rows import TRAITS, to_traits
+from engram.storage.rows import FACT_COLUMNS, to_traits
 from engram.storage.sql.passing import Sifted
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import SCOPE_TOKEN
@@ -613,14 +613,14 @@ def _candidates(
     conn: sqlite3.Connection, scope: str, seqs: list[int], scores: list[float]
 ) -> list[Candidate]:
     """The rows ``seqs`` (scored ``scores``, in that order) as candidates named by their
-    facts' ids, with their traits (read from the row the id is read from, so that recall
-    reads them no more)."""
+    facts' ids, with their traits (read from the row the id is read from, whole, so that
+    recall reads it no more)."""
     if not seqs:
         return []
     rows = {
-        int(r[0]): r[1:]
+        int(r[-1]): r  # by its seq, its last column
         for r in conn.execute(
-            f"SELECT seq, id, {TRAITS} FROM facts "
+            f"SELECT {FACT_COLUMNS} FROM facts "
             "WHERE seq IN (SELECT value FROM json_each(?)) "
             "AND +scope = ?",  # by the seqs, never a walk of the scope's index
             (json.dumps(seqs), scope),

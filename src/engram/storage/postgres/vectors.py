@@ -244,7 +244,7 @@ def search(
         return _approximate(conn, scope, query, limit, through, is_half(str(ann_index)))
     if filters.empty:  # the scope's vectors alone, then only the nearest rows are joined
         rows = conn.execute(
-            f"SELECT f.id, 1 - n.distance, {_TRAITS} FROM (SELECT fact, vector::vector <=> %s "
+            f"SELECT 1 - n.distance, {_ROW} FROM (SELECT fact, vector::vector <=> %s "
             "AS distance FROM fact_vectors WHERE scope = %s ORDER BY distance LIMIT %s) AS n "
             "JOIN facts f ON f.seq = n.fact ORDER BY n.distance, f.seq",
             (query, scope, limit),
@@ -275,7 +275,7 @@ def search(
     else:  # every vector of the scope, the filter tested on each
         source, chosen, among = "fact_vectors v", f"v.scope = %s{where}", (scope, *params)
     rows = conn.execute(
-        f"SELECT f.id, 1 - (v.vector::vector <=> %s) AS score, {_TRAITS} FROM {source} "
+        f"SELECT 1 - (v.vector::vector <=> %s) AS score, {_ROW} FROM {source} "
         f"JOIN facts f ON f.seq = v.fact WHERE {chosen} "
         "ORDER BY v.vector::vector <=> %s, f.seq LIMIT %s",
         (query, *among, query, limit),
@@ -313,15 +313,15 @@ def _approximate(
     facts = sql.SQL("fact_vectors v" + (" JOIN facts f ON f.seq = v.fact" if filtered else ""))
     if through is None:  # an index from before, covering every row
         statement = sql.SQL(
-            "SELECT f.id, 1 - (v.vector::vector({dim}) <=> %s::vector({dim})) AS score, "
-            "{traits} FROM fact_vectors v JOIN facts f ON f.seq = v.fact "
+            "SELECT 1 - (v.vector::vector({dim}) <=> %s::vector({dim})) AS score, "
+            "{row} FROM fact_vectors v JOIN facts f ON f.seq = v.fact "
             "WHERE v.scope = {scope}{where} "
             "ORDER BY v.vector::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
-        ).format(dim=dim, scope=sql.Literal(scope), traits=sql.SQL(_TRAITS), where=sql.SQL(where))
+        ).format(dim=dim, scope=sql.Literal(scope), row=sql.SQL(_ROW), where=sql.SQL(where))
         rows = conn.execute(statement, (query, *kept, query, limit)).fetchall()
         return _candidates(rows)
     statement = sql.SQL(
-        "SELECT f.id, n.score, {traits} FROM ("
+        "SELECT n.score, {row} FROM ("
         " (SELECT v.fact, 1 - (v.vector::vector <=> %s) AS score"
         "  FROM {facts} WHERE v.scope = {scope} AND v.fact <= {through}{where}"
         "  ORDER BY v.vector::{kind}({dim}) <=> %s::{kind}({dim}) LIMIT %s)"
@@ -335,7 +335,7 @@ def _approximate(
         facts=facts,
         scope=sql.Literal(scope),
         through=sql.Literal(int(through)),
-        traits=sql.SQL(_TRAITS),
+        row=sql.SQL(_ROW),
         where=sql.SQL(where),
     )
     params = (query, *kept, query, limit, query, scope, through, *kept, query, limit, limit)
@@ -346,12 +346,13 @@ def _approximate(
 # Each candidate's whole row is read with it, from the row its id is read from: recall
 # reads its traits for the lists beside the two halves, and a hit's fact, and would read
 # them again otherwise.
-_TRAITS = fact_columns("f.")
+_ROW = fact_columns("f.")
 
 
 def _candidates(rows: list[Any]) -> list[Candidate]:
-    """Rows of id, score and the :data:`~engram.storage.rows.FACT_COLUMNS` as candidates."""
-    return [Candidate(str(r[0]), float(r[1]), to_traits(r[2:])) for r in rows]
+    """Rows of a score and the :data:`~engram.storage.rows.FACT_COLUMNS` (led by the
+    id) as candidates."""
+    return [Candidate(str(r[1]), float(r[0]), to_traits(r[1:])) for r in rows]
 
 
 def build_lock(scope: str) -> int:

@@ -658,7 +658,7 @@ _AFTER = "f.scope = ? AND f.seq > ? ORDER BY f.seq LIMIT ?"
 _NEWER = "f.scope = ? AND f.seq > ?"
 # A candidate's row as ROWS reads it, with what recall reads of it (its traits, and a
 # hit's fact): its whole row.
-_WITH_TRAITS = (
+_WITH_ROW = (
     f"SELECT f.seq, f.id, v.vector, {fact_columns('f.')} "
     "FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
 )
@@ -718,10 +718,10 @@ class _Row:
     seq: int
     id: str
     score: float
-    traits: tuple[Any, ...] | None = None  # its row of FACT_COLUMNS, where it was read
+    row: tuple[Any, ...] | None = None  # its row of FACT_COLUMNS, where it was read
 
     def candidate(self) -> Candidate:
-        traits = None if self.traits is None else to_traits(self.traits)
+        traits = None if self.row is None else to_traits(self.row)
         return Candidate(self.id, self.score, traits)
 
 
@@ -733,7 +733,7 @@ def _read(
     read from, so that it reads them no more, as PostgreSQL's vector half gives them)."""
     if not seqs:
         return []
-    select = _WITH_TRAITS if traits else ROWS
+    select = _WITH_ROW if traits else ROWS
     rows = conn.execute(f"{select}WHERE {AMONG}", (scope, json.dumps(seqs))).fetchall()
     if not rows:
         return []

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 import engram
@@ -209,6 +210,29 @@ def test_facts_survive_reopening(target: Target, ref: ResourceRef) -> None:
     with engram.open(target, embedder=embedder) as memory:
         assert memory.fact(ref, fact.id) == fact
         assert memory.recall(ref, "durable", top_k=1)[0].fact.id == fact.id
+
+
+def test_facts_vectors_are_read_by_id_and_a_fact_without_one_is_left_out(
+    mem: engram.Memory, ref: ResourceRef, target: Target
+) -> None:
+    # A recall reads its text-only hits' vectors by their ids, each fact's vector by its
+    # key; a fact with no vector row (none is written without an embedder) gives none.
+    facts = mem.remember_many(ref, ["one fact", "another fact", "a third fact"])
+    store = mem._store
+    ids = [f.id for f in facts]
+    read = store.run(lambda tx: store.facts.vectors(tx, ref, ids), write=False)
+    assert set(read) == set(ids)
+    for fact_id in ids:
+        one = store.run(lambda tx, i=fact_id: store.facts.vector_of(tx, ref, i), write=False)
+        assert one is not None and np.allclose(read[fact_id], one)
+    stores.rows(
+        target,
+        "DELETE FROM fact_vectors WHERE fact = (SELECT seq FROM facts WHERE id = ?)",
+        (ids[1],),
+    )
+    left = store.run(lambda tx: store.facts.vectors(tx, ref, ids), write=False)
+    assert set(left) == {ids[0], ids[2]}
+    assert np.allclose(left[ids[0]], read[ids[0]]) and np.allclose(left[ids[2]], read[ids[2]])
 
 
 def test_lookups_by_id_use_the_id_index(

@@ -440,7 +440,7 @@ def test_stored_vectors_are_read_back_in_binary(
         real = psycopg.Connection.execute
 
         def spied(self: Any, statement: Any, params: Any = None, **kw: Any) -> Any:
-            if "v.vector FROM" in str(statement):
+            if "vector FROM fact_vectors" in str(statement):
                 reads.append(bool(kw.get("binary")))
             return real(self, statement, params, **kw)
 

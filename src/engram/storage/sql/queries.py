@@ -214,10 +214,11 @@ def vector_set(d: Dialect, seq: int, vector: Any) -> Query:
 
 
 def vectors_of(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
+    """Each fact of ``ids`` with its vector (NULL where it has none)."""
     member, params = d.in_list("id", ids)
     return (  # the rows found by the ids' index, never by a walk of the scope
-        "SELECT f.id, v.vector FROM facts f JOIN fact_vectors v ON v.fact = f.seq "
-        f"WHERE f.seq IN (SELECT seq FROM facts WHERE {member} AND {d.scope_by_id})",
+        "SELECT id, (SELECT vector FROM fact_vectors WHERE fact = facts.seq) FROM facts "
+        f"WHERE {member} AND {d.scope_by_id}",
         (*params, scope),
     )
 

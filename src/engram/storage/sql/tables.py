@@ -310,7 +310,7 @@ class FactTable:
             return {}
         t = sql(tx)
         rows = t.rows(*q.vectors_of(t.dialect, scope.key, ids), binary=True)
-        return {str(i): t.dialect.unvector(raw) for i, raw in rows}
+        return {str(i): t.dialect.unvector(raw) for i, raw in rows if raw is not None}
 
     def near_pairs(
         self, tx: Tx, scope: Scope, ids: Sequence[str], count: int, at_least: float

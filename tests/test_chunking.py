@@ -94,6 +94,25 @@ def test_the_estimate_exceeds_the_local_model_on_real_text(local_embedder: Local
     assert sum(e for e, _ in counts) > sum(c for _, c in counts)
 
 
+def test_the_estimate_exceeds_the_local_model_where_letters_and_digits_meet(
+    local_embedder: LocalEmbedder,
+) -> None:
+    # A vocabulary splits a word where letters and digits meet: a commit's name, an id,
+    # a file's name with a date in it. Counted as one word they fell short ("a22de3b").
+    names = [
+        "a22de3b",
+        "443023c",
+        "f_61ff7387bead51534547aa09",
+        "scale-postgres-100k-2026-12-07b.json",
+        "sha256:9f86d081884c7d659a2feaa0c55ad015",
+        "v2b3c4d5e6",
+    ]
+    for name in names:
+        assert chunking.estimate_tokens(name) >= local_embedder.count_tokens(name), name
+    line = "Measured at " + ", ".join(names) + "."
+    assert chunking.estimate_tokens(line) >= local_embedder.count_tokens(line)
+
+
 def test_a_heading_goes_with_the_long_section_it_heads() -> None:
     text = "# Top\n\n## Long\n\n" + "word " * 200 + "\n\n## Next\n\nend"
     cut = chunking.cut(text, "markdown", 50, chunking.estimate_tokens)

@@ -12,7 +12,14 @@ AT = 1_700_000_000_000_000
 COLUMNS = FACT_COLUMNS.split(", ")
 
 
-def row(fact_id: str, content: str, context: str | None, metadata: str, strength: float) -> Any:
+def row(
+    fact_id: str,
+    content: str,
+    context: str | None,
+    metadata: str,
+    strength: float,
+    tags: str = '["paid"]',
+) -> Any:
     """A row of FACT_COLUMNS as a store reads it, these columns given, the rest a plain
     fact's."""
     given = {
@@ -21,7 +28,7 @@ def row(fact_id: str, content: str, context: str | None, metadata: str, strength
         "content": content,
         "created_at": AT,
         "updated_at": AT,
-        "tags": '["paid"]',
+        "tags": tags,
         "metadata": metadata,
         "context": context,
         "strength": strength,
@@ -60,3 +67,11 @@ def test_a_row_s_traits_carry_its_fact_as_the_row_reads() -> None:
         ("paid",),
     )
     assert fact.metadata == {"speaker": "Ana"} and fact.strength == 2.5
+
+
+def test_empty_tags_and_metadata_read_without_the_parser_and_each_fact_its_own() -> None:
+    first, second = (to_fact(row(f"f{i}", "hi", None, "{}", 1.0, tags="[]")) for i in range(2))
+    assert first.tags == () and first.metadata == {}
+    assert first.metadata is not second.metadata  # a dict of its own, as the parser gives
+    spaced = to_fact(row("f3", "hi", None, '{ "speaker": "Ana" }', 1.0, tags='[ "q3" ]'))
+    assert spaced.metadata == {"speaker": "Ana"} and spaced.tags == ("q3",)

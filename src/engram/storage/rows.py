@@ -60,8 +60,11 @@ OPTIONAL_INTEGER = Kind("integer", _same, "None if {v} is None else int({v})")
 REAL = Kind("real", _same, "float({v})")
 TIME = Kind("integer", to_us, "from_us(int({v}))")
 OPTIONAL_TIME = Kind("integer", _optional_time, "None if {v} is None else from_us(int({v}))")
-JSON = Kind("text", _json, "json.loads(str({v}))")
-TAGS = Kind("text", lambda tags: _json(list(tags)), "tuple(json.loads(str({v})))")  # a list
+# Most facts' metadata and tags are empty, read without the JSON parser (a dict each time)
+JSON = Kind("text", _json, "{{}} if {v} == '{{}}' else json.loads(str({v}))")
+TAGS = Kind(  # a list
+    "text", lambda tags: _json(list(tags)), "() if {v} == '[]' else tuple(json.loads(str({v})))"
+)
 
 
 def stored_digest(content_hash: str) -> str:

@@ -161,7 +161,11 @@ ENTRY_COLUMNS = "session_id, idx, at, kind, role, content, data"
 
 def plain_columns(prefix: str) -> str:
     """:data:`PLAIN_COLUMNS`, each name led by ``prefix`` (a table's alias and a dot)."""
-    return ", ".join(prefix + c.name for c in PLAIN)
+    return _prefixed(PLAIN_COLUMNS, prefix)
+
+
+def _prefixed(columns: str, prefix: str) -> str:
+    return ", ".join(prefix + column for column in columns.split(", "))
 
 
 def plain_values(new: NewFact) -> tuple[Any, ...]:
@@ -215,7 +219,7 @@ to_fact = _reader()
 
 def fact_columns(prefix: str) -> str:
     """:data:`FACT_COLUMNS`, each name led by ``prefix`` (a table's alias and a dot)."""
-    return ", ".join(prefix + column for column in FACT_COLUMNS.split(", "))
+    return _prefixed(FACT_COLUMNS, prefix)
 
 
 _CONTENT, _CONTEXT, _METADATA, _STRENGTH = (

@@ -223,14 +223,6 @@ def vectors_of(d: Dialect, scope: str, ids: Sequence[str]) -> Query:
     )
 
 
-def vector_of(d: Dialect, scope: str, fact_id: str) -> Query:
-    return (
-        "SELECT v.vector FROM fact_vectors v WHERE v.fact = "
-        f"(SELECT seq FROM facts WHERE id = ? AND {d.scope_by_id})",
-        (fact_id, scope),
-    )
-
-
 def facts_by_source(d: Dialect, scope: str, sandbox: str, entries: Sequence[int]) -> Query:
     member, params = d.in_list("source_entry", entries)
     return (

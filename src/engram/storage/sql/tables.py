@@ -328,9 +328,7 @@ class FactTable:
         return neighbours.near_pairs(pages(), count, at_least)
 
     def vector_of(self, tx: Tx, scope: Scope, fact_id: str) -> Vectors | None:
-        t = sql(tx)
-        rows = t.rows(*q.vector_of(t.dialect, scope.key, fact_id), binary=True)
-        return None if not rows or rows[0][0] is None else t.dialect.unvector(rows[0][0])
+        return self.vectors(tx, scope, [fact_id]).get(fact_id)
 
     def ids(self, tx: Tx, scope: Scope, *, turn_user: str | None = None) -> list[str]:
         return [str(r[0]) for r in sql(tx).rows(*q.facts_ids(scope.key, turn_user))]

@@ -9,12 +9,13 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import psycopg
 import pytest
 from pgvector.psycopg import register_vector
+from psycopg import sql
 
 import engram
 import postgres_server
@@ -292,7 +293,12 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         def iterated(filters: Filters) -> str:
             with psycopg.connect(postgres_url) as conn, conn.transaction():
                 register_vector(conn)
-                vectors.search(conn, REF.key, query, filters, 10, above=100)
+                recorded = _Recording(conn)
+                vectors.search(cast(Any, recorded), REF.key, query, filters, 10, above=100)
+                # the scope's count and pgvector's version come with the plan's statement
+                apart = ("SELECT facts FROM scope_state", "SELECT extversion", "SELECT (SELECT ext")
+                read = [s for s in recorded.statements if s.startswith(apart)]
+                assert not read and "extversion" in recorded.statements[0], read
                 (shown,) = conn.execute("SHOW hnsw.iterative_scan").fetchone() or ("",)
                 return str(shown)
 
@@ -302,6 +308,18 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         # less those of other strengths under it): all 412 pass one, 10 the other
         assert iterated(Filters(min_strength=0.5)) == "strict_order"
         assert iterated(Filters(min_strength=0.9)) == "off"
+
+
+class _Recording:
+    """A connection that records the statements it is given."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn, self.statements = conn, list[str]()
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        text = query.as_string(self.conn) if isinstance(query, sql.Composable) else str(query)
+        self.statements.append(text)
+        return self.conn.execute(query, params)
 
 
 def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> None:

@@ -108,18 +108,22 @@ def halves(conn: psycopg.Connection[Any]) -> bool:
     return _pgvector_from(conn, HALVES_FROM)
 
 
-def iterates(conn: psycopg.Connection[Any]) -> bool:
-    """Whether this database's pgvector searches a graph on past its width while a
-    filter lets too few through (0.8 and later's iterative scans)."""
-    return _pgvector_from(conn, ITERATES_FROM)
+# pgvector's version as this database installed it (NULL without the extension).
+_EXTVERSION = "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
 
 
 def _pgvector_from(conn: psycopg.Connection[Any], version: tuple[int, ...]) -> bool:
-    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
-    if row is None:
+    row = conn.execute(f"SELECT {_EXTVERSION}").fetchone()
+    return _at_least(None if row is None else row[0], version)
+
+
+def _at_least(installed: object, version: tuple[int, ...]) -> bool:
+    """Whether pgvector's ``installed`` version (None: no extension) is ``version`` or
+    later."""
+    if installed is None:
         return False
     parts = []
-    for part in str(row[0]).split("."):
+    for part in str(installed).split("."):
         digits = "".join(c for c in part if c.isdigit())
         parts.append(int(digits) if digits else 0)
     return tuple(parts) >= version
@@ -167,13 +171,17 @@ class Plan:
     index covers, whether the scope wants its next index (as :func:`due` reads it, but
     for the vectors' width), and, where asked for, the transaction's snapshot exported by
     the same statement (for work beside it: one round trip less before the graph's
-    search)."""
+    search); for a filtered search, the scope's count of facts and whether pgvector
+    searches a graph on past its width while a filter lets too few through (0.8 and
+    later's iterative scans)."""
 
     dimension: int | None
     index: str | None
     through: int | None
     due: bool = False
     snapshot: str | None = None
+    facts: int = 0
+    iterates: bool = False
 
 
 def plan(
@@ -193,7 +201,7 @@ def plan(
         "CASE WHEN s.facts > %(above)s THEN s.ann_index END, s.ann_through, "
         "set_config('hnsw.ef_search', greatest(%(limit)s, CASE WHEN coalesce(substring("
         "s.ann_index FROM %(pattern)s)::int, 0) >= %(built)s THEN %(wide)s ELSE %(wider)s END)"
-        f"::text, true), coalesce({_OUTGROWN}, false)"
+        f"::text, true), coalesce({_OUTGROWN}, false), coalesce(s.facts, 0), {_EXTVERSION}"
         + (", pg_export_snapshot() " if export else " ")
         + "FROM (SELECT 1) AS one LEFT JOIN scope_state s ON s.scope = %(scope)s",
         {
@@ -214,7 +222,9 @@ def plan(
         None if index is None else str(index),
         None if through is None else int(through),
         bool(row[4]),
-        str(row[5]) if export else None,
+        str(row[7]) if export else None,
+        int(row[5]),
+        _at_least(row[6], ITERATES_FROM),
     )
 
 
@@ -251,8 +261,7 @@ def search(
         ).fetchall()
         return _candidates(rows)
     where, params = filter_sql(filters, scope, mark="%s")
-    held = conn.execute("SELECT facts FROM scope_state WHERE scope = %s", (scope,)).fetchone()
-    by_key = (int(held[0]) if held else 0) // FILTER_BY_KEY_SHARE
+    by_key = ready.facts // FILTER_BY_KEY_SHARE
     statement, selecting = selected(filters, scope, mark="%s")
     passing: list[Any] = []
     # a strength floor alone is counted: most facts pass it, each read with its row
@@ -260,7 +269,7 @@ def search(
     if not wide:
         passing = conn.execute(f"{statement} LIMIT %s", (*selecting, by_key + 1)).fetchall()
         wide = len(passing) > by_key
-    if wide and ann_index is not None and iterates(conn):
+    if wide and ann_index is not None and ready.iterates:
         half = is_half(str(ann_index))
         tested = filter_sql(filters, scope, mark="%s", per_row=True)  # each fact it gives
         return _approximate(conn, scope, query, limit, through, half, tested)

@@ -81,6 +81,32 @@ def test_feedback_scores_only_the_candidates_and_only_those_holding_a_word() -> 
     assert feedback.scores(["x"], {}) == [] and feedback.scores([], texts) == []
 
 
+_WORDS = ["party", "parties", "partied", "art", "start", "trams", "tram", "yellow", "Party's"]
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(_WORDS), max_size=8).map(" ".join), max_size=6),
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3),
+)
+def test_a_text_that_holds_no_word_s_start_is_counted_as_one_stemmed_word_by_word(
+    texts: list[str], terms: list[str]
+) -> None:
+    """A text is stemmed word by word only where it holds what a word stemming to a
+    wanted stem begins with: counted either way, it counts the same ("parties" is
+    "party"'s, "start" holds "art" but is not its)."""
+    from engram.core import feedback
+    from engram.core.relevance import stem
+
+    wanted = {stem(t) for t in terms}
+    starts = tuple(feedback._start(w) for w in wanted)
+    for text in texts:
+        assert feedback._counts(text, wanted, starts) == feedback._counts(text, wanted, ("",))
+    assert feedback._counts("the parties", {"party"}, (feedback._start("party"),)) == (
+        2,
+        {"party": 1},
+    )
+
+
 def test_a_feedback_list_reorders_the_candidates_and_never_adds_one() -> None:
     text = [Candidate("a", 3.0), Candidate("b", 2.0)]
     vector = [Candidate("c", 0.9), Candidate("b", 0.5)]

@@ -49,10 +49,15 @@ def words(query_terms: Sequence[str], top: Sequence[str]) -> list[str]:
     return shared[:WORDS]
 
 
-def _counts(text: str, wanted: set[str]) -> tuple[int, dict[str, int]]:
-    """How many words ``text`` has, and how often each ``wanted`` stem occurs in it."""
-    raw = query.WORD.findall(text.lower())
+def _counts(text: str, wanted: set[str], starts: tuple[str, ...]) -> tuple[int, dict[str, int]]:
+    """How many words ``text`` has, and how often each ``wanted`` stem occurs in it;
+    ``starts``: what a word stemming to one of them begins with (:func:`_start`), so a
+    text holding none of those is not stemmed word by word."""
+    lowered = text.lower()
+    raw = query.WORD.findall(lowered)
     found: dict[str, int] = {}
+    if not any(start in lowered for start in starts):
+        return len(raw), found
     for word, n in Counter(raw).items():
         stemmed = stem(word)
         if stemmed in wanted:
@@ -60,12 +65,19 @@ def _counts(text: str, wanted: set[str]) -> tuple[int, dict[str, int]]:
     return len(raw), found
 
 
+def _start(stemmed: str) -> str:
+    """What every word that :func:`stem` gives ``stemmed`` begins with: the stem itself,
+    less the "y" that stands for an "ies" it took off ("parties" -> "party")."""
+    return stemmed[:-1] if stemmed.endswith("y") else stemmed
+
+
 def scores(terms: Sequence[str], texts: Mapping[str, str]) -> list[Candidate]:
     """The candidates ``texts`` (by id) scored by BM25 for ``terms``, best first; those
     holding none of them are left out."""
     wanted = list(dict.fromkeys(stem(t) for t in terms))
     looked = set(wanted)
-    docs = {fid: _counts(text, looked) for fid, text in texts.items()}
+    starts = tuple({_start(w) for w in wanted})
+    docs = {fid: _counts(text, looked, starts) for fid, text in texts.items()}
     if not docs or not wanted:
         return []
     average = sum(length for length, _ in docs.values()) / len(docs)

@@ -171,17 +171,17 @@ class Plan:
     index covers, whether the scope wants its next index (as :func:`due` reads it, but
     for the vectors' width), and, where asked for, the transaction's snapshot exported by
     the same statement (for work beside it: one round trip less before the graph's
-    search); for a filtered search, the scope's count of facts and whether pgvector
-    searches a graph on past its width while a filter lets too few through (0.8 and
-    later's iterative scans)."""
+    search); for a filtered search, the scope's count of facts (``facts``) and whether
+    pgvector searches a graph on past its width while a filter lets too few through
+    (``iterates``: 0.8 and later's iterative scans)."""
 
     dimension: int | None
     index: str | None
     through: int | None
+    facts: int
+    iterates: bool
     due: bool = False
     snapshot: str | None = None
-    facts: int = 0
-    iterates: bool = False
 
 
 def plan(
@@ -216,15 +216,15 @@ def plan(
         },
     ).fetchone()
     assert row is not None  # one row, from the one-row join
-    dimension, index, through = row[0], row[1], row[2]
+    dimension, index, through, _width, outgrown, facts, version, *exported = row
     return Plan(
         None if dimension is None else int(dimension),
         None if index is None else str(index),
         None if through is None else int(through),
-        bool(row[4]),
-        str(row[7]) if export else None,
-        int(row[5]),
-        _at_least(row[6], ITERATES_FROM),
+        int(facts),
+        _at_least(version, ITERATES_FROM),
+        bool(outgrown),
+        str(exported[0]) if exported else None,
     )
 
 

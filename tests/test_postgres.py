@@ -310,6 +310,80 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         assert iterated(Filters(min_strength=0.9)) == "off"
 
 
+def test_exact_search_orders_by_the_cosine_with_the_query_as_given(postgres_url: str) -> None:
+    """Exact search finds the nearest by their distance as stored (half precision), then
+    orders a shortlist by their cosine with the query as given: the same facts and scores
+    as every stored vector's cosine computed here, ties (30 facts of one vector) by age;
+    unfiltered, among a narrow filter's facts (read by key), a wide filter's (the scope
+    scanned), and beside a graph, among the vectors written after it."""
+    embedder = engram.HashingEmbedder(64)
+    words = "w1 w2 w3 w4 w5".split()
+    rng = np.random.default_rng(5)
+    alike = [" ".join(rng.permutation(words)) for _ in range(200)]  # one vector
+    notes = [
+        Note(text, tags=("wide",) * (i % 3 == 0) + ("narrow",) * (i % 25 == 0))
+        for i, text in enumerate(_sentences(300, 31) + list(dict.fromkeys(alike))[:30])
+    ]
+    questions = [" ".join(words), *_sentences(5, 32)]
+
+    def nearest(filters: Filters, above: int) -> list[list[tuple[str, float]]]:
+        with psycopg.connect(postgres_url) as conn, conn.transaction():
+            register_vector(conn)
+            found = []
+            for text in questions:
+                query = np.asarray(embedder.embed([text], "query")[0], np.float32)
+                got = vectors.search(conn, REF.key, query, filters, 10, above=above)
+                found.append([(c.id, round(c.score, 5)) for c in got])
+            return found
+
+    def cosines(tag: str | None) -> list[list[tuple[str, float]]]:
+        with psycopg.connect(postgres_url) as conn:
+            register_vector(conn)
+            held = conn.execute(
+                "SELECT f.id, f.seq, v.vector::vector FROM fact_vectors v "
+                "JOIN facts f ON f.seq = v.fact WHERE f.scope = %s AND (%s::text IS NULL "
+                "OR EXISTS (SELECT 1 FROM fact_tags t WHERE t.fact = f.seq AND t.tag = %s))",
+                (REF.key, tag, tag),
+            ).fetchall()
+        stored = np.array([np.asarray(r[2].to_numpy(), np.float32) for r in held])
+        stored /= np.linalg.norm(stored, axis=1, keepdims=True)
+        found = []
+        for text in questions:
+            query = np.asarray(embedder.embed([text], "query")[0], np.float64)
+            scores = stored.astype(np.float64) @ (query / np.linalg.norm(query))
+            order = sorted(range(len(held)), key=lambda i: (-round(scores[i], 9), held[i][1]))
+            found.append([(str(held[i][0]), round(float(scores[i]), 5)) for i in order[:10]])
+        return found
+
+    exactly = 1 << 52
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        memory.remember_many(REF, notes[:150])
+        assert store.builder.settle(timeout=120)
+        made = memory.remember_many(REF, notes[150:])  # after the graph: 180 of them
+        # the oldest of one vector's facts written again: a scan meets them last
+        oldest = [f"{fact.id}" for fact in made[150:160]]
+        stores.rows(
+            postgres_url,
+            "UPDATE fact_vectors SET vector = vector "
+            "WHERE fact IN (SELECT seq FROM facts WHERE id = ANY(?))",
+            (oldest,),
+        )
+        with psycopg.connect(postgres_url) as conn:
+            planned = vectors.plan(conn, REF.key, 10, 100)
+        assert planned.half_rows and planned.through is not None  # 180 facts after it
+        everything = cosines(None)
+        assert [score for _, score in everything[0]] == [1.0] * 10  # ties, the oldest first
+        for filters, tag in (
+            (Filters(), None),
+            (Filters(tags=("narrow",)), "narrow"),
+            (Filters(tags=("wide",)), "wide"),
+        ):
+            assert nearest(filters, exactly) == cosines(tag), filters
+        assert nearest(Filters(), 100) == everything  # the graph and the vectors after it
+
+
 class _Recording:
     """A connection that records the statements it is given."""
 

@@ -21,7 +21,8 @@ schema migration 21, as SQLite stores them) and the graph holds them so (``HALF`
 name): half the pages for a search to read, 8.3 against 12.8 ms p50 at the same recall on
 100k vectors (BENCHMARKS.md). It only orders the candidates: their scores are
 the stored vectors' cosines with the query as given (``vector::vector``: in float32,
-the query not rounded), as exact search and SQLite give them.
+the query not rounded), as exact search and SQLite give them. Exact search orders such
+rows as stored too, then a shortlist of them by that cosine (:data:`SHORTLIST`).
 """
 
 from __future__ import annotations

@@ -307,6 +307,12 @@ def _as_stored(query: Vectors, half: bool) -> object:
     return HalfVector(query) if half else query
 
 
+def _shortlist(limit: int, stored: object) -> int:
+    """How many :func:`_nearest` finds for ``limit`` by the query as stored: as many,
+    or :data:`SHORTLIST` times as many where it is of half precision."""
+    return limit * SHORTLIST if isinstance(stored, HalfVector) else limit
+
+
 def _nearest(source: str, chosen: str) -> str:
     """The vectors ``v`` that ``source`` and ``chosen`` (its test) give, nearest first by
     the distance as stored, as many as asked (parameters: ``source``'s and ``chosen``'s,
@@ -329,8 +335,8 @@ def _exactly(
     """The ``limit`` nearest of the vectors ``v`` that ``source`` and ``chosen`` give
     (``among``: their parameters), by their cosine with ``query``, each with its row;
     ``stored``: the query as the rows hold their vectors (:func:`_as_stored`), by which
-    :data:`SHORTLIST` times as many are found first where it is of half precision."""
-    shortlist = limit * SHORTLIST if isinstance(stored, HalfVector) else limit
+    a shortlist is found first (:func:`_shortlist`)."""
+    shortlist = _shortlist(limit, stored)
     rows = conn.execute(
         f"SELECT 1 - n.distance, {_ROW} FROM (SELECT s.fact, s.vector::vector <=> %s "
         f"AS distance FROM ({_nearest(source, chosen)}) AS s ORDER BY distance, s.fact "
@@ -398,7 +404,7 @@ def _approximate(
         row=sql.SQL(_ROW),
         where=sql.SQL(where),
     )
-    shortlist = limit * SHORTLIST if isinstance(stored, HalfVector) else limit
+    shortlist = _shortlist(limit, stored)
     params = (query, *kept, query, limit, query, scope, through, *kept, stored, shortlist, limit)
     rows = conn.execute(statement, params).fetchall()
     return _candidates(rows)

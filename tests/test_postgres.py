@@ -326,12 +326,12 @@ def test_exact_search_orders_by_the_cosine_with_the_query_as_given(postgres_url:
     ]
     questions = [" ".join(words), *_sentences(5, 32)]
 
-    def nearest(filters: Filters, above: int) -> list[list[tuple[str, float]]]:
+    def nearest(filters: Filters, above: int, scale: float = 1.0) -> list[list[tuple[str, float]]]:
         with psycopg.connect(postgres_url) as conn, conn.transaction():
             register_vector(conn)
             found = []
             for text in questions:
-                query = np.asarray(embedder.embed([text], "query")[0], np.float32)
+                query = np.asarray(embedder.embed([text], "query")[0], np.float32) * scale
                 got = vectors.search(conn, REF.key, query, filters, 10, above=above)
                 found.append([(c.id, round(c.score, 5)) for c in got])
             return found
@@ -383,6 +383,9 @@ def test_exact_search_orders_by_the_cosine_with_the_query_as_given(postgres_url:
         ):
             assert nearest(filters, exactly) == cosines(tag), filters
         assert nearest(Filters(), 100) == everything  # the graph and the vectors after it
+        # a query far from unit length (past half precision's largest value) as one at it
+        for above in (exactly, 100):
+            assert nearest(Filters(), above, scale=1e6) == everything
 
 
 class _Recording:

@@ -303,8 +303,17 @@ SHORTLIST = 2
 
 
 def _as_stored(query: Vectors, half: bool) -> object:
-    """``query`` as the rows hold their vectors (``half``: at half precision)."""
-    return HalfVector(query) if half else query
+    """``query`` as the rows hold their vectors (``half``: at half precision, from
+    :func:`_unit`)."""
+    return HalfVector(_unit(query)) if half else query
+
+
+def _unit(query: Vectors) -> Vectors:
+    """``query`` at unit length, to be ordered by (as by cosine, and so as it was) at half
+    precision: an embedder need not give unit vectors, and a value past half precision's
+    largest is refused by the server."""
+    length = float(np.linalg.norm(query))
+    return query / length if length > 0 else query
 
 
 def _shortlist(limit: int, stored: object) -> int:
@@ -384,7 +393,7 @@ def _approximate(
             "WHERE v.scope = {scope}{where} "
             "ORDER BY v.vector::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
         ).format(dim=dim, scope=sql.Literal(scope), row=sql.SQL(_ROW), where=sql.SQL(where))
-        rows = conn.execute(statement, (query, *kept, query, limit)).fetchall()
+        rows = conn.execute(statement, (query, *kept, _unit(query), limit)).fetchall()
         return _candidates(rows)
     statement = sql.SQL(
         "SELECT n.score, {row} FROM ("
@@ -405,7 +414,8 @@ def _approximate(
         where=sql.SQL(where),
     )
     shortlist = _shortlist(limit, stored)
-    params = (query, *kept, query, limit, query, scope, through, *kept, stored, shortlist, limit)
+    ordered = _unit(query)  # the graph's order, at half precision where it is of halves
+    params = (query, *kept, ordered, limit, query, scope, through, *kept, stored, shortlist, limit)
     rows = conn.execute(statement, params).fetchall()
     return _candidates(rows)
 

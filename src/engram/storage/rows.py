@@ -181,6 +181,8 @@ _AT = {c.name: i for i, c in enumerate(_READ, start=2)}
 _SANDBOX, _ENTRY = _AT["source_sandbox"], _AT["source_entry"]
 CREATED_AT = _AT["created_at"]
 """Where a row of :data:`FACT_COLUMNS` has its ``created_at`` (a page's cursor)."""
+SEQ = len(_READ) + 2
+"""Where a row of :data:`FACT_COLUMNS` has its ``seq``."""
 
 
 def _reader() -> Callable[[tuple[Any, ...]], Fact]:

@@ -32,7 +32,7 @@ from engram.core.models import Filters
 from engram.core.ranking import Candidate
 from engram.storage.filters import filter_sql
 from engram.storage.postgres.postings import Postings
-from engram.storage.rows import FACT_COLUMNS, to_traits
+from engram.storage.rows import FACT_COLUMNS, SEQ, to_traits
 from engram.storage.sql.passing import Passing, Sifted
 from engram.storage.sql.tx import SQLTx
 from engram.storage.summed import Ints
@@ -188,7 +188,7 @@ def _candidates(conn: psycopg.Connection[Any], best: list[tuple[int, float]]) ->
         f"SELECT {FACT_COLUMNS} FROM facts WHERE seq = ANY(%s::bigint[])",
         ([s for s, _ in best],),
     ).fetchall()
-    read = {r[-1]: r for r in rows}  # each row by its seq, its last column
+    read = {r[SEQ]: r for r in rows}  # each row by its seq
     return [
         Candidate(str(read[seq][0]), score, to_traits(read[seq]))
         for seq, score in best

@@ -59,7 +59,7 @@ from engram.core.ranking import Candidate
 from engram.storage import summed
 from engram.storage.background import Worker
 from engram.storage.copies import ScopeCopies
-from engram.storage.rows import FACT_COLUMNS, to_traits
+from engram.storage.rows import FACT_COLUMNS, SEQ, to_traits
 from engram.storage.sql.passing import Sifted
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import SCOPE_TOKEN
@@ -618,7 +618,7 @@ def _candidates(
     if not seqs:
         return []
     rows = {
-        int(r[-1]): r  # by its seq, its last column
+        int(r[SEQ]): r  # by its seq
         for r in conn.execute(
             f"SELECT {FACT_COLUMNS} FROM facts "
             "WHERE seq IN (SELECT value FROM json_each(?)) "

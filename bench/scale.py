@@ -22,6 +22,12 @@ against the exact ten by cosine, computed here with numpy over every stored vect
 With ``--scopes N`` the facts are spread over N scopes (people of one application), each
 filled in one batch, and each question is asked of one of them. ``--pg-setting`` sets
 the PostgreSQL server the run starts (``shared_buffers=1GB``: the size of its page cache).
+
+With ``--after N`` (one scope), the run ends with steady writes: N more facts in
+``AFTER_STEPS`` batches, each followed by the background builds it asked for (waited
+for and timed: what a recall meets between them is the vectors after the graphs,
+searched exactly) and a process asking every mode in turn; then vector recall@10
+against exact over every fact.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ CORRECTED = "after-correction"  # a measuring child's: recalls after one correct
 INTERLEAVED = "interleaved"
 FILTERED = "filtered"  # a measuring child's: hybrid recalls under filters
 REF = ResourceRef("scale")
+AFTER_STEPS = 4  # the batches --after writes in, each measured after
 
 
 def scopes_of(count: int) -> list[ResourceRef]:
@@ -289,6 +296,40 @@ def filtered(target: str, queries: int, scopes: int = 1) -> dict[str, Any]:
     return {"hybrid": out, "peak_rss_mib": round(peak_rss_kib() / 1024, 1)}
 
 
+def written_after(target: str, facts: int, after: int, queries: int) -> list[dict[str, Any]]:
+    """After every other measure: ``after`` more facts, in :data:`AFTER_STEPS` batches,
+    each written and its builds waited for by a process of its own, then each mode asked
+    in turn by another (:func:`interleaved`). Each step's figures: the facts written
+    since the fill, the write's and the builds' seconds, what the scope's graphs hold and
+    how many vectors are searched exactly beside them, and the p50s."""
+    corpus = sentences.unique_sentences(facts + after, SEED)[facts:]
+    each = after // AFTER_STEPS
+    steps = []
+    for step in range(AFTER_STEPS):
+        with engram.open(target, embedder=engram.HashingEmbedder(DIMENSION)) as mem:
+            started = time.perf_counter()
+            mem.remember_many(REF, list(corpus[step * each : (step + 1) * each]))
+            wrote = time.perf_counter() - started
+            builder = getattr(mem._store, "builder", None)
+            if builder is not None:  # PostgreSQL's background builds
+                assert builder.settle()
+            settled = time.perf_counter() - started - wrote
+            graphs = mem.health(REF).vector_index
+        turns = child(target, INTERLEAVED, queries, 1)
+        steps.append(
+            {
+                "written": (step + 1) * each,
+                "write_s": round(wrote, 1),
+                "builds_s": round(settled, 1),
+                "in_graphs": graphs.vectors,
+                "beside": graphs.beside,
+                **{mode: turns[mode]["p50_ms"] for mode in MODES},
+            }
+        )
+        print(f"after: {steps[-1]}", flush=True)
+    return steps
+
+
 def time_span(mem: engram.Memory, ref: ResourceRef) -> tuple[datetime, datetime]:
     """When the scope's oldest and newest facts were made (both stores keep microseconds)."""
     from engram.storage.sql.tx import sql
@@ -407,6 +448,7 @@ def run(
     store: str | None = None,
     scopes: int = 1,
     settings: tuple[str, ...] = (),
+    after: int = 0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "benchmark": "scale",
@@ -425,6 +467,12 @@ def run(
         out["interleaved"] = child(target, INTERLEAVED, queries, scopes)
         out["filtered"] = child(target, FILTERED, min(queries, 30), scopes)
         out["after_correction"] = child(target, CORRECTED, min(queries, 30), scopes)
+        if after:
+            out["written_after"] = written_after(target, facts, after, queries)
+            hits = child(target, "vector", queries, scopes)["hits"]
+            again = exact_vector_hits(target, queries, scopes)
+            shared = [len(set(a) & set(b)) / TOP_K for a, b in zip(hits, again, strict=True)]
+            out["vector_recall_at_10_after"] = round(sum(shared) / len(shared), 4)
     vector_hits = measured["vector"].pop("hits")
     for mode in ("text", "hybrid"):
         measured[mode].pop("hits")
@@ -495,6 +543,13 @@ def report(out: dict[str, Any]) -> str:
             f"peak RSS {fixed['peak_rss_mib']} MiB; then a forget for good "
             f"{fixed['forget_hard_ms']} ms"
         )
+    if "written_after" in out:
+        tail += "\nwritten after, each batch's builds waited for, then asked in turn:\n"
+        tail += table(
+            ["written", "write s", "builds s", "in graphs", "beside", *MODES],
+            [[step[k] for k in step] for step in out["written_after"]],
+        )
+        tail += f"\nvector recall@10 against exact after them: {out['vector_recall_at_10_after']}"
     heads = ["mode", "open ms", "first ms", "p50 ms", "p95 ms", "again p50", "again p95"]
     body = table([*heads, "peak RSS MiB", "own MiB"], rows)
     return f"{head}\n{body}\n{tail}"
@@ -519,6 +574,9 @@ def main() -> None:
     parser.add_argument(
         "--store", help="a SQLite file to keep: filled on the first run, measured after"
     )
+    parser.add_argument(
+        "--after", type=int, default=0, help="then this many facts more, written in steps"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument(
         "--mode", choices=(*MODES, CORRECTED, INTERLEAVED, FILTERED), help=argparse.SUPPRESS
@@ -540,8 +598,10 @@ def main() -> None:
         parser.error("--store keeps a store of one scope")
     if args.pg_setting and args.backend != "postgres":
         parser.error("--pg-setting sets the PostgreSQL server's own")
+    if args.after and (args.scopes != 1 or args.store):
+        parser.error("--after writes to one scope filled by this run")
     settings = tuple(args.pg_setting)
-    out = run(args.backend, args.facts, args.queries, args.store, args.scopes, settings)
+    out = run(args.backend, args.facts, args.queries, args.store, args.scopes, settings, args.after)
     if args.json:  # first: a run at 1M is half an hour
         write_json(args.json, out)
     print(report(out))

@@ -95,8 +95,15 @@ _POSTGRES_ROW_LEFT = "AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {fun
 # SQLite's migration 34 and PostgreSQL's 28 undone: no index of facts by strength (on
 # PostgreSQL every chain starts with it, and some include it twice, hence IF EXISTS).
 BEFORE_STRENGTH_INDEX = ("DROP INDEX IF EXISTS facts_by_strength",)
+# PostgreSQL's migration 29 undone: no recent graphs (the chains below include it twice,
+# hence IF EXISTS).
+POSTGRES_BEFORE_RECENT_GRAPHS = tuple(
+    f"ALTER TABLE scope_state DROP COLUMN IF EXISTS recent_{column}"
+    for column in ("index", "through", "rows")
+)
 POSTGRES_BEFORE_FACT_TRIGGERS = (
-    *BEFORE_STRENGTH_INDEX,  # migration 28 undone first
+    *POSTGRES_BEFORE_RECENT_GRAPHS,  # migration 29 undone first
+    *BEFORE_STRENGTH_INDEX,  # then 28
     # then 27: a fact that comes is queued for the graph row by row
     "DROP TRIGGER facts_ai_graph ON facts",
     "DROP FUNCTION engram_facts_came()",
@@ -336,12 +343,16 @@ def rows(
         conn.close()
 
 
-def plan(target: Target, sql: str, params: tuple[Any, ...] = ()) -> str:
-    """The query plan of ``sql`` as one line of text."""
+def plan(
+    target: Target, sql: str, params: tuple[Any, ...] = (), *, without: Sequence[str] = ()
+) -> str:
+    """The query plan of ``sql`` as one line of text; on PostgreSQL, ``without`` the
+    plan nodes named (``enable_<name>``: "sort", …) beside a sequential scan."""
     if is_postgres(target):
         # Plans follow statistics, as they do in service; on tiny test tables a
         # sequential scan always wins, so it is ruled out to show which index serves.
-        setup = ("ANALYZE", "SET enable_seqscan = off")
+        ruled_out = ("seqscan", *without)
+        setup = ("ANALYZE", *(f"SET enable_{name} = off" for name in ruled_out))
         return " ".join(str(r[0]) for r in rows(target, f"EXPLAIN {sql}", params, setup=setup))
     return " ".join(str(r[-1]) for r in rows(target, f"EXPLAIN QUERY PLAN {sql}", params))
 

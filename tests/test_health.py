@@ -274,6 +274,15 @@ def test_the_vector_index_is_reported(target: Target, monkeypatch: pytest.Monkey
         if not postgres:  # a file whose change log was cleared past its mark is used no more
             stores.rows(target, "UPDATE scope_state SET changes_from = changes_from + 1000")
             assert mem.health(big).vector_index.beside == 401
+        else:  # 72 after the graph (past a fifth of 300): a recent graph of them, counted
+            mem.remember_many(big, [f"a later note {i}" for i in range(70)])
+            _built(mem, big)
+            mem.remember(big, "the newest note")  # after both
+            graphs = "SELECT recent_index FROM scope_state WHERE recent_index IS NOT NULL"
+            (recent,) = stores.rows(target, graphs)[0]
+            more = stores.rows(target, "SELECT pg_relation_size(to_regclass(?))", (recent,))
+            index = mem.health(big).vector_index
+            assert (index.vectors, index.beside, index.bytes) == (472, 1, size + more[0][0])
 
 
 def test_a_report_never_writes(mem: engram.Memory, target: Target) -> None:

@@ -133,21 +133,35 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
     try:
         memory.remember_many(small, _sentences(50, 1))
         texts = _sentences(1500, 2)
+        covered = "SELECT ann_rows, recent_rows FROM scope_state WHERE scope = ?"
+        grown = []
         for start in range(0, len(texts), 250):
             memory.remember_many(REF, texts[start : start + 250])
             assert store.builder.settle(timeout=120)
-        # built at 500 facts, then at 750 and 1000 (past a quarter more each), not at
-        # 1250 (a quarter exactly), and at 1500
-        state = "SELECT scope, ann_index, ann_through, ann_rows FROM scope_state"
+            grown.append(stores.rows(postgres_url, covered, (REF.key,))[0])
+        # a graph built at 500 facts, then at 750 and 1000 (past a quarter more each);
+        # not at 1250 (a quarter exactly), where the 250 after it (past a fifth of the
+        # threshold) get a recent graph; at 1500 a graph of every vector, and no recent one
+        graphs = [(500, None), (750, None), (1000, None), (1000, 250), (1500, None)]
+        assert grown == [(None, None), *graphs]
+        state = (
+            "SELECT scope, ann_index, ann_through, ann_rows, recent_index, recent_through, "
+            "recent_rows FROM scope_state"
+        )
         (through,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
         built = index_name(REF.key, through, half=True)  # pgvector 0.8: half precision
-        expected = [(small.key, None, None, None), (REF.key, built, through, 1500)]
+        expected = [(small.key, None, None, None, None, None, None)]
+        expected.append((REF.key, built, through, 1500, None, None, None))
         assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
-        memory.remember_many(REF, _sentences(300, 4))  # 300 more: outside it, searched exactly
+        memory.remember_many(REF, _sentences(300, 4))  # 300 more: a recent graph of them
         assert store.builder.settle(timeout=120)
+        (last,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
+        recent = index_name(REF.key, last, half=True, recent=True)
+        expected[1] = (REF.key, built, through, 1500, recent, last, 300)
         assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
         indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-        assert stores.rows(postgres_url, indexes) == [(built,)]  # the one before it dropped
+        # the graph before it dropped, and the recent one the graph of 1500 replaced
+        assert sorted(stores.rows(postgres_url, indexes)) == sorted([(built,), (recent,)])
         query = embedder.embed(["w1 w2 w3"], "query")[0]
         literal = "[" + ",".join(f"{x:.6f}" for x in query) + "]"
         shown = stores.plan(
@@ -157,6 +171,14 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
             f"ORDER BY v.vector::halfvec(64) <=> '{literal}'::halfvec(64) LIMIT 10",
         )
         assert built in shown
+        shown = stores.plan(
+            postgres_url,
+            f"SELECT v.fact FROM fact_vectors v WHERE v.scope = '{REF.key}' "
+            f"AND v.fact > {through} AND v.fact <= {last} "
+            f"ORDER BY v.vector::halfvec(64) <=> '{literal}'::halfvec(64) LIMIT 10",
+            without=("sort",),  # 300 rows: sorting them is cheaper than any graph
+        )
+        assert recent in shown
 
         stored = {f.content: f.id for f in memory.facts(REF, limit=1000).facts}
         more = memory.facts(REF, limit=1000, before=memory.facts(REF, limit=1000).next_before)
@@ -177,13 +199,15 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         hits = memory.recall(REF, "w1 w2 w3", top_k=5, mode="vector", tags=["rare"])
         assert [h.fact.id for h in hits] == [tagged.id]
 
-        # the vectors after the index are searched exactly beside it, and follow forgets
-        newest = memory.facts(REF, limit=1).facts[0]
-        hits = memory.recall(REF, newest.content, top_k=1, mode="vector")
-        assert [h.fact.id for h in hits] == [newest.id]
-        memory.forget(REF, newest.id)
-        hits = memory.recall(REF, newest.content, top_k=3, mode="vector")
-        assert newest.id not in {h.fact.id for h in hits}
+        # the vectors after both graphs are searched exactly beside them; each part
+        # follows forgets
+        newest, in_recent = memory.facts(REF, limit=5).facts[::4]  # the tagged one, then
+        for fact in (newest, in_recent):
+            hits = memory.recall(REF, fact.content, top_k=1, mode="vector")
+            assert [h.fact.id for h in hits] == [fact.id]
+            memory.forget(REF, fact.id)
+            hits = memory.recall(REF, fact.content, top_k=3, mode="vector")
+            assert fact.id not in {h.fact.id for h in hits}
 
         memory.forget_all(REF, expected_count=memory.count(REF), hard=True)
         assert stores.rows(postgres_url, indexes) == []
@@ -224,24 +248,40 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         first = indexed.remember_many(REF, _sentences(300, 7))
         assert store.builder.settle(timeout=120)
         assert stores.rows(postgres_url, "SELECT ann_rows FROM scope_state") == [(300,)]
-        (name,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        (made_as,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
         kind = "halfvec" if half else "vector"
         (made,) = stores.rows(
-            postgres_url, "SELECT indexdef FROM pg_indexes WHERE indexname = ?", (name,)
+            postgres_url, "SELECT indexdef FROM pg_indexes WHERE indexname = ?", (made_as,)
         )[0]
-        assert vectors.is_half(name) == half and f"{kind}_cosine_ops" in made
-        assert name.endswith(f"_e{vectors.HNSW_EF_CONSTRUCTION}")  # how wide it was built
+        assert vectors.is_half(made_as) == half and f"{kind}_cosine_ops" in made
+        assert made_as.endswith(f"_e{vectors.HNSW_EF_CONSTRUCTION}")  # how wide it was built
         later = indexed.remember_many(REF, _sentences(60, 8))  # outside the index
         same(indexed, exact)
-        for fact in (*first[:20], *later[:10]):
+        assert store.builder.settle(timeout=120)  # past a fifth of the threshold
+        recent = "SELECT ann_rows, recent_index, recent_rows FROM scope_state"
+        (rows, name, held) = stores.rows(postgres_url, recent)[0]
+        assert (rows, held) == (300, 60) and vectors.is_half(name) == half
+        query = np.asarray(embedder.embed([queries[0]], "query")[0], np.float32)
+        shown = _searched_through(postgres_url, query, 100)
+        assert f"Index Scan using {made_as} " in shown and f"Index Scan using {name} " in shown
+        same(indexed, exact)
+        for fact in (*first[:20], *later[:10]):  # in the graph, and in the recent one
             indexed.forget(REF, fact.id)
         indexed.correct(REF, first[30].id, "w1 w2 w3 w4 w5 corrected")
+        indexed.correct(REF, later[30].id, "w1 w2 w3 w4 corrected after")
         indexed.restore(REF, first[0].id)
+        indexed.restore(REF, later[0].id)
         same(indexed, exact)
         indexed.remember_many(REF, _sentences(120, 10))  # past a quarter: rebuilt
         assert store.builder.settle(timeout=120)
-        (covered,) = stores.rows(postgres_url, "SELECT ann_rows FROM scope_state")[0]
-        assert covered == indexed.count(REF)
+        (covered, gone, _) = stores.rows(postgres_url, recent)[0]
+        assert covered == indexed.count(REF) and gone is None
+        same(indexed, exact)
+        indexed.remember_many(REF, _sentences(40, 11))
+        assert store.builder.settle(timeout=120)
+        indexed.remember_many(REF, _sentences(10, 12))  # after both: too few for the next
+        assert store.builder.settle(timeout=120)
+        assert stores.rows(postgres_url, recent)[0][::2] == (covered, 40)
         same(indexed, exact)
 
 
@@ -253,7 +293,8 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
     a narrower one reads the passing facts' vectors (a strength floor counted apart,
     as most facts pass it): both answer as exact search does
     (a graph of 400 vectors searched 200 wide finds what exact search finds), facts
-    written after the graph and another scope's tagged facts included."""
+    written after the graph (in its recent graph, and after both) and another scope's
+    tagged facts included."""
     embedder = engram.HashingEmbedder(64)
     tagged = [  # one in 40 of the default strength
         Note(text, tags=("t",) if i % 3 == 0 else (), strength=0.5 if i % 40 else 1.0)
@@ -269,15 +310,16 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         assert store.builder.settle(timeout=120)
         later = [
             Note(t, tags=("t",) if i % 2 else (), strength=0.5)
-            for i, t in enumerate(_sentences(12, 22))
+            for i, t in enumerate(_sentences(42, 22))
         ]
-        indexed.remember_many(REF, later)  # outside the graph
+        indexed.remember_many(REF, later[:30])  # outside the graph: a recent graph of them
+        assert store.builder.settle(timeout=120)
+        indexed.remember_many(REF, later[30:])  # and after both
         indexed.remember_many(
             ResourceRef("other"), [Note(t, tags=("t",)) for t in _sentences(5, 23)]
         )
-        assert stores.rows(
-            postgres_url, "SELECT ann_index FROM scope_state WHERE scope = ?", (REF.key,)
-        )[0][0]
+        graphs = "SELECT ann_index, recent_rows FROM scope_state WHERE scope = ?"
+        assert stores.rows(postgres_url, graphs, (REF.key,))[0][1] == 30
         wide, narrow = Filters(tags=("t",)), Filters(tags=("t",), type="none such")
         for text in _sentences(8, 24):
             got, want = (
@@ -305,7 +347,7 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         assert iterated(wide) == "strict_order"
         assert iterated(narrow) == "off"
         # a floor at or under the default strength is counted apart (the scope's facts
-        # less those of other strengths under it): all 412 pass one, 10 the other
+        # less those of other strengths under it): all 442 pass one, 10 the other
         assert iterated(Filters(min_strength=0.5)) == "strict_order"
         assert iterated(Filters(min_strength=0.9)) == "off"
 
@@ -355,14 +397,16 @@ def test_exact_search_orders_by_the_cosine_with_the_query_as_given(postgres_url:
             found.append([(str(held[i][0]), round(float(scores[i]), 5)) for i in order[:10]])
         return found
 
-    exactly = 1 << 52
-    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+    exactly, above = 1 << 52, 200
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=above) as memory:
         store = memory._store
         assert isinstance(store, PostgresStore)
         memory.remember_many(REF, notes[:300])
         assert store.builder.settle(timeout=120)
-        # after the graph, too few for the next (a graph's order among ties is its own)
+        # after the graph, too few for the next or a recent graph (a graph's order among
+        # ties is its own)
         made = memory.remember_many(REF, notes[300:])
+        assert store.builder.settle(timeout=120)
         # the oldest of one vector's facts written again: a scan meets them last
         oldest = [f"{fact.id}" for fact in made[:10]]
         stores.rows(
@@ -372,8 +416,9 @@ def test_exact_search_orders_by_the_cosine_with_the_query_as_given(postgres_url:
             (oldest,),
         )
         with psycopg.connect(postgres_url) as conn:
-            planned = vectors.plan(conn, REF.key, 10, 100)
+            planned = vectors.plan(conn, REF.key, 10, above)
         assert planned.half_rows and planned.through is not None  # 30 facts after it
+        assert planned.recent is None
         everything = cosines(None)
         assert [score for _, score in everything[0]] == [1.0] * 10  # ties, the oldest first
         for filters, tag in (
@@ -382,22 +427,34 @@ def test_exact_search_orders_by_the_cosine_with_the_query_as_given(postgres_url:
             (Filters(tags=("wide",)), "wide"),
         ):
             assert nearest(filters, exactly) == cosines(tag), filters
-        assert nearest(Filters(), 100) == everything  # the graph and the vectors after it
+        assert nearest(Filters(), above) == everything  # the graph and the vectors after it
         # a query far from unit length (past half precision's largest value) as one at it
-        for above in (exactly, 100):
-            assert nearest(Filters(), above, scale=1e6) == everything
+        for searched in (exactly, above):
+            assert nearest(Filters(), searched, scale=1e6) == everything
 
 
 class _Recording:
-    """A connection that records the statements it is given."""
+    """A connection that records the statements it is given, and their parameters."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self.conn, self.statements = conn, list[str]()
+        self.conn, self.statements, self.params = conn, list[str](), list[Any]()
 
     def execute(self, query: Any, params: Any = None) -> Any:
         text = query.as_string(self.conn) if isinstance(query, sql.Composable) else str(query)
         self.statements.append(text)
+        self.params.append(params)
         return self.conn.execute(query, params)
+
+
+def _searched_through(url: str, query: Any, above: int) -> str:
+    """The plan of the statement an unfiltered search of REF's vectors ends in."""
+    with psycopg.connect(url) as conn, conn.transaction():
+        register_vector(conn)
+        recorded = _Recording(conn)
+        vectors.search(cast(Any, recorded), REF.key, query, Filters(), 10, above=above)
+        last, params = recorded.statements[-1], recorded.params[-1]
+        shown = conn.execute(cast(Any, f"EXPLAIN {last}"), params).fetchall()
+        return " ".join(str(r[0]) for r in shown)
 
 
 def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> None:
@@ -497,10 +554,10 @@ def test_vectors_are_stored_at_half_precision_and_an_older_store_is_migrated(
         vectors.drop_indexes(conn)
         for table in ("fact_vectors", "fact_trash"):
             conn.execute(f"ALTER TABLE {table} ALTER COLUMN vector TYPE vector")
+        assert vectors.build_index(conn, REF.key)
         for statement in stores.POSTGRES_BEFORE_WORDS_VERSIONS:
             conn.execute(statement)
         conn.execute("DELETE FROM engram_schema WHERE version >= 21")
-        assert vectors.build_index(conn, REF.key)
     assert stores.rows(postgres_url, kind.format("fact_vectors")) == [("vector", 4 * 64 + 8)]
     questions = _sentences(5, 17)
     with engram.open(postgres_url, embedder=embedder, vector_index_above=1 << 52) as exact:

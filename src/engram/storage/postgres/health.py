@@ -7,8 +7,9 @@ SQLite's can. What it can be is empty, for a fact of stopwords and punctuation o
 which full text then never finds; such facts show as rows below facts.
 
 A scope's HNSW index (:mod:`engram.storage.postgres.vectors`) holds its vectors up to
-one fact (``ann_through``; all of them for an index from before that scheme, NULL); the
-vectors after it are searched beside it.
+one fact (``ann_through``; all of them for an index from before that scheme, NULL), and
+its recent graph those after it up to another (``recent_through``); the vectors after
+both are searched exactly beside them.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ class PostgresHealth(HealthTable):
     def vector_index(self, t: SQLTx, scope: str | None) -> VectorIndexHealth:
         where, params = scoped("s.scope", scope, "AND")
         scopes, vectors, beside, size = t.execute(
-            "SELECT count(*), coalesce(sum(coalesce(s.ann_rows, s.facts)), 0), "
-            "coalesce(sum((SELECT count(*) FROM fact_vectors v "
-            "WHERE v.scope = s.scope AND v.fact > s.ann_through)), 0), "
-            "coalesce(sum(pg_relation_size(to_regclass(quote_ident(s.ann_index)))), 0) "
+            "SELECT count(*), coalesce(sum(coalesce(s.ann_rows, s.facts) "
+            "+ coalesce(s.recent_rows, 0)), 0), coalesce(sum((SELECT count(*) FROM "
+            "fact_vectors v WHERE v.scope = s.scope "
+            "AND v.fact > coalesce(s.recent_through, s.ann_through))), 0), "
+            "coalesce(sum(pg_relation_size(to_regclass(quote_ident(s.ann_index))) "
+            "+ coalesce(pg_relation_size(to_regclass(quote_ident(s.recent_index))), 0)), 0) "
             f"FROM scope_state s WHERE s.ann_index IS NOT NULL{where}",
             params,
         ).fetchone()

@@ -900,6 +900,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX facts_by_strength ON facts (scope, strength, seq) WHERE strength <> 1.0;
     """,
+    # 29: a scope's recent graph, of its vectors after its graph up to a fact (recent_rows
+    # of them), searched beside it until the next graph replaces both
+    # (storage/postgres/vectors.py).
+    """
+    ALTER TABLE scope_state ADD COLUMN recent_index text;
+    ALTER TABLE scope_state ADD COLUMN recent_through bigint;
+    ALTER TABLE scope_state ADD COLUMN recent_rows bigint;
+    """,
 )
 
 

@@ -296,9 +296,11 @@ class IndexBuilder:
             try:
                 # Set before this check, so a close after it cancels this connection's
                 # statements until the build ends (the index's, or one before it).
-                if self._worker.closed or not vectors.due(conn, scope, self._above()):
+                wanted = None if self._worker.closed else vectors.due(conn, scope, self._above())
+                if wanted is None:
                     return False
-                built = vectors.build_index(conn, scope)
+                making = vectors.build_index if wanted == "graph" else vectors.build_recent
+                built = making(conn, scope)
                 if built is None:
                     self._elsewhere[scope] = self.now()
                 else:

@@ -504,29 +504,7 @@ def build_index(conn: psycopg.Connection[Any], scope: str) -> bool | None:
     vectors up to the newest, unless another process is building one of its graphs;
     then records it and drops the one it replaces and the recent graph. Returns whether
     this call built one, None where another process holds the build's lock."""
-    with _locked(conn, scope) as held:
-        if not held:
-            return None
-        state = _State.read(conn, scope)
-        if state.newest is None:
-            return False
-        before, through = state.index, state.newest
-        built = built_with(str(before)) if before is not None else 0
-        if before is not None and state.through == through and built >= HNSW_EF_CONSTRUCTION:
-            return False
-        half = halves(conn)
-        if state.dimension > WIDEST[half]:
-            return False
-        name = index_name(scope, through, half=half)
-        _create(conn, scope, name, state, None, through, half=half)
-        conn.execute(
-            "UPDATE scope_state SET ann_index = %s, ann_through = %s, ann_rows = (SELECT "
-            "count(*) FROM fact_vectors WHERE scope = %s AND fact <= %s), recent_index = NULL, "
-            "recent_through = NULL, recent_rows = NULL WHERE scope = %s",
-            (name, through, scope, through, scope),
-        )
-        _drop(conn, *(n for n in (before, state.recent) if n is not None and n != name))
-        return True
+    return _build(conn, scope, recent=False)
 
 
 def build_recent(conn: psycopg.Connection[Any], scope: str) -> bool | None:
@@ -534,25 +512,42 @@ def build_recent(conn: psycopg.Connection[Any], scope: str) -> bool | None:
     after its big one up to the newest, unless another process is building one of its
     graphs; then records it and drops the one it replaces. Returns as
     :func:`build_index` does."""
+    return _build(conn, scope, recent=True)
+
+
+# What a build records: the graph and the last fact it covers, and how many vectors it
+# holds (those of the scope after %(after)s, NULL: from the first, up to %(through)s).
+_HOLDS = (
+    "(SELECT count(*) FROM fact_vectors WHERE scope = %(scope)s "
+    "AND (%(after)s::bigint IS NULL OR fact > %(after)s) AND fact <= %(through)s)"
+)
+_RECORDED = {
+    False: "UPDATE scope_state SET ann_index = %(name)s, ann_through = %(through)s, "
+    f"ann_rows = {_HOLDS}, recent_index = NULL, recent_through = NULL, recent_rows = NULL "
+    "WHERE scope = %(scope)s",
+    True: "UPDATE scope_state SET recent_index = %(name)s, recent_through = %(through)s, "
+    f"recent_rows = {_HOLDS} WHERE scope = %(scope)s",
+}
+
+
+def _build(conn: psycopg.Connection[Any], scope: str, *, recent: bool) -> bool | None:
+    """:func:`build_index` or, ``recent``, :func:`build_recent`."""
     with _locked(conn, scope) as held:
         if not held:
             return None
         state = _State.read(conn, scope)
-        after, through = state.through, state.newest
-        if after is None or through is None or through <= after or state.recent_through == through:
+        after, through = (state.through if recent else None), state.newest
+        if through is None or not state.wants(recent):
             return False
         half = halves(conn)
         if state.dimension > WIDEST[half]:
             return False
-        name = index_name(scope, through, half=half, recent=True)
+        name = index_name(scope, through, half=half, recent=recent)
         _create(conn, scope, name, state, after, through, half=half)
-        conn.execute(
-            "UPDATE scope_state SET recent_index = %s, recent_through = %s, recent_rows = "
-            "(SELECT count(*) FROM fact_vectors WHERE scope = %s AND fact > %s AND fact <= %s) "
-            "WHERE scope = %s",
-            (name, through, scope, after, through, scope),
-        )
-        _drop(conn, *(n for n in (state.recent,) if n is not None and n != name))
+        names = {"name": name, "scope": scope, "after": after, "through": through}
+        conn.execute(_RECORDED[recent], names)
+        replaced = (state.recent,) if recent else (state.index, state.recent)
+        _drop(conn, *(n for n in replaced if n is not None and n != name))
         return True
 
 
@@ -568,6 +563,17 @@ class _State:
     through: int | None
     recent: str | None
     recent_through: int | None
+
+    def wants(self, recent: bool) -> bool:
+        """Whether a build (``recent``: of the recent graph) would cover vectors the
+        scope's graph (or recent graph) does not, or build wider than it was built."""
+        if self.newest is None:
+            return False
+        if recent:
+            past_graph = self.through is not None and self.newest > self.through
+            return past_graph and self.recent_through != self.newest
+        narrower = self.index is None or built_with(self.index) < HNSW_EF_CONSTRUCTION
+        return narrower or self.through != self.newest
 
     @classmethod
     def read(cls, conn: psycopg.Connection[Any], scope: str) -> _State:

@@ -274,15 +274,21 @@ def test_the_vector_index_is_reported(target: Target, monkeypatch: pytest.Monkey
         if not postgres:  # a file whose change log was cleared past its mark is used no more
             stores.rows(target, "UPDATE scope_state SET changes_from = changes_from + 1000")
             assert mem.health(big).vector_index.beside == 401
-        else:  # 72 after the graph (past a fifth of 300): a recent graph of them, counted
-            mem.remember_many(big, [f"a later note {i}" for i in range(70)])
+        else:  # a graph of 1402, then 310 after it (past 300, under a quarter): a recent
+            # graph of them, counted with it
+            mem.remember_many(big, [f"a later note {i}" for i in range(1000)])
+            _built(mem, big)
+            mem.remember_many(big, [f"a last note {i}" for i in range(310)])
             _built(mem, big)
             mem.remember(big, "the newest note")  # after both
-            graphs = "SELECT recent_index FROM scope_state WHERE recent_index IS NOT NULL"
-            (recent,) = stores.rows(target, graphs)[0]
-            more = stores.rows(target, "SELECT pg_relation_size(to_regclass(?))", (recent,))
+            graphs = "SELECT ann_index, recent_index FROM scope_state WHERE scope = ?"
+            names = stores.rows(target, graphs, (big.key,))[0]
+            sizes = [
+                stores.rows(target, "SELECT pg_relation_size(to_regclass(?))", (n,))[0][0]
+                for n in names
+            ]
             index = mem.health(big).vector_index
-            assert (index.vectors, index.beside, index.bytes) == (472, 1, size + more[0][0])
+            assert (index.vectors, index.beside, index.bytes) == (1712, 1, sum(sizes))
 
 
 def test_a_report_never_writes(mem: engram.Memory, target: Target) -> None:

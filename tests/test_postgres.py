@@ -132,18 +132,18 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
     small = ResourceRef("small")
     try:
         memory.remember_many(small, _sentences(50, 1))
-        texts = _sentences(1500, 2)
+        texts = _sentences(2000, 2)
         covered = "SELECT ann_rows, recent_rows FROM scope_state WHERE scope = ?"
         grown = []
         for start in range(0, len(texts), 250):
             memory.remember_many(REF, texts[start : start + 250])
             assert store.builder.settle(timeout=120)
             grown.append(stores.rows(postgres_url, covered, (REF.key,))[0])
-        # a graph built at 500 facts, then at 750 and 1000 (past a quarter more each);
-        # not at 1250 (a quarter exactly), where the 250 after it (past a fifth of the
-        # threshold) get a recent graph; at 1500 a graph of every vector, and no recent one
-        graphs = [(500, None), (750, None), (1000, None), (1000, 250), (1500, None)]
-        assert grown == [(None, None), *graphs]
+        # a graph built at 500 facts, then at 750 and 1000 (past a quarter more each),
+        # not at 1250 (a quarter exactly), at 1500, not at 1750, and at 2000; none of
+        # those after a graph passed the threshold, so none got a recent graph
+        graphs = [(500, None), (750, None), (1000, None), (1000, None), (1500, None)]
+        assert grown == [(None, None), *graphs, (1500, None), (2000, None)]
         state = (
             "SELECT scope, ann_index, ann_through, ann_rows, recent_index, recent_through, "
             "recent_rows FROM scope_state"
@@ -151,16 +151,17 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         (through,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
         built = index_name(REF.key, through, half=True)  # pgvector 0.8: half precision
         expected = [(small.key, None, None, None, None, None, None)]
-        expected.append((REF.key, built, through, 1500, None, None, None))
+        expected.append((REF.key, built, through, 2000, None, None, None))
         assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
-        memory.remember_many(REF, _sentences(300, 4))  # 300 more: a recent graph of them
+        # 450 more: past the threshold, under a quarter: a recent graph of them
+        memory.remember_many(REF, _sentences(450, 4))
         assert store.builder.settle(timeout=120)
         (last,) = stores.rows(postgres_url, "SELECT max(fact) FROM fact_vectors")[0]
         recent = index_name(REF.key, last, half=True, recent=True)
-        expected[1] = (REF.key, built, through, 1500, recent, last, 300)
+        expected[1] = (REF.key, built, through, 2000, recent, last, 450)
         assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
         indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-        # the graph before it dropped, and the recent one the graph of 1500 replaced
+        # the graph before it dropped
         assert sorted(stores.rows(postgres_url, indexes)) == sorted([(built,), (recent,)])
         query = embedder.embed(["w1 w2 w3"], "query")[0]
         literal = "[" + ",".join(f"{x:.6f}" for x in query) + "]"
@@ -176,14 +177,18 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
             f"SELECT v.fact FROM fact_vectors v WHERE v.scope = '{REF.key}' "
             f"AND v.fact > {through} AND v.fact <= {last} "
             f"ORDER BY v.vector::halfvec(64) <=> '{literal}'::halfvec(64) LIMIT 10",
-            without=("sort",),  # 300 rows: sorting them is cheaper than any graph
+            without=("sort",),  # 450 rows: sorting them is cheaper than any graph
         )
         assert recent in shown
 
-        stored = {f.content: f.id for f in memory.facts(REF, limit=1000).facts}
-        more = memory.facts(REF, limit=1000, before=memory.facts(REF, limit=1000).next_before)
-        stored.update({f.content: f.id for f in more.facts})
+        stored, before = {}, None
+        while True:
+            page = memory.facts(REF, limit=1000, before=before)
+            stored.update({f.content: f.id for f in page.facts})
+            if (before := page.next_before) is None:
+                break
         contents = list(stored)
+        assert len(contents) == 2450
         matrix = embedder.embed(contents, "passage")
         found = 0
         queries = _sentences(40, 3)
@@ -245,9 +250,9 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
     ):
         store = indexed._store
         assert isinstance(store, PostgresStore)
-        first = indexed.remember_many(REF, _sentences(300, 7))
+        first = indexed.remember_many(REF, _sentences(500, 7))
         assert store.builder.settle(timeout=120)
-        assert stores.rows(postgres_url, "SELECT ann_rows FROM scope_state") == [(300,)]
+        assert stores.rows(postgres_url, "SELECT ann_rows FROM scope_state") == [(500,)]
         (made_as,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
         kind = "halfvec" if half else "vector"
         (made,) = stores.rows(
@@ -255,12 +260,12 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         )[0]
         assert vectors.is_half(made_as) == half and f"{kind}_cosine_ops" in made
         assert made_as.endswith(f"_e{vectors.HNSW_EF_CONSTRUCTION}")  # how wide it was built
-        later = indexed.remember_many(REF, _sentences(60, 8))  # outside the index
+        later = indexed.remember_many(REF, _sentences(110, 8))  # outside the index
         same(indexed, exact)
-        assert store.builder.settle(timeout=120)  # past a fifth of the threshold
+        assert store.builder.settle(timeout=120)  # past the threshold: a recent graph
         recent = "SELECT ann_rows, recent_index, recent_rows FROM scope_state"
         (rows, name, held) = stores.rows(postgres_url, recent)[0]
-        assert (rows, held) == (300, 60) and vectors.is_half(name) == half
+        assert (rows, held) == (500, 110) and vectors.is_half(name) == half
         query = np.asarray(embedder.embed([queries[0]], "query")[0], np.float32)
         shown = _searched_through(postgres_url, query, 100)
         assert f"Index Scan using {made_as} " in shown and f"Index Scan using {name} " in shown
@@ -277,11 +282,11 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         (covered, gone, _) = stores.rows(postgres_url, recent)[0]
         assert covered == indexed.count(REF) and gone is None
         same(indexed, exact)
-        indexed.remember_many(REF, _sentences(40, 11))
+        indexed.remember_many(REF, _sentences(110, 11))
         assert store.builder.settle(timeout=120)
         indexed.remember_many(REF, _sentences(10, 12))  # after both: too few for the next
         assert store.builder.settle(timeout=120)
-        assert stores.rows(postgres_url, recent)[0][::2] == (covered, 40)
+        assert stores.rows(postgres_url, recent)[0][::2] == (covered, 110)
         same(indexed, exact)
 
 
@@ -292,13 +297,13 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
     the scope's graph, on past its width until enough pass (pgvector's iterative scan);
     a narrower one reads the passing facts' vectors (a strength floor counted apart,
     as most facts pass it): both answer as exact search does
-    (a graph of 400 vectors searched 200 wide finds what exact search finds), facts
+    (a graph of 480 vectors searched 200 wide finds what exact search finds), facts
     written after the graph (in its recent graph, and after both) and another scope's
     tagged facts included."""
     embedder = engram.HashingEmbedder(64)
     tagged = [  # one in 40 of the default strength
         Note(text, tags=("t",) if i % 3 == 0 else (), strength=0.5 if i % 40 else 1.0)
-        for i, text in enumerate(_sentences(400, 21))
+        for i, text in enumerate(_sentences(480, 21))
     ]
     with (
         engram.open(postgres_url, embedder=embedder, vector_index_above=100) as indexed,
@@ -310,16 +315,16 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         assert store.builder.settle(timeout=120)
         later = [
             Note(t, tags=("t",) if i % 2 else (), strength=0.5)
-            for i, t in enumerate(_sentences(42, 22))
+            for i, t in enumerate(_sentences(122, 22))
         ]
-        indexed.remember_many(REF, later[:30])  # outside the graph: a recent graph of them
+        indexed.remember_many(REF, later[:110])  # outside the graph: a recent graph of them
         assert store.builder.settle(timeout=120)
-        indexed.remember_many(REF, later[30:])  # and after both
+        indexed.remember_many(REF, later[110:])  # and after both
         indexed.remember_many(
             ResourceRef("other"), [Note(t, tags=("t",)) for t in _sentences(5, 23)]
         )
         graphs = "SELECT ann_index, recent_rows FROM scope_state WHERE scope = ?"
-        assert stores.rows(postgres_url, graphs, (REF.key,))[0][1] == 30
+        assert stores.rows(postgres_url, graphs, (REF.key,))[0][1] == 110
         wide, narrow = Filters(tags=("t",)), Filters(tags=("t",), type="none such")
         for text in _sentences(8, 24):
             got, want = (
@@ -347,7 +352,7 @@ def test_a_wide_filter_is_searched_through_the_graph_and_a_narrow_one_by_its_fac
         assert iterated(wide) == "strict_order"
         assert iterated(narrow) == "off"
         # a floor at or under the default strength is counted apart (the scope's facts
-        # less those of other strengths under it): all 442 pass one, 10 the other
+        # less those of other strengths under it): all 602 pass one, 12 the other
         assert iterated(Filters(min_strength=0.5)) == "strict_order"
         assert iterated(Filters(min_strength=0.9)) == "off"
 
@@ -397,7 +402,7 @@ def test_exact_search_orders_by_the_cosine_with_the_query_as_given(postgres_url:
             found.append([(str(held[i][0]), round(float(scores[i]), 5)) for i in order[:10]])
         return found
 
-    exactly, above = 1 << 52, 200
+    exactly, above = 1 << 52, 100
     with engram.open(postgres_url, embedder=embedder, vector_index_above=above) as memory:
         store = memory._store
         assert isinstance(store, PostgresStore)

@@ -13,13 +13,14 @@ The index covers the scope's vectors up to one fact (``WHERE scope = '<scope>' A
 graph cost 4 ms a vector here, building one 0.34 ms. Vectors after ``through`` are
 searched beside the graph and the lists merged; once they pass ``DELTA_SHARE`` of
 those covered, a background build makes the next index, covering them too, and drops
-the last. Until then, once they pass ``RECENT_FROM`` of the threshold, a second, small
-graph of them (the scope's *recent* graph, ``recent_index`` up to ``recent_through``)
-is built in the background and searched beside the first, and built again as the
-vectors after it pass ``RECENT_SHARE`` of those in it: so a recall scores exactly at
-most a few thousand vectors however many were written since the big graph's build
-(20,000 of them cost a 100k scope's recall 30 ms, searched exactly). The next big
-graph drops it. A scope's index from before this scheme covers every row
+the last. Until then, once they pass the threshold a scope gets a graph at, a second,
+small graph of them (the scope's *recent* graph, ``recent_index`` up to
+``recent_through``) is built in the background and searched beside the first, and
+built again as the vectors after it pass the threshold and ``RECENT_SHARE`` of those in
+it: so a recall scores exactly about as many vectors as a scope under the threshold
+holds, however many were written since the big graph's build (20,000 of them cost a
+100k scope's recall 25 ms searched exactly, a recent graph of them 4: BENCHMARKS.md).
+The next big graph drops it. A scope's index from before this scheme covers every row
 (``ann_through`` NULL): it is searched alone and rebuilt so at the scope's next write.
 
 Where pgvector is 0.7 or later, the vectors are stored at half precision (``halfvec``,
@@ -83,12 +84,14 @@ BUILT = r"_[0-9]+(?:_half)?_e([0-9]+)$"
 # it: each vector is built into about five graphs in all as the scope grows, and a query
 # scores at most a fifth of the scope exactly.
 DELTA_SHARE = 0.25
-# The vectors after a scope's graph get a small graph of their own once they pass this
-# share of the threshold (2,000 of 10,000: exactly, about a fifth of a search of the
-# scope under the threshold), and it is built again, covering them all, once those
-# after it pass RECENT_SHARE of those in it: it grows by half each build, so the vectors
-# after the big graph are built into it about three times over in all.
-RECENT_FROM = 0.2
+# The vectors after a scope's graph get a small graph of their own once they pass the
+# threshold, as a scope does. A smaller graph saves little or nothing: after a 100k
+# scope's graph, the newest 5,000 vectors' graph was passed over by the planner (it
+# sorted the range: 10.2 ms p50, against 7.1 exactly), the newest 10,000's searched in
+# 5.0 ms against 13.0 exactly (BENCHMARKS.md). It is built again, covering them all,
+# once those after it pass the threshold and RECENT_SHARE of those in it: it grows by
+# half or more each build, so the vectors after the big graph are built into it at
+# most about three times over in all.
 RECENT_SHARE = 0.5
 RECENT = "_r"  # follows the scope's part of a recent graph's name
 HALF = "_half"  # ends the name of an index of half-precision copies
@@ -163,15 +166,15 @@ _OUTGROWN = (
     "OR s.facts - s.ann_rows > s.ann_rows * %(share)s))"
 )
 # Whether it wants its next recent graph: past ``above`` facts with a big graph of this
-# scheme, and more vectors after both graphs than ``recent_from`` of ``above`` and than
-# ``recent_share`` of those in the recent one.
+# scheme, and more vectors after both graphs than ``above`` and than ``recent_share`` of
+# those in the recent one.
 _RECENT_OUTGROWN = (
     "(s.facts > %(above)s AND s.ann_through IS NOT NULL "
-    "AND s.facts - s.ann_rows - coalesce(s.recent_rows, 0) > greatest(%(above)s * "
-    "%(recent_from)s, coalesce(s.recent_rows, 0) * %(recent_share)s))"
+    "AND s.facts - s.ann_rows - coalesce(s.recent_rows, 0) > greatest(%(above)s, "
+    "coalesce(s.recent_rows, 0) * %(recent_share)s))"
 )
 # The parameters of both, but for ``above``.
-_SHARES = {"share": DELTA_SHARE, "recent_from": RECENT_FROM, "recent_share": RECENT_SHARE}
+_SHARES = {"share": DELTA_SHARE, "recent_share": RECENT_SHARE}
 
 # What a scope wants built: its next (big) graph, covering every vector it has, or its
 # next recent graph, of the vectors after the big one.
@@ -186,7 +189,8 @@ def due(
     than ``DELTA_SHARE`` of those in it; with ``current``, any, or a graph built narrower
     than graphs are built now: :func:`build_index` then covers every vector the scope
     has); else, but for ``current``, its next recent graph where the vectors after both
-    graphs are too many (:data:`RECENT_FROM`, :data:`RECENT_SHARE`). None: neither."""
+    graphs are too many (more than ``above``, and than :data:`RECENT_SHARE` of those in
+    the recent one). None: neither."""
     row = conn.execute(
         "SELECT w.graph, w.recent, CASE WHEN w.graph OR w.recent THEN (SELECT "
         "vector_dims(vector) FROM fact_vectors WHERE scope = %(scope)s LIMIT 1) END FROM ("

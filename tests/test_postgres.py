@@ -220,6 +220,21 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         memory.close()
 
 
+def test_a_graph_is_searched_once_it_is_recorded(postgres_url: str) -> None:
+    """The build analyses the vectors' table before it records the graph: the planner,
+    never told how many rows the scope has, took the 4,000 the graph holds for a
+    handful and sorted them all rather than search it."""
+    embedder = engram.HashingEmbedder(64)
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        memory.remember_many(REF, _sentences(4000, 3))
+        assert store.builder.settle(timeout=120)
+        (name,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        query = np.asarray(embedder.embed(["w1 w2 w3"], "query")[0], np.float32)
+        assert f"Index Scan using {name} " in _searched_through(postgres_url, query, 100)
+
+
 @pytest.mark.parametrize("half", [True, False], ids=["halfvec", "vector"])
 def test_the_index_and_its_newer_vectors_answer_as_exact_search(
     postgres_url: str, half: bool, monkeypatch: pytest.MonkeyPatch
@@ -267,7 +282,7 @@ def test_the_index_and_its_newer_vectors_answer_as_exact_search(
         (rows, name, held) = stores.rows(postgres_url, recent)[0]
         assert (rows, held) == (500, 110) and vectors.is_half(name) == half
         query = np.asarray(embedder.embed([queries[0]], "query")[0], np.float32)
-        shown = _searched_through(postgres_url, query, 100)
+        shown = _searched_through(postgres_url, query, 100, sorting=False)
         assert f"Index Scan using {made_as} " in shown and f"Index Scan using {name} " in shown
         same(indexed, exact)
         for fact in (*first[:20], *later[:10]):  # in the graph, and in the recent one
@@ -451,13 +466,18 @@ class _Recording:
         return self.conn.execute(query, params)
 
 
-def _searched_through(url: str, query: Any, above: int) -> str:
-    """The plan of the statement an unfiltered search of REF's vectors ends in."""
+def _searched_through(url: str, query: Any, above: int, *, sorting: bool = True) -> str:
+    """The plan of the statement an unfiltered search of REF's vectors ends in; without
+    ``sorting``, a sort costed as one the planner cannot do without: a part of a few
+    hundred rows is sorted rather than searched through its graph, which the plan shows
+    it can be then."""
     with psycopg.connect(url) as conn, conn.transaction():
         register_vector(conn)
         recorded = _Recording(conn)
         vectors.search(cast(Any, recorded), REF.key, query, Filters(), 10, above=above)
         last, params = recorded.statements[-1], recorded.params[-1]
+        if not sorting:
+            conn.execute("SET LOCAL enable_sort = off")
         shown = conn.execute(cast(Any, f"EXPLAIN {last}"), params).fetchall()
         return " ".join(str(r[0]) for r in shown)
 

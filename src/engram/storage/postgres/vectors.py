@@ -548,6 +548,11 @@ def _build(conn: psycopg.Connection[Any], scope: str, *, recent: bool) -> bool |
             return False
         name = index_name(scope, through, half=half, recent=recent)
         _create(conn, scope, name, state, after, through, half=half)
+        # The planner searches a graph only where it knows the rows it covers: in a
+        # table never analysed, it took the 12,000 a graph held for 20, and sorted them
+        # all by their distance instead (the scope's recall 20 to 26 ms p50, against
+        # 5.5 analysed). Where the table is being analysed already, that is enough.
+        conn.execute("ANALYZE (SKIP_LOCKED) fact_vectors")
         names = {"name": name, "scope": scope, "after": after, "through": through}
         conn.execute(_RECORDED[recent], names)
         replaced = (state.recent,) if recent else (state.index, state.recent)

@@ -425,9 +425,11 @@ def _approximate(
     are literals, so the planner can prove each index's predicate, and the order is the
     indexed expression's (of half-precision copies where its name says so), each
     candidate scored exactly; the vectors after both exactly, beside them, found by
-    ``stored`` (the query as the rows hold theirs: :func:`_exactly`). ``filtered``: a
-    filter's SQL (of facts ``f``) and its parameters, tested on each fact the graphs
-    give, each searched on until ``limit`` pass."""
+    ``stored`` (the query as the rows hold theirs: :func:`_exactly`). Only the best
+    ``limit`` of the parts are joined to their facts: joined to all of them (three
+    times as many), a 13,000-fact store's statement read every fact to join them (7.7
+    of its 16.8 ms). ``filtered``: a filter's SQL (of facts ``f``) and its parameters,
+    tested on each fact the graphs give, each searched on until ``limit`` pass."""
     dim = sql.SQL(str(int(query.shape[0])))
     where, kept = filtered or ("", [])
     if filtered is not None:  # pgvector 0.8's iterative scan: on past ef_search
@@ -478,8 +480,9 @@ def _approximate(
     )
     params += (query, scope, beyond, *kept, stored, _shortlist(limit, stored))
     statement = sql.SQL(
-        "SELECT n.score, {row} FROM ({parts}) AS n JOIN facts f ON f.seq = n.fact "
-        "ORDER BY n.score DESC, f.seq LIMIT %s"
+        "SELECT n.score, {row} FROM (SELECT * FROM ({parts}) AS p "
+        "ORDER BY p.score DESC, p.fact LIMIT %s) AS n "
+        "JOIN facts f ON f.seq = n.fact ORDER BY n.score DESC, f.seq"
     ).format(row=sql.SQL(_ROW), parts=sql.SQL(" UNION ALL").join(parts))
     rows = conn.execute(statement, (*params, limit)).fetchall()
     return _candidates(rows)

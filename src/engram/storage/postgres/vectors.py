@@ -18,8 +18,8 @@ small graph of them (the scope's *recent* graph, ``recent_index`` up to
 ``recent_through``) is built in the background and searched beside the first, and
 built again as the vectors after it pass the threshold and ``RECENT_SHARE`` of those in
 it: so a recall scores exactly about as many vectors as a scope under the threshold
-holds, however many were written since the big graph's build (20,000 of them cost a
-100k scope's recall 25 ms searched exactly, a recent graph of them 4: BENCHMARKS.md).
+holds, however many were written since the big graph's build (20,000 of them took
+24.9 ms p50 searched exactly, a graph of them 5.8, in a slow hour: BENCHMARKS.md).
 The next big graph drops it. A scope's index from before this scheme covers every row
 (``ann_through`` NULL): it is searched alone and rebuilt so at the scope's next write.
 

@@ -1225,6 +1225,36 @@ def test_a_build_drops_an_index_its_scope_does_not_name(postgres_url: str) -> No
     assert stray not in kept and named not in kept and len(kept) == 1, kept
 
 
+def test_a_recent_graph_s_build_keeps_the_graphs_searched_and_drops_a_stray(
+    postgres_url: str,
+) -> None:
+    """A recent graph's build drops a stray index of its scope (one a stopped build left)
+    and keeps the big graph; the next recent graph replaces the last, and the big one
+    stays until a big build replaces both."""
+    with engram.open(
+        postgres_url, embedder=engram.HashingEmbedder(64), vector_index_above=100
+    ) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        memory.remember_many(REF, _sentences(1000, 14))
+        assert store.builder.settle(120)
+        (named,) = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")[0]
+        stray = vectors.index_name(REF.key, 1, recent=True)
+        create = (
+            f'CREATE INDEX "{stray}" ON fact_vectors USING hnsw '
+            "((vector::vector(64)) vector_cosine_ops) WHERE fact <= 1"
+        )
+        stores.rows(postgres_url, "SELECT 1", setup=(create,))
+        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+        graphs = "SELECT ann_index, recent_index FROM scope_state"
+        for batch in range(2):  # past the threshold, then past it again after the first
+            memory.remember_many(REF, _sentences(101, 15 + batch))
+            assert store.builder.settle(120)
+            (big, recent) = stores.rows(postgres_url, graphs)[0]
+            assert big == named and recent is not None
+            assert sorted(n for (n,) in stores.rows(postgres_url, indexes)) == sorted([big, recent])
+
+
 def test_a_write_during_its_scopes_index_build_asks_for_the_next_build(
     postgres_url: str,
 ) -> None:

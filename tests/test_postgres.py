@@ -220,6 +220,36 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         memory.close()
 
 
+def test_a_scope_whose_key_holds_a_percent_sign_is_searched_through_its_graphs(
+    postgres_url: str,
+) -> None:
+    """A scope's key is written into the graphs' search as a literal, in a statement run
+    with parameters, where psycopg reads every ``%`` as a placeholder's: a person's
+    memory in an application (``p:ana:app%3Anotes``), or a resource named with a colon,
+    failed every vector recall once past the threshold."""
+    embedder = engram.HashingEmbedder(64)
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        store = memory._store
+        assert isinstance(store, PostgresStore)
+        for ref in (engram.PersonAppRef("ana", "app:notes"), ResourceRef("t:100%")):
+            assert "%" in ref.key
+            notes = [Note(t, tags=("t",) * (i % 2)) for i, t in enumerate(_sentences(701, 41))]
+            facts = memory.remember_many(ref, notes[:600])
+            assert store.builder.settle(timeout=120)
+            memory.remember_many(ref, notes[600:])  # past the threshold: a recent graph
+            assert store.builder.settle(timeout=120)
+            graphs = "SELECT ann_index, recent_index FROM scope_state WHERE scope = ?"
+            big, recent = stores.rows(postgres_url, graphs, (ref.key,))[0]
+            query = np.asarray(embedder.embed(["w1 w2"], "query")[0], np.float32)
+            shown = _searched_through(postgres_url, query, 100, sorting=False, scope=ref.key)
+            assert f"Index Scan using {big} " in shown and f"Index Scan using {recent} " in shown
+            for fact in (facts[7], facts[8]):  # tagged, untagged
+                hits = memory.recall(ref, fact.content, top_k=1, mode="vector")
+                assert [h.fact.id for h in hits] == [fact.id]
+            tagged = memory.recall(ref, facts[9].content, top_k=1, mode="vector", tags=["t"])
+            assert [h.fact.id for h in tagged] == [facts[9].id]
+
+
 def test_a_graph_is_searched_once_it_is_recorded(postgres_url: str) -> None:
     """The build analyses the vectors' table before it records the graph: the planner,
     never told how many rows the scope has, took the 4,000 the graph holds for a
@@ -466,15 +496,17 @@ class _Recording:
         return self.conn.execute(query, params)
 
 
-def _searched_through(url: str, query: Any, above: int, *, sorting: bool = True) -> str:
-    """The plan of the statement an unfiltered search of REF's vectors ends in; without
+def _searched_through(
+    url: str, query: Any, above: int, *, sorting: bool = True, scope: str = REF.key
+) -> str:
+    """The plan of the statement an unfiltered search of ``scope``'s vectors ends in; without
     ``sorting``, a sort costed as one the planner cannot do without: a part of a few
     hundred rows is sorted rather than searched through its graph, which the plan shows
     it can be then."""
     with psycopg.connect(url) as conn, conn.transaction():
         register_vector(conn)
         recorded = _Recording(conn)
-        vectors.search(cast(Any, recorded), REF.key, query, Filters(), 10, above=above)
+        vectors.search(cast(Any, recorded), scope, query, Filters(), 10, above=above)
         last, params = recorded.statements[-1], recorded.params[-1]
         if not sorting:
             conn.execute("SET LOCAL enable_sort = off")

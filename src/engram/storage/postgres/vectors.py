@@ -443,7 +443,7 @@ def _approximate(
             "{row} FROM fact_vectors v JOIN facts f ON f.seq = v.fact "
             "WHERE v.scope = {scope}{where} "
             "ORDER BY v.vector::vector({dim}) <=> %s::vector({dim}) LIMIT %s"
-        ).format(dim=dim, scope=sql.Literal(scope), row=sql.SQL(_ROW), where=sql.SQL(where))
+        ).format(dim=dim, scope=_literal(scope), row=sql.SQL(_ROW), where=sql.SQL(where))
         rows = conn.execute(statement, (query, *kept, ordered, limit)).fetchall()
         return _candidates(rows)
     # Each graph: its name, and the facts it covers (after one, None: from the first).
@@ -462,7 +462,7 @@ def _approximate(
                 "  ORDER BY v.vector::{kind}({dim}) <=> %s::{kind}({dim}) LIMIT %s)"
             ).format(
                 facts=sql.SQL(tables),
-                scope=sql.Literal(scope),
+                scope=_literal(scope),
                 since=since,
                 through=sql.Literal(through),
                 where=sql.SQL(where),
@@ -486,6 +486,14 @@ def _approximate(
     ).format(row=sql.SQL(_ROW), parts=sql.SQL(" UNION ALL").join(parts))
     rows = conn.execute(statement, (*params, limit)).fetchall()
     return _candidates(rows)
+
+
+def _literal(value: str) -> sql.Composable:
+    """``value`` as a literal of a statement run with parameters (where a partial index's
+    predicate must be proved, which a parameter cannot do): quoted, and each ``%`` doubled,
+    as psycopg reads every ``%`` of such a statement as a placeholder's, inside quotes too
+    (a scope's key holds one for each ``:`` or ``%`` of its names: ``p:ana:app%3Anotes``)."""
+    return sql.SQL(sql.Literal(value).as_string().replace("%", "%%"))
 
 
 # Each candidate's whole row is read with it, from the row its id is read from: recall

@@ -18,6 +18,7 @@ from hypothesis.stateful import (
 import engram
 import stores
 from engram import Conflict, ResourceRef
+from engram.storage.postgres.store import PostgresStore
 from engram.storage.sqlite.store import SQLiteStore
 
 BASE = [ResourceRef("a"), ResourceRef("b", team_id="t"), ResourceRef("t:b"), ResourceRef("c")]
@@ -39,8 +40,14 @@ class MemoryModel(RuleBasedStateMachine):
         # base) and search vectors through the approximate index (both built in the
         # background as the steps run) from the first fact on, and keep a second store on
         # the file that always runs the FTS5 statement and exact search: every check
-        # compares them.
+        # compares them. On PostgreSQL, the scopes' graphs (and recent graphs) likewise,
+        # beside a store that searches exactly.
         self.plain: engram.Memory | None = None
+        if isinstance(self.mem._store, PostgresStore):
+            self.mem._store.search_approximately_from(1)
+            self.plain = engram.open(target, embedder=engram.HashingEmbedder(16))
+            assert isinstance(self.plain._store, PostgresStore)
+            self.plain._store.search_approximately_from(1 << 62)
         if isinstance(self.mem._store, SQLiteStore):
             self.mem._store.texts.index_above = 1
             bases = self.mem._store.texts.bases

@@ -429,6 +429,12 @@ def _vectors_of(mem: engram.Memory, ref: ResourceRef) -> tuple[list[str], Any]:
     return ids, matrix
 
 
+def recall_at_10(found: list[list[str]], exact: list[list[str]]) -> float:
+    """The share of each question's exact ten that ``found`` holds, averaged."""
+    shared = [len(set(a) & set(b)) / TOP_K for a, b in zip(found, exact, strict=True)]
+    return round(sum(shared) / len(shared), 4)
+
+
 def child(target: str, mode: str, queries: int, scopes: int) -> dict[str, Any]:
     asks = ["--queries", str(queries), "--scopes", str(scopes)]
     done = subprocess.run(
@@ -471,14 +477,12 @@ def run(
             out["written_after"] = written_after(target, facts, after, queries)
             hits = child(target, "vector", queries, scopes)["hits"]
             again = exact_vector_hits(target, queries, scopes)
-            shared = [len(set(a) & set(b)) / TOP_K for a, b in zip(hits, again, strict=True)]
-            out["vector_recall_at_10_after"] = round(sum(shared) / len(shared), 4)
+            out["vector_recall_at_10_after"] = recall_at_10(hits, again)
     vector_hits = measured["vector"].pop("hits")
     for mode in ("text", "hybrid"):
         measured[mode].pop("hits")
-    overlap = [len(set(a) & set(b)) / TOP_K for a, b in zip(vector_hits, exact, strict=True)]
     out["recall"] = measured
-    out["vector_recall_at_10"] = round(sum(overlap) / len(overlap), 4)
+    out["vector_recall_at_10"] = recall_at_10(vector_hits, exact)
     slower = max(measured["text"]["warm"]["p50_ms"], measured["vector"]["warm"]["p50_ms"])
     out["hybrid_over_slower_half"] = round(measured["hybrid"]["warm"]["p50_ms"] / slower, 2)
     return out

@@ -103,6 +103,10 @@ def test_a_database_that_is_not_utf8_is_refused(postgres_admin: str) -> None:
 
 
 # -- vectors: exact per scope, then the scope's own HNSW index ----------------------------
+# The scopes' graphs (and recent graphs) the database holds, by name.
+GRAPHS = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
+
+
 def _sentences(n: int, seed: int) -> list[str]:
     rng = np.random.default_rng(seed)
     words = [f"w{i}" for i in range(400)]
@@ -160,9 +164,8 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
         recent = index_name(REF.key, last, half=True, recent=True)
         expected[1] = (REF.key, built, through, 2000, recent, last, 450)
         assert sorted(stores.rows(postgres_url, state)) == sorted(expected)
-        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
         # the graph before it dropped
-        assert sorted(stores.rows(postgres_url, indexes)) == sorted([(built,), (recent,)])
+        assert sorted(stores.rows(postgres_url, GRAPHS)) == sorted([(built,), (recent,)])
         query = embedder.embed(["w1 w2 w3"], "query")[0]
         literal = "[" + ",".join(f"{x:.6f}" for x in query) + "]"
         shown = stores.plan(
@@ -215,7 +218,7 @@ def test_a_large_scope_gets_its_own_index_and_keeps_recall(postgres_url: str) ->
             assert fact.id not in {h.fact.id for h in hits}
 
         memory.forget_all(REF, expected_count=memory.count(REF), hard=True)
-        assert stores.rows(postgres_url, indexes) == []
+        assert stores.rows(postgres_url, GRAPHS) == []
     finally:
         memory.close()
 
@@ -550,8 +553,7 @@ def test_a_graph_is_searched_as_wide_as_its_build_asks(postgres_url: str) -> Non
         report = memory.consolidate(REF, steps=["reindex"]).step("reindex")
         assert report is not None and report.counts["vector_index_built"] == 1
     assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(name,)]
-    indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-    assert stores.rows(postgres_url, indexes) == [(name,)]
+    assert stores.rows(postgres_url, GRAPHS) == [(name,)]
     assert width() == vectors.EF_SEARCH
 
 
@@ -776,8 +778,7 @@ def test_an_index_from_before_and_a_broken_build_are_replaced(postgres_url: str)
         assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
         assert store.builder.settle(timeout=120)
         memory.remember(REF, "one more fact")  # searched exactly beside the new index
-        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-        assert stores.rows(postgres_url, indexes) == [(index_name(REF.key, through, half=True),)]
+        assert stores.rows(postgres_url, GRAPHS) == [(index_name(REF.key, through, half=True),)]
         assert memory.recall(REF, text, top_k=1, mode="vector")[0].fact.content == text
     finally:
         memory.close()
@@ -1102,8 +1103,7 @@ def test_an_erase_cancels_its_scopes_index_build_in_progress(postgres_url: str) 
             finally:
                 holding.rollback()
         assert "canceling statement" in str(outcome.get("failed")), outcome
-        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-        assert stores.rows(postgres_url, indexes) == []
+        assert stores.rows(postgres_url, GRAPHS) == []
     finally:
         memory.close()
 
@@ -1162,8 +1162,7 @@ def test_closing_before_the_build_reaches_its_index_stops_it_there(postgres_url:
             holding.rollback()
             closing.join(600)
     assert stores.rows(postgres_url, "SELECT ann_index FROM scope_state") == [(None,)]
-    indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-    assert stores.rows(postgres_url, indexes) == []
+    assert stores.rows(postgres_url, GRAPHS) == []
 
 
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
@@ -1252,8 +1251,7 @@ def test_a_build_drops_an_index_its_scope_does_not_name(postgres_url: str) -> No
         stores.rows(postgres_url, "SELECT 1", setup=(create,))
         memory.remember_many(REF, [f"more {i} " + s for i, s in enumerate(_sentences(600, 13))])
         assert store.builder.settle(120)
-    indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
-    kept = [name for (name,) in stores.rows(postgres_url, indexes)]
+    kept = [name for (name,) in stores.rows(postgres_url, GRAPHS)]
     assert stray not in kept and named not in kept and len(kept) == 1, kept
 
 
@@ -1277,14 +1275,13 @@ def test_a_recent_graph_s_build_keeps_the_graphs_searched_and_drops_a_stray(
             "((vector::vector(64)) vector_cosine_ops) WHERE fact <= 1"
         )
         stores.rows(postgres_url, "SELECT 1", setup=(create,))
-        indexes = "SELECT indexname FROM pg_indexes WHERE starts_with(indexname, 'fact_ann_')"
         graphs = "SELECT ann_index, recent_index FROM scope_state"
         for batch in range(2):  # past the threshold, then past it again after the first
             memory.remember_many(REF, _sentences(101, 15 + batch))
             assert store.builder.settle(120)
             (big, recent) = stores.rows(postgres_url, graphs)[0]
             assert big == named and recent is not None
-            assert sorted(n for (n,) in stores.rows(postgres_url, indexes)) == sorted([big, recent])
+            assert sorted(n for (n,) in stores.rows(postgres_url, GRAPHS)) == sorted([big, recent])
 
 
 def test_a_write_during_its_scopes_index_build_asks_for_the_next_build(

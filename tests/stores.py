@@ -95,14 +95,17 @@ _POSTGRES_ROW_LEFT = "AFTER DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {fun
 # SQLite's migration 34 and PostgreSQL's 28 undone: no index of facts by strength (on
 # PostgreSQL every chain starts with it, and some include it twice, hence IF EXISTS).
 BEFORE_STRENGTH_INDEX = ("DROP INDEX IF EXISTS facts_by_strength",)
-# PostgreSQL's migration 29 undone: no recent graphs (the chains below include it twice,
-# hence IF EXISTS).
-POSTGRES_BEFORE_RECENT_GRAPHS = tuple(
-    f"ALTER TABLE scope_state DROP COLUMN IF EXISTS recent_{column}"
-    for column in ("index", "through", "rows")
+# PostgreSQL's migrations 30 and 29 undone: no record of erasures, no recent graphs (the
+# chains below include them twice, hence IF EXISTS).
+POSTGRES_BEFORE_RECENT_GRAPHS = (
+    "DROP TABLE IF EXISTS erasures",
+    *(
+        f"ALTER TABLE scope_state DROP COLUMN IF EXISTS recent_{column}"
+        for column in ("index", "through", "rows")
+    ),
 )
 POSTGRES_BEFORE_FACT_TRIGGERS = (
-    *POSTGRES_BEFORE_RECENT_GRAPHS,  # migration 29 undone first
+    *POSTGRES_BEFORE_RECENT_GRAPHS,  # migrations 30 and 29 undone first
     *BEFORE_STRENGTH_INDEX,  # then 28
     # then 27: a fact that comes is queued for the graph row by row
     "DROP TRIGGER facts_ai_graph ON facts",

@@ -17,6 +17,7 @@ import engram
 import stores
 from chat_server import ReadsNothing
 from engram.api import create_app
+from engram.backends import backend_for
 from engram.cli.main import main
 from engram.core.graph.rebuild import Difference, GraphDrift
 from engram.core.health import (
@@ -33,6 +34,7 @@ from engram.core.health import (
 from engram.core.scopes import Scope
 from engram.core.spoken import SUFFIX  # the record of vectors of turns' words
 from engram.settings import Settings
+from engram.storage.sqlite import freespace
 from engram.storage.sqlite.fulltext import scope_token
 from stores import ManualClock, Target
 
@@ -218,6 +220,24 @@ def test_the_store_reports_its_bytes_schema_and_model(
         assert storage.wal_bytes == (wal.stat().st_size if wal.exists() else 0)
         assert storage.free_bytes is not None and storage.free_bytes >= 0
     assert mem.health(ref).schema_version == report.schema_version
+
+
+def test_the_store_says_when_a_scrub_is_due(
+    mem: engram.Memory, ref: engram.ResourceRef, target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a write that erased words for good until ``engram scrub``: on PostgreSQL
+    always, on SQLite where the erasing write could not scrub the file itself."""
+    due = lambda: mem.health().storage.scrub_due  # type: ignore[union-attr]  # noqa: E731
+    fact = mem.remember(ref, "a word to erase")
+    assert mem.forget(ref, fact.id)  # to the trash: nothing erased
+    assert due() is False
+    if not stores.is_postgres(target):
+        monkeypatch.setattr(freespace, "scrub", lambda path, busy_ms: None)  # a reader held it
+    assert mem.delete_traces(ref, [fact.id]).trashed == 1
+    assert due() is True
+    monkeypatch.undo()
+    assert backend_for(target).scrub(target).was_due is True
+    assert due() is False
 
 
 def _built(mem: engram.Memory, ref: engram.ResourceRef) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from engram.core.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from engram.core.health import Scrubbed
     from engram.core.ports import Store
 
 Target = str | os.PathLike[str]
@@ -50,6 +51,12 @@ class Backend(Protocol):
     def exists(self, target: Target) -> bool:
         """Whether a store is there to read: opening creates one where there is none,
         which a command that only reads must not do."""
+        ...
+
+    def scrub(self, target: Target) -> Scrubbed:
+        """Takes every word a write erased for good out of the store's files, now: a write
+        that erases does so itself on SQLite; PostgreSQL keeps such bytes until its tables
+        are written anew, which this does."""
         ...
 
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
@@ -97,6 +104,11 @@ class _SQLite:
     def exists(self, target: Target) -> bool:
         return Path(target).exists()
 
+    def scrub(self, target: Target) -> Scrubbed:
+        from engram.storage.sqlite import scrub
+
+        return scrub.scrub(str(target))
+
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
         from engram.storage.sqlite import owner
 
@@ -128,6 +140,11 @@ class _Postgres:
         from engram.storage.postgres import database
 
         return database.has_schema(str(target))
+
+    def scrub(self, target: Target) -> Scrubbed:
+        from engram.storage.postgres import scrub
+
+        return scrub.scrub(str(target))
 
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
         from engram.storage.postgres import database

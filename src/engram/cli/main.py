@@ -426,6 +426,13 @@ def _add_service_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--keep", metavar="N", type=arguments.integer_in(1, MAX_COUNT), help="keep the N newest"
     )
+    _file_command(
+        sub,
+        "scrub",
+        _scrub,
+        "take the words erased for good out of the store's files now (PostgreSQL: writes its "
+        "tables anew, each held from reads and writes meanwhile)",
+    )
     p = _file_command(sub, "restore", _restore, "put a backup back (stop the service first)")
     p.add_argument("backup_dir", metavar="BACKUP_DIR")
     p = _file_command(
@@ -572,6 +579,31 @@ def _backup(args: argparse.Namespace) -> Output:
     tools = Settings.from_env(os.environ).pg_bin
     made = backend_for(target).backup(target, args.dest_dir, keep=args.keep, tools_dir=tools)
     return Output({"backup": str(made)}, [f"backed up to {made}"])
+
+
+def _scrub(args: argparse.Namespace) -> Output:
+    from engram.cli.render import Output
+
+    target = _db_path(args)
+    _require_store(target, "'engram scrub' scrubs a store's files")
+    done = backend_for(target).scrub(target)
+    lines = [
+        f"{describe(target)}: scrubbed in {done.seconds:.1f} s"
+        + (f", {len(done.rewritten)} tables written anew" if done.rewritten else "")
+        + ("" if done.was_due else " (no write had erased words since the last scrub)")
+    ]
+    if done.still_due:
+        lines.append("a scrub is still due (words were erased meanwhile, or a reader held the log)")
+    lines += [f"may still hold erased words: {left}" for left in done.left]
+    data = {
+        "store": describe(target),
+        "was_due": done.was_due,
+        "still_due": done.still_due,
+        "rewritten": list(done.rewritten),
+        "seconds": round(done.seconds, 3),
+        "left": list(done.left),
+    }
+    return Output(data, lines)
 
 
 def _restore(args: argparse.Namespace) -> Output:

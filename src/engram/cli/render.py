@@ -537,6 +537,8 @@ def _storage_line(storage: StorageHealth) -> str:
         line += f", {storage.wal_bytes} in the write-ahead log"
     if storage.free_bytes is not None:
         line += f", {storage.free_bytes} free"
+    if storage.scrub_due:
+        line += "; words erased for good may be in its files until `engram scrub`"
     return line
 
 

@@ -229,12 +229,29 @@ class StaleCounts:
 class StorageHealth:
     """What the store takes. SQLite: ``bytes`` of the file (pages times page size),
     ``wal_bytes`` of its write-ahead log, ``free_bytes`` of its free pages. PostgreSQL:
-    ``bytes`` of the database (``pg_database_size``), the others None."""
+    ``bytes`` of the database (``pg_database_size``), the others None. ``scrub_due``:
+    whether a write erased words for good since the store's files were last scrubbed
+    (``engram scrub``; on SQLite the erasing write scrubs unless a reader held the log)."""
 
     backend: str
     bytes: int
     wal_bytes: int | None
     free_bytes: int | None
+    scrub_due: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Scrubbed:
+    """What a scrub of the store's files did (``engram scrub``): whether one was due (a
+    write erased words for good since the last), what it wrote anew (PostgreSQL's
+    tables), whether one is still due (a write erased words meanwhile, or a reader held
+    SQLite's log), and what outside the store's own files may still hold such words."""
+
+    was_due: bool
+    still_due: bool
+    rewritten: tuple[str, ...]
+    seconds: float
+    left: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

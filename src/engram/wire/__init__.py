@@ -797,12 +797,14 @@ class ModelOut(Answer):
 
 class StorageOut(Answer):
     """SQLite: the file's, its log's and its free pages' bytes; PostgreSQL: the
-    database's bytes (``walBytes`` and ``freeBytes`` null)."""
+    database's bytes (``walBytes`` and ``freeBytes`` null). ``scrubDue``: a write erased
+    words for good since the store's files were last scrubbed (``engram scrub``)."""
 
     backend: str
     bytes: int
     wal_bytes: int | None
     free_bytes: int | None
+    scrub_due: bool
 
 
 class HealthReportOut(Answer):
@@ -911,6 +913,7 @@ class HealthReportOut(Answer):
                 bytes=storage.bytes,
                 wal_bytes=storage.wal_bytes,
                 free_bytes=storage.free_bytes,
+                scrub_due=storage.scrub_due,
             ),
         )
 

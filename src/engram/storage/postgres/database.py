@@ -50,6 +50,8 @@ RETRIES = 8
 # engram processes on a database (see :func:`check_sole`).
 APPLICATION = "engram (pid {pid})"
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+# What a write that erased words for good records in its transaction, for a scrub.
+ERASED = "INSERT INTO erasures DEFAULT VALUES"
 
 
 def redact(url: str) -> str:
@@ -163,6 +165,8 @@ class Database:
                 with conn.transaction():
                     yield tx
                     tx.committing()
+                    if tx.write and tx.erased:  # a scrub is due (scrub.py)
+                        conn.execute(ERASED)
             finally:
                 self._local.tx = None
         tx.committed()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from engram.core.health import StorageHealth, VectorIndexHealth
 from engram.core.scopes import Scope
+from engram.storage.postgres import scrub
 from engram.storage.sql.health import HealthTable, scoped
 from engram.storage.sql.tx import SQLTx
 
@@ -47,4 +48,5 @@ class PostgresHealth(HealthTable):
 
     def storage(self, t: SQLTx) -> StorageHealth:
         size = int(t.one("SELECT pg_database_size(current_database())"))
-        return StorageHealth("postgres", bytes=size, wal_bytes=None, free_bytes=None)
+        due = bool(t.one(scrub.DUE))
+        return StorageHealth("postgres", size, wal_bytes=None, free_bytes=None, scrub_due=due)

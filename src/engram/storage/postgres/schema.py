@@ -908,6 +908,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE scope_state ADD COLUMN recent_through bigint;
     ALTER TABLE scope_state ADD COLUMN recent_rows bigint;
     """,
+    # 30: each write that erased words for good, until a scrub writes anew the tables
+    # that held them (storage/postgres/scrub.py). Rows are only inserted, so writes that
+    # erase at once do not wait on each other's.
+    """
+    CREATE TABLE erasures (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
+    """,
 )
 
 

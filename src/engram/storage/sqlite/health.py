@@ -79,7 +79,8 @@ class SQLiteHealth(HealthTable):
         page = int(t.one("PRAGMA page_size"))
         pages, free = int(t.one("PRAGMA page_count")), int(t.one("PRAGMA freelist_count"))
         wal = freespace.log_bytes(self._path)
-        return StorageHealth("sqlite", bytes=pages * page, wal_bytes=wal, free_bytes=free * page)
+        due = freespace.due(t.conn)
+        return StorageHealth("sqlite", pages * page, wal, free * page, scrub_due=due)
 
 
 def _size(path: str | os.PathLike[str]) -> int:

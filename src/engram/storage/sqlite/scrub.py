@@ -1,0 +1,40 @@
+"""Words erased for good, out of the file (``engram scrub``).
+
+A write that erases words scrubs the file itself, after its commit (:mod:`freespace`);
+one that could not (a reader held the log, the process ended first) is run when a store
+next opens the file, or by :func:`scrub`, which runs it whether or not one is due."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from engram.core.health import Scrubbed
+from engram.storage.sqlite import forgetting, freespace
+from engram.storage.sqlite.database import Database
+from engram.storage.sqlite.driver import sqlite3
+
+
+def scrub(path: str) -> Scrubbed:
+    """Zeroes the unused space of the file's pages and truncates its log; what it did."""
+    started = time.perf_counter()
+    peek = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+    try:
+        was_due = freespace.due(peek)
+    finally:
+        peek.close()
+    db = Database(path)  # which runs a scrub that is due
+    try:
+        conn = db.connection()
+        forgetting.purge(conn, scrub=db.path)
+        still = freespace.due(conn)
+    finally:
+        db.close()
+    left = ("the file's log: a reader held it; the next forget or opening scrubs",) if still else ()
+    return Scrubbed(
+        was_due=was_due,
+        still_due=still,
+        rewritten=(),
+        seconds=time.perf_counter() - started,
+        left=left,
+    )

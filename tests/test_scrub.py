@@ -1,0 +1,142 @@
+"""``engram scrub``: words erased for good, out of the store's files now, on both backends
+(storage/postgres/scrub.py, storage/sqlite/scrub.py)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+import engram
+import postgres_server
+from engram import ResourceRef
+from engram.backends import backend_for
+from engram.cli.main import main
+from engram.storage.sqlite import freespace
+
+REF = ResourceRef("user-42")
+LETTERS = "bcdfghjkmnpvwx"  # no vowel, no s: the stemmer leaves such words whole
+_WORDS = re.compile(f"zq[{LETTERS}]{{10}}".encode())
+
+
+def _erased(mem: engram.Memory, rounds: int = 8) -> set[str]:
+    """Facts remembered and erased in turn, forgotten for good and purged from the trash:
+    the words erased that no fact left holds."""
+    rng = random.Random(3)
+    word = lambda: "zq" + "".join(rng.choice(LETTERS) for _ in range(10))  # noqa: E731
+    erased: set[str] = set()
+    live: list[engram.Fact] = []
+    for turn in range(rounds):
+        live += mem.remember_many(REF, [" ".join(word() for _ in range(5)) for _ in range(20)])
+        for n, fact in enumerate(rng.sample(live, 6)):
+            live.remove(fact)
+            if (turn + n) % 2:
+                assert mem.forget(REF, fact.id, hard=True)
+            else:
+                assert mem.forget(REF, fact.id)
+                assert mem.delete_traces(REF, [fact.id]).trashed == 1
+            erased.update(fact.content.split())
+    return erased - {w for fact in live for w in fact.content.split()}
+
+
+def _held(files: Iterator[Path], words: set[str]) -> dict[str, int]:
+    """Of ``words``, how many each file holds (files holding none left out)."""
+    found = {}
+    for path in files:
+        held = {w.decode() for w in _WORDS.findall(path.read_bytes())} & words
+        if held:
+            found[path.name] = len(held)
+    return found
+
+
+def _data(url: str) -> tuple[Path, int]:
+    """The server's folder and the database's oid, once its pages are on disk."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute(
+            "SELECT current_setting('data_directory'), oid FROM pg_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    return Path(row[0]), int(row[1])
+
+
+def _due(url: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT EXISTS (SELECT 1 FROM erasures)").fetchone()
+    return bool(row and row[0])
+
+
+def test_a_scrub_takes_erased_words_out_of_the_database_files_and_its_wal() -> None:
+    """A server of its own that removes its WAL files rather than recycle them, so that
+    none of the words may stay anywhere in its folder."""
+    with postgres_server.running_server(("wal_recycle=off",)) as admin:
+        url = postgres_server.create_database(admin)
+        with engram.open(url, embedder=engram.HashingEmbedder(16)) as mem:
+            mem.remember(REF, "a fact no write erases")
+            assert not _due(url)  # a write that erases nothing records no erasure
+            erased = _erased(mem)
+            assert _due(url)
+            data, oid = _data(url)
+            relations = lambda: (p for p in (data / "base" / str(oid)).iterdir() if p.is_file())  # noqa: E731
+            assert _held(relations(), erased)  # a forget's words stay in the pages
+            done = backend_for(url).scrub(url)
+            assert (done.was_due, done.still_due, done.left) == (True, False, ())
+            assert "facts" in done.rewritten and "fact_vectors" not in done.rewritten
+            assert _held(relations(), erased) == {}
+            assert _held((p for p in (data / "pg_wal").iterdir() if p.is_file()), erased) == {}
+            assert not _due(url)
+            # the store reads as before, and the words are no answer
+            assert mem.recall(REF, "a fact no write erases", mode="text")[0].fact.content == (
+                "a fact no write erases"
+            )
+            assert not mem.recall(REF, sorted(erased)[0], mode="text")
+            assert backend_for(url).scrub(url).was_due is False
+
+
+def test_engram_scrub_says_what_it_did_and_what_the_server_keeps(
+    postgres_store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The suite's server recycles its WAL files (its default): the report says so."""
+    with engram.open(postgres_store_url, embedder=engram.HashingEmbedder(16)) as mem:
+        fact = mem.remember(REF, "zqbcdfghjkmn is a word to forget")
+        mem.forget(REF, fact.id)  # to the trash: nothing erased yet
+        assert not _due(postgres_store_url)
+        assert mem.delete_traces(REF, [fact.id]).trashed == 1
+        assert _due(postgres_store_url)
+    assert main(["--db", postgres_store_url, "--json", "scrub"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["was_due"], said["still_due"]) == (True, False)
+    assert "erasures" in said["rewritten"] and "fact_vectors" not in said["rewritten"]
+    assert any("wal_recycle is on" in left for left in said["left"])
+    assert not _due(postgres_store_url)
+
+
+def test_engram_scrub_runs_a_sqlite_scrub_that_did_not_run(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An erasing write's own scrub did not run (a reader held the log, the process
+    ended): ``engram scrub`` runs it."""
+    with monkeypatch.context() as skipped:
+        skipped.setattr(freespace, "scrub", lambda path, busy_ms: None)
+        with engram.open(db_path, embedder=engram.HashingEmbedder(16)) as mem:
+            erased = _erased(mem)
+    assert freespace.dirty_pages(str(db_path))  # what the pages' unused space holds
+    assert main(["--db", str(db_path), "--json", "scrub"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["was_due"], said["still_due"], said["rewritten"]) == (True, False, [])
+    assert freespace.dirty_pages(str(db_path)) == []
+    assert _held(iter([db_path]), erased) == {}
+    assert main(["--db", str(db_path), "--json", "scrub"]) == 0
+    assert json.loads(capsys.readouterr().out)["was_due"] is False
+
+
+def test_engram_scrub_creates_no_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--db", str(tmp_path / "none.db"), "scrub"]) == 3
+    assert "error[not_found]: no store at" in capsys.readouterr().err
+    assert not (tmp_path / "none.db").exists()

@@ -5,8 +5,9 @@ for words deleted for good, episodic recall and the session tree, documents and 
 provenance of their chunks, the ledger's before-states and the feedback about a fact for
 words deleted for good, the export, the memory tools' and MCP's search, list and graph
 search), and at each checkpoint no byte of a word deleted for good is in any file of the
-SQLite store's folder or any row of any PostgreSQL table, unless a fork's child (a copy
-the caller asked for, independent of its parent) still holds it.
+SQLite store's folder or any row of any PostgreSQL table, nor, after each example's
+``engram scrub``, in any file of the PostgreSQL database's relations, unless a fork's
+child (a copy the caller asked for, independent of its parent) still holds it.
 
 Reverts of any entry are drawn too: a revert may bring back or hide what was forgotten
 softly (such words are then no longer checked until a later erase names them), and never
@@ -44,9 +45,10 @@ from hypothesis.stateful import (
 
 import engram
 from engram import Conflict, InvalidInput, NotFound, ResourceRef, Turn
+from engram.backends import backend_for
 from engram.mcp import catalogue
 from stores import Target
-from traces import traces
+from traces import in_files, traces
 
 EXAMPLES = int(os.environ.get("ENGRAM_ERASURE_EXAMPLES", "8"))
 RANDOM = os.environ.get("ENGRAM_ERASURE_RANDOM") == "1"
@@ -399,6 +401,15 @@ class ErasureMachine(RuleBasedStateMachine):
         for word in self._gone({"erased"}):
             if word not in self.pinned:
                 assert traces(self.target, word) == [], f"erased word {word} in the bytes"
+
+    def teardown(self) -> None:
+        """PostgreSQL keeps a deleted row's bytes in its files until they are written anew
+        (storage/postgres/scrub.py): after ``engram scrub``, no file of the database holds
+        an erased word."""
+        erased = [w for w in self._gone({"erased"}) if w not in self.pinned]
+        if isinstance(self.target, str) and erased:
+            backend_for(self.target).scrub(self.target)
+            assert in_files(self.target, erased) == {}, "erased words in the files"
 
 
 def _nodes(roots: list[engram.SessionNode]) -> list[engram.SessionNode]:

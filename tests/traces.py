@@ -1,6 +1,7 @@
 """Where a word still is in a store, read raw: every file of a SQLite store's folder, or
-every row of every table of a PostgreSQL database, as text. Erasure tests plant unique
-random words, so a hit is never a coincidence."""
+every row of every table of a PostgreSQL database, as text, or (:func:`in_files`) every
+file the database's relations are kept in. Erasure tests plant unique random words, so a
+hit is never a coincidence."""
 
 from __future__ import annotations
 
@@ -34,3 +35,23 @@ def traces(target: Target, word: str) -> list[str]:
             if conn.execute(query.format(sql.Identifier(table)), (word.lower(),)).fetchone():
                 hits.append(table)
         return hits
+
+
+def in_files(url: str, words: list[str]) -> dict[str, list[str]]:
+    """Of ``words``, those some file of the PostgreSQL database's relations holds (any
+    case; the server's WAL apart), once its pages are on disk: each with those files."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute(
+            "SELECT current_setting('data_directory'), oid FROM pg_database "
+            "WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    found: dict[str, list[str]] = {}
+    for path in sorted((Path(row[0]) / "base" / str(row[1])).iterdir()):
+        if path.is_file():
+            held = path.read_bytes().lower()
+            for word in words:
+                if word.lower().encode() in held:
+                    found.setdefault(word, []).append(path.name)
+    return found

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import random
 import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 
 import engram
 import postgres_server
-from engram import ResourceRef
+from engram import ResourceRef, StorageFailure
 from engram.backends import backend_for
 from engram.cli.main import main
 from engram.storage.sqlite import freespace
@@ -28,7 +30,10 @@ def _erased(mem: engram.Memory, rounds: int = 8) -> set[str]:
     """Facts remembered and erased in turn, forgotten for good and purged from the trash:
     the words erased that no fact left holds."""
     rng = random.Random(3)
-    word = lambda: "zq" + "".join(rng.choice(LETTERS) for _ in range(10))  # noqa: E731
+
+    def word() -> str:
+        return "zq" + "".join(rng.choice(LETTERS) for _ in range(10))
+
     erased: set[str] = set()
     live: list[engram.Fact] = []
     for turn in range(rounds):
@@ -83,7 +88,10 @@ def test_a_scrub_takes_erased_words_out_of_the_database_files_and_its_wal() -> N
             erased = _erased(mem)
             assert _due(url)
             data, oid = _data(url)
-            relations = lambda: (p for p in (data / "base" / str(oid)).iterdir() if p.is_file())  # noqa: E731
+
+            def relations() -> Iterator[Path]:
+                return (p for p in (data / "base" / str(oid)).iterdir() if p.is_file())
+
             assert _held(relations(), erased)  # a forget's words stay in the pages
             done = backend_for(url).scrub(url)
             assert (done.was_due, done.still_due, done.left) == (True, False, ())
@@ -140,3 +148,27 @@ def test_engram_scrub_creates_no_store(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["--db", str(tmp_path / "none.db"), "scrub"]) == 3
     assert "error[not_found]: no store at" in capsys.readouterr().err
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_role_that_does_not_own_the_tables_is_refused_before_any_is_written(
+    postgres_store_url: str,
+) -> None:
+    """VACUUM FULL passes over a table its role may not write anew with a warning only,
+    which would leave that table's bytes and say the scrub was done."""
+    role = f"reader_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_store_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        for grant in (  # what a service's role may be given: every row, not the tables
+            "GRANT CREATE, USAGE ON SCHEMA public TO {}",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {}",
+        ):
+            conn.execute(sql.SQL(grant).format(sql.Identifier(role)))
+    try:
+        as_reader = postgres_store_url.replace("postgres@", f"{role}@", 1)
+        with pytest.raises(StorageFailure, match="may not write anew its tables") as refused:
+            backend_for(as_reader).scrub(as_reader)
+        assert "facts" in refused.value.message and refused.value.hint
+    finally:
+        with psycopg.connect(postgres_store_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))

@@ -48,6 +48,16 @@ KEPT = "fact_vectors"
 ROUNDS = 2
 # Whether a write erased words for good since the last scrub.
 DUE = "SELECT EXISTS (SELECT 1 FROM erasures)"
+# The schema's tables but one, and whether this role may VACUUM FULL each: a superuser,
+# the database's owner, or a member of the table's owner may (PostgreSQL 16; a table this
+# role may not is passed over with a warning, which would leave its bytes).
+_TABLES = (
+    "SELECT t.tablename, r.rolsuper OR pg_has_role(t.tableowner, 'USAGE') "
+    "OR pg_has_role(d.datdba, 'USAGE') "
+    "FROM pg_tables t, pg_roles r, pg_database d "
+    "WHERE t.schemaname = current_schema() AND t.tablename <> %s "
+    "AND r.rolname = current_user AND d.datname = current_database() ORDER BY 1"
+)
 
 
 def scrub(url: str) -> Scrubbed:
@@ -60,16 +70,19 @@ def scrub(url: str) -> Scrubbed:
         with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
             if not _one(conn, "SELECT to_regclass('engram_schema') IS NOT NULL"):
                 raise StorageFailure(f"there is no engram store at {name}", hint="check the URL")
+            tables = {
+                str(table): bool(mine) for table, mine in conn.execute(_TABLES, (KEPT,)).fetchall()
+            }
+            if not all(tables.values()):
+                others = ", ".join(t for t, mine in tables.items() if not mine)
+                raise StorageFailure(
+                    f"the store at {name} was not scrubbed: this role may not write anew "
+                    f"its tables {others} (VACUUM FULL needs their owner)",
+                    hint="run `engram scrub` as the role that owns the store's tables (the "
+                    "one that migrated it) or a superuser",
+                )
             migrate(conn, name)  # as opening it would
             covered = int(_one(conn, "SELECT coalesce(max(id), 0) FROM erasures"))
-            tables = [
-                str(row[0])
-                for row in conn.execute(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
-                    "AND tablename <> %s ORDER BY tablename",
-                    (KEPT,),
-                ).fetchall()
-            ]
             conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(LOCK_WAIT)))
             for table in tables:
                 try:

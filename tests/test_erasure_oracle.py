@@ -408,6 +408,8 @@ class ErasureMachine(RuleBasedStateMachine):
         an erased word."""
         erased = [w for w in self._gone({"erased"}) if w not in self.pinned]
         if isinstance(self.target, str) and erased:
+            storage = self.memory.health().storage
+            assert storage is not None and storage.scrub_due, "an erasure not recorded"
             backend_for(self.target).scrub(self.target)
             assert in_files(self.target, erased) == {}, "erased words in the files"
 

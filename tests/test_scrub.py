@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,16 +20,22 @@ import postgres_server
 from engram import ResourceRef, StorageFailure
 from engram.backends import backend_for
 from engram.cli.main import main
+from engram.storage.postgres import scrub
 from engram.storage.sqlite import freespace
 
 REF = ResourceRef("user-42")
+EMBEDDER = engram.HashingEmbedder(16)
 LETTERS = "bcdfghjkmnpvwx"  # no vowel, no s: the stemmer leaves such words whole
 _WORDS = re.compile(f"zq[{LETTERS}]{{10}}".encode())
 
 
-def _erased(mem: engram.Memory, rounds: int = 8) -> set[str]:
+def _erased(
+    mem: engram.Memory, rounds: int = 8, gone: list[str] | None = None, analysed: str = ""
+) -> set[str]:
     """Facts remembered and erased in turn, forgotten for good and purged from the trash:
-    the words erased that no fact left holds."""
+    the words erased that no fact left holds (and in ``gone`` the facts' words). With
+    ``analysed`` (a PostgreSQL URL), its tables are sampled for the planner before each
+    round's erasures, as autovacuum would."""
     rng = random.Random(3)
 
     def word() -> str:
@@ -38,6 +45,9 @@ def _erased(mem: engram.Memory, rounds: int = 8) -> set[str]:
     live: list[engram.Fact] = []
     for turn in range(rounds):
         live += mem.remember_many(REF, [" ".join(word() for _ in range(5)) for _ in range(20)])
+        if analysed:
+            with psycopg.connect(analysed, autocommit=True) as conn:
+                conn.execute("ANALYZE")
         for n, fact in enumerate(rng.sample(live, 6)):
             live.remove(fact)
             if (turn + n) % 2:
@@ -46,6 +56,8 @@ def _erased(mem: engram.Memory, rounds: int = 8) -> set[str]:
                 assert mem.forget(REF, fact.id)
                 assert mem.delete_traces(REF, [fact.id]).trashed == 1
             erased.update(fact.content.split())
+            if gone is not None:
+                gone.append(fact.content)
     return erased - {w for fact in live for w in fact.content.split()}
 
 
@@ -77,28 +89,63 @@ def _due(url: str) -> bool:
     return bool(row and row[0])
 
 
+def _vectors(files: Iterator[Path], texts: list[str]) -> int:
+    """How many of ``texts``' vectors (as the store keeps them, at half precision) some
+    file holds."""
+    needles = [v.astype("<f2").tobytes() for v in EMBEDDER.embed(texts, "passage")]
+    held = [path.read_bytes() for path in files]
+    return sum(any(needle in data for data in held) for needle in needles)
+
+
+def _graph(url: str) -> str | None:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT ann_index FROM scope_state WHERE scope = %s", (REF.key,))
+        found = row.fetchone()
+    return None if found is None else found[0]
+
+
 def test_a_scrub_takes_erased_words_out_of_the_database_files_and_its_wal() -> None:
     """A server of its own that removes its WAL files rather than recycle them, so that
-    none of the words may stay anywhere in its folder."""
+    none of the words may stay anywhere in its folder; the erased facts' vectors stay in
+    their table's pages, and in its graph, until it is written anew too."""
     with postgres_server.running_server(("wal_recycle=off",)) as admin:
         url = postgres_server.create_database(admin)
-        with engram.open(url, embedder=engram.HashingEmbedder(16)) as mem:
-            mem.remember(REF, "a fact no write erases")
+        with engram.open(url, embedder=EMBEDDER, vector_index_above=50) as mem:
+            kept = ["a fact no write erases"]
+            mem.remember(REF, kept[0])
             assert not _due(url)  # a write that erases nothing records no erasure
-            erased = _erased(mem)
+            gone: list[str] = []
+            erased = _erased(mem, gone=gone, analysed=url)
             assert _due(url)
+            deadline = time.monotonic() + 60
+            while _graph(url) is None:  # the scope's graph, built after the commit
+                assert time.monotonic() < deadline, "no graph was built"
+                time.sleep(0.05)
             data, oid = _data(url)
 
             def relations() -> Iterator[Path]:
                 return (p for p in (data / "base" / str(oid)).iterdir() if p.is_file())
 
+            def wal() -> Iterator[Path]:
+                return (p for p in (data / "pg_wal").iterdir() if p.is_file())
+
             assert _held(relations(), erased)  # a forget's words stay in the pages
+            assert _vectors(relations(), kept) == 1  # the vectors are read as stored
             done = backend_for(url).scrub(url)
-            assert (done.was_due, done.still_due, done.left) == (True, False, ())
+            assert (done.was_due, done.still_due) == (True, False)
+            assert done.left == (scrub.VECTORS_LEFT,)
             assert "facts" in done.rewritten and "fact_vectors" not in done.rewritten
             assert _held(relations(), erased) == {}
-            assert _held((p for p in (data / "pg_wal").iterdir() if p.is_file()), erased) == {}
+            assert _held(wal(), erased) == {}
             assert not _due(url)
+            assert _vectors(relations(), gone)  # the table and its graph keep them
+            done = backend_for(url).scrub(url, vectors=True)
+            assert "fact_vectors" in done.rewritten and done.left == ()
+            _data(url)
+            assert _vectors(relations(), gone) == 0 and _vectors(wal(), gone) == 0
+            assert _vectors(relations(), kept) == 1
+            assert _graph(url) is not None
+            assert mem.recall(REF, kept[0], mode="vector")[0].fact.content == kept[0]
             # the store reads as before, and the words are no answer
             assert mem.recall(REF, "a fact no write erases", mode="text")[0].fact.content == (
                 "a fact no write erases"

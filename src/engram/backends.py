@@ -53,10 +53,11 @@ class Backend(Protocol):
         which a command that only reads must not do."""
         ...
 
-    def scrub(self, target: Target) -> Scrubbed:
+    def scrub(self, target: Target, *, vectors: bool = False) -> Scrubbed:
         """Takes every word a write erased for good out of the store's files, now: a write
         that erases does so itself on SQLite; PostgreSQL keeps such bytes until its tables
-        are written anew, which this does."""
+        are written anew, which this does (the vectors' table too with ``vectors``; SQLite
+        overwrites an erased fact's vector where it erases it)."""
         ...
 
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
@@ -104,7 +105,7 @@ class _SQLite:
     def exists(self, target: Target) -> bool:
         return Path(target).exists()
 
-    def scrub(self, target: Target) -> Scrubbed:
+    def scrub(self, target: Target, *, vectors: bool = False) -> Scrubbed:
         from engram.storage.sqlite import scrub
 
         return scrub.scrub(str(target))
@@ -141,10 +142,10 @@ class _Postgres:
 
         return database.has_schema(str(target))
 
-    def scrub(self, target: Target) -> Scrubbed:
+    def scrub(self, target: Target, *, vectors: bool = False) -> Scrubbed:
         from engram.storage.postgres import scrub
 
-        return scrub.scrub(str(target))
+        return scrub.scrub(str(target), vectors=vectors)
 
     def check_sole(self, target: Target, *, done: str, then: str) -> None:
         from engram.storage.postgres import database

@@ -426,12 +426,17 @@ def _add_service_commands(sub: Subparsers) -> None:
     p.add_argument(
         "--keep", metavar="N", type=arguments.integer_in(1, MAX_COUNT), help="keep the N newest"
     )
-    _file_command(
+    p = _file_command(
         sub,
         "scrub",
         _scrub,
         "take the words erased for good out of the store's files now (PostgreSQL: writes its "
         "tables anew, each held from reads and writes meanwhile)",
+    )
+    p.add_argument(
+        "--vectors",
+        action="store_true",
+        help="PostgreSQL: the vectors' table too, which builds every scope's vector graph again",
     )
     p = _file_command(sub, "restore", _restore, "put a backup back (stop the service first)")
     p.add_argument("backup_dir", metavar="BACKUP_DIR")
@@ -586,7 +591,7 @@ def _scrub(args: argparse.Namespace) -> Output:
 
     target = _db_path(args)
     _require_store(target, "'engram scrub' scrubs a store's files")
-    done = backend_for(target).scrub(target)
+    done = backend_for(target).scrub(target, vectors=args.vectors)
     lines = [
         f"{describe(target)}: scrubbed in {done.seconds:.1f} s"
         + (f", {len(done.rewritten)} tables written anew" if done.rewritten else "")

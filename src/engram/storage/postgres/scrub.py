@@ -8,18 +8,25 @@ for good, and a B-tree's inner pages keep keys as the bounds of their children. 
 forgotten for good, then ``VACUUM`` of every table and a ``CHECKPOINT``, and its word's
 bytes were still in three files (``facts_words``, ``scope_terms``,
 ``fact_terms_by_impact``). ``VACUUM FULL`` writes a table and its indexes into new files
-and empties the old ones at its commit: none was left.
+and empties the old ones at its commit: none was left. The planner's statistics keep
+words too: ``ANALYZE`` (autovacuum's, or a graph's build) stores samples of a column's
+values (its most common ones, its histogram's bounds) in the ``pg_statistic`` catalog,
+where after a forget for good 180 erased words of a test's facts stayed until the tables
+were sampled again and that catalog written anew.
 
 Each write that erased words records so in its transaction (a row of ``erasures``,
 :data:`engram.storage.postgres.database.ERASED`). :func:`scrub` writes every table of
 the store's schema anew but ``fact_vectors``, which holds no words, and whose rewrite
-would build every scope's graph again (minutes for a scope of 100k facts); then it asks
-the server for a new WAL file and a checkpoint, twice, so that the WAL files written
-before are recycled or removed; then it forgets the erasures it covered, those committed
-before it began (one committed meanwhile keeps a scrub due).
+builds every scope's graph again (minutes for a scope of 100k facts): it is written anew
+only when asked (``vectors``). A plain ``VACUUM`` took an erased fact's vector out of
+its graph but, for the newest row of a page, not out of the table's page (the space
+pruning freed). Then the scrub asks the server for a new WAL file and a checkpoint,
+twice, so that the WAL files written before are recycled or removed; then it forgets
+the erasures it covered, those committed before it began (one committed meanwhile keeps
+a scrub due).
 
 Each table is written anew in a transaction of its own, holding it exclusively: reads
-and writes of that table wait for it (BENCHMARKS.md has the time at 100k facts). A lock
+and writes of that table wait for it (4.9 s in all at 100k facts, BENCHMARKS.md). A lock
 not granted within :data:`LOCK_WAIT` (a long transaction holds the table) ends the scrub
 with Unavailable; the tables before stay written anew and the scrub stays due.
 """
@@ -37,15 +44,34 @@ from engram.core.errors import StorageFailure, Unavailable
 from engram.core.health import Scrubbed
 from engram.storage.postgres.database import CONNECT_TIMEOUT_S, failure, redact
 from engram.storage.postgres.schema import migrate
+from engram.storage.postgres.vectors import BUILDING
 
 LOCK_WAIT = "10s"
 # Its words are none, and writing it anew builds every scope's HNSW graph again.
 KEPT = "fact_vectors"
+VECTORS_LEFT = (
+    "the vectors of erased facts, in fact_vectors' pages: `engram scrub --vectors` writes "
+    "it anew too, building every scope's vector graph again (its vector recall waits)"
+)
 # Switched and checkpointed twice: the files before the first switch are then behind
 # the redo point of a checkpoint that followed it, which is when the server recycles or
 # removes them (measured: once a word was erased, no WAL file held it after two rounds
 # with wal_recycle off).
 ROUNDS = 2
+# Each table written anew and sampled again: the planner's statistics of a column
+# (pg_statistic: its most common values, its histogram's bounds) are rows of it, which
+# held the vectors of erased facts until the table was analysed again, and the catalog
+# itself is then written anew (STATISTICS), as the database's owner or a superuser may.
+REWRITE = "VACUUM (FULL, ANALYZE) {}"
+STATISTICS = "pg_statistic"
+_MAY_REWRITE_CATALOGS = (
+    "SELECT rolsuper OR pg_has_role((SELECT datdba FROM pg_database "
+    "WHERE datname = current_database()), 'USAGE') FROM pg_roles WHERE rolname = current_user"
+)
+STATISTICS_LEFT = (
+    "the planner's statistics before this scrub (pg_statistic, samples of the tables' "
+    "values): writing that catalog anew needs the database's owner or a superuser"
+)
 # Whether a write erased words for good since the last scrub.
 DUE = "SELECT EXISTS (SELECT 1 FROM erasures)"
 # The schema's tables but one, and whether this role may VACUUM FULL each: a superuser,
@@ -60,18 +86,19 @@ _TABLES = (
 )
 
 
-def scrub(url: str) -> Scrubbed:
-    """Writes the store's tables anew where a write erased words for good since the last
-    scrub (or always, with none recorded: it costs the same and was asked for), then
-    rounds the server's WAL; what it did and what it could not."""
+def scrub(url: str, *, vectors: bool = False) -> Scrubbed:
+    """Writes the store's tables anew (``fact_vectors`` too with ``vectors``), whether or
+    not a write erased words since the last scrub, then rounds the server's WAL; what it
+    did and what it could not."""
     name = redact(url)
     started = time.perf_counter()
     try:
         with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
             if not _one(conn, "SELECT to_regclass('engram_schema') IS NOT NULL"):
                 raise StorageFailure(f"there is no engram store at {name}", hint="check the URL")
+            kept = "" if vectors else KEPT
             tables = {
-                str(table): bool(mine) for table, mine in conn.execute(_TABLES, (KEPT,)).fetchall()
+                str(table): bool(mine) for table, mine in conn.execute(_TABLES, (kept,)).fetchall()
             }
             if not all(tables.values()):
                 others = ", ".join(t for t, mine in tables.items() if not mine)
@@ -84,9 +111,14 @@ def scrub(url: str) -> Scrubbed:
             migrate(conn, name)  # as opening it would
             covered = int(_one(conn, "SELECT coalesce(max(id), 0) FROM erasures"))
             conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(LOCK_WAIT)))
-            for table in tables:
+            for setting in BUILDING if vectors else ():  # its graphs are built again
+                conn.execute(setting)
+            for table in [*tables, STATISTICS]:
                 try:
-                    conn.execute(sql.SQL("VACUUM FULL {}").format(sql.Identifier(table)))
+                    if table != STATISTICS:
+                        conn.execute(sql.SQL(REWRITE).format(sql.Identifier(table)))
+                    elif _one(conn, _MAY_REWRITE_CATALOGS):
+                        conn.execute(f"VACUUM FULL {STATISTICS}")
                 except pg_errors.LockNotAvailable as exc:
                     raise Unavailable(
                         f"the store at {name} was not scrubbed: its table {table} was in use "
@@ -94,7 +126,12 @@ def scrub(url: str) -> Scrubbed:
                         hint="run `engram scrub` again, when no long transaction holds it",
                     ) from exc
             conn.execute("DELETE FROM erasures WHERE id <= %s", (covered,))
-            left = [*_rounded(conn), *_kept(conn)]
+            left = [
+                *([] if vectors else [VECTORS_LEFT]),
+                *([] if _one(conn, _MAY_REWRITE_CATALOGS) else [STATISTICS_LEFT]),
+                *_rounded(conn),
+                *_kept(conn),
+            ]
             still = bool(_one(conn, DUE))
     except psycopg.Error as exc:
         raise failure(exc, f"the store at {name}") from exc

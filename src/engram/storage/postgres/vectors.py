@@ -97,6 +97,8 @@ RECENT = "_r"  # follows the scope's part of a recent graph's name
 HALF = "_half"  # ends the name of an index of half-precision copies
 HALVES_FROM = (0, 7)  # the pgvector version that brought halfvec
 ITERATES_FROM = (0, 8)  # ... and the one that brought iterative scans
+# How a graph is built: one process builds, so a write meanwhile keeps the other core.
+BUILDING = ("SET maintenance_work_mem = '1GB'", "SET max_parallel_maintenance_workers = 0")
 # The widest vectors pgvector's graph holds, of float32 and of half precision: a scope of
 # wider ones stays searched exactly (a build would fail on every write past the line).
 WIDEST = {False: 2_000, True: 4_000}
@@ -653,9 +655,8 @@ def _create(
         (kept, index_name(scope)),
     ).fetchall()
     _drop(conn, *(str(r[0]) for r in left))
-    # One process builds, so a write meanwhile keeps the other core.
-    conn.execute("SET maintenance_work_mem = '1GB'")
-    conn.execute("SET max_parallel_maintenance_workers = 0")
+    for setting in BUILDING:
+        conn.execute(setting)
     since = sql.SQL("") if after is None else sql.SQL(" AND fact > {}").format(sql.Literal(after))
     conn.execute(
         sql.SQL(

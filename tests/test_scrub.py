@@ -22,6 +22,7 @@ from engram.backends import backend_for
 from engram.cli.main import main
 from engram.storage.postgres import scrub
 from engram.storage.sqlite import freespace
+from traces import on_disk
 
 REF = ResourceRef("user-42")
 EMBEDDER = engram.HashingEmbedder(16)
@@ -71,18 +72,6 @@ def _held(files: Iterator[Path], words: set[str]) -> dict[str, int]:
     return found
 
 
-def _data(url: str) -> tuple[Path, int]:
-    """The server's folder and the database's oid, once its pages are on disk."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-        row = conn.execute(
-            "SELECT current_setting('data_directory'), oid FROM pg_database "
-            "WHERE datname = current_database()"
-        ).fetchone()
-    assert row is not None
-    return Path(row[0]), int(row[1])
-
-
 def _due(url: str) -> bool:
     with psycopg.connect(url) as conn:
         row = conn.execute("SELECT EXISTS (SELECT 1 FROM erasures)").fetchone()
@@ -121,10 +110,10 @@ def test_a_scrub_takes_erased_words_out_of_the_database_files_and_its_wal() -> N
             while _graph(url) is None:  # the scope's graph, built after the commit
                 assert time.monotonic() < deadline, "no graph was built"
                 time.sleep(0.05)
-            data, oid = _data(url)
+            data, folder = on_disk(url)
 
             def relations() -> Iterator[Path]:
-                return (p for p in (data / "base" / str(oid)).iterdir() if p.is_file())
+                return (p for p in folder.iterdir() if p.is_file())
 
             def wal() -> Iterator[Path]:
                 return (p for p in (data / "pg_wal").iterdir() if p.is_file())
@@ -141,7 +130,7 @@ def test_a_scrub_takes_erased_words_out_of_the_database_files_and_its_wal() -> N
             assert _vectors(relations(), gone)  # the table and its graph keep them
             done = backend_for(url).scrub(url, vectors=True)
             assert "fact_vectors" in done.rewritten and done.left == ()
-            _data(url)
+            on_disk(url)
             assert _vectors(relations(), gone) == 0 and _vectors(wal(), gone) == 0
             assert _vectors(relations(), kept) == 1
             assert _graph(url) is not None

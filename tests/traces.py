@@ -37,9 +37,9 @@ def traces(target: Target, word: str) -> list[str]:
         return hits
 
 
-def in_files(url: str, words: list[str]) -> dict[str, list[str]]:
-    """Of ``words``, those some file of the PostgreSQL database's relations holds (any
-    case; the server's WAL apart), once its pages are on disk: each with those files."""
+def on_disk(url: str) -> tuple[Path, Path]:
+    """The PostgreSQL server's folder, and the folder of the database's relations in it,
+    once their pages are on disk (a checkpoint)."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CHECKPOINT")
         row = conn.execute(
@@ -47,8 +47,15 @@ def in_files(url: str, words: list[str]) -> dict[str, list[str]]:
             "WHERE datname = current_database()"
         ).fetchone()
     assert row is not None
+    data = Path(row[0])
+    return data, data / "base" / str(row[1])
+
+
+def in_files(url: str, words: list[str]) -> dict[str, list[str]]:
+    """Of ``words``, those some file of the PostgreSQL database's relations holds (any
+    case; the server's WAL apart), once its pages are on disk: each with those files."""
     found: dict[str, list[str]] = {}
-    for path in sorted((Path(row[0]) / "base" / str(row[1])).iterdir()):
+    for path in sorted(on_disk(url)[1].iterdir()):
         if path.is_file():
             held = path.read_bytes().lower()
             for word in words:

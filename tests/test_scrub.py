@@ -180,10 +180,17 @@ def test_engram_scrub_runs_a_sqlite_scrub_that_did_not_run(
     assert json.loads(capsys.readouterr().out)["was_due"] is False
 
 
-def test_engram_scrub_creates_no_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_engram_scrub_creates_no_store_and_refuses_another_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["--db", str(tmp_path / "none.db"), "scrub"]) == 3
     assert "error[not_found]: no store at" in capsys.readouterr().err
     assert not (tmp_path / "none.db").exists()
+    other = tmp_path / "notes.db"
+    other.write_text("not a database")
+    assert main(["--db", str(other), "scrub"]) == 7
+    assert "error[storage_failure]: cannot open the store at" in capsys.readouterr().err
+    assert other.read_text() == "not a database"
 
 
 def test_a_role_that_does_not_own_the_tables_is_refused_before_any_is_written(

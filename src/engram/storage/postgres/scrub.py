@@ -64,7 +64,9 @@ ROUNDS = 2
 # itself is then written anew (STATISTICS), as the database's owner or a superuser may.
 REWRITE = "VACUUM (FULL, ANALYZE) {}"
 STATISTICS = "pg_statistic"
-_MAY_REWRITE_CATALOGS = (
+# Whether this role may VACUUM FULL every table of the database, the catalogs' too: a
+# superuser or the database's owner may (PostgreSQL 16).
+_OWNS_DATABASE = (
     "SELECT rolsuper OR pg_has_role((SELECT datdba FROM pg_database "
     "WHERE datname = current_database()), 'USAGE') FROM pg_roles WHERE rolname = current_user"
 )
@@ -74,15 +76,12 @@ STATISTICS_LEFT = (
 )
 # Whether a write erased words for good since the last scrub.
 DUE = "SELECT EXISTS (SELECT 1 FROM erasures)"
-# The schema's tables but one, and whether this role may VACUUM FULL each: a superuser,
-# the database's owner, or a member of the table's owner may (PostgreSQL 16; a table this
-# role may not is passed over with a warning, which would leave its bytes).
+# The schema's tables but one, and whether this role is a member of each one's owner,
+# who may VACUUM FULL it too (a table this role may not is passed over with a warning
+# only, which would leave its bytes).
 _TABLES = (
-    "SELECT t.tablename, r.rolsuper OR pg_has_role(t.tableowner, 'USAGE') "
-    "OR pg_has_role(d.datdba, 'USAGE') "
-    "FROM pg_tables t, pg_roles r, pg_database d "
-    "WHERE t.schemaname = current_schema() AND t.tablename <> %s "
-    "AND r.rolname = current_user AND d.datname = current_database() ORDER BY 1"
+    "SELECT tablename, pg_has_role(tableowner, 'USAGE') FROM pg_tables "
+    "WHERE schemaname = current_schema() AND tablename <> %s ORDER BY 1"
 )
 
 
@@ -96,9 +95,11 @@ def scrub(url: str, *, vectors: bool = False) -> Scrubbed:
         with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
             if not _one(conn, "SELECT to_regclass('engram_schema') IS NOT NULL"):
                 raise StorageFailure(f"there is no engram store at {name}", hint="check the URL")
+            owner = bool(_one(conn, _OWNS_DATABASE))
             kept = "" if vectors else KEPT
             tables = {
-                str(table): bool(mine) for table, mine in conn.execute(_TABLES, (kept,)).fetchall()
+                str(table): owner or bool(mine)
+                for table, mine in conn.execute(_TABLES, (kept,)).fetchall()
             }
             if not all(tables.values()):
                 others = ", ".join(t for t, mine in tables.items() if not mine)
@@ -117,7 +118,7 @@ def scrub(url: str, *, vectors: bool = False) -> Scrubbed:
                 try:
                     if table != STATISTICS:
                         conn.execute(sql.SQL(REWRITE).format(sql.Identifier(table)))
-                    elif _one(conn, _MAY_REWRITE_CATALOGS):
+                    elif owner:
                         conn.execute(f"VACUUM FULL {STATISTICS}")
                 except pg_errors.LockNotAvailable as exc:
                     raise Unavailable(
@@ -128,7 +129,7 @@ def scrub(url: str, *, vectors: bool = False) -> Scrubbed:
             conn.execute("DELETE FROM erasures WHERE id <= %s", (covered,))
             left = [
                 *([] if vectors else [VECTORS_LEFT]),
-                *([] if _one(conn, _MAY_REWRITE_CATALOGS) else [STATISTICS_LEFT]),
+                *([] if owner else [STATISTICS_LEFT]),
                 *_rounded(conn),
                 *_kept(conn),
             ]

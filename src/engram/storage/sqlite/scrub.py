@@ -18,11 +18,14 @@ from engram.storage.sqlite.driver import sqlite3
 def scrub(path: str) -> Scrubbed:
     """Zeroes the unused space of the file's pages and truncates its log; what it did."""
     started = time.perf_counter()
-    peek = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
-    try:
-        was_due = freespace.due(peek)
-    finally:
-        peek.close()
+    try:  # read before the opening below runs it
+        peek = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+        try:
+            was_due = freespace.due(peek)
+        finally:
+            peek.close()
+    except sqlite3.Error:
+        was_due = False  # no store engram reads: the opening says why
     db = Database(path)  # which runs a scrub that is due
     try:
         conn = db.connection()

@@ -28,6 +28,7 @@ from engram.api.bodies import BodyGate
 from engram.api.context import require_service
 from engram.api.identity import Verifier
 from engram.api.params import KnownQuery
+from engram.core.graph.indexing import load_rules
 from engram.core.memory import Memory
 from engram.core.ports import Embedder
 from engram.embedders.coalescing import CoalescingEmbedder
@@ -75,6 +76,8 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.extractor == "rules":  # loaded before the first write, which waited
+            load_rules()
         async with mcp_http.serving(app):
             yield
         if memory_store is None:  # close only what this app opened; a caller's is theirs

@@ -263,6 +263,13 @@ def _speaker(fact: Readable) -> str | None:
     return speaker if isinstance(speaker, str) else None
 
 
+def load_rules() -> None:
+    """Loads the rules that read names now (their lists and patterns), which the first
+    fact read loads otherwise: a service's first write took 169.1 ms with them to load and
+    16.5 without (BENCHMARKS.md)."""
+    from engram.core.graph import entity_types, extraction, relations  # noqa: F401
+
+
 def reading_of(fact: Readable) -> Reading:
     """The rules' reading of a fact, as :func:`read_facts` reads it."""
     from engram.core.graph.extraction import read

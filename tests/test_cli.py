@@ -621,6 +621,14 @@ print(json.dumps({"codes": codes, "loaded": [m for m in heavy if m in sys.module
     assert report == {"codes": [0, 0, 0, 2], "loaded": []}
 
 
+# The rules that read names: their lists and patterns, 0.15 to 0.3 s to load.
+RULES = (
+    "engram.core.graph.extraction",
+    "engram.core.graph.entity_types",
+    "engram.core.graph.relations",
+)
+
+
 def test_reading_commands_load_none_of_the_rules_and_a_write_loads_them(tmp_path: Path) -> None:
     """The rules that read names (their lists and patterns, 0.15 to 0.3 s to load) load
     where a fact is first read, not in a process that only lists, counts or checks."""
@@ -629,8 +637,7 @@ def test_reading_commands_load_none_of_the_rules_and_a_write_loads_them(tmp_path
 import json, sys
 from engram.cli.main import main
 scope = ["--db", {db!r}, "--resource", "r"]
-rules = ("engram.core.graph.extraction", "engram.core.graph.entity_types",
-         "engram.core.graph.relations")
+rules = {RULES!r}
 codes = [main([*scope, "working", "set", "plan", "[1]"]), main([*scope, "facts"]),
          main([*scope, "ledger"]), main([*scope, "health"]), main([*scope, "trash"])]
 before = [m for m in rules if m in sys.modules]
@@ -643,15 +650,7 @@ print(json.dumps({{"codes": codes, "before": before, "after": after}}), file=sys
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stderr.strip().splitlines()[-1])
-    assert report == {
-        "codes": [0] * 6,
-        "before": [],
-        "after": [
-            "engram.core.graph.extraction",
-            "engram.core.graph.entity_types",
-            "engram.core.graph.relations",
-        ],
-    }
+    assert report == {"codes": [0] * 6, "before": [], "after": list(RULES)}
 
 
 def test_the_service_loads_the_rules_as_it_starts_where_it_reads_names(tmp_path: Path) -> None:
@@ -662,8 +661,7 @@ import json, sys
 from fastapi.testclient import TestClient
 from engram.api import create_app
 from engram.settings import Settings
-rules = ("engram.core.graph.extraction", "engram.core.graph.entity_types",
-         "engram.core.graph.relations")
+rules = {RULES!r}
 loaded = {{}}
 for extractor in ("off", "rules"):
     settings = Settings(db_path={str(tmp_path / "engram.db")!r}, embedder="none",
@@ -677,14 +675,7 @@ print(json.dumps(loaded), file=sys.stderr)
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == {
-        "off": [],
-        "rules": [
-            "engram.core.graph.extraction",
-            "engram.core.graph.entity_types",
-            "engram.core.graph.relations",
-        ],
-    }
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == {"off": [], "rules": list(RULES)}
 
 
 def test_working_memory_and_listing_commands_load_neither_numpy_nor_a_model(

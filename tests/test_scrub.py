@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -215,3 +216,44 @@ def test_a_role_that_does_not_own_the_tables_is_refused_before_any_is_written(
         with psycopg.connect(postgres_store_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
             conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_writes_meanwhile_wait_for_the_scrub_and_each_lands(postgres_store_url: str) -> None:
+    """A service's writes while ``engram scrub`` writes the tables anew: each waits for
+    the table it needs and lands, and the scrub ends."""
+    with engram.open(postgres_store_url, embedder=EMBEDDER) as mem:
+        mem.remember_many(REF, [f"fact {n} of the scope before the scrub" for n in range(300)])
+        written: list[str] = []
+        writes = [0]  # how many the writer has made, forgets included
+        failed: list[BaseException] = []
+        scrubbing = threading.Event()
+        done = threading.Event()
+
+        def write() -> None:
+            try:
+                n = 0
+                while not done.is_set() or not written:
+                    fact = mem.remember(REF, f"written while the scrub ran, number {n}")
+                    written.append(fact.id)
+                    if scrubbing.is_set() and n % 5 == 0:
+                        assert mem.forget(REF, fact.id, hard=True)
+                        written.pop()
+                    n += 1
+                    writes[0] = n
+            except BaseException as exc:
+                failed.append(exc)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            scrubbing.set()
+            before = writes[0]
+            done_scrub = backend_for(postgres_store_url).scrub(postgres_store_url)
+            during = writes[0] - before
+        finally:
+            done.set()
+            writer.join()
+        assert failed == [] and during > 0
+        assert "facts" in done_scrub.rewritten
+        listed = {f.id for f in mem.facts(REF, limit=1000).facts}
+        assert set(written) <= listed and len(listed) == 300 + len(written)

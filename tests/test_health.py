@@ -223,11 +223,23 @@ def test_the_store_reports_its_bytes_schema_and_model(
 
 
 def test_the_store_says_when_a_scrub_is_due(
-    mem: engram.Memory, ref: engram.ResourceRef, target: Target, monkeypatch: pytest.MonkeyPatch
+    mem: engram.Memory,
+    ref: engram.ResourceRef,
+    target: Target,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """From a write that erased words for good until ``engram scrub``: on PostgreSQL
-    always, on SQLite where the erasing write could not scrub the file itself."""
-    due = lambda: mem.health().storage.scrub_due  # type: ignore[union-attr]  # noqa: E731
+    always, on SQLite where the erasing write could not scrub the file itself. The
+    command line's report says so."""
+
+    def due() -> bool:
+        storage = mem.health().storage
+        assert storage is not None
+        line = _cli(target, "health", capsys=capsys)[1]
+        assert storage.scrub_due == ("until `engram scrub`" in line)
+        return storage.scrub_due
+
     fact = mem.remember(ref, "a word to erase")
     assert mem.forget(ref, fact.id)  # to the trash: nothing erased
     assert due() is False

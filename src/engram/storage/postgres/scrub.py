@@ -26,9 +26,10 @@ the erasures it covered, those committed before it began (one committed meanwhil
 a scrub due).
 
 Each table is written anew in a transaction of its own, holding it exclusively: reads
-and writes of that table wait for it (5.2 s in all at 100k facts, BENCHMARKS.md). A lock
-not granted within :data:`LOCK_WAIT` (a long transaction holds the table) ends the scrub
-with Unavailable; the tables before stay written anew and the scrub stays due.
+and writes of that table wait for it (5.2 s in all at 100k facts, 193 s with the
+vectors' table: BENCHMARKS.md). A lock not granted within :data:`LOCK_WAIT` (a long
+transaction holds the table) ends the scrub with Unavailable; the tables before stay
+written anew and the scrub stays due.
 """
 
 from __future__ import annotations

@@ -600,15 +600,8 @@ def _scrub(args: argparse.Namespace) -> Output:
     if done.still_due:
         lines.append("a scrub is still due (words were erased meanwhile, or a reader held the log)")
     lines += [f"may still hold erased words: {left}" for left in done.left]
-    data = {
-        "store": describe(target),
-        "was_due": done.was_due,
-        "still_due": done.still_due,
-        "rewritten": list(done.rewritten),
-        "seconds": round(done.seconds, 3),
-        "left": list(done.left),
-    }
-    return Output(data, lines)
+    data = {"store": describe(target), **dataclasses.asdict(done)}
+    return Output({**data, "seconds": round(done.seconds, 3)}, lines)
 
 
 def _restore(args: argparse.Namespace) -> Output:

@@ -50,6 +50,8 @@ RETRIES = 8
 # engram processes on a database (see :func:`check_sole`).
 APPLICATION = "engram (pid {pid})"
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+# Whether the database holds an engram store: its schema table.
+HAS_SCHEMA = "SELECT to_regclass('engram_schema') IS NOT NULL"
 # What a write that erased words for good records in its transaction, for a scrub.
 ERASED = "INSERT INTO erasures DEFAULT VALUES"
 
@@ -260,7 +262,7 @@ def has_schema(url: str) -> bool:
     one that does not creates it."""
     try:
         with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
-            row = conn.execute("SELECT to_regclass('engram_schema') IS NOT NULL").fetchone()
+            row = conn.execute(HAS_SCHEMA).fetchone()
     except psycopg.Error as exc:
         raise StorageFailure(f"cannot open the store at {redact(url)}: {_first_line(exc)}") from exc
     return bool(row and row[0])

@@ -43,7 +43,7 @@ from psycopg import sql
 
 from engram.core.errors import StorageFailure, Unavailable
 from engram.core.health import Scrubbed
-from engram.storage.postgres.database import CONNECT_TIMEOUT_S, failure, redact
+from engram.storage.postgres.database import CONNECT_TIMEOUT_S, HAS_SCHEMA, failure, redact
 from engram.storage.postgres.schema import migrate
 from engram.storage.postgres.vectors import BUILDING
 
@@ -94,7 +94,7 @@ def scrub(url: str, *, vectors: bool = False) -> Scrubbed:
     started = time.perf_counter()
     try:
         with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
-            if not _one(conn, "SELECT to_regclass('engram_schema') IS NOT NULL"):
+            if not _one(conn, HAS_SCHEMA):
                 raise StorageFailure(f"there is no engram store at {name}", hint="check the URL")
             owner = bool(_one(conn, _OWNS_DATABASE))
             kept = "" if vectors else KEPT
@@ -115,12 +115,12 @@ def scrub(url: str, *, vectors: bool = False) -> Scrubbed:
             conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(LOCK_WAIT)))
             for setting in BUILDING if vectors else ():  # its graphs are built again
                 conn.execute(setting)
-            for table in [*tables, STATISTICS]:
+            rewrites = [(t, sql.SQL(REWRITE).format(sql.Identifier(t))) for t in tables]
+            if owner:
+                rewrites.append((STATISTICS, sql.SQL("VACUUM FULL {}").format(sql.SQL(STATISTICS))))
+            for table, rewrite in rewrites:
                 try:
-                    if table != STATISTICS:
-                        conn.execute(sql.SQL(REWRITE).format(sql.Identifier(table)))
-                    elif owner:
-                        conn.execute(f"VACUUM FULL {STATISTICS}")
+                    conn.execute(rewrite)
                 except pg_errors.LockNotAvailable as exc:
                     raise Unavailable(
                         f"the store at {name} was not scrubbed: its table {table} was in use "

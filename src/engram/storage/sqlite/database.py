@@ -318,6 +318,12 @@ def failure(exc: sqlite3.Error, what: str) -> EngramError:
     return StorageFailure(f"{what}: {exc}")
 
 
+def read_only(path: str) -> sqlite3.Connection:
+    """A connection that only reads the file at ``path`` (and never creates it)."""
+    uri = f"file:{quote(str(Path(path).absolute()))}?mode=ro"
+    return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+
+
 def _check_ours(path: str) -> int:
     """Refuses another application's SQLite file through a read-only connection, before
     any connection of ours switches it to WAL or migrates it. Returns its schema version
@@ -325,9 +331,8 @@ def _check_ours(path: str) -> int:
     target = Path(path)
     if not target.exists() or target.stat().st_size == 0:
         return 0  # a new store
-    uri = f"file:{quote(str(target.absolute()))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = read_only(path)
     except sqlite3.Error as exc:
         raise failure(exc, f"cannot open the store at {path}") from exc
     try:

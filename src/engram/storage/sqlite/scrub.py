@@ -7,11 +7,10 @@ next opens the file, or by :func:`scrub`, which runs it whether or not one is du
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from engram.core.health import Scrubbed
 from engram.storage.sqlite import forgetting, freespace
-from engram.storage.sqlite.database import Database
+from engram.storage.sqlite.database import Database, read_only
 from engram.storage.sqlite.driver import sqlite3
 
 
@@ -19,7 +18,7 @@ def scrub(path: str) -> Scrubbed:
     """Zeroes the unused space of the file's pages and truncates its log; what it did."""
     started = time.perf_counter()
     try:  # read before the opening below runs it
-        peek = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)
+        peek = read_only(path)
         try:
             was_due = freespace.due(peek)
         finally:

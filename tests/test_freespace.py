@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -23,18 +22,11 @@ from engram import ResourceRef
 from engram.storage.sqlite import freespace
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.schema import PAGES_SCRUBBED
+from traces import planted_in, planted_word
 
 REF = ResourceRef("user-42")
 BUSY_MS = 5_000
 STRESS_S = float(os.environ.get("ENGRAM_SCRUB_STRESS_S", "3"))
-
-
-LETTERS = "bcdfghjkmnpvwx"
-_WORDS = re.compile(f"zq[{LETTERS}]{{10}}".encode())
-
-
-def _word(rng: random.Random) -> str:
-    return "zq" + "".join(rng.choice(LETTERS) for _ in range(10))
 
 
 def _churned(path: Path, steps: int = 1_500) -> tuple[dict[int, str], set[str]]:
@@ -52,7 +44,7 @@ def _churned(path: Path, steps: int = 1_500) -> tuple[dict[int, str], set[str]]:
     deleted: set[str] = set()
     for _ in range(steps):
         if rng.random() < 0.6 or not rows:
-            body = " ".join(_word(rng) for _ in range(rng.randint(3, 40)))
+            body = " ".join(planted_word(rng) for _ in range(rng.randint(3, 40)))
             rowid = conn.execute(
                 "INSERT INTO t (tag, body) VALUES (randomblob(8), ?)", (body,)
             ).lastrowid
@@ -75,10 +67,8 @@ def _checkpoint(path: Path) -> None:
 
 
 def _left(path: Path, words: set[str]) -> list[str]:
-    """The words (each made by :func:`_word`) found in the file's bytes: every such word
-    the file holds, read in one pass, then those asked for."""
-    held = {found.decode() for found in _WORDS.findall(path.read_bytes())}
-    return sorted(words & held)
+    """The planted words asked for that the file's bytes hold."""
+    return sorted(words & planted_in(path.read_bytes()))
 
 
 def test_a_scrub_zeroes_old_copies_and_nothing_a_row_holds(tmp_path: Path) -> None:
@@ -155,7 +145,7 @@ def _lived(mem: engram.Memory, way: Callable[[engram.Memory, engram.Fact], None]
     erased: set[str] = set()
     live: list[engram.Fact] = []
     for _ in range(25):
-        said = [" ".join(_word(rng) for _ in range(rng.randint(2, 12))) for _ in range(40)]
+        said = [" ".join(planted_word(rng) for _ in range(rng.randint(2, 12))) for _ in range(40)]
         live += mem.remember_many(REF, said)
         for fact in rng.sample(live, 10):
             live.remove(fact)

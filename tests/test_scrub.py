@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import threading
 import time
 import uuid
@@ -23,12 +22,10 @@ from engram.backends import backend_for
 from engram.cli.main import main
 from engram.storage.postgres import scrub
 from engram.storage.sqlite import freespace
-from traces import on_disk
+from traces import on_disk, planted_in, planted_word
 
 REF = ResourceRef("user-42")
 EMBEDDER = engram.HashingEmbedder(16)
-LETTERS = "bcdfghjkmnpvwx"  # no vowel, no s: the stemmer leaves such words whole
-_WORDS = re.compile(f"zq[{LETTERS}]{{10}}".encode())
 
 
 def _erased(
@@ -39,14 +36,11 @@ def _erased(
     ``analysed`` (a PostgreSQL URL), its tables are sampled for the planner before each
     round's erasures, as autovacuum would."""
     rng = random.Random(3)
-
-    def word() -> str:
-        return "zq" + "".join(rng.choice(LETTERS) for _ in range(10))
-
     erased: set[str] = set()
     live: list[engram.Fact] = []
     for turn in range(rounds):
-        live += mem.remember_many(REF, [" ".join(word() for _ in range(5)) for _ in range(20)])
+        said = [" ".join(planted_word(rng) for _ in range(5)) for _ in range(20)]
+        live += mem.remember_many(REF, said)
         if analysed:
             with psycopg.connect(analysed, autocommit=True) as conn:
                 conn.execute("ANALYZE")
@@ -67,7 +61,7 @@ def _held(files: Iterator[Path], words: set[str]) -> dict[str, int]:
     """Of ``words``, how many each file holds (files holding none left out)."""
     found = {}
     for path in files:
-        held = {w.decode() for w in _WORDS.findall(path.read_bytes())} & words
+        held = planted_in(path.read_bytes()) & words
         if held:
             found[path.name] = len(held)
     return found
@@ -75,7 +69,7 @@ def _held(files: Iterator[Path], words: set[str]) -> dict[str, int]:
 
 def _due(url: str) -> bool:
     with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT EXISTS (SELECT 1 FROM erasures)").fetchone()
+        row = conn.execute(scrub.DUE).fetchone()
     return bool(row and row[0])
 
 

@@ -5,12 +5,28 @@ hit is never a coincidence."""
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
 
 from stores import Target
+
+# A planted word: "zq" and ten of these letters (no vowel and no s, so the stemmer leaves
+# it whole), which no store's own bytes spell by chance.
+LETTERS = "bcdfghjkmnpvwx"
+_PLANTED = re.compile(f"zq[{LETTERS}]{{10}}".encode())
+
+
+def planted_word(rng: random.Random) -> str:
+    return "zq" + "".join(rng.choice(LETTERS) for _ in range(10))
+
+
+def planted_in(data: bytes) -> set[str]:
+    """Every planted word these bytes hold, read in one pass."""
+    return {found.decode() for found in _PLANTED.findall(data)}
 
 
 def traces(target: Target, word: str) -> list[str]:

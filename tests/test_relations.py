@@ -128,6 +128,25 @@ def test_a_doctor_of_a_place_works_for_no_one() -> None:
             [("Ana", "born_in", "Lima", None), ("Ana", "born_in", "Peru", None)],
         ),
         ("Ana works for Lumen Labs in Porto.", [("Ana", "works_for", "Lumen Labs", None)]),
+        (  # joining is a job's start, after the clause it follows
+            "Ana studied at Lumen Labs in 2015 before joining Vexlo.",
+            [("Ana", "studies_at", "Lumen Labs", "2015"), ("Ana", "works_for", "Vexlo", None)],
+        ),
+        (  # where one lives, and what one does there
+            "Ana lives in Porto, where she works for Vexlo.",
+            [("Ana", "lives_in", "Porto", None), ("Ana", "works_for", "Vexlo", None)],
+        ),
+        (  # a job "for" in apposition, as "at" and "with"
+            "Ana Lopes, a columnist for Brightpost, lives in Oslo.",
+            [
+                ("Ana Lopes", "works_for", "Brightpost", None),
+                ("Ana Lopes", "lives_in", "Oslo", None),
+            ],
+        ),
+        (  # what one is "for" that is no job
+            "Ana Lopes, a candidate for Brightpost, lives in Oslo.",
+            [("Ana Lopes", "lives_in", "Oslo", None)],
+        ),
         (
             "Ana Lopes has been a nurse with the NHS since 2016.",
             [("Ana Lopes", "works_for", "NHS", "since 2016")],
@@ -495,6 +514,16 @@ def test_an_organisation_by_its_shape_what_it_has_and_who_it_employs() -> None:
         ("Nike", "organisation"),  # what it has
         ("Ana", "person"),
         ("Shell", "organisation"),  # who works for it
+    ]
+    # the name after the "&" is the head: no lake's, no forest's
+    assert typed("The grant went to Lake & Harrow.") == [("Lake & Harrow", "organisation")]
+    assert typed("We walked round Brennholt Lake.") == [("Brennholt Lake", "place")]
+    # an employer before its crew or its pilots
+    assert typed("Ana Reis - Aerolux cabin crew. Luis Sousa - Vantory pilots.") == [
+        ("Ana Reis", "person"),
+        ("Aerolux", "organisation"),
+        ("Luis Sousa", "person"),
+        ("Vantory", "organisation"),
     ]
 
 
@@ -1050,6 +1079,15 @@ def test_teams_by_their_clubs_words_their_matches_and_a_country_in_a_match() -> 
         ("Rangers", "organisation"),  # the match decides, not "kept"
         ("Eoin", "person"),
     ]
+    assert typed("Brennholt Athletic beat Marrowby Town 2-0.") == [
+        ("Brennholt Athletic", "organisation"),
+        ("Marrowby Town", "organisation"),  # a club's "Town" beside a match's verb
+    ]
+    assert typed("Marrowby County drew with Brennholt Athletic.")[0] == (
+        "Marrowby County",
+        "organisation",
+    )
+    assert typed("We drove to Marrowby Town on Sunday.") == [("Marrowby Town", "place")]
     assert typed("The Kestrel Owls lost the cup final to Brennholt Athletic.") == [
         ("Kestrel Owls", "organisation"),  # a match named between loser and winner
         ("Brennholt Athletic", "organisation"),

@@ -19,8 +19,10 @@ holds deciding:
    Couriers, an ensemble's Players or Quartet...: "University of Porto", "Lumen Labs"),
    an event's (Forum, Summit, Festival, Cup...: "FIFA World Cup") or a place's (Street,
    Park, Lake, City, Island...: "Central Park", "Lake Tahoe", "St Albans"; not a saint's
-   St before an "'s": "St Aidan's"); the last such word decides, unless a given name comes first
-   ("Jun Park", "Eun-ji Park": a surname);
+   St before an "'s": "St Aidan's"); the last such word decides (after an "&", among
+   the words after it: "Forest & Bird" names no forest), unless a given name comes first
+   ("Jun Park", "Eun-ji Park": a surname), and a place's Town, City or County beside a
+   match's verb ends a club's name ("beat Marrowby Town");
 3. a note's field the name is the value of (:data:`engram.core.graph.extraction.FIELDS`:
    "Owner: Brennholt" a person, "Venue: Kestrel Hall" a place, "Client: Quillmark" an
    organisation); the relations the sentence states
@@ -64,10 +66,11 @@ holds deciding:
    ("a pension with", "a receipt from"), what or who it has after a possessive ("Nike's
    store", "Huawei's main campus", "Fenwick's CEO", "Kellam's shareholders", "Vexlo's
    customer support") or before it ("the Kellam app", "the Brightwave team", "the Quillmark
-   factory"), what only an organisation does ("raised $40 million", "laid off", "charged
-   me"), whom one banks or flies with or gets a refund or a grant from, a school one gets
-   into, enrols at or graduated from, a partner ("partnered with"), a web domain's name
-   ("Booking.com"), or who plays a match ("the final between Ajaccio and Bastia", both of
+   factory", "Aerolux cabin crew"), what only an organisation does ("raised $40
+   million", "laid off", "charged me"), whom one banks or flies with or gets a refund or
+   a grant from, a school one gets into, enrols at or graduated from, a partner
+   ("partnered with"), a web domain's name ("Booking.com"), or who plays a match ("the
+   final between Ajaccio and Bastia", both of
    them; a country every reader knows on either side of a match's verb: "Brazil beat
    Argentina"): an ``organisation``, its cue read before a place's ("an offer from"), and
    not for a given name every reader knows or before a possessive ("works for Deepika",
@@ -298,10 +301,11 @@ _AFTER_ORGANISATION = re.compile(
     + "|".join(
         "website team staff platform hq headquarters store stores shop shops factory"
         " factories warehouse outlet support account subscription order orders membership"
-        " memberships helpline hotline branch branches".split()
+        " memberships helpline hotline branch branches crew pilot pilots".split()
         + list(STAFF)
     )
-    + r")\b|(?:direct\s+debit|standing\s+order|loyalty\s+(?:card|points)|gift\s+cards?)\b"
+    + r")\b|(?:direct\s+debit|standing\s+order|loyalty\s+(?:card|points)|gift\s+cards?"
+    r"|(?:cabin|ground|flight)\s+crew)\b"
     r"|(?:(?:just|recently|finally|has|have|had)\s+)?(?:laid\s+off|lays\s+off"
     r"|went\s+public|went\s+into\s+administration|filed\s+for\s+bankruptcy"
     r"|raised\s+[$\u20ac\u00a3]|charged\s+(?:me|us)\b"
@@ -335,6 +339,9 @@ _MATCH_AFTER = re.compile(
 # Either side of a match's verb, one team makes the other one ("Halden United drew with
 # Norrby"), as names listed together share a type.
 _MATCHED = re.compile(_MATCH_AFTER.pattern + "?", re.IGNORECASE)
+# A place's words that end a club's name as often ("Ipswich Town", "Derby County"): beside
+# a match's verb, the club's.
+_CLUBS_PLACE_WORDS = frozenset({"town", "city", "county"})
 # Where one is admitted or turned down: a place every reader knows after it is its
 # university ("accepted to Oxford", "an offer from Cambridge", "a rejection from Yale";
 # not "got into", said of arriving as often).
@@ -493,6 +500,8 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     named = (None if given else _by_words(mention.name, _saint_s(mention.surface))) or (
         None if known else _by_shape(mention.surface)
     )
+    if named == PLACE and last in _CLUBS_PLACE_WORDS and _matched(text, mention):
+        return ORGANISATION  # "Fenwick Athletic beat Coldwell Town": a club, not a town
     if named is not None:
         return named
     given_first = given_names.opens(mention.name)
@@ -583,6 +592,13 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
     return None
 
 
+def _matched(text: str, mention: Mention) -> bool:
+    """Whether ``mention`` stands on either side of a match's verb: "beat Coldwell Town",
+    "Coldwell Town drew with"."""
+    before = text[max(0, mention.start - _LOOK_BACK) : mention.start]
+    return bool(_MATCH_BEFORE.search(before) or _MATCH_AFTER.match(text, mention.end))
+
+
 def _kin_before(text: str, start: int) -> bool:
     """Whether the word before ``start`` (a comma after it or not) is kin or a companion
     (:data:`_KIN_WORDS`), a space between."""
@@ -653,6 +669,8 @@ def _by_words(name: str, saint: bool = False) -> str | None:
         return None
     if saint:
         words = words[1:]  # "St Aidan's": a school's, no street's; "St Albans" a place
+    if "&" in words:  # "Forest & Bird": the name after the "&" is its head, no forest
+        words = words[len(words) - words[::-1].index("&") :]
     for word in reversed(words):
         if word in organisations.NAMING_WORDS:
             return ORGANISATION

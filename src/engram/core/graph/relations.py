@@ -36,14 +36,15 @@ Uncle Segun", "works for Dr. Lee").
 Subjects listed with "and" share the relation ("Ana and Luis live in Oslo", "Ana and her
 partner Luis live in Oslo": two). A clause that goes on after a relation's object keeps
 its subject ("Ana moved to Oslo in 2019 and works for Lumen", "... but has lived in
-Oslo", "... before moving back to Oslo"); so does "moved from Lima to Oslo". An
+Oslo", "... before moving back to Oslo", "... before joining Lumen", "lives in Oslo,
+where she works for Lumen"); so does "moved from Lima to Oslo". An
 apposition may stand between a subject and its verb ("Ana Lopes, a Peruvian architect,
 lives in Oslo"), and states one itself, with no time ("Ana, a dentist from Lima", "Ana
-Lopes, from Lima"; "Fatou, a midwife from Dakar, now lives in Lyon": "now" is the
-verb's), as a relative clause does ("Jonas, who works for Bosch, lives in Stuttgart":
-both Jonas's). A place a fronted clause ends on is no subject ("Before moving to Perth,
-Declan worked at"), nor the region of a given name every reader knows after it. "Lumen
-hired Ana": Ana works for Lumen.
+Lopes, from Lima", "Ana, a reporter for Lumen"; "Fatou, a midwife from Dakar, now lives
+in Lyon": "now" is the verb's), as a relative clause does ("Jonas, who works for Bosch,
+lives in Stuttgart": both Jonas's). A place a fronted clause ends on is no subject
+("Before moving to Perth, Declan worked at"), nor the region of a given name every
+reader knows after it. "Lumen hired Ana": Ana works for Lumen.
 
 In a conversation's turn (``"Ana: ..."``, read with its speaker), "I" and "my" are the
 speaker: "I moved to Oslo in 2019 and work for Lumen", "I'm from Lima", "I've lived in
@@ -113,6 +114,11 @@ ROLES = {
 _ADDRESSED = "uncle|aunt|auntie|grandma|grandpa|granny|cousin"
 _ADVERB = r"(?:(?:now|still|currently|recently|just|also|finally|already|actually|both)\s+)?"
 _HAS = r"(?:(?:has|have|had)\s+(?:been\s+)?)?"
+# What one is "for" that is no job: "a big fan of", "a gift for", "the candidate for".
+_NO_JOB = (
+    r"(?!(?:big |huge |good |great )?"
+    r"(?:friend|fan|match|gift|present|surprise|treat|mentor|role model|candidate) )"
+)
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("studies_at", r"(?:studies|study|studied|is studying|are studying|(?:is|was|are|were)"
      r" (?:an? )?(?:(?!not |never |no )[a-z]+(?:-[a-z]+)? )?students?|enrolled|graduated)"
@@ -127,8 +133,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
      r"|(?:works|worked|is working) as an? [a-z]+(?: [a-z]+)? (?:at|for)"
      r"|(?:is|was|are|were) (?:employed|hired) (?:at|by)|(?:got|took|started|has|found) (?:a|the)"
      r"(?: new)? job (?:at|with)|(?:is|was|has been|had been) (?:an?|the) [a-z]+(?: [a-z]+)?"
-     r" (?:at|with)|(?:is|was|has been|had been) (?:an?|the) (?!(?:big |huge |good |great )?"
-     r"(?:friend|fan|match|gift|present|surprise|treat|mentor|role model|candidate) )"
+     r" (?:at|with)|(?:is|was|has been|had been) (?:an?|the) " + _NO_JOB +
      r"[a-z]+(?: [a-z]+)? for|joined|(?:is|was|has been|had been) (?:an?|the)"
      r" (?:(?:new|former|current) )?(?:ceo|cfo|cto|coo|founder|co-founder|cofounder|owner"
      r"|president|director|head|chair|manager) of"
@@ -173,8 +178,8 @@ _OUT_OF = re.compile(r",?\s+(?:fresh|straight)\s+out\s+of\s+", re.IGNORECASE)
 # a time or nothing; ``clause`` is where the second relation's words begin.
 _CARRIED = re.compile(
     r"(?:\s+(?:in|on|since|for)\s+[\w ]{1,30}?)?(?P<clause>,?\s+(?:and|but|then|before|after)"
-    r"\s+(?:later\s+|then\s+|eventually\s+)?)"
-    + r"(?:(?P<moving>moving|relocating)(?:\s+back)?\s+to\s+|"
+    r"\s+(?:later\s+|then\s+|eventually\s+)?|,\s+where\s+(?:he|she|they)\s+)"
+    + r"(?:(?P<moving>moving|relocating)(?:\s+back)?\s+to\s+|(?P<joining>joining)\s+|"
     + _SAID
     + r")",
     re.IGNORECASE,
@@ -182,7 +187,7 @@ _CARRIED = re.compile(
 # "Ana, a dentist from Rabat", "Oksana Melnyk, from Kharkiv", "Luis, a nurse at Lumen".
 _APPOSED = re.compile(
     r",\s+(?:(?:an?\s+[a-z]+(?:\s+[a-z]+)?\s+)?(?:originally\s+)?(?P<from>from)"
-    r"|an?\s+[a-z]+(?:\s+[a-z]+)?\s+(?P<works_for>at|with))\s+(?:the\s+)?",
+    r"|an?\s+" + _NO_JOB + r"[a-z]+(?:\s+[a-z]+)?\s+(?P<works_for>at|with|for))\s+(?:the\s+)?",
     re.IGNORECASE,
 )
 # "Valeria Castillo, a Mexican architect, lives in Monterrey": the words between a subject
@@ -425,7 +430,13 @@ def _read(text: str, mentions: Sequence[Mention]) -> Iterator[tuple[int, str, in
             for subject in carried:
                 yield subject, where, i + 1, mentions[carried[-1]].start
         elif (went := _CARRIED.fullmatch(gap)) and carried:
-            kind = where = "moved_to" if went.group("moving") else went.lastgroup or ""
+            kind = where = (
+                "moved_to"
+                if went.group("moving")
+                else "works_for"
+                if went.group("joining")
+                else went.lastgroup or ""
+            )
             for subject in carried:
                 yield subject, kind, i + 1, a.end + went.end("clause")
         elif who := _WHO.fullmatch(gap):  # "Ana, who grew up in Recife, now teaches"

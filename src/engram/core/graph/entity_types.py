@@ -66,20 +66,20 @@ holds deciding:
    ("a pension with", "a receipt from"), what or who it has after a possessive ("Nike's
    store", "Huawei's main campus", "Fenwick's CEO", "Kellam's shareholders", "Vexlo's
    customer support") or before it ("the Kellam app", "the Brightwave team", "the Quillmark
-   factory", "Aerolux cabin crew"), what only an organisation does ("raised $40
-   million", "laid off", "charged me"), whom one banks or flies with or gets a refund or
-   a grant from, a school one gets into, enrols at or graduated from, a partner
-   ("partnered with"), a web domain's name ("Booking.com"), or who plays a match ("the
-   final between Ajaccio and Bastia", both of
-   them; a country every reader knows on either side of a match's verb: "Brazil beat
-   Argentina"): an ``organisation``, its cue read before a place's ("an offer from"), and
-   not for a given name every reader knows or before a possessive ("works for Deepika",
-   "joined Deepika's team": a person); an organisation's shape, checked with the words of
-   rule 2: two names joined by "&" ("Procter & Gamble", "AT&T"), an acronym of two to five
-   capitals ("IBM", "NHS"), or a name one opens ("NYU Langone"; of two capitals, before a
-   known place only: "TU Munich", not "AJ Styles"); and last, after a possessive's
-   ``person`` ("Milena's trip"), a name after "at" (or "@ ") that is no known given name
-   ("the job at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry at it;
+   factory", "Aerolux cabin crew"), what only an organisation does ("raised $40 million",
+   "laid off", "charged me"), whom one banks or flies with or gets a refund or a grant
+   from, a school one gets into, enrols at or graduated from, a partner ("partnered with"),
+   a web domain's name ("Booking.com"), or who plays a match ("the final between Ajaccio
+   and Bastia", both of them; a country every reader knows on either side of a match's
+   verb: "Brazil beat Argentina"): an ``organisation``, its cue read before a place's ("an
+   offer from"), and not for a given name every reader knows or before a possessive ("works
+   for Deepika", "joined Deepika's team": a person); an organisation's shape, checked with
+   the words of rule 2: two names joined by "&" ("Procter & Gamble", "AT&T"), an acronym of
+   two to five capitals ("IBM", "NHS"), or a name one opens ("NYU Langone"; of two
+   capitals, before a known place only: "TU Munich", not "AJ Styles"); and last, after a
+   possessive's ``person`` ("Milena's trip"), a name after "at" (or "@ ") that is no known
+   given name ("the job at Rakuten", "lunch at Nobu"), unless one looks, laughs or is angry
+   at it;
    A company whose name is as often an ordinary word, a place or a person's, where the text
    speaks of its trade (:data:`engram.core.graph.organisations.TRADES`: "Orange cut the
    mobile signal", "Labour won two seats"): an ``organisation``, after a person's cues

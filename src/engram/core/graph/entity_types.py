@@ -530,7 +530,7 @@ def _type(text: str, mentions: Sequence[Mention], n: int, related: str | None) -
         return PERSON
     if not known and _TO_PERSON.search(text, back, mention.start):
         return PERSON
-    if known and (_MATCH_BEFORE.search(before) or _MATCH_AFTER.match(text, mention.end)):
+    if known and _matched(text, mention):
         return ORGANISATION  # a national team
     if known and _ADMITTED.search(text, back, mention.start):
         return ORGANISATION  # "accepted to Oxford": its university

@@ -603,6 +603,16 @@ def test_token_needs_the_secret(
 
 
 # -- start-up cost --------------------------------------------------------------------
+def _probed(probe: str) -> Any:
+    """What ``probe`` printed last on stderr as JSON, run in a fresh interpreter (so that
+    only what it imports is loaded), which must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
 def test_help_and_argument_errors_load_neither_numpy_nor_a_model() -> None:
     probe = """
 import json, sys
@@ -613,12 +623,7 @@ heavy = ("numpy", "onnxruntime", "tokenizers", "httpx", "fastapi", "sqlite3", "p
 print(json.dumps({"codes": codes, "loaded": [m for m in heavy if m in sys.modules]}),
       file=sys.stderr)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    assert report == {"codes": [0, 0, 0, 2], "loaded": []}
+    assert _probed(probe) == {"codes": [0, 0, 0, 2], "loaded": []}
 
 
 # The rules that read names: their lists and patterns, 0.15 to 0.3 s to load.
@@ -645,12 +650,7 @@ codes.append(main([*scope, "remember", "Ana Reis moved to Porto"]))
 after = [m for m in rules if m in sys.modules]
 print(json.dumps({{"codes": codes, "before": before, "after": after}}), file=sys.stderr)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    assert report == {"codes": [0] * 6, "before": [], "after": list(RULES)}
+    assert _probed(probe) == {"codes": [0] * 6, "before": [], "after": list(RULES)}
 
 
 def test_the_service_loads_the_rules_as_it_starts_where_it_reads_names(tmp_path: Path) -> None:
@@ -671,11 +671,7 @@ for extractor in ("off", "rules"):
         loaded[extractor] = [m for m in rules if m in sys.modules]
 print(json.dumps(loaded), file=sys.stderr)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == {"off": [], "rules": list(RULES)}
+    assert _probed(probe) == {"off": [], "rules": list(RULES)}
 
 
 def test_working_memory_and_listing_commands_load_neither_numpy_nor_a_model(
@@ -693,12 +689,7 @@ heavy = ("numpy", "onnxruntime", "tokenizers")
 print(json.dumps({{"codes": codes, "loaded": [m for m in heavy if m in sys.modules]}}),
       file=sys.stderr)
 """
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    assert report == {"codes": [0, 0, 0, 0, 0], "loaded": []}
+    assert _probed(probe) == {"codes": [0, 0, 0, 0, 0], "loaded": []}
 
 
 # Each command that only reads, with what it needs besides the store and the scope.

@@ -600,8 +600,12 @@ def _scrub(args: argparse.Namespace) -> Output:
     if done.still_due:
         lines.append("a scrub is still due (words were erased meanwhile, or a reader held the log)")
     lines += [f"may still hold erased words: {left}" for left in done.left]
-    data = {"store": describe(target), **dataclasses.asdict(done)}
-    return Output({**data, "seconds": round(done.seconds, 3)}, lines)
+    data = {
+        "store": describe(target),
+        **dataclasses.asdict(done),
+        "seconds": round(done.seconds, 3),
+    }
+    return Output(data, lines)
 
 
 def _restore(args: argparse.Namespace) -> Output:

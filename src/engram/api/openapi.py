@@ -20,6 +20,7 @@ MEANING = {
     401: "No bearer token, or one that was refused",
     403: "A verified token that may not use this route",
     404: "No such agent, key, fact or memory",
+    405: "A method the path does not take (a memory id of export is the export's path: GET)",
     409: "A conflict: a stale version or count, an ended agent, words held by another fact",
     413: "The body is over 1 MiB (an upload: 32 MiB), or a document over its limit",
     422: "Well-formed words the domain refuses",

@@ -143,7 +143,7 @@ def export(app: App, request: Request, person: Person) -> Response:
     return exported(memory_of(request), scope, "json")
 
 
-@router.patch("/apps/memories/{app}/{memory_id:memory}", responses=errors(409, 413, 422))
+@router.patch("/apps/memories/{app}/{memory_id:memory}", responses=errors(405, 409, 413, 422))
 def correct(
     app: App, memory_id: AppMemoryId, body: MemoryWords, request: Request, person: Person
 ) -> Corrected:
@@ -154,7 +154,7 @@ def correct(
     return Corrected(corrected=True, memory=PersonMemory.of(fact))
 
 
-@router.delete("/apps/memories/{app}/{memory_id:memory}")
+@router.delete("/apps/memories/{app}/{memory_id:memory}", responses=errors(405))
 def forget(app: App, memory_id: AppMemoryId, request: Request, person: Person) -> Forgotten:
     """Forgets one memory of the person, for good (a person's forget is real)."""
     app_memory(request, app).forget(person, memory_id)

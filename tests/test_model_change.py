@@ -13,7 +13,7 @@ import engram
 import stores
 from engram import Conflict, EmbedderMismatch, ResourceRef, opening
 from engram.core.models import Filters
-from engram.core.ports import EmbedKind, Vectors
+from engram.core.ports import EmbedKind, ModelRecord, Vectors
 from engram.core.spoken import SUFFIX
 from engram.opening import open_store, reconcile_model
 from engram.storage.sqlite.store import SQLiteStore
@@ -169,19 +169,65 @@ class FailsLater(engram.HashingEmbedder):
         return super().embed(texts, kind)
 
 
+def _cut_short(target: Target, ref: ResourceRef, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three facts of model one (64 dimensions); a re-embedding to model two (32) that
+    fails after its first batch of two."""
+    _fill(target, engram.HashingEmbedder(64, model="one"), ref)
+    monkeypatch.setattr(opening, "REEMBED_BATCH", 2)  # three facts: two batches
+    with pytest.raises(engram.UpstreamFailure):
+        engram.open(target, embedder=FailsLater(32, model="two", good=1), reembed=True)
+
+
 def test_a_reembedding_cut_short_leaves_the_store_refusing_both_models(
     target: Target, ref: ResourceRef, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old = engram.HashingEmbedder(64, model="one")
-    _fill(target, old, ref)
-    monkeypatch.setattr(opening, "REEMBED_BATCH", 2)  # three facts: two batches
-    with pytest.raises(engram.UpstreamFailure):
-        engram.open(target, embedder=FailsLater(64, model="two", good=1), reembed=True)
-    for model in ("one", "two"):  # half its vectors are one's, half two's: neither may read
-        unfinished = f"'two-64{WORDS} \\(re-embedding unfinished\\)'"
+    _cut_short(target, ref, monkeypatch)
+    assert [len(v) for v in stores.vectors(target)] == [32, 32, 64]  # one batch committed
+    for embedder in (
+        engram.HashingEmbedder(64, model="one"),
+        engram.HashingEmbedder(32, model="two"),
+    ):
+        unfinished = f"'two-32{WORDS} \\(re-embedding unfinished\\)'"
         with pytest.raises(EmbedderMismatch, match=unfinished):
-            engram.open(target, embedder=engram.HashingEmbedder(64, model=model))
-    new = engram.HashingEmbedder(64, model="two")
+            engram.open(target, embedder=embedder)
+
+
+def test_a_reembedding_cut_short_goes_on_after_its_last_batch(
+    target: Target, ref: ResourceRef, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _cut_short(target, ref, monkeypatch)
+    new = engram.HashingEmbedder(32, model="two")
     with engram.open(target, embedder=new, reembed=True) as memory:
-        assert new.texts_embedded == 3
+        assert new.texts_embedded == 1  # the first batch's two facts kept what it gave them
+        for text in ("alpha beta", "gamma delta", "epsilon"):
+            assert memory.recall(ref, text, mode="vector", top_k=1)[0].fact.content == text
+    expected = engram.HashingEmbedder(32).embed(["alpha beta", "gamma delta", "epsilon"], "passage")
+    stored = stores.vectors(target)
+    assert all(np.allclose(s, e, atol=1e-3) for s, e in zip(stored, expected, strict=True))
+    # Finished, it leaves no place to go on from: a re-embedding marked unfinished with no
+    # place of its own (as one from before such places were kept) embeds every fact.
+    monkeypatch.setattr(opening, "REEMBED_BATCH", 256)
+    fourth = engram.HashingEmbedder(16, model="four")
+    store = open_store(target)
+    try:
+        unfinished = opening.UNFINISHED.format(model=f"{fourth.model}{SUFFIX}")
+        store.run(lambda tx: store.models.put(tx, ModelRecord(unfinished, 16)))
+    finally:
+        store.close()
+    with engram.open(target, embedder=fourth, reembed=True):
+        assert fourth.texts_embedded == 3
+    with engram.open(
+        target, embedder=(third := engram.HashingEmbedder(16, model="three")), reembed=True
+    ):
+        assert third.texts_embedded == 3
+
+
+def test_a_reembedding_to_another_model_than_the_one_cut_short_starts_over(
+    target: Target, ref: ResourceRef, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _cut_short(target, ref, monkeypatch)
+    other = engram.HashingEmbedder(16, model="three")
+    with engram.open(target, embedder=other, reembed=True) as memory:
+        assert other.texts_embedded == 3
         assert memory.recall(ref, "epsilon", top_k=1)[0].fact.content == "epsilon"
+    assert [len(v) for v in stores.vectors(target)] == [16, 16, 16]

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
         NameRecogniser,
         Reranker,
         Store,
+        Tx,
+        Vectors,
     )
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
@@ -261,7 +263,9 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
     embedder has), so until its last batch has committed, every process (this one, and
     any that opens the store meanwhile) finds the store's model not its own and refuses
     to write or to compare vectors; one cut short leaves the store refusing both models
-    until a re-embedding finishes."""
+    until a re-embedding finishes. Each batch records how far it has come with its
+    vectors, so a re-embedding to the same model goes on after the last batch that
+    committed (a million facts take hours on a CPU); one to another model starts over."""
     from engram.core.ports import ModelRecord
 
     if (stale := _stale(store, embedder)) is None:
@@ -275,14 +279,29 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
     from engram.core import spoken
 
     unfinished = ModelRecord(UNFINISHED.format(model=wanted.model), wanted.dimension)
-    store.run(lambda tx: store.models.put(tx, unfinished))
-    last = 0
+    if stored == unfinished:  # this model's re-embedding, cut short
+        last = store.run(store.models.reembedded, write=False)
+    else:
+        last = 0
+        store.run(partial(_record_model, store, unfinished, reembedded=0))
     while batch := store.run(
         partial(store.facts.texts_after, after_seq=last, limit=REEMBED_BATCH), write=False
     ):
         said = [(text, json.loads(metadata)) for _, text, metadata in batch]
         vectors = embedder.embed(spoken.passages(embedder, said), "passage")
         rows = [(seq, vectors[i]) for i, (seq, _, _) in enumerate(batch)]
-        store.run(partial(store.facts.replace_vectors, rows=rows))
         last = batch[-1][0]
-    store.run(lambda tx: store.models.put(tx, wanted))
+        store.run(partial(_replace_vectors, store, rows, reembedded=last))
+    store.run(partial(_record_model, store, wanted, reembedded=0))
+
+
+def _record_model(store: Store, record: ModelRecord, tx: Tx, *, reembedded: int) -> None:
+    store.models.put(tx, record)
+    store.models.put_reembedded(tx, reembedded)
+
+
+def _replace_vectors(
+    store: Store, rows: list[tuple[int, Vectors]], tx: Tx, *, reembedded: int
+) -> None:
+    store.facts.replace_vectors(tx, rows)
+    store.models.put_reembedded(tx, reembedded)

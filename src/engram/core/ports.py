@@ -670,6 +670,15 @@ class ModelRows(Protocol):
         """Records the model (replacing any record); idempotent."""
         ...
 
+    def reembedded(self, tx: Tx) -> int:
+        """The seq of the last fact a re-embedding under way has given its new vector (the
+        facts are taken in seq order); 0 when it has given none, or none is under way."""
+        ...
+
+    def put_reembedded(self, tx: Tx, seq: int) -> None:
+        """Records how far a re-embedding has come, in the transaction of its batch."""
+        ...
+
 
 class AgentRows(Protocol):
     """Agents' persisted specs."""

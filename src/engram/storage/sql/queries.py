@@ -415,6 +415,7 @@ def texts_after(after_seq: int, limit: int) -> Query:
 
 # -- the model record --------------------------------------------------------------
 MODEL_KEYS = ("embedding_model", "embedding_dimension")
+REEMBEDDED_KEY = "reembedded_to"  # the last seq a re-embedding under way has replaced
 
 
 def meta_get(keys: Sequence[str]) -> Query:

@@ -424,6 +424,13 @@ class ModelTable:
         t.execute(*q.meta_put("embedding_model", record.model))
         t.execute(*q.meta_put("embedding_dimension", str(record.dimension)))
 
+    def reembedded(self, tx: Tx) -> int:
+        rows = dict(sql(tx).rows(*q.meta_get((q.REEMBEDDED_KEY,))))
+        return int(str(rows.get(q.REEMBEDDED_KEY, 0)))
+
+    def put_reembedded(self, tx: Tx, seq: int) -> None:
+        sql(tx).execute(*q.meta_put(q.REEMBEDDED_KEY, str(seq)))
+
 
 class AgentTable:
     def insert(self, tx: Tx, agent: Agent) -> None:

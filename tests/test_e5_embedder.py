@@ -151,8 +151,10 @@ def _assert_finds(memory: engram.Memory, ref: ResourceRef) -> None:
 
 
 def test_the_command_line_switches_a_store_with_one_option_and_reembed(
-    db_path: Path, capsys: pytest.CaptureFixture[str]
+    db_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a terminal: a bar, unless --json
+
     def run(*argv: str) -> tuple[int, str, str]:
         code = main(["--db", str(db_path), *argv])
         out, err = capsys.readouterr()
@@ -161,13 +163,15 @@ def test_the_command_line_switches_a_store_with_one_option_and_reembed(
     assert run("--resource", "u", "--embedder", "local", "remember", FACTS[1])[0] == 0
     code, _, err = run("--resource", "u", "--embedder", "e5", "recall", "painting")
     assert code == EmbedderMismatch.exit_code and "embedder_mismatch" in err
-    code, out, _ = run("--json", "--embedder", "e5", "reembed")
-    assert code == 0
+    code, out, err = run("--json", "--embedder", "e5", "reembed")
+    assert code == 0 and err == ""
     assert json.loads(out)["embedder"] == {"model": e5.MODEL_NAME, "dimension": 384}
     code, out, _ = run("--json", "--resource", "u", "--embedder", "e5", "recall", "painting")
     assert code == 0 and json.loads(out)["hits"][0]["fact"]["content"] == FACTS[1]
     code, out, _ = run("--embedder", "e5", "status")
     assert code == 0 and f"{e5.MODEL_NAME} (384 dimensions)" in out
+    code, _, err = run("--embedder", "local", "reembed")  # and back, on a terminal
+    assert code == 0 and "re-embedding" in err and "1/1" in err
     assert run("--embedder", "none", "reembed")[0] == 2  # reembedding needs an embedder
 
 

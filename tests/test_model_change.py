@@ -174,8 +174,15 @@ def _cut_short(target: Target, ref: ResourceRef, monkeypatch: pytest.MonkeyPatch
     fails after its first batch of two."""
     _fill(target, engram.HashingEmbedder(64, model="one"), ref)
     monkeypatch.setattr(opening, "REEMBED_BATCH", 2)  # three facts: two batches
+    told: list[tuple[str, int, int]] = []
     with pytest.raises(engram.UpstreamFailure):
-        engram.open(target, embedder=FailsLater(32, model="two", good=1), reembed=True)
+        engram.open(
+            target,
+            embedder=FailsLater(32, model="two", good=1),
+            reembed=True,
+            progress=lambda *said: told.append(said),
+        )
+    assert told == [("re-embedding", 0, 3), ("re-embedding", 2, 3)]
 
 
 def test_a_reembedding_cut_short_leaves_the_store_refusing_both_models(
@@ -197,8 +204,12 @@ def test_a_reembedding_cut_short_goes_on_after_its_last_batch(
 ) -> None:
     _cut_short(target, ref, monkeypatch)
     new = engram.HashingEmbedder(32, model="two")
-    with engram.open(target, embedder=new, reembed=True) as memory:
+    told: list[tuple[str, int, int]] = []
+    with engram.open(
+        target, embedder=new, reembed=True, progress=lambda *said: told.append(said)
+    ) as memory:
         assert new.texts_embedded == 1  # the first batch's two facts kept what it gave them
+        assert told == [("re-embedding", 0, 1), ("re-embedding", 1, 1)]  # what was left
         for text in ("alpha beta", "gamma delta", "epsilon"):
             assert memory.recall(ref, text, mode="vector", top_k=1)[0].fact.content == text
     expected = engram.HashingEmbedder(32).embed(["alpha beta", "gamma delta", "epsilon"], "passage")

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from engram.core.consolidation import Policy
     from engram.core.documents.urls import Fetcher
     from engram.core.memory import Memory
+    from engram.core.portability.transfer import Progress
     from engram.core.ports import (
         ChatModel,
         Embedder,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
 UNFINISHED = "{model} (re-embedding unfinished)"
+REEMBEDDING = "re-embedding"  # the phase a re-embedding's progress names
 
 
 def open(
@@ -46,6 +48,7 @@ def open(
     max_facts: int = 0,
     max_age: timedelta | None = None,
     reembed: bool = False,
+    progress: Progress | None = None,
     clock: Clock | None = None,
     trash_retention: timedelta | None = timedelta(days=30),
     ledger_retention: timedelta | None = timedelta(days=90),
@@ -71,7 +74,9 @@ def open(
 
     Raises StorageFailure naming the path when it cannot be opened, and
     EmbedderMismatch when the store's vectors came from another model, unless
-    ``reembed`` asks to embed every stored fact again with this one.
+    ``reembed`` asks to embed every stored fact again with this one; ``progress``, when
+    given, is told after each batch how far that has come (``"re-embedding"``, the facts
+    done, the facts to do), as an import tells its own.
 
     ``clock`` (microseconds since the epoch) replaces the system clock for every time
     the memory stamps or compares: expiry, caps, created and updated times.
@@ -150,7 +155,7 @@ def open(
         if text_base_above is not None:
             store.keep_text_bases_from(text_base_above)
         if chosen is not None:
-            reconcile_model(store, chosen, reembed=reembed)
+            reconcile_model(store, chosen, reembed=reembed, progress=progress)
     except BaseException:
         store.close()
         raise
@@ -255,7 +260,9 @@ def _stale(store: Store, embedder: Embedder) -> tuple[ModelRecord, ModelRecord] 
     return None if stored == wanted else (stored, wanted)
 
 
-def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
+def reconcile_model(
+    store: Store, embedder: Embedder, *, reembed: bool, progress: Progress | None = None
+) -> None:
     """Refuses an embedder whose vectors would not be comparable with the stored ones,
     or, with ``reembed``, replaces every stored vector with this embedder's.
 
@@ -284,6 +291,9 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
     else:
         last = 0
         store.run(partial(_record_model, store, unfinished, reembedded=0))
+    tell = progress or (lambda _phase, _done, _total: None)
+    done, total = 0, store.run(partial(store.facts.count_after, after_seq=last), write=False)
+    tell(REEMBEDDING, done, total)
     while batch := store.run(
         partial(store.facts.texts_after, after_seq=last, limit=REEMBED_BATCH), write=False
     ):
@@ -292,6 +302,8 @@ def reconcile_model(store: Store, embedder: Embedder, *, reembed: bool) -> None:
         rows = [(seq, vectors[i]) for i, (seq, _, _) in enumerate(batch)]
         last = batch[-1][0]
         store.run(partial(_replace_vectors, store, rows, reembedded=last))
+        done += len(batch)
+        tell(REEMBEDDING, done, total)
     store.run(partial(_record_model, store, wanted, reembedded=0))
 
 

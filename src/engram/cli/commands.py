@@ -192,7 +192,7 @@ def import_(mem: Memory, args: argparse.Namespace) -> Output:
     rejects = None
     if args.skip_invalid:  # a path already taken is refused before anything is imported
         rejects = portable_files.target(args.rejects or f"{args.path}.rejects.jsonl")
-    with _phases(quiet=bool(args.json)) as tell:
+    with phases(quiet=bool(args.json)) as tell:
         report = mem.import_file(
             _ref(args),
             args.path,
@@ -216,7 +216,9 @@ def _rejected(skipped: Skipped) -> str:
 
 
 @contextmanager
-def _phases(*, quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+def phases(*, quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A tqdm bar on stderr told (phase, done, total), only on a terminal and never
+    with --json (``quiet``)."""
     if quiet or not sys.stderr.isatty():
         yield lambda _phase, _done, _total: None
         return

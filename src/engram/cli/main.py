@@ -419,7 +419,8 @@ def _add_service_commands(sub: Subparsers) -> None:
         "reembed",
         _reembed,
         "embed every stored fact again with the chosen embedder (--embedder, $ENGRAM_EMBEDDER), "
-        "so a store written by another model opens with it",
+        "so a store written by another model opens with it (a progress bar on a terminal; "
+        "cut short, it goes on where it stopped when run again)",
     )
     p = _file_command(sub, "backup", _backup, "copy the store into DEST_DIR, verified")
     p.add_argument("dest_dir", metavar="DEST_DIR")
@@ -540,6 +541,9 @@ def _migrate(args: argparse.Namespace) -> Output:
 
 
 def _reembed(args: argparse.Namespace) -> Output:
+    """Every fact embedded again; a tqdm bar on stderr meanwhile, only on a terminal and
+    never with --json. Cut short, it goes on after its last batch when run again."""
+    from engram.cli.commands import phases
     from engram.cli.render import Output
 
     settings = Settings.from_env(os.environ)
@@ -548,7 +552,10 @@ def _reembed(args: argparse.Namespace) -> Output:
     if embedder is None:
         raise InvalidInput("reembed needs an embedder, not none", hint="pass --embedder")
     _require_store(target, "'engram reembed' embeds a store's facts again")
-    with engram.open(target, embedder=embedder, reembed=True):
+    with (
+        phases(quiet=bool(args.json)) as tell,
+        engram.open(target, embedder=embedder, reembed=True, progress=tell),
+    ):
         pass
     model = {"model": embedder.model, "dimension": embedder.dimension}
     line = f"{describe(target)}: every fact is embedded by {embedder.model}"

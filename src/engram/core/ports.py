@@ -498,6 +498,10 @@ class FactRows(Protocol):
         ``after_seq``, by seq."""
         ...
 
+    def count_after(self, tx: Tx, after_seq: int) -> int:
+        """How many facts of the whole store are above ``after_seq``."""
+        ...
+
     def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
         """Replaces the vectors of the facts at these seqs (re-embedding)."""
         ...

@@ -413,6 +413,10 @@ def texts_after(after_seq: int, limit: int) -> Query:
     )
 
 
+def count_after(after_seq: int) -> Query:
+    return "SELECT count(*) FROM facts WHERE seq > ?", (after_seq,)
+
+
 # -- the model record --------------------------------------------------------------
 MODEL_KEYS = ("embedding_model", "embedding_dimension")
 REEMBEDDED_KEY = "reembedded_to"  # the last seq a re-embedding under way has replaced

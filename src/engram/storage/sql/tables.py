@@ -403,6 +403,9 @@ class FactTable:
         rows = sql(tx).rows(*q.texts_after(after_seq, limit))
         return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
+    def count_after(self, tx: Tx, after_seq: int) -> int:
+        return int(sql(tx).rows(*q.count_after(after_seq))[0][0])
+
     def replace_vectors(self, tx: Tx, rows: Sequence[tuple[int, Vectors]]) -> None:
         t = sql(tx)
         for seq, vector in rows:

@@ -284,6 +284,7 @@ def reconcile_model(
             hint="open with the same model, point at a fresh file, or pass reembed=True",
         )
     from engram.core import spoken
+    from engram.core.portability.transfer import untold
 
     unfinished = ModelRecord(UNFINISHED.format(model=wanted.model), wanted.dimension)
     if stored == unfinished:  # this model's re-embedding, cut short
@@ -291,7 +292,7 @@ def reconcile_model(
     else:
         last = 0
         store.run(partial(_record_model, store, unfinished, reembedded=0))
-    tell = progress or (lambda _phase, _done, _total: None)
+    tell = progress or untold
     done, total = 0, store.run(partial(store.facts.count_after, after_seq=last), write=False)
     tell(REEMBEDDING, done, total)
     while batch := store.run(

@@ -26,6 +26,7 @@ from engram.core.memory import Memory
 from engram.core.people import Acting, AppMemory
 from engram.core.portability import files as portable_files
 from engram.core.portability.records import Skipped, jsonl_lines
+from engram.core.portability.transfer import Progress, untold
 from engram.core.records import Entry
 from engram.core.scopes import ResourceRef
 from engram.opening import describe
@@ -185,8 +186,8 @@ def export(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 def import_(mem: Memory, args: argparse.Namespace) -> Output:
-    """The import's report; a tqdm bar on stderr while it embeds and writes, only on a
-    terminal and never with --json."""
+    """The import's report; its progress drawn by :func:`phases` while it embeds and
+    writes."""
     if args.rejects is not None and not args.skip_invalid:
         raise InvalidInput("--rejects names where --skip-invalid writes; give both")
     rejects = None
@@ -216,11 +217,11 @@ def _rejected(skipped: Skipped) -> str:
 
 
 @contextmanager
-def phases(*, quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+def phases(*, quiet: bool) -> Iterator[Progress]:
     """A tqdm bar on stderr told (phase, done, total), only on a terminal and never
     with --json (``quiet``)."""
     if quiet or not sys.stderr.isatty():
-        yield lambda _phase, _done, _total: None
+        yield untold
         return
     from tqdm import tqdm
 

@@ -541,8 +541,8 @@ def _migrate(args: argparse.Namespace) -> Output:
 
 
 def _reembed(args: argparse.Namespace) -> Output:
-    """Every fact embedded again; a tqdm bar on stderr meanwhile, only on a terminal and
-    never with --json. Cut short, it goes on after its last batch when run again."""
+    """Every fact embedded again, its progress drawn by :func:`engram.cli.commands.phases`;
+    cut short, it goes on after its last batch when run again."""
     from engram.cli.commands import phases
     from engram.cli.render import Output
 

@@ -56,6 +56,10 @@ PAGE = 1000
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
+def untold(_phase: str, _done: int, _total: int) -> None:
+    """The progress of work no one asked to be told of."""
+
+
 @dataclass(frozen=True, slots=True)
 class ImportReport:
     """What an import did (or, with ``dry_run``, would do): facts written, facts whose
@@ -147,7 +151,7 @@ class Importer:
     ) -> ImportReport:
         """Imports the parsed records in one ledger entry, all or nothing (``skip``: the
         bad records left out and listed instead)."""
-        tell = progress or (lambda phase, done, total: None)
+        tell = progress or untold
         read = len(parsed.facts) + len(parsed.working)
         tell("parse", read, read)
         parsed.check(skip=skip)
@@ -207,7 +211,7 @@ class Importer:
             return None
         model, store = self._model(Parsed(model=head)), self._store
         total = 0 if progress is None else streaming.count_lines(path) - 1  # the bar's
-        tell = progress or (lambda phase, done, total: None)
+        tell = progress or untold
         tell("parse", 0, total)
 
         def work(rec: ledger.Entry) -> ImportReport:

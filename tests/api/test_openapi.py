@@ -63,3 +63,38 @@ def test_the_schema_documents_what_the_service_answers() -> None:
             elif path != "/healthz":
                 assert operation["security"] == [{"HTTPBearer": []}], (method, path)
     assert operations >= 29
+
+
+def _strings(schema: dict[str, Any], components: dict[str, Any], at: str) -> list[tuple]:
+    """Each string a request body's ``schema`` takes, by where it sits, with its schema."""
+    if "$ref" in schema:
+        return _strings(components[schema["$ref"].rsplit("/", 1)[1]], components, at)
+    found: list[tuple] = []
+    for sub in schema.get("anyOf", []) + schema.get("oneOf", []) + schema.get("allOf", []):
+        found += _strings(sub, components, at)
+    if schema.get("type") == "string" and not {"enum", "const", "format"} & schema.keys():
+        found.append((at, schema))
+    for name, value in schema.get("properties", {}).items():
+        found += _strings(value, components, f"{at}.{name}")
+    if "items" in schema:
+        found += _strings(schema["items"], components, f"{at}[]")
+    return found
+
+
+def test_every_text_a_body_takes_says_it_holds_no_nul() -> None:
+    """The library refuses NUL in every text it stores, and whitespace alone in a label,
+    a session's id or a document's name; a body's schema that said nothing of it let
+    requests it allowed be refused as malformed (a session id holding NUL, a sandbox id of
+    spaces: the fuzzer's finds). A document's text is what its bytes hold, not the
+    schema's to say."""
+    published = _published()
+    components = published["components"]["schemas"]
+    silent = set()
+    for path, operations in published["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {})
+            body = content.get("application/json", {}).get("schema")
+            for at, schema in _strings(body or {}, components, "body"):
+                if r"\x00" not in schema.get("pattern", ""):
+                    silent.add((method, path, at))
+    assert silent == {("post", "/agents/{agent_id}/documents", "body.text")}

@@ -76,7 +76,6 @@ Time = Annotated[
     BeforeValidator(parse_time),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
-Label = Annotated[str, Field(min_length=1, max_length=limits.MAX_LABEL_CHARS)]
 
 
 def whole(raw: object) -> object:
@@ -112,6 +111,13 @@ def shown(max_chars: int, *, blank: bool = True) -> WithJsonSchema:
 # A turn's words that fit a fact beside any speaker's name: "speaker: text".
 MAX_TURN_CHARS = limits.MAX_FACT_CHARS - MAX_SPEAKER_CHARS - len(": ")
 Part = Annotated[str, Field(min_length=1, max_length=MAX_PART_CHARS), shown(MAX_PART_CHARS)]
+# A kind, a role, a tag, a sandbox's id: text the library strips and refuses when blank
+# (limits.check_label), so the schema says so too.
+Label = Annotated[
+    str,
+    Field(min_length=1, max_length=limits.MAX_LABEL_CHARS),
+    shown(limits.MAX_LABEL_CHARS, blank=False),
+]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS), shown(MAX_NAME_CHARS)]
 After = Annotated[str, Field(min_length=1, max_length=64), shown(64)]  # an id to page after
 Count = Annotated[int, Interval(ge=0, le=limits.MAX_COUNT), Whole]  # 3.0 is 3
@@ -160,8 +166,8 @@ class SourceRefBody(Body):
 
 class EntryBody(Body):
     kind: Label
-    content: str = Field(
-        max_length=MAX_ENTRY_BYTES, description="at most 64 KiB once UTF-8 encoded"
+    content: Annotated[str, WithJsonSchema(fields.Text(MAX_ENTRY_BYTES, empty=True).schema())] = (
+        Field(max_length=MAX_ENTRY_BYTES, description="at most 64 KiB once UTF-8 encoded")
     )
     role: Label | None = None
     at: Time | None = Field(default=None, description="when it happened (default: now)")
@@ -193,7 +199,9 @@ class NewConversation(Body):
     ``expectedNext`` makes a retry idempotent."""
 
     turns: list[TurnBody] = Field(min_length=1, max_length=MAX_APPEND)
-    session_id: str | None = Field(default=None, alias="sessionId", min_length=1, max_length=64)
+    session_id: Annotated[str, shown(64, blank=False)] | None = Field(
+        default=None, alias="sessionId", min_length=1, max_length=64
+    )
     expected_next: Count | None = Field(default=None, alias="expectedNext")
     context_turns: Annotated[int, Whole] = Field(default=1, alias="contextTurns", ge=0, le=5)
 

@@ -5,7 +5,7 @@ path on the server."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -18,7 +18,7 @@ from engram.core.documents.models import (
     IngestReport,
     Provenance,
 )
-from engram.wire import Answer, Body, Label, _unset_when_none
+from engram.wire import Answer, Body, Label, _unset_when_none, shown
 
 
 class Cutting(Body):
@@ -38,7 +38,9 @@ class DocumentText(Cutting):
     Markdown trafilatura writes (a PDF is uploaded as a file)."""
 
     text: str = Field(min_length=1)
-    name: str = Field(min_length=1, max_length=reading.MAX_SOURCE_CHARS)
+    name: Annotated[str, shown(reading.MAX_SOURCE_CHARS, blank=False)] = Field(
+        min_length=1, max_length=reading.MAX_SOURCE_CHARS
+    )
     media_type: Literal["text/markdown", "text/plain", "text/html"] = Field(
         default="text/markdown", alias="mediaType"
     )
@@ -49,7 +51,7 @@ class DocumentUrl(Cutting):
     URL: public addresses only, unless the service allows private ones."""
 
     url: str = Field(
-        min_length=1, max_length=urls.MAX_URL_CHARS, pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://"
+        min_length=1, max_length=urls.MAX_URL_CHARS, pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://[^\x00]*$"
     )
 
 

@@ -8,6 +8,7 @@ import ast
 import itertools
 import re
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from engram.core.graph.extraction import Mention, extract, read
 from engram.core.graph.names import (
+    NAMED,
     Named,
     Resolution,
     Resolver,
@@ -67,6 +69,26 @@ def test_normalise(name: str, norm: str) -> None:
 @given(st.text(max_size=40))
 def test_normalise_is_idempotent(name: str) -> None:
     assert normalise(normalise(name)) == normalise(name)
+
+
+def test_the_schema_s_pattern_refuses_each_character_that_alone_normalises_to_nothing() -> None:
+    """A name of one character is refused by NAMED exactly where it leaves nothing: a
+    fullwidth "！" or a "…" folds into ASCII punctuation as "!" does (the fuzzer sent an
+    alias of a modifier letter apostrophe, which the schema allowed and the graph
+    refused). Only characters with a compatibility form, or that case folding or the
+    apostrophes change, can fold; every one is checked."""
+    named = re.compile(NAMED)
+    apostrophes = {"\u2018", "\u2019", "\u02bc"}
+    for point in range(1, sys.maxunicode + 1):  # NUL is refused in any text, named or not
+        char = chr(point)
+        if 0xD800 <= point <= 0xDFFF or not (
+            point < 0x80
+            or char in apostrophes
+            or unicodedata.decomposition(char)
+            or char.casefold() != char
+        ):
+            continue
+        assert (named.match(char) is not None) == (normalise(char) != ""), hex(point)
 
 
 # -- the rules -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from engram.backends import is_url
 from engram.cli import arguments, declared, graph, render
@@ -46,8 +47,7 @@ def _ref(args: argparse.Namespace) -> ResourceRef:
 
 # -- facts ----------------------------------------------------------------------------
 def ingest(mem: Memory, args: argparse.Namespace) -> Output:
-    """The walk's reports; a tqdm bar on stderr while it runs, only on a terminal and
-    never with --json."""
+    """The walk's reports; each file a step of :func:`_progress` while it runs."""
     with _progress(quiet=bool(args.json)) as bar:
         walked = mem.ingest(
             _ref(args),
@@ -68,13 +68,25 @@ def ingest(mem: Memory, args: argparse.Namespace) -> Output:
 
 
 @contextmanager
-def _progress(*, quiet: bool) -> Iterator[Callable[[str], None]]:
+def _bar(unit: str, *, quiet: bool) -> Iterator[Any]:
+    """A tqdm bar on stderr counting ``unit``, only on a terminal and never with --json
+    (``quiet``); None where there is none."""
     if quiet or not sys.stderr.isatty():
-        yield lambda _: None
+        yield None
         return
     from tqdm import tqdm  # type: ignore[import-untyped]
 
-    with tqdm(unit="file", file=sys.stderr, leave=False) as bar:
+    with tqdm(unit=unit, file=sys.stderr, leave=False) as bar:
+        yield bar
+
+
+@contextmanager
+def _progress(*, quiet: bool) -> Iterator[Callable[[str], None]]:
+    """Each file walked, as a step of :func:`_bar`."""
+    with _bar("file", quiet=quiet) as bar:
+        if bar is None:
+            yield lambda _: None
+            return
 
         def step(source: str) -> None:
             bar.set_postfix_str(Path(source).name, refresh=False)
@@ -218,14 +230,11 @@ def _rejected(skipped: Skipped) -> str:
 
 @contextmanager
 def phases(*, quiet: bool) -> Iterator[Progress]:
-    """A tqdm bar on stderr told (phase, done, total), only on a terminal and never
-    with --json (``quiet``)."""
-    if quiet or not sys.stderr.isatty():
-        yield untold
-        return
-    from tqdm import tqdm
-
-    with tqdm(unit="fact", file=sys.stderr, leave=False) as bar:
+    """Work's (phase, done, total), drawn on a :func:`_bar` of facts."""
+    with _bar("fact", quiet=quiet) as bar:
+        if bar is None:
+            yield untold
+            return
 
         def tell(phase: str, done: int, total: int) -> None:
             bar.set_description(phase, refresh=False)

@@ -289,6 +289,7 @@ ROW_READS = {
     "trash_expired",
     "trash_count",
     "texts_after",
+    "count_after",
     "weak",
     "vector_from_bytes",
     "scope_keys",

@@ -113,6 +113,22 @@ def test_the_estimate_exceeds_the_local_model_where_letters_and_digits_meet(
     assert chunking.estimate_tokens(line) >= local_embedder.count_tokens(line)
 
 
+def test_the_estimate_exceeds_the_local_model_on_names_joined_by_underscores(
+    local_embedder: LocalEmbedder,
+) -> None:
+    # A vocabulary splits at an underscore as at any mark: code's names and settings'.
+    # Counted as one word they fell short ("__init__ __pycache__ snake_case_name": 10
+    # against 19).
+    names = [
+        "__init__ __pycache__ snake_case_name",
+        "ENGRAM_FUZZ_RANDOM=1 ENGRAM_FUZZ_EXAMPLES=40",
+        "test_the_storage_seam_refuses_a_write_outside_a_ledger_entry",
+        "def remember_many(self, ref, texts): return self._store.facts_by_id",
+    ]
+    for name in names:
+        assert chunking.estimate_tokens(name) >= local_embedder.count_tokens(name), name
+
+
 def test_a_heading_goes_with_the_long_section_it_heads() -> None:
     text = "# Top\n\n## Long\n\n" + "word " * 200 + "\n\n## Next\n\nend"
     cut = chunking.cut(text, "markdown", 50, chunking.estimate_tokens)

@@ -28,7 +28,9 @@ INSTALL = installing.extra("ingest")
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # markdown-it's line ends, no others
 _BLANK = re.compile(r"\n[ \t]*\n")
-_PIECES = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]|\w+|[^\w\s]")
+# A CJK character, a word (an underscore splits it, as a WordPiece tokenizer's
+# punctuation does: "snake_case" is three pieces), a mark.
+_PIECES = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+|[^\w\s]|_")
 _RUNS = re.compile(r"[0-9]+|[^0-9]+")  # an ASCII word's runs of digits and of the rest
 
 
@@ -56,15 +58,16 @@ class Cut:
 def estimate_tokens(text: str) -> int:
     """A count for an embedder without a tokenizer, meant to exceed a WordPiece or BPE
     tokenizer's on real text (random letters, or a short text of rare words, can fall
-    short): a CJK character or a mark is one token, an ASCII word one per four letters
-    begun, and where it holds digits each run of them and of the rest counted apart (a
-    vocabulary splits a word where letters and digits meet: "a22de3b", a commit's name,
-    is five of MiniLM's tokens), digits one per two begun; any other word one per letter
-    (an English vocabulary spells such words letter by letter). On engram's own Markdown
-    it counts 1.3x MiniLM's."""
+    short): a CJK character or a mark (an underscore too, which splits a word as any
+    mark does: "snake_case" is three pieces) is one token, an ASCII word one per four
+    letters begun, and where it holds digits each run of them and of the rest counted
+    apart (a vocabulary splits a word where letters and digits meet: "a22de3b", a
+    commit's name, is five of MiniLM's tokens), digits one per two begun; any other word
+    one per letter (an English vocabulary spells such words letter by letter). On
+    engram's own Markdown it counts 1.3x MiniLM's."""
     total = 0
     for piece in _PIECES.findall(text):
-        if piece.isascii() and (piece[0].isalnum() or piece[0] == "_"):
+        if piece.isascii() and piece[0].isalnum():
             if any(c.isdigit() for c in piece):
                 total += sum(
                     1 + len(run) // (2 if run[0].isdigit() else 4) for run in _RUNS.findall(piece)

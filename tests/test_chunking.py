@@ -94,39 +94,31 @@ def test_the_estimate_exceeds_the_local_model_on_real_text(local_embedder: Local
     assert sum(e for e, _ in counts) > sum(c for _, c in counts)
 
 
-def test_the_estimate_exceeds_the_local_model_where_letters_and_digits_meet(
+# A vocabulary splits a word where letters and digits meet (a commit's name, an id, a
+# file's name with a date in it: "a22de3b") and at an underscore as at any mark (code's
+# names and settings': "__init__ __pycache__ snake_case_name" was 10 against 19).
+# Counted as one word, each fell short.
+SPLIT_WORDS = [
+    "a22de3b",
+    "443023c",
+    "f_61ff7387bead51534547aa09",
+    "scale-postgres-100k-2026-12-07b.json",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015",
+    "v2b3c4d5e6",
+    "__init__ __pycache__ snake_case_name",
+    "ENGRAM_FUZZ_RANDOM=1 ENGRAM_FUZZ_EXAMPLES=40",
+    "test_the_storage_seam_refuses_a_write_outside_a_ledger_entry",
+    "def remember_many(self, ref, texts): return self._store.facts_by_id",
+]
+
+
+def test_the_estimate_exceeds_the_local_model_where_a_vocabulary_splits_a_word(
     local_embedder: LocalEmbedder,
 ) -> None:
-    # A vocabulary splits a word where letters and digits meet: a commit's name, an id,
-    # a file's name with a date in it. Counted as one word they fell short ("a22de3b").
-    names = [
-        "a22de3b",
-        "443023c",
-        "f_61ff7387bead51534547aa09",
-        "scale-postgres-100k-2026-12-07b.json",
-        "sha256:9f86d081884c7d659a2feaa0c55ad015",
-        "v2b3c4d5e6",
-    ]
-    for name in names:
-        assert chunking.estimate_tokens(name) >= local_embedder.count_tokens(name), name
-    line = "Measured at " + ", ".join(names) + "."
+    for words in SPLIT_WORDS:
+        assert chunking.estimate_tokens(words) >= local_embedder.count_tokens(words), words
+    line = "Measured at " + ", ".join(SPLIT_WORDS) + "."
     assert chunking.estimate_tokens(line) >= local_embedder.count_tokens(line)
-
-
-def test_the_estimate_exceeds_the_local_model_on_names_joined_by_underscores(
-    local_embedder: LocalEmbedder,
-) -> None:
-    # A vocabulary splits at an underscore as at any mark: code's names and settings'.
-    # Counted as one word they fell short ("__init__ __pycache__ snake_case_name": 10
-    # against 19).
-    names = [
-        "__init__ __pycache__ snake_case_name",
-        "ENGRAM_FUZZ_RANDOM=1 ENGRAM_FUZZ_EXAMPLES=40",
-        "test_the_storage_seam_refuses_a_write_outside_a_ledger_entry",
-        "def remember_many(self, ref, texts): return self._store.facts_by_id",
-    ]
-    for name in names:
-        assert chunking.estimate_tokens(name) >= local_embedder.count_tokens(name), name
 
 
 def test_a_heading_goes_with_the_long_section_it_heads() -> None:

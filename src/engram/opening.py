@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from engram.core.consolidation import Policy
     from engram.core.documents.urls import Fetcher
     from engram.core.memory import Memory
-    from engram.core.portability.transfer import Progress
     from engram.core.ports import (
         ChatModel,
         Embedder,
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
         Tx,
         Vectors,
     )
+    from engram.core.progress import Progress
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
@@ -284,7 +284,7 @@ def reconcile_model(
             hint="open with the same model, point at a fresh file, or pass reembed=True",
         )
     from engram.core import spoken
-    from engram.core.portability.transfer import untold
+    from engram.core.progress import untold
 
     unfinished = ModelRecord(UNFINISHED.format(model=wanted.model), wanted.dimension)
     if stored == unfinished:  # this model's re-embedding, cut short

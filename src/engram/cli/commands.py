@@ -27,7 +27,7 @@ from engram.core.memory import Memory
 from engram.core.people import Acting, AppMemory
 from engram.core.portability import files as portable_files
 from engram.core.portability.records import Skipped, jsonl_lines
-from engram.core.portability.transfer import Progress, untold
+from engram.core.progress import Progress, untold
 from engram.core.records import Entry
 from engram.core.scopes import ResourceRef
 from engram.opening import describe

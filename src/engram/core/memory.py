@@ -68,7 +68,7 @@ from engram.core.models import (
     Writer,
 )
 from engram.core.portability.portable import ExportReport, OnError, Portable
-from engram.core.portability.transfer import Importer, ImportReport, Progress
+from engram.core.portability.transfer import Importer, ImportReport
 from engram.core.ports import (
     ChatModel,
     Embedder,
@@ -78,6 +78,7 @@ from engram.core.ports import (
     Tx,
     Vectors,
 )
+from engram.core.progress import Progress
 from engram.core.recalling import Recaller, expired
 from engram.core.records import Entry as SessionEntry
 from engram.core.scopes import ResourceRef, Scope, parse_key

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from engram.core.errors import CapabilityMissing, InvalidInput
 from engram.core.portability import files, folder, mcp_memory, mem0, records, transfer
-from engram.core.portability.transfer import Importer, ImportReport, Progress
+from engram.core.portability.transfer import Importer, ImportReport
+from engram.core.progress import Progress
 from engram.core.scopes import Scope, parse_key
 
 if TYPE_CHECKING:

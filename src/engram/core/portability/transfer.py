@@ -43,6 +43,7 @@ from engram.core.portability import records, streaming
 from engram.core.portability.mcp_memory import McpGraph
 from engram.core.portability.records import FactRecord, Parsed, Skipped, WorkingRecord
 from engram.core.ports import ModelRecord, NewFact
+from engram.core.progress import Progress, untold
 from engram.core.writing import FactWriter
 
 if TYPE_CHECKING:
@@ -53,11 +54,6 @@ T = TypeVar("T")
 EMBED_BATCH = 256
 WRITE_BATCH = 2000  # facts built and written at a time, inside the one transaction
 PAGE = 1000
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-def untold(_phase: str, _done: int, _total: int) -> None:
-    """The progress of work no one asked to be told of."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,10 +102,11 @@ StoredId = AfterValidator(stored_id)
 FactId = Annotated[str, Field(min_length=1, max_length=limits.MAX_ID_CHARS), StoredId]
 
 
-def shown(max_chars: int, *, blank: bool = True) -> WithJsonSchema:
+def shown(max_chars: int, *, blank: bool = True, empty: bool = False) -> WithJsonSchema:
     """Text's bounds as the library checks them (1 to ``max_chars`` characters, no NUL;
-    ``blank``: whitespace alone is text too), published as a declared parameter's are."""
-    return WithJsonSchema(fields.Text(max_chars, strip=not blank).schema())
+    ``blank``: whitespace alone is text too; ``empty``: so is no character), published as
+    a declared parameter's are."""
+    return WithJsonSchema(fields.Text(max_chars, strip=not blank, empty=empty).schema())
 
 
 # A turn's words that fit a fact beside any speaker's name: "speaker: text".
@@ -166,8 +167,8 @@ class SourceRefBody(Body):
 
 class EntryBody(Body):
     kind: Label
-    content: Annotated[str, WithJsonSchema(fields.Text(MAX_ENTRY_BYTES, empty=True).schema())] = (
-        Field(max_length=MAX_ENTRY_BYTES, description="at most 64 KiB once UTF-8 encoded")
+    content: Annotated[str, shown(MAX_ENTRY_BYTES, empty=True)] = Field(
+        max_length=MAX_ENTRY_BYTES, description="at most 64 KiB once UTF-8 encoded"
     )
     role: Label | None = None
     at: Time | None = Field(default=None, description="when it happened (default: now)")

@@ -584,7 +584,7 @@ def test_a_vector_its_file_cannot_overwrite_drops_the_file(
     indexed, exact = pair
     facts, file = filled_and_built(indexed)
     quantized = _held_vector(indexed, file, facts[4].id)
-    monkeypatch.setattr(approximate, "_overwrite", overwrite)
+    monkeypatch.setattr(approximate, "overwrite", overwrite)
     indexed.forget(REF, facts[4].id, hard=True)
     assert not file.exists() and _scrubs(db_path) == []
     _in_no_file(file.parent, quantized)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import engram
@@ -17,6 +23,7 @@ from engram.cli.main import main
 from engram.storage import staging
 from engram.storage.sqlite import backup as backups
 from engram.storage.sqlite.driver import sqlite3
+from engram.storage.sqlite.index import approximate, snapshots, vectorfiles
 
 REF = ResourceRef("backed-up")
 
@@ -89,29 +96,182 @@ def test_restore_keeps_the_store_it_replaces(db_path: Path, tmp_path: Path) -> N
         assert memory.working.get(REF, "k") == "new"
 
 
-def test_a_restored_store_never_searches_an_index_file_it_did_not_come_with(
+EMBEDDER = engram.HashingEmbedder(64)
+TEXTS = [f"note {i} about topic {i % 37} and word {i * 7 % 101}" for i in range(400)]
+
+
+def _indexed(db_path: Path) -> engram.Memory:
+    """A store whose scope of 400 facts searches a graph (from 200 facts here)."""
+    return engram.open(db_path, embedder=EMBEDDER, vector_index_above=200)
+
+
+def _with_graph(db_path: Path) -> tuple[list[engram.Fact], Path]:
+    """The 400 facts remembered and their scope's graph built: the facts, and its file."""
+    with _indexed(db_path) as memory:
+        facts = memory.remember_many(REF, TEXTS)
+        memory.recall(REF, TEXTS[0], top_k=5, mode="vector")  # asks for the scope's graph
+        assert memory._store.index.approximate.settle(timeout=120)  # type: ignore[attr-defined]
+    ((file,),) = stores.rows(db_path, "SELECT file FROM vector_indexes")
+    return facts, Path(f"{db_path}-vectors", file)
+
+
+def _held(path: Path, db_path: Path, fact: engram.Fact) -> bytes:
+    """The fact's vector as the index file at ``path`` holds it (int8)."""
+    from usearch.index import Index
+
+    ((seq,),) = stores.rows(db_path, "SELECT seq FROM facts WHERE id = ?", (fact.id,))
+    return bytes(np.asarray(Index.restore(str(path), view=True).get(seq), np.int8).tobytes())
+
+
+def _in_backup(made: Path, file: Path) -> Path:
+    return made / snapshots.FOLDER / file.name
+
+
+def test_a_restored_store_searches_the_graph_its_backup_holds_and_not_the_replaced_one_s(
     db_path: Path, tmp_path: Path
 ) -> None:
-    """A backup holds the database, not its vector index files. Restored over the store
-    it was taken from, it must not search that store's file: a fact erased since the
-    backup had its vector overwritten there, and restored, would never be found by
-    meaning. The restored store searches exactly and builds its own."""
-    embedder = engram.HashingEmbedder(64)
-    texts = [f"note {i} about topic {i % 37} and word {i * 7 % 101}" for i in range(400)]
-    with engram.open(db_path, embedder=embedder, vector_index_above=200) as memory:
-        facts = memory.remember_many(REF, texts)
-        memory.recall(REF, texts[0], top_k=5, mode="vector")  # asks for the scope's graph
-        assert memory._store.index.approximate.settle(timeout=120)  # type: ignore[attr-defined]
-    (file,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
+    """A backup holds the index files its snapshot names: restored, the scope searches
+    that graph at once (a million facts' took 17 minutes to build again). They take new
+    names, so the store it replaced, where a fact erased since the backup had its vector
+    overwritten, is never searched, and its files go."""
+    facts, file = _with_graph(db_path)
     made = backups.backup(db_path, tmp_path / "b")
-    with engram.open(db_path, embedder=embedder, vector_index_above=200) as memory:
+    manifest = json.loads((made / "manifest.json").read_text())
+    assert manifest["vector_files"] == {file.name: staging.sha256(_in_backup(made, file))}
+    assert _in_backup(made, file).read_bytes() == file.read_bytes()
+    with _indexed(db_path) as memory:
         memory.forget(REF, facts[7].id, hard=True)  # its vector overwritten in the file
-    assert Path(f"{db_path}-vectors", file).exists()
+    assert file.exists()
     backups.restore(made, db_path)
-    with engram.open(db_path, embedder=embedder, vector_index_above=200) as memory:
-        assert not Path(f"{db_path}-vectors", file).exists()  # no row names it now
-        hits = memory.recall(REF, texts[7], top_k=1, mode="vector")
+    ((restored,),) = stores.rows(db_path, "SELECT file FROM vector_indexes")
+    assert restored != file.name
+    copy = Path(f"{db_path}-vectors", restored)
+    assert copy.read_bytes() == _in_backup(made, file).read_bytes()
+    with _indexed(db_path) as memory:
+        assert not file.exists()  # no row names it now
+        hits = memory.recall(REF, TEXTS[7], top_k=1, mode="vector")
         assert hits[0].fact.id == facts[7].id
+        approximate = memory._store.index.approximate  # type: ignore[attr-defined]
+        assert list(approximate._opened) == [restored]  # the graph searched, not exact search
+        assert approximate.settle(timeout=120)
+    assert stores.rows(db_path, "SELECT file FROM vector_indexes") == [(restored,)]  # not rebuilt
+    assert sorted(p.name for p in copy.parent.glob("*.usearch")) == [restored]
+
+
+def test_a_forget_during_the_backup_waits_to_overwrite_until_the_files_are_copied(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files are copied under the folder's lock, taken before the snapshot begins: a
+    forget that commits meanwhile is not in the snapshot, and overwrites its vector once
+    the copy is made, so the backup holds the vector of every fact its rows hold."""
+    facts, file = _with_graph(db_path)
+    vector = _held(file, db_path, facts[7])
+    forgetting = _indexed(db_path)  # opened first: a store that opens sweeps, under the lock
+    named = snapshots._named
+    forgot: list[BaseException | None] = []
+
+    def forget() -> None:
+        try:
+            forgetting.forget(REF, facts[7].id, hard=True)
+            forgot.append(None)
+        except BaseException as exc:  # reported by the test's thread
+            forgot.append(exc)
+
+    def in_the_snapshot(conn: Any) -> list[tuple[str, int]]:
+        found = named(conn)  # the snapshot's first read
+        with vectorfiles.held(file.parent / ".lock") as idle:
+            assert not idle, "the index files are copied without the folder's lock"
+        threading.Thread(target=forget).start()
+        deadline = time.monotonic() + 120
+        while stores.rows(db_path, "SELECT 1 FROM facts WHERE id = ?", (facts[7].id,)):
+            assert time.monotonic() < deadline and not forgot, forgot
+            time.sleep(0.01)
+        return found
+
+    monkeypatch.setattr(snapshots, "_named", in_the_snapshot)
+    made = backups.backup(db_path, tmp_path / "b")
+    deadline = time.monotonic() + 120
+    while not forgot:  # its overwrite waited for the copy
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert forgot == [None]
+    forgetting.close()
+    assert vector not in file.read_bytes()  # overwritten in the store's file, after
+    assert vector in _in_backup(made, file).read_bytes()  # as the snapshot has it
+    restored = tmp_path / "restored.db"
+    backups.restore(made, restored)
+    with _indexed(restored) as memory:
+        assert memory.recall(REF, TEXTS[7], top_k=1, mode="vector")[0].fact.id == facts[7].id
+
+
+def test_a_backup_overwrites_in_its_copy_what_the_store_had_still_to_overwrite(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forget commits, then its process stops before overwriting the vector in the
+    file (a store that opens does it): the backup's copy holds no byte of it."""
+    facts, file = _with_graph(db_path)
+    vector = _held(file, db_path, facts[7])
+    with monkeypatch.context() as undone, _indexed(db_path) as memory:
+        undone.setattr(approximate, "scrub", lambda *args, **kwargs: None)
+        memory.forget(REF, facts[7].id, hard=True)
+    assert stores.rows(db_path, "SELECT count(*) FROM vector_scrubs") == [(1,)]
+    assert vector in file.read_bytes()  # what is being tested
+    made = backups.backup(db_path, tmp_path / "b")
+    assert vector not in _in_backup(made, file).read_bytes()
+    assert vector in file.read_bytes()  # the store is only read
+    backups.restore(made, tmp_path / "restored.db")
+    with _indexed(tmp_path / "restored.db") as memory:
+        assert memory.count(REF) == 399
+        assert memory.recall(REF, TEXTS[8], top_k=1, mode="vector")[0].fact.id == facts[8].id
+
+
+@pytest.mark.parametrize("damage", ["changed", "missing"])
+def test_restore_refuses_a_backup_whose_index_file_was_changed_or_lost(
+    db_path: Path, tmp_path: Path, damage: str
+) -> None:
+    _, file = _with_graph(db_path)
+    made = backups.backup(db_path, tmp_path / "b")
+    copy = _in_backup(made, file)
+    if damage == "missing":
+        copy.unlink()
+    else:
+        data = bytearray(copy.read_bytes())
+        data[-1] ^= 1
+        copy.write_bytes(bytes(data))
+    problem = (
+        f"does not match its manifest: vectors/{file.name} was changed after"
+        if damage == "changed"
+        else f"is not a complete engram backup: it holds no vectors/{file.name}"
+    )
+    with pytest.raises(engram.InvalidInput, match=re.escape(problem)):
+        backups.restore(made, db_path)
+    elsewhere = tmp_path / "elsewhere.db"
+    with pytest.raises(engram.InvalidInput, match=re.escape(problem)):
+        backups.restore(made, elsewhere)
+    assert not elsewhere.exists() and not Path(f"{elsewhere}-vectors").exists()
+    assert stores.rows(db_path, "SELECT file FROM vector_indexes") == [(file.name,)]
+    assert sorted(p.name for p in file.parent.iterdir() if not p.name.endswith(".lock")) == [
+        file.name
+    ]
+    assert _leftovers(db_path) == []
+
+
+def test_a_backup_from_before_index_files_were_kept_restores_with_none(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """Its rows name the files of the store it was taken from: they are dropped, and the
+    restored store builds its own."""
+    facts, file = _with_graph(db_path)
+    made = backups.backup(db_path, tmp_path / "b")
+    manifest = json.loads((made / "manifest.json").read_text())
+    del manifest["vector_files"]
+    (made / "manifest.json").write_text(json.dumps(manifest))
+    shutil.rmtree(made / snapshots.FOLDER)
+    backups.restore(made, db_path)
+    assert stores.rows(db_path, "SELECT file FROM vector_indexes") == []
+    with _indexed(db_path) as memory:
+        assert memory.recall(REF, TEXTS[7], top_k=1, mode="vector")[0].fact.id == facts[7].id
+        assert not file.exists()
 
 
 def test_restore_refuses_what_is_not_a_backup(db_path: Path, tmp_path: Path) -> None:
@@ -235,6 +395,8 @@ def test_restore_refuses_a_backup_edited_with_its_counts_unchanged(
         ('{"counts": "many", "sha256": "00"}', "no row count"),
         ("COUNTS_WITH_A_STRING", "counts.facts in manifest.json is not a count"),
         ("COUNTS_ONLY", "no sha256"),
+        ("FILES_OUTSIDE", "names '../x.usearch', which is not a file name with its sha256"),
+        ("FILES_A_LIST", "vector_files in manifest.json is not an object"),
         (None, "cannot be read"),
     ],
 )
@@ -250,6 +412,9 @@ def test_restore_names_what_is_wrong_with_a_manifest(
             "COUNTS_WITH_A_STRING",
             json.dumps({**written, "counts": {**written["counts"], "facts": "0"}}),
         ).replace("COUNTS_ONLY", json.dumps({"counts": written["counts"]}))
+        manifest = manifest.replace(
+            "FILES_OUTSIDE", json.dumps({**written, "vector_files": {"../x.usearch": "0" * 64}})
+        ).replace("FILES_A_LIST", json.dumps({**written, "vector_files": []}))
         (made / "manifest.json").write_text(manifest)
     with pytest.raises(engram.InvalidInput, match=problem):
         backups.restore(made, db_path)

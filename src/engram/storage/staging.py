@@ -32,6 +32,7 @@ TABLES = (
     "shares",
 )
 MANIFEST = "manifest.json"
+FILES = "vector_files"  # the manifest's key for the files a backup holds beside its copy
 PREFIX = "engram-"
 
 
@@ -79,10 +80,12 @@ def staged_backup(
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
-    """What a backup says of itself: rows per table and the sha256 of its copy."""
+    """What a backup says of itself: rows per table, the sha256 of its copy, and that of
+    each file it holds beside it (``files``, by name: a SQLite store's index files)."""
 
     counts: dict[str, int]
     sha256: str
+    files: dict[str, str]
 
 
 def read_manifest(backup_dir: Path, copy_name: str) -> Manifest:
@@ -104,9 +107,22 @@ def read_manifest(backup_dir: Path, copy_name: str) -> Manifest:
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise InvalidInput(f"{incomplete}: counts.{table} in {MANIFEST} is not a count")
     digest = raw.get("sha256")
-    if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+    if not _digest(digest):
         raise InvalidInput(f"{incomplete}: {MANIFEST} has no sha256 of {copy_name}")
-    return Manifest(dict(counts), digest)
+    files = raw.get(FILES, {})  # none in a backup from before they were kept
+    if not isinstance(files, dict):
+        raise InvalidInput(f"{incomplete}: {FILES} in {MANIFEST} is not an object")
+    for name, file_digest in files.items():
+        if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z._-]*", name) or not _digest(file_digest):
+            raise InvalidInput(
+                f"{incomplete}: {FILES} in {MANIFEST} names {name!r}, which is not a file "
+                "name with its sha256"
+            )
+    return Manifest(dict(counts), digest, dict(files))
+
+
+def _digest(value: object) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
 
 
 def complete_backups(dest_dir: Path) -> list[Path]:
@@ -120,6 +136,14 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def attempt(action: Callable[[], object], what: str) -> None:
+    """Runs ``action``; an OSError it raises is a StorageFailure saying ``what`` failed."""
+    try:
+        action()
+    except OSError as exc:
+        raise StorageFailure(f"{what}: {exc.strerror or exc}") from exc
 
 
 def fsync(path: Path) -> None:

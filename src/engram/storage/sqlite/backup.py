@@ -5,11 +5,13 @@ A backup is a directory ``engram-<UTC time>`` holding ``engram.db`` and ``manife
 others and renamed into place only once the copy is complete and verified, so a failure
 never leaves a directory that looks like a backup.
 
-A backup holds no approximate vector index file (``<store>-vectors/``): those are built
-from the rows. A restored store names none, so it never searches a file of the store it
-replaced (where a fact erased since the backup has its vector overwritten, and restored,
-would not be found by meaning): it searches exactly, builds its own, and the next sweep
-deletes the files no row names.
+A backup also holds the approximate vector index files its snapshot names
+(``vectors/``, each file's sha256 in the manifest), copied as that snapshot has them
+(:mod:`.index.snapshots`): a restored million-fact store searches its graph at once rather
+than exactly until a new one is built (17 minutes on two cores). Restored, they take new
+names, so the restored store never searches a file of the store it replaced (where a
+fact erased since the backup has its vector overwritten), and the next sweep deletes the
+files no row names.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from engram.core.errors import Conflict, InvalidInput, NotFound, StorageFailure
 from engram.storage import staging
 from engram.storage.sqlite import owner
 from engram.storage.sqlite.driver import sqlite3
-from engram.storage.staging import TABLES, fsync, now, sha256, staged_backup
+from engram.storage.sqlite.index import snapshots
+from engram.storage.staging import FILES, TABLES, attempt, fsync, now, sha256, staged_backup
 
 DB_NAME = "engram.db"
 
@@ -43,9 +46,9 @@ def backup(
         raise NotFound(f"no store at {source} to back up")
 
     def build(staging: Path) -> dict[str, object]:
-        counts = _copy(source, staging / DB_NAME)
+        counts, files = _copy(source, staging)
         manifest = _verify(staging / DB_NAME, counts)
-        manifest.update(source=str(source.resolve()))
+        manifest.update({"source": str(source.resolve()), FILES: files})
         return manifest
 
     return staged_backup(dest_dir, keep, build)
@@ -70,44 +73,38 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
     if target.is_dir():
         raise InvalidInput(f"{target} is a directory, not a store file")
     incoming = target.with_name(f".{target.name}.restoring-{secrets.token_hex(4)}")
+    staged: Path | None = None
+    placed: list[Path] = []
     try:
-        _io(lambda: shutil.copyfile(backup_path / DB_NAME, incoming), f"cannot copy {backup_path}")
+        attempt(
+            lambda: shutil.copyfile(backup_path / DB_NAME, incoming), f"cannot copy {backup_path}"
+        )
         if sha256(incoming) != manifest.sha256:
             raise InvalidInput(
                 f"{backup_path} does not match its manifest: {DB_NAME} was changed after the "
                 "backup was made (sha256 differs); it is not restored"
             )
         _verify(incoming, manifest.counts)
-        _without_index_files(incoming)
+        renamed = snapshots.adopt(incoming, manifest.files)
+        if renamed:
+            staged = snapshots.stage(backup_path, renamed, manifest.files, target)
+
+        def put_in() -> None:
+            if staged is not None:
+                placed.extend(snapshots.install(staged))
+            attempt(lambda: os.replace(incoming, target), f"cannot write {target}")
+            placed.clear()  # the store names them now
+
         if not target.exists():
             _refuse_orphan_log(target)
-            _io(lambda: os.replace(incoming, target), f"cannot write {target}")
+            put_in()
             return None
-        return _replace(target, incoming)
+        return _replace(target, put_in)
     finally:
-        for leftover in (incoming, Path(f"{incoming}-wal"), Path(f"{incoming}-shm")):
+        for leftover in (incoming, Path(f"{incoming}-wal"), Path(f"{incoming}-shm"), *placed):
             leftover.unlink(missing_ok=True)  # the -wal/-shm of a backup made in WAL mode
-
-
-def _without_index_files(store: Path) -> None:
-    """Drops the rows naming approximate index files (and their overwrites to do) from the
-    verified copy ``store``: the files are not in the backup."""
-    try:
-        conn = sqlite3.connect(store, isolation_level=None)
-        try:
-            tables = {
-                str(r[0])
-                for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
-            conn.execute("BEGIN IMMEDIATE")
-            for table in ("vector_indexes", "vector_scrubs"):
-                if table in tables:  # a backup from before migration 18 has neither
-                    conn.execute(f"DELETE FROM {table}")
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise StorageFailure(f"cannot prepare the restored copy {store}: {exc}") from exc
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
 
 
 def _refuse_orphan_log(target: Path) -> None:
@@ -122,9 +119,9 @@ def _refuse_orphan_log(target: Path) -> None:
             )
 
 
-def _replace(target: Path, incoming: Path) -> Path:
-    """Keeps a verified copy of the store at ``target``, then renames ``incoming`` over
-    it, holding an exclusive lock on the store throughout."""
+def _replace(target: Path, put_in: Callable[[], None]) -> Path:
+    """Keeps a verified copy of the store at ``target``, then puts the restored one in
+    its place (``put_in``), holding an exclusive lock on the store throughout."""
     kept = target.with_name(f"{target.name}.before-restore-{now()}")
     with owner.exclusive(target, done="restored", then="restore") as conn:
         try:
@@ -143,32 +140,26 @@ def _replace(target: Path, incoming: Path) -> Path:
         # ever be replayed into the new one; the exclusive lock stays held.
         conn.execute("PRAGMA journal_mode=DELETE")
         Path(f"{target}-shm").unlink(missing_ok=True)
-        _io(lambda: os.replace(incoming, target), f"cannot write {target}")
+        put_in()
         fsync(target.parent)
     return kept
 
 
-def _io(action: Callable[[], object], what: str) -> None:
-    try:
-        action()
-    except OSError as exc:
-        raise StorageFailure(f"{what}: {exc.strerror or exc}") from exc
-
-
-def _copy(source: Path, copy: Path) -> dict[str, int]:
-    """One snapshot of the source: counted and copied in the same read transaction."""
+def _copy(source: Path, staging: Path) -> tuple[dict[str, int], dict[str, str]]:
+    """One snapshot of the source, counted and copied into ``staging`` in the same read
+    transaction, with the index files it names (their sha256 by name)."""
     try:
         conn = sqlite3.connect(source, isolation_level=None, timeout=30)
         try:
-            conn.execute("BEGIN")
+            files = snapshots.snapshot_with_files(conn, str(source), staging / snapshots.FOLDER)
             counts = _counts(conn)
-            _snapshot(conn, copy)
+            _snapshot(conn, staging / DB_NAME)
             conn.execute("COMMIT")
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise StorageFailure(f"cannot copy the store at {source}: {exc}") from exc
-    return counts
+    return counts, files
 
 
 def _snapshot(conn: sqlite3.Connection, copy: Path) -> None:

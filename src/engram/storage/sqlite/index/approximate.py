@@ -41,7 +41,6 @@ import logging
 import math
 import os
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -439,7 +438,7 @@ class ApproximateIndex:
                     return False
                 index.add(seqs[at : at + ADD_AT_ONCE], matrix[at : at + ADD_AT_ONCE], threads=0)
             last_seq = max(last_seq, int(seqs.max()))
-        name = f"{vectorfiles.scope_name(scope)}-{uuid.uuid4().hex[:12]}{vectorfiles.SUFFIX}"
+        name = vectorfiles.file_name(vectorfiles.scope_name(scope))
         partial = self.directory / (name + vectorfiles.PARTIAL)
         index.save(str(partial))
         _fsync(partial)
@@ -529,7 +528,7 @@ def scrub(
                 kept = (
                     size is not None
                     and _overwritable(len(seqs), size)
-                    and _overwrite(directory / file, seqs, size, opened)
+                    and overwrite(directory / file, seqs, size, opened)
                 )
             except OSError as exc:  # a full disk, a file made read-only: it goes instead
                 log.warning("cannot overwrite erased vectors in %s (%s): dropped", file, exc)
@@ -553,7 +552,7 @@ def _settled(conn: sqlite3.Connection, file: str, seqs: list[int], kept: bool) -
         conn.execute("DELETE FROM vector_indexes WHERE file = ?", (file,))
 
 
-def _overwrite(path: Path, seqs: list[int], size: int, view: Index | None = None) -> bool:
+def overwrite(path: Path, seqs: list[int], size: int, view: Index | None = None) -> bool:
     """Writes zeros over the vectors of ``seqs`` in the index file ``path``, synced; False
     where one cannot be found at a row of its own. A dense usearch file opens with its
     vectors, after two 32-bit words (their count and bytes), one after another in the
@@ -701,7 +700,7 @@ def _install(
         changed = logged_since(conn, scope, start["mark"])
         if changed is None or not _overwritable(len(changed), size):
             return False
-        if not _overwrite(path, changed, size):
+        if not overwrite(path, changed, size):
             return False
     conn.execute(
         "INSERT INTO vector_indexes (scope, file, mark, last_seq, size, dimension, built_with) "

@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import re
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 SUFFIX = ".usearch"
 PARTIAL = ".part"
+NAME = re.compile(r"[0-9a-f]{24}-[0-9a-f]{12}\.usearch")  # what file_name gives
 
 
 def directory_of(database: str) -> Path | None:
@@ -29,6 +32,11 @@ def directory_of(database: str) -> Path | None:
 def scope_name(scope: str) -> str:
     """The part of a scope's file names that says whose they are."""
     return hashlib.sha256(scope.encode("utf-8")).hexdigest()[:24]
+
+
+def file_name(scope_name: str) -> str:
+    """A new file name for the scope whose :func:`scope_name` is given, unlike any other."""
+    return f"{scope_name}-{uuid.uuid4().hex[:12]}{SUFFIX}"
 
 
 def scope_of(file: str) -> str:

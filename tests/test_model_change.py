@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -221,8 +222,8 @@ def test_a_reembedding_cut_short_goes_on_after_its_last_batch(
     fourth = engram.HashingEmbedder(16, model="four")
     store = open_store(target)
     try:
-        unfinished = opening.UNFINISHED.format(model=f"{fourth.model}{SUFFIX}")
-        store.run(lambda tx: store.models.put(tx, ModelRecord(unfinished, 16)))
+        unfinished = ModelRecord(f"{fourth.model}{SUFFIX}", 16).under_way()
+        store.run(lambda tx: store.models.put(tx, unfinished))
     finally:
         store.close()
     with engram.open(target, embedder=fourth, reembed=True):
@@ -231,6 +232,43 @@ def test_a_reembedding_cut_short_goes_on_after_its_last_batch(
         target, embedder=(third := engram.HashingEmbedder(16, model="three")), reembed=True
     ):
         assert third.texts_embedded == 3
+
+
+def test_an_export_of_a_reembedding_cut_short_lends_its_vectors_to_no_import(
+    target: Target, ref: ResourceRef, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Its vectors are of two models under one record: an import embeds its facts, or
+    refuses with no embedder, the store cut short included (a fact written there below the
+    re-embedding's place would have kept the old model's vector once it finished)."""
+    _cut_short(target, ref, monkeypatch)
+    exported = tmp_path / "cut.jsonl"
+    with engram.open(target, embedder=None) as memory:
+        memory.export(ref, exported)
+        with pytest.raises(engram.CapabilityMissing, match="of a re-embedding cut short"):
+            memory.import_file(ResourceRef("other"), exported)
+        assert memory.count(ResourceRef("other")) == 0
+    elsewhere = tmp_path / "elsewhere.db"
+    with engram.open(elsewhere, embedder=None) as memory:
+        with pytest.raises(engram.CapabilityMissing, match="of a re-embedding cut short"):
+            memory.import_file(ref, exported)
+        assert memory.count(ref) == 0
+    new = engram.HashingEmbedder(32, model="two")
+    with engram.open(elsewhere, embedder=new) as memory:
+        report = memory.import_file(ref, exported)
+        assert (report.facts_added, report.vectors_reused, report.vectors_embedded) == (3, 0, 3)
+        assert memory.recall(ref, "epsilon", mode="vector", top_k=1)[0].fact.content == "epsilon"
+        memory.export(ref, tmp_path / "finished.jsonl")
+    # A file that names a re-embedding cut short beside its vectors (as one exported
+    # before such exports left them out) lends them to no import either.
+    head, *rest = (tmp_path / "finished.jsonl").read_text().splitlines(keepends=True)
+    named = json.loads(head)
+    named["model"]["name"] += ModelRecord.UNDER_WAY
+    (tmp_path / "named.jsonl").write_text(json.dumps(named) + "\n" + "".join(rest))
+    with (
+        engram.open(tmp_path / "third.db", embedder=None) as memory,
+        pytest.raises(engram.CapabilityMissing, match="of a re-embedding cut short"),
+    ):
+        memory.import_file(ref, tmp_path / "named.jsonl")
 
 
 def test_a_reembedding_to_another_model_than_the_one_cut_short_starts_over(

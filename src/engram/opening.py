@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 EmbedderChoice: TypeAlias = "Embedder | Literal['local', 'e5', 'none'] | None"
 REEMBED_BATCH = 256
-UNFINISHED = "{model} (re-embedding unfinished)"
 REEMBEDDING = "re-embedding"  # the phase a re-embedding's progress names
 
 
@@ -266,15 +265,13 @@ def reconcile_model(
     """Refuses an embedder whose vectors would not be comparable with the stored ones,
     or, with ``reembed``, replaces every stored vector with this embedder's.
 
-    A re-embedding first records that it is under way (``UNFINISHED``: a model record no
+    A re-embedding first records that it is under way (``ModelRecord.under_way``: a model record no
     embedder has), so until its last batch has committed, every process (this one, and
     any that opens the store meanwhile) finds the store's model not its own and refuses
     to write or to compare vectors; one cut short leaves the store refusing both models
     until a re-embedding finishes. Each batch records how far it has come with its
     vectors, so a re-embedding to the same model goes on after the last batch that
     committed (a million facts take hours on a CPU); one to another model starts over."""
-    from engram.core.ports import ModelRecord
-
     if (stale := _stale(store, embedder)) is None:
         return
     stored, wanted = stale
@@ -286,7 +283,7 @@ def reconcile_model(
     from engram.core import spoken
     from engram.core.progress import untold
 
-    unfinished = ModelRecord(UNFINISHED.format(model=wanted.model), wanted.dimension)
+    unfinished = wanted.under_way()
     if stored == unfinished:  # this model's re-embedding, cut short
         last = store.run(store.models.reembedded, write=False)
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from engram.core.scopes import ResourceRef, Scope
 
@@ -292,6 +292,19 @@ class ModelRecord:
 
     model: str
     dimension: int
+
+    UNDER_WAY: ClassVar[str] = " (re-embedding unfinished)"
+
+    def under_way(self) -> ModelRecord:
+        """What a store records while a re-embedding to this model is under way: a model
+        no embedder has, so every process refuses to write or compare its vectors."""
+        return ModelRecord(f"{self.model}{self.UNDER_WAY}", self.dimension)
+
+    @property
+    def unfinished(self) -> bool:
+        """Whether this records a re-embedding under way (or cut short): its vectors
+        are of two models."""
+        return self.model.endswith(self.UNDER_WAY)
 
     def mismatch(self, other: ModelRecord) -> str:
         """Why vectors of ``other`` cannot join vectors of this model."""

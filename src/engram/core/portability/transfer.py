@@ -87,22 +87,26 @@ def exporting(
 ) -> T:
     """``use`` of the scope's model and records (facts oldest first, then working keys),
     read in one snapshot as ``use`` takes them, a page at a time: an export writes a
-    page, not the scope, at once."""
+    page, not the scope, at once. A store whose re-embedding is unfinished gives neither
+    model nor vectors: its vectors are of two models, and an import embeds the facts."""
 
     def read(tx: Tx) -> T:
-        return use(store.models.get(tx), _records(store, tx, ref))
+        model = store.models.get(tx)
+        if model is not None and model.unfinished:
+            return use(None, _records(store, tx, ref, vectors=False))
+        return use(model, _records(store, tx, ref, vectors=True))
 
     return store.run(read, write=False)
 
 
-def _records(store: Store, tx: Tx, ref: Scope) -> Iterator[dict[str, Any]]:
+def _records(store: Store, tx: Tx, ref: Scope, *, vectors: bool) -> Iterator[dict[str, Any]]:
     ids = store.facts.oldest(tx, ref, 1 << 62)
     for start in range(0, len(ids), PAGE):
         part = ids[start : start + PAGE]
         facts = store.facts.by_ids(tx, ref, part)
-        vectors = store.facts.vectors(tx, ref, part)
+        held = store.facts.vectors(tx, ref, part) if vectors else {}
         for fact_id in part:
-            yield records.fact_record(facts[fact_id], vectors.get(fact_id))
+            yield records.fact_record(facts[fact_id], held.get(fact_id))
     for key, (value, _, expires) in sorted(store.working.raw(tx, ref).items()):
         yield records.working_record(key, value, expires)
 
@@ -203,7 +207,7 @@ class Importer:
         such an export or a fact in it carries no vector of the store's model: then the
         three phases of :meth:`run` import it."""
         head = streaming.header(path)
-        if head is None or head != self._ours(head):
+        if head is None or not self._reusable(head):
             return None
         model, store = self._model(Parsed(model=head)), self._store
         total = 0 if progress is None else streaming.count_lines(path) - 1  # the bar's
@@ -238,6 +242,11 @@ class Importer:
         except _Unembedded:
             return None
 
+    def _reusable(self, model: ModelRecord | None) -> bool:
+        """Whether the vectors of a file of ``model`` are written as they are: those of
+        this store's model, and not of a re-embedding cut short (of two models)."""
+        return model is not None and not model.unfinished and model == self._ours(model)
+
     def _ours(self, model: ModelRecord | None) -> ModelRecord | None:
         """The model this store's vectors are of: the one it records, else its
         embedder's, else (neither) the file's ``model``."""
@@ -259,7 +268,7 @@ class Importer:
     def _vectors(self, parsed: Parsed, tell: Progress) -> tuple[list[Any], int, int]:
         """One vector per fact: the file's where its model is the store's, else embedded."""
         store, embedder = self._store, self._embedder
-        same = parsed.model is not None and parsed.model == self._ours(parsed.model)
+        same = self._reusable(parsed.model)
         out: list[Any] = [None] * len(parsed.facts)
         missing: list[int] = []
         for i, fact in enumerate(parsed.facts):
@@ -270,7 +279,8 @@ class Importer:
         if missing and embedder is None:
             raise CapabilityMissing(
                 f"{len(missing)} fact(s) need vectors (the file's model is not this store's, "
-                "or they carry none) and this memory has no embedder; nothing was imported",
+                "its vectors are of a re-embedding cut short, or they carry none) and this "
+                "memory has no embedder; nothing was imported",
                 hint="open the store with an embedder",
             )
         for start in range(0, len(missing), EMBED_BATCH):

@@ -23,6 +23,11 @@ With ``--scopes N`` the facts are spread over N scopes (people of one applicatio
 filled in one batch, and each question is asked of one of them. ``--pg-setting`` sets
 the PostgreSQL server the run starts (``shared_buffers=1GB``: the size of its page cache).
 
+With ``--restored`` (SQLite, one scope), the run ends with a backup of the store, restored
+into new files twice: as it is (with the index files it holds) and as a backup from
+before it held them (none: the restored store searches exactly until it has built its
+graph); each step's time and bytes, and a cold process's hybrid recalls on each.
+
 With ``--after N`` (one scope), the run ends with steady writes: N more facts in
 ``AFTER_STEPS`` batches, each followed by the background builds it asked for (waited
 for and timed: what a recall meets between them is the vectors after the graphs,
@@ -36,8 +41,10 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -435,6 +442,41 @@ def recall_at_10(found: list[list[str]], exact: list[list[str]]) -> float:
     return round(sum(shared) / len(shared), 4)
 
 
+def restored(target: str, queries: int) -> dict[str, Any]:
+    """The store backed up, then restored into new files twice, with the index files the
+    backup holds and without (as a backup from before they were kept): the time and bytes
+    of each, and a cold process's hybrid recalls on each restored store."""
+    from engram.storage import staging
+    from engram.storage.sqlite import backup as backups
+    from engram.storage.sqlite.index import snapshots
+
+    work = Path(tempfile.mkdtemp(prefix="restored-", dir=Path(target).parent))
+    try:
+        started = time.perf_counter()
+        made = backups.backup(target, work / "backups")
+        out: dict[str, Any] = {
+            "backup_s": round(time.perf_counter() - started, 1),
+            "backup_bytes": sum(p.stat().st_size for p in made.rglob("*") if p.is_file()),
+            "index_file_bytes": sum(p.stat().st_size for p in made.glob("vectors/*")),
+        }
+        for name in ("with_files", "without_files"):
+            if name == "without_files":
+                manifest = json.loads((made / staging.MANIFEST).read_text())
+                del manifest[staging.FILES]
+                (made / staging.MANIFEST).write_text(json.dumps(manifest))
+                shutil.rmtree(made / snapshots.FOLDER, ignore_errors=True)
+            into = work / f"{name}.db"
+            started = time.perf_counter()
+            backups.restore(made, into)
+            restore_s = round(time.perf_counter() - started, 1)
+            asked = child(str(into), "hybrid", queries, 1)
+            asked.pop("hits")
+            out[name] = {"restore_s": restore_s, **asked}
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def child(target: str, mode: str, queries: int, scopes: int) -> dict[str, Any]:
     asks = ["--queries", str(queries), "--scopes", str(scopes)]
     done = subprocess.run(
@@ -455,6 +497,7 @@ def run(
     scopes: int = 1,
     settings: tuple[str, ...] = (),
     after: int = 0,
+    restore: bool = False,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "benchmark": "scale",
@@ -478,6 +521,8 @@ def run(
             hits = child(target, "vector", queries, scopes)["hits"]
             again = exact_vector_hits(target, queries, scopes)
             out["vector_recall_at_10_after"] = recall_at_10(hits, again)
+        if restore:
+            out["restored"] = restored(target, queries)
     vector_hits = measured["vector"].pop("hits")
     for mode in ("text", "hybrid"):
         measured[mode].pop("hits")
@@ -554,6 +599,19 @@ def report(out: dict[str, Any]) -> str:
             [[step[k] for k in step] for step in out["written_after"]],
         )
         tail += f"\nvector recall@10 against exact after them: {out['vector_recall_at_10_after']}"
+    if "restored" in out:
+        back = out["restored"]
+        tail += (
+            f"\nbacked up in {back['backup_s']} s ({back['backup_bytes']:,} bytes, "
+            f"{back['index_file_bytes']:,} of them index files); restored:"
+        )
+        for name in ("with_files", "without_files"):
+            one = back[name]
+            tail += (
+                f"\n  {name.replace('_', ' ')}: in {one['restore_s']} s, hybrid open "
+                f"{one['open_ms']} ms, first {one['first_ms']} ms, p50 {one['warm']['p50_ms']} "
+                f"ms, p95 {one['warm']['p95_ms']} ms, peak RSS {one['peak_rss_mib']} MiB"
+            )
     heads = ["mode", "open ms", "first ms", "p50 ms", "p95 ms", "again p50", "again p95"]
     body = table([*heads, "peak RSS MiB", "own MiB"], rows)
     return f"{head}\n{body}\n{tail}"
@@ -581,6 +639,11 @@ def main() -> None:
     parser.add_argument(
         "--after", type=int, default=0, help="then this many facts more, written in steps"
     )
+    parser.add_argument(
+        "--restored",
+        action="store_true",
+        help="then back the store up and restore it, with its index files and without",
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument(
         "--mode", choices=(*MODES, CORRECTED, INTERLEAVED, FILTERED), help=argparse.SUPPRESS
@@ -604,8 +667,19 @@ def main() -> None:
         parser.error("--pg-setting sets the PostgreSQL server's own")
     if args.after and (args.scopes != 1 or args.store):
         parser.error("--after writes to one scope filled by this run")
+    if args.restored and (args.scopes != 1 or args.backend != "sqlite"):
+        parser.error("--restored backs up a SQLite store of one scope")
     settings = tuple(args.pg_setting)
-    out = run(args.backend, args.facts, args.queries, args.store, args.scopes, settings, args.after)
+    out = run(
+        args.backend,
+        args.facts,
+        args.queries,
+        args.store,
+        args.scopes,
+        settings,
+        args.after,
+        args.restored,
+    )
     if args.json:  # first: a run at 1M is half an hour
         write_json(args.json, out)
     print(report(out))

@@ -127,13 +127,19 @@ def _in_backup(made: Path, file: Path) -> Path:
     return made / snapshots.FOLDER / file.name
 
 
+def _searched(memory: engram.Memory, text: str) -> tuple[str, list[str]]:
+    """The best fact by meaning, and the index files the search opened."""
+    found = memory.recall(REF, text, top_k=1, mode="vector")[0].fact.id
+    return found, list(memory._store.index.approximate._opened)  # type: ignore[attr-defined]
+
+
 def test_a_restored_store_searches_the_graph_its_backup_holds_and_not_the_replaced_one_s(
     db_path: Path, tmp_path: Path
 ) -> None:
     """A backup holds the index files its snapshot names: restored, the scope searches
     that graph at once (a million facts' took 17 minutes to build again). They take new
     names, so the store it replaced, where a fact erased since the backup had its vector
-    overwritten, is never searched, and its files go."""
+    overwritten, is never searched; its files go with the copy kept of it."""
     facts, file = _with_graph(db_path)
     made = backups.backup(db_path, tmp_path / "b")
     manifest = json.loads((made / "manifest.json").read_text())
@@ -141,21 +147,46 @@ def test_a_restored_store_searches_the_graph_its_backup_holds_and_not_the_replac
     assert _in_backup(made, file).read_bytes() == file.read_bytes()
     with _indexed(db_path) as memory:
         memory.forget(REF, facts[7].id, hard=True)  # its vector overwritten in the file
-    assert file.exists()
-    backups.restore(made, db_path)
+    replaced = file.read_bytes()
+    kept = backups.restore(made, db_path)
     ((restored,),) = stores.rows(db_path, "SELECT file FROM vector_indexes")
     assert restored != file.name
     copy = Path(f"{db_path}-vectors", restored)
     assert copy.read_bytes() == _in_backup(made, file).read_bytes()
-    with _indexed(db_path) as memory:
-        assert not file.exists()  # no row names it now
-        hits = memory.recall(REF, TEXTS[7], top_k=1, mode="vector")
-        assert hits[0].fact.id == facts[7].id
-        approximate = memory._store.index.approximate  # type: ignore[attr-defined]
-        assert list(approximate._opened) == [restored]  # the graph searched, not exact search
-        assert approximate.settle(timeout=120)
-    assert stores.rows(db_path, "SELECT file FROM vector_indexes") == [(restored,)]  # not rebuilt
     assert sorted(p.name for p in copy.parent.glob("*.usearch")) == [restored]
+    with _indexed(db_path) as memory:
+        assert _searched(memory, TEXTS[7]) == (facts[7].id, [restored])  # not exact search
+        assert memory._store.index.approximate.settle(timeout=120)  # type: ignore[attr-defined]
+    assert stores.rows(db_path, "SELECT file FROM vector_indexes") == [(restored,)]  # not rebuilt
+    # The copy kept of the replaced store searches its own graph, as it was.
+    assert kept is not None
+    assert Path(f"{kept}-vectors", file.name).read_bytes() == replaced
+    with _indexed(kept) as memory:
+        assert memory.count(REF) == 399
+        assert _searched(memory, TEXTS[8]) == (facts[8].id, [file.name])
+
+
+def test_a_restore_that_fails_at_the_last_step_leaves_the_store_and_its_files_as_they_were(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts, file = _with_graph(db_path)
+    made = backups.backup(db_path, tmp_path / "b")
+    held = file.read_bytes()
+
+    def fails(staged: Path) -> list[Path]:
+        raise StorageFailure("the disk went away")
+
+    monkeypatch.setattr(snapshots, "install", fails)
+    with pytest.raises(StorageFailure, match="the disk went away"):
+        backups.restore(made, db_path)
+    assert file.read_bytes() == held
+    assert not any("before-restore" in p.name for p in db_path.parent.iterdir())
+    assert sorted(p.name for p in file.parent.iterdir() if not p.name.endswith(".lock")) == [
+        file.name
+    ]
+    assert _leftovers(db_path) == []
+    with _indexed(db_path) as memory:
+        assert _searched(memory, TEXTS[7]) == (facts[7].id, [file.name])
 
 
 def test_a_forget_during_the_backup_waits_to_overwrite_until_the_files_are_copied(

@@ -10,8 +10,8 @@ A backup also holds the approximate vector index files its snapshot names
 (:mod:`.index.snapshots`): a restored million-fact store searches its graph at once rather
 than exactly until a new one is built (17 minutes on two cores). Restored, they take new
 names, so the restored store never searches a file of the store it replaced (where a
-fact erased since the backup has its vector overwritten), and the next sweep deletes the
-files no row names.
+fact erased since the backup has its vector overwritten); those go beside the copy kept
+of that store, whose rows name them.
 """
 
 from __future__ import annotations
@@ -120,8 +120,9 @@ def _refuse_orphan_log(target: Path) -> None:
 
 
 def _replace(target: Path, put_in: Callable[[], None]) -> Path:
-    """Keeps a verified copy of the store at ``target``, then puts the restored one in
-    its place (``put_in``), holding an exclusive lock on the store throughout."""
+    """Keeps a verified copy of the store at ``target`` (its index files moved beside
+    it), then puts the restored one in its place (``put_in``), holding an exclusive lock
+    on the store throughout."""
     kept = target.with_name(f"{target.name}.before-restore-{now()}")
     with owner.exclusive(target, done="restored", then="restore") as conn:
         try:
@@ -140,7 +141,13 @@ def _replace(target: Path, put_in: Callable[[], None]) -> Path:
         # ever be replayed into the new one; the exclusive lock stays held.
         conn.execute("PRAGMA journal_mode=DELETE")
         Path(f"{target}-shm").unlink(missing_ok=True)
-        put_in()
+        moved = snapshots.keep(conn, target, kept)  # the copy kept whole, its index too
+        try:
+            put_in()
+        except BaseException:
+            snapshots.put_back(moved)
+            kept.unlink(missing_ok=True)  # a copy of a store that was not replaced
+            raise
         fsync(target.parent)
     return kept
 

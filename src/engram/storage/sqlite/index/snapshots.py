@@ -176,3 +176,36 @@ def install(folder: Path) -> list[Path]:
         placed.append(target)
     fsync(folder.parent)
     return placed
+
+
+def keep(conn: sqlite3.Connection, database: Path, kept: Path) -> list[tuple[Path, Path]]:
+    """Moves the index files the rows ``conn`` reads name from the folder of the store at
+    ``database`` to that of ``kept``, its copy, whose rows name the same: a store being
+    replaced, held under its exclusive lock. Returns each move, for :func:`put_back`."""
+    source = vectorfiles.directory_of(str(database))
+    target = vectorfiles.directory_of(str(kept))
+    if source is None or target is None or not source.is_dir():
+        return []
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for name, _ in _named(conn):
+            if (source / name).is_file():
+                attempt(partial(target.mkdir, exist_ok=True), f"cannot write {target}")
+                attempt(partial((source / name).replace, target / name), f"cannot move {name}")
+                moved.append((source / name, target / name))
+    except BaseException:
+        put_back(moved)
+        raise
+    if moved:
+        fsync(target)
+        fsync(source)
+    return moved
+
+
+def put_back(moved: list[tuple[Path, Path]]) -> None:
+    """Undoes :func:`keep`'s moves (the store was not replaced after all)."""
+    for origin, path in reversed(moved):
+        path.replace(origin)
+    if moved:
+        with contextlib.suppress(OSError):  # left where anything else is in it
+            moved[0][1].parent.rmdir()

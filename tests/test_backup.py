@@ -174,6 +174,9 @@ def test_a_restore_that_fails_at_the_last_step_leaves_the_store_and_its_files_as
     held = file.read_bytes()
 
     def fails(staged: Path) -> list[Path]:
+        assert len(list(staged.glob("*.usearch"))) == 1
+        with vectorfiles.held(vectorfiles.lock_of(staged)) as idle:
+            assert not idle, "a restore's files are staged without their folder's lock"
         raise StorageFailure("the disk went away")
 
     monkeypatch.setattr(snapshots, "install", fails)
@@ -285,6 +288,29 @@ def test_restore_refuses_a_backup_whose_index_file_was_changed_or_lost(
         file.name
     ]
     assert _leftovers(db_path) == []
+
+
+def test_what_a_restore_cut_short_left_in_the_index_folder_goes_at_the_next_sweep(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """A restore copies the backup's files into a hidden folder of the store's index
+    folder, holding its lock; killed, it leaves them. A store that opens deletes such a
+    folder, unless a restore still holds it."""
+    _, file = _with_graph(db_path)
+    left = [file.parent / f"{vectorfiles.RESTORING}{name}" for name in ("dead", "alive")]
+    for folder in left:
+        folder.mkdir()
+        (folder / file.name).write_bytes(file.read_bytes())
+        vectorfiles.lock_of(folder).touch()
+    with vectorfiles.held(vectorfiles.lock_of(left[1])) as taken:
+        assert taken
+        _indexed(db_path).close()
+        assert not left[0].exists() and not vectorfiles.lock_of(left[0]).exists()
+        assert (left[1] / file.name).exists()
+    _indexed(db_path).close()
+    assert sorted(p.name for p in file.parent.iterdir() if not p.name.endswith(".lock")) == [
+        file.name
+    ]
 
 
 def test_a_backup_from_before_index_files_were_kept_restores_with_none(

@@ -73,7 +73,6 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
     if target.is_dir():
         raise InvalidInput(f"{target} is a directory, not a store file")
     incoming = target.with_name(f".{target.name}.restoring-{secrets.token_hex(4)}")
-    staged: Path | None = None
     placed: list[Path] = []
     try:
         attempt(
@@ -86,25 +85,22 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
             )
         _verify(incoming, manifest.counts)
         renamed = snapshots.adopt(incoming, manifest.files)
-        if renamed:
-            staged = snapshots.stage(backup_path, renamed, manifest.files, target)
+        with snapshots.staged(backup_path, renamed, manifest.files, target) as staged:
 
-        def put_in() -> None:
-            if staged is not None:
-                placed.extend(snapshots.install(staged))
-            attempt(lambda: os.replace(incoming, target), f"cannot write {target}")
-            placed.clear()  # the store names them now
+            def put_in() -> None:
+                if staged is not None:
+                    placed.extend(snapshots.install(staged))
+                attempt(lambda: os.replace(incoming, target), f"cannot write {target}")
+                placed.clear()  # the store names them now
 
-        if not target.exists():
-            _refuse_orphan_log(target)
-            put_in()
-            return None
-        return _replace(target, put_in)
+            if not target.exists():
+                _refuse_orphan_log(target)
+                put_in()
+                return None
+            return _replace(target, put_in)
     finally:
         for leftover in (incoming, Path(f"{incoming}-wal"), Path(f"{incoming}-shm"), *placed):
             leftover.unlink(missing_ok=True)  # the -wal/-shm of a backup made in WAL mode
-        if staged is not None:
-            shutil.rmtree(staged, ignore_errors=True)
 
 
 def _refuse_orphan_log(target: Path) -> None:

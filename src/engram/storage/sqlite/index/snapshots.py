@@ -133,41 +133,54 @@ def adopt(store: Path, files: dict[str, str]) -> dict[str, str]:
     return renamed
 
 
-def stage(backup: Path, renamed: dict[str, str], files: dict[str, str], database: Path) -> Path:
-    """Copies the backup's index files (``renamed``: their new names) into a hidden folder
-    in the folder of the store at ``database``, where no sweep looks, each checked against
-    its sha256 in ``files``; returns that folder. Raises InvalidInput when one is missing
-    or changed since the backup was made, StorageFailure when one cannot be written."""
+@contextlib.contextmanager
+def staged(
+    backup: Path, renamed: dict[str, str], files: dict[str, str], database: Path
+) -> Iterator[Path | None]:
+    """The backup's index files (``renamed``: their new names) copied into a hidden folder
+    in the folder of the store at ``database``, each checked against its sha256 in
+    ``files``, until :func:`install` renames them in; None when there are none. The
+    folder's lock is held meanwhile, and the folder removed after: one a restore cut
+    short leaves is removed by the next sweep (:func:`vectorfiles.sweep`). Raises
+    InvalidInput when a file is missing or changed since the backup was made,
+    StorageFailure when one cannot be written."""
     directory = vectorfiles.directory_of(str(database))
-    assert directory is not None  # a restore's target is a file
-    folder = directory / f".restoring-{secrets.token_hex(4)}"
+    if not renamed or directory is None:
+        yield None
+        return
     made = not directory.exists()
-    attempt(lambda: folder.mkdir(parents=True), f"cannot write in {directory}")
+    folder = directory / f"{vectorfiles.RESTORING}{secrets.token_hex(4)}"
+    attempt(partial(directory.mkdir, parents=True, exist_ok=True), f"cannot write {directory}")
     try:
-        for name, new in renamed.items():
-            source = backup / FOLDER / name
-            if not source.is_file():
-                raise InvalidInput(
-                    f"{backup} is not a complete engram backup: it holds no {FOLDER}/{name}"
-                )
-            attempt(partial(shutil.copyfile, source, folder / new), f"cannot copy {source}")
-            if sha256(folder / new) != files[name]:
-                raise InvalidInput(
-                    f"{backup} does not match its manifest: {FOLDER}/{name} was changed after "
-                    "the backup was made (sha256 differs); it is not restored"
-                )
-            fsync(folder / new)
-    except BaseException:
+        with vectorfiles.held(vectorfiles.lock_of(folder)) as taken:
+            assert taken  # a name of its own
+            attempt(folder.mkdir, f"cannot write in {directory}")
+            for name, new in renamed.items():
+                _staged_copy(backup, name, folder / new, files[name])
+            yield folder
+    finally:
         shutil.rmtree(folder, ignore_errors=True)
+        vectorfiles.lock_of(folder).unlink(missing_ok=True)
         if made:
             with contextlib.suppress(OSError):  # left where anything else is in it now
                 directory.rmdir()
-        raise
-    return folder
+
+
+def _staged_copy(backup: Path, name: str, copy: Path, digest: str) -> None:
+    source = backup / FOLDER / name
+    if not source.is_file():
+        raise InvalidInput(f"{backup} is not a complete engram backup: it holds no {FOLDER}/{name}")
+    attempt(partial(shutil.copyfile, source, copy), f"cannot copy {source}")
+    if sha256(copy) != digest:
+        raise InvalidInput(
+            f"{backup} does not match its manifest: {FOLDER}/{name} was changed after "
+            "the backup was made (sha256 differs); it is not restored"
+        )
+    fsync(copy)
 
 
 def install(folder: Path) -> list[Path]:
-    """Renames the files :func:`stage` put in ``folder`` into the store's folder (its
+    """Renames the files :func:`staged` put in ``folder`` into the store's folder (its
     parent); returns where they are. The store's rows name them once it is renamed in."""
     placed = []
     for path in sorted(folder.iterdir()):

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import hashlib
 import re
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 SUFFIX = ".usearch"
 PARTIAL = ".part"
 NAME = re.compile(r"[0-9a-f]{24}-[0-9a-f]{12}\.usearch")  # what file_name gives
+RESTORING = ".restoring-"  # a restore's folder of the files it puts in (snapshots.staged)
 
 
 def directory_of(database: str) -> Path | None:
@@ -46,8 +48,8 @@ def scope_of(file: str) -> str:
 
 def sweep(directory: Path | None, run: Callable[..., Any]) -> set[str]:
     """Deletes every index file of ``directory`` that no row names (a dropped index, an
-    interrupted build's), so an erased fact's vector leaves the disk at its commit.
-    Returns the names the rows hold."""
+    interrupted build's), so an erased fact's vector leaves the disk at its commit, and
+    what a restore cut short left. Returns the names the rows hold."""
     if directory is None or not directory.exists():
         return set()
     with files_lock(directory):
@@ -58,14 +60,25 @@ def sweep(directory: Path | None, run: Callable[..., Any]) -> set[str]:
                 write=False,
             )
         }
-        for path in directory.iterdir():
+        for path in list(directory.iterdir()):
             if path.name.endswith(SUFFIX) and path.name not in named:
                 path.unlink(missing_ok=True)
             elif path.name.endswith(PARTIAL):
                 with held(directory / f"{scope_of(path.name)}.lock") as idle:
                     if idle:  # no process is building it: an interrupted build's
                         path.unlink(missing_ok=True)
+            elif path.name.startswith(RESTORING):
+                folder = path.with_name(path.name.removesuffix(".lock"))
+                with held(lock_of(folder)) as idle:
+                    if idle:  # no process is restoring with it: a restore cut short's
+                        shutil.rmtree(folder, ignore_errors=True)
+                        lock_of(folder).unlink(missing_ok=True)
     return named
+
+
+def lock_of(folder: Path) -> Path:
+    """The lock a restore holds on its folder of files to put in."""
+    return folder.with_name(f"{folder.name}.lock")
 
 
 def scrubbing(run: Callable[..., Any]) -> bool:

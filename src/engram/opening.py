@@ -265,13 +265,14 @@ def reconcile_model(
     """Refuses an embedder whose vectors would not be comparable with the stored ones,
     or, with ``reembed``, replaces every stored vector with this embedder's.
 
-    A re-embedding first records that it is under way (``ModelRecord.under_way``: a model record no
-    embedder has), so until its last batch has committed, every process (this one, and
-    any that opens the store meanwhile) finds the store's model not its own and refuses
-    to write or to compare vectors; one cut short leaves the store refusing both models
-    until a re-embedding finishes. Each batch records how far it has come with its
-    vectors, so a re-embedding to the same model goes on after the last batch that
-    committed (a million facts take hours on a CPU); one to another model starts over."""
+    A re-embedding first records that it is under way (``ModelRecord.under_way``: a
+    model record no embedder has), so until its last batch has committed, every process
+    (this one, and any that opens the store meanwhile) finds the store's model not its
+    own and refuses to write or to compare vectors; one cut short leaves the store
+    refusing both models until a re-embedding finishes. Each batch records how far it
+    has come with its vectors, so a re-embedding to the same model goes on after the last
+    batch that committed (a million facts take hours on a CPU); one to another model
+    starts over."""
     if (stale := _stale(store, embedder)) is None:
         return
     stored, wanted = stale

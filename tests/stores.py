@@ -659,3 +659,11 @@ def count_passing_rows(monkeypatch: pytest.MonkeyPatch, few: int) -> list[object
     monkeypatch.setattr(passing.Passing, "rows", property(counted))
     monkeypatch.setattr(passing, "FEW", few)
     return reads
+
+
+def held_vector(file: Path, target: Target, fact_id: str) -> bytes:
+    """The fact's vector as the SQLite index file ``file`` holds it (int8)."""
+    from usearch.index import Index
+
+    ((seq,),) = rows(target, "SELECT seq FROM facts WHERE id = ?", (fact_id,))
+    return bytes(np.asarray(Index.restore(str(file), view=True).get(seq), np.int8).tobytes())

@@ -437,7 +437,7 @@ def test_an_erased_fact_s_vector_leaves_the_index_file_at_its_commit_and_the_gra
     facts = indexed.remember_many(REF, texts)
     file = built(indexed)
     victim = facts[123]
-    quantized = _held_vector(indexed, file, victim.id)
+    quantized = stores.held_vector(file, db_path, victim.id)
     assert len(quantized) == DIMENSION and quantized in file.read_bytes()
     row = stores.rows(db_path, "SELECT file, last_seq, size FROM vector_indexes")
 
@@ -467,7 +467,7 @@ def test_a_process_that_never_searched_overwrites_an_erased_vector(
 ) -> None:
     indexed, _ = pair
     facts, file = filled_and_built(indexed)
-    quantized = _held_vector(indexed, file, facts[9].id)
+    quantized = stores.held_vector(file, db_path, facts[9].id)
     with engram.open(db_path, embedder=engram.HashingEmbedder(DIMENSION)) as writer:
         writer.forget(REF, facts[9].id, hard=True)
         assert "approximate" in store_of(writer).index.__dict__  # loaded to overwrite
@@ -484,7 +484,7 @@ def test_an_erased_vector_left_by_a_stopped_process_is_overwritten_as_a_store_op
     texts = [sentence(i) for i in range(400)]
     facts = indexed.remember_many(REF, texts)
     file = built(indexed)
-    quantized = _held_vector(indexed, file, facts[4].id)
+    quantized = stores.held_vector(file, db_path, facts[4].id)
     with monkeypatch.context() as patched:
         patched.setattr(approximate, "scrub", lambda *args: None)
         indexed.forget(REF, facts[4].id, hard=True)
@@ -521,7 +521,7 @@ def test_a_build_never_merges_a_file_with_a_vector_still_to_overwrite(
     assert approximate_index.build(REF.key)
     (name,) = stores.rows(db_path, "SELECT file FROM vector_indexes")[0]
     file = approximate_index.directory / name
-    quantized = _held_vector(indexed, file, facts[4].id)
+    quantized = stores.held_vector(file, db_path, facts[4].id)
     monkeypatch.setattr(approximate, "scrub", lambda *args: None)
     indexed.forget(REF, facts[4].id, hard=True)
     indexed.remember_many(REF, [sentence(i) for i in range(400, 430)])
@@ -550,7 +550,7 @@ def test_overwrites_take_the_folder_s_lock(
     indexed, _ = pair
     facts = indexed.remember_many(REF, [sentence(i) for i in range(300)])
     file = built(indexed)
-    quantized = _held_vector(indexed, file, facts[2].id)
+    quantized = stores.held_vector(file, db_path, facts[2].id)
     forgotten = threading.Thread(target=lambda: indexed.forget(REF, facts[2].id, hard=True))
     with vectorfiles.files_lock(file.parent):
         forgotten.start()
@@ -583,7 +583,7 @@ def test_a_vector_its_file_cannot_overwrite_drops_the_file(
     written (a full disk, made read-only): the erased vector goes with its file."""
     indexed, exact = pair
     facts, file = filled_and_built(indexed)
-    quantized = _held_vector(indexed, file, facts[4].id)
+    quantized = stores.held_vector(file, db_path, facts[4].id)
     monkeypatch.setattr(approximate, "overwrite", overwrite)
     indexed.forget(REF, facts[4].id, hard=True)
     assert not file.exists() and _scrubs(db_path) == []
@@ -646,7 +646,7 @@ def test_a_fact_trashed_before_migration_27_leaves_its_file_as_the_store_opens(
     embedder = engram.HashingEmbedder(DIMENSION)
     with engram.open(db_path, embedder=embedder, vector_index_above=ABOVE) as before:
         facts, file = filled_and_built(before)
-        quantized = _held_vector(before, file, facts[7].id)
+        quantized = stores.held_vector(file, db_path, facts[7].id)
         with monkeypatch.context() as patched:  # trashed as before 26: left in the file
             patched.setattr(approximate, "scrub", lambda *args: None)
             before.forget(REF, facts[7].id)
@@ -717,7 +717,7 @@ def test_a_build_that_overlapped_an_erasure_it_cannot_overwrite_is_not_installed
 
 
 def test_a_build_overlapped_by_more_forgets_than_a_merge_takes_is_not_installed(
-    pair: tuple[engram.Memory, engram.Memory], tmp_path: Path
+    pair: tuple[engram.Memory, engram.Memory], db_path: Path, tmp_path: Path
 ) -> None:
     """Its file could have each one overwritten (it holds them all), but so many are
     built again from the rows, as a merge would be."""
@@ -730,7 +730,7 @@ def test_a_build_overlapped_by_more_forgets_than_a_merge_takes_is_not_installed(
     start = store.db.run(lambda tx: approximate._state(tx.conn, REF.key), write=False)
     new = tmp_path / "new.usearch"  # as the build wrote it, before the forgets
     shutil.copy(file, new)
-    quantized = _held_vector(indexed, new, facts[0].id)
+    quantized = stores.held_vector(new, db_path, facts[0].id)
     for fact in facts[: int(approximate.MERGE_FRACTION * 300) + 1]:
         indexed.forget(REF, fact.id, hard=True)
     installed = store.db.run(
@@ -754,7 +754,7 @@ def test_a_build_that_overlapped_forgets_is_installed_without_their_vectors(
     away instead, and at 1M facts one takes 15 minutes: forgets could starve it)."""
     indexed, exact = pair
     facts, file = filled_and_built(indexed)
-    gone = [_held_vector(indexed, file, f.id) for f in facts[3:5]]
+    gone = [stores.held_vector(file, db_path, f.id) for f in facts[3:5]]
     more = 20 if merge else 200  # a merge's tenth, or more: built from the rows
     indexed.remember_many(REF, [sentence(i) for i in range(400, 400 + more)])
     batches = approximate.ApproximateIndex._batches
@@ -809,19 +809,6 @@ def test_a_missing_or_damaged_file_is_said_once_and_rebuilt(
         assert len(said) == 1 and said_as in said[0], said
         assert built(fresh) != file
         same_hits(recalled(fresh, QUERIES[0]), before)
-
-
-def _held_vector(mem: engram.Memory, file: Path, fact_id: str) -> bytes:
-    """The fact's vector as the index file stores it (int8)."""
-    from usearch.index import Index
-
-    store = store_of(mem)
-    seq = store.db.run(
-        lambda tx: tx.conn.execute("SELECT seq FROM facts WHERE id = ?", (fact_id,)).fetchone()[0],
-        write=False,
-    )
-    held = Index.restore(str(file), view=True).get(seq)
-    return bytes(np.asarray(held, np.int8).tobytes())
 
 
 CHILD = textwrap.dedent(

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import engram
@@ -115,14 +114,6 @@ def _with_graph(db_path: Path) -> tuple[list[engram.Fact], Path]:
     return facts, Path(f"{db_path}-vectors", file)
 
 
-def _held(path: Path, db_path: Path, fact: engram.Fact) -> bytes:
-    """The fact's vector as the index file at ``path`` holds it (int8)."""
-    from usearch.index import Index
-
-    ((seq,),) = stores.rows(db_path, "SELECT seq FROM facts WHERE id = ?", (fact.id,))
-    return bytes(np.asarray(Index.restore(str(path), view=True).get(seq), np.int8).tobytes())
-
-
 def _in_backup(made: Path, file: Path) -> Path:
     return made / snapshots.FOLDER / file.name
 
@@ -199,7 +190,7 @@ def test_a_forget_during_the_backup_waits_to_overwrite_until_the_files_are_copie
     forget that commits meanwhile is not in the snapshot, and overwrites its vector once
     the copy is made, so the backup holds the vector of every fact its rows hold."""
     facts, file = _with_graph(db_path)
-    vector = _held(file, db_path, facts[7])
+    vector = stores.held_vector(file, db_path, facts[7].id)
     forgetting = _indexed(db_path)  # opened first: a store that opens sweeps, under the lock
     named = snapshots._named
     forgot: list[BaseException | None] = []
@@ -244,7 +235,7 @@ def test_a_backup_overwrites_in_its_copy_what_the_store_had_still_to_overwrite(
     """A forget commits, then its process stops before overwriting the vector in the
     file (a store that opens does it): the backup's copy holds no byte of it."""
     facts, file = _with_graph(db_path)
-    vector = _held(file, db_path, facts[7])
+    vector = stores.held_vector(file, db_path, facts[7].id)
     with monkeypatch.context() as undone, _indexed(db_path) as memory:
         undone.setattr(approximate, "scrub", lambda *args, **kwargs: None)
         memory.forget(REF, facts[7].id, hard=True)

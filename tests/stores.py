@@ -667,3 +667,18 @@ def held_vector(file: Path, target: Target, fact_id: str) -> bytes:
 
     ((seq,),) = rows(target, "SELECT seq FROM facts WHERE id = ?", (fact_id,))
     return bytes(np.asarray(Index.restore(str(file), view=True).get(seq), np.int8).tobytes())
+
+
+def graph_file(mem: Any, ref: Any, query: str) -> Path:
+    """Asks for the SQLite scope's approximate index (a search by meaning), waits for it,
+    and returns its file."""
+    store = mem._store
+    approximate = store.index.approximate
+    mem.recall(ref, query, top_k=5, mode="vector")
+    assert approximate.settle(timeout=120)
+    named = store.db.run(
+        lambda tx: tx.conn.execute("SELECT file FROM vector_indexes").fetchall(), write=False
+    )
+    assert len(named) == 1, named
+    assert approximate.directory is not None
+    return Path(approximate.directory, named[0][0])

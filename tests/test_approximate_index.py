@@ -111,16 +111,7 @@ def filled_and_built(mem: engram.Memory) -> tuple[list[Fact], Path]:
 
 def built(mem: engram.Memory) -> Path:
     """Asks for the scope's index, waits for it, and returns its file."""
-    store = store_of(mem)
-    mem.recall(REF, QUERIES[0], top_k=5, mode="vector")
-    assert store.index.approximate.settle(timeout=120)
-    rows = store.db.run(
-        lambda tx: tx.conn.execute("SELECT file FROM vector_indexes").fetchall(), write=False
-    )
-    assert len(rows) == 1, rows
-    directory = store.index.approximate.directory
-    assert directory is not None
-    return directory / rows[0][0]
+    return stores.graph_file(mem, REF, QUERIES[0])
 
 
 def recalled(mem: engram.Memory, query: str, **kw: object) -> list[engram.RecallHit]:

@@ -107,11 +107,7 @@ def _indexed(db_path: Path) -> engram.Memory:
 def _with_graph(db_path: Path) -> tuple[list[engram.Fact], Path]:
     """The 400 facts remembered and their scope's graph built: the facts, and its file."""
     with _indexed(db_path) as memory:
-        facts = memory.remember_many(REF, TEXTS)
-        memory.recall(REF, TEXTS[0], top_k=5, mode="vector")  # asks for the scope's graph
-        assert memory._store.index.approximate.settle(timeout=120)  # type: ignore[attr-defined]
-    ((file,),) = stores.rows(db_path, "SELECT file FROM vector_indexes")
-    return facts, Path(f"{db_path}-vectors", file)
+        return memory.remember_many(REF, TEXTS), stores.graph_file(memory, REF, TEXTS[0])
 
 
 def _in_backup(made: Path, file: Path) -> Path:

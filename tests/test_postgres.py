@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -32,6 +34,7 @@ from engram.storage.postgres.schema import MIGRATIONS
 from engram.storage.postgres.vectors import index_name
 
 REF = ResourceRef("pg")
+ENGRAM = str(Path(sys.executable).parent / "engram")
 TOOLS = str(postgres_server.bin_dir())  # pg_dump and pg_restore of the test server's version
 
 
@@ -1031,18 +1034,91 @@ def test_a_pg_dump_backup_under_concurrent_writes_is_one_verified_snapshot(
     assert staging.complete_backups(tmp_path / "backups") == made
 
 
-def test_the_cli_backs_up_with_keep_and_points_restore_at_pg_restore(
+def test_the_cli_restores_a_backup_and_keeps_the_store_it_replaced(
     postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with engram.open(postgres_url, embedder=None) as memory:
-        memory.working.set(REF, "k", "v")
+        memory.working.set(REF, "k", "backed up")
     dest = tmp_path / "b"
     for _ in range(3):
         assert main(["--db", postgres_url, "backup", str(dest), "--keep", "2"]) == 0
-    assert len(staging.complete_backups(dest)) == 2
+    made = staging.complete_backups(dest)
+    assert len(made) == 2
+    with engram.open(postgres_url, embedder=None) as memory:
+        memory.working.set(REF, "k", "changed since")
+        # refused while another engram process (this one) is connected, naming it
+        done = subprocess.run(
+            [ENGRAM, "--db", postgres_url, "restore", str(made[-1])],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 4, done.stderr
+        assert f"(pid {os.getpid()} on " in done.stderr and "nothing was restored" in done.stderr
+        assert memory.working.get(REF, "k") == "changed since"
+    assert list(dest.glob(f"{pg_backups.KEPT_PREFIX}*")) == []
     capsys.readouterr()
-    assert main(["--db", postgres_url, "restore", str(dest)]) == 2
-    assert "pg_restore --clean" in capsys.readouterr().err
+    assert main(["--db", postgres_url, "--json", "restore", str(made[-1])]) == 0
+    kept = Path(json.loads(capsys.readouterr().out)["kept"])
+    assert kept.parent == dest and kept.name.startswith(pg_backups.KEPT_PREFIX)
+    with engram.open(postgres_url, embedder=None) as memory:
+        assert memory.working.get(REF, "k") == "backed up"
+    assert staging.complete_backups(dest) == made  # the kept one is out of the rotation
+    # the kept backup is itself one to restore: it puts back what the restore replaced
+    assert main(["--db", postgres_url, "restore", str(kept)]) == 0
+    with engram.open(postgres_url, embedder=None) as memory:
+        assert memory.working.get(REF, "k") == "changed since"
+
+
+def test_a_restore_refused_or_failing_leaves_the_database_as_it_was(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    with engram.open(postgres_url, embedder=engram.HashingEmbedder(16)) as memory:
+        memory.remember_many(REF, ["backed up one", "backed up two"])
+    made = pg_backups.backup(postgres_url, tmp_path / "b", tools_dir=TOOLS)
+    with engram.open(postgres_url, embedder=engram.HashingEmbedder(16)) as memory:
+        memory.remember(REF, "written since")
+    facts = "SELECT content FROM facts ORDER BY content"
+    before = stores.rows(postgres_url, facts)
+    dump = made / pg_backups.DUMP_NAME
+    whole = dump.read_bytes()
+    dump.write_bytes(whole[:-1] + bytes([whole[-1] ^ 1]))
+    with pytest.raises(engram.InvalidInput, match="sha256 differs"):
+        pg_backups.restore(made, postgres_url, tools_dir=TOOLS)
+    # cut short, its manifest made to match: pg_restore fails inside its one transaction
+    dump.write_bytes(whole[: len(whole) * 3 // 4])
+    manifest = json.loads((made / staging.MANIFEST).read_text())
+    (made / staging.MANIFEST).write_text(json.dumps({**manifest, "sha256": staging.sha256(dump)}))
+    with pytest.raises(StorageFailure, match="pg_restore failed"):
+        pg_backups.restore(made, postgres_url, tools_dir=TOOLS)
+    assert stores.rows(postgres_url, facts) == before
+    assert len(before) == 3
+    assert list((tmp_path / "b").glob(f"{pg_backups.KEPT_PREFIX}*")) == []
+
+
+def test_a_restored_scope_searches_its_graph_at_once(
+    postgres_url: str, postgres_admin: str, tmp_path: Path
+) -> None:
+    """pg_restore builds the scope's graph; the restore then analyses the tables, without
+    which the planner, told nothing of how many rows the scope has, sorted them all
+    rather than search the graph (as right after a build: see above)."""
+    embedder = engram.HashingEmbedder(64)
+    with engram.open(postgres_url, embedder=embedder, vector_index_above=100) as memory:
+        memory.remember_many(REF, _sentences(4000, 3))
+        assert memory._store.builder.settle(timeout=120)
+    graph = stores.rows(postgres_url, "SELECT ann_index FROM scope_state")
+    made = pg_backups.backup(postgres_url, tmp_path / "b", tools_dir=TOOLS)
+    into = postgres_server.create_database(postgres_admin)
+    try:
+        assert pg_backups.restore(made, into, tools_dir=TOOLS) is None  # it held no store
+        valid = "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        valid += "WHERE i.indisvalid AND starts_with(c.relname, 'fact_ann_')"
+        assert stores.rows(into, valid) == graph
+        assert stores.rows(into, "SELECT ann_index FROM scope_state") == graph
+        query = np.asarray(embedder.embed(["w1 w2 w3"], "query")[0], np.float32)
+        assert f"Index Scan using {graph[0][0]} " in _searched_through(into, query, 100)
+    finally:
+        postgres_server.drop_database(postgres_admin, into)
 
 
 def test_without_pg_dump_a_backup_says_what_is_missing_and_leaves_nothing(

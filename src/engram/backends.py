@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from engram.core.errors import InvalidInput
-
 if TYPE_CHECKING:
     from engram.core.health import Scrubbed
     from engram.core.ports import Store
@@ -44,8 +42,9 @@ class Backend(Protocol):
         (``ENGRAM_PG_BIN``)."""
         ...
 
-    def restore(self, backup_dir: Target, target: Target) -> Path | None:
-        """Puts a backup back; returns where the replaced store is kept, if anywhere."""
+    def restore(self, backup_dir: Target, target: Target, *, tools_dir: str = "") -> Path | None:
+        """Puts a backup back; returns where the replaced store is kept, if anywhere.
+        ``tools_dir`` as for :meth:`backup`."""
         ...
 
     def exists(self, target: Target) -> bool:
@@ -97,7 +96,7 @@ class _SQLite:
 
         return backup.backup(target, dest_dir, keep=keep)
 
-    def restore(self, backup_dir: Target, target: Target) -> Path | None:
+    def restore(self, backup_dir: Target, target: Target, *, tools_dir: str = "") -> Path | None:
         from engram.storage.sqlite import backup
 
         return backup.restore(backup_dir, target)
@@ -152,14 +151,10 @@ class _Postgres:
 
         database.check_sole(str(target), done=done, then=then)
 
-    def restore(self, backup_dir: Target, target: Target) -> Path | None:
-        raise InvalidInput(
-            "engram restores SQLite stores only; a PostgreSQL backup is a pg_dump archive",
-            hint="stop every engram service on the database (pg_restore replaces what they "
-            "write meanwhile), check `sha256sum engram.dump` against the manifest's sha256, "
-            "then: pg_restore --clean --if-exists --single-transaction "
-            f"-d URL {Path(backup_dir) / 'engram.dump'}",
-        )
+    def restore(self, backup_dir: Target, target: Target, *, tools_dir: str = "") -> Path | None:
+        from engram.storage.postgres import backup
+
+        return backup.restore(backup_dir, str(target), tools_dir=tools_dir)
 
 
 SQLITE: Backend = _SQLite()

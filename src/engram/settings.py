@@ -378,7 +378,8 @@ SETTINGS: tuple[Setting, ...] = (
         "ENGRAM_PG_BIN",
         "pg_bin",
         _text,
-        help="directory of `pg_dump`/`pg_restore` for `engram backup` (default: `PATH`)",
+        help="directory of `pg_dump`/`pg_restore` for `engram backup` and `engram restore` "
+        "(default: `PATH`)",
     ),
     Setting(
         "ENGRAM_MEMORY_ENABLED",

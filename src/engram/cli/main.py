@@ -619,7 +619,8 @@ def _restore(args: argparse.Namespace) -> Output:
     from engram.cli.render import Output
 
     target = _db_path(args)
-    kept = backend_for(target).restore(args.backup_dir, target)
+    tools = Settings.from_env(os.environ).pg_bin
+    kept = backend_for(target).restore(args.backup_dir, target, tools_dir=tools)
     lines = [f"restored {args.backup_dir} to {target}"]
     if kept is not None:
         lines.append(f"the store it replaced is kept at {kept}")

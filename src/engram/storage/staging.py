@@ -40,9 +40,12 @@ def staged_backup(
     dest_dir: str | os.PathLike[str],
     keep: int | None,
     build: Callable[[Path], dict[str, object]],
+    *,
+    prefix: str = PREFIX,
 ) -> Path:
     """Runs ``build`` (which writes the copy into the staging directory it is given and
-    returns the manifest), then publishes the backup and keeps the ``keep`` newest."""
+    returns the manifest), then publishes the backup as ``<prefix><UTC time>`` and keeps
+    the ``keep`` newest."""
     if keep is not None and keep < 1:
         raise InvalidInput(f"keep must be at least 1, got {keep}")
     dest = Path(dest_dir)
@@ -63,7 +66,7 @@ def staged_backup(
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2))
         for written in [*staging.iterdir(), staging]:
             fsync(written)
-        final = dest / f"{PREFIX}{created.replace(':', '')}"
+        final = dest / f"{prefix}{created.replace(':', '')}"
         staging.rename(final)
         fsync(dest)
     except OSError as exc:

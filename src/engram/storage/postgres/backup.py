@@ -4,7 +4,12 @@ The rows are counted in a transaction whose snapshot ``pg_dump`` then shares
 (``--snapshot``), so the counts describe exactly the dump. The dump (custom format) is
 verified by reading its data back with ``pg_restore`` and counting the rows of every
 table; only then is the backup renamed into place (see :mod:`engram.storage.staging`).
-Restore with ``pg_restore --clean --if-exists --single-transaction -d URL engram.dump``.
+
+:func:`restore` puts one back with ``pg_restore --clean --if-exists --single-transaction``
+once the dump matches its manifest and no engram process is connected, after keeping
+the database it replaces as a backup of its own; a scope's graph is built as it
+restores, with the memory engram's own builds take, and the tables are vacuumed and
+analysed after, so the restored store answers at once at its usual speed.
 """
 
 from __future__ import annotations
@@ -18,14 +23,17 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from engram.core.errors import StorageFailure
+from engram.core.errors import InvalidInput, StorageFailure
 from engram.storage import staging
+from engram.storage.postgres import database
 from engram.storage.postgres.database import redact
+from engram.storage.postgres.vectors import BUILD_MEMORY
 from engram.storage.staging import sha256, staged_backup
 
 TABLES = ("engram_schema", *staging.TABLES)
 DUMP_NAME = "engram.dump"
 TOOL_TIMEOUT_S = 3600
+KEPT_PREFIX = "before-restore-"  # the backup a restore keeps of the database it replaced
 
 
 def find_tool(name: str, directory: str = "") -> str:
@@ -47,7 +55,18 @@ def backup(
     """Dumps the database at ``url`` into a new backup under ``dest_dir``; returns it.
     ``pg_dump`` and ``pg_restore`` come from ``tools_dir`` when given, else from PATH."""
     pg_dump, pg_restore = find_tool("pg_dump", tools_dir), find_tool("pg_restore", tools_dir)
+    return _made(url, dest_dir, pg_dump, pg_restore, keep=keep)
 
+
+def _made(
+    url: str,
+    dest_dir: str | os.PathLike[str],
+    pg_dump: str,
+    pg_restore: str,
+    *,
+    keep: int | None = None,
+    prefix: str = staging.PREFIX,
+) -> Path:
     def build(staging: Path) -> dict[str, object]:
         dump = staging / DUMP_NAME
         counts = _dump(url, pg_dump, dump)
@@ -61,7 +80,54 @@ def backup(
             "source": redact(url),
         }
 
-    return staged_backup(dest_dir, keep, build)
+    return staged_backup(dest_dir, keep, build, prefix=prefix)
+
+
+def restore(backup_dir: str | os.PathLike[str], url: str, *, tools_dir: str = "") -> Path | None:
+    """Puts the backup ``backup_dir`` back into the database at ``url``; returns the
+    backup kept of the engram store it replaced (``before-restore-<time>`` beside
+    ``backup_dir``, itself a backup to restore), or None when the database held none.
+
+    The dump must match its manifest's sha256, and no engram process may be connected
+    (each is named). ``pg_restore`` runs in one transaction: it restores all or nothing.
+    Raises NotFound (no backup), InvalidInput (not a PostgreSQL backup, or one changed
+    since it was made), Conflict (engram processes connected), StorageFailure (a tool
+    missing or failing, or the server refusing); in every case the database is as it was.
+    """
+    backup_path = Path(backup_dir)
+    manifest = staging.read_manifest(backup_path, DUMP_NAME)
+    pg_dump, pg_restore = find_tool("pg_dump", tools_dir), find_tool("pg_restore", tools_dir)
+    dump = backup_path / DUMP_NAME
+    if sha256(dump) != manifest.sha256:
+        raise InvalidInput(
+            f"{backup_path} does not match its manifest: {DUMP_NAME} was changed after the "
+            "backup was made (sha256 differs); it is not restored"
+        )
+    database.check_sole(url, done="restored", then="restore")
+    kept = None
+    if database.has_schema(url):
+        kept = _made(url, backup_path.parent, pg_dump, pg_restore, prefix=KEPT_PREFIX)
+    conninfo, env = _without_password(url)
+    # The scopes' graphs are built as their indexes are restored: with the memory engram's
+    # own builds take, not the server's default (64 MB, which a graph of 100,000 vectors
+    # outgrows), and, with nothing else running, the server's parallel workers.
+    env["PGOPTIONS"] = f"{env.get('PGOPTIONS', '')} -c maintenance_work_mem={BUILD_MEMORY}"
+    command = [pg_restore, "--clean", "--if-exists", "--single-transaction", "--no-owner"]
+    try:
+        _run([*command, f"--dbname={conninfo}", str(dump)], env)
+    except BaseException:
+        if kept is not None:  # nothing was restored: the database is the one kept
+            shutil.rmtree(kept, ignore_errors=True)
+        raise
+    try:  # a restored table has no statistics and no visibility map until this
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("VACUUM (ANALYZE)")
+    except psycopg.Error as exc:
+        raise StorageFailure(
+            f"restored {backup_path} to {redact(url)}, but could not vacuum it: {exc}",
+            hint="run VACUUM (ANALYZE) on the database: until then its queries plan blind",
+        ) from exc
+    return kept
 
 
 def _dump(url: str, pg_dump: str, dump: Path) -> dict[str, int]:

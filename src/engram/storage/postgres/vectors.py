@@ -98,7 +98,11 @@ HALF = "_half"  # ends the name of an index of half-precision copies
 HALVES_FROM = (0, 7)  # the pgvector version that brought halfvec
 ITERATES_FROM = (0, 8)  # ... and the one that brought iterative scans
 # How a graph is built: one process builds, so a write meanwhile keeps the other core.
-BUILDING = ("SET maintenance_work_mem = '1GB'", "SET max_parallel_maintenance_workers = 0")
+BUILD_MEMORY = "1GB"
+BUILDING = (
+    f"SET maintenance_work_mem = '{BUILD_MEMORY}'",
+    "SET max_parallel_maintenance_workers = 0",
+)
 # The widest vectors pgvector's graph holds, of float32 and of half precision: a scope of
 # wider ones stays searched exactly (a build would fail on every write past the line).
 WIDEST = {False: 2_000, True: 4_000}

@@ -1080,6 +1080,13 @@ def test_a_restore_refused_or_failing_leaves_the_database_as_it_was(
         memory.remember(REF, "written since")
     facts = "SELECT content FROM facts ORDER BY content"
     before = stores.rows(postgres_url, facts)
+    # a store of another schema version has tables the dump does not name: refused
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO engram_schema SELECT max(version) + 1 FROM engram_schema")
+        with pytest.raises(engram.Conflict, match=f"version {len(MIGRATIONS)} and the data"):
+            pg_backups.restore(made, postgres_url, tools_dir=TOOLS)
+        conn.execute("DELETE FROM engram_schema WHERE version > %s", (len(MIGRATIONS),))
+    assert list((tmp_path / "b").glob(f"{pg_backups.KEPT_PREFIX}*")) == []
     dump = made / pg_backups.DUMP_NAME
     whole = dump.read_bytes()
     dump.write_bytes(whole[:-1] + bytes([whole[-1] ^ 1]))

@@ -9,7 +9,8 @@ table; only then is the backup renamed into place (see :mod:`engram.storage.stag
 once the dump matches its manifest and no engram process is connected, after keeping
 the database it replaces as a backup of its own; a scope's graph is built as it
 restores, with the memory engram's own builds take, and the tables are vacuumed and
-analysed after, so the restored store answers at once at its usual speed.
+analysed after, so the restored store searches it at once, its queries planned on
+statistics.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from engram.core.errors import InvalidInput, StorageFailure
+from engram.core.errors import Conflict, InvalidInput, StorageFailure
 from engram.storage import staging
 from engram.storage.postgres import database
 from engram.storage.postgres.database import redact
@@ -91,7 +92,8 @@ def restore(backup_dir: str | os.PathLike[str], url: str, *, tools_dir: str = ""
     The dump must match its manifest's sha256, and no engram process may be connected
     (each is named). ``pg_restore`` runs in one transaction: it restores all or nothing.
     Raises NotFound (no backup), InvalidInput (not a PostgreSQL backup, or one changed
-    since it was made), Conflict (engram processes connected), StorageFailure (a tool
+    since it was made), Conflict (engram processes connected, or a store of another
+    schema version in the database: restore into an empty one), StorageFailure (a tool
     missing or failing, or the server refusing); in every case the database is as it was.
     """
     backup_path = Path(backup_dir)
@@ -104,8 +106,19 @@ def restore(backup_dir: str | os.PathLike[str], url: str, *, tools_dir: str = ""
             "backup was made (sha256 differs); it is not restored"
         )
     database.check_sole(url, done="restored", then="restore")
+    held = database.schema_version(url)
+    # The dump's engram_schema holds a row a migration applied: its version. A store of
+    # another version has tables the dump does not name, which --clean would leave, rows
+    # and all, beside the restored ones.
+    backed_up = manifest.counts["engram_schema"]
+    if held is not None and held != backed_up:
+        raise Conflict(
+            f"{backup_path} holds a store of schema version {backed_up} and the database at "
+            f"{redact(url)} one of version {held}; nothing was restored",
+            hint="restore it into a new, empty database (engram migrates it as it opens)",
+        )
     kept = None
-    if database.has_schema(url):
+    if held is not None:
         kept = _made(url, backup_path.parent, pg_dump, pg_restore, prefix=KEPT_PREFIX)
     conninfo, env = _without_password(url)
     # The scopes' graphs are built as their indexes are restored: with the memory engram's

@@ -260,12 +260,21 @@ class Database:
 def has_schema(url: str) -> bool:
     """Whether the database at ``url`` holds an engram store (its schema table): opening
     one that does not creates it."""
+    return schema_version(url) is not None
+
+
+def schema_version(url: str) -> int | None:
+    """The schema version of the engram store in the database at ``url`` (0: none
+    applied yet), or None when it holds none."""
     try:
         with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True) as conn:
             row = conn.execute(HAS_SCHEMA).fetchone()
+            if not row or not row[0]:
+                return None
+            row = conn.execute("SELECT coalesce(max(version), 0) FROM engram_schema").fetchone()
     except psycopg.Error as exc:
         raise StorageFailure(f"cannot open the store at {redact(url)}: {_first_line(exc)}") from exc
-    return bool(row and row[0])
+    return int(row[0]) if row else 0
 
 
 def check_sole(url: str, *, done: str, then: str) -> None:

@@ -23,10 +23,12 @@ With ``--scopes N`` the facts are spread over N scopes (people of one applicatio
 filled in one batch, and each question is asked of one of them. ``--pg-setting`` sets
 the PostgreSQL server the run starts (``shared_buffers=1GB``: the size of its page cache).
 
-With ``--restored`` (SQLite, one scope), the run ends with a backup of the store, restored
-into new files twice: as it is (with the index files it holds) and as a backup from
-before it held them (none: the restored store searches exactly until it has built its
-graph); each step's time and bytes, and a cold process's hybrid recalls on each.
+With ``--restored`` (one scope), the run ends with a backup of the store, restored twice;
+each step's time and bytes, and a cold process's hybrid recalls on each. SQLite: into new
+files, as it is (with the index files it holds) and as a backup from before it held them
+(none: the restored store searches exactly until it has built its graph). PostgreSQL:
+into new databases, by ``pg_restore`` alone and by ``engram restore`` (each builds the
+scope's graph as it restores).
 
 With ``--after N`` (one scope), the run ends with steady writes: N more facts in
 ``AFTER_STEPS`` batches, each followed by the background builds it asked for (waited
@@ -56,7 +58,7 @@ sys.path.insert(0, str(HERE))
 import sentences  # noqa: E402
 from harness import environment, latency_summary, table, write_json  # noqa: E402
 from perf import TimedEmbedder  # noqa: E402
-from targets import Targets  # noqa: E402
+from targets import Targets, postgres_server  # noqa: E402
 
 import engram  # noqa: E402
 from engram import ResourceRef  # noqa: E402
@@ -442,10 +444,77 @@ def recall_at_10(found: list[list[str]], exact: list[list[str]]) -> float:
     return round(sum(shared) / len(shared), 4)
 
 
-def restored(target: str, queries: int) -> dict[str, Any]:
-    """The store backed up, then restored into new files twice, with the index files the
-    backup holds and without (as a backup from before they were kept): the time and bytes
-    of each, and a cold process's hybrid recalls on each restored store."""
+# How a PostgreSQL backup is restored: by pg_restore alone, as docs/postgres.md said before
+# engram restored PostgreSQL stores, and by engram restore.
+PG_RESTORES = ("by_pg_restore_alone", "by_engram_restore")
+
+
+def restored(target: str, queries: int, targets: Targets) -> dict[str, Any]:
+    """The store backed up and restored: a cold process's hybrid recalls on each restore,
+    with the time and bytes of each step (see :func:`restored_files` and
+    :func:`restored_dump`)."""
+    if targets.backend == "postgres":
+        return restored_dump(target, queries, targets)
+    return restored_files(target, queries)
+
+
+def restored_dump(target: str, queries: int, targets: Targets) -> dict[str, Any]:
+    """The database dumped by ``engram backup``, then restored into a new database once
+    each way of :data:`PG_RESTORES` (each rebuilds the scope's graph as it restores):
+    whether the restored scope searches it at once, and how fast it answers."""
+    from engram.storage.postgres import backup as backups
+
+    tools = postgres_server.bin_dir()
+    work = Path(tempfile.mkdtemp(prefix="restored-"))
+    try:
+        started = time.perf_counter()
+        made = backups.backup(target, work / "backups", tools_dir=str(tools))
+        dump = made / backups.DUMP_NAME
+        out: dict[str, Any] = {
+            "backup_s": round(time.perf_counter() - started, 1),
+            "backup_bytes": dump.stat().st_size,
+            "index_file_bytes": 0,
+        }
+        for name in PG_RESTORES:
+            into = targets.fresh()
+            started = time.perf_counter()
+            if name == "by_engram_restore":
+                backups.restore(made, into, tools_dir=str(tools))
+            else:
+                command = ["--clean", "--if-exists", "--single-transaction", "-d", into]
+                subprocess.run([str(tools / "pg_restore"), *command, str(dump)], check=True)
+            restore_s = round(time.perf_counter() - started, 1)
+            state = restored_state(into)
+            asked = child(into, "hybrid", queries, 1)
+            asked.pop("hits")
+            out[name] = {"restore_s": restore_s, **state, **asked}
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def restored_state(url: str) -> dict[str, Any]:
+    """The graph a restored PostgreSQL scope names, where it is a valid index, and whether
+    its facts' table had been analysed (by the restore or by autovacuum) when asked."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        graph = conn.execute(
+            "SELECT s.ann_index FROM scope_state s JOIN pg_class c ON c.relname = s.ann_index "
+            "JOIN pg_index i ON i.indexrelid = c.oid WHERE s.scope = %s AND i.indisvalid",
+            (REF.key,),
+        ).fetchone()
+        analysed = conn.execute(
+            "SELECT coalesce(last_analyze, last_autoanalyze) IS NOT NULL "
+            "FROM pg_stat_user_tables WHERE relname = 'facts'"
+        ).fetchone()
+    return {"graph": None if graph is None else str(graph[0]), "analysed": bool(analysed[0])}
+
+
+def restored_files(target: str, queries: int) -> dict[str, Any]:
+    """The SQLite store backed up, then restored into new files twice, with the index files
+    the backup holds and without (as a backup from before they were kept): the time and
+    bytes of each, and a cold process's hybrid recalls on each restored store."""
     from engram.storage import staging
     from engram.storage.sqlite import backup as backups
     from engram.storage.sqlite.index import snapshots
@@ -522,7 +591,7 @@ def run(
             again = exact_vector_hits(target, queries, scopes)
             out["vector_recall_at_10_after"] = recall_at_10(hits, again)
         if restore:
-            out["restored"] = restored(target, queries)
+            out["restored"] = restored(target, queries, targets)
     vector_hits = measured["vector"].pop("hits")
     for mode in ("text", "hybrid"):
         measured[mode].pop("hits")
@@ -605,10 +674,15 @@ def report(out: dict[str, Any]) -> str:
             f"\nbacked up in {back['backup_s']} s ({back['backup_bytes']:,} bytes, "
             f"{back['index_file_bytes']:,} of them index files); restored:"
         )
-        for name in ("with_files", "without_files"):
+        names = PG_RESTORES if out["backend"] == "postgres" else ("with_files", "without_files")
+        for name in names:
             one = back[name]
+            graph = ""
+            if "graph" in one:
+                graph = f", its graph {one['graph'] or 'missing'}, "
+                graph += "analysed" if one["analysed"] else "not analysed"
             tail += (
-                f"\n  {name.replace('_', ' ')}: in {one['restore_s']} s, hybrid open "
+                f"\n  {name.replace('_', ' ')}: in {one['restore_s']} s{graph}, hybrid open "
                 f"{one['open_ms']} ms, first {one['first_ms']} ms, p50 {one['warm']['p50_ms']} "
                 f"ms, p95 {one['warm']['p95_ms']} ms, peak RSS {one['peak_rss_mib']} MiB"
             )
@@ -667,8 +741,8 @@ def main() -> None:
         parser.error("--pg-setting sets the PostgreSQL server's own")
     if args.after and (args.scopes != 1 or args.store):
         parser.error("--after writes to one scope filled by this run")
-    if args.restored and (args.scopes != 1 or args.backend != "sqlite"):
-        parser.error("--restored backs up a SQLite store of one scope")
+    if args.restored and args.scopes != 1:
+        parser.error("--restored backs up a store of one scope")
     settings = tuple(args.pg_setting)
     out = run(
         args.backend,

@@ -124,6 +124,16 @@ def read_manifest(backup_dir: Path, copy_name: str) -> Manifest:
     return Manifest(dict(counts), digest, dict(files))
 
 
+def check_digest(backup_dir: Path, name: str, copy: Path, digest: str) -> None:
+    """Raises InvalidInput unless ``copy`` (the backup's ``name``, or a copy of it just
+    made) has the sha256 ``digest`` its manifest gives."""
+    if sha256(copy) != digest:
+        raise InvalidInput(
+            f"{backup_dir} does not match its manifest: {name} was changed after the "
+            "backup was made (sha256 differs); it is not restored"
+        )
+
+
 def _digest(value: object) -> bool:
     return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
 

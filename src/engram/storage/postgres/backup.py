@@ -24,12 +24,12 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from engram.core.errors import Conflict, InvalidInput, StorageFailure
+from engram.core.errors import Conflict, StorageFailure
 from engram.storage import staging
 from engram.storage.postgres import database
 from engram.storage.postgres.database import redact
 from engram.storage.postgres.vectors import BUILD_MEMORY
-from engram.storage.staging import sha256, staged_backup
+from engram.storage.staging import check_digest, sha256, staged_backup
 
 TABLES = ("engram_schema", *staging.TABLES)
 DUMP_NAME = "engram.dump"
@@ -100,11 +100,7 @@ def restore(backup_dir: str | os.PathLike[str], url: str, *, tools_dir: str = ""
     manifest = staging.read_manifest(backup_path, DUMP_NAME)
     pg_dump, pg_restore = find_tool("pg_dump", tools_dir), find_tool("pg_restore", tools_dir)
     dump = backup_path / DUMP_NAME
-    if sha256(dump) != manifest.sha256:
-        raise InvalidInput(
-            f"{backup_path} does not match its manifest: {DUMP_NAME} was changed after the "
-            "backup was made (sha256 differs); it is not restored"
-        )
+    check_digest(backup_path, DUMP_NAME, dump, manifest.sha256)
     database.check_sole(url, done="restored", then="restore")
     held = database.schema_version(url)
     # The dump's engram_schema holds a row a migration applied: its version. A store of

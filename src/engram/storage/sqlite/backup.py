@@ -27,7 +27,16 @@ from engram.storage import staging
 from engram.storage.sqlite import owner
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import snapshots
-from engram.storage.staging import FILES, TABLES, attempt, fsync, now, sha256, staged_backup
+from engram.storage.staging import (
+    FILES,
+    TABLES,
+    attempt,
+    check_digest,
+    fsync,
+    now,
+    sha256,
+    staged_backup,
+)
 
 DB_NAME = "engram.db"
 
@@ -78,11 +87,7 @@ def restore(backup_dir: str | os.PathLike[str], db_path: str | os.PathLike[str])
         attempt(
             lambda: shutil.copyfile(backup_path / DB_NAME, incoming), f"cannot copy {backup_path}"
         )
-        if sha256(incoming) != manifest.sha256:
-            raise InvalidInput(
-                f"{backup_path} does not match its manifest: {DB_NAME} was changed after the "
-                "backup was made (sha256 differs); it is not restored"
-            )
+        check_digest(backup_path, DB_NAME, incoming, manifest.sha256)
         _verify(incoming, manifest.counts)
         renamed = snapshots.adopt(incoming, manifest.files)
         with snapshots.staged(backup_path, renamed, manifest.files, target) as staged:

@@ -24,7 +24,7 @@ from pathlib import Path
 from engram.core.errors import InvalidInput, StorageFailure
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.index import vectorfiles
-from engram.storage.staging import attempt, fsync, sha256
+from engram.storage.staging import attempt, check_digest, fsync, sha256
 
 FOLDER = "vectors"  # in a backup, beside its copy of the database
 
@@ -171,11 +171,7 @@ def _staged_copy(backup: Path, name: str, copy: Path, digest: str) -> None:
     if not source.is_file():
         raise InvalidInput(f"{backup} is not a complete engram backup: it holds no {FOLDER}/{name}")
     attempt(partial(shutil.copyfile, source, copy), f"cannot copy {source}")
-    if sha256(copy) != digest:
-        raise InvalidInput(
-            f"{backup} does not match its manifest: {FOLDER}/{name} was changed after "
-            "the backup was made (sha256 differs); it is not restored"
-        )
+    check_digest(backup, f"{FOLDER}/{name}", copy, digest)
     fsync(copy)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -229,3 +230,35 @@ def test_ids_no_agent_can_have_are_404(client: TestClient) -> None:
     for agent_id in ("x" * 100, "%00", "%F0%9F%99%82"):
         _error(client.get(f"/agents/{agent_id}"), 404, "not_found")
         _error(client.get(f"/agents/{agent_id}/memory/k"), 404, "not_found")
+
+
+def test_a_second_app_reads_no_routes_parameters_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every app holds the routes built once a process: a second app, made and asked,
+    reads the parameters of its own ``/healthz`` alone. FastAPI 0.16x built an included
+    router's routes at each app's first answer, every parameter and answer read into a
+    model: about 0.3 s of a core an app, where a test builds hundreds."""
+    import fastapi.routing
+
+    def served(name: str) -> None:
+        memory = engram.open(tmp_path / f"{name}.db", embedder=engram.HashingEmbedder(32))
+        with TestClient(create_app(memory_store=memory)) as client:
+            assert client.get("/healthz").status_code == 200
+            assert client.get("/agents").status_code == 200
+            assert client.get("/ui/").status_code == 200
+            answer = client.get("/agents", params={"bogus": "1"})  # the query check holds
+            assert answer.status_code == 400, answer.text
+            assert "bogus" in answer.json()["error"]["message"]
+
+    served("first")
+    read: list[str] = []
+    reading = fastapi.routing.get_dependant
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        read.append(kwargs.get("path", ""))
+        return reading(*args, **kwargs)
+
+    monkeypatch.setattr(fastapi.routing, "get_dependant", counted)
+    served("second")
+    assert read == ["/healthz"]

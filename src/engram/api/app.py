@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
+from starlette.routing import BaseRoute
 
 from engram.api import (
     agents,
@@ -104,20 +106,7 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     errors.install(app)
     openapi.install(app)
     app.add_middleware(BodyGate, shapes={mcp_http.PATH: mcp_http.body_refusal})
-    service_only = [Depends(require_service)]
-    app.include_router(agents.router, dependencies=service_only)
-    app.include_router(facts.router, dependencies=service_only)
-    app.include_router(declared.mounted(), dependencies=service_only)
-    app.include_router(memory.router, dependencies=service_only)  # after the keys' routes
-    app.include_router(sessions.router, dependencies=service_only)
-    app.include_router(health.router, dependencies=service_only)
-    app.include_router(portability.router, dependencies=service_only)
-    app.include_router(documents.router, dependencies=service_only)
-    app.include_router(people.router)
-    app.include_router(declared.mounted(declared.PEOPLE))
-    app.include_router(tools.router, dependencies=service_only)
-    app.include_router(tools.people_router)
-    app.include_router(page.router())
+    app.router.routes.extend(routes())
     mcp_http.mount(app)  # /mcp: the MCP server over streamable HTTP (engram.mcp.http)
 
     @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
@@ -126,6 +115,34 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         return Health(ok=True, semantic=store.embedder is not None)
 
     return app
+
+
+@functools.cache
+def routes() -> tuple[BaseRoute, ...]:
+    """Every route an app serves but ``/healthz`` and ``/mcp`` (the app's own), built once
+    a process and held by every app: a route reads its memory, settings and verifier from
+    the request's app when called. FastAPI reads a route's parameters and answers into
+    models as it builds it, and FastAPI 0.16x builds an included router's routes when the
+    app including it first answers: included into each app, that was about 0.3 s of a
+    core at each app's first request (89 routes), and a test builds hundreds of apps.
+    Included here once, into a router holding the app's own query check, they are built
+    once. An app's ``dependency_overrides`` do not reach them (engram sets none)."""
+    built = APIRouter(dependencies=[Depends(KnownQuery())])
+    service_only = [Depends(require_service)]
+    built.include_router(agents.router, dependencies=service_only)
+    built.include_router(facts.router, dependencies=service_only)
+    built.include_router(declared.router(), dependencies=service_only)
+    built.include_router(memory.router, dependencies=service_only)  # after the keys' routes
+    built.include_router(sessions.router, dependencies=service_only)
+    built.include_router(health.router, dependencies=service_only)
+    built.include_router(portability.router, dependencies=service_only)
+    built.include_router(documents.router, dependencies=service_only)
+    built.include_router(people.router)
+    built.include_router(declared.router(mount=declared.PEOPLE))
+    built.include_router(tools.router, dependencies=service_only)
+    built.include_router(tools.people_router)
+    built.include_router(page.router())
+    return tuple(built.routes)
 
 
 def service_embedder(settings: Settings) -> Embedder | None:

@@ -78,19 +78,6 @@ PEOPLE = Mount(
 )
 
 
-_MOUNTED: dict[str, APIRouter] = {}
-
-
-def mounted(mount: Mount = AGENTS) -> APIRouter:
-    """The routes of every declared operation the mount offers, built once a process: a
-    route reads its memory from the request's app when called, so every app built here
-    (a test builds hundreds) includes the same ones, and FastAPI reads their parameters
-    once (about half a second a mount)."""
-    if mount.prefix not in _MOUNTED:
-        _MOUNTED[mount.prefix] = router(DECLARED, mount)
-    return _MOUNTED[mount.prefix]
-
-
 def router(declared: tuple[OpType, ...] = DECLARED, mount: Mount = AGENTS) -> APIRouter:
     """The route of every declared operation the mount offers, under its prefix."""
     built = APIRouter(prefix=mount.prefix, responses=errors(*mount.common))

@@ -318,7 +318,7 @@ def app_list(mem: Memory, args: argparse.Namespace) -> Output:
     count, page = app.listing(owner, limit=args.limit)
     shown = render.facts_page(page)
     heading = f"{app.app} remembers {count} thing{'' if count == 1 else 's'} of {owner.person}"
-    return Output({"app": app.app, "count": count, **shown.data}, [heading, *shown.lines])
+    return Output(lambda: {"app": app.app, "count": count, **shown.data}, [heading, *shown.lines])
 
 
 def app_correct(mem: Memory, args: argparse.Namespace) -> Output:

@@ -6,21 +6,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram.cli.render import Output
+from engram.cli.render import JSONData, Output
 from engram.core import ops
 from engram.core.records import Feedback, Signal
-from engram.wire.usage import FeedbackOut, SignalOut
 
 
 def rendered(op: ops.Op[Any], result: Any) -> Output:
-    """What a feedback command prints of its operation's result."""
+    """What a feedback command prints of its operation's result (its data made of the
+    wire shapes only when asked for: ``--json``)."""
+
+    def data() -> JSONData:
+        from engram.wire.usage import FeedbackOut, SignalOut
+
+        if isinstance(op, ops.DetectFeedback):
+            return {"signals": [SignalOut.of(s).model_dump(mode="json") for s in result]}
+        if isinstance(op, ops.RecordFeedback):
+            return FeedbackOut.of(result).model_dump(mode="json")
+        return {"feedback": [FeedbackOut.of(r).model_dump(mode="json") for r in result]}
+
     if isinstance(op, ops.DetectFeedback):
-        data = [SignalOut.of(s).model_dump(mode="json") for s in result]
-        return Output({"signals": data}, [_signal_line(s) for s in result])
+        return Output(data, [_signal_line(s) for s in result])
     if isinstance(op, ops.RecordFeedback):
-        return Output(FeedbackOut.of(result).model_dump(mode="json"), [_row_line(result)])
-    data = [FeedbackOut.of(r).model_dump(mode="json") for r in result]
-    return Output({"feedback": data}, [_row_line(r) for r in result] or ["no signals"])
+        return Output(data, [_row_line(result)])
+    return Output(data, [_row_line(r) for r in result] or ["no signals"])
 
 
 def _signal_line(signal: Signal) -> str:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engram import wire
-from engram.cli.render import Output, fact_line
+from engram.cli.render import JSONData, Output, fact_line
 from engram.core import ops
 from engram.core.errors import NotFound
 from engram.core.graph import ops as graph_ops
@@ -21,7 +20,9 @@ from engram.core.graph.search import EntityHit
 from engram.core.graph.walks import Path, Subgraph
 from engram.core.memory import Memory
 from engram.core.scopes import ResourceRef, Scope
-from engram.wire import graph as shapes
+
+if TYPE_CHECKING:
+    from engram import wire
 
 
 def rendered(mem: Memory, scope: Scope, op: ops.Op[Any], result: Any) -> Output:
@@ -31,7 +32,7 @@ def rendered(mem: Memory, scope: Scope, op: ops.Op[Any], result: Any) -> Output:
         return _entity(result)
     if isinstance(op, graph_ops.DeleteEntity):
         shown = _entity(result)
-        return Output(shown.data, [f"deleted {entity_line(result)} with its relations"])
+        return Output(shown.made, [f"deleted {entity_line(result)} with its relations"])
     if isinstance(op, graph_ops.SearchEntities):
         return _hits(result)
     if isinstance(op, graph_ops.DeclareRelationType):
@@ -44,23 +45,25 @@ def rendered(mem: Memory, scope: Scope, op: ops.Op[Any], result: Any) -> Output:
         shown = _relations(graph, scope, [result], single=True)
         if not op.hard:
             return shown
-        return Output(shown.data, [f"deleted {line}" for line in shown.lines])
+        return Output(shown.made, [f"deleted {line}" for line in shown.lines])
     if isinstance(op, graph_ops.Neighbourhood):
         return subgraph(result)
     if isinstance(op, graph_ops.Traverse):
         names = _names(graph, scope, (e for p in result for e in p.entities))
-        data = shapes.PathsOut(paths=[shapes.PathOut.of(p) for p in result])
-        return Output(_dump(data), [path_line(p, names) for p in result] or ["no paths"])
+        lines = [path_line(p, names) for p in result] or ["no paths"]
+        return Output(_dumped(lambda s: s.PathsOut(paths=[s.PathOut.of(p) for p in result])), lines)
     assert isinstance(op, graph_ops.Extract), op
-    return Output(_dump(shapes.ExtractionOut.of(result)), extraction_lines(result))
+    return Output(_dumped(lambda s: s.ExtractionOut.of(result)), extraction_lines(result))
 
 
 def _declared(op: graph_ops.DeclareRelationType, changed: bool) -> Output:
     single = op.single_valued
-    said = shapes.RelationTypeOut(type=op.relation_type, single_valued=single, changed=changed)
     kind = "single-valued" if single else "multi-valued"
-    line = f"{said.type} is {kind}" + ("" if changed else " (it already was)")
-    return Output(_dump(said), [line])
+    line = f"{op.relation_type} is {kind}" + ("" if changed else " (it already was)")
+    said = _dumped(
+        lambda s: s.RelationTypeOut(type=op.relation_type, single_valued=single, changed=changed)
+    )
+    return Output(said, [line])
 
 
 def unrelate(mem: Memory, args: argparse.Namespace) -> Output:
@@ -138,17 +141,17 @@ def subgraph(found: Subgraph) -> Output:
     lines += [f"  {fact_line(f)}" for f in found.facts]
     if found.truncated:
         lines.append("  (cut short: raise --limit to see more)")
-    return Output(_dump(shapes.SubgraphOut.of(found)), lines)
+    return Output(_dumped(lambda s: s.SubgraphOut.of(found)), lines)
 
 
 def _entity(entity: Entity) -> Output:
-    return Output(_dump(shapes.EntityOut.of(entity)), [entity_line(entity)])
+    return Output(_dumped(lambda s: s.EntityOut.of(entity)), [entity_line(entity)])
 
 
 def _hits(hits: Sequence[EntityHit]) -> Output:
-    found = [shapes.FoundEntity.of_hit(h) for h in hits]
     lines = [f"{h.score:.2f}  {entity_line(h.entity)}" for h in hits] or ["no entities found"]
-    return Output(_dump(shapes.EntitiesOut(entities=found)), lines)
+    found = _dumped(lambda s: s.EntitiesOut(entities=[s.FoundEntity.of_hit(h) for h in hits]))
+    return Output(found, lines)
 
 
 def _relations(
@@ -157,9 +160,9 @@ def _relations(
     names = _names(graph, ref, (end for r in found for end in (r.source, r.target)))
     lines = [relation_line(r, names) for r in found] or ["no relations"]
     if single:
-        return Output(_dump(shapes.RelationOut.of(found[0])), lines)
-    listed = shapes.RelationsOut(relations=[shapes.RelationOut.of(r) for r in found])
-    return Output(_dump(listed), lines)
+        return Output(_dumped(lambda s: s.RelationOut.of(found[0])), lines)
+    listed = _dumped(lambda s: s.RelationsOut(relations=[s.RelationOut.of(r) for r in found]))
+    return Output(listed, lines)
 
 
 def _names(graph: Graph, ref: Scope, ids: Iterable[str]) -> dict[str, str]:
@@ -173,8 +176,16 @@ def _names(graph: Graph, ref: Scope, ids: Iterable[str]) -> dict[str, str]:
     return names
 
 
-def _dump(answer: wire.Answer) -> dict[str, object]:
-    return answer.model_dump(mode="json")
+def _dumped(answer: Callable[[Any], wire.Answer]) -> Callable[[], JSONData]:
+    """What makes the data of an answer ``answer`` makes of the graph's wire shapes
+    (:mod:`engram.wire.graph`), imported only when the data is asked for (``--json``)."""
+
+    def made() -> JSONData:
+        from engram.wire import graph as shapes
+
+        return answer(shapes).model_dump(mode="json")
+
+    return made
 
 
 HANDLERS: dict[str, Callable[[Memory, argparse.Namespace], Output]] = {

@@ -232,33 +232,48 @@ def test_ids_no_agent_can_have_are_404(client: TestClient) -> None:
         _error(client.get(f"/agents/{agent_id}/memory/k"), 404, "not_found")
 
 
-def test_a_second_app_reads_no_routes_parameters_again(
+def test_a_second_app_reads_no_routes_parameters_again_nor_writes_its_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every app holds the routes built once a process: a second app, made and asked,
-    reads the parameters of its own ``/healthz`` alone. FastAPI 0.16x built an included
-    router's routes at each app's first answer, every parameter and answer read into a
-    model: about 0.3 s of a core an app, where a test builds hundreds."""
+    """Every app holds the routes built once a process, and a copy of the schema written
+    once: a second app, made and asked, reads no route's parameters and writes no schema.
+    FastAPI 0.16x built an included router's routes at each app's first answer, every
+    parameter and answer read into a model (about 0.3 s of a core an app, where a test
+    builds hundreds), and each app wrote its schema anew (0.6 to 1.1 s)."""
     import fastapi.routing
 
-    def served(name: str) -> None:
-        memory = engram.open(tmp_path / f"{name}.db", embedder=engram.HashingEmbedder(32))
+    from engram.api import openapi
+
+    def served(name: str, embedder: engram.HashingEmbedder | None) -> dict[str, Any]:
+        memory = engram.open(tmp_path / f"{name}.db", embedder=embedder)
         with TestClient(create_app(memory_store=memory)) as client:
-            assert client.get("/healthz").status_code == 200
+            health = client.get("/healthz")  # its own memory's, from the shared route
+            assert health.json() == {"ok": True, "semantic": embedder is not None}
             assert client.get("/agents").status_code == 200
             assert client.get("/ui/").status_code == 200
             answer = client.get("/agents", params={"bogus": "1"})  # the query check holds
             assert answer.status_code == 400, answer.text
             assert "bogus" in answer.json()["error"]["message"]
+            schema: dict[str, Any] = client.get("/openapi.json").json()
+            return schema
 
-    served("first")
+    first = served("first", engram.HashingEmbedder(32))
     read: list[str] = []
-    reading = fastapi.routing.get_dependant
+    reading, writing = fastapi.routing.get_dependant, openapi.get_openapi
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         read.append(kwargs.get("path", ""))
         return reading(*args, **kwargs)
 
+    def written(*args: Any, **kwargs: Any) -> Any:
+        read.append("the schema")
+        return writing(*args, **kwargs)
+
     monkeypatch.setattr(fastapi.routing, "get_dependant", counted)
-    served("second")
-    assert read == ["/healthz"]
+    monkeypatch.setattr(openapi, "get_openapi", written)
+    assert served("second", None) == first
+    assert read == []
+    # each app's schema is its own: one changed leaves the next as published
+    with engram.open(tmp_path / "third.db", embedder=None) as memory:
+        create_app(memory_store=memory).openapi()["paths"].clear()
+        assert create_app(memory_store=memory).openapi() == first

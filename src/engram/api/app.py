@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI, Request
 from starlette.routing import BaseRoute
 
 from engram.api import (
@@ -54,6 +54,7 @@ TELEMETRY_OFF: dict[str, Any] = (
     else {}
 )
 
+TITLE, VERSION = "engram", "0.1.0"
 DESCRIPTION = """Durable memory for AI agents: working memory by key, facts recalled by
 meaning, a knowledge graph of entities and relations, and what applications remember of
 people.
@@ -88,8 +89,8 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
             store.close()
 
     app = FastAPI(
-        title="engram",
-        version="0.1.0",
+        title=TITLE,
+        version=VERSION,
         description=DESCRIPTION,
         lifespan=lifespan,
         dependencies=[Depends(KnownQuery())],
@@ -104,29 +105,24 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
     app.state.ingest_allow_private = settings.ingest_allow_private
     app.state.verifier = Verifier(settings)
     errors.install(app)
-    openapi.install(app)
+    openapi.install(app, schema)
     app.add_middleware(BodyGate, shapes={mcp_http.PATH: mcp_http.body_refusal})
     app.router.routes.extend(routes())
     mcp_http.mount(app)  # /mcp: the MCP server over streamable HTTP (engram.mcp.http)
-
-    @app.get("/healthz", tags=["service"], responses=openapi.errors(400))
-    def healthz() -> Health:
-        """Whether the service answers, and whether it recalls by meaning."""
-        return Health(ok=True, semantic=store.embedder is not None)
-
     return app
 
 
 @functools.cache
 def routes() -> tuple[BaseRoute, ...]:
-    """Every route an app serves but ``/healthz`` and ``/mcp`` (the app's own), built once
-    a process and held by every app: a route reads its memory, settings and verifier from
-    the request's app when called. FastAPI reads a route's parameters and answers into
-    models as it builds it, and FastAPI 0.16x builds an included router's routes when the
-    app including it first answers: included into each app, that was about 0.3 s of a
-    core at each app's first request (89 routes), and a test builds hundreds of apps.
-    Included here once, into a router holding the app's own query check, they are built
-    once. An app's ``dependency_overrides`` do not reach them (engram sets none)."""
+    """Every route an app serves but ``/mcp`` (the app's own), built once a process and held
+    by every app, and what its schema publishes (:func:`schema`): a route reads its
+    memory, settings and verifier from the request's app when called. FastAPI reads a
+    route's parameters and answers into models as it builds it, and FastAPI 0.16x builds
+    an included router's routes when the app including it first answers: included into
+    each app, that was about 0.3 s of a core at each app's first request (89 routes), and
+    a test builds hundreds of apps. Included here once, into a router holding the app's
+    own query check, they are built once. An app's ``dependency_overrides`` do not reach
+    them (engram sets none)."""
     built = APIRouter(dependencies=[Depends(KnownQuery())])
     service_only = [Depends(require_service)]
     built.include_router(agents.router, dependencies=service_only)
@@ -142,7 +138,21 @@ def routes() -> tuple[BaseRoute, ...]:
     built.include_router(tools.router, dependencies=service_only)
     built.include_router(tools.people_router)
     built.include_router(page.router())
+
+    @built.get("/healthz", tags=["service"], responses=openapi.errors(400))
+    def healthz(request: Request) -> Health:
+        """Whether the service answers, and whether it recalls by meaning."""
+        memory: Memory = request.app.state.memory
+        return Health(ok=True, semantic=memory.embedder is not None)
+
     return tuple(built.routes)
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    """The OpenAPI schema every app publishes, of :func:`routes`: made once a process, each
+    app given its own copy (:func:`openapi.install`)."""
+    return openapi.published(TITLE, VERSION, DESCRIPTION, routes())
 
 
 def service_embedder(settings: Settings) -> Embedder | None:

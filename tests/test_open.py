@@ -194,3 +194,75 @@ def test_a_migration_refuses_while_another_process_has_the_store_open(tmp_path: 
     with engram.open(path, embedder=None):  # alone now: migrated
         pass
     assert stores.rows(path, "PRAGMA user_version") == [(len(MIGRATIONS),)]
+
+
+def _everything(path: Path) -> dict[str, object]:
+    """A SQLite file's schema, settings and every table's rows (FTS5's own among them)."""
+    from engram.storage.sqlite.driver import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        schema = conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+        ).fetchall()
+        found: dict[str, object] = {"schema": schema}
+        for setting in ("user_version", "application_id", "page_size", "journal_mode"):
+            found[setting] = conn.execute(f"PRAGMA {setting}").fetchone()[0]
+        found["integrity"] = conn.execute("PRAGMA integrity_check").fetchall()
+        for _, name, _, sql in schema:
+            if sql and sql.startswith("CREATE TABLE"):
+                found[name] = sorted(conn.execute(f'SELECT * FROM "{name}"').fetchall())
+        return found
+    finally:
+        conn.close()
+
+
+def test_a_new_store_is_a_copy_of_what_its_migrations_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.storage.sqlite import schema
+    from engram.storage.sqlite.database import Database
+
+    Database(tmp_path / "first.db").close()  # this process's image made, if not yet
+    run: list[str] = []
+    statements = schema._statements
+    monkeypatch.setattr(schema, "_statements", lambda s: run.append(s) or statements(s))
+    copied, migrated = tmp_path / "copied.db", tmp_path / "migrated.db"
+    Database(copied).close()
+    assert run == []  # no migration ran for it
+    Database(migrated, copied=False).close()
+    assert len(run) == len(schema.MIGRATIONS)
+    assert _everything(copied) == _everything(migrated)
+    assert copied.stat().st_mode == migrated.stat().st_mode  # the mode SQLite gives
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copied.db", "first.db", "migrated.db"]
+    with engram.open(copied, embedder=engram.HashingEmbedder(64)) as memory:
+        ref = engram.ResourceRef("r")
+        fact = memory.remember(ref, "the copy holds facts")
+        assert [h.fact.id for h in memory.recall(ref, "copy holds")] == [fact.id]
+        memory.forget(ref, fact.id, hard=True)
+        assert memory.recall(ref, "copy holds") == []
+
+
+def test_a_copy_never_takes_a_path_that_another_filled_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.storage.sqlite import newfile
+    from engram.storage.sqlite.database import Database
+
+    target = tmp_path / "e.db"
+
+    def another_makes_it_meanwhile(path: str) -> Database:
+        made = Database(path, copied=False)
+        Database(target, copied=False).close()  # as another process would, and writes
+        stores.rows(target, "INSERT INTO meta (key, value) VALUES ('whose', 'theirs')")
+        return made
+
+    monkeypatch.setattr(newfile, "_made", [])  # this process makes its image now, beside
+    assert not newfile.place(str(target), another_makes_it_meanwhile)
+    assert stores.rows(target, "SELECT value FROM meta WHERE key = 'whose'") == [("theirs",)]
+    with engram.open(target, embedder=None):
+        pass
+    (tmp_path / "w.db-wal").write_bytes(b"")  # a log left of a store once there
+    assert not newfile.place(str(tmp_path / "w.db"), another_makes_it_meanwhile)
+    assert not (tmp_path / "w.db").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.db", "w.db-wal"]  # no copy left

@@ -26,7 +26,7 @@ from urllib.parse import quote
 from engram.core.errors import EngramError, StorageFailure, Unavailable
 from engram.storage.sql.dialect import SQLITE
 from engram.storage.sql.tx import SQLTx
-from engram.storage.sqlite import forgetting, freespace, owner
+from engram.storage.sqlite import forgetting, freespace, newfile, owner
 from engram.storage.sqlite.driver import sqlite3
 from engram.storage.sqlite.fulltext import VOCABULARIES
 from engram.storage.sqlite.schema import (
@@ -58,7 +58,10 @@ class Database:
     writers (WAL).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, copied: bool = True) -> None:
+        """Opens the store at ``path``, migrating it; a new one is written as a copy of
+        the empty store this process made first (:mod:`newfile`) unless ``copied`` is
+        False."""
         self.path = str(path)
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -68,6 +71,8 @@ class Database:
         self._forgetting: list[Callable[[], None]] = []
         _check_path(self.path)
         version = _check_ours(self.path)
+        if version == 0 and copied:
+            newfile.place(self.path, _migrated)
         if 0 < version < len(MIGRATIONS):  # changing the schema under a running process
             owner.check_sole(
                 Path(self.path),
@@ -277,6 +282,11 @@ class Database:
             with suppress(sqlite3.Error):
                 conn.close()
         self._local = threading.local()
+
+
+def _migrated(path: str) -> Database:
+    """A new store at ``path`` made by running every migration: :mod:`newfile`'s image."""
+    return Database(path, copied=False)
 
 
 def _strip_text_bases(conn: sqlite3.Connection) -> None:

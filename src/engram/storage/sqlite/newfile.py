@@ -1,13 +1,13 @@
 """A new store's file, written as a copy of an empty store this process made once.
 
 Migrating a new file runs every migration's statements, and SQLite reads its schema
-again after each that changes it: 25 to 40 ms of a core a new store. The copy is the
-same bytes that migrating leaves: the first new store of a process is made by migrating
-a file of its own (:func:`image`), and each new store after it is written from those
-bytes. The copy is placed by a hard link, which fails rather than replace a file that
-another process or thread created at that path meanwhile; that file is then opened as
-it is, and so is any path where a copy cannot be placed (a file system without hard
-links): migrating it makes the same store.
+again after each that changes it: 24 to 37 ms of a core a new store, against 4 to 5 for
+a copy. The copy is the same bytes that migrating leaves: the first new store of a
+process is made by migrating a file of its own (:func:`image`), and each new store after
+it is written from those bytes. The copy is placed by a hard link, which fails rather
+than replace a file that another process or thread created at that path meanwhile; that
+file is then opened as it is, and so is any path where a copy cannot be placed (a file
+system without hard links): migrating it makes the same store.
 """
 
 from __future__ import annotations

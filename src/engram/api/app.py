@@ -93,7 +93,6 @@ def create_app(settings: Settings | None = None, *, memory_store: Memory | None 
         version=VERSION,
         description=DESCRIPTION,
         lifespan=lifespan,
-        dependencies=[Depends(KnownQuery())],
         redirect_slashes=False,  # a trailing slash is refused in words, never a bare 307
         # FastAPI's own OpenTelemetry off, whatever the process's providers or its
         # FASTAPI_OTEL_AUTO_CONFIGURE say: its logs carry exception messages (a memory's

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from engram.cli.render import JSONData, Output, fact_line
+from engram.cli.render import Output, fact_line, wired
 from engram.core import ops
 from engram.core.errors import NotFound
 from engram.core.graph import ops as graph_ops
@@ -21,8 +21,7 @@ from engram.core.graph.walks import Path, Subgraph
 from engram.core.memory import Memory
 from engram.core.scopes import ResourceRef, Scope
 
-if TYPE_CHECKING:
-    from engram import wire
+GRAPH = "engram.wire.graph"  # the graph's wire shapes, imported for --json alone
 
 
 def rendered(mem: Memory, scope: Scope, op: ops.Op[Any], result: Any) -> Output:
@@ -51,17 +50,20 @@ def rendered(mem: Memory, scope: Scope, op: ops.Op[Any], result: Any) -> Output:
     if isinstance(op, graph_ops.Traverse):
         names = _names(graph, scope, (e for p in result for e in p.entities))
         lines = [path_line(p, names) for p in result] or ["no paths"]
-        return Output(_dumped(lambda s: s.PathsOut(paths=[s.PathOut.of(p) for p in result])), lines)
+        return Output(
+            wired(lambda s: s.PathsOut(paths=[s.PathOut.of(p) for p in result]), GRAPH), lines
+        )
     assert isinstance(op, graph_ops.Extract), op
-    return Output(_dumped(lambda s: s.ExtractionOut.of(result)), extraction_lines(result))
+    return Output(wired(lambda s: s.ExtractionOut.of(result), GRAPH), extraction_lines(result))
 
 
 def _declared(op: graph_ops.DeclareRelationType, changed: bool) -> Output:
     single = op.single_valued
     kind = "single-valued" if single else "multi-valued"
     line = f"{op.relation_type} is {kind}" + ("" if changed else " (it already was)")
-    said = _dumped(
-        lambda s: s.RelationTypeOut(type=op.relation_type, single_valued=single, changed=changed)
+    said = wired(
+        lambda s: s.RelationTypeOut(type=op.relation_type, single_valued=single, changed=changed),
+        GRAPH,
     )
     return Output(said, [line])
 
@@ -141,16 +143,16 @@ def subgraph(found: Subgraph) -> Output:
     lines += [f"  {fact_line(f)}" for f in found.facts]
     if found.truncated:
         lines.append("  (cut short: raise --limit to see more)")
-    return Output(_dumped(lambda s: s.SubgraphOut.of(found)), lines)
+    return Output(wired(lambda s: s.SubgraphOut.of(found), GRAPH), lines)
 
 
 def _entity(entity: Entity) -> Output:
-    return Output(_dumped(lambda s: s.EntityOut.of(entity)), [entity_line(entity)])
+    return Output(wired(lambda s: s.EntityOut.of(entity), GRAPH), [entity_line(entity)])
 
 
 def _hits(hits: Sequence[EntityHit]) -> Output:
     lines = [f"{h.score:.2f}  {entity_line(h.entity)}" for h in hits] or ["no entities found"]
-    found = _dumped(lambda s: s.EntitiesOut(entities=[s.FoundEntity.of_hit(h) for h in hits]))
+    found = wired(lambda s: s.EntitiesOut(entities=[s.FoundEntity.of_hit(h) for h in hits]), GRAPH)
     return Output(found, lines)
 
 
@@ -160,8 +162,8 @@ def _relations(
     names = _names(graph, ref, (end for r in found for end in (r.source, r.target)))
     lines = [relation_line(r, names) for r in found] or ["no relations"]
     if single:
-        return Output(_dumped(lambda s: s.RelationOut.of(found[0])), lines)
-    listed = _dumped(lambda s: s.RelationsOut(relations=[s.RelationOut.of(r) for r in found]))
+        return Output(wired(lambda s: s.RelationOut.of(found[0]), GRAPH), lines)
+    listed = wired(lambda s: s.RelationsOut(relations=[s.RelationOut.of(r) for r in found]), GRAPH)
     return Output(listed, lines)
 
 
@@ -174,18 +176,6 @@ def _names(graph: Graph, ref: Scope, ids: Iterable[str]) -> dict[str, str]:
         except NotFound:
             continue
     return names
-
-
-def _dumped(answer: Callable[[Any], wire.Answer]) -> Callable[[], JSONData]:
-    """What makes the data of an answer ``answer`` makes of the graph's wire shapes
-    (:mod:`engram.wire.graph`), imported only when the data is asked for (``--json``)."""
-
-    def made() -> JSONData:
-        from engram.wire import graph as shapes
-
-        return answer(shapes).model_dump(mode="json")
-
-    return made
 
 
 HANDLERS: dict[str, Callable[[Memory, argparse.Namespace], Output]] = {

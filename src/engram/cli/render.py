@@ -6,6 +6,7 @@ importing them (pydantic with them) was 0.25 of the 0.65 s a command took to sta
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import shlex
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ from engram.core.scopes import PersonAppRef, Scope
 if TYPE_CHECKING:
     from datetime import timedelta
 
+    from engram import wire
     from engram.core.conversations import Conversation
     from engram.core.documents.models import Document, WalkReport
     from engram.core.health import (
@@ -70,6 +72,18 @@ class Output:
 
 def dumps(data: JSONValue) -> str:
     return json.dumps(data, ensure_ascii=False)
+
+
+def wired(
+    answer: Callable[[Any], wire.Answer], shapes: str = "engram.wire"
+) -> Callable[[], JSONData]:
+    """What makes the data of the answer ``answer`` makes of the wire shapes of the module
+    ``shapes``, imported only when the data is asked for (``--json``)."""
+
+    def made() -> JSONData:
+        return answer(importlib.import_module(shapes)).model_dump(mode="json")
+
+    return made
 
 
 def scope_data(ref: Scope) -> JSONData:
@@ -141,10 +155,7 @@ def facts_page(page: FactPage) -> Output:
 
 
 def conversation(done: Conversation) -> Output:
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.ConversationOut.of(done).model_dump(mode="json", by_alias=False)
+    data = wired(lambda w: w.ConversationOut.of(done))
 
     last = done.entries.stop - 1
     lines = [f"session {done.session_id}: entries {done.entries.start}-{last}"]
@@ -195,10 +206,7 @@ def documents(found: Sequence[Document]) -> Output:
 
 
 def document(doc: Document) -> Output:
-    def data() -> JSONData:
-        from engram.wire.documents import DocumentOut
-
-        return DocumentOut.of(doc, chunks=True).model_dump(mode="json")
+    data = wired(lambda w: w.DocumentOut.of(doc, chunks=True), "engram.wire.documents")
 
     chunks = [
         f"  chunk {c.idx} [{c.start}-{c.end}] {c.heading}".rstrip() + f"  -> {c.fact_id}"
@@ -227,13 +235,12 @@ def forgotten_all(count: int, *, hard: bool = False) -> Output:
 
 
 def trash(page: TrashPage) -> Output:
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.TrashOut(
-            facts=[wire.TrashedFact.of_trashed(t) for t in page.facts],
+    data = wired(
+        lambda w: w.TrashOut(
+            facts=[w.TrashedFact.of_trashed(t) for t in page.facts],
             next_before=page.next_before,
-        ).model_dump(mode="json", by_alias=False)
+        )
+    )
 
     lines = [
         f"{fact_line(t.fact)}  forgotten {t.deleted_at:%Y-%m-%d %H:%M}, "
@@ -246,10 +253,7 @@ def trash(page: TrashPage) -> Output:
 
 
 def deleted(receipt: DeletionReceipt) -> Output:
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.DeletionOut.of(receipt).model_dump(mode="json", by_alias=False)
+    data = wired(lambda w: w.DeletionOut.of(receipt))
 
     line = (
         f"deleted for good: {receipt.facts} live and {receipt.trashed} trashed facts; "
@@ -270,10 +274,7 @@ def entry_line(entry: LedgerEntry) -> str:
 
 
 def ledger_entry(entry: LedgerEntry) -> Output:
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.LedgerEntryOut.of(entry).model_dump(mode="json", by_alias=False)
+    data = wired(lambda w: w.LedgerEntryOut.of(entry))
 
     return Output(data, [entry_line(entry)])
 
@@ -283,10 +284,7 @@ def _change_line(change: Change) -> str:
 
 
 def changes(page: ChangesPage) -> Output:
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.ChangesOut.of(page).model_dump(mode="json", by_alias=False)
+    data = wired(lambda w: w.ChangesOut.of(page))
 
     lines = [_change_line(c) for c in page.changes] or ["no changes"]
     if page.next_after is not None:
@@ -295,13 +293,12 @@ def changes(page: ChangesPage) -> Output:
 
 
 def ledger(page: LedgerPage) -> Output:
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.LedgerOut(
-            entries=[wire.LedgerEntryOut.of(e) for e in page.entries],
+    data = wired(
+        lambda w: w.LedgerOut(
+            entries=[w.LedgerEntryOut.of(e) for e in page.entries],
             next_before=page.next_before,
-        ).model_dump(mode="json", by_alias=False)
+        )
+    )
 
     lines = [entry_line(e) for e in page.entries] or ["no writes recorded"]
     if page.next_before is not None:
@@ -366,10 +363,7 @@ def session(started: Session) -> Output:
     fork = started.fork_of
     origin = "" if fork is None else f" from {fork.sandbox_id}:{fork.entry_index}"
 
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.SessionOut.of(started).model_dump(mode="json")
+    data = wired(lambda w: w.SessionOut.of(started))
 
     return Output(
         data,
@@ -435,10 +429,7 @@ def compacted(result: Compaction) -> Output:
         f"{len(result.over_cap)} over the max count)"
     )
 
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.CompactionOut.of(result).model_dump(mode="json")
+    data = wired(lambda w: w.CompactionOut.of(result))
 
     return Output(data, [line])
 
@@ -501,10 +492,7 @@ def consolidated(report: ConsolidationReport) -> Output:
     dry = " (a dry run: nothing written)" if report.dry_run else ""
     lines.append(f"{verb} {report.changed} in all{dry}")
 
-    def data() -> JSONData:
-        from engram.wire.consolidation import ConsolidationOut
-
-        return ConsolidationOut.of(report).model_dump(mode="json")
+    data = wired(lambda w: w.ConsolidationOut.of(report), "engram.wire.consolidation")
 
     return Output(data, lines)
 
@@ -551,10 +539,7 @@ def health(report: HealthReport, where: str) -> Output:
         + ("none yet" if model is None else f"{model.model} ({model.dimension} dimensions)")
     )
 
-    def data() -> JSONData:
-        from engram import wire
-
-        return wire.HealthReportOut.of(report).model_dump(mode="json")
+    data = wired(lambda w: w.HealthReportOut.of(report))
 
     return Output(data, lines)
 
